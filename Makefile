@@ -1,0 +1,53 @@
+# Splash worker protocol v5: specification, reference implementation and conformance suite.
+GO        ?= go
+FUZZTIME  ?= 30s
+BENCHTIME ?= 1s
+STATICCHECK_VERSION ?= v0.8.2
+
+.PHONY: all conform test fuzz bench vectors vectors-check lint soak
+
+all: test
+
+## conform: the main job: run the conformance suite against the bundled reference worker.
+conform:
+	$(GO) run ./cmd/splash-conform
+
+## test: vet, then every test (vector replay, fuzz seed corpora, property and model tests).
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+## fuzz: each native fuzz target for FUZZTIME, one after another.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$target ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## bench: every benchmark, with allocations.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+## vectors: regenerate the golden vectors in vectors/.
+vectors:
+	$(GO) run ./cmd/splash-vectors -out vectors
+
+## vectors-check: regenerate into a scratch folder and fail if the committed files differ.
+vectors-check:
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(GO) run ./cmd/splash-vectors -out "$$tmp" && \
+	for f in "$$tmp"/*.json; do cmp "$$f" "vectors/$$(basename "$$f")" || exit 1; done && \
+	for f in vectors/*.json; do [ -f "$$tmp/$$(basename "$$f")" ] || { echo "stale vector file $$f"; exit 1; }; done && \
+	echo "vectors are up to date"
+
+## lint: gofmt, go vet and staticcheck must all be clean.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+## soak: long property, linearizability and crash runs.
+soak:
+	SPLASH_SOAK=1 $(GO) test -count=1 -timeout 60m ./...
