@@ -1,0 +1,492 @@
+package canonjson
+
+import (
+	"unicode/utf8"
+)
+
+// NodeKind is the kind of a syntax-tree node.
+type NodeKind uint8
+
+// The syntax-tree node kinds. The zero NodeKind is NodeNull.
+const (
+	NodeNull NodeKind = iota
+	NodeBool
+	NodeNumber
+	NodeString
+	NodeArray
+	NodeObject
+)
+
+// String returns the lower-case JSON name of the kind.
+func (k NodeKind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "invalid"
+}
+
+var kindNames = [...]string{"null", "bool", "number", "string", "array", "object"}
+
+// Node is one JSON value of a syntax tree as it appears in the document: members in
+// document order with duplicates kept, strings decoded, number tokens kept raw.
+type Node struct {
+	// Kind says which of the other fields is meaningful.
+	Kind NodeKind
+	// Bool is the value of a NodeBool.
+	Bool bool
+	// Text is the decoded string of a NodeString, or the raw token of a NodeNumber.
+	Text string
+	// Elems are the elements of a NodeArray.
+	Elems []*Node
+	// Members are the members of a NodeObject in document order, duplicates kept.
+	Members []Member
+}
+
+// Member is one key/value pair of an object node.
+type Member struct {
+	// Key is the decoded key.
+	Key string
+	// Value is the member's value.
+	Value *Node
+}
+
+// recursionLimit mirrors serde_json's remaining_depth counter: it starts at 128 and each
+// array or object decrements it before its contents are read; reaching zero is the error.
+// So at most 127 arrays/objects may be open at once: 127 nested "[" parse, 128 fail at the
+// offset of the 128th "[". The check applies to every container of the document.
+const recursionLimit = 128
+
+// privateNumberKey is the object key serde_json's arbitrary_precision feature uses to
+// smuggle a number through a map; the first key of a Value object is compared to it after
+// unescaping.
+const privateNumberKey = "$serde_json::private::Number"
+
+// Parse parses one JSON document with serde_json::from_slice strictness: valid UTF-8
+// everywhere, no raw control characters in strings, complete surrogate pairs in \u
+// escapes, RFC 8259 numbers, at most 127 nested arrays/objects, and nothing but
+// whitespace (space, tab, LF, CR) around the value. Errors are *SyntaxError values that
+// wrap ErrSyntax (and ErrRecursionLimit for the nesting limit).
+func Parse(data []byte) (*Node, error) {
+	p := parser{data: data}
+	return p.document()
+}
+
+type parser struct {
+	data    []byte
+	pos     int
+	depth   int
+	mode    Mode // 0: syntax only; otherwise also apply the mode's number rules while reading
+	scratch []byte
+	slab    []Node
+}
+
+func (p *parser) document() (*Node, error) {
+	n, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if p.pos != len(p.data) {
+		return nil, syntaxErr(p.pos, "trailing characters")
+	}
+	return n, nil
+}
+
+func (p *parser) newNode(k NodeKind) *Node {
+	if len(p.slab) == 0 {
+		p.slab = make([]Node, 16)
+	}
+	n := &p.slab[0]
+	p.slab = p.slab[1:]
+	n.Kind = k
+	return n
+}
+
+func (p *parser) skipSpace() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value() (*Node, error) {
+	p.skipSpace()
+	if p.pos >= len(p.data) {
+		return nil, syntaxErr(p.pos, "EOF while parsing a value")
+	}
+	switch c := p.data[p.pos]; c {
+	case 'n':
+		return p.literal("null", NodeNull, false)
+	case 't':
+		return p.literal("true", NodeBool, true)
+	case 'f':
+		return p.literal("false", NodeBool, false)
+	case '"':
+		p.pos++
+		s, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		n := p.newNode(NodeString)
+		n.Text = s
+		return n, nil
+	case '[':
+		return p.array()
+	case '{':
+		return p.object()
+	default:
+		if c == '-' || isDigit(c) {
+			return p.number()
+		}
+		return nil, syntaxErr(p.pos, "expected value")
+	}
+}
+
+func (p *parser) literal(word string, k NodeKind, b bool) (*Node, error) {
+	for i := 0; i < len(word); i++ {
+		if p.pos >= len(p.data) {
+			return nil, syntaxErr(p.pos, "EOF while parsing a value")
+		}
+		if p.data[p.pos] != word[i] {
+			return nil, syntaxErr(p.pos, "expected ident")
+		}
+		p.pos++
+	}
+	n := p.newNode(k)
+	n.Bool = b
+	return n, nil
+}
+
+func (p *parser) number() (*Node, error) {
+	start := p.pos
+	end, err := scanNumber(p.data, start)
+	if err != nil {
+		return nil, err
+	}
+	p.pos = end
+	tok := string(p.data[start:end])
+	if p.mode == Lossy {
+		if _, ok := lossyNumber(tok); !ok {
+			return nil, outOfRange(start)
+		}
+	}
+	n := p.newNode(NodeNumber)
+	n.Text = tok
+	return n, nil
+}
+
+func (p *parser) enter() error {
+	p.depth++
+	if p.depth >= recursionLimit {
+		return &SyntaxError{Offset: p.pos, Reason: "recursion limit exceeded", cause: ErrRecursionLimit}
+	}
+	return nil
+}
+
+func (p *parser) array() (*Node, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	p.pos++ // '['
+	n := p.newNode(NodeArray)
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+		p.depth--
+		return n, nil
+	}
+	for {
+		elem, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		n.Elems = append(n.Elems, elem)
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return nil, syntaxErr(p.pos, "EOF while parsing a list")
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+			p.skipSpace()
+			if p.pos < len(p.data) && p.data[p.pos] == ']' {
+				return nil, syntaxErr(p.pos, "trailing comma")
+			}
+		case ']':
+			p.pos++
+			p.depth--
+			return n, nil
+		default:
+			return nil, syntaxErr(p.pos, "expected ',' or ']'")
+		}
+	}
+}
+
+func (p *parser) object() (*Node, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	p.pos++ // '{'
+	n := p.newNode(NodeObject)
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+		p.depth--
+		return n, nil
+	}
+	for {
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return nil, syntaxErr(p.pos, "EOF while parsing an object")
+		}
+		if p.data[p.pos] != '"' {
+			if p.data[p.pos] == '}' && len(n.Members) > 0 {
+				return nil, syntaxErr(p.pos, "trailing comma")
+			}
+			return nil, syntaxErr(p.pos, "key must be a string")
+		}
+		p.pos++
+		key, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return nil, syntaxErr(p.pos, "EOF while parsing an object")
+		}
+		if p.data[p.pos] != ':' {
+			return nil, syntaxErr(p.pos, "expected ':'")
+		}
+		p.pos++
+		if p.mode == Preserve && len(n.Members) == 0 && key == privateNumberKey {
+			return p.privateNumber(n)
+		}
+		val, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		n.Members = append(n.Members, Member{Key: key, Value: val})
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return nil, syntaxErr(p.pos, "EOF while parsing an object")
+		}
+		switch p.data[p.pos] {
+		case ',':
+			p.pos++
+		case '}':
+			p.pos++
+			p.depth--
+			return n, nil
+		default:
+			return nil, syntaxErr(p.pos, "expected ',' or '}'")
+		}
+	}
+}
+
+// privateNumber reads the rest of an object whose first key is privateNumberKey, in
+// Preserve mode: serde_json then requires a string holding exactly one number token,
+// followed by the end of the object.
+func (p *parser) privateNumber(n *Node) (*Node, error) {
+	p.skipSpace()
+	if p.pos >= len(p.data) {
+		return nil, syntaxErr(p.pos, "EOF while parsing a value")
+	}
+	if p.data[p.pos] != '"' {
+		return nil, syntaxErr(p.pos, "invalid type: expected a string containing a number")
+	}
+	start := p.pos
+	p.pos++
+	s, err := p.str()
+	if err != nil {
+		return nil, err
+	}
+	if err := validToken(s); err != nil {
+		return nil, syntaxErr(start, "invalid number in "+privateNumberKey)
+	}
+	val := p.newNode(NodeString)
+	val.Text = s
+	n.Members = append(n.Members, Member{Key: privateNumberKey, Value: val})
+	p.skipSpace()
+	if p.pos >= len(p.data) {
+		return nil, syntaxErr(p.pos, "EOF while parsing an object")
+	}
+	switch p.data[p.pos] {
+	case '}':
+		p.pos++
+		p.depth--
+		return n, nil
+	case ',':
+		return nil, syntaxErr(p.pos, "trailing comma")
+	default:
+		return nil, syntaxErr(p.pos, "trailing characters")
+	}
+}
+
+// str reads a string whose opening quote has been consumed and returns it decoded.
+func (p *parser) str() (string, error) {
+	start := p.pos
+	ascii := true
+	for i := start; i < len(p.data); i++ {
+		switch c := p.data[i]; {
+		case c == '"':
+			p.pos = i + 1
+			seg := p.data[start:i]
+			if !ascii {
+				if err := checkUTF8(seg, start); err != nil {
+					return "", err
+				}
+			}
+			return string(seg), nil
+		case c == '\\':
+			return p.escapedStr(start, i, ascii)
+		case c < 0x20:
+			return "", syntaxErr(i, "control character while parsing a string")
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return "", syntaxErr(len(p.data), "EOF while parsing a string")
+}
+
+// escapedStr continues str at the first backslash, at offset i.
+func (p *parser) escapedStr(start, i int, ascii bool) (string, error) {
+	if !ascii {
+		if err := checkUTF8(p.data[start:i], start); err != nil {
+			return "", err
+		}
+	}
+	buf := append(p.scratch[:0], p.data[start:i]...)
+	for {
+		// p.data[i] is a backslash here.
+		i++
+		if i >= len(p.data) {
+			return "", syntaxErr(i, "EOF while parsing a string")
+		}
+		switch e := p.data[i]; e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, next, err := p.unicodeEscape(i + 1)
+			if err != nil {
+				return "", err
+			}
+			buf = utf8.AppendRune(buf, r)
+			i = next - 1
+		default:
+			return "", syntaxErr(i, "invalid escape")
+		}
+		i++
+		// Copy the raw run up to the next quote or backslash.
+		runStart := i
+		ascii = true
+		for ; i < len(p.data); i++ {
+			c := p.data[i]
+			if c == '"' || c == '\\' {
+				break
+			}
+			if c < 0x20 {
+				return "", syntaxErr(i, "control character while parsing a string")
+			}
+			if c >= 0x80 {
+				ascii = false
+			}
+		}
+		if i >= len(p.data) {
+			return "", syntaxErr(i, "EOF while parsing a string")
+		}
+		if !ascii {
+			if err := checkUTF8(p.data[runStart:i], runStart); err != nil {
+				return "", err
+			}
+		}
+		buf = append(buf, p.data[runStart:i]...)
+		if p.data[i] == '"' {
+			p.pos = i + 1
+			p.scratch = buf[:0]
+			return string(buf), nil
+		}
+	}
+}
+
+// unicodeEscape decodes the four hex digits at offset i (just after "\u"), and a
+// following low-surrogate escape when the first is a high surrogate. It returns the rune
+// and the offset just past the escape(s).
+func (p *parser) unicodeEscape(i int) (rune, int, error) {
+	hi, err := p.hex4(i)
+	if err != nil {
+		return 0, 0, err
+	}
+	i += 4
+	switch {
+	case hi >= 0xDC00 && hi <= 0xDFFF:
+		return 0, 0, syntaxErr(i, "lone leading surrogate in hex escape")
+	case hi < 0xD800 || hi > 0xDBFF:
+		return rune(hi), i, nil
+	}
+	if i+1 >= len(p.data) || p.data[i] != '\\' || p.data[i+1] != 'u' {
+		if i >= len(p.data) || (p.data[i] == '\\' && i+1 >= len(p.data)) {
+			return 0, 0, syntaxErr(len(p.data), "EOF while parsing a string")
+		}
+		return 0, 0, syntaxErr(i, "unexpected end of hex escape")
+	}
+	lo, err := p.hex4(i + 2)
+	if err != nil {
+		return 0, 0, err
+	}
+	i += 6
+	if lo < 0xDC00 || lo > 0xDFFF {
+		return 0, 0, syntaxErr(i, "lone leading surrogate in hex escape")
+	}
+	return 0x10000 + (rune(hi)-0xD800)<<10 + (rune(lo) - 0xDC00), i, nil
+}
+
+func (p *parser) hex4(i int) (uint16, error) {
+	if i+4 > len(p.data) {
+		return 0, syntaxErr(len(p.data), "EOF while parsing a string")
+	}
+	var v uint16
+	for _, c := range p.data[i : i+4] {
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, syntaxErr(i, "invalid escape")
+		}
+		v = v<<4 | uint16(d)
+	}
+	return v, nil
+}
+
+// checkUTF8 reports the first invalid UTF-8 sequence in seg, which starts at offset base.
+func checkUTF8(seg []byte, base int) error {
+	if utf8.Valid(seg) {
+		return nil
+	}
+	for i := 0; i < len(seg); {
+		r, size := utf8.DecodeRune(seg[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return syntaxErr(base+i, "invalid unicode code point")
+		}
+		i += size
+	}
+	return nil
+}
