@@ -27,6 +27,9 @@ const (
 	// The reference writer never receives such a line because its JSON
 	// serializer cannot produce one.
 	ErrNewlineInLine
+	// ErrPoisoned is returned by every call after a Reader or Writer failed;
+	// it wraps the first error, so errors.Is also matches that error's kind.
+	ErrPoisoned
 )
 
 // String returns the kind's name ("Io", "WireFrameTooLarge", "InvalidUtf8",
@@ -43,6 +46,8 @@ func (k ErrorKind) String() string {
 		return "UnexpectedEndOfStream"
 	case ErrNewlineInLine:
 		return "NewlineInLine"
+	case ErrPoisoned:
+		return "Poisoned"
 	default:
 		return fmt.Sprintf("ErrorKind(%d)", uint8(k))
 	}
@@ -61,6 +66,8 @@ func (k ErrorKind) Error() string {
 		return "jsonline: worker frame stream ended before a complete frame"
 	case ErrNewlineInLine:
 		return "jsonline: worker frame line contains a newline"
+	case ErrPoisoned:
+		return "jsonline: worker frame channel is poisoned"
 	default:
 		return "jsonline: " + k.String()
 	}
@@ -76,7 +83,8 @@ type Error struct {
 	Actual int
 	// Maximum is MaxLineBytes for ErrWireFrameTooLarge, otherwise 0.
 	Maximum int
-	// Err is the underlying I/O error for ErrIO, otherwise nil.
+	// Err is the underlying I/O error for ErrIO, the first error for
+	// ErrPoisoned, otherwise nil.
 	Err error
 }
 
@@ -89,6 +97,10 @@ func (e *Error) Error() string {
 		if e.Err != nil {
 			return "jsonline: worker frame I/O failed: " + e.Err.Error()
 		}
+	case ErrPoisoned:
+		if e.Err != nil {
+			return "jsonline: worker frame channel is poisoned by an earlier error: " + e.Err.Error()
+		}
 	}
 	return e.Kind.Error()
 }
@@ -99,5 +111,6 @@ func (e *Error) Is(target error) bool {
 	return ok && k == e.Kind
 }
 
-// Unwrap returns the underlying I/O error, if any.
+// Unwrap returns the underlying I/O error or, for ErrPoisoned, the first
+// error.
 func (e *Error) Unwrap() error { return e.Err }

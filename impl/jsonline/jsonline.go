@@ -4,8 +4,8 @@
 // input is buffered.
 //
 // A Reader or Writer is poisoned by its first error: every later call
-// returns that same error, because the two peers can no longer agree on
-// frame boundaries.
+// returns one ErrPoisoned error that wraps the first, because the two peers
+// can no longer agree on frame boundaries.
 package jsonline
 
 import (
@@ -34,7 +34,8 @@ type Reader struct {
 	end   int    // end of valid data in buf
 	eof   bool   // src reported io.EOF
 	line  []byte // accumulates a line that spans reads; cap ≤ MaxLineBytes+1
-	err   error  // sticky first error
+	err   error  // first error
+	later error  // ErrPoisoned wrapping err, returned by every later call
 }
 
 // NewReader returns a Reader over src. The Reader reads ahead, so bytes after
@@ -43,7 +44,7 @@ func NewReader(src io.Reader) *Reader {
 	return &Reader{src: src, buf: make([]byte, readBufferBytes)}
 }
 
-// Err returns the error that poisoned the Reader, or nil.
+// Err returns the first error, which poisoned the Reader, or nil.
 func (r *Reader) Err() error { return r.err }
 
 // ReadLine returns the next line without its terminating newline. A carriage
@@ -54,14 +55,15 @@ func (r *Reader) Err() error { return r.err }
 // MaxLineBytes bytes before the newline (ErrWireFrameTooLarge, detected as
 // soon as the limit is crossed, without waiting for the newline); end of
 // input before the newline (ErrUnexpectedEndOfStream); a line that is not
-// UTF-8 (ErrInvalidUTF8).
+// UTF-8 (ErrInvalidUTF8). After any error, every later call returns the
+// same ErrPoisoned error without reading.
 func (r *Reader) ReadLine() ([]byte, error) {
 	if r.err != nil {
-		return nil, r.err
+		return nil, r.later
 	}
 	line, err := r.readLine()
 	if err != nil {
-		r.err = err
+		r.err, r.later = err, &Error{Kind: ErrPoisoned, Err: err}
 		r.line = nil
 		return nil, err
 	}
@@ -153,9 +155,10 @@ func (r *Reader) fill() error {
 
 // Writer writes one line per frame and flushes after each.
 type Writer struct {
-	dst io.Writer
-	buf []byte
-	err error
+	dst   io.Writer
+	buf   []byte
+	err   error // first error
+	later error // ErrPoisoned wrapping err
 }
 
 // flusher is implemented by buffered writers such as *bufio.Writer.
@@ -165,19 +168,20 @@ type flusher interface{ Flush() error }
 // is called after every line.
 func NewWriter(dst io.Writer) *Writer { return &Writer{dst: dst} }
 
-// Err returns the error that poisoned the Writer, or nil.
+// Err returns the first error, which poisoned the Writer, or nil.
 func (w *Writer) Err() error { return w.err }
 
 // WriteLine writes line followed by one newline in a single Write call, then
 // flushes. A line longer than MaxLineBytes (ErrWireFrameTooLarge) or one that
 // contains a newline (ErrNewlineInLine) is refused before anything is
-// written. Any error poisons the Writer.
+// written. Any error poisons the Writer: later calls return one
+// ErrPoisoned error wrapping it and write nothing.
 func (w *Writer) WriteLine(line []byte) error {
 	if w.err != nil {
-		return w.err
+		return w.later
 	}
 	if err := w.writeLine(line); err != nil {
-		w.err = err
+		w.err, w.later = err, &Error{Kind: ErrPoisoned, Err: err}
 		return err
 	}
 	return nil

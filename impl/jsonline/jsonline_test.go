@@ -36,6 +36,20 @@ func wantKind(t *testing.T, err error, kind ErrorKind) *Error {
 	return e
 }
 
+// wantPoisoned checks that later is the poisoned error wrapping first.
+func wantPoisoned(t *testing.T, later, first error) {
+	t.Helper()
+	e := wantKind(t, later, ErrPoisoned)
+	if e.Err != first {
+		t.Fatalf("poisoned error wraps %v, want %v", e.Err, first)
+	}
+	var firstErr *Error
+	if errors.As(first, &firstErr) && !errors.Is(later, firstErr.Kind) {
+		t.Fatalf("poisoned error does not match the first kind %v", firstErr.Kind)
+	}
+}
+
+// Spec: FRM-034, FRM-035, FRM-037 (an empty line is returned, not skipped).
 func TestReaderSplitsLinesAndKeepsCarriageReturn(t *testing.T) {
 	in := "{\"a\":1}\n\n{\"b\":2}\r\n é \n"
 	r := NewReader(strings.NewReader(in))
@@ -68,6 +82,7 @@ func TestReaderDataWithEOF(t *testing.T) {
 	wantKind(t, err, ErrUnexpectedEndOfStream)
 }
 
+// Spec: FRM-034
 func TestReaderEndOfStreamBeforeNewline(t *testing.T) {
 	for _, in := range []string{"", "{\"partial\":", "x"} {
 		r := NewReader(strings.NewReader(in))
@@ -76,6 +91,7 @@ func TestReaderEndOfStreamBeforeNewline(t *testing.T) {
 	}
 }
 
+// Spec: FRM-032, FRM-035
 func TestReaderLineAtTheLimit(t *testing.T) {
 	exact := bytes.Repeat([]byte{'a'}, MaxLineBytes)
 	for _, name := range []string{"whole", "one-byte"} {
@@ -98,6 +114,7 @@ func TestReaderLineAtTheLimit(t *testing.T) {
 	}
 }
 
+// Spec: FRM-032
 func TestReaderOversizedLineWithNewlineInBuffer(t *testing.T) {
 	// The newline arrives in the same read as the crossing bytes: the
 	// reported size is the full line length, as in the reference.
@@ -111,6 +128,7 @@ func TestReaderOversizedLineWithNewlineInBuffer(t *testing.T) {
 	}
 }
 
+// Spec: FRM-032
 func TestReaderOversizedUnterminatedLine(t *testing.T) {
 	// MaxLineBytes+1 bytes and no newline: too large, not end of stream.
 	r := NewReader(bytes.NewReader(bytes.Repeat([]byte{'x'}, MaxLineBytes+1)))
@@ -135,6 +153,7 @@ func (e *endless) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Spec: FRM-032, FRM-036
 func TestReaderBoundsMemoryOnAnEndlessLine(t *testing.T) {
 	src := &endless{b: '7'}
 	r := NewReader(src)
@@ -163,11 +182,13 @@ func TestReaderBoundsMemoryOnAnEndlessLine(t *testing.T) {
 	// The poisoned reader does not touch the source again.
 	before := src.total
 	_, again := r.ReadLine()
-	if again != err || src.total != before {
-		t.Fatalf("poisoned reader read more input or changed error: %v", again)
+	wantPoisoned(t, again, err)
+	if src.total != before {
+		t.Fatalf("poisoned reader read %d more bytes", src.total-before)
 	}
 }
 
+// Spec: FRM-033, FRM-036
 func TestReaderRejectsInvalidUTF8AndPoisons(t *testing.T) {
 	r := NewReader(strings.NewReader("ok\n\xff\xfe\nnever\n"))
 	if line, err := r.ReadLine(); err != nil || string(line) != "ok" {
@@ -175,9 +196,11 @@ func TestReaderRejectsInvalidUTF8AndPoisons(t *testing.T) {
 	}
 	_, err := r.ReadLine()
 	wantKind(t, err, ErrInvalidUTF8)
+	_, later := r.ReadLine()
+	wantPoisoned(t, later, err)
 	for range 3 {
-		if _, again := r.ReadLine(); again != err {
-			t.Fatalf("later call returned %v, want the first error", again)
+		if _, again := r.ReadLine(); again != later {
+			t.Fatalf("later call returned %v, want the same poisoned error", again)
 		}
 	}
 	if r.Err() != err {
@@ -185,12 +208,14 @@ func TestReaderRejectsInvalidUTF8AndPoisons(t *testing.T) {
 	}
 }
 
+// Spec: FRM-033
 func TestReaderSizeIsCheckedBeforeUTF8(t *testing.T) {
 	in := append(bytes.Repeat([]byte{0xff}, MaxLineBytes+1), '\n')
 	_, err := NewReader(bytes.NewReader(in)).ReadLine()
 	wantKind(t, err, ErrWireFrameTooLarge)
 }
 
+// Spec: FRM-036
 func TestReaderWrapsIOErrors(t *testing.T) {
 	boom := errors.New("pipe broke")
 	r := NewReader(io.MultiReader(strings.NewReader("a\nb"), iotest.ErrReader(boom)))
@@ -202,9 +227,8 @@ func TestReaderWrapsIOErrors(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("cause lost: %v", err)
 	}
-	if _, again := r.ReadLine(); again != err {
-		t.Fatalf("not poisoned: %v", again)
-	}
+	_, again := r.ReadLine()
+	wantPoisoned(t, again, err)
 }
 
 type stuckReader struct{}
@@ -238,6 +262,7 @@ type flushRecorder struct {
 
 func (f *flushRecorder) Flush() error { f.flushes++; return nil }
 
+// Spec: FRM-031
 func TestWriterWritesLineNewlineAndFlushes(t *testing.T) {
 	var out flushRecorder
 	w := NewWriter(&out)
@@ -258,6 +283,7 @@ func TestWriterWritesLineNewlineAndFlushes(t *testing.T) {
 	}
 }
 
+// Spec: FRM-031, FRM-036
 func TestWriterRefusesBadLinesAndPoisons(t *testing.T) {
 	var out bytes.Buffer
 	w := NewWriter(&out)
@@ -266,8 +292,9 @@ func TestWriterRefusesBadLinesAndPoisons(t *testing.T) {
 	if out.Len() != 0 {
 		t.Fatalf("wrote %q before refusing", out.String())
 	}
-	if again := w.WriteLine([]byte("fine")); again != err {
-		t.Fatalf("writer not poisoned: %v", again)
+	wantPoisoned(t, w.WriteLine([]byte("fine")), err)
+	if out.Len() != 0 {
+		t.Fatalf("poisoned writer wrote %q", out.String())
 	}
 
 	w2 := NewWriter(&out)
@@ -286,6 +313,7 @@ type failingWriter struct{ err error }
 
 func (f failingWriter) Write(p []byte) (int, error) { return 0, f.err }
 
+// Spec: FRM-036
 func TestWriterWrapsIOErrors(t *testing.T) {
 	boom := errors.New("closed pipe")
 	w := NewWriter(failingWriter{boom})
@@ -300,6 +328,7 @@ func TestErrorsNameTheirKind(t *testing.T) {
 	for k, name := range map[ErrorKind]string{
 		ErrIO: "Io", ErrWireFrameTooLarge: "WireFrameTooLarge", ErrInvalidUTF8: "InvalidUtf8",
 		ErrUnexpectedEndOfStream: "UnexpectedEndOfStream", ErrNewlineInLine: "NewlineInLine",
+		ErrPoisoned: "Poisoned",
 	} {
 		if k.String() != name {
 			t.Fatalf("%d.String() = %q, want %q", k, k.String(), name)
@@ -314,6 +343,8 @@ func TestErrorsNameTheirKind(t *testing.T) {
 	}
 }
 
+// Spec: FRM-031, FRM-032
+//
 // Property: any sequence of newline-free UTF-8 lines survives the writer and
 // the reader, whatever the read sizes.
 func TestWriterReaderRoundTrip(t *testing.T) {
