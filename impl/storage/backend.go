@@ -1,0 +1,155 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+)
+
+// StoredRecord is one persisted envelope and the revision the backend holds
+// it under.
+type StoredRecord struct {
+	Revision uint64
+	Bytes    []byte
+}
+
+// String describes the record without its bytes.
+func (r StoredRecord) String() string {
+	return fmt.Sprintf("StoredRecord{revision: %d, bytes: %d}", r.Revision, len(r.Bytes))
+}
+
+// Snapshot is the result of one consistent backend read: the record (nil
+// when absent) and the rollback-protected revision floor. For a live record
+// the floor equals its revision; an absent record has floor 0. Any other
+// combination is reported by AuthenticatedStore as rollback or corruption.
+type Snapshot struct {
+	Record        *StoredRecord
+	RevisionFloor uint64
+}
+
+// CASOutcome is the result of a compare-and-swap that did not fail.
+// Stored means the replacement was written and the floor raised to its
+// revision; otherwise the swap conflicted and ActualRevision (nil = absent)
+// and RevisionFloor describe what the backend holds.
+type CASOutcome struct {
+	Stored         bool
+	RevisionFloor  uint64
+	ActualRevision *uint64
+}
+
+// Backend persists records with a per-key revision floor and fencing token.
+// Every method is atomic and linearizable per record key, and a successful
+// write is durable when the method returns (for durable backends).
+//
+// Load returns the record and its floor from one consistent read.
+//
+// CompareAndSwap writes replacement when the current revision equals
+// expected (nil = absent) and also equals the floor; otherwise it reports a
+// conflict. The replacement revision must be expected+1
+// (ErrInvalidReplacementRevision; ErrBackendRevisionExhausted at overflow).
+// It fails with ErrFencingRequired once the record has a nonzero fence.
+//
+// CurrentFence returns the current fence (0 if never fenced). It is for
+// observation only and must never be used to allocate a token.
+//
+// ReserveFence atomically raises the fence by one, persists it and returns
+// it; concurrent reservations return distinct increasing tokens. It fails
+// with ErrFencingTokenExhausted instead of wrapping.
+//
+// EstablishFence rejects 0 (ErrInvalidFencingToken) and a token below the
+// current one (ErrFencingTokenRejected); a higher token becomes current and
+// stays current whatever happens next; an equal token is accepted unchanged.
+//
+// CompareAndSwapFenced checks, inside the same atomic step as the swap, that
+// token is nonzero and equals the current fence, then behaves as
+// CompareAndSwap. It never changes the fence.
+type Backend interface {
+	Load(ctx context.Context, key RecordKey) (Snapshot, error)
+	CompareAndSwap(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord) (CASOutcome, error)
+	CurrentFence(ctx context.Context, key RecordKey) (uint64, error)
+	ReserveFence(ctx context.Context, key RecordKey) (uint64, error)
+	EstablishFence(ctx context.Context, key RecordKey, token uint64) error
+	CompareAndSwapFenced(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, token uint64) (CASOutcome, error)
+}
+
+// anchorState is the rollback-protected state a backend keeps per key.
+type anchorState struct {
+	floor      uint64
+	commitment *[32]byte
+	fence      uint64
+}
+
+// checkFence applies the fencing rule of a compare-and-swap: a fenced write
+// needs a nonzero token equal to the current fence; a plain write needs an
+// unfenced record.
+func checkFence(current uint64, fenced bool, token uint64) error {
+	if fenced {
+		if token == 0 {
+			return &Error{Kind: ErrInvalidFencingToken}
+		}
+		if token != current {
+			return &Error{Kind: ErrFencingTokenRejected, CurrentFence: current, SuppliedFence: token}
+		}
+		return nil
+	}
+	if current != 0 {
+		return &Error{Kind: ErrFencingRequired, CurrentFence: current}
+	}
+	return nil
+}
+
+// checkSwap applies the revision rule of a compare-and-swap over the current
+// record revision (nil = absent) and floor. It returns either a conflict
+// outcome with revision 0, or the (nonzero) revision the replacement carries.
+func checkSwap(actual *uint64, floor uint64, expected *uint64, replacement uint64) (CASOutcome, uint64, error) {
+	if !sameRevision(actual, expected) || revisionOrZero(actual) != floor {
+		return CASOutcome{ActualRevision: copyRevision(actual), RevisionFloor: floor}, 0, nil
+	}
+	prev := revisionOrZero(expected)
+	if prev == ^uint64(0) {
+		return CASOutcome{}, 0, &Error{Kind: ErrBackendRevisionExhausted}
+	}
+	if replacement != prev+1 {
+		return CASOutcome{}, 0, &Error{Kind: ErrInvalidReplacementRevision, Expected: ExpectRevision(prev + 1), Actual: ExpectRevision(replacement)}
+	}
+	return CASOutcome{}, prev + 1, nil
+}
+
+// checkEstablish applies the EstablishFence rule and returns the new fence.
+func checkEstablish(current, token uint64) (uint64, error) {
+	if token == 0 {
+		return 0, &Error{Kind: ErrInvalidFencingToken}
+	}
+	if token < current {
+		return 0, &Error{Kind: ErrFencingTokenRejected, CurrentFence: current, SuppliedFence: token}
+	}
+	return token, nil
+}
+
+// nextFence applies the ReserveFence rule.
+func nextFence(current uint64) (uint64, error) {
+	if current == ^uint64(0) {
+		return 0, &Error{Kind: ErrFencingTokenExhausted}
+	}
+	return current + 1, nil
+}
+
+func sameRevision(a, b *uint64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+func revisionOrZero(r *uint64) uint64 {
+	if r == nil {
+		return 0
+	}
+	return *r
+}
+
+func copyRevision(r *uint64) *uint64 {
+	if r == nil {
+		return nil
+	}
+	return ExpectRevision(*r)
+}

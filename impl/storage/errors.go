@@ -1,0 +1,264 @@
+package storage
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// ErrorKind identifies one failure rule of the storage layer. Each kind
+// corresponds to one variant of the reference error enumerations; String
+// returns that variant's name. An ErrorKind is itself an error, so it can be
+// used as an errors.Is target: errors.Is(err, ErrFencingRequired).
+type ErrorKind uint8
+
+// Identifier and keyring errors (StorageRecordKeyError, StorageKeyIdError,
+// StorageKeyringError).
+const (
+	// ErrInvalidNamespace: the record namespace is not a token of at most 64 bytes.
+	ErrInvalidNamespace ErrorKind = iota + 1
+	// ErrInvalidName: the record name is not a token of at most 128 bytes.
+	ErrInvalidName
+	// ErrInvalidStorageKeyID: a key identifier is not a token of at most 64 bytes.
+	ErrInvalidStorageKeyID
+	// ErrDuplicateKeyID: the keyring already holds a key under this identifier.
+	ErrDuplicateKeyID
+	// ErrKeyringUnknownKeyID: the keyring holds no key under this identifier.
+	ErrKeyringUnknownKeyID
+	// ErrActiveKeyCannotBeRetired: the active key was asked to be retired.
+	ErrActiveKeyCannotBeRetired
+)
+
+// Authenticated store errors (AuthenticatedStoreError).
+const (
+	// ErrBackend: the backend failed; the backend's error is wrapped.
+	ErrBackend ErrorKind = iota + 16
+	// ErrPayloadTooLarge: a payload exceeds MaxPayloadBytes.
+	ErrPayloadTooLarge
+	// ErrRecordTooLarge: a stored or sealed envelope exceeds MaxRecordBytes.
+	ErrRecordTooLarge
+	// ErrEncoding: the envelope could not be encoded.
+	ErrEncoding
+	// ErrInvalidEnvelope: the stored bytes are not a well-formed envelope.
+	ErrInvalidEnvelope
+	// ErrUnsupportedFormat: the envelope format_version is not 1.
+	ErrUnsupportedFormat
+	// ErrInvalidKeyID: the envelope key_id is not a valid key identifier.
+	ErrInvalidKeyID
+	// ErrUnknownKeyID: the envelope key_id names no key of the keyring.
+	ErrUnknownKeyID
+	// ErrInvalidRevision: a record revision is zero.
+	ErrInvalidRevision
+	// ErrRevisionMismatch: the envelope revision differs from the backend's.
+	ErrRevisionMismatch
+	// ErrInvalidAuthenticationTag: the tag is malformed or does not verify.
+	ErrInvalidAuthenticationTag
+	// ErrRollbackDetected: the record is missing or older than its revision floor.
+	ErrRollbackDetected
+	// ErrRevisionFloorMismatch: the record is newer than its revision floor,
+	// or a successful write reported a floor other than its new revision.
+	ErrRevisionFloorMismatch
+	// ErrRevisionExhausted: the next revision would overflow a uint64.
+	ErrRevisionExhausted
+	// ErrWriteConflict: the record revision differs from the expected one.
+	ErrWriteConflict
+)
+
+// Backend errors (VolatileMemoryStoreError, plus the SQLite backend's own).
+const (
+	// ErrBackendRevisionExhausted: the backend cannot compute the next revision.
+	ErrBackendRevisionExhausted ErrorKind = iota + 48
+	// ErrFencingTokenExhausted: the fencing token is already the largest uint64.
+	ErrFencingTokenExhausted
+	// ErrInvalidFencingToken: a fencing token of zero was supplied.
+	ErrInvalidFencingToken
+	// ErrInvalidReplacementRevision: the replacement revision is not expected+1.
+	ErrInvalidReplacementRevision
+	// ErrFencingRequired: a plain compare-and-swap targeted a fenced record.
+	ErrFencingRequired
+	// ErrFencingTokenRejected: the supplied fence is lower than (establish) or
+	// different from (fenced compare-and-swap) the current fence.
+	ErrFencingTokenRejected
+	// ErrSQLite: the SQLite database failed; the driver error is wrapped.
+	ErrSQLite
+	// ErrStoredRecordTooLarge: a stored or replacement record exceeds MaxRecordBytes.
+	ErrStoredRecordTooLarge
+	// ErrRecordCommitmentMismatch: the stored record does not match the
+	// commitment recorded in its rollback-anchor state.
+	ErrRecordCommitmentMismatch
+	// ErrMissingRecordCommitment: anchor state with a nonzero floor lacks a commitment.
+	ErrMissingRecordCommitment
+	// ErrUnexpectedRecordCommitment: anchor state with a zero floor has a commitment.
+	ErrUnexpectedRecordCommitment
+	// ErrBackendClosed: the backend was used after Close.
+	ErrBackendClosed
+)
+
+var kindNames = map[ErrorKind]string{
+	ErrInvalidNamespace:           "InvalidNamespace",
+	ErrInvalidName:                "InvalidName",
+	ErrInvalidStorageKeyID:        "Invalid",
+	ErrDuplicateKeyID:             "DuplicateKeyId",
+	ErrKeyringUnknownKeyID:        "UnknownKeyId",
+	ErrActiveKeyCannotBeRetired:   "ActiveKeyCannotBeRetired",
+	ErrBackend:                    "Backend",
+	ErrPayloadTooLarge:            "PayloadTooLarge",
+	ErrRecordTooLarge:             "RecordTooLarge",
+	ErrEncoding:                   "Encoding",
+	ErrInvalidEnvelope:            "InvalidEnvelope",
+	ErrUnsupportedFormat:          "UnsupportedFormat",
+	ErrInvalidKeyID:               "InvalidKeyId",
+	ErrUnknownKeyID:               "UnknownKeyId",
+	ErrInvalidRevision:            "InvalidRevision",
+	ErrRevisionMismatch:           "RevisionMismatch",
+	ErrInvalidAuthenticationTag:   "InvalidAuthenticationTag",
+	ErrRollbackDetected:           "RollbackDetected",
+	ErrRevisionFloorMismatch:      "RevisionFloorMismatch",
+	ErrRevisionExhausted:          "RevisionExhausted",
+	ErrWriteConflict:              "WriteConflict",
+	ErrBackendRevisionExhausted:   "RevisionExhausted",
+	ErrFencingTokenExhausted:      "FencingTokenExhausted",
+	ErrInvalidFencingToken:        "InvalidFencingToken",
+	ErrInvalidReplacementRevision: "InvalidReplacementRevision",
+	ErrFencingRequired:            "FencingRequired",
+	ErrFencingTokenRejected:       "FencingTokenRejected",
+	ErrSQLite:                     "Sqlite",
+	ErrStoredRecordTooLarge:       "StoredRecordTooLarge",
+	ErrRecordCommitmentMismatch:   "AnchorRecordCommitmentMismatch",
+	ErrMissingRecordCommitment:    "MissingRecordCommitment",
+	ErrUnexpectedRecordCommitment: "UnexpectedRecordCommitment",
+	ErrBackendClosed:              "BackendClosed",
+}
+
+var kindMessages = map[ErrorKind]string{
+	ErrInvalidNamespace:           "record namespace must be a lowercase token of at most 64 bytes",
+	ErrInvalidName:                "record name must be a lowercase token of at most 128 bytes",
+	ErrInvalidStorageKeyID:        "storage key id must be a lowercase token of at most 64 bytes",
+	ErrDuplicateKeyID:             "keyring already holds this key id",
+	ErrKeyringUnknownKeyID:        "keyring holds no key with this id",
+	ErrActiveKeyCannotBeRetired:   "the active key cannot be retired",
+	ErrBackend:                    "backend failure",
+	ErrPayloadTooLarge:            "payload too large",
+	ErrRecordTooLarge:             "stored envelope too large",
+	ErrEncoding:                   "envelope could not be encoded",
+	ErrInvalidEnvelope:            "stored envelope is malformed",
+	ErrUnsupportedFormat:          "unsupported envelope format version",
+	ErrInvalidKeyID:               "envelope key id is malformed",
+	ErrUnknownKeyID:               "envelope key id is not in the keyring",
+	ErrInvalidRevision:            "record revision must not be zero",
+	ErrRevisionMismatch:           "envelope revision differs from the backend revision",
+	ErrInvalidAuthenticationTag:   "record authentication tag is malformed or does not verify",
+	ErrRollbackDetected:           "record rolled back below its revision floor",
+	ErrRevisionFloorMismatch:      "record revision and revision floor disagree",
+	ErrRevisionExhausted:          "record revision space exhausted",
+	ErrWriteConflict:              "compare-and-swap conflict",
+	ErrBackendRevisionExhausted:   "backend revision space exhausted",
+	ErrFencingTokenExhausted:      "fencing token space exhausted",
+	ErrInvalidFencingToken:        "fencing token must be nonzero",
+	ErrInvalidReplacementRevision: "replacement revision must be the expected revision plus one",
+	ErrFencingRequired:            "record is fenced; a fenced compare-and-swap is required",
+	ErrFencingTokenRejected:       "fencing token rejected",
+	ErrSQLite:                     "sqlite failure",
+	ErrStoredRecordTooLarge:       "stored record exceeds the backend limit",
+	ErrRecordCommitmentMismatch:   "stored record does not match its anchored commitment",
+	ErrMissingRecordCommitment:    "anchor state with a nonzero floor has no record commitment",
+	ErrUnexpectedRecordCommitment: "anchor state with a zero floor carries a record commitment",
+	ErrBackendClosed:              "backend is closed",
+}
+
+// String returns the name of the reference variant this kind stands for.
+func (k ErrorKind) String() string {
+	if n, ok := kindNames[k]; ok {
+		return n
+	}
+	return "ErrorKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Error returns a short description of the rule, so a kind can serve as an
+// errors.Is target.
+func (k ErrorKind) Error() string {
+	if m, ok := kindMessages[k]; ok {
+		return "storage: " + m
+	}
+	return "storage: " + k.String()
+}
+
+// Error is a storage failure. Kind says which rule failed; the other fields
+// carry the variant's data and are zero when the kind does not use them. An
+// Error never contains key material or payload bytes.
+type Error struct {
+	Kind ErrorKind
+
+	// Size and Limit: PayloadTooLarge, RecordTooLarge, StoredRecordTooLarge.
+	Size, Limit int
+	// Version: UnsupportedFormat.
+	Version uint8
+	// Expected: WriteConflict (nil = the record was expected absent) and
+	// InvalidReplacementRevision.
+	Expected *uint64
+	// Actual: the record revision seen (nil = absent) in WriteConflict,
+	// RollbackDetected, RevisionFloorMismatch; the supplied replacement
+	// revision in InvalidReplacementRevision.
+	Actual *uint64
+	// Floor: the revision floor in WriteConflict, RollbackDetected and
+	// RevisionFloorMismatch.
+	Floor uint64
+	// BackendRevision and EnvelopeRevision: RevisionMismatch.
+	BackendRevision, EnvelopeRevision uint64
+	// CurrentFence: FencingRequired, FencingTokenRejected.
+	CurrentFence uint64
+	// SuppliedFence: FencingTokenRejected.
+	SuppliedFence uint64
+	// KeyID: keyring errors.
+	KeyID KeyID
+	// Err: the wrapped cause (Backend, Sqlite).
+	Err error
+}
+
+// Error describes the failure and its data.
+func (e *Error) Error() string {
+	msg := e.Kind.Error()
+	switch e.Kind {
+	case ErrPayloadTooLarge, ErrRecordTooLarge, ErrStoredRecordTooLarge:
+		msg += fmt.Sprintf(": %d bytes, limit %d", e.Size, e.Limit)
+	case ErrUnsupportedFormat:
+		msg += fmt.Sprintf(": %d", e.Version)
+	case ErrWriteConflict:
+		msg += fmt.Sprintf(": expected %s, actual %s, floor %d", optRevision(e.Expected), optRevision(e.Actual), e.Floor)
+	case ErrRollbackDetected, ErrRevisionFloorMismatch:
+		msg += fmt.Sprintf(": record %s, floor %d", optRevision(e.Actual), e.Floor)
+	case ErrInvalidReplacementRevision:
+		msg += fmt.Sprintf(": expected %s, got %s", optRevision(e.Expected), optRevision(e.Actual))
+	case ErrRevisionMismatch:
+		msg += fmt.Sprintf(": backend %d, envelope %d", e.BackendRevision, e.EnvelopeRevision)
+	case ErrFencingRequired:
+		msg += fmt.Sprintf(": current fence %d", e.CurrentFence)
+	case ErrFencingTokenRejected:
+		msg += fmt.Sprintf(": current %d, supplied %d", e.CurrentFence, e.SuppliedFence)
+	case ErrDuplicateKeyID, ErrKeyringUnknownKeyID:
+		msg += fmt.Sprintf(": %q", string(e.KeyID))
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is this error's kind.
+func (e *Error) Is(target error) bool {
+	k, ok := target.(ErrorKind)
+	return ok && k == e.Kind
+}
+
+// Unwrap returns the wrapped cause, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+func optRevision(r *uint64) string {
+	if r == nil {
+		return "none"
+	}
+	return strconv.FormatUint(*r, 10)
+}
+
+func backendError(err error) error {
+	return &Error{Kind: ErrBackend, Err: err}
+}

@@ -1,0 +1,211 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+)
+
+// Record is a verified record: its revision, the key id that authenticated
+// it and its payload.
+type Record struct {
+	Revision uint64
+	KeyID    KeyID
+	Payload  []byte
+}
+
+// String describes the record without its payload bytes.
+func (r Record) String() string {
+	return fmt.Sprintf("Record{revision: %d, key_id: %q, payload: %d bytes}", r.Revision, string(r.KeyID), len(r.Payload))
+}
+
+// AuthenticatedStore authenticates the records held by a Backend with the
+// keys of a Keyring. Every read is verified against the key, the record
+// location and the backend's revision floor before it is returned; every
+// write is sealed with the keyring's active key. Its safety for concurrent use
+// is that of its backend (both backends of this package are safe).
+type AuthenticatedStore struct {
+	backend Backend
+	keyring *Keyring
+}
+
+// NewAuthenticatedStore returns a store over backend using keyring.
+func NewAuthenticatedStore(backend Backend, keyring *Keyring) *AuthenticatedStore {
+	return &AuthenticatedStore{backend: backend, keyring: keyring}
+}
+
+// Backend returns the underlying backend.
+func (s *AuthenticatedStore) Backend() Backend { return s.backend }
+
+// Keyring returns the keyring.
+func (s *AuthenticatedStore) Keyring() *Keyring { return s.keyring }
+
+// Load reads and verifies the record at key. It returns (nil, nil) when the
+// record is absent and its floor is zero.
+func (s *AuthenticatedStore) Load(ctx context.Context, key RecordKey) (*Record, error) {
+	if err := key.Validate(); err != nil {
+		return nil, err
+	}
+	snap, err := s.backend.Load(ctx, key)
+	if err != nil {
+		return nil, backendError(err)
+	}
+	return s.open(key, snap)
+}
+
+// open applies the load checks to a snapshot, in the reference order.
+func (s *AuthenticatedStore) open(key RecordKey, snap Snapshot) (*Record, error) {
+	var revision *uint64
+	if snap.Record != nil {
+		revision = ExpectRevision(snap.Record.Revision)
+	}
+	if err := checkRevisionPair(revision, snap.RevisionFloor); err != nil {
+		return nil, err
+	}
+	if snap.Record == nil {
+		return nil, nil
+	}
+	opened, err := openEnvelope(s.keyring, key, snap.Record.Revision, snap.Record.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	return &Record{Revision: snap.Record.Revision, KeyID: opened.keyID, Payload: opened.payload}, nil
+}
+
+// checkRevisionPair checks a record revision (nil = absent) against its
+// floor: absent needs floor 0; a present revision must be nonzero and equal
+// the floor.
+func checkRevisionPair(revision *uint64, floor uint64) error {
+	switch {
+	case revision == nil && floor == 0:
+		return nil
+	case revision == nil:
+		return &Error{Kind: ErrRollbackDetected, Floor: floor}
+	case *revision == 0:
+		return &Error{Kind: ErrInvalidRevision}
+	case *revision < floor:
+		return &Error{Kind: ErrRollbackDetected, Actual: copyRevision(revision), Floor: floor}
+	case *revision > floor:
+		return &Error{Kind: ErrRevisionFloorMismatch, Actual: copyRevision(revision), Floor: floor}
+	}
+	return nil
+}
+
+// Create writes payload as revision 1 of an absent record.
+func (s *AuthenticatedStore) Create(ctx context.Context, key RecordKey, payload []byte) (Record, error) {
+	return s.CompareAndSwap(ctx, key, nil, payload)
+}
+
+// Replace writes payload over the record currently at revision.
+func (s *AuthenticatedStore) Replace(ctx context.Context, key RecordKey, revision uint64, payload []byte) (Record, error) {
+	return s.CompareAndSwap(ctx, key, ExpectRevision(revision), payload)
+}
+
+// CompareAndSwap verifies the current record, requires its revision to equal
+// expected (nil = absent), and writes payload at the next revision sealed
+// with the active key. It fails with ErrFencingRequired (wrapped in
+// ErrBackend) once the record is fenced.
+func (s *AuthenticatedStore) CompareAndSwap(ctx context.Context, key RecordKey, expected *uint64, payload []byte) (Record, error) {
+	if err := key.Validate(); err != nil {
+		return Record{}, err
+	}
+	replacement, keyID, err := s.prepare(ctx, key, expected, payload)
+	if err != nil {
+		return Record{}, err
+	}
+	outcome, err := s.backend.CompareAndSwap(ctx, key, expected, replacement)
+	if err != nil {
+		return Record{}, backendError(err)
+	}
+	return finish(expected, replacement.Revision, keyID, payload, outcome)
+}
+
+// CompareAndSwapFenced first establishes token as the record's fence (so a
+// newer writer fences older ones even if this write then fails), then
+// behaves as CompareAndSwap with the backend's fenced swap, which rechecks
+// the token atomically.
+func (s *AuthenticatedStore) CompareAndSwapFenced(ctx context.Context, key RecordKey, expected *uint64, payload []byte, token uint64) (Record, error) {
+	if err := key.Validate(); err != nil {
+		return Record{}, err
+	}
+	if err := s.backend.EstablishFence(ctx, key, token); err != nil {
+		return Record{}, backendError(err)
+	}
+	replacement, keyID, err := s.prepare(ctx, key, expected, payload)
+	if err != nil {
+		return Record{}, err
+	}
+	outcome, err := s.backend.CompareAndSwapFenced(ctx, key, expected, replacement, token)
+	if err != nil {
+		return Record{}, backendError(err)
+	}
+	return finish(expected, replacement.Revision, keyID, payload, outcome)
+}
+
+// CurrentFence returns the record's current fence, for observation only.
+func (s *AuthenticatedStore) CurrentFence(ctx context.Context, key RecordKey) (uint64, error) {
+	if err := key.Validate(); err != nil {
+		return 0, err
+	}
+	t, err := s.backend.CurrentFence(ctx, key)
+	if err != nil {
+		return 0, backendError(err)
+	}
+	return t, nil
+}
+
+// ReserveFence atomically allocates the record's next fencing token.
+func (s *AuthenticatedStore) ReserveFence(ctx context.Context, key RecordKey) (uint64, error) {
+	if err := key.Validate(); err != nil {
+		return 0, err
+	}
+	t, err := s.backend.ReserveFence(ctx, key)
+	if err != nil {
+		return 0, backendError(err)
+	}
+	return t, nil
+}
+
+// prepare checks the payload size, loads and verifies the current record,
+// compares it with expected and seals the replacement.
+func (s *AuthenticatedStore) prepare(ctx context.Context, key RecordKey, expected *uint64, payload []byte) (StoredRecord, KeyID, error) {
+	if len(payload) > MaxPayloadBytes {
+		return StoredRecord{}, "", &Error{Kind: ErrPayloadTooLarge, Size: len(payload), Limit: MaxPayloadBytes}
+	}
+	current, err := s.Load(ctx, key)
+	if err != nil {
+		return StoredRecord{}, "", err
+	}
+	switch {
+	case expected == nil && current != nil:
+		return StoredRecord{}, "", &Error{Kind: ErrWriteConflict, Actual: ExpectRevision(current.Revision), Floor: current.Revision}
+	case expected != nil && current == nil:
+		return StoredRecord{}, "", &Error{Kind: ErrWriteConflict, Expected: copyRevision(expected)}
+	case expected != nil && *expected != current.Revision:
+		return StoredRecord{}, "", &Error{Kind: ErrWriteConflict, Expected: copyRevision(expected), Actual: ExpectRevision(current.Revision), Floor: current.Revision}
+	}
+	previous := revisionOrZero(expected)
+	if previous == ^uint64(0) {
+		return StoredRecord{}, "", &Error{Kind: ErrRevisionExhausted}
+	}
+	revision := previous + 1
+	keyID, signingKey := s.keyring.activeKey()
+	bytes, err := sealEnvelope(signingKey, keyID, key, revision, payload)
+	if err != nil {
+		return StoredRecord{}, "", err
+	}
+	return StoredRecord{Revision: revision, Bytes: bytes}, keyID, nil
+}
+
+// finish interprets the backend's outcome of a swap.
+func finish(expected *uint64, revision uint64, keyID KeyID, payload []byte, outcome CASOutcome) (Record, error) {
+	if outcome.Stored {
+		if outcome.RevisionFloor != revision {
+			return Record{}, &Error{Kind: ErrRevisionFloorMismatch, Actual: ExpectRevision(revision), Floor: outcome.RevisionFloor}
+		}
+		return Record{Revision: revision, KeyID: keyID, Payload: append([]byte(nil), payload...)}, nil
+	}
+	if err := checkRevisionPair(outcome.ActualRevision, outcome.RevisionFloor); err != nil {
+		return Record{}, err
+	}
+	return Record{}, &Error{Kind: ErrWriteConflict, Expected: copyRevision(expected), Actual: copyRevision(outcome.ActualRevision), Floor: outcome.RevisionFloor}
+}
