@@ -22,9 +22,11 @@ func PortableNumber(token string) bool {
 	return ok && string(appendNumber(buf[:0], numberValue(l))) == token
 }
 
-// CheckPortable returns nil when every number in v, as the writer spells it, is a
-// PortableNumber; otherwise an error wrapping ErrNonPortableNumber names the first one in
-// writing order.
+// CheckPortable returns nil when v is written identically by both modes' peers: every
+// number in v, as the writer spells it, is a PortableNumber, and no object in v has
+// "$serde_json::private::Number" as its first written key (a Preserve reader would take
+// such an object for a number). Otherwise the error wraps ErrNonPortableNumber and names
+// the first offender in writing order.
 func CheckPortable(v Value) error {
 	switch v.kind {
 	case KindNumber:
@@ -39,6 +41,9 @@ func CheckPortable(v Value) error {
 			}
 		}
 	case KindObject:
+		if len(v.ents) > 0 && v.ents[0].Key == privateNumberKey {
+			return fmt.Errorf("%w: object whose first key is %s", ErrNonPortableNumber, strconv.Quote(privateNumberKey))
+		}
 		for _, e := range v.ents {
 			if err := CheckPortable(e.Value); err != nil {
 				return err

@@ -110,27 +110,27 @@ func Object(entries ...Entry) Value {
 
 // sortEntries sorts by key, keeping only the last of each run of equal keys.
 func sortEntries(ents []Entry) []Entry {
-	if len(ents) > 1 && !slices.IsSortedFunc(ents, compareStrictly) {
-		slices.SortStableFunc(ents, func(a, b Entry) int { return cmp.Compare(a.Key, b.Key) })
-		out := ents[:0]
-		for i := range ents {
-			if i+1 < len(ents) && ents[i+1].Key == ents[i].Key {
-				continue // a later duplicate follows
-			}
-			out = append(out, ents[i])
-		}
-		ents = out
+	if keysStrictlyIncreasing(ents) {
+		return ents
 	}
-	return ents
+	slices.SortStableFunc(ents, func(a, b Entry) int { return cmp.Compare(a.Key, b.Key) })
+	out := ents[:0]
+	for i := range ents {
+		if i+1 < len(ents) && ents[i+1].Key == ents[i].Key {
+			continue // a later duplicate follows
+		}
+		out = append(out, ents[i])
+	}
+	return out
 }
 
-// compareStrictly orders entries by key and treats equal keys as out of order, so that a
-// slice passes slices.IsSortedFunc only when its keys are strictly increasing.
-func compareStrictly(a, b Entry) int {
-	if c := cmp.Compare(a.Key, b.Key); c != 0 {
-		return c
+func keysStrictlyIncreasing(ents []Entry) bool {
+	for i := 1; i < len(ents); i++ {
+		if ents[i-1].Key >= ents[i].Key {
+			return false
+		}
 	}
-	return 1
+	return true
 }
 
 // Kind returns the kind of v.
