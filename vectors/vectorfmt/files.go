@@ -194,6 +194,10 @@ type BootstrapTest struct {
 	Consumed *int `json:"consumed,omitempty"`
 	// OutputHex is the preamble the writer produced.
 	OutputHex *string `json:"output_hex,omitempty"`
+	// WrappedError names the wrapped cause of an invalid test whose Error is "Protocol" (a
+	// protocol error kind such as "InvalidToken") or "Io" (an I/O error kind such as
+	// "UnexpectedEof").
+	WrappedError string `json:"wrapped_error,omitempty"`
 }
 
 // Manifests is manifests.json: capability manifests decoded and validated.
