@@ -67,12 +67,13 @@ const privateNumberKey = "$serde_json::private::Number"
 // whitespace (space, tab, LF, CR) around the value. Errors are *SyntaxError values that
 // wrap ErrSyntax (and ErrRecursionLimit for the nesting limit).
 func Parse(data []byte) (*Node, error) {
-	p := parser{data: data}
+	p := parser{data: data, text: string(data)}
 	return p.document()
 }
 
 type parser struct {
 	data    []byte
+	text    string // a copy of data: tokens and unescaped strings are substrings of it
 	pos     int
 	depth   int
 	mode    Mode // 0: syntax only; otherwise also apply the mode's number rules while reading
@@ -168,7 +169,7 @@ func (p *parser) number() (*Node, error) {
 		return nil, err
 	}
 	p.pos = end
-	tok := string(p.data[start:end])
+	tok := p.text[start:end]
 	if p.mode == Lossy {
 		if _, ok := lossyNumber(tok); !ok {
 			return nil, outOfRange(start)
@@ -334,13 +335,12 @@ func (p *parser) str() (string, error) {
 		switch c := p.data[i]; {
 		case c == '"':
 			p.pos = i + 1
-			seg := p.data[start:i]
 			if !ascii {
-				if err := checkUTF8(seg, start); err != nil {
+				if err := checkUTF8(p.data[start:i], start); err != nil {
 					return "", err
 				}
 			}
-			return string(seg), nil
+			return p.text[start:i], nil
 		case c == '\\':
 			return p.escapedStr(start, i, ascii)
 		case c < 0x20:

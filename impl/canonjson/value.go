@@ -308,7 +308,7 @@ func ParseValue(data []byte, m Mode) (Value, error) {
 	if !m.valid() {
 		return Value{}, fmt.Errorf("%w: %v", ErrUnknownMode, m)
 	}
-	p := parser{data: data, mode: m}
+	p := parser{data: data, text: string(data), mode: m}
 	n, err := p.document()
 	if err != nil {
 		return Value{}, err
