@@ -1,0 +1,247 @@
+package profile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/splashv5/conform/impl/canonjson"
+)
+
+// EffectKind says what an effect line records.
+type EffectKind string
+
+// The two kinds of effect line.
+const (
+	// KindEffect records one performed effect of a durable dispatch.
+	KindEffect EffectKind = "effect"
+	// KindCompensation records one performed compensation.
+	KindCompensation EffectKind = "compensation"
+)
+
+// EffectLine is one line of the effect log.
+type EffectLine struct {
+	// Kind is KindEffect or KindCompensation.
+	Kind EffectKind
+	// Tool is the tool that performed the effect.
+	Tool string
+	// OperationKey is the durable operation key of the effect (or of the
+	// compensated operation).
+	OperationKey string
+	// CompensationKey is the compensation key; empty for KindEffect.
+	CompensationKey string
+	// Value is the recorded value (null when the input had none).
+	Value canonjson.Value
+}
+
+// AppendJSON appends the line's compact JSON (without the newline) to dst, with
+// the members in the order kind, tool, operation_key, [compensation_key], value.
+func (l EffectLine) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"kind":`...)
+	dst = canonjson.AppendString(dst, string(l.Kind))
+	dst = append(dst, `,"tool":`...)
+	dst = canonjson.AppendString(dst, l.Tool)
+	dst = append(dst, `,"operation_key":`...)
+	dst = canonjson.AppendString(dst, l.OperationKey)
+	if l.Kind == KindCompensation {
+		dst = append(dst, `,"compensation_key":`...)
+		dst = canonjson.AppendString(dst, l.CompensationKey)
+	}
+	dst = append(dst, `,"value":`...)
+	dst = l.Value.AppendJSON(dst)
+	return append(dst, '}')
+}
+
+// ErrEffectLog is wrapped by every error about a malformed effect log.
+var ErrEffectLog = errors.New("profile: malformed effect log")
+
+// EffectLogError reports a line of an effect log that does not decode.
+type EffectLogError struct {
+	// Line is the 1-based line number.
+	Line int
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error describes the malformed line.
+func (e *EffectLogError) Error() string {
+	return fmt.Sprintf("profile: effect log line %d: %s", e.Line, e.Reason)
+}
+
+// Unwrap returns ErrEffectLog.
+func (e *EffectLogError) Unwrap() error { return ErrEffectLog }
+
+// ParseEffectLog decodes a whole effect log. It returns the complete lines and
+// the number of bytes they span; bytes after the last newline are a torn write
+// and are not part of the result. Numbers in values are read in mode m.
+func ParseEffectLog(data []byte, m canonjson.Mode) ([]EffectLine, int, error) {
+	complete := bytes.LastIndexByte(data, '\n') + 1
+	var lines []EffectLine
+	rest := data[:complete]
+	for n := 1; len(rest) > 0; n++ {
+		end := bytes.IndexByte(rest, '\n')
+		line, err := ParseEffectLine(rest[:end], m)
+		if err != nil {
+			return nil, 0, &EffectLogError{Line: n, Reason: err.Error()}
+		}
+		lines = append(lines, line)
+		rest = rest[end+1:]
+	}
+	return lines, complete, nil
+}
+
+// ParseEffectLine decodes one effect line (without its newline). The members
+// must appear exactly once each, in the order AppendJSON writes them.
+func ParseEffectLine(data []byte, m canonjson.Mode) (EffectLine, error) {
+	node, err := canonjson.Parse(data)
+	if err != nil {
+		return EffectLine{}, err
+	}
+	if node.Kind != canonjson.NodeObject {
+		return EffectLine{}, errors.New("not a JSON object")
+	}
+	members := node.Members
+	str := func(i int, name string) (string, error) {
+		if i >= len(members) || members[i].Key != name {
+			return "", fmt.Errorf("member %d must be %q", i+1, name)
+		}
+		if members[i].Value.Kind != canonjson.NodeString {
+			return "", fmt.Errorf("member %q must be a string", name)
+		}
+		return members[i].Value.Text, nil
+	}
+	var line EffectLine
+	kind, err := str(0, "kind")
+	if err != nil {
+		return EffectLine{}, err
+	}
+	line.Kind = EffectKind(kind)
+	if line.Kind != KindEffect && line.Kind != KindCompensation {
+		return EffectLine{}, fmt.Errorf("unknown kind %q", kind)
+	}
+	if line.Tool, err = str(1, "tool"); err != nil {
+		return EffectLine{}, err
+	}
+	if line.OperationKey, err = str(2, "operation_key"); err != nil {
+		return EffectLine{}, err
+	}
+	next := 3
+	if line.Kind == KindCompensation {
+		if line.CompensationKey, err = str(3, "compensation_key"); err != nil {
+			return EffectLine{}, err
+		}
+		next = 4
+	}
+	if next >= len(members) || members[next].Key != "value" {
+		return EffectLine{}, fmt.Errorf("member %d must be %q", next+1, "value")
+	}
+	if len(members) != next+1 {
+		return EffectLine{}, errors.New("unexpected member after \"value\"")
+	}
+	if line.Value, err = canonjson.FromNode(members[next].Value, m); err != nil {
+		return EffectLine{}, err
+	}
+	return line, nil
+}
+
+type effectKey struct{ tool, operationKey string }
+
+// EffectLog is the profile's effect record: every effect known to have
+// happened, optionally mirrored line by line to a writer. It is safe for
+// concurrent use.
+type EffectLog struct {
+	mu      sync.Mutex
+	out     io.Writer
+	effects map[effectKey]canonjson.Value
+	lines   []EffectLine
+	buf     []byte
+}
+
+// NewEffectLog returns an effect record that starts with the given lines
+// (earlier runs) and appends new lines to out. A nil out keeps the record in
+// memory only. If out has a Sync() error method (an *os.File does), it is
+// called after every line.
+func NewEffectLog(out io.Writer, earlier []EffectLine) *EffectLog {
+	l := &EffectLog{out: out, effects: make(map[effectKey]canonjson.Value)}
+	for _, line := range earlier {
+		l.remember(line)
+	}
+	return l
+}
+
+// OpenEffectLogFile reads the effect log at path (creating it if absent),
+// cuts off a torn final line, and returns an EffectLog that appends to the
+// file and syncs it after every line, plus the file for closing.
+func OpenEffectLogFile(path string, m canonjson.Mode) (*EffectLog, *os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	lines, complete, err := ParseEffectLog(data, m)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if complete != len(data) {
+		if err := f.Truncate(int64(complete)); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+	}
+	if _, err := f.Seek(int64(complete), io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return NewEffectLog(f, lines), f, nil
+}
+
+func (l *EffectLog) remember(line EffectLine) {
+	l.lines = append(l.lines, line)
+	if line.Kind == KindEffect {
+		l.effects[effectKey{line.Tool, line.OperationKey}] = line.Value
+	}
+}
+
+// Append records line: it writes it to the output in one Write call followed
+// by a newline, syncs, and only then adds it to the in-memory record.
+func (l *EffectLog) Append(line EffectLine) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.out != nil {
+		l.buf = append(line.AppendJSON(l.buf[:0]), '\n')
+		if _, err := l.out.Write(l.buf); err != nil {
+			return err
+		}
+		if s, ok := l.out.(interface{ Sync() error }); ok {
+			if err := s.Sync(); err != nil {
+				return err
+			}
+		}
+	}
+	l.remember(line)
+	return nil
+}
+
+// Effect returns the value recorded by the most recent effect line for tool
+// and operation key, and whether there is one.
+func (l *EffectLog) Effect(tool, operationKey string) (canonjson.Value, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, ok := l.effects[effectKey{tool, operationKey}]
+	return v, ok
+}
+
+// Lines returns a copy of every line in the record, oldest first.
+func (l *EffectLog) Lines() []EffectLine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]EffectLine(nil), l.lines...)
+}
