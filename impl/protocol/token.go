@@ -1,0 +1,104 @@
+package protocol
+
+// Field labels carried by InvalidToken errors; they name the token-typed field that failed.
+const (
+	FieldSessionID        = "session id"
+	FieldRequestID        = "request id"
+	FieldTool             = "tool"
+	FieldResourceSelector = "resource selector"
+	FieldCancellationID   = "cancellation id"
+	FieldOperationKey     = "operation key"
+	FieldTenantScope      = "tenant scope"
+	FieldCompensationKey  = "compensation key"
+	FieldJournalScope     = "operation journal scope"
+)
+
+// CompensationKeyPrefix is the namespace every compensation key starts with.
+const CompensationKeyPrefix = "cmp-"
+
+// IsToken reports whether value is a token: 1 to 128 bytes, each in a-z, 0-9, '.', '_' or
+// '-'. There is no rule about the first byte or about repeats, so "." and "cmp-" are tokens.
+func IsToken(value string) bool {
+	if len(value) == 0 || len(value) > MaxTokenBytes {
+		return false
+	}
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidateToken returns an InvalidToken error naming field when value is not a token.
+func ValidateToken(field, value string) error {
+	if !IsToken(value) {
+		return tokenError(field, value)
+	}
+	return nil
+}
+
+// ValidateCompensationKey checks a compensation key: a token (InvalidToken with field
+// "compensation key"), then the "cmp-" prefix (InvalidCompensationKey).
+func ValidateCompensationKey(value string) error {
+	if err := ValidateToken(FieldCompensationKey, value); err != nil {
+		return err
+	}
+	if len(value) < len(CompensationKeyPrefix) || value[:len(CompensationKeyPrefix)] != CompensationKeyPrefix {
+		return kindError(ErrInvalidCompensationKey)
+	}
+	return nil
+}
+
+// IsFingerprint reports whether value is a BLAKE3 fingerprint as the protocol writes it:
+// exactly 64 bytes, each 0-9 or a-f (uppercase is rejected).
+func IsFingerprint(value string) bool {
+	if len(value) != 2*AuthTagBytes {
+		return false
+	}
+	for i := 0; i < len(value); i++ {
+		c := value[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func validateVersion(v uint16) error {
+	if v != ProtocolVersion {
+		return versionError(v)
+	}
+	return nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendHex appends the lowercase hex form of b, high nibble first.
+func AppendHex(dst []byte, b []byte) []byte {
+	for _, c := range b {
+		dst = append(dst, hexDigits[c>>4], hexDigits[c&0x0f])
+	}
+	return dst
+}
+
+// ParseAuthTag decodes a wire authentication tag: exactly 64 bytes of lowercase hex. Anything
+// else (uppercase, odd length, whitespace) is InvalidAuthenticationTag.
+func ParseAuthTag(s string) ([AuthTagBytes]byte, error) {
+	var tag [AuthTagBytes]byte
+	if !IsFingerprint(s) {
+		return tag, kindError(ErrInvalidAuthenticationTag)
+	}
+	for i := range tag {
+		tag[i] = nibble(s[2*i])<<4 | nibble(s[2*i+1])
+	}
+	return tag, nil
+}
+
+func nibble(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}
