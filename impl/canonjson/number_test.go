@@ -186,7 +186,7 @@ func TestLossyConversion(t *testing.T) {
 // The Lossy conversion must scale by correctly rounded powers of ten (strconv's), not by
 // math.Pow10, which differs from the correctly rounded double for 10^33.
 //
-// Spec: ENC-030
+// Spec: ENC-030, ENC-040
 func TestLossyPowersOfTenAreCorrectlyRounded(t *testing.T) {
 	if math.Pow10(33) == 1e33 {
 		t.Fatal("premise: math.Pow10(33) was expected to differ from the literal 1e33")
@@ -333,6 +333,9 @@ func TestFloatRejectsNonFinite(t *testing.T) {
 	}
 }
 
+// The number model is always an explicit argument; there is no default mode.
+//
+// Spec: ENC-038
 func TestModeNames(t *testing.T) {
 	for _, m := range []canonjson.Mode{canonjson.Preserve, canonjson.Lossy} {
 		got, err := canonjson.ParseMode(m.String())

@@ -9,9 +9,10 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 )
 
-// Layout examples from the fact sheet (section 3.5.4) and the spec chapter.
+// Layout examples from the fact sheet (section 3.5.4) and the spec chapter; Go's
+// encoding/json would write 1e16 as 10000000000000000 and 1.0 as 1.
 //
-// Spec: ENC-009, ENC-010, ENC-011
+// Spec: ENC-009, ENC-010, ENC-011, ENC-040
 func TestAppendFloatLayout(t *testing.T) {
 	for _, tc := range []struct {
 		f    float64
