@@ -160,6 +160,14 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, h harness)) {
 	}
 }
 
+// forEachBackendLight runs fn against the memory backend and the default
+// SQLite configuration only, for tests whose logic lies above the backend.
+func forEachBackendLight(t *testing.T, fn func(t *testing.T, h harness)) {
+	for _, h := range allHarnesses()[:2] {
+		t.Run(h.name, func(t *testing.T) { fn(t, h) })
+	}
+}
+
 var (
 	testKey   = RecordKey{Namespace: "workflow-ledger", Name: "release-42"}
 	otherKey  = RecordKey{Namespace: "workflow-ledger", Name: "release-43"}

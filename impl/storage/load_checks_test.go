@@ -42,7 +42,7 @@ func (p *planter) with(t *testing.T, revision uint64, data string) *Authenticate
 
 // Spec: STO-040, STO-041
 func TestLoadCheck1RevisionPair(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h harness) {
+	forEachBackendLight(t, func(t *testing.T, h harness) {
 		b := h.open(t)
 		s := NewAuthenticatedStore(b, testKeyring(t))
 
@@ -89,7 +89,7 @@ func TestLoadCheck1RevisionPair(t *testing.T) {
 
 // Spec: STO-042, STO-064
 func TestLoadCheck3RecordTooLarge(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h harness) {
+	forEachBackendLight(t, func(t *testing.T, h harness) {
 		p := newPlanter(t, h)
 		// One byte over the limit, and otherwise garbage that would fail
 		// parsing: the size check comes first.
@@ -166,7 +166,7 @@ func TestLoadCheck4InvalidEnvelope(t *testing.T) {
 		"whitespace in number":  envelopeJSON("1", good[0], "1 0", good[2], good[3]),
 		"leading zero revision": envelopeJSON("1", good[0], "01", good[2], good[3]),
 	}
-	forEachBackend(t, func(t *testing.T, h harness) {
+	forEachBackendLight(t, func(t *testing.T, h harness) {
 		p := newPlanter(t, h)
 		for name, data := range bad {
 			t.Run(name, func(t *testing.T) {
@@ -192,7 +192,7 @@ func TestLoadAcceptsEveryReferenceSpellingOfTheVector(t *testing.T) {
 		"array whitespace":   "[ 1 , \"storage-v1\" ,1,\"aGVsbG8\",\n\"" + v10Tag + "\" ]",
 		"uppercase u-escape": `{"format_version":1,"key_id":"\u0073\u0074\u006F\u0072\u0061\u0067\u0065-v1","revision":1,"payload":"aGVsbG8","auth_tag":"` + v10Tag + `"}`,
 	}
-	forEachBackend(t, func(t *testing.T, h harness) {
+	forEachBackendLight(t, func(t *testing.T, h harness) {
 		p := newPlanter(t, h)
 		for name, data := range good {
 			t.Run(name, func(t *testing.T) {
@@ -211,7 +211,7 @@ func TestLoadAcceptsEveryReferenceSpellingOfTheVector(t *testing.T) {
 
 // Spec: STO-043
 func TestLoadCheck5FormatVersion(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h harness) {
+	forEachBackendLight(t, func(t *testing.T, h harness) {
 		p := newPlanter(t, h)
 		for _, v := range []uint8{0, 2, 255} {
 			// Also an invalid revision and key id: the version is checked first.
@@ -226,7 +226,7 @@ func TestLoadCheck5FormatVersion(t *testing.T) {
 
 // Spec: STO-044
 func TestLoadCheck6And7EnvelopeRevision(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h harness) {
+	forEachBackendLight(t, func(t *testing.T, h harness) {
 		p := newPlanter(t, h)
 		s := p.with(t, 1, envelopeJSON("1", q("BAD ID"), "0", q("!"), q("")))
 		_, err := s.Load(ctxb(), vectorKey)
@@ -248,7 +248,7 @@ func TestLoadCheck6And7EnvelopeRevision(t *testing.T) {
 
 // Spec: STO-045
 func TestLoadCheck8KeyID(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h harness) {
+	forEachBackendLight(t, func(t *testing.T, h harness) {
 		p := newPlanter(t, h)
 		for _, id := range []string{"", "Storage-v1", "storage v1", strings.Repeat("k", 65), "storage\u00e9"} {
 			// Bad base64 and tag too: the key id is checked first.
@@ -265,7 +265,7 @@ func TestLoadCheck8KeyID(t *testing.T) {
 
 // Spec: STO-046, STO-011
 func TestLoadCheck9Base64(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h harness) {
+	forEachBackendLight(t, func(t *testing.T, h harness) {
 		p := newPlanter(t, h)
 		for _, payload := range []string{
 			"aGVsbG8=",   // padding
@@ -289,7 +289,7 @@ func TestLoadCheck9Base64(t *testing.T) {
 
 // Spec: STO-046, STO-016
 func TestLoadCheck10PayloadTooLarge(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h harness) {
+	forEachBackendLight(t, func(t *testing.T, h harness) {
 		p := newPlanter(t, h)
 		// 262,147 zero bytes encode to 349,530 'A's.
 		big := strings.Repeat("A", 349530)
@@ -338,7 +338,7 @@ func TestLoadCheck11CanonicalBase64(t *testing.T) {
 
 // Spec: STO-047, STO-012
 func TestLoadCheck12To14Tag(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h harness) {
+	forEachBackendLight(t, func(t *testing.T, h harness) {
 		p := newPlanter(t, h)
 		for _, tag := range []string{
 			strings.ToUpper(v10Tag),
@@ -374,7 +374,7 @@ func TestLoadCheck12To14Tag(t *testing.T) {
 
 // Spec: STO-017
 func TestLoadRejectsATransplantedRecord(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, h harness) {
+	forEachBackendLight(t, func(t *testing.T, h harness) {
 		b := h.open(t)
 		s := NewAuthenticatedStore(b, testKeyring(t))
 		moved := []RecordKey{
