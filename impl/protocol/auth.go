@@ -1,0 +1,561 @@
+package protocol
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/splashv5/conform/impl/canonjson"
+)
+
+// ErrNonPortableNumber is the one error kind the Go reference adds to the
+// reference's vocabulary; it is NOT a variant of the Rust ProtocolError and
+// KindOf does not report it. A Sealer returns it (as a *NonPortableNumberError)
+// when a message holds a payload number that the two reference number models
+// would write differently, so the peer would compute another tag. Sealing
+// never rewrites such a number; see AllowNonPortableNumbers.
+const ErrNonPortableNumber = goOnlyKind("NonPortableNumber")
+
+// goOnlyKind names an error kind defined by the Go reference alone.
+type goOnlyKind string
+
+// String returns the kind name.
+func (k goOnlyKind) String() string { return string(k) }
+
+// Error returns "protocol: " followed by the kind name.
+func (k goOnlyKind) Error() string { return "protocol: " + string(k) }
+
+// NonPortableNumberError reports the first non-portable number of a message
+// that was to be sealed. errors.Is matches ErrNonPortableNumber and
+// canonjson.ErrNonPortableNumber.
+type NonPortableNumberError struct {
+	// Token is the number as the message's canonical JSON spells it.
+	Token string
+}
+
+// Error describes the failure.
+func (e *NonPortableNumberError) Error() string {
+	tok := e.Token
+	if len(tok) > 64 {
+		tok = tok[:64] + "..."
+	}
+	return "protocol: NonPortableNumber: payload number " + strconv.Quote(tok) +
+		" is written differently by the two reference number models; refusing to seal"
+}
+
+// Is reports whether target is ErrNonPortableNumber or canonjson.ErrNonPortableNumber.
+func (e *NonPortableNumberError) Is(target error) bool {
+	return target == ErrNonPortableNumber || target == canonjson.ErrNonPortableNumber
+}
+
+// tagInputHead returns the constant start of a tag input for sender, up to
+// and including `"sequence":`.
+func tagInputHead(sender Role) string {
+	if sender == RoleWorker {
+		return `{"domain":"` + AuthDomain + `","protocol_version":5,"sender":"worker","sequence":`
+	}
+	return `{"domain":"` + AuthDomain + `","protocol_version":5,"sender":"host","sequence":`
+}
+
+// AppendTagInput appends the tag input of a frame: the compact JSON
+// {"domain":"splash-worker-auth-v5","protocol_version":5,"sender":<sender>,
+// "sequence":<sequence>,"session_id":<sessionID>,"message":<m as AppendJSON writes it>}.
+// sessionID is the authenticating side's session, not the message's. It
+// checks nothing: sealing and opening check the message and the size first.
+func AppendTagInput(dst []byte, sessionID string, sender Role, sequence uint64, m Message) []byte {
+	dst, _, _ = appendTagInput(dst, sessionID, sender, sequence, m)
+	return dst
+}
+
+// TagInput returns AppendTagInput(nil, ...).
+func TagInput(sessionID string, sender Role, sequence uint64, m Message) []byte {
+	return AppendTagInput(nil, sessionID, sender, sequence, m)
+}
+
+// appendTagInput also returns the bounds of the message inside the result.
+func appendTagInput(dst []byte, sessionID string, sender Role, sequence uint64, m Message) (out []byte, msgStart, msgEnd int) {
+	dst = append(dst, tagInputHead(sender)...)
+	dst = strconv.AppendUint(dst, sequence, 10)
+	dst = append(dst, `,"session_id":`...)
+	dst = canonjson.AppendString(dst, sessionID)
+	dst = append(dst, `,"message":`...)
+	msgStart = len(dst)
+	dst = m.AppendJSON(dst)
+	msgEnd = len(dst)
+	return append(dst, '}'), msgStart, msgEnd
+}
+
+// ComputeTag returns the 32-byte BLAKE3 keyed hash, under key, of the tag input
+// for (sessionID, sender, sequence, m). A tag input over MaxWireFrameBytes
+// gives WireFrameTooLarge, and a nil or closed key WeakSessionKey. Like
+// AppendTagInput it does not validate the message.
+func ComputeTag(key *SessionKey, sessionID string, sender Role, sequence uint64, m Message) ([AuthTagBytes]byte, error) {
+	if !key.usable() {
+		return [AuthTagBytes]byte{}, kindError(ErrWeakSessionKey)
+	}
+	input := AppendTagInput(nil, sessionID, sender, sequence, m)
+	if len(input) > MaxWireFrameBytes {
+		return [AuthTagBytes]byte{}, sizeError(ErrWireFrameTooLarge, len(input), MaxWireFrameBytes)
+	}
+	h := new(keyedHasher)
+	h.setKey(&key.b)
+	defer h.wipe()
+	return h.sum(input), nil
+}
+
+// tagState is the keyed hasher and the reusable tag-input buffer of one
+// direction. Each Sealer and Opener owns one, so the two halves never share
+// mutable state.
+type tagState struct {
+	h      keyedHasher
+	buf    []byte
+	closed bool
+}
+
+func newTagState(key *SessionKey) *tagState {
+	st := &tagState{}
+	st.h.setKey(&key.b)
+	return st
+}
+
+// sum hashes st.buf after making sure it has hashBatchBytes of spare
+// capacity, so the hasher compresses the last batch in place.
+func (st *tagState) sum() [AuthTagBytes]byte {
+	if cap(st.buf)-len(st.buf) < hashBatchBytes {
+		grown := make([]byte, len(st.buf), len(st.buf)+hashBatchBytes+len(st.buf)/4)
+		copy(grown, st.buf)
+		st.buf = grown
+	}
+	return st.h.sum(st.buf)
+}
+
+// close wipes the key and the last tag input.
+func (st *tagState) close() {
+	st.h.wipe()
+	clear(st.buf[:cap(st.buf)])
+	st.buf = nil
+	st.closed = true
+}
+
+// authConfig collects the AuthenticatorOptions.
+type authConfig struct {
+	allowNonPortable bool
+	nextOutgoing     uint64
+	nextIncoming     uint64
+}
+
+// AuthenticatorOption adjusts NewAuthenticator.
+type AuthenticatorOption func(*authConfig)
+
+// AllowNonPortableNumbers turns off the Go reference's sending policy: the
+// Sealer then seals messages whose payload numbers are not portable between
+// the two reference number models (the frame is still byte-exact for the
+// authenticator's own mode, but a peer in the other mode rejects its tag).
+// Use it only to generate vectors or to play the role of one specific
+// reference build.
+func AllowNonPortableNumbers() AuthenticatorOption {
+	return func(c *authConfig) { c.allowNonPortable = true }
+}
+
+// WithSequences starts the authenticator at the given next outgoing and next
+// incoming sequence numbers instead of 1 and 1. Both must be at least 1. It
+// exists for vectors, oracles and tests (for example to reach the exhaustion
+// of sequence 2^64-1); a live session always starts at 1.
+func WithSequences(nextOutgoing, nextIncoming uint64) AuthenticatorOption {
+	return func(c *authConfig) { c.nextOutgoing, c.nextIncoming = nextOutgoing, nextIncoming }
+}
+
+// Authenticator seals outgoing frames and opens incoming frames of one
+// session for one role. Outgoing and incoming sequences are independent and
+// both start at 1. It is not safe for concurrent use; Split it to give the
+// sealing and the opening direction to different goroutines.
+type Authenticator struct {
+	sealer *Sealer
+	opener *Opener
+}
+
+// NewAuthenticator returns an authenticator for sessionID speaking as role.
+// Received frames are decoded in mode; the Go reference receives in
+// canonjson.Preserve. Sealing refuses non-portable payload numbers
+// (ErrNonPortableNumber) unless AllowNonPortableNumbers is given.
+//
+// Errors: InvalidToken ("session id") for a session id that is not a token,
+// then WeakSessionKey for a nil or closed key; an invalid role or mode, or a
+// zero starting sequence, is a usage error outside the protocol kinds. The
+// authenticator keeps its own copy of the key: closing key afterwards does
+// not affect it (use Close).
+func NewAuthenticator(sessionID string, key *SessionKey, role Role, mode canonjson.Mode, opts ...AuthenticatorOption) (*Authenticator, error) {
+	if err := ValidateToken(FieldSessionID, sessionID); err != nil {
+		return nil, err
+	}
+	if !key.usable() {
+		return nil, kindError(ErrWeakSessionKey)
+	}
+	if !role.Valid() {
+		return nil, fmt.Errorf("protocol: invalid authenticator role %d", uint8(role))
+	}
+	if mode != canonjson.Preserve && mode != canonjson.Lossy {
+		return nil, fmt.Errorf("protocol: authenticator number mode %d: %w", uint8(mode), canonjson.ErrUnknownMode)
+	}
+	cfg := authConfig{nextOutgoing: 1, nextIncoming: 1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.nextOutgoing == 0 || cfg.nextIncoming == 0 {
+		return nil, errors.New("protocol: authenticator sequences start at 1 or later")
+	}
+	return &Authenticator{
+		sealer: &Sealer{
+			sessionID:     sessionID,
+			role:          role,
+			checkPortable: !cfg.allowNonPortable,
+			next:          cfg.nextOutgoing,
+			st:            newTagState(key),
+		},
+		opener: &Opener{
+			sessionID: sessionID,
+			role:      role,
+			mode:      mode,
+			next:      cfg.nextIncoming,
+			st:        newTagState(key),
+		},
+	}, nil
+}
+
+// SessionID returns the session the authenticator is bound to.
+func (a *Authenticator) SessionID() string { return a.sealer.sessionID }
+
+// Role returns the role the authenticator seals as.
+func (a *Authenticator) Role() Role { return a.sealer.role }
+
+// Mode returns the number mode received frames are decoded in.
+func (a *Authenticator) Mode() canonjson.Mode { return a.opener.mode }
+
+// NextOutgoing returns the sequence the next sealed frame will carry.
+func (a *Authenticator) NextOutgoing() uint64 { return a.sealer.next }
+
+// NextIncoming returns the sequence the next opened frame must carry.
+func (a *Authenticator) NextIncoming() uint64 { return a.opener.next }
+
+// Seal is Sealer.Seal on the outgoing half.
+func (a *Authenticator) Seal(m Message) (Frame, []byte, error) { return a.sealer.Seal(m) }
+
+// Open is Opener.Open on the incoming half.
+func (a *Authenticator) Open(line []byte) (Frame, error) { return a.opener.Open(line) }
+
+// OpenFrame is Opener.OpenFrame on the incoming half.
+func (a *Authenticator) OpenFrame(f Frame) (Message, error) { return a.opener.OpenFrame(f) }
+
+// Split returns the outgoing and the incoming half with their current
+// counters, so a writer goroutine can own one and a reader goroutine the
+// other. The halves are the authenticator's own state, not copies: no
+// sequence space is ever forked, and the Authenticator must not be used once
+// its halves have been handed out.
+func (a *Authenticator) Split() (*Sealer, *Opener) { return a.sealer, a.opener }
+
+// Close wipes both halves' key copies and buffers. Later Seal and Open calls
+// fail with WeakSessionKey. Close is idempotent.
+func (a *Authenticator) Close() error {
+	a.sealer.Close()
+	a.opener.Close()
+	return nil
+}
+
+// String describes the authenticator without key material. String, GoString
+// and Format have value receivers so that neither an Authenticator nor a
+// pointer to one can be printed field by field; the same holds for Sealer
+// and Opener.
+func (a Authenticator) String() string {
+	return fmt.Sprintf("Authenticator{session: %q, role: %v, next outgoing: %d, next incoming: %d}",
+		a.sealer.sessionID, a.sealer.role, a.sealer.next, a.opener.next)
+}
+
+// GoString is String.
+func (a Authenticator) GoString() string { return a.String() }
+
+// Format writes String for every verb.
+func (a Authenticator) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, a.String()) }
+
+// Sealer is the outgoing half of an authenticator: it owns the outgoing
+// sequence and a copy of the key. Exactly one goroutine should own it.
+type Sealer struct {
+	sessionID     string
+	role          Role
+	checkPortable bool
+	next          uint64
+	st            *tagState
+}
+
+// SessionID returns the session the sealer is bound to.
+func (s *Sealer) SessionID() string { return s.sessionID }
+
+// Role returns the role the sealer seals as.
+func (s *Sealer) Role() Role { return s.role }
+
+// NextOutgoing returns the sequence the next sealed frame will carry.
+func (s *Sealer) NextOutgoing() uint64 { return s.next }
+
+// Seal authenticates m as the next outgoing frame and returns the frame and
+// its encoded line (without the newline; a new slice the caller owns).
+//
+// Checks, in order: m is present and valid (message validation errors);
+// unless disabled, every payload number is portable (ErrNonPortableNumber,
+// Go only); m names this session (UnknownSession with m's session); the
+// next sequence is not 2^64-1 (SequenceExhausted); the tag input fits 1 MiB
+// (WireFrameTooLarge); the frame line fits 1 MiB (WireFrameTooLarge). Only a
+// successful seal advances the outgoing sequence. A closed sealer fails with
+// WeakSessionKey.
+func (s *Sealer) Seal(m Message) (Frame, []byte, error) {
+	if s.st.closed {
+		return Frame{}, nil, kindError(ErrWeakSessionKey)
+	}
+	if m == nil {
+		return Frame{}, nil, &Error{Kind: ErrSerialization, Message: "no message to seal"}
+	}
+	if err := m.Validate(); err != nil {
+		return Frame{}, nil, err
+	}
+	seq := s.next
+	buf, msgStart, msgEnd := appendTagInput(s.st.buf[:0], s.sessionID, s.role, seq, m)
+	s.st.buf = buf
+	msg := buf[msgStart:msgEnd]
+	if s.checkPortable {
+		if err := checkPortableJSON(msg); err != nil {
+			return Frame{}, nil, err
+		}
+	}
+	if sid := m.SessionID(); sid != s.sessionID {
+		return Frame{}, nil, valueError(ErrUnknownSession, sid)
+	}
+	if seq == math.MaxUint64 {
+		return Frame{}, nil, kindError(ErrSequenceExhausted)
+	}
+	if len(buf) > MaxWireFrameBytes {
+		return Frame{}, nil, sizeError(ErrWireFrameTooLarge, len(buf), MaxWireFrameBytes)
+	}
+	tag := s.st.sum()
+	msg = s.st.buf[msgStart:msgEnd] // sum may have moved the buffer
+	lineLen := len(`{"sequence":`) + decimalLen(seq) + len(`,"message":`) + len(msg) +
+		len(`,"auth_tag":"`) + 2*AuthTagBytes + len(`"}`)
+	if lineLen > MaxWireFrameBytes { // unreachable: the tag input is longer
+		return Frame{}, nil, sizeError(ErrWireFrameTooLarge, lineLen, MaxWireFrameBytes)
+	}
+	line := make([]byte, 0, lineLen)
+	line = append(line, `{"sequence":`...)
+	line = strconv.AppendUint(line, seq, 10)
+	line = append(line, `,"message":`...)
+	line = append(line, msg...)
+	line = append(line, `,"auth_tag":"`...)
+	line = AppendHex(line, tag[:])
+	line = append(line, `"}`...)
+	s.next++
+	return Frame{Sequence: seq, Message: m, Tag: tag}, line, nil
+}
+
+// Close wipes the sealer's key copy and buffer; later seals fail with
+// WeakSessionKey.
+func (s *Sealer) Close() error {
+	s.st.close()
+	return nil
+}
+
+// String describes the sealer without key material.
+func (s Sealer) String() string {
+	return fmt.Sprintf("Sealer{session: %q, role: %v, next outgoing: %d}", s.sessionID, s.role, s.next)
+}
+
+// GoString is String.
+func (s Sealer) GoString() string { return s.String() }
+
+// Format writes String for every verb.
+func (s Sealer) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, s.String()) }
+
+// Opener is the incoming half of an authenticator: it owns the incoming
+// sequence and a copy of the key. Exactly one goroutine should own it.
+type Opener struct {
+	sessionID string
+	role      Role
+	mode      canonjson.Mode
+	next      uint64
+	st        *tagState
+}
+
+// SessionID returns the session the opener is bound to.
+func (o *Opener) SessionID() string { return o.sessionID }
+
+// Role returns the opener's own role; frames are expected from its peer.
+func (o *Opener) Role() Role { return o.role }
+
+// Mode returns the number mode received frames are decoded in.
+func (o *Opener) Mode() canonjson.Mode { return o.mode }
+
+// NextIncoming returns the sequence the next opened frame must carry.
+func (o *Opener) NextIncoming() uint64 { return o.next }
+
+// Open decodes one frame line (without its newline) and authenticates it as
+// the next incoming frame from the peer role.
+//
+// Checks, in order: the line decodes (WireFrameTooLarge over 1 MiB,
+// Serialization, then frame syntax: InvalidSequence, message validation,
+// InvalidAuthenticationTag for a malformed tag); the recomputed tag input
+// fits 1 MiB (WireFrameTooLarge); the tag matches in constant time
+// (InvalidAuthenticationTag); the message names this session
+// (UnknownSession); the sequence is the next expected one
+// (UnexpectedSequence{expected, actual}); that sequence is not 2^64-1
+// (SequenceExhausted). A failed open changes nothing and returns no frame.
+func (o *Opener) Open(line []byte) (Frame, error) {
+	if o.st.closed {
+		return Frame{}, kindError(ErrWeakSessionKey)
+	}
+	f, err := DecodeFrame(line, o.mode)
+	if err != nil {
+		return Frame{}, err
+	}
+	if err := o.authenticate(f); err != nil {
+		return Frame{}, err
+	}
+	return f, nil
+}
+
+// OpenFrame authenticates an already decoded frame, running the frame syntax
+// checks first (InvalidSequence, then message validation) and then the same
+// checks as Open. It returns the message only on success.
+func (o *Opener) OpenFrame(f Frame) (Message, error) {
+	if o.st.closed {
+		return nil, kindError(ErrWeakSessionKey)
+	}
+	if err := f.ValidateSyntax(); err != nil {
+		return nil, err
+	}
+	if err := o.authenticate(f); err != nil {
+		return nil, err
+	}
+	return f.Message, nil
+}
+
+// authenticate runs the open checks after frame syntax validation.
+func (o *Opener) authenticate(f Frame) error {
+	buf, _, _ := appendTagInput(o.st.buf[:0], o.sessionID, o.role.Peer(), f.Sequence, f.Message)
+	o.st.buf = buf
+	if len(buf) > MaxWireFrameBytes {
+		return sizeError(ErrWireFrameTooLarge, len(buf), MaxWireFrameBytes)
+	}
+	want := o.st.sum()
+	if subtle.ConstantTimeCompare(want[:], f.Tag[:]) != 1 {
+		return kindError(ErrInvalidAuthenticationTag)
+	}
+	if sid := f.Message.SessionID(); sid != o.sessionID {
+		return valueError(ErrUnknownSession, sid)
+	}
+	if f.Sequence != o.next {
+		return &Error{Kind: ErrUnexpectedSequence, Expected: o.next, Actual: f.Sequence}
+	}
+	if o.next == math.MaxUint64 {
+		return kindError(ErrSequenceExhausted)
+	}
+	o.next++
+	return nil
+}
+
+// Close wipes the opener's key copy and buffer; later opens fail with
+// WeakSessionKey.
+func (o *Opener) Close() error {
+	o.st.close()
+	return nil
+}
+
+// String describes the opener without key material.
+func (o Opener) String() string {
+	return fmt.Sprintf("Opener{session: %q, role: %v, next incoming: %d}", o.sessionID, o.role, o.next)
+}
+
+// GoString is String.
+func (o Opener) GoString() string { return o.String() }
+
+// Format writes String for every verb.
+func (o Opener) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, o.String()) }
+
+// decimalLen returns the number of decimal digits of v.
+func decimalLen(v uint64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}
+
+// checkPortableJSON scans compact canonical JSON (as AppendJSON writes it)
+// and returns a *NonPortableNumberError for the first number token that is
+// not canonjson.PortableNumber. Typed integer fields are plain decimals and
+// always portable; only payload values can fail.
+func checkPortableJSON(b []byte) error {
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"':
+			i = skipString(b, i)
+		case c == '-' || '0' <= c && c <= '9':
+			j := i + 1
+			for j < len(b) && isNumberByte(b[j]) {
+				j++
+			}
+			if tok := b[i:j]; !plainPortableInteger(tok) && !canonjson.PortableNumber(string(tok)) {
+				return &NonPortableNumberError{Token: string(tok)}
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return nil
+}
+
+// skipString returns the index just past the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	i++
+	for {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		end := i + q
+		backslashes := 0
+		for k := end - 1; k >= i && b[k] == '\\'; k-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return end + 1
+		}
+		i = end + 1
+	}
+}
+
+func isNumberByte(c byte) bool {
+	return '0' <= c && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+}
+
+// plainPortableInteger is the fast path of the portability check: a
+// canonical decimal integer that fits i64 (or u64 below 10^19) is portable in
+// both models. Everything else is left to canonjson.PortableNumber.
+func plainPortableInteger(tok []byte) bool {
+	digits := tok
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+		if len(digits) == 0 || digits[0] == '0' || len(digits) > 18 {
+			return false // "-0" is not portable; long negatives take the slow path
+		}
+	}
+	if len(digits) == 0 || len(digits) > 19 || len(digits) > 1 && digits[0] == '0' {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
