@@ -37,6 +37,8 @@ type generated struct {
 // builders produce the vector files, in the order of vectorfmt.FileNames.
 var builders = []func(*checker) (string, any, *fileBuilder){
 	buildCanonicalJSON,
+	buildMessages,
+	buildFramesOpen,
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -89,6 +91,9 @@ func generate() ([]generated, []string) {
 		files = append(files, generated{name: name, body: body, valid: b.counts.valid, invalid: b.counts.invalid})
 	}
 	checkGlobalMinimums(c, files)
+	for _, e := range tableErrors {
+		c.failf("case table: %s", e)
+	}
 	return files, c.problems
 }
 

@@ -107,8 +107,11 @@ type FrameSealGroup struct {
 // Results has one entry per message. A failed seal does not consume a sequence number.
 type SealTest struct {
 	Case
-	Messages []Text       `json:"messages"`
-	Results  []SealResult `json:"results"`
+	// StartSequence, when present, is the sealer's first outgoing sequence instead of 1
+	// (used to reach the end of the sequence space).
+	StartSequence *uint64      `json:"start_sequence,omitempty"`
+	Messages      []Text       `json:"messages"`
+	Results       []SealResult `json:"results"`
 }
 
 // SealResult is the outcome of sealing one message.
@@ -151,9 +154,12 @@ type FrameOpenGroup struct {
 // failed open changes no state.
 type OpenTest struct {
 	Case
-	Lines    []Text       `json:"lines,omitempty"`
-	LinesHex []string     `json:"lines_hex,omitempty"`
-	Results  []OpenResult `json:"results"`
+	// StartSequence, when present, is the opener's first expected incoming sequence
+	// instead of 1 (used to reach the end of the sequence space).
+	StartSequence *uint64      `json:"start_sequence,omitempty"`
+	Lines         []Text       `json:"lines,omitempty"`
+	LinesHex      []string     `json:"lines_hex,omitempty"`
+	Results       []OpenResult `json:"results"`
 }
 
 // OpenResult is the outcome of opening one line.

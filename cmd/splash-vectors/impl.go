@@ -1,0 +1,125 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/splashv5/conform/impl/bootstrap"
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// This file is the generator's only contact with the implementation: each function runs one
+// operation and reports what happened, for comparison with the case tables.
+
+// kindName names the error kind of err as the vectors spell it.
+func kindName(err error) string {
+	var be *bootstrap.Error
+	if errors.As(err, &be) {
+		return be.Kind.String()
+	}
+	if k, ok := protocol.KindOf(err); ok {
+		return k.String()
+	}
+	if errors.Is(err, protocol.ErrNonPortableNumber) {
+		return protocol.ErrNonPortableNumber.String()
+	}
+	if errors.Is(err, canonjson.ErrSyntax) {
+		return "Serialization"
+	}
+	return fmt.Sprintf("Unclassified(%v)", err)
+}
+
+func implCanonicalPayload(input []byte, m canonjson.Mode) outcome {
+	v, err := canonjson.ParseValue(input, m)
+	if err != nil {
+		return outcome{err: canonjsonKind(err)}
+	}
+	if _, err := protocol.JSONPayload(v).ValidateFor(protocol.FormatJSON); err != nil {
+		return outcome{err: kindName(err)}
+	}
+	return outcome{out: string(v.JSON())}
+}
+
+// implMessage decodes a message and reports its canonical form, type and session.
+func implMessage(input []byte, m canonjson.Mode) (outcome, string, string) {
+	msg, err := protocol.DecodeMessage(input, m)
+	if err != nil {
+		return outcome{err: kindName(err)}, "", ""
+	}
+	return outcome{out: string(msg.AppendJSON(nil))}, string(msg.Type()), msg.SessionID()
+}
+
+func newAuth(key [32]byte, sessionID, role string, m canonjson.Mode, start uint64, opts ...protocol.AuthenticatorOption) (*protocol.Authenticator, error) {
+	k, err := protocol.NewSessionKey(key[:])
+	if err != nil {
+		return nil, err
+	}
+	defer k.Close()
+	r, ok := protocol.ParseRole(role)
+	if !ok {
+		return nil, fmt.Errorf("bad role %q", role)
+	}
+	if start != 0 {
+		opts = append(opts, protocol.WithSequences(start, start))
+	}
+	return protocol.NewAuthenticator(sessionID, k, r, m, opts...)
+}
+
+// implOpen opens lines in order with one fresh opener.
+func implOpen(key [32]byte, sessionID, role string, m canonjson.Mode, start uint64, lines []string) ([]openStep, error) {
+	a, err := newAuth(key, sessionID, role, m, start)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	var steps []openStep
+	for _, l := range lines {
+		f, err := a.Open([]byte(l))
+		if err != nil {
+			steps = append(steps, rejected(kindName(err)))
+			continue
+		}
+		steps = append(steps, opened(f.Sequence, string(f.Message.AppendJSON(nil))))
+	}
+	return steps, nil
+}
+
+// sealStep is the implementation's result of sealing one message.
+type sealStep struct {
+	err      string
+	seq      uint64
+	tagInput string
+	tag      string
+	line     string
+}
+
+// implSeal decodes and seals messages in order with one fresh sealer.
+func implSeal(key [32]byte, sessionID, role string, m canonjson.Mode, start uint64, msgs []string) ([]sealStep, error) {
+	a, err := newAuth(key, sessionID, role, m, start)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	r, _ := protocol.ParseRole(role)
+	var steps []sealStep
+	for _, raw := range msgs {
+		msg, err := protocol.DecodeMessage([]byte(raw), m)
+		if err != nil {
+			steps = append(steps, sealStep{err: kindName(err)})
+			continue
+		}
+		f, line, err := a.Seal(msg)
+		if err != nil {
+			steps = append(steps, sealStep{err: kindName(err)})
+			continue
+		}
+		steps = append(steps, sealStep{
+			seq:      f.Sequence,
+			tagInput: string(protocol.TagInput(sessionID, r, f.Sequence, f.Message)),
+			tag:      string(protocol.AppendHex(nil, f.Tag[:])),
+			line:     string(line),
+		})
+	}
+	return steps, nil
+}
