@@ -79,6 +79,10 @@ type parser struct {
 	mode    Mode // 0: syntax only; otherwise also apply the mode's number rules while reading
 	scratch []byte
 	slab    []Node
+	// elemStack and memberStack collect the children of the open containers, so each
+	// container's slice is allocated once, at its exact size, when it closes.
+	elemStack   []*Node
+	memberStack []Member
 }
 
 func (p *parser) document() (*Node, error) {
@@ -200,12 +204,13 @@ func (p *parser) array() (*Node, error) {
 		p.depth--
 		return n, nil
 	}
+	base := len(p.elemStack)
 	for {
 		elem, err := p.value()
 		if err != nil {
 			return nil, err
 		}
-		n.Elems = append(n.Elems, elem)
+		p.elemStack = append(p.elemStack, elem)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, syntaxErr(p.pos, "EOF while parsing a list")
@@ -220,6 +225,9 @@ func (p *parser) array() (*Node, error) {
 		case ']':
 			p.pos++
 			p.depth--
+			n.Elems = append([]*Node(nil), p.elemStack[base:]...)
+			clear(p.elemStack[base:])
+			p.elemStack = p.elemStack[:base]
 			return n, nil
 		default:
 			return nil, syntaxErr(p.pos, "expected ',' or ']'")
@@ -239,13 +247,14 @@ func (p *parser) object() (*Node, error) {
 		p.depth--
 		return n, nil
 	}
+	base := len(p.memberStack)
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, syntaxErr(p.pos, "EOF while parsing an object")
 		}
 		if p.data[p.pos] != '"' {
-			if p.data[p.pos] == '}' && len(n.Members) > 0 {
+			if p.data[p.pos] == '}' && len(p.memberStack) > base {
 				return nil, syntaxErr(p.pos, "trailing comma")
 			}
 			return nil, syntaxErr(p.pos, "key must be a string")
@@ -263,14 +272,14 @@ func (p *parser) object() (*Node, error) {
 			return nil, syntaxErr(p.pos, "expected ':'")
 		}
 		p.pos++
-		if p.mode == Preserve && len(n.Members) == 0 && key == privateNumberKey {
+		if p.mode == Preserve && len(p.memberStack) == base && key == privateNumberKey {
 			return p.privateNumber(n)
 		}
 		val, err := p.value()
 		if err != nil {
 			return nil, err
 		}
-		n.Members = append(n.Members, Member{Key: key, Value: val})
+		p.memberStack = append(p.memberStack, Member{Key: key, Value: val})
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, syntaxErr(p.pos, "EOF while parsing an object")
@@ -281,6 +290,9 @@ func (p *parser) object() (*Node, error) {
 		case '}':
 			p.pos++
 			p.depth--
+			n.Members = append([]Member(nil), p.memberStack[base:]...)
+			clear(p.memberStack[base:])
+			p.memberStack = p.memberStack[:base]
 			return n, nil
 		default:
 			return nil, syntaxErr(p.pos, "expected ',' or '}'")
