@@ -12,11 +12,13 @@ import (
 	"bytes"
 	"io"
 	"unicode/utf8"
+
+	"github.com/splashv5/conform/impl/protocol"
 )
 
-// MaxLineBytes is the largest accepted line, excluding its newline. It equals
-// the protocol's wire frame limit (1 MiB).
-const MaxLineBytes = 1 << 20
+// MaxLineBytes is the largest accepted line, excluding its newline: the
+// protocol's wire frame limit (1 MiB).
+const MaxLineBytes = protocol.MaxWireFrameBytes
 
 // readBufferBytes is the fixed size of a Reader's read buffer.
 const readBufferBytes = 64 << 10
@@ -52,8 +54,9 @@ func (r *Reader) Err() error { return r.err }
 // returned slice is only valid until the next call.
 //
 // Errors, checked in this order: an I/O failure (ErrIO); more than
-// MaxLineBytes bytes before the newline (ErrWireFrameTooLarge, detected as
-// soon as the limit is crossed, without waiting for the newline); end of
+// MaxLineBytes bytes before the newline (ErrProtocol wrapping
+// WireFrameTooLarge, detected as soon as the limit is crossed, without
+// waiting for the newline); end of
 // input before the newline (ErrUnexpectedEndOfStream); a line that is not
 // UTF-8 (ErrInvalidUTF8). After any error, every later call returns the
 // same ErrPoisoned error without reading.
@@ -81,7 +84,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		avail := r.buf[r.start:r.end]
 		if i := bytes.IndexByte(avail, '\n'); i >= 0 {
 			if actual := len(r.line) + i; actual > MaxLineBytes {
-				return nil, &Error{Kind: ErrWireFrameTooLarge, Actual: actual, Maximum: MaxLineBytes}
+				return nil, tooLarge(actual)
 			}
 			var line []byte
 			if len(r.line) == 0 {
@@ -103,7 +106,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		r.line = append(r.line, avail[:take]...)
 		r.start += take
 		if len(r.line) > MaxLineBytes {
-			return nil, &Error{Kind: ErrWireFrameTooLarge, Actual: len(r.line), Maximum: MaxLineBytes}
+			return nil, tooLarge(len(r.line))
 		}
 	}
 }
@@ -172,8 +175,9 @@ func NewWriter(dst io.Writer) *Writer { return &Writer{dst: dst} }
 func (w *Writer) Err() error { return w.err }
 
 // WriteLine writes line followed by one newline in a single Write call, then
-// flushes. A line longer than MaxLineBytes (ErrWireFrameTooLarge) or one that
-// contains a newline (ErrNewlineInLine) is refused before anything is
+// flushes. A line longer than MaxLineBytes (ErrProtocol wrapping
+// WireFrameTooLarge) or one that contains a newline (ErrProtocol wrapping
+// Serialization; an encoded frame never does) is refused before anything is
 // written. Any error poisons the Writer: later calls return one
 // ErrPoisoned error wrapping it and write nothing.
 func (w *Writer) WriteLine(line []byte) error {
@@ -189,10 +193,10 @@ func (w *Writer) WriteLine(line []byte) error {
 
 func (w *Writer) writeLine(line []byte) error {
 	if len(line) > MaxLineBytes {
-		return &Error{Kind: ErrWireFrameTooLarge, Actual: len(line), Maximum: MaxLineBytes}
+		return tooLarge(len(line))
 	}
 	if bytes.IndexByte(line, '\n') >= 0 {
-		return &Error{Kind: ErrNewlineInLine}
+		return protocolError(&protocol.Error{Kind: protocol.ErrSerialization, Message: "frame line contains a line feed"})
 	}
 	w.buf = append(append(w.buf[:0], line...), '\n')
 	n, err := w.dst.Write(w.buf)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/splashv5/conform/impl/protocol"
 	"pgregory.net/rapid"
 )
 
@@ -34,6 +35,19 @@ func wantKind(t *testing.T, err error, kind ErrorKind) *Error {
 		t.Fatalf("error %v is not a *Error", err)
 	}
 	return e
+}
+
+// wantTooLarge checks for Protocol(WireFrameTooLarge{actual, 1 MiB}).
+func wantTooLarge(t *testing.T, err error, actual int) {
+	t.Helper()
+	wantKind(t, err, ErrProtocol)
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Kind != protocol.ErrWireFrameTooLarge || !errors.Is(err, protocol.ErrWireFrameTooLarge) {
+		t.Fatalf("error %v does not wrap WireFrameTooLarge", err)
+	}
+	if pe.Actual != uint64(actual) || pe.Maximum != MaxLineBytes {
+		t.Fatalf("actual %d maximum %d, want %d %d", pe.Actual, pe.Maximum, actual, MaxLineBytes)
+	}
 }
 
 // wantPoisoned checks that later is the poisoned error wrapping first.
@@ -108,10 +122,7 @@ func TestReaderLineAtTheLimit(t *testing.T) {
 	// A carriage return counts toward the limit.
 	withCR := append(append(append([]byte{}, exact...), '\r'), '\n')
 	_, err := NewReader(bytes.NewReader(withCR)).ReadLine()
-	e := wantKind(t, err, ErrWireFrameTooLarge)
-	if e.Actual != MaxLineBytes+1 || e.Maximum != MaxLineBytes {
-		t.Fatalf("actual %d maximum %d", e.Actual, e.Maximum)
-	}
+	wantTooLarge(t, err, MaxLineBytes+1)
 }
 
 // Spec: FRM-032
@@ -122,10 +133,7 @@ func TestReaderOversizedLineWithNewlineInBuffer(t *testing.T) {
 	in := append(append(line, '\n'), "next\n"...)
 	r := NewReader(bytes.NewReader(in))
 	_, err := r.ReadLine()
-	e := wantKind(t, err, ErrWireFrameTooLarge)
-	if e.Actual != MaxLineBytes+10 {
-		t.Fatalf("actual = %d, want %d", e.Actual, MaxLineBytes+10)
-	}
+	wantTooLarge(t, err, MaxLineBytes+10)
 }
 
 // Spec: FRM-032
@@ -133,10 +141,7 @@ func TestReaderOversizedUnterminatedLine(t *testing.T) {
 	// MaxLineBytes+1 bytes and no newline: too large, not end of stream.
 	r := NewReader(bytes.NewReader(bytes.Repeat([]byte{'x'}, MaxLineBytes+1)))
 	_, err := r.ReadLine()
-	e := wantKind(t, err, ErrWireFrameTooLarge)
-	if e.Actual != MaxLineBytes+1 || e.Maximum != MaxLineBytes {
-		t.Fatalf("actual %d maximum %d", e.Actual, e.Maximum)
-	}
+	wantTooLarge(t, err, MaxLineBytes+1)
 }
 
 // endless yields the same byte forever and counts what it handed out.
@@ -158,10 +163,7 @@ func TestReaderBoundsMemoryOnAnEndlessLine(t *testing.T) {
 	src := &endless{b: '7'}
 	r := NewReader(src)
 	_, err := r.ReadLine()
-	e := wantKind(t, err, ErrWireFrameTooLarge)
-	if e.Actual != MaxLineBytes+1 {
-		t.Fatalf("actual = %d", e.Actual)
-	}
+	wantTooLarge(t, err, MaxLineBytes+1)
 	// The decision is taken after at most the limit plus one read buffer.
 	if src.total > MaxLineBytes+1+readBufferBytes {
 		t.Fatalf("read %d bytes from an endless source", src.total)
@@ -212,7 +214,7 @@ func TestReaderRejectsInvalidUTF8AndPoisons(t *testing.T) {
 func TestReaderSizeIsCheckedBeforeUTF8(t *testing.T) {
 	in := append(bytes.Repeat([]byte{0xff}, MaxLineBytes+1), '\n')
 	_, err := NewReader(bytes.NewReader(in)).ReadLine()
-	wantKind(t, err, ErrWireFrameTooLarge)
+	wantTooLarge(t, err, MaxLineBytes+1)
 }
 
 // Spec: FRM-036
@@ -288,7 +290,10 @@ func TestWriterRefusesBadLinesAndPoisons(t *testing.T) {
 	var out bytes.Buffer
 	w := NewWriter(&out)
 	err := w.WriteLine([]byte("a\nb"))
-	wantKind(t, err, ErrNewlineInLine)
+	wantKind(t, err, ErrProtocol)
+	if !errors.Is(err, protocol.ErrSerialization) {
+		t.Fatalf("newline error %v does not wrap Serialization", err)
+	}
 	if out.Len() != 0 {
 		t.Fatalf("wrote %q before refusing", out.String())
 	}
@@ -299,9 +304,9 @@ func TestWriterRefusesBadLinesAndPoisons(t *testing.T) {
 
 	w2 := NewWriter(&out)
 	err = w2.WriteLine(bytes.Repeat([]byte{'z'}, MaxLineBytes+1))
-	e := wantKind(t, err, ErrWireFrameTooLarge)
-	if e.Actual != MaxLineBytes+1 || out.Len() != 0 {
-		t.Fatalf("actual %d, wrote %d bytes", e.Actual, out.Len())
+	wantTooLarge(t, err, MaxLineBytes+1)
+	if out.Len() != 0 {
+		t.Fatalf("wrote %d bytes", out.Len())
 	}
 	// Exactly at the limit is fine.
 	if err := NewWriter(&out).WriteLine(bytes.Repeat([]byte{'z'}, MaxLineBytes)); err != nil {
@@ -324,22 +329,19 @@ func TestWriterWrapsIOErrors(t *testing.T) {
 	}
 }
 
+// Spec: ERR-003, ERR-009
 func TestErrorsNameTheirKind(t *testing.T) {
 	for k, name := range map[ErrorKind]string{
-		ErrIO: "Io", ErrWireFrameTooLarge: "WireFrameTooLarge", ErrInvalidUTF8: "InvalidUtf8",
-		ErrUnexpectedEndOfStream: "UnexpectedEndOfStream", ErrNewlineInLine: "NewlineInLine",
-		ErrPoisoned: "Poisoned",
+		ErrIO: "Io", ErrProtocol: "Protocol", ErrInvalidUTF8: "InvalidUtf8",
+		ErrUnexpectedEndOfStream: "UnexpectedEndOfStream", ErrPoisoned: "Poisoned",
 	} {
 		if k.String() != name {
 			t.Fatalf("%d.String() = %q, want %q", k, k.String(), name)
 		}
 	}
-	e := &Error{Kind: ErrWireFrameTooLarge, Actual: 5, Maximum: 4}
-	if e.Error() != "jsonline: worker frame line is 5 bytes; maximum is 4" {
+	e := tooLarge(5)
+	if !strings.Contains(e.Error(), "WireFrameTooLarge") || errors.Is(e, ErrInvalidUTF8) {
 		t.Fatalf("message = %q", e.Error())
-	}
-	if errors.Is(e, ErrInvalidUTF8) {
-		t.Fatal("kind confusion")
 	}
 }
 
