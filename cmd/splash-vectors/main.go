@@ -38,6 +38,7 @@ type generated struct {
 var builders = []func(*checker) (string, any, *fileBuilder){
 	buildCanonicalJSON,
 	buildMessages,
+	buildFramesSeal,
 	buildFramesOpen,
 }
 

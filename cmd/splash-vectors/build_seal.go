@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/hex"
+	"fmt"
+
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/vectors/vectorfmt"
+)
+
+func buildFramesSeal(c *checker) (string, any, *fileBuilder) {
+	b := newFileBuilder(vectorfmt.FramesSealFile, c)
+	type key struct {
+		role, session string
+		mode          canonjson.Mode
+	}
+	groups := map[key]*vectorfmt.FrameSealGroup{}
+	var order []key
+	for _, row := range sealCases() {
+		runModes := []canonjson.Mode{canonjson.Preserve}
+		if row.alsoLossy {
+			runModes = modes
+		}
+		if len(row.preserve) != len(row.msgs) || (row.lossy != nil && len(row.lossy) != len(row.msgs)) {
+			b.failf("%q: message and result counts differ", row.comment)
+			continue
+		}
+		if (row.lossy != nil) != hasFlag(row.flags, "ModeDependent") {
+			b.failf("%q: ModeDependent flag does not match the expectations", row.comment)
+		}
+		for _, m := range runModes {
+			exp := row.preserve
+			if m == canonjson.Lossy && row.lossy != nil {
+				exp = row.lossy
+			}
+			what := fmt.Sprintf("%s [%s, %s seals]", row.comment, m, row.role)
+			got, err := implSeal(key07, row.session, row.role, m, row.start, row.msgs)
+			if err != nil {
+				b.failf("%s: cannot build the sealer: %v", what, err)
+				continue
+			}
+			results := make([]vectorfmt.SealResult, len(exp))
+			firstErr := ""
+			for i, e := range exp {
+				g := got[i]
+				if e.err != "" {
+					if g.err != e.err {
+						b.failf("%s: message %d: expected error %s, implementation gave %+v", what, i+1, e.err, clipStep(g))
+					}
+					results[i] = vectorfmt.SealResult{Error: e.err}
+					if firstErr == "" {
+						firstErr = e.err
+					}
+					continue
+				}
+				ind := indSeal(key07, row.role, e.seq, row.session, e.canon)
+				if e.factTag != "" && ind.tag != e.factTag {
+					b.failf("%s: message %d: independent tag %s differs from the fact sheet's %s", what, i+1, ind.tag, e.factTag)
+				}
+				if g.err != "" || g.seq != ind.seq || g.tag != ind.tag || g.line != ind.line || g.tagInput != ind.tagInput {
+					b.failf("%s: message %d: expected sequence %d tag %s line %q, implementation gave %+v", what, i+1, ind.seq, ind.tag, clip(ind.line), clipStep(g))
+				}
+				results[i] = vectorfmt.SealResult{Sequence: ind.seq, TagInput: b.text(ind.tagInput), Tag: ind.tag, Line: b.text(ind.line)}
+			}
+			t := vectorfmt.SealTest{Case: b.newCase(row.meta, firstErr), Results: results}
+			if row.start != 0 {
+				s := row.start
+				t.StartSequence = &s
+			}
+			for _, msg := range row.msgs {
+				t.Messages = append(t.Messages, *b.text(msg))
+			}
+			k := key{row.role, row.session, m}
+			g, ok := groups[k]
+			if !ok {
+				g = &vectorfmt.FrameSealGroup{Type: vectorfmt.FrameSealType, KeyHex: hex.EncodeToString(key07[:]),
+					SessionID: row.session, Role: row.role, Mode: m.String(), Tests: []vectorfmt.SealTest{}}
+				groups[k] = g
+				order = append(order, k)
+			}
+			g.Tests = append(g.Tests, t)
+		}
+	}
+	doc := vectorfmt.FramesSeal{}
+	for _, k := range order {
+		doc.TestGroups = append(doc.TestGroups, *groups[k])
+	}
+	doc.Header = b.header()
+	return b.name, doc, b
+}
+
+func clipStep(s sealStep) sealStep {
+	s.tagInput, s.line = clip(s.tagInput), clip(s.line)
+	return s
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"strings"
+)
+
+// sealExp is the expected result of sealing one message: an error kind, or success at seq
+// over the canonical message canon (the tag input, tag and line are then computed
+// independently). factTag, when set, is the fact sheet's recorded tag for that frame.
+type sealExp struct {
+	err     string
+	seq     uint64
+	canon   string
+	factTag string
+}
+
+func sealedAs(seq uint64, canon string) sealExp { return sealExp{seq: seq, canon: canon} }
+func sealFails(kind string) sealExp             { return sealExp{err: kind} }
+
+// sealCase is one row of the frames_seal table: messages decoded and sealed in order by one
+// fresh sealer (key 07…07) of the given role and session.
+type sealCase struct {
+	meta
+	role      string
+	session   string
+	start     uint64
+	msgs      []string
+	preserve  []sealExp
+	lossy     []sealExp
+	alsoLossy bool
+}
+
+// invokeInSession returns a canonical invoke message of exactly n bytes for session sid.
+func invokeInSession(sid string, n int) string {
+	shell := `{"type":"invoke","invocation":{"protocol_version":5,"session_id":"` + sid + `","request_id":"request-1","tool":"text.echo","payload":{"format":"text","value":""}}}`
+	return rep(shell, `"value":""`, `"value":"`+strings.Repeat("a", n-len(shell))+`"`)
+}
+
+func sealCases() []sealCase {
+	var cs []sealCase
+	add := func(c sealCase) { cs = append(cs, c) }
+	fact1 := sealExp{seq: 1, canon: mOpen, factTag: factTag1}
+	add(sealCase{meta: meta{"fact sheet §16 vector 1: host open_session at sequence 1", flags("FactSheet", "Seal"), reqs("FRM-007", "FRM-014", "FRM-015")},
+		role: "host", session: sessionOne, msgs: []string{mOpen}, preserve: []sealExp{fact1}, alsoLossy: true})
+	add(sealCase{meta: meta{"fact sheet §16 vector 2: host invoke with escapes and é at sequence 2", flags("FactSheet", "Seal", "SequenceAdvance", "StringEscape"), reqs("FRM-007", "FRM-021", "ENC-005", "ENC-007")},
+		role: "host", session: sessionOne, msgs: []string{mOpen, factInvokeMessage},
+		preserve: []sealExp{fact1, {seq: 2, canon: factInvokeMessage, factTag: factTag2}}, alsoLossy: true})
+	add(sealCase{meta: meta{"fact sheet §16 vector 3: worker result at sequence 1 (sender \"worker\")", flags("FactSheet", "Seal"), reqs("FRM-007", "FRM-008")},
+		role: "worker", session: sessionOne, msgs: []string{mResult}, preserve: []sealExp{{seq: 1, canon: mResult, factTag: factTag3}}, alsoLossy: true})
+	add(sealCase{meta: meta{"fact sheet §16 vector 4: dispatch with portable numbers at sequence 2; identical in both modes", flags("FactSheet", "Seal", "FloatLayout", "KeyOrder"), reqs("FRM-010", "ENC-003", "ENC-011", "ENC-034", "FRM-006")},
+		role: "host", session: sessionOne, msgs: []string{mClose, factDispatchMessage},
+		preserve: []sealExp{sealedAs(1, mClose), {seq: 2, canon: factDispatchMessage, factTag: factTag4}}, alsoLossy: true})
+	for _, bm := range baseMessages {
+		for _, role := range []string{"host", "worker"} {
+			add(sealCase{meta: meta{bm.label + " sealed by the " + role, flags("Seal", "MessageKind"), append(reqs("FRM-007", "FRM-008", "FRM-014", "FRM-015", "FRM-006"), bm.reqs...)},
+				role: role, session: sessionOne, msgs: []string{bm.json}, preserve: []sealExp{sealedAs(1, bm.json)}, alsoLossy: true})
+		}
+	}
+	add(sealCase{meta: meta{"three messages get sequences 1, 2 and 3", flags("Seal", "SequenceAdvance"), reqs("FRM-018", "FRM-021")},
+		role: "host", session: sessionOne, msgs: []string{mOpen, mInvoke, mCancel}, preserve: []sealExp{sealedAs(1, mOpen), sealedAs(2, mInvoke), sealedAs(3, mCancel)}, alsoLossy: true})
+	pretty := "{ \"session_id\" : \"session-1\", \"protocol_version\" : 5, \"type\" : \"close_session\" }"
+	add(sealCase{meta: meta{"a non-canonical input is sealed in canonical form", flags("Seal", "Reencoding"), reqs("FRM-010", "ENC-002")},
+		role: "worker", session: sessionOne, msgs: []string{pretty}, preserve: []sealExp{sealedAs(1, mClose)}, alsoLossy: true})
+	add(sealCase{meta: meta{"message for another session is refused without using a sequence number", flags("Seal", "WrongSession", "StateUnchanged"), reqs("FRM-021", "FRM-023")},
+		role: "host", session: sessionOne, msgs: []string{mClose2, mClose}, preserve: []sealExp{sealFails("UnknownSession"), sealedAs(1, mClose)}, alsoLossy: true})
+	add(sealCase{meta: meta{"invalid message is refused", flags("Seal", "Validation"), reqs("FRM-021", "MSG-015")},
+		role: "host", session: sessionOne, msgs: []string{rep(mCancel, `"cancel-1"`, `"request-1"`), mCancel}, preserve: []sealExp{sealFails("CancellationIdMatchesRequest"), sealedAs(1, mCancel)}, alsoLossy: true})
+	np := invokeWithJSON(`{"price":1.50}`)
+	add(sealCase{meta: meta{"1.50 is not portable: refused in preserve mode; lossy mode reads it as 1.5", flags("Seal", "NonPortable", "ModeDependent", "TrailingZeros", "StateUnchanged"), reqs("ENC-037", "ERR-004", "FRM-023")},
+		role: "host", session: sessionOne, msgs: []string{np, mClose},
+		preserve: []sealExp{sealFails("NonPortableNumber"), sealedAs(1, mClose)},
+		lossy:    []sealExp{sealedAs(1, invokeWithJSON(`{"price":1.5}`)), sealedAs(2, mClose)}, alsoLossy: true})
+	add(sealCase{meta: meta{"1e2 is not portable: refused in preserve mode; lossy mode reads it as 100.0", flags("Seal", "NonPortable", "ModeDependent", "Exponent"), reqs("ENC-037", "ERR-004")},
+		role: "worker", session: sessionOne, msgs: []string{rep(mResult, `{"format":"text","value":"ok"}`, `{"format":"json","value":[1e2]}`)},
+		preserve: []sealExp{sealFails("NonPortableNumber")},
+		lossy:    []sealExp{sealedAs(1, rep(mResult, `{"format":"text","value":"ok"}`, `{"format":"json","value":[100.0]}`))}, alsoLossy: true})
+	add(sealCase{meta: meta{"a non-portable number inside a status payload is refused", flags("Seal", "NonPortable", "ModeDependent"), reqs("ENC-037")},
+		role: "worker", session: sessionOne, msgs: []string{rep(mOpResult, `{"total":3}`, `{"total":3.10}`)},
+		preserve: []sealExp{sealFails("NonPortableNumber")},
+		lossy:    []sealExp{sealedAs(1, rep(mOpResult, `{"total":3}`, `{"total":3.1}`))}, alsoLossy: true})
+	add(sealCase{meta: meta{"-0 becomes 0 in preserve mode and -0.0 in lossy mode; both are portable", flags("Seal", "NegativeZero", "ModeDependent"), reqs("ENC-024", "ENC-028", "ENC-034")},
+		role: "host", session: sessionOne, msgs: []string{dispatchWithJSON(`[-0]`)},
+		preserve: []sealExp{sealedAs(1, dispatchWithJSON(`[0]`))},
+		lossy:    []sealExp{sealedAs(1, dispatchWithJSON(`[-0.0]`))}, alsoLossy: true})
+	add(sealCase{meta: meta{"the portability check runs before the session check", flags("Seal", "NonPortable", "CheckOrder", "ModeDependent"), reqs("FRM-022")},
+		role: "host", session: sessionOne, msgs: []string{rep(np, "session-1", "session-2")},
+		preserve: []sealExp{sealFails("NonPortableNumber")}, lossy: []sealExp{sealFails("UnknownSession")}, alsoLossy: true})
+	add(sealCase{meta: meta{"the last outgoing sequence 2^64-1 can never be used", flags("Seal", "Boundary"), reqs("FRM-021", "FRM-024")},
+		role: "host", session: sessionOne, start: 18446744073709551615, msgs: []string{mClose}, preserve: []sealExp{sealFails("SequenceExhausted")}})
+	add(sealCase{meta: meta{"sequence 2^64-2 is the largest ever sealed", flags("Seal", "Boundary", "SequenceAdvance"), reqs("FRM-024", "FRM-023")},
+		role: "worker", session: sessionOne, start: 18446744073709551614, msgs: []string{mClose, mClose},
+		preserve: []sealExp{sealedAs(18446744073709551614, mClose), sealFails("SequenceExhausted")}})
+	hostMax := 1<<20 - len(indTagInput("host", 1, "s", ""))
+	add(sealCase{meta: meta{"largest host message whose tag input is exactly 1048576 bytes (session s)", flags("Seal", "SizeLimit", "Boundary", "LargeInput"), reqs("FRM-012", "FRM-013", "MSG-041")},
+		role: "host", session: "s", msgs: []string{invokeInSession("s", hostMax)}, preserve: []sealExp{sealedAs(1, invokeInSession("s", hostMax))}})
+	add(sealCase{meta: meta{"one byte more: the tag input is 1048577 bytes", flags("Seal", "SizeLimit", "Boundary", "LargeInput", "StateUnchanged"), reqs("FRM-012", "FRM-013", "FRM-023")},
+		role: "host", session: "s", msgs: []string{invokeInSession("s", hostMax+1), mClose}, preserve: []sealExp{sealFails("WireFrameTooLarge"), sealFails("UnknownSession")}})
+	workerMax := 1<<20 - len(indTagInput("worker", 1, "s", ""))
+	add(sealCase{meta: meta{"largest worker message whose tag input is exactly 1048576 bytes (session s)", flags("Seal", "SizeLimit", "Boundary", "LargeInput"), reqs("FRM-012", "FRM-013")},
+		role: "worker", session: "s", msgs: []string{invokeInSession("s", workerMax)}, preserve: []sealExp{sealedAs(1, invokeInSession("s", workerMax))}})
+	add(sealCase{meta: meta{"one byte more for a worker sender", flags("Seal", "SizeLimit", "Boundary", "LargeInput"), reqs("FRM-012", "FRM-013")},
+		role: "worker", session: "s", msgs: []string{invokeInSession("s", workerMax+1)}, preserve: []sealExp{sealFails("WireFrameTooLarge")}})
+	return cs
+}
