@@ -1,0 +1,240 @@
+// Command splash-worker is the reference worker of Splash worker protocol v5. It serves one
+// session over its standard streams with the conformance adapter profile registered:
+//
+//	standard input:  the private-pipe bootstrap, then one authenticated frame per line
+//	standard output: one authenticated answer frame per line
+//	standard error:  diagnostics (never key material)
+//
+// It ends the session at the first frame it rejects, writes nothing for that frame, and exits
+// with a status that names the class of the error (see docs/worker.md).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"lukechampine.com/blake3"
+
+	"github.com/splashv5/conform/impl/bootstrap"
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/profile"
+	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/worker"
+)
+
+// testStorageKeyLabel is hashed with BLAKE3-256 into the storage key used when no key file is
+// given. It is public, so that key protects nothing: it exists only for tests.
+const testStorageKeyLabel = "splash-worker test storage key v1"
+
+const usageText = `usage: splash-worker [flags] < bootstrap-and-frames > frames
+
+Serves one Splash worker protocol v5 session with the conformance adapter profile.
+
+flags:
+  --journal FILE            SQLite journal database (default: in memory, lost at exit)
+  --namespace NS            journal record namespace (default "splash-worker-journal")
+  --admission-namespace NS  namespace of the admitted-session list (default "splash-worker-admission")
+  --scope SCOPE             journal scope (default "conformance")
+  --effect-log FILE         profile effect log (default: in memory)
+  --storage-key-file FILE   storage key: 32 raw bytes or 64 hex digits (default: the public test key)
+  --storage-key-id ID       storage key id (default "storage-v1")
+  --number-mode MODE        "preserve" or "lossy" (default "preserve")
+  --max-reconciliations-per-tool N     (default 16)
+  --max-reconciliations-per-session N  (default 64)
+
+exit status: 0 clean, 2 usage, 3 bootstrap, 4 transport, 5 rejected, 6 adapter,
+7 persistence, 8 internal.
+`
+
+type options struct {
+	journalPath, namespace, admissionNamespace, scope string
+	effectLog, keyFile, keyID, numberMode, fault      string
+	perTool, perSession                               uint
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("splash-worker", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&o.journalPath, "journal", "", "")
+	fs.StringVar(&o.namespace, "namespace", "splash-worker-journal", "")
+	fs.StringVar(&o.admissionNamespace, "admission-namespace", "splash-worker-admission", "")
+	fs.StringVar(&o.scope, "scope", "conformance", "")
+	fs.StringVar(&o.effectLog, "effect-log", "", "")
+	fs.StringVar(&o.keyFile, "storage-key-file", "", "")
+	fs.StringVar(&o.keyID, "storage-key-id", "storage-v1", "")
+	fs.StringVar(&o.numberMode, "number-mode", "preserve", "")
+	fs.UintVar(&o.perTool, "max-reconciliations-per-tool", uint(worker.DefaultMaxReconciliationsPerTool), "")
+	fs.UintVar(&o.perSession, "max-reconciliations-per-session", uint(worker.DefaultMaxReconciliationsPerSession), "")
+	// Reserved for the conformance suite's crash and mutation tests; not in the usage text.
+	fs.StringVar(&o.fault, "fault", "", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, usageText)
+		}
+		return o, err
+	}
+	if fs.NArg() != 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return o, nil
+}
+
+// faults returns the fault hooks named by --fault (WRK-095). "pause-<point>" announces the
+// pause on stderr and then blocks forever at that point, so a test can kill the process there.
+func faults(name string, stderr io.Writer) (*worker.Faults, error) {
+	if name == "" {
+		return nil, nil
+	}
+	pointName, ok := strings.CutPrefix(name, "pause-")
+	point, known := worker.ParsePoint(pointName)
+	if !ok || !known {
+		return nil, fmt.Errorf("unknown fault %q", name)
+	}
+	return &worker.Faults{At: func(p worker.Point) {
+		if p != point {
+			return
+		}
+		fmt.Fprintf(stderr, "splash-worker: fault: paused %s\n", p)
+		for {
+			time.Sleep(time.Hour)
+		}
+	}}, nil
+}
+
+func storageKey(path string) (storage.Key, bool, error) {
+	if path == "" {
+		return storage.NewKey(blake3.Sum256([]byte(testStorageKeyLabel))), true, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return storage.Key{}, false, err
+	}
+	var raw [storage.KeyBytes]byte
+	defer clear(raw[:])
+	defer clear(data)
+	switch trimmed := strings.TrimRight(string(data), "\r\n"); {
+	case len(data) == storage.KeyBytes:
+		copy(raw[:], data)
+	case len(trimmed) == 2*storage.KeyBytes:
+		if _, err := hex.Decode(raw[:], []byte(trimmed)); err != nil {
+			return storage.Key{}, false, errors.New("storage key file is not 64 hex digits")
+		}
+	default:
+		return storage.Key{}, false, errors.New("storage key file must hold 32 raw bytes or 64 hex digits")
+	}
+	return storage.NewKey(raw), false, nil
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	report := func(code int, err error) int {
+		fmt.Fprintf(stderr, "splash-worker: %s: %v\n", worker.ExitClassName(code), err)
+		return code
+	}
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return report(worker.ExitUsage, err)
+	}
+	mode, err := canonjson.ParseMode(o.numberMode)
+	if err != nil {
+		return report(worker.ExitUsage, err)
+	}
+	limits, err := worker.NewLimits(uint32(min(o.perTool, 1<<32-1)), uint32(min(o.perSession, 1<<32-1)))
+	if err != nil {
+		return report(worker.ExitUsage, err)
+	}
+	fault, err := faults(o.fault, stderr)
+	if err != nil {
+		return report(worker.ExitUsage, err)
+	}
+	key, testKey, err := storageKey(o.keyFile)
+	if err != nil {
+		return report(worker.ExitUsage, err)
+	}
+	defer key.Wipe()
+	keyID := storage.KeyID(o.keyID)
+	if testKey && o.keyID == "storage-v1" {
+		keyID = "test-only"
+	}
+	keyring, err := storage.NewKeyring(keyID, key)
+	if err != nil {
+		return report(worker.ExitUsage, err)
+	}
+	if testKey && o.journalPath != "" {
+		fmt.Fprintln(stderr, "splash-worker: warning: the journal is protected by the public test storage key; use --storage-key-file outside tests")
+	}
+
+	ctx := context.Background()
+	var backend storage.Backend = storage.NewMemoryBackend()
+	if o.journalPath != "" {
+		sqlite, err := storage.OpenSQLite(ctx, o.journalPath, nil)
+		if err != nil {
+			return report(worker.ExitPersistence, err)
+		}
+		defer sqlite.Close()
+		backend = sqlite
+	}
+	store := storage.NewAuthenticatedStore(backend, keyring)
+	journalStore, err := worker.NewStorageJournalStore(store, o.namespace, o.scope, mode)
+	if err != nil {
+		return report(worker.ExitUsage, err)
+	}
+	admission, err := worker.NewStoreAdmission(store, journalStore, o.admissionNamespace)
+	if err != nil {
+		return report(worker.ExitUsage, err)
+	}
+	effects := profile.NewEffectLog(nil, nil)
+	if o.effectLog != "" {
+		var f *os.File
+		effects, f, err = profile.OpenEffectLogFile(o.effectLog, mode)
+		if err != nil {
+			return report(worker.ExitPersistence, err)
+		}
+		defer f.Close()
+	}
+	registry := worker.NewRegistry()
+	if err := profile.Register(registry, profile.Options{Effects: effects}); err != nil {
+		return report(worker.ExitInternal, err)
+	}
+
+	in := bufio.NewReaderSize(stdin, 64<<10)
+	boot, err := bootstrap.Read(in)
+	if err != nil {
+		return report(worker.ExitBootstrap, err)
+	}
+	auth, err := boot.WorkerAuthenticator(mode)
+	boot.Key.Close()
+	if err != nil {
+		return report(worker.ExitBootstrap, err)
+	}
+	defer auth.Close()
+
+	err = worker.Serve(ctx, worker.ServeConfig{
+		Auth:      auth,
+		Lines:     worker.NewFrameReader(in),
+		Output:    stdout,
+		Store:     journalStore,
+		Registry:  registry,
+		Limits:    limits,
+		Admission: admission,
+		Faults:    fault,
+	})
+	code := worker.ExitCode(err)
+	if code != worker.ExitClean {
+		return report(code, err)
+	}
+	return code
+}
