@@ -80,6 +80,7 @@ func AtField(err error, name string) error {
 	if err == nil || !errors.As(err, &de) {
 		return err
 	}
+	name = clip(name)
 	if de.Path == "" {
 		de.Path = name
 	} else if strings.HasPrefix(de.Path, "[") {
@@ -181,15 +182,26 @@ func describe(n *canonjson.Node) string {
 		}
 		return "boolean `false`"
 	case canonjson.NodeNumber:
-		return "number " + n.Text
+		return "number " + clip(n.Text)
 	case canonjson.NodeString:
-		return "string " + strconv.Quote(n.Text)
+		return "string " + strconv.Quote(clip(n.Text))
 	case canonjson.NodeArray:
 		return "sequence"
 	case canonjson.NodeObject:
 		return "map"
 	}
 	return "invalid node"
+}
+
+// maxEcho bounds how much of an input string an error message repeats.
+const maxEcho = 64
+
+// clip shortens s for an error message so a hostile input cannot flood logs.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	return s[:maxEcho] + "...(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 func invalidType(n *canonjson.Node, expected string) error {

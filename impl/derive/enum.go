@@ -17,7 +17,7 @@ func variantIndex(name string, variants []string) int {
 }
 
 func unknownVariant(name string, variants []string) error {
-	return &Error{Reason: "unknown variant `" + name + "`, expected one of `" + strings.Join(variants, "`, `") + "`"}
+	return &Error{Reason: "unknown variant `" + clip(name) + "`, expected one of `" + strings.Join(variants, "`, `") + "`"}
 }
 
 // Identifier decodes a variant identifier the way serde's derived variant visitor does when
@@ -44,7 +44,7 @@ func Identifier(n *canonjson.Node, c Context, variants []string) (int, error) {
 				if idx < uint64(len(variants)) {
 					return int(idx), nil
 				}
-				return 0, &Error{Reason: "invalid value: integer `" + n.Text + "`, expected variant index 0 <= i < " + strconv.Itoa(len(variants))}
+				return 0, &Error{Reason: "invalid value: integer `" + clip(n.Text) + "`, expected variant index 0 <= i < " + strconv.Itoa(len(variants))}
 			}
 		}
 	}
@@ -223,7 +223,7 @@ func (a *Adjacent) Split(n *canonjson.Node, c Context) (variant int, content *ca
 				contentFirst = !tagSeen
 			default:
 				if a.DenyUnknown {
-					return 0, nil, c, &Error{Reason: "unknown field `" + m.Key + "`, expected `" + a.Tag + "` or `" + a.Content + "`"}
+					return 0, nil, c, &Error{Reason: "unknown field `" + clip(m.Key) + "`, expected `" + a.Tag + "` or `" + a.Content + "`"}
 				}
 			}
 		}

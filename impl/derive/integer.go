@@ -28,7 +28,7 @@ func Uint(n *canonjson.Node, c Context, bits int) (uint64, error) {
 		if tok == "-0" && c.NegativeZeroAllowed() {
 			return 0, nil
 		}
-		return 0, &Error{Reason: "invalid value: integer `" + tok + "`, expected " + expected}
+		return 0, &Error{Reason: "invalid value: integer `" + clip(tok) + "`, expected " + expected}
 	}
 	v, err := strconv.ParseUint(tok, 10, 64)
 	if err != nil {
@@ -36,7 +36,7 @@ func Uint(n *canonjson.Node, c Context, bits int) (uint64, error) {
 		return 0, invalidType(n, expected)
 	}
 	if bits < 64 && v>>uint(bits) != 0 {
-		return 0, &Error{Reason: "invalid value: integer `" + tok + "`, expected " + expected}
+		return 0, &Error{Reason: "invalid value: integer `" + clip(tok) + "`, expected " + expected}
 	}
 	return v, nil
 }

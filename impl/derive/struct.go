@@ -73,13 +73,13 @@ func (s *Struct) decodeObject(n *canonjson.Node, field FieldFunc) error {
 		i := s.Index(m.Key)
 		if i < 0 {
 			if s.DenyUnknown {
-				return &Error{Reason: "unknown field `" + m.Key + "` in struct " + s.Name}
+				return &Error{Reason: "unknown field `" + clip(m.Key) + "` in struct " + s.Name}
 			}
 			continue
 		}
 		bit := uint64(1) << uint(i)
 		if seen&bit != 0 {
-			return &Error{Reason: "duplicate field `" + m.Key + "`"}
+			return &Error{Reason: "duplicate field `" + clip(m.Key) + "`"}
 		}
 		seen |= bit
 		if err := field(i, m.Value); err != nil {

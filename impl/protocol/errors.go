@@ -233,7 +233,7 @@ func (e *Error) Error() string {
 
 func (e *Error) describe() string {
 	u := func(x uint64) string { return strconv.FormatUint(x, 10) }
-	q := strconv.Quote
+	q := quoteBounded
 	switch e.Kind {
 	case ErrUnsupportedVersion:
 		return "unsupported worker protocol version " + u(e.Actual)
@@ -359,6 +359,17 @@ func (e *Error) describe() string {
 		return e.Message
 	}
 	return "unknown error kind"
+}
+
+// maxEchoBytes bounds how much of a received value an error message repeats, so a hostile
+// 1 MiB identifier does not flood logs. The structured fields keep the full value.
+const maxEchoBytes = 64
+
+func quoteBounded(s string) string {
+	if len(s) <= maxEchoBytes {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:maxEchoBytes]) + "... (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // KindOf returns the ProtocolError variant of err: the kind of an *Error or ErrorKind in its
