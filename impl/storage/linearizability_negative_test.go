@@ -1,0 +1,191 @@
+package storage
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// racyReserveBackend allocates fencing tokens the forbidden way: it reads
+// the current fence, yields, and establishes current+1. The first `rendezvous`
+// reservations wait for each other between the read and the write, so they
+// all read the same fence.
+type racyReserveBackend struct {
+	Backend
+	rendezvous *sync.WaitGroup
+	remaining  *atomic.Int64
+}
+
+func newRacyReserveBackend(b Backend, rendezvous int) racyReserveBackend {
+	wg := &sync.WaitGroup{}
+	wg.Add(rendezvous)
+	n := &atomic.Int64{}
+	n.Store(int64(rendezvous))
+	return racyReserveBackend{Backend: b, rendezvous: wg, remaining: n}
+}
+
+func (r racyReserveBackend) ReserveFence(ctx context.Context, key RecordKey) (uint64, error) {
+	current, err := r.Backend.CurrentFence(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if r.remaining.Add(-1) >= 0 {
+		r.rendezvous.Done()
+		r.rendezvous.Wait()
+	} else {
+		runtime.Gosched()
+	}
+	next := current + 1
+	if err := r.Backend.EstablishFence(ctx, key, next); err != nil {
+		return 0, err
+	}
+	return next, nil
+}
+
+// ignoredFenceBackend performs fenced swaps under whatever fence is current,
+// ignoring the caller's token: the bug that lets a superseded writer write.
+type ignoredFenceBackend struct{ Backend }
+
+func (b ignoredFenceBackend) CompareAndSwapFenced(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, _ uint64) (CASOutcome, error) {
+	current, err := b.Backend.CurrentFence(ctx, key)
+	if err != nil {
+		return CASOutcome{}, err
+	}
+	return b.Backend.CompareAndSwapFenced(ctx, key, expected, replacement, current)
+}
+
+// The checker must refute a backend whose reservations are read-then-write:
+// every client starts by reserving a lease on key 0, the rendezvous makes
+// all of them read fence 0, and all get token 1.
+//
+// Spec: STO-029, STO-071
+func TestLinearizabilityCheckerRejectsRacyReservations(t *testing.T) {
+	const clients = 4
+	for _, h := range []harness{memoryHarness(), sqliteHarness(JournalWAL)} {
+		t.Run(h.name, func(t *testing.T) {
+			b := newRacyReserveBackend(h.open(t), clients)
+			ops := runGoroutineHistory(b, linKeys(0, 2), clients, 12, 7, monotonicClock())
+			duplicates := map[uint64]int{}
+			for _, op := range ops {
+				if in, out := op.Input.(linInput), op.Output.(linOutput); in.Op == linReserve && in.Key == 0 && out.Err == 0 {
+					duplicates[out.Token]++
+				}
+			}
+			if duplicates[1] != clients {
+				t.Fatalf("the rendezvous did not force a collision: token 1 issued %d times", duplicates[1])
+			}
+			if res := checkHistory(t, ops, false); res != porcupine.Illegal {
+				t.Fatalf("a history with duplicated reservations was judged %s", res)
+			}
+		})
+	}
+}
+
+// The checker must refute a backend whose fenced swap ignores the token: a
+// writer superseded by a newer reservation still writes.
+//
+// Spec: STO-029, STO-028
+func TestLinearizabilityCheckerRejectsIgnoredFences(t *testing.T) {
+	for _, h := range []harness{memoryHarness(), sqliteHarness(JournalWAL)} {
+		t.Run(h.name, func(t *testing.T) {
+			b := ignoredFenceBackend{h.open(t)}
+			keys := linKeys(0, 1)
+			clock := monotonicClock()
+			var ops []porcupine.Operation
+			step := func(client int, in linInput) linOutput {
+				call := clock()
+				out := linCall(context.Background(), b, keys, in)
+				ops = append(ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: clock()})
+				return out
+			}
+			old := step(0, linInput{Op: linReserve})
+			newer := step(1, linInput{Op: linReserve})
+			if old.Token != 1 || newer.Token != 2 {
+				t.Fatalf("reservations %d and %d", old.Token, newer.Token)
+			}
+			// The superseded writer writes with token 1 after token 2 exists.
+			out := step(0, linInput{Op: linFencedSwap, Token: old.Token, Value: "stale writer"})
+			if !out.Stored {
+				t.Fatalf("the broken backend did not let the stale writer through: %+v", out)
+			}
+			// Concurrent traffic after the violation does not hide it.
+			ops = append(ops, runGoroutineHistory(b, keys, 3, 10, 11, clock)...)
+			if res := checkHistory(t, ops, false); res != porcupine.Illegal {
+				t.Fatalf("a history with a write under a stale fence was judged %s", res)
+			}
+		})
+	}
+}
+
+// The model itself, on hand-written histories.
+//
+// Spec: STO-026, STO-027, STO-028
+func TestFencedRegisterModel(t *testing.T) {
+	op := func(client int, call, ret int64, in linInput, out linOutput) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret}
+	}
+	reserve := linInput{Op: linReserve}
+	cases := []struct {
+		name string
+		ops  []porcupine.Operation
+		want porcupine.CheckResult
+	}{
+		{"sequential reservations", []porcupine.Operation{
+			op(0, 0, 1, reserve, linOutput{Token: 1}),
+			op(1, 2, 3, reserve, linOutput{Token: 2}),
+		}, porcupine.Ok},
+		{"overlapping reservations in either order", []porcupine.Operation{
+			op(0, 0, 10, reserve, linOutput{Token: 2}),
+			op(1, 1, 9, reserve, linOutput{Token: 1}),
+		}, porcupine.Ok},
+		{"one token issued twice", []porcupine.Operation{
+			op(0, 0, 10, reserve, linOutput{Token: 1}),
+			op(1, 1, 9, reserve, linOutput{Token: 1}),
+		}, porcupine.Illegal},
+		{"reservation going backwards", []porcupine.Operation{
+			op(0, 0, 1, reserve, linOutput{Token: 2}),
+			op(1, 2, 3, reserve, linOutput{Token: 1}),
+		}, porcupine.Illegal},
+		{"higher establish sticks after a conflict", []porcupine.Operation{
+			op(0, 0, 1, linInput{Op: linEstablish, Token: 5}, linOutput{}),
+			op(0, 2, 3, linInput{Op: linFencedSwap, Token: 5, HasExpected: true, Expected: 3, Value: "x"}, linOutput{Floor: 0}),
+			op(1, 4, 5, linInput{Op: linCurrentFence}, linOutput{Token: 5}),
+		}, porcupine.Ok},
+		{"write with a lower token", []porcupine.Operation{
+			op(0, 0, 1, linInput{Op: linEstablish, Token: 5}, linOutput{}),
+			op(1, 2, 3, linInput{Op: linFencedSwap, Token: 4, Value: "x"}, linOutput{Stored: true, Floor: 1}),
+		}, porcupine.Illegal},
+		{"write with a higher, unestablished token", []porcupine.Operation{
+			op(0, 0, 1, linInput{Op: linEstablish, Token: 5}, linOutput{}),
+			op(1, 2, 3, linInput{Op: linFencedSwap, Token: 6, Value: "x"}, linOutput{Err: ErrFencingTokenRejected, ErrCurrent: 5}),
+		}, porcupine.Ok},
+		{"lost update", []porcupine.Operation{
+			op(0, 0, 1, linInput{Op: linEstablish, Token: 1}, linOutput{}),
+			op(0, 2, 3, linInput{Op: linFencedSwap, Token: 1, Value: "a"}, linOutput{Stored: true, Floor: 1}),
+			op(1, 4, 5, linInput{Op: linFencedSwap, Token: 1, Value: "b"}, linOutput{Stored: true, Floor: 1}),
+		}, porcupine.Illegal},
+		{"stale read", []porcupine.Operation{
+			op(0, 0, 1, linInput{Op: linEstablish, Token: 1}, linOutput{}),
+			op(0, 2, 3, linInput{Op: linFencedSwap, Token: 1, Value: "a"}, linOutput{Stored: true, Floor: 1}),
+			op(1, 4, 5, linInput{Op: linLoad}, linOutput{}),
+		}, porcupine.Illegal},
+		{"unknown outcome may have applied", []porcupine.Operation{
+			op(0, 0, 1, linInput{Op: linEstablish, Token: 1}, linOutput{}),
+			op(0, 2, time.Hour.Nanoseconds(), linInput{Op: linFencedSwap, Token: 1, Value: "a"}, linOutput{Unknown: true}),
+			op(1, 4, 5, linInput{Op: linLoad}, linOutput{HasRecord: true, Revision: 1, Value: "a", Floor: 1}),
+		}, porcupine.Ok},
+		{"zero token", []porcupine.Operation{
+			op(0, 0, 1, linInput{Op: linEstablish}, linOutput{}),
+		}, porcupine.Illegal},
+	}
+	for _, c := range cases {
+		if got := checkHistory(t, c.ops, false); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
