@@ -503,7 +503,7 @@ func checkPortableJSON(b []byte) error {
 			for j < len(b) && isNumberByte(b[j]) {
 				j++
 			}
-			if tok := b[i:j]; !plainPortableInteger(tok) && !canonjson.PortableNumber(string(tok)) {
+			if tok := b[i:j]; !plainPortableInteger(tok) && !plainPortableDecimal(tok) && !canonjson.PortableNumber(string(tok)) {
 				return &NonPortableNumberError{Token: string(tok)}
 			}
 			i = j
@@ -555,6 +555,64 @@ func plainPortableInteger(tok []byte) bool {
 	for _, c := range digits {
 		if c < '0' || c > '9' {
 			return false
+		}
+	}
+	return true
+}
+
+// plainPortableDecimal is the second fast path: a fixed-point token
+// -?INT.FRAC without exponent whose digits (INT without leading zeros, then
+// FRAC) number at most 15, whose FRAC has no trailing zero unless it is
+// exactly "0", and whose first significant digit is at most 5 places after
+// the point. Such a token is portable: Preserve keeps it verbatim; Lossy
+// divides an exact integer below 10^15 by an exact power of ten, which is
+// correctly rounded, and the shortest digits of the result are the token's
+// own digits (distinct decimals of at most 15 significant digits are
+// distinct doubles), which the writer lays out in fixed notation exactly as
+// the token spells them. Everything else is left to
+// canonjson.PortableNumber; tests check this path against it.
+func plainPortableDecimal(tok []byte) bool {
+	if len(tok) > 0 && tok[0] == '-' {
+		tok = tok[1:]
+	}
+	dot := bytes.IndexByte(tok, '.')
+	if dot <= 0 || dot == len(tok)-1 {
+		return false
+	}
+	intPart, frac := tok[:dot], tok[dot+1:]
+	if len(intPart) > 1 && intPart[0] == '0' {
+		return false
+	}
+	for _, c := range intPart {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	for _, c := range frac {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	digits := len(frac)
+	if intPart[0] != '0' {
+		digits += len(intPart)
+	}
+	if digits > 15 {
+		return false
+	}
+	if len(frac) == 1 && frac[0] == '0' {
+		return true // I.0, including 0.0 and -0.0
+	}
+	if frac[len(frac)-1] == '0' {
+		return false // the writer drops trailing zeros
+	}
+	if intPart[0] == '0' {
+		lead := 0
+		for lead < len(frac) && frac[lead] == '0' {
+			lead++
+		}
+		if lead > 4 {
+			return false // 0.000001 and smaller are written in scientific notation
 		}
 	}
 	return true

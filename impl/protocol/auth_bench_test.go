@@ -1,0 +1,221 @@
+package protocol
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"lukechampine.com/blake3"
+
+	"github.com/splashv5/conform/impl/canonjson"
+)
+
+// Benchmarks of sealing and opening an invoke frame whose JSON payload has a
+// given canonical size, next to the bare BLAKE3 keyed hash of the same tag
+// input, all in one run so the ratios are meaningful:
+//
+//	go test -run '^$' -bench 'Auth' -benchmem ./impl/protocol
+//
+// docs/performance.md records the numbers and how to read them.
+
+// benchSizes are the payload sizes; "1MiB" is the largest payload of this
+// shape whose tag input still fits the 1 MiB limit.
+var benchSizes = []struct {
+	name  string
+	bytes int
+}{
+	{"256B", 256},
+	{"4KiB", 4 << 10},
+	{"64KiB", 64 << 10},
+	{"1MiB", -1},
+}
+
+// benchPayload returns a JSON array of small records (strings, integers,
+// a portable float, a nested array) whose canonical encoding is at most n
+// bytes and within one record of it.
+func benchPayload(n int) canonjson.Value {
+	var elems []canonjson.Value
+	size := 2 // []
+	for i := 0; ; i++ {
+		score, _ := canonjson.Float(float64(i%1000) / 8)
+		rec := canonjson.Object(
+			canonjson.Entry{Key: "id", Value: canonjson.Uint(uint64(i))},
+			canonjson.Entry{Key: "name", Value: canonjson.String("item-" + strconv.Itoa(i) + " payload text")},
+			canonjson.Entry{Key: "score", Value: score},
+			canonjson.Entry{Key: "tags", Value: canonjson.Array(canonjson.String("a"), canonjson.String("bb"), canonjson.Int(-7))},
+		)
+		add := len(rec.JSON())
+		if len(elems) > 0 {
+			add++ // comma
+		}
+		if size+add > n {
+			break
+		}
+		elems = append(elems, rec)
+		size += add
+	}
+	return canonjson.Array(elems...)
+}
+
+type authBench struct {
+	msg      InvokeMessage
+	key      *SessionKey
+	tagInput []byte
+	line     []byte
+}
+
+func newAuthBench(b *testing.B, n int) *authBench {
+	b.Helper()
+	key, err := NewSessionKey(bytes.Repeat([]byte{7}, SessionKeyBytes))
+	if err != nil {
+		b.Fatal(err)
+	}
+	build := func(n int) InvokeMessage {
+		inv, err := NewToolInvocation("session-1", "request-1", "json.tool", JSONPayload(benchPayload(n)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return InvokeMessage{Invocation: inv}
+	}
+	if n < 0 { // largest payload whose tag input fits
+		overhead := len(TagInput("session-1", RoleHost, 1, build(2)))
+		n = MaxWireFrameBytes - overhead
+	}
+	ab := &authBench{msg: build(n), key: key}
+	ab.tagInput = TagInput("session-1", RoleHost, 1, ab.msg)
+	host := ab.auth(b, RoleHost)
+	if _, ab.line, err = host.Seal(ab.msg); err != nil {
+		b.Fatal(err)
+	}
+	return ab
+}
+
+func (ab *authBench) auth(b *testing.B, role Role) *Authenticator {
+	a, err := NewAuthenticator("session-1", ab.key, role, canonjson.Preserve)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return a
+}
+
+func BenchmarkAuthSeal(b *testing.B) {
+	for _, size := range benchSizes {
+		ab := newAuthBench(b, size.bytes)
+		b.Run(size.name, func(b *testing.B) {
+			host := ab.auth(b, RoleHost)
+			b.SetBytes(int64(len(ab.tagInput)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := host.Seal(ab.msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkAuthOpen(b *testing.B) {
+	for _, size := range benchSizes {
+		ab := newAuthBench(b, size.bytes)
+		b.Run(size.name, func(b *testing.B) {
+			worker := ab.auth(b, RoleWorker)
+			_, opener := worker.Split()
+			b.SetBytes(int64(len(ab.tagInput)))
+			b.ReportAllocs()
+			for b.Loop() {
+				opener.next = 1 // reopen the same frame as if it were new
+				if _, err := opener.Open(ab.line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkAuthSealOpen(b *testing.B) {
+	for _, size := range benchSizes {
+		ab := newAuthBench(b, size.bytes)
+		b.Run(size.name, func(b *testing.B) {
+			host, worker := ab.auth(b, RoleHost), ab.auth(b, RoleWorker)
+			b.SetBytes(int64(len(ab.tagInput)))
+			b.ReportAllocs()
+			for b.Loop() {
+				_, line, err := host.Seal(ab.msg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := worker.Open(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAuthDecodeFrame is the decoding share of Open (parse, serde
+// rules, validation), for reading the Open numbers.
+func BenchmarkAuthDecodeFrame(b *testing.B) {
+	for _, size := range benchSizes {
+		ab := newAuthBench(b, size.bytes)
+		b.Run(size.name, func(b *testing.B) {
+			b.SetBytes(int64(len(ab.line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := DecodeFrame(ab.line, canonjson.Preserve); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAuthBareHash hashes the same tag-input bytes four ways:
+//
+//   - library: blake3.New(32, key), one Write, Sum: the plain use of
+//     lukechampine.com/blake3 and the baseline of the ratios;
+//   - library-reset: one keyed blake3.Hasher reused through Reset;
+//   - library-chunked: the reused Hasher fed at most 1 KiB per Write, which
+//     keeps it off its goroutine path (and off SIMD);
+//   - tree: the authenticator's keyedHasher over the guts primitives (what
+//     Seal and Open use).
+func BenchmarkAuthBareHash(b *testing.B) {
+	for _, size := range benchSizes {
+		ab := newAuthBench(b, size.bytes)
+		secret := ab.key.b
+		input := append(make([]byte, 0, len(ab.tagInput)+hashBatchBytes), ab.tagInput...)
+		run := func(name string, f func()) {
+			b.Run(fmt.Sprintf("%s/%s", size.name, name), func(b *testing.B) {
+				b.SetBytes(int64(len(input)))
+				b.ReportAllocs()
+				for b.Loop() {
+					f()
+				}
+			})
+		}
+		var out [32]byte
+		run("library", func() {
+			h := blake3.New(32, secret[:])
+			h.Write(input)
+			h.Sum(out[:0])
+		})
+		reused := blake3.New(32, secret[:])
+		run("library-reset", func() {
+			reused.Reset()
+			reused.Write(input)
+			reused.Sum(out[:0])
+		})
+		run("library-chunked", func() {
+			reused.Reset()
+			for rest := input; len(rest) > 0; {
+				n := min(len(rest), 1024)
+				reused.Write(rest[:n])
+				rest = rest[n:]
+			}
+			reused.Sum(out[:0])
+		})
+		var tree keyedHasher
+		tree.setKey(&secret)
+		run("tree", func() { out = tree.sum(input) })
+	}
+}
