@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
@@ -122,4 +125,116 @@ func implSeal(key [32]byte, sessionID, role string, m canonjson.Mode, start uint
 		})
 	}
 	return steps, nil
+}
+
+// implBootstrapRead reads a bootstrap and reports the session, key and consumed count.
+func implBootstrapRead(input []byte) (sid string, key []byte, consumed int, kind, wrapped string) {
+	r := bytes.NewReader(input)
+	bs, err := bootstrap.Read(r)
+	if err != nil {
+		kind = kindName(err)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			wrapped = "UnexpectedEof"
+		} else if k, ok := protocol.KindOf(err); ok {
+			wrapped = k.String()
+		}
+		return "", nil, 0, kind, wrapped
+	}
+	defer bs.Key.Close()
+	raw, err := bs.Key.ExposeSecret()
+	if err != nil {
+		return "", nil, 0, kindName(err), ""
+	}
+	return bs.SessionID, raw[:], len(input) - r.Len(), "", ""
+}
+
+// implBootstrapWrite writes a bootstrap for the session and raw key.
+func implBootstrapWrite(sid string, key []byte) (out []byte, kind, wrapped string) {
+	k, err := protocol.NewSessionKey(key)
+	if err != nil {
+		return nil, kindName(err), ""
+	}
+	defer k.Close()
+	var buf bytes.Buffer
+	if err := bootstrap.Write(&buf, sid, k); err != nil {
+		kind = kindName(err)
+		if pk, ok := protocol.KindOf(err); ok && kind == "Protocol" {
+			wrapped = pk.String()
+		}
+		return nil, kind, wrapped
+	}
+	return buf.Bytes(), "", ""
+}
+
+func implManifest(input []byte) outcome {
+	m, err := protocol.DecodeManifest(input)
+	if err != nil {
+		return outcome{err: kindName(err)}
+	}
+	if err := m.Validate(); err != nil {
+		return outcome{err: kindName(err)}
+	}
+	return outcome{out: string(m.AppendJSON(nil))}
+}
+
+func implGrantAttenuate(parent, att []byte) outcome {
+	g, err := protocol.DecodeCapabilityGrant(parent)
+	if err != nil {
+		return outcome{err: kindName(err)}
+	}
+	a, err := protocol.DecodeGrantAttenuation(att)
+	if err != nil {
+		return outcome{err: kindName(err)}
+	}
+	r, err := g.Attenuate(a)
+	if err != nil {
+		return outcome{err: kindName(err)}
+	}
+	return outcome{out: string(r.AppendJSON(nil))}
+}
+
+func implManifestAttenuate(parent, att []byte) outcome {
+	m, err := protocol.DecodeManifest(parent)
+	if err != nil {
+		return outcome{err: kindName(err)}
+	}
+	a, err := protocol.DecodeManifestAttenuation(att)
+	if err != nil {
+		return outcome{err: kindName(err)}
+	}
+	r, err := m.Attenuate(a)
+	if err != nil {
+		return outcome{err: kindName(err)}
+	}
+	return outcome{out: string(r.AppendJSON(nil))}
+}
+
+// implCanonicalInput returns the canonical input bytes (hex) and fingerprint of a payload.
+func implCanonicalInput(payload []byte, m canonjson.Mode) (canonicalHex, fp, kind string) {
+	p, err := protocol.DecodeToolPayload(payload, m)
+	if err != nil {
+		return "", "", kindName(err)
+	}
+	b, err := protocol.CanonicalOperationInputBytes(p)
+	if err != nil {
+		return "", "", kindName(err)
+	}
+	f, err := protocol.OperationInputFingerprint(p)
+	if err != nil {
+		return "", "", kindName(err)
+	}
+	return hex.EncodeToString(b), f, ""
+}
+
+// implGrantFingerprint returns the compensation fingerprint and canonical form of a grant.
+func implGrantFingerprint(grant []byte) (fp, canonical, kind string) {
+	g, err := protocol.DecodeCapabilityGrant(grant)
+	if err != nil {
+		return "", "", kindName(err)
+	}
+	f, err := g.CompensationFingerprint()
+	if err != nil {
+		return "", "", kindName(err)
+	}
+	return f, string(g.AppendJSON(nil)), ""
 }

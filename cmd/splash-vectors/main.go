@@ -40,6 +40,10 @@ var builders = []func(*checker) (string, any, *fileBuilder){
 	buildMessages,
 	buildFramesSeal,
 	buildFramesOpen,
+	buildBootstrap,
+	buildManifests,
+	buildAttenuation,
+	buildFingerprints,
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/splashv5/conform/spec"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -72,6 +73,14 @@ func (b *fileBuilder) newCase(m meta, errKind string) vectorfmt.Case {
 		b.counts.invalid++
 	} else {
 		b.counts.valid++
+	}
+	if len(m.reqs) == 0 {
+		b.failf("tcId %d (%s): no requirement cited", id, m.comment)
+	}
+	for _, r := range m.reqs {
+		if _, ok := spec.Find(r); !ok {
+			b.failf("tcId %d (%s): requirement %s does not exist in the specification", id, m.comment, r)
+		}
 	}
 	if strings.TrimSpace(m.comment) == "" {
 		b.failf("tcId %d: empty comment", id)

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"strings"
+
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/vectors/vectorfmt"
+)
+
+func buildBootstrap(c *checker) (string, any, *fileBuilder) {
+	b := newFileBuilder(vectorfmt.BootstrapFile, c)
+	readG := vectorfmt.BootstrapGroup{Type: vectorfmt.BootstrapReadType, Tests: []vectorfmt.BootstrapTest{}}
+	writeG := vectorfmt.BootstrapGroup{Type: vectorfmt.BootstrapWriteType, Tests: []vectorfmt.BootstrapTest{}}
+	for _, row := range bootstrapCases() {
+		if row.write {
+			want := indBootstrap(row.session, [32]byte(padKey(row.key)))
+			got, kind, wrapped := implBootstrapWrite(row.session, row.key)
+			if row.err != "" {
+				if kind != row.err || wrapped != row.wrapped {
+					b.failf("%q: expected error %s, implementation gave %q (error %q)", row.comment, row.err, hex.EncodeToString(got), kind)
+				}
+			} else {
+				if row.factBytes != "" && hex.EncodeToString(want) != row.factBytes {
+					b.failf("%q: independent bytes differ from the fact sheet", row.comment)
+				}
+				if kind != "" || !bytes.Equal(got, want) {
+					b.failf("%q: expected %x, implementation gave %x (error %q)", row.comment, want, got, kind)
+				}
+			}
+			t := vectorfmt.BootstrapTest{Case: b.newCase(row.meta, row.err), SessionID: strPtr(row.session), KeyHex: strPtr(hex.EncodeToString(row.key))}
+			if row.err == "" {
+				t.OutputHex = strPtr(hex.EncodeToString(want))
+			}
+			t.WrappedError = row.wrapped
+			writeG.Tests = append(writeG.Tests, t)
+			continue
+		}
+		if row.factBytes != "" && hex.EncodeToString(row.input) != row.factBytes {
+			b.failf("%q: input differs from the fact sheet bytes", row.comment)
+		}
+		sid, key, consumed, kind, wrapped := implBootstrapRead(row.input)
+		t := vectorfmt.BootstrapTest{Case: b.newCase(row.meta, row.err), InputHex: strPtr(hex.EncodeToString(row.input))}
+		if row.err != "" {
+			if kind != row.err || wrapped != row.wrapped {
+				b.failf("%q: expected error %s/%s, implementation gave %q/%q", row.comment, row.err, row.wrapped, kind, wrapped)
+			}
+			t.WrappedError = row.wrapped
+		} else {
+			if kind != "" || sid != row.session || !bytes.Equal(key, row.key) || consumed != row.consumed {
+				b.failf("%q: expected %q/%x/%d, implementation gave %q/%x/%d (error %q)", row.comment, row.session, row.key, row.consumed, sid, key, consumed, kind)
+			}
+			t.SessionID, t.KeyHex, t.Consumed = strPtr(row.session), strPtr(hex.EncodeToString(row.key)), &row.consumed
+		}
+		readG.Tests = append(readG.Tests, t)
+	}
+	doc := vectorfmt.Bootstrap{TestGroups: []vectorfmt.BootstrapGroup{readG, writeG}}
+	doc.Header = b.header()
+	return b.name, doc, b
+}
+
+// padKey returns key as 32 bytes (only used to lay out the expected bytes of a valid row).
+func padKey(key []byte) []byte {
+	out := make([]byte, 32)
+	copy(out, key)
+	return out
+}
+
+func buildManifests(c *checker) (string, any, *fileBuilder) {
+	b := newFileBuilder(vectorfmt.ManifestsFile, c)
+	g := vectorfmt.ManifestGroup{Type: vectorfmt.ManifestValidateType, Tests: []vectorfmt.ManifestTest{}}
+	for _, row := range manifestCases() {
+		final := reconcile(b, row.comment, row.exp, implManifest([]byte(row.input)))
+		t := vectorfmt.ManifestTest{Case: b.newCase(row.meta, final.err), Input: b.text(row.input)}
+		if final.err == "" {
+			t.Output = b.text(final.out)
+		}
+		g.Tests = append(g.Tests, t)
+	}
+	doc := vectorfmt.Manifests{TestGroups: []vectorfmt.ManifestGroup{g}}
+	doc.Header = b.header()
+	return b.name, doc, b
+}
+
+func buildAttenuation(c *checker) (string, any, *fileBuilder) {
+	b := newFileBuilder(vectorfmt.AttenuationFile, c)
+	grantG := vectorfmt.AttenuationGroup{Type: vectorfmt.GrantAttenuateType, Tests: []vectorfmt.AttenuationTest{}}
+	manG := vectorfmt.AttenuationGroup{Type: vectorfmt.ManifestAttenuateType, Tests: []vectorfmt.AttenuationTest{}}
+	for _, row := range attenuationCases() {
+		var got outcome
+		if row.manifest {
+			got = implManifestAttenuate([]byte(row.parent), []byte(row.att))
+		} else {
+			got = implGrantAttenuate([]byte(row.parent), []byte(row.att))
+		}
+		final := reconcile(b, row.comment, row.exp, got)
+		t := vectorfmt.AttenuationTest{Case: b.newCase(row.meta, final.err), Attenuation: b.text(row.att)}
+		if final.err == "" {
+			t.Output = b.text(final.out)
+		}
+		if row.manifest {
+			t.Manifest = b.text(row.parent)
+			manG.Tests = append(manG.Tests, t)
+		} else {
+			t.Grant = b.text(row.parent)
+			grantG.Tests = append(grantG.Tests, t)
+		}
+	}
+	doc := vectorfmt.Attenuation{TestGroups: []vectorfmt.AttenuationGroup{grantG, manG}}
+	doc.Header = b.header()
+	return b.name, doc, b
+}
+
+func buildFingerprints(c *checker) (string, any, *fileBuilder) {
+	b := newFileBuilder(vectorfmt.FingerprintsFile, c)
+	inputG := map[canonjson.Mode]*vectorfmt.FingerprintGroup{}
+	for _, m := range modes {
+		inputG[m] = &vectorfmt.FingerprintGroup{Type: vectorfmt.CanonicalInputType, Mode: m.String(), Tests: []vectorfmt.FingerprintTest{}}
+	}
+	grantG := vectorfmt.FingerprintGroup{Type: vectorfmt.GrantFingerprintType, Tests: []vectorfmt.FingerprintTest{}}
+	for _, row := range fingerprintCases() {
+		if row.grant {
+			fp, canon, kind := implGrantFingerprint([]byte(row.input))
+			t := vectorfmt.FingerprintTest{Case: b.newCase(row.meta, row.preserve.err), Grant: b.text(row.input)}
+			if row.preserve.err != "" {
+				if kind != row.preserve.err {
+					b.failf("%q: expected error %s, implementation gave %q (error %q)", row.comment, row.preserve.err, fp, kind)
+				}
+			} else {
+				want := indGrantFingerprint(row.preserve.out)
+				if row.comment[:10] == "fact sheet" && want != "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9" {
+					b.failf("%q: independent fingerprint %s differs from the fact sheet", row.comment, want)
+				}
+				if kind != "" || fp != want || canon != row.preserve.out {
+					b.failf("%q: expected %s over %q, implementation gave %s over %q (error %q)", row.comment, want, row.preserve.out, fp, canon, kind)
+				}
+				t.Fingerprint = strPtr(want)
+			}
+			grantG.Tests = append(grantG.Tests, t)
+			continue
+		}
+		lossy := row.lossy
+		if lossy.isZero() {
+			lossy = row.preserve
+		}
+		if (lossy != row.preserve) != hasFlag(row.flags, "ModeDependent") {
+			b.failf("%q: ModeDependent flag does not match the expectations", row.comment)
+		}
+		for _, m := range modes {
+			exp := row.preserve
+			if m == canonjson.Lossy {
+				exp = lossy
+			}
+			gotHex, gotFP, kind := implCanonicalInput([]byte(row.input), m)
+			t := vectorfmt.FingerprintTest{Case: b.newCase(row.meta, exp.err), Payload: b.text(row.input)}
+			what := row.comment + " [" + m.String() + "]"
+			if exp.err != "" {
+				if kind != exp.err {
+					b.failf("%s: expected error %s, implementation gave %q (error %q)", what, exp.err, gotHex, kind)
+				}
+			} else {
+				ci := indCanonicalInput(row.format, exp.out)
+				wantHex, wantFP := hex.EncodeToString(ci), indInputFingerprint(ci)
+				if row.factFP != "" && wantFP != row.factFP {
+					b.failf("%s: independent fingerprint %s differs from the fact sheet's %s", what, wantFP, row.factFP)
+				}
+				if row.factPrefix != "" && !strings.HasPrefix(wantHex, row.factPrefix) {
+					b.failf("%s: independent bytes %s do not start with the fact sheet's %s", what, wantHex, row.factPrefix)
+				}
+				if kind != "" || gotHex != wantHex || gotFP != wantFP {
+					b.failf("%s: expected %s / %s, implementation gave %s / %s (error %q)", what, clip(wantHex), wantFP, clip(gotHex), gotFP, kind)
+				}
+				t.CanonicalHex, t.Fingerprint = strPtr(wantHex), strPtr(wantFP)
+			}
+			inputG[m].Tests = append(inputG[m].Tests, t)
+		}
+	}
+	doc := vectorfmt.Fingerprints{TestGroups: []vectorfmt.FingerprintGroup{*inputG[canonjson.Preserve], *inputG[canonjson.Lossy], grantG}}
+	doc.Header = b.header()
+	return b.name, doc, b
+}
