@@ -12,21 +12,21 @@ import (
 )
 
 // racyReserveBackend allocates fencing tokens the forbidden way: it reads
-// the current fence, yields, and establishes current+1. The first `rendezvous`
-// reservations wait for each other between the read and the write, so they
-// all read the same fence.
+// the current fence, yields, and establishes current+1. The first
+// `rendezvous` reservations wait for each other after the read and again
+// after the write, so they all read the same fence and all succeed.
 type racyReserveBackend struct {
 	Backend
-	rendezvous *sync.WaitGroup
-	remaining  *atomic.Int64
+	afterRead, afterWrite *sync.WaitGroup
+	remaining             *atomic.Int64
 }
 
 func newRacyReserveBackend(b Backend, rendezvous int) racyReserveBackend {
-	wg := &sync.WaitGroup{}
-	wg.Add(rendezvous)
-	n := &atomic.Int64{}
-	n.Store(int64(rendezvous))
-	return racyReserveBackend{Backend: b, rendezvous: wg, remaining: n}
+	r := racyReserveBackend{Backend: b, afterRead: &sync.WaitGroup{}, afterWrite: &sync.WaitGroup{}, remaining: &atomic.Int64{}}
+	r.afterRead.Add(rendezvous)
+	r.afterWrite.Add(rendezvous)
+	r.remaining.Store(int64(rendezvous))
+	return r
 }
 
 func (r racyReserveBackend) ReserveFence(ctx context.Context, key RecordKey) (uint64, error) {
@@ -34,14 +34,20 @@ func (r racyReserveBackend) ReserveFence(ctx context.Context, key RecordKey) (ui
 	if err != nil {
 		return 0, err
 	}
-	if r.remaining.Add(-1) >= 0 {
-		r.rendezvous.Done()
-		r.rendezvous.Wait()
+	participant := r.remaining.Add(-1) >= 0
+	if participant {
+		r.afterRead.Done()
+		r.afterRead.Wait()
 	} else {
 		runtime.Gosched()
 	}
 	next := current + 1
-	if err := r.Backend.EstablishFence(ctx, key, next); err != nil {
+	err = r.Backend.EstablishFence(ctx, key, next)
+	if participant {
+		r.afterWrite.Done()
+		r.afterWrite.Wait()
+	}
+	if err != nil {
 		return 0, err
 	}
 	return next, nil

@@ -187,11 +187,13 @@ func TestSQLiteDetectsRowTampering(t *testing.T) {
 		t.Fatalf("%v", e)
 	}
 
-	// A corrupt integer column.
+	// A revision column forged far ahead of the floor.
 	reset()
 	exec(`UPDATE splash_storage_records SET revision = ?`, []byte{1, 2, 3, 4, 5, 6, 7, 8})
 	_, err = s.Load(ctxb(), testKey)
-	wantKind(t, err, ErrRollbackDetected)
+	if e := wantKind(t, err, ErrRevisionFloorMismatch); *e.Actual != 0x0102030405060708 || e.Floor != 2 {
+		t.Fatalf("%v", e)
+	}
 }
 
 // Spec: STO-064
