@@ -1,0 +1,70 @@
+package protocol
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/splashv5/conform/impl/canonjson"
+)
+
+// isKind reports whether err is a protocol error of kind k, checked both through errors.Is and
+// through KindOf.
+func isKind(err error, k ErrorKind) bool {
+	got, ok := KindOf(err)
+	return err != nil && errors.Is(err, k) && ok && got == k
+}
+
+// isTokenError reports whether err is InvalidToken for the given field label and value.
+func isTokenError(err error, field, value string) bool {
+	var pe *Error
+	return isKind(err, ErrInvalidToken) && errors.As(err, &pe) && pe.Field == field && pe.Value == value
+}
+
+// nestedArrays returns depth nested arrays; the innermost holds the number 1, or nothing when
+// empty is true.
+func nestedArrays(depth int, empty bool) canonjson.Value {
+	var v canonjson.Value
+	if empty {
+		v = canonjson.Array()
+	} else {
+		v = canonjson.Array(canonjson.Uint(1))
+	}
+	for i := 1; i < depth; i++ {
+		v = canonjson.Array(v)
+	}
+	return v
+}
+
+// nestedArrayText is the JSON text of nestedArrays.
+func nestedArrayText(depth int, empty bool) string {
+	inner := "1"
+	if empty {
+		inner = ""
+	}
+	return strings.Repeat("[", depth) + inner + strings.Repeat("]", depth)
+}
+
+// outcome renders a decode result for table comparisons: the canonical JSON of a decoded
+// message, or "!" followed by the error kind.
+func outcome(m Message, err error) string {
+	if err != nil {
+		k, ok := KindOf(err)
+		if !ok {
+			return "!unclassified: " + err.Error()
+		}
+		return "!" + k.String()
+	}
+	return string(m.AppendJSON(nil))
+}
+
+func mustValue(t *testing.T, s string, mode canonjson.Mode) canonjson.Value {
+	t.Helper()
+	v, err := canonjson.ParseValue([]byte(s), mode)
+	if err != nil {
+		t.Fatalf("ParseValue(%s): %v", s, err)
+	}
+	return v
+}
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
