@@ -1,0 +1,179 @@
+package conformance
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Level is the conformance level of a check.
+type Level string
+
+// The check levels. A MUST check that does not pass fails the run; a SHOULD check does so only
+// under --strict, and otherwise reports a deviation as INFO.
+const (
+	Must   Level = "MUST"
+	Should Level = "SHOULD"
+)
+
+// Outcome is the verdict of one check.
+type Outcome string
+
+// The outcomes of a check.
+const (
+	// Pass: the worker behaved as the cited requirements demand.
+	Pass Outcome = "PASS"
+	// Fail: the worker behaved differently; the result says what was expected and what
+	// happened.
+	Fail Outcome = "FAIL"
+	// Crash: the worker died of a signal the runner did not send, or printed a runtime panic.
+	Crash Outcome = "CRASH"
+	// Timeout: the check's time limit passed while the runner waited for the worker.
+	Timeout Outcome = "TIMEOUT"
+	// Skip: the worker command does not offer what the check needs.
+	Skip Outcome = "SKIP"
+	// Info: an observation that does not count, such as a SHOULD deviation without --strict.
+	Info Outcome = "INFO"
+)
+
+// Failed reports whether the outcome counts as a failure when the check is counted.
+func (o Outcome) Failed() bool { return o == Fail || o == Crash || o == Timeout }
+
+// Need is a capability a check requires from the worker command.
+type Need string
+
+// The needs a check can declare. NeedJournal and NeedEffects are declared by the placeholders
+// {journal} and {effects} in the worker command; the others are assumed unless --without lists
+// them.
+const (
+	// NeedJournal: the worker keeps its operation journal in the file given by {journal}, so
+	// that a restarted worker sees the journal of the previous one.
+	NeedJournal Need = "journal"
+	// NeedEffects: the worker's conformance profile writes its effect log to the file given
+	// by {effects} (PRF-002), which the runner reads to count effects.
+	NeedEffects Need = "effects"
+	// NeedDurable: the worker serves durable dispatch and reconciliation for
+	// conf.durable.record.
+	NeedDurable Need = "durable"
+	// NeedCompensation: the worker serves compensation for conf.durable.record.
+	NeedCompensation Need = "compensation"
+	// NeedCancel: the worker runs the cancellable driver of chapter 14 for the slow tools.
+	NeedCancel Need = "cancel"
+)
+
+// AllNeeds lists every need in documentation order.
+var AllNeeds = []Need{NeedJournal, NeedEffects, NeedDurable, NeedCompensation, NeedCancel}
+
+// ParseNeed returns the need with the given name.
+func ParseNeed(name string) (Need, bool) {
+	for _, n := range AllNeeds {
+		if string(n) == name {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// Check is one conformance check.
+type Check struct {
+	// ID is the permanent identifier, CNF-AREA-NN.
+	ID string
+	// Level is MUST or SHOULD.
+	Level Level
+	// Requirements are the spec requirement IDs the check proves.
+	Requirements []string
+	// Title is a one-line description of the expected behaviour.
+	Title string
+	// Needs lists what the worker must offer for the check to run.
+	Needs []Need
+	// Unreachable, when set, says why no deliberate fault of the reference worker can make
+	// this check fail (the mutation harness accepts it instead of a killing fault).
+	Unreachable string
+	// Timeout, when set, overrides the run's per-check time limit (it is a lower bound: the
+	// check gets at least this much).
+	Timeout time.Duration
+	// run performs the check.
+	run func(t *T)
+}
+
+// Area returns the AREA part of the check's ID.
+func (c *Check) Area() string {
+	parts := strings.Split(c.ID, "-")
+	if len(parts) != 3 {
+		return ""
+	}
+	return parts[1]
+}
+
+// Areas lists the check areas in catalog order, with a description of each.
+var Areas = []struct{ Name, Description string }{
+	{"BOOT", "private-pipe bootstrap"},
+	{"OPEN", "session opening and manifest limits"},
+	{"FRAME", "framing, authentication and the JSON-line transport"},
+	{"AUTHZ", "authorization of invocations"},
+	{"OUTPUT", "validation of adapter output"},
+	{"PROFILE", "conformance profile adapters"},
+	{"DURABLE", "durable dispatch, journal and reconciliation"},
+	{"COMP", "compensation"},
+	{"CANCEL", "cooperative cancellation"},
+	{"NUMBER", "number-model interoperability"},
+	{"PROC", "process behaviour, diagnostics and key hygiene"},
+}
+
+var idPattern = regexp.MustCompile(`^CNF-[A-Z]+-[0-9]{2}$`)
+
+var catalog []*Check
+
+// register adds checks to the catalog; it is called from the init functions of the checks
+// files.
+func register(checks ...*Check) {
+	catalog = append(catalog, checks...)
+}
+
+// Catalog returns every check, ordered by area (in the order of Areas) and then by ID.
+func Catalog() []*Check {
+	out := slices.Clone(catalog)
+	areaIndex := map[string]int{}
+	for i, a := range Areas {
+		areaIndex[a.Name] = i
+	}
+	slices.SortStableFunc(out, func(a, b *Check) int {
+		if d := areaIndex[a.Area()] - areaIndex[b.Area()]; d != 0 {
+			return d
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// Lookup returns the check with the given ID.
+func Lookup(id string) (*Check, bool) {
+	for _, c := range catalog {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// Select returns the checks of the catalog that pattern selects: a check is selected when
+// its ID starts with pattern, when pattern (a regular expression) matches its ID, or when
+// pattern equals one of its requirement IDs. An empty pattern selects every check.
+func Select(checks []*Check, pattern string) ([]*Check, error) {
+	if pattern == "" {
+		return checks, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("-run %q is neither an ID prefix nor a valid regular expression: %w", pattern, err)
+	}
+	var out []*Check
+	for _, c := range checks {
+		if strings.HasPrefix(c.ID, pattern) || re.MatchString(c.ID) || slices.Contains(c.Requirements, pattern) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

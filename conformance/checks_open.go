@@ -1,0 +1,308 @@
+package conformance
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// rawBootstrap assembles bootstrap bytes field by field, so that each field can be wrong.
+func rawBootstrap(magic string, version byte, length int, id string, key []byte) []byte {
+	b := []byte(magic)
+	b = append(b, version, byte(length))
+	b = append(b, id...)
+	return append(b, key...)
+}
+
+// testKey is a fixed non-zero key for bootstraps that must fail before the key matters.
+var testKey = bytes.Repeat([]byte{0xab}, 32)
+
+// badBootstrap launches a worker, writes data (keeping its input open unless closeAfter),
+// and expects exit status 3 without any output.
+func badBootstrap(t *T, data []byte, closeAfter bool, why string) {
+	w := t.launch()
+	w.write(data)
+	if closeAfter {
+		w.closeInput()
+	}
+	w.expectExit(exitBootstrap, why)
+}
+
+func init() {
+	register(
+		&Check{
+			ID: "CNF-BOOT-01", Level: Must, Requirements: []string{"BOOT-006", "BOOT-019", "BOOT-020", "WRK-092"},
+			Title: "a bootstrap with a wrong magic ends the worker with status 3 before any frame is read",
+			run: func(t *T) {
+				w := t.launch()
+				w.write([]byte("SPLPBOOX"))
+				// A frame after the bad preamble must not be acted on.
+				w.writeLine([]byte(`{"sequence":1,"message":{"type":"close_session","protocol_version":5,"session_id":"x"},"auth_tag":"` + repeat("0", 64) + `"}`))
+				w.expectExit(exitBootstrap, "the magic SPLPBOOX")
+			},
+		},
+		&Check{
+			ID: "CNF-BOOT-02", Level: Must, Requirements: []string{"BOOT-007", "WRK-092"},
+			Title: "a bootstrap version other than 1 is refused as soon as the version byte is read",
+			run: func(t *T) {
+				badBootstrap(t, []byte("SPLPBOOT\x02"), false, "version byte 2 (input left open)")
+			},
+		},
+		&Check{
+			ID: "CNF-BOOT-03", Level: Must, Requirements: []string{"BOOT-008", "WRK-092"},
+			Title: "a session-id length of 0 is refused before anything else is read",
+			run: func(t *T) {
+				badBootstrap(t, []byte("SPLPBOOT\x01\x00"), false, "session-id length 0 (input left open)")
+			},
+		},
+		&Check{
+			ID: "CNF-BOOT-04", Level: Must, Requirements: []string{"BOOT-008", "BOOT-014", "WRK-092"},
+			Title: "a session-id length of 129 is refused before any session-id byte is read",
+			run: func(t *T) {
+				badBootstrap(t, []byte("SPLPBOOT\x01\x81"), false, "session-id length 129 (input left open)")
+			},
+		},
+		&Check{
+			ID: "CNF-BOOT-05", Level: Must, Requirements: []string{"BOOT-009", "WRK-092"},
+			Title: "a session id that is not UTF-8 is refused",
+			run: func(t *T) {
+				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 6, "conf-\xff", testKey), false, "a session id that is not UTF-8")
+			},
+		},
+		&Check{
+			ID: "CNF-BOOT-06", Level: Must, Requirements: []string{"BOOT-010", "MSG-002", "WRK-092"},
+			Title: "a session id that is not a token is refused before the key is read",
+			run: func(t *T) {
+				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 7, "Conf Id", nil), false, `session id "Conf Id" and no key (input left open)`)
+			},
+		},
+		&Check{
+			ID: "CNF-BOOT-07", Level: Must, Requirements: []string{"BOOT-011", "FRM-039", "WRK-092"},
+			Title: "an all-zero session key is refused",
+			run: func(t *T) {
+				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 9, "session-1", make([]byte, 32)), false, "an all-zero key")
+			},
+		},
+		&Check{
+			ID: "CNF-BOOT-08", Level: Must, Requirements: []string{"BOOT-005", "WRK-092"},
+			Title: "a bootstrap cut off inside the key is refused at end of input",
+			run: func(t *T) {
+				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 9, "session-1", testKey[:16]), true, "a key of 16 bytes followed by end of input")
+			},
+		},
+		&Check{
+			ID: "CNF-BOOT-09", Level: Must, Requirements: []string{"BOOT-005", "WRK-092"},
+			Title: "an empty standard input is a bootstrap failure",
+			run: func(t *T) {
+				badBootstrap(t, nil, true, "an empty input")
+			},
+		},
+		&Check{
+			ID: "CNF-BOOT-10", Level: Must, Requirements: []string{"BOOT-016", "BOOT-017", "BOOT-019", "WRK-092"},
+			Title: "a JSON frame in place of the bootstrap is refused as a bootstrap failure",
+			run: func(t *T) {
+				w := t.launch()
+				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)}))
+				w.expectExit(exitBootstrap, "an open_session frame without a bootstrap")
+			},
+		},
+		&Check{
+			ID: "CNF-BOOT-11", Level: Must, Requirements: []string{"BOOT-012", "BOOT-013", "WRK-090"},
+			Title: "bytes that follow the bootstrap in the same write are read as the first frame",
+			run: func(t *T) {
+				w := t.launch()
+				data := w.bootstrapBytes()
+				data = append(data, w.seal(protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)})...)
+				data = append(data, '\n')
+				id := w.nextRequestID()
+				data = append(data, w.seal(w.invocation(id, toolTextEcho, text("same write")))...)
+				data = append(data, '\n')
+				w.write(data)
+				t.expectPayload("the echo", text("same write"), w.expectResult(id))
+				w.endInput()
+			},
+		},
+
+		&Check{
+			ID: "CNF-OPEN-01", Level: Must, Requirements: []string{"BOOT-018", "WRK-011", "WRK-092", "PRF-001"},
+			Title: "a session granting every profile tool opens, and end of input then exits with status 0",
+			run: func(t *T) {
+				grants := append(baselineGrants(), textGrant(toolCancellable), textGrant(toolUncooperative))
+				w := t.session(grants...)
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-02", Level: Must, Requirements: []string{"WRK-012", "BOOT-018", "WRK-091"},
+			Title: "an authenticated first frame that is not open_session is rejected (status 5)",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				w.send(w.invocation("req-1", toolTextEcho, text("too early")))
+				w.expectExit(exitRejected, "an invoke as the first frame")
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-03", Level: Must, Requirements: []string{"WRK-011", "FRM-025", "FRM-014"},
+			Title: "an open_session whose tag does not verify is rejected (status 4)",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				line := w.seal(protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)})
+				w.writeLine(flipTagDigit(line))
+				w.expectExit(exitTransport, "an open_session with a wrong tag")
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-04", Level: Must, Requirements: []string{"WRK-011", "FRM-025", "FRM-026"},
+			Title: "an open_session at sequence 2 is rejected (status 4)",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				w.writeLine(w.forge(2, protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)}))
+				w.expectExit(exitTransport, "an open_session at sequence 2")
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-05", Level: Must, Requirements: []string{"WRK-011", "FRM-027", "MSG-028"},
+			Title: "an open_session whose manifest names another session is rejected (status 4)",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				m := w.manifest(baselineGrants()...)
+				m.SessionID = w.SessionID + "-other"
+				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: m}))
+				w.expectExit(exitTransport, "a manifest for another session, tagged under the worker's session")
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-06", Level: Must, Requirements: []string{"WRK-014", "WRK-017"},
+			Title: "a manifest granting a tool without an adapter is refused (status 5)",
+			run: func(t *T) {
+				w := t.session(textGrant(toolTextEcho), textGrant("conf.not.registered"))
+				w.expectExit(exitRejected, "a grant for conf.not.registered")
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-07", Level: Must, Requirements: []string{"MAN-006", "MSG-031", "MSG-041", "WRK-013"},
+			Title: "a manifest with 129 grants is refused (status 4: it does not decode)",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				var grants []protocol.CapabilityGrant
+				for i := range 129 {
+					grants = append(grants, textGrant(fmt.Sprintf("conf.tool.%03d", i)))
+				}
+				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(grants...)}))
+				w.expectExit(exitTransport, "a manifest with 129 grants")
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-08", Level: Must, Requirements: []string{"MAN-007", "MSG-031"},
+			Title: "a manifest granting one tool twice is refused (status 4)",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(textGrant(toolTextEcho), textGrant(toolTextEcho))}))
+				w.expectExit(exitTransport, "two grants for conf.text.echo")
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-09", Level: Must, Requirements: []string{"MAN-008", "CAN-023", "WRK-092"},
+			Title: "a manifest with no grant opens a valid session; end of input exits with status 0",
+			run: func(t *T) {
+				w := t.session()
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-10", Level: Must, Requirements: []string{"MAN-001", "MAN-002", "MSG-031"},
+			Title: "a grant with max_calls 0 is refused (status 4)",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				g := textGrant(toolTextEcho)
+				g.MaxCalls = 0
+				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(g)}))
+				w.expectExit(exitTransport, "a grant with max_calls 0")
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-11", Level: Must, Requirements: []string{"MAN-003", "MSG-041"},
+			Title: "a grant with 65 distinct resource selectors is refused (status 4)",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(withSelectors(textGrant(toolTextEcho), 65))}))
+				w.expectExit(exitTransport, "a grant with 65 selectors")
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-12", Level: Must, Requirements: []string{"MAN-003", "MSG-041", "MAN-001"},
+			Title: "a grant with 64 opaque resource selectors is accepted and usable",
+			run: func(t *T) {
+				w := t.session(withSelectors(textGrant(toolTextEcho), 64))
+				t.expectPayload("the echo", text("ok"), w.invoke(toolTextEcho, text("ok")))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-13", Level: Must, Requirements: []string{"WRK-092", "FRM-034"},
+			Title: "end of input after the bootstrap, before the opening frame, exits with status 4",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				w.closeInput()
+				w.expectExit(exitTransport, "end of input before open_session")
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-14", Level: Must, Requirements: []string{"WRK-022", "WRK-091"},
+			Title: "a second open_session in an open session is an unexpected message (status 5)",
+			run: func(t *T) {
+				w := t.baseline()
+				w.send(protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)})
+				w.expectExit(exitRejected, "a second open_session")
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-15", Level: Must, Requirements: []string{"MAN-006", "MSG-001"},
+			Title: "a manifest with protocol_version 4 is refused (status 4)",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				m := w.manifest(baselineGrants()...)
+				m.ProtocolVersion = 4
+				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: m}))
+				w.expectExit(exitTransport, "a version-4 manifest")
+			},
+		},
+	)
+}
+
+// withSelectors returns g with n distinct opaque secret selectors.
+func withSelectors(g protocol.CapabilityGrant, n int) protocol.CapabilityGrant {
+	for i := range n {
+		g.Resources = append(g.Resources, protocol.ResourceSelector{Kind: protocol.ResourceSecret, ID: fmt.Sprintf("secret-%02d", i)})
+	}
+	return g
+}
+
+// flipTagDigit changes the last hex digit of the auth_tag of a frame line.
+func flipTagDigit(line []byte) []byte {
+	out := bytes.Clone(line)
+	i := bytes.LastIndex(out, []byte(`"auth_tag":"`))
+	if i < 0 {
+		return out
+	}
+	j := i + len(`"auth_tag":"`) + 63
+	if j < len(out) {
+		if out[j] == '0' {
+			out[j] = '1'
+		} else {
+			out[j] = '0'
+		}
+	}
+	return out
+}

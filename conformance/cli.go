@@ -1,0 +1,281 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Exit statuses of Main.
+const (
+	// ExitOK: every counted check passed.
+	ExitOK = 0
+	// ExitFailures: at least one counted check failed, crashed or timed out.
+	ExitFailures = 1
+	// ExitUsage: bad flags, a bad selection, a worker command that cannot be started, or a
+	// report that cannot be written.
+	ExitUsage = 2
+)
+
+const usageText = `usage: splash-conform [flags] [-- WORKER-COMMAND [ARGS...]]
+
+Runs the Splash worker protocol v5 conformance suite against a worker executable. The runner
+starts the worker once per check, writes the private-pipe bootstrap (with a fresh key) on its
+standard input, then speaks authenticated JSON lines on its standard input and output.
+
+Without a worker command, the suite runs against the bundled reference worker
+(cmd/splash-worker), built from this module when needed.
+
+The worker command may contain placeholders, replaced per check:
+  {journal}  a journal file; enables the restart, fencing and recovery checks
+  {effects}  the profile's effect log (spec/15-profile.md); enables the effect-counting checks
+  {scope}    the journal scope used for compensation (default "conformance", see -scope)
+
+flags:
+`
+
+// Main is the command-line front end: it parses args (without the program name), runs the
+// suite and returns the exit status (ExitOK, ExitFailures or ExitUsage).
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("splash-conform", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		runPattern = fs.String("run", "", "run only checks whose ID starts with, or matches the regular expression, `PATTERN` (or that cite the requirement ID PATTERN)")
+		list       = fs.Bool("list", false, "list the selected checks and exit")
+		strict     = fs.Bool("strict", false, "make SHOULD-level checks count (a deviation fails the run instead of being INFO)")
+		timeout    = fs.Duration("timeout", DefaultTimeout, "time limit of one check")
+		verbose    = fs.Bool("v", false, "print the transcript of every check, and keep it in the reports")
+		junitPath  = fs.String("junit", "", "write a JUnit XML report to `FILE`")
+		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
+		parallel   = fs.Int("parallel", runtime.NumCPU(), "run `N` checks at once")
+		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel); their checks are skipped")
+		scope      = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
+	)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, "\nexit status: 0 every counted check passed, 1 a counted check failed, 2 usage or launch error\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	cfg := Config{
+		Worker: fs.Args(), Run: *runPattern, Strict: *strict, Timeout: *timeout,
+		Parallel: *parallel, Verbose: *verbose, Scope: *scope,
+	}
+	if *timeout <= 0 {
+		fmt.Fprintln(stderr, "splash-conform: -timeout must be positive")
+		return ExitUsage
+	}
+	if *parallel <= 0 {
+		fmt.Fprintln(stderr, "splash-conform: -parallel must be positive")
+		return ExitUsage
+	}
+	if *without != "" {
+		for _, name := range strings.Split(*without, ",") {
+			n, ok := ParseNeed(strings.TrimSpace(name))
+			if !ok {
+				fmt.Fprintf(stderr, "splash-conform: -without: unknown need %q (known: %s)\n", name, needNames())
+				return ExitUsage
+			}
+			cfg.Without = append(cfg.Without, n)
+		}
+	}
+	if *list {
+		checks, err := Select(Catalog(), cfg.Run)
+		if err != nil {
+			fmt.Fprintln(stderr, "splash-conform:", err)
+			return ExitUsage
+		}
+		writeList(stdout, checks)
+		return ExitOK
+	}
+
+	if len(cfg.Worker) == 0 {
+		fmt.Fprintln(stdout, "splash-conform: no worker command given; using the bundled reference worker")
+		command, cleanup, err := ReferenceWorker()
+		if err != nil {
+			fmt.Fprintln(stderr, "splash-conform:", err)
+			return ExitUsage
+		}
+		defer cleanup()
+		cfg.Worker = command
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	offered := cfg.Offered()
+	var offers []string
+	for _, n := range AllNeeds {
+		if offered[n] {
+			offers = append(offers, string(n))
+		}
+	}
+	fmt.Fprintf(stdout, "splash-conform: worker: %s\n", strings.Join(cfg.Worker, " "))
+	fmt.Fprintf(stdout, "splash-conform: offers: %s; strict: %v; timeout: %v; parallel: %d\n\n",
+		orDash(strings.Join(offers, ", ")), cfg.Strict, *timeout, *parallel)
+	cfg.Progress = stdout
+	report, err := Run(ctx, cfg)
+	if report == nil {
+		fmt.Fprintln(stderr, "splash-conform:", err)
+		return ExitUsage
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "splash-conform: interrupted:", err)
+	}
+	writeSummary(stdout, report)
+	status := report.ExitCode()
+	if *jsonPath != "" {
+		if err := writeFile(*jsonPath, report.WriteJSON); err != nil {
+			fmt.Fprintln(stderr, "splash-conform: writing the JSON report:", err)
+			status = ExitUsage
+		}
+	}
+	if *junitPath != "" {
+		if err := writeFile(*junitPath, report.WriteJUnit); err != nil {
+			fmt.Fprintln(stderr, "splash-conform: writing the JUnit report:", err)
+			status = ExitUsage
+		}
+	}
+	if err != nil && status == ExitOK {
+		status = ExitUsage
+	}
+	fmt.Fprintln(stdout, report.ClosingLine())
+	return status
+}
+
+func needNames() string {
+	var names []string
+	for _, n := range AllNeeds {
+		names = append(names, string(n))
+	}
+	return strings.Join(names, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// writeFile writes a report through write into path, atomically.
+func writeFile(path string, write func(io.Writer) error) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".splash-conform-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// writeList prints the catalog.
+func writeList(w io.Writer, checks []*Check) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tLEVEL\tNEEDS\tREQUIREMENTS\tDESCRIPTION")
+	for _, c := range checks {
+		var needs []string
+		for _, n := range c.Needs {
+			needs = append(needs, string(n))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Level, orDash(strings.Join(needs, ",")), strings.Join(c.Requirements, ","), c.Title)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d checks\n", len(checks))
+}
+
+// writeSummary prints the table of outcomes per area, the failures, and the duration line.
+func writeSummary(w io.Writer, r *Report) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "AREA\tCHECKS\tPASS\tFAIL\tCRASH\tTIMEOUT\tSKIP\tINFO\t")
+	type row struct{ total, pass, fail, crash, timeout, skip, info int }
+	rows := map[string]*row{}
+	var order []string
+	for _, res := range r.Results {
+		a := areaOf(res.ID)
+		if rows[a] == nil {
+			rows[a] = &row{}
+			order = append(order, a)
+		}
+		x := rows[a]
+		x.total++
+		switch res.Outcome {
+		case Pass:
+			x.pass++
+		case Fail:
+			x.fail++
+		case Crash:
+			x.crash++
+		case Timeout:
+			x.timeout++
+		case Skip:
+			x.skip++
+		case Info:
+			x.info++
+		}
+	}
+	for _, a := range order {
+		x := rows[a]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", a, x.total, x.pass, x.fail, x.crash, x.timeout, x.skip, x.info)
+	}
+	s := r.Summary
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", s.Total, s.Passed, s.Failed, s.Crashed, s.TimedOut, s.Skipped, s.Info)
+	tw.Flush()
+
+	var failing []Result
+	for _, res := range r.Results {
+		if res.Counted && res.Outcome.Failed() {
+			failing = append(failing, res)
+		}
+	}
+	if len(failing) > 0 {
+		fmt.Fprintf(w, "\nFailures (%d):\n", len(failing))
+		for _, res := range failing {
+			fmt.Fprintf(w, "  %s %s [%s] %s\n", res.Outcome, res.ID, strings.Join(res.Requirements, ", "), res.Title)
+			if res.Expected != "" {
+				fmt.Fprintf(w, "      expected: %s\n      actual:   %s\n", indentBy(res.Expected, 16), indentBy(res.Actual, 16))
+			} else if res.Detail != "" {
+				fmt.Fprintf(w, "      %s\n", indentBy(res.Detail, 6))
+			}
+			if last := lastStderrLine(res.Stderr); last != "" {
+				fmt.Fprintf(w, "      %s\n", strings.TrimPrefix(last, "; "))
+			}
+		}
+	}
+	verdict := "CONFORMS"
+	if r.ExitCode() != 0 {
+		verdict = "DOES NOT CONFORM"
+	}
+	strict := ""
+	if r.Strict {
+		strict = " (strict)"
+	}
+	fmt.Fprintf(w, "\nsplash-conform: %s%s: %d checks in %s\n", verdict, strict, s.Total, r.Duration.Round(time.Millisecond))
+}
+
+func indentBy(s string, n int) string {
+	return strings.ReplaceAll(s, "\n", "\n"+strings.Repeat(" ", n))
+}

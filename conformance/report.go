@@ -1,0 +1,342 @@
+package conformance
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+)
+
+// ReportFormatVersion is the version of the JSON report layout (schema/report.schema.json).
+const ReportFormatVersion = 1
+
+// Result is the outcome of one check.
+type Result struct {
+	// ID, Level, Title, Requirements and Needs repeat the check.
+	ID           string
+	Level        Level
+	Title        string
+	Requirements []string
+	Needs        []Need
+	// Outcome is the verdict.
+	Outcome Outcome
+	// Counted says whether the outcome decides the exit status (MUST checks, SHOULD checks
+	// under --strict; never SKIP or INFO).
+	Counted bool
+	// Duration is the wall time of the check, worker start and teardown included.
+	Duration time.Duration
+	// Detail explains a verdict other than PASS.
+	Detail string
+	// Expected and Actual are set for FAIL.
+	Expected string
+	Actual   string
+	// Stderr is a bounded excerpt of the workers' standard error (failures, or -v).
+	Stderr string
+	// Transcript lists the frames and events of the check (failures, or -v).
+	Transcript []string
+}
+
+// Summary counts the outcomes of a run.
+type Summary struct {
+	Total    int `json:"total"`
+	Passed   int `json:"passed"`
+	Failed   int `json:"failed"`
+	Crashed  int `json:"crashed"`
+	TimedOut int `json:"timed_out"`
+	Skipped  int `json:"skipped"`
+	Info     int `json:"info"`
+	// Failing is the number of counted checks that did not pass; the exit status is 1
+	// when it is not zero.
+	Failing int `json:"failing"`
+}
+
+// Report is the result of one run.
+type Report struct {
+	Worker   []string
+	Strict   bool
+	Offered  []Need
+	Started  time.Time
+	Duration time.Duration
+	Summary  Summary
+	Results  []Result
+}
+
+func newReport(cfg Config, st *runState, results []Result, started time.Time, took time.Duration) *Report {
+	r := &Report{Worker: cfg.Worker, Strict: st.strict, Started: started, Duration: took, Results: results}
+	for _, n := range AllNeeds {
+		if st.offers[n] {
+			r.Offered = append(r.Offered, n)
+		}
+	}
+	r.Summary = summarize(results)
+	return r
+}
+
+func summarize(results []Result) Summary {
+	var s Summary
+	for _, r := range results {
+		s.Total++
+		switch r.Outcome {
+		case Pass:
+			s.Passed++
+		case Fail:
+			s.Failed++
+		case Crash:
+			s.Crashed++
+		case Timeout:
+			s.TimedOut++
+		case Skip:
+			s.Skipped++
+		case Info:
+			s.Info++
+		}
+		if r.Counted && r.Outcome.Failed() {
+			s.Failing++
+		}
+	}
+	return s
+}
+
+// ExitCode returns 0 when every counted check passed and 1 otherwise.
+func (r *Report) ExitCode() int {
+	if r.Summary.Failing > 0 {
+		return 1
+	}
+	return 0
+}
+
+// ClosingLine returns the final line of the human output: "N passed, N failed, N skipped".
+// INFO outcomes count as passed; CRASH and TIMEOUT count as failed.
+func (r *Report) ClosingLine() string {
+	s := r.Summary
+	failed := s.Failed + s.Crashed + s.TimedOut
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", s.Passed+s.Info, failed, s.Skipped)
+}
+
+// jsonReport is the on-disk layout of the JSON index (schema/report.schema.json).
+type jsonReport struct {
+	Tool            string       `json:"tool"`
+	FormatVersion   int          `json:"format_version"`
+	ProtocolVersion int          `json:"protocol_version"`
+	Worker          []string     `json:"worker"`
+	Strict          bool         `json:"strict"`
+	Offered         []string     `json:"offered"`
+	Started         string       `json:"started"`
+	DurationSeconds float64      `json:"duration_seconds"`
+	ExitCode        int          `json:"exit_code"`
+	Summary         Summary      `json:"summary"`
+	Results         []jsonResult `json:"results"`
+}
+
+type jsonResult struct {
+	ID              string   `json:"id"`
+	Level           string   `json:"level"`
+	Title           string   `json:"title"`
+	Requirements    []string `json:"requirements"`
+	Needs           []string `json:"needs"`
+	Outcome         string   `json:"outcome"`
+	Counted         bool     `json:"counted"`
+	DurationSeconds float64  `json:"duration_seconds"`
+	Detail          string   `json:"detail,omitempty"`
+	Expected        string   `json:"expected,omitempty"`
+	Actual          string   `json:"actual,omitempty"`
+	Stderr          string   `json:"stderr,omitempty"`
+	Transcript      []string `json:"transcript,omitempty"`
+}
+
+func seconds(d time.Duration) float64 {
+	return math.Round(d.Seconds()*1e6) / 1e6
+}
+
+// WriteJSON writes the report as the JSON index described by schema/report.schema.json.
+func (r *Report) WriteJSON(w io.Writer) error {
+	out := jsonReport{
+		Tool:            "splash-conform",
+		FormatVersion:   ReportFormatVersion,
+		ProtocolVersion: 5,
+		Worker:          r.Worker,
+		Strict:          r.Strict,
+		Offered:         []string{},
+		Started:         r.Started.UTC().Format(time.RFC3339Nano),
+		DurationSeconds: seconds(r.Duration),
+		ExitCode:        r.ExitCode(),
+		Summary:         r.Summary,
+		Results:         []jsonResult{},
+	}
+	for _, n := range r.Offered {
+		out.Offered = append(out.Offered, string(n))
+	}
+	for _, res := range r.Results {
+		jr := jsonResult{
+			ID: res.ID, Level: string(res.Level), Title: res.Title,
+			Requirements: append([]string{}, res.Requirements...), Needs: []string{},
+			Outcome: string(res.Outcome), Counted: res.Counted, DurationSeconds: seconds(res.Duration),
+			Detail: res.Detail, Expected: res.Expected, Actual: res.Actual, Stderr: res.Stderr,
+			Transcript: res.Transcript,
+		}
+		for _, n := range res.Needs {
+			jr.Needs = append(jr.Needs, string(n))
+		}
+		out.Results = append(out.Results, jr)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// JUnit XML layout, as rendered by common CI systems.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string          `xml:"name,attr"`
+	Tests     int             `xml:"tests,attr"`
+	Failures  int             `xml:"failures,attr"`
+	Errors    int             `xml:"errors,attr"`
+	Skipped   int             `xml:"skipped,attr"`
+	Time      string          `xml:"time,attr"`
+	Timestamp string          `xml:"timestamp,attr"`
+	Cases     []junitTestCase `xml:"testcase"`
+}
+
+type junitTestCase struct {
+	Name       string          `xml:"name,attr"`
+	Classname  string          `xml:"classname,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties *junitProps     `xml:"properties,omitempty"`
+	Failure    *junitProblem   `xml:"failure,omitempty"`
+	Error      *junitProblem   `xml:"error,omitempty"`
+	Skipped    *junitSkipped   `xml:"skipped,omitempty"`
+	SystemOut  *junitCharData  `xml:"system-out,omitempty"`
+	SystemErr  *junitCharData  `xml:"system-err,omitempty"`
+}
+
+type junitProps struct {
+	Props []junitProp `xml:"property"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+type junitCharData struct {
+	Text string `xml:",chardata"`
+}
+
+func xmlSeconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+
+// WriteJUnit writes the report as JUnit XML: one testsuite per area, one testcase per check.
+// Counted failures are <failure> (FAIL) or <error> (CRASH, TIMEOUT); SKIP is <skipped>; INFO
+// and uncounted deviations are written to <system-out>.
+func (r *Report) WriteJUnit(w io.Writer) error {
+	suites := junitSuites{Name: "splash-conform", Time: xmlSeconds(r.Duration)}
+	index := map[string]int{}
+	for _, res := range r.Results {
+		area := areaOf(res.ID)
+		i, ok := index[area]
+		if !ok {
+			i = len(suites.Suites)
+			index[area] = i
+			suites.Suites = append(suites.Suites, junitSuite{Name: "conformance." + area, Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05")})
+		}
+		s := &suites.Suites[i]
+		tc := junitTestCase{
+			Name:      res.ID + ": " + res.Title,
+			Classname: "conformance." + area,
+			Time:      xmlSeconds(res.Duration),
+			Properties: &junitProps{Props: []junitProp{
+				{Name: "level", Value: string(res.Level)},
+				{Name: "requirements", Value: strings.Join(res.Requirements, " ")},
+				{Name: "outcome", Value: string(res.Outcome)},
+			}},
+		}
+		body := res.Detail
+		if res.Expected != "" {
+			body = "expected: " + res.Expected + "\nactual:   " + res.Actual
+		}
+		if len(res.Requirements) > 0 {
+			body += "\nrequirements: " + strings.Join(res.Requirements, ", ")
+		}
+		switch {
+		case res.Outcome == Skip:
+			tc.Skipped = &junitSkipped{Message: res.Detail}
+			s.Skipped++
+		case res.Counted && res.Outcome == Fail:
+			tc.Failure = &junitProblem{Message: clip(res.Detail, 500), Type: string(res.Outcome), Text: body}
+			s.Failures++
+		case res.Counted && res.Outcome.Failed():
+			tc.Error = &junitProblem{Message: clip(res.Detail, 500), Type: string(res.Outcome), Text: body}
+			s.Errors++
+		case res.Outcome != Pass:
+			tc.SystemOut = &junitCharData{Text: string(res.Outcome) + ": " + body}
+		}
+		if len(res.Transcript) > 0 {
+			text := strings.Join(res.Transcript, "\n")
+			if tc.SystemOut != nil {
+				tc.SystemOut.Text += "\n\n" + text
+			} else {
+				tc.SystemOut = &junitCharData{Text: text}
+			}
+		}
+		if res.Stderr != "" {
+			tc.SystemErr = &junitCharData{Text: res.Stderr}
+		}
+		s.Tests++
+		s.Cases = append(s.Cases, tc)
+	}
+	for i := range suites.Suites {
+		s := &suites.Suites[i]
+		var d time.Duration
+		for _, res := range r.Results {
+			if "conformance."+areaOf(res.ID) == s.Name {
+				d += res.Duration
+			}
+		}
+		s.Time = xmlSeconds(d)
+		suites.Tests += s.Tests
+		suites.Failures += s.Failures
+		suites.Errors += s.Errors
+		suites.Skipped += s.Skipped
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(suites); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// areaOf returns the AREA of a check ID.
+func areaOf(id string) string {
+	parts := strings.Split(id, "-")
+	if len(parts) == 3 {
+		return parts[1]
+	}
+	return id
+}

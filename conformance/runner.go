@@ -1,0 +1,285 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultTimeout is the default time limit of one check.
+const DefaultTimeout = 5 * time.Second
+
+// DefaultScope is the journal scope the runner assumes when the worker command has no
+// {scope} placeholder and Config.Scope is empty.
+const DefaultScope = "conformance"
+
+// Config describes one run of the suite.
+type Config struct {
+	// Worker is the worker command and its arguments, possibly with the placeholders
+	// {journal}, {effects} and {scope}. It must not be empty.
+	Worker []string
+	// Run selects checks (see Select); empty selects all.
+	Run string
+	// Strict makes SHOULD checks count.
+	Strict bool
+	// Timeout is the time limit of one check; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Parallel is the number of checks run at once; 0 means the number of CPUs.
+	Parallel int
+	// Verbose keeps the transcript of every check, not only of failed ones.
+	Verbose bool
+	// Without lists needs the worker does not offer (beyond the missing placeholders).
+	Without []Need
+	// Scope is the journal scope of the worker; empty means DefaultScope.
+	Scope string
+	// Progress receives one line per finished check; nil prints nothing.
+	Progress io.Writer
+	// Env is the environment of the worker processes; nil means the runner's environment.
+	Env []string
+	// TempDir is the parent of the run's scratch directory; empty means os.TempDir().
+	TempDir string
+}
+
+// LaunchError reports that the worker command could not be started.
+type LaunchError struct{ Err error }
+
+// Error describes the failure.
+func (e *LaunchError) Error() string { return "launch error: " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *LaunchError) Unwrap() error { return e.Err }
+
+// runState is what every check of one run shares.
+type runState struct {
+	command commandTemplate
+	env     []string
+	timeout time.Duration
+	scope   string
+	offers  map[Need]bool
+	strict  bool
+	verbose bool
+	tempDir string
+}
+
+// Offered returns the needs a configuration offers: {journal} and {effects} come from the
+// placeholders of the worker command, every other need is offered unless Without lists it.
+func (cfg Config) Offered() map[Need]bool {
+	cmd := commandTemplate(cfg.Worker)
+	offers := map[Need]bool{
+		NeedJournal:      cmd.has(PlaceholderJournal),
+		NeedEffects:      cmd.has(PlaceholderEffects),
+		NeedDurable:      true,
+		NeedCompensation: true,
+		NeedCancel:       true,
+	}
+	for _, n := range cfg.Without {
+		offers[n] = false
+	}
+	return offers
+}
+
+// Run executes the selected checks against the worker and returns the report. It returns an
+// error, and no report, for a bad selection or a worker command that cannot be started.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if len(cfg.Worker) == 0 {
+		return nil, errors.New("no worker command")
+	}
+	checks, err := Select(Catalog(), cfg.Run)
+	if err != nil {
+		return nil, err
+	}
+	if len(checks) == 0 {
+		return nil, fmt.Errorf("-run %q selects no check", cfg.Run)
+	}
+	if _, err := exec.LookPath(cfg.Worker[0]); err != nil {
+		return nil, &LaunchError{Err: err}
+	}
+	st := &runState{
+		command: commandTemplate(cfg.Worker),
+		env:     cfg.Env,
+		timeout: cfg.Timeout,
+		scope:   cfg.Scope,
+		offers:  cfg.Offered(),
+		strict:  cfg.Strict,
+		verbose: cfg.Verbose,
+	}
+	if st.env == nil {
+		st.env = os.Environ()
+	}
+	if st.timeout <= 0 {
+		st.timeout = DefaultTimeout
+	}
+	if st.scope == "" {
+		st.scope = DefaultScope
+	}
+	st.tempDir, err = os.MkdirTemp(cfg.TempDir, "splash-conform-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(st.tempDir)
+
+	parallel := cfg.Parallel
+	if parallel <= 0 {
+		parallel = runtime.NumCPU()
+	}
+	var progress io.Writer
+	if cfg.Progress != nil {
+		progress = &lockedWriter{w: cfg.Progress}
+	}
+
+	started := time.Now()
+	results := make([]Result, len(checks))
+	var (
+		mu        sync.Mutex
+		launchErr error
+	)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(parallel, len(checks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				r, lerr := runCheck(st, checks[i])
+				results[i] = r
+				if lerr != nil {
+					mu.Lock()
+					if launchErr == nil {
+						launchErr = lerr
+					}
+					mu.Unlock()
+				}
+				if progress != nil {
+					writeProgress(progress, r)
+				}
+			}
+		}()
+	}
+schedule:
+	for i := range checks {
+		mu.Lock()
+		stop := launchErr != nil
+		mu.Unlock()
+		if stop {
+			break
+		}
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break schedule
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if launchErr != nil {
+		return nil, &LaunchError{Err: launchErr}
+	}
+	var done []Result
+	for _, r := range results {
+		if r.ID != "" {
+			done = append(done, r)
+		}
+	}
+	report := newReport(cfg, st, done, started, time.Since(started))
+	if err := ctx.Err(); err != nil {
+		return report, err
+	}
+	return report, nil
+}
+
+// runCheck runs one check and returns its result; the error is a launch failure.
+func runCheck(st *runState, c *Check) (Result, error) {
+	t := &T{check: c, run: st, outcome: Pass}
+	start := time.Now()
+	t.deadline = start.Add(t.limit())
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(stopCheck); !ok {
+					t.outcome = Fail
+					t.detail = fmt.Sprintf("internal runner error: %v\n%s", r, debug.Stack())
+				}
+			}
+		}()
+		var missing []string
+		for _, n := range c.Needs {
+			if !st.offers[n] {
+				missing = append(missing, string(n))
+			}
+		}
+		if len(missing) > 0 {
+			t.skipf("the worker command does not offer %s", strings.Join(missing, ", "))
+		}
+		c.run(t)
+	}()
+	for _, w := range t.workers {
+		w.stop()
+	}
+	for _, w := range t.workers {
+		if w.stderr.keyLeaked() {
+			t.outcome = Fail
+			t.expected = "no trace of the session key in any output (FRM-040, WRK-093)"
+			t.actual = fmt.Sprintf("worker %d wrote an encoding of its session key on standard error", w.index)
+			t.detail = "expected " + t.expected + "; got " + t.actual
+		}
+	}
+	if t.dir != "" {
+		_ = os.RemoveAll(t.dir)
+	}
+	r := Result{
+		ID:           c.ID,
+		Level:        c.Level,
+		Title:        c.Title,
+		Requirements: c.Requirements,
+		Needs:        c.Needs,
+		Outcome:      t.outcome,
+		Duration:     time.Since(start),
+		Detail:       t.detail,
+		Expected:     t.expected,
+		Actual:       t.actual,
+	}
+	if c.Level == Should && !st.strict && (r.Outcome == Fail || r.Outcome == Timeout) {
+		r.Outcome = Info
+		r.Detail = "deviation from a SHOULD (it counts under --strict): " + r.Detail
+	}
+	r.Counted = r.Outcome != Skip && r.Outcome != Info && (c.Level == Must || st.strict)
+	if r.Outcome != Pass && r.Outcome != Skip || st.verbose {
+		r.Stderr = t.stderrExcerpt()
+		r.Transcript = t.transcript
+	}
+	return r, t.launchErr
+}
+
+// writeProgress prints one line per finished check, and the expectation of a failure.
+func writeProgress(w io.Writer, r Result) {
+	fmt.Fprintf(w, "%-7s %-15s %7s  %s\n", r.Outcome, r.ID, formatDuration(r.Duration), r.Title)
+	if r.Outcome == Pass {
+		return
+	}
+	if r.Expected != "" {
+		fmt.Fprintf(w, "        expected: %s\n        actual:   %s\n", indent(r.Expected), indent(r.Actual))
+	} else if r.Detail != "" {
+		fmt.Fprintf(w, "        %s\n", indent(r.Detail))
+	}
+}
+
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n                  ") }
+
+// formatDuration rounds d for display.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}

@@ -1,0 +1,151 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Bounds of what the runner keeps of a worker's standard error.
+const (
+	stderrHeadBytes = 2048
+	stderrTailBytes = 2048
+)
+
+// stderrTail consumes a worker's standard error with bounded memory: it keeps the first and
+// the last bytes, counts the rest, and watches the whole stream for encodings of the session
+// key.
+type stderrTail struct {
+	mu       sync.Mutex
+	head     []byte
+	tail     []byte
+	total    int64
+	patterns [][]byte // encodings of the session key that must never appear
+	window   []byte   // the last bytes seen, so a pattern split across reads is found
+	leaked   bool
+	done     chan struct{}
+}
+
+// newStderrTail returns a consumer that looks for the given secret patterns.
+func newStderrTail(patterns [][]byte) *stderrTail {
+	return &stderrTail{patterns: patterns, done: make(chan struct{})}
+}
+
+// consume reads r until it ends and then closes done.
+func (s *stderrTail) consume(r io.Reader) {
+	defer close(s.done)
+	buf := make([]byte, 4096)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			s.add(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *stderrTail) add(p []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total += int64(len(p))
+	if room := stderrHeadBytes - len(s.head); room > 0 {
+		take := min(room, len(p))
+		s.head = append(s.head, p[:take]...)
+	}
+	s.tail = append(s.tail, p...)
+	if len(s.tail) > stderrTailBytes {
+		s.tail = append(s.tail[:0], s.tail[len(s.tail)-stderrTailBytes:]...)
+	}
+	if len(s.patterns) == 0 || s.leaked {
+		return
+	}
+	longest := 0
+	for _, pat := range s.patterns {
+		longest = max(longest, len(pat))
+	}
+	scan := append(s.window, p...)
+	for _, pat := range s.patterns {
+		if bytes.Contains(scan, pat) {
+			s.leaked = true
+			return
+		}
+	}
+	keep := min(len(scan), longest-1)
+	s.window = append([]byte(nil), scan[len(scan)-keep:]...)
+}
+
+// excerpt returns the kept text: everything when the stream was short, otherwise the head,
+// a marker with the number of bytes left out, and the tail. Invalid UTF-8 is replaced.
+func (s *stderrTail) excerpt() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	if s.total <= int64(stderrHeadBytes) {
+		b.Write(s.head)
+	} else {
+		b.Write(s.head)
+		tailStart := s.total - int64(len(s.tail))
+		if tailStart > int64(stderrHeadBytes) {
+			b.WriteString("\n[… ")
+			b.WriteString(strconv.FormatInt(tailStart-int64(stderrHeadBytes), 10))
+			b.WriteString(" bytes left out …]\n")
+			b.Write(s.tail)
+		} else {
+			b.Write(s.tail[int64(stderrHeadBytes)-tailStart:])
+		}
+	}
+	return strings.ToValidUTF8(b.String(), "\uFFFD")
+}
+
+// keyLeaked reports whether an encoding of the session key appeared.
+func (s *stderrTail) keyLeaked() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leaked
+}
+
+// secretPatterns returns the encodings of key that a leak would most likely use: the raw
+// bytes, lowercase and uppercase hex, and standard and URL-safe base64 (padded or not).
+func secretPatterns(key []byte) [][]byte {
+	lower := hex.EncodeToString(key)
+	pats := [][]byte{
+		append([]byte(nil), key...),
+		[]byte(lower),
+		[]byte(strings.ToUpper(lower)),
+		[]byte(strings.TrimRight(base64.StdEncoding.EncodeToString(key), "=")),
+		[]byte(base64.RawURLEncoding.EncodeToString(key)),
+	}
+	return pats
+}
+
+// panicMarkers are texts that language runtimes print when a program crashes.
+var panicMarkers = []string{"panic: ", "fatal error: ", "panicked at", "SIGSEGV", "stack overflow"}
+
+// looksLikeCrash reports whether a stderr excerpt holds a runtime crash report.
+func looksLikeCrash(excerpt string) bool {
+	for _, m := range panicMarkers {
+		if strings.Contains(excerpt, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// clip shortens s to at most n bytes (on a rune boundary) for messages.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

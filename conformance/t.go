@@ -1,0 +1,217 @@
+package conformance
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Placeholders the worker command may contain.
+const (
+	// PlaceholderJournal is replaced by the path of the check's journal file.
+	PlaceholderJournal = "{journal}"
+	// PlaceholderEffects is replaced by the path of the check's effect log.
+	PlaceholderEffects = "{effects}"
+	// PlaceholderScope is replaced by the journal scope the runner uses for compensation.
+	PlaceholderScope = "{scope}"
+)
+
+// commandTemplate is the worker command with its placeholders.
+type commandTemplate []string
+
+// has reports whether any argument contains the placeholder.
+func (c commandTemplate) has(placeholder string) bool {
+	for _, a := range c {
+		if strings.Contains(a, placeholder) {
+			return true
+		}
+	}
+	return false
+}
+
+// expand returns the command with every placeholder replaced.
+func (c commandTemplate) expand(values map[string]string) []string {
+	out := make([]string, len(c))
+	for i, a := range c {
+		for k, v := range values {
+			a = strings.ReplaceAll(a, k, v)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// stopCheck is the panic value that ends a check early; the runner recovers it.
+type stopCheck struct{}
+
+// maxTranscript bounds the transcript kept for one check.
+const maxTranscript = 200
+
+// T is the context of one running check: its deadline, its scratch directory, the workers it
+// launched and its verdict. Checks are defined inside this package.
+type T struct {
+	check    *Check
+	run      *runState
+	deadline time.Time
+	dir      string
+	workers  []*Worker
+
+	outcome    Outcome
+	detail     string
+	expected   string
+	actual     string
+	transcript []string
+	launchErr  error
+}
+
+// logf adds a line to the check's transcript.
+func (t *T) logf(format string, args ...any) {
+	if len(t.transcript) < maxTranscript {
+		t.transcript = append(t.transcript, fmt.Sprintf(format, args...))
+	} else if len(t.transcript) == maxTranscript {
+		t.transcript = append(t.transcript, "[transcript truncated]")
+	}
+}
+
+// end records the verdict and stops the check.
+func (t *T) end(o Outcome, detail string) {
+	t.outcome, t.detail = o, detail
+	panic(stopCheck{})
+}
+
+// failf fails the check with what was expected and what happened.
+func (t *T) failf(expected, actual string) {
+	t.expected, t.actual = expected, actual
+	t.end(Fail, "expected "+expected+"; got "+actual)
+}
+
+// timeoutf ends the check with TIMEOUT.
+func (t *T) timeoutf(format string, args ...any) {
+	t.end(Timeout, fmt.Sprintf("time limit of %v reached: ", t.limit())+fmt.Sprintf(format, args...))
+}
+
+// crashf ends the check with CRASH.
+func (t *T) crashf(format string, args ...any) {
+	t.end(Crash, fmt.Sprintf(format, args...))
+}
+
+// skipf ends the check with SKIP.
+func (t *T) skipf(format string, args ...any) {
+	t.end(Skip, fmt.Sprintf(format, args...))
+}
+
+// internal ends the check because the runner itself failed (a bug, or the machine).
+func (t *T) internal(err error) {
+	t.end(Fail, "internal runner error: "+err.Error())
+}
+
+// launchFailed ends the check and the run: the worker command cannot be started.
+func (t *T) launchFailed(err error) {
+	t.launchErr = err
+	t.end(Fail, err.Error())
+}
+
+// limit returns the check's time limit.
+func (t *T) limit() time.Duration {
+	return max(t.run.timeout, t.check.Timeout)
+}
+
+// scratch returns the check's scratch directory, creating it on first use.
+func (t *T) scratch() string {
+	if t.dir == "" {
+		dir, err := os.MkdirTemp(t.run.tempDir, strings.ToLower(t.check.ID)+"-")
+		if err != nil {
+			t.internal(err)
+		}
+		t.dir = dir
+	}
+	return t.dir
+}
+
+// journalPath is the file substituted for {journal}.
+func (t *T) journalPath() string { return filepath.Join(t.scratch(), "journal") }
+
+// effectsPath is the file substituted for {effects}.
+func (t *T) effectsPath() string { return filepath.Join(t.scratch(), "effects.jsonl") }
+
+// placeholders returns the values of the placeholders for this check.
+func (t *T) placeholders() map[string]string {
+	return map[string]string{
+		PlaceholderJournal: t.journalPath(),
+		PlaceholderEffects: t.effectsPath(),
+		PlaceholderScope:   t.run.scope,
+	}
+}
+
+// scope is the journal scope of the worker under test.
+func (t *T) scope() string { return t.run.scope }
+
+// has reports whether the worker offers a need.
+func (t *T) has(n Need) bool { return t.run.offers[n] }
+
+// maxEffectLogBytes bounds how much of an effect log the runner reads.
+const maxEffectLogBytes = 16 << 20
+
+// effectLines returns the complete lines of the check's effect log (a torn final line is
+// left out) or fails the check when it cannot be read.
+func (t *T) effectLines() []string {
+	f, err := os.Open(t.effectsPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.failf("a readable effect log", err.Error())
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxEffectLogBytes+1))
+	if err != nil {
+		t.failf("a readable effect log", err.Error())
+	}
+	if len(data) > maxEffectLogBytes {
+		t.failf("an effect log of a few lines", "an effect log over 16 MiB")
+	}
+	end := bytes.LastIndexByte(data, '\n')
+	if end < 0 {
+		return nil
+	}
+	return strings.Split(string(data[:end]), "\n")
+}
+
+// expectEffects compares the effect log with the exact lines want (PRF-018).
+func (t *T) expectEffects(why string, want ...string) {
+	got := t.effectLines()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.failf(fmt.Sprintf("effect log after %s:\n  %s", why, orNone(want)), fmt.Sprintf("effect log:\n  %s", orNone(got)))
+	}
+}
+
+func orNone(lines []string) string {
+	if len(lines) == 0 {
+		return "(no line)"
+	}
+	return strings.Join(lines, "\n  ")
+}
+
+// stderrExcerpt combines the kept standard error of every worker of the check.
+func (t *T) stderrExcerpt() string {
+	var b strings.Builder
+	for _, w := range t.workers {
+		ex := w.stderr.excerpt()
+		if ex == "" {
+			continue
+		}
+		if len(t.workers) > 1 {
+			fmt.Fprintf(&b, "[worker %d]\n", w.index)
+		}
+		b.WriteString(ex)
+		if !strings.HasSuffix(ex, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
