@@ -96,7 +96,7 @@ func newRig(t *testing.T, o rigOptions) *rig {
 		o.register(reg)
 	}
 	store := newMemStore(t)
-	j := store.durable
+	j := store.durable.Clone()
 	if o.journal != nil {
 		j = o.journal
 	}
