@@ -74,14 +74,14 @@ func TestOpenCheckOrder(t *testing.T) {
 			opening:  func(h *workertest.Host) []byte { return h.Seal(h.OpenSession(profileGrant(echo, 1, 0))) },
 			admitErr: worker.ErrReplayedSession, wantKind: worker.ErrAdmission, admitted: true},
 		{name: "zero lease", role: protocol.RoleWorker,
-			opening:  func(h *workertest.Host) []byte { return h.Seal(h.OpenSession(profileGrant(echo, 1, 0))) },
-			token:    0, wantKind: worker.ErrInvalidJournalLease, admitted: true},
+			opening: func(h *workertest.Host) []byte { return h.Seal(h.OpenSession(profileGrant(echo, 1, 0))) },
+			token:   0, wantKind: worker.ErrInvalidJournalLease, admitted: true},
 		{name: "extra adapters and zero grants are fine", role: protocol.RoleWorker,
 			opening: func(h *workertest.Host) []byte { return h.Seal(h.OpenSession()) },
 			token:   9, admitted: true},
 		{name: "all checks pass", role: protocol.RoleWorker,
-			opening:  func(h *workertest.Host) []byte { return h.Seal(h.OpenSession(profileGrant(echo, 1, 0))) },
-			token:    9, admitted: true},
+			opening: func(h *workertest.Host) []byte { return h.Seal(h.OpenSession(profileGrant(echo, 1, 0))) },
+			token:   9, admitted: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
