@@ -211,15 +211,15 @@ type junitSuite struct {
 }
 
 type junitTestCase struct {
-	Name       string          `xml:"name,attr"`
-	Classname  string          `xml:"classname,attr"`
-	Time       string          `xml:"time,attr"`
-	Properties *junitProps     `xml:"properties,omitempty"`
-	Failure    *junitProblem   `xml:"failure,omitempty"`
-	Error      *junitProblem   `xml:"error,omitempty"`
-	Skipped    *junitSkipped   `xml:"skipped,omitempty"`
-	SystemOut  *junitCharData  `xml:"system-out,omitempty"`
-	SystemErr  *junitCharData  `xml:"system-err,omitempty"`
+	Name       string         `xml:"name,attr"`
+	Classname  string         `xml:"classname,attr"`
+	Time       string         `xml:"time,attr"`
+	Properties *junitProps    `xml:"properties,omitempty"`
+	Failure    *junitProblem  `xml:"failure,omitempty"`
+	Error      *junitProblem  `xml:"error,omitempty"`
+	Skipped    *junitSkipped  `xml:"skipped,omitempty"`
+	SystemOut  *junitCharData `xml:"system-out,omitempty"`
+	SystemErr  *junitCharData `xml:"system-err,omitempty"`
 }
 
 type junitProps struct {

@@ -1,0 +1,125 @@
+package conformance
+
+import "strconv"
+
+// tricky text exercises escaping: control characters, quotes, backslash, slash, the two
+// JavaScript line separators, non-BMP characters and a lone escape-looking sequence.
+const trickyText = "é😀 \x00\x01\x1f\x7f \"quoted\" back\\slash /slash\n\r\t \u2028\u2029 <>&' \\u0041 日本語 \U0001F600\U0001F9EA"
+
+func init() {
+	register(
+		&Check{
+			ID: "CNF-PROFILE-01", Level: Must, Requirements: []string{"PRF-003", "WRK-030", "WRK-090"},
+			Title: "conf.text.echo returns ASCII text unchanged, answering before more input arrives",
+			run: func(t *T) {
+				w := t.baseline()
+				t.expectPayload("the echo", text("hello, worker"), w.invoke(toolTextEcho, text("hello, worker")))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-02", Level: Must, Requirements: []string{"PRF-003", "ENC-012", "MSG-013"},
+			Title: "conf.text.echo returns Unicode, control characters and escapes unchanged",
+			run: func(t *T) {
+				w := t.baseline()
+				t.expectPayload("the echo", text(trickyText), w.invoke(toolTextEcho, text(trickyText)))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-03", Level: Must, Requirements: []string{"PRF-003"},
+			Title: "conf.text.echo returns the empty text",
+			run: func(t *T) {
+				w := t.baseline()
+				t.expectPayload("the echo", text(""), w.invoke(toolTextEcho, text("")))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-04", Level: Must, Requirements: []string{"PRF-004", "ENC-012"},
+			Title: "conf.json.echo returns an object with Unicode keys, escapes and nesting, keys sorted",
+			run: func(t *T) {
+				w := t.baseline()
+				in := `{"zeta":{"b":[true,false,null],"a":"\u0000\"\\/\n"},"é":"😀","":{},"A":[],"\u2028":"line separator"}`
+				got := w.invoke(toolJSONEcho, jsonPayload(in))
+				t.expectPayload("the echo", jsonPayload(in), got)
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-05", Level: Must, Requirements: []string{"PRF-004", "ENC-035"},
+			Title: "conf.json.echo returns an array of portable numbers unchanged",
+			run: func(t *T) {
+				w := t.baseline()
+				in := `[0,1,-1,18446744073709551615,-9223372036854775808,1.5,-2.5,0.1,123.456,1e+16,1e-7,0.0]`
+				t.expectPayload("the echo", jsonPayload(in), w.invoke(toolJSONEcho, jsonPayload(in)))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-06", Level: Must, Requirements: []string{"PRF-004", "MSG-036"},
+			Title: "conf.json.echo accepts and returns a payload exactly 32 levels deep",
+			run: func(t *T) {
+				w := t.baseline()
+				in := nestedArrays(31, "7")
+				t.expectPayload("the echo", jsonPayload(in), w.invoke(toolJSONEcho, jsonPayload(in)))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-07", Level: Must, Requirements: []string{"PRF-016", "WRK-002", "CAN-023"},
+			Title: "a slow tool in a baseline session waits and completes with \"done N\"",
+			run: func(t *T) {
+				w := t.session(textGrant(toolTextEcho), textGrant(toolCancellable), textGrant(toolUncooperative))
+				t.expectPayload("the answer", text("done 20"), w.invoke(toolCancellable, text("20")))
+				t.expectPayload("the answer", text("done 007"), w.invoke(toolUncooperative, text("007")))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-08", Level: Must, Requirements: []string{"PRF-016", "WRK-030"},
+			Title: "a slow tool refuses input that is not a decimal wait time (status 6)",
+			run: func(t *T) {
+				w := t.session(textGrant(toolTextEcho), textGrant(toolCancellable))
+				w.sendInvoke(toolCancellable, text("-1"))
+				w.expectExit(exitAdapter, `the slow-tool input "-1"`)
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-09", Level: Must, Requirements: []string{"PRF-016"},
+			Title: "a slow tool refuses a wait time above 60,000 ms (status 6)",
+			run: func(t *T) {
+				w := t.session(textGrant(toolTextEcho), textGrant(toolCancellable))
+				w.sendInvoke(toolCancellable, text("60001"))
+				w.expectExit(exitAdapter, `the slow-tool input "60001"`)
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-10", Level: Must, Requirements: []string{"PRF-003", "MSG-039"},
+			Title: "conf.text.echo returns a 60 KiB text unchanged",
+			run: func(t *T) {
+				w := t.baseline()
+				big := repeat("0123456789abcdef", 60*64)
+				t.expectPayload("the echo", text(big), w.invoke(toolTextEcho, text(big)))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-11", Level: Must, Requirements: []string{"PRF-001", "WRK-022", "WRK-023"},
+			Title: "a worker answers many invocations in one session, one answer per frame",
+			run: func(t *T) {
+				w := t.baseline()
+				for i := range 20 {
+					p := text(repeat("x", i))
+					if i%2 == 1 {
+						p = jsonPayload(`{"i":` + strconv.Itoa(i) + `}`)
+						t.expectPayload("the echo", p, w.invoke(toolJSONEcho, p))
+						continue
+					}
+					t.expectPayload("the echo", p, w.invoke(toolTextEcho, p))
+				}
+				w.endInput()
+			},
+		},
+	)
+}
