@@ -50,8 +50,14 @@ func appendRecord(dst []byte, r *Record) []byte {
 	return append(dst, '}')
 }
 
-// recordLen returns the serialized length of a record.
-func recordLen(r *Record) int { return len(appendRecord(make([]byte, 0, 512), r)) }
+// recordLen returns the serialized length of a record, using the journal's scratch buffer.
+func (j *Journal) recordLen(r *Record) int {
+	j.scratch = appendRecord(j.scratch[:0], r)
+	return len(j.scratch)
+}
 
-// stateLen returns the serialized length of a state.
-func stateLen(s protocol.OperationStatus) int { return len(s.AppendJSON(make([]byte, 0, 256))) }
+// stateLen returns the serialized length of a state, using the journal's scratch buffer.
+func (j *Journal) stateLen(s protocol.OperationStatus) int {
+	j.scratch = s.AppendJSON(j.scratch[:0])
+	return len(j.scratch)
+}

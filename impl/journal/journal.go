@@ -100,6 +100,8 @@ type Journal struct {
 	// of its serialized form. Both are maintained by every committed mutation.
 	valid bool
 	size  int
+
+	scratch []byte // reused to measure serialized lengths; never shared between journals
 }
 
 // New returns an empty journal for scope, which must be a token.
@@ -144,6 +146,7 @@ func (j *Journal) Operation(key string) (Record, bool) {
 func (j *Journal) Clone() *Journal {
 	c := *j
 	c.records = j.Records()
+	c.scratch = nil
 	return &c
 }
 
@@ -352,7 +355,7 @@ func (j *Journal) Admit(auth authorizer.AuthorizedOperationInvocation) (Admissio
 	if err := validateRecord(&rec); err != nil {
 		return Admission{}, err
 	}
-	size := j.size + recordLen(&rec)
+	size := j.size + j.recordLen(&rec)
 	if len(j.records) > 0 {
 		size++ // the separating comma
 	}
@@ -381,7 +384,7 @@ func (j *Journal) setOperationState(i int, observed protocol.OperationStatus) (p
 	if r.State.Equal(observed) {
 		return observed, nil
 	}
-	size := j.size - stateLen(r.State) + stateLen(observed)
+	size := j.size - j.stateLen(r.State) + j.stateLen(observed)
 	if err := checkSize(size); err != nil {
 		return protocol.OperationStatus{}, err
 	}
@@ -516,7 +519,7 @@ func (j *Journal) AdmitCompensation(auth authorizer.AuthorizedOperationCompensat
 	if err := validateRecord(&candidate); err != nil {
 		return Admission{}, err
 	}
-	size := j.size - recordLen(r) + recordLen(&candidate)
+	size := j.size - j.recordLen(r) + j.recordLen(&candidate)
 	if err := checkSize(size); err != nil {
 		return Admission{}, err
 	}
@@ -555,7 +558,7 @@ func (j *Journal) ObserveCompensation(auth authorizer.AuthorizedOperationCompens
 	if c.State.Equal(status) {
 		return status, nil
 	}
-	size := j.size - stateLen(c.State) + stateLen(status)
+	size := j.size - j.stateLen(c.State) + j.stateLen(status)
 	if err := checkSize(size); err != nil {
 		return protocol.OperationStatus{}, err
 	}
