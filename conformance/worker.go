@@ -103,11 +103,16 @@ type Worker struct {
 
 // launch starts the worker command with the check's placeholders substituted. It fails the
 // run (not the check) when the command cannot be started.
-func (t *T) launch() *Worker {
+func (t *T) launch() *Worker { return t.launchAs("") }
+
+// launchAs is launch with a given session id; an empty id means a fresh random one.
+func (t *T) launchAs(sid string) *Worker {
 	w := &Worker{t: t, index: len(t.workers) + 1, lines: make(chan lineEvent, 4), done: make(chan struct{}), exited: make(chan struct{})}
-	sid, err := randomToken("conf-")
-	if err != nil {
-		t.internal(err)
+	var err error
+	if sid == "" {
+		if sid, err = randomToken("conf-"); err != nil {
+			t.internal(err)
+		}
 	}
 	key, err := protocol.GenerateSessionKey()
 	if err != nil {

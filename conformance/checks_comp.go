@@ -1,0 +1,240 @@
+package conformance
+
+import (
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+var (
+	comp        = []Need{NeedDurable, NeedCompensation}
+	compEffects = []Need{NeedDurable, NeedCompensation, NeedEffects}
+)
+
+// compensationSucceeded is the success payload of a compensation (PRF-015).
+func compensationSucceeded(key, compensationKey, value string) protocol.OperationStatus {
+	return protocol.Succeeded(jsonPayload(`{"compensation_key":"` + compensationKey + `","operation_key":"` + key + `","value":` + value + `}`))
+}
+
+// compRejected opens a session with the durable grant g, lets prepare run dispatches, sends
+// the compensation request built by build and expects status 5 without an answer.
+func compRejected(t *T, g protocol.CapabilityGrant, why string, prepare func(w *Worker), build func(w *Worker) protocol.OperationCompensationRequest) {
+	w := t.session(g, textGrant(toolTextEcho))
+	prepare(w)
+	w.send(protocol.CompensateOperationMessage{Request: build(w)})
+	w.expectExit(exitRejected, why)
+}
+
+func init() {
+	register(
+		&Check{
+			ID: "CNF-COMP-01", Level: Must, Requirements: []string{"WRK-050", "WRK-052", "PRF-015", "JRN-020", "AUZ-013"},
+			Needs: comp,
+			Title: "a granted compensation of a succeeded operation answers compensation_result succeeded",
+			run: func(t *T) {
+				g := durableGrant(1)
+				w := t.session(g)
+				w.dispatch("op-1", `{"value":1}`)
+				st := w.compensate(w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":{"undo":true}}`))
+				t.expectStatus("the compensation status", compensationSucceeded("op-1", "cmp-1", `{"undo":true}`), st)
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-02", Level: Must, Requirements: []string{"PRF-015", "PRF-018", "PRF-014"},
+			Needs: compEffects,
+			Title: "a compensation appends one canonical compensation line to the effect log",
+			run: func(t *T) {
+				g := durableGrant(1)
+				w := t.session(g)
+				w.dispatch("op-1", `{"value":1}`)
+				w.compensate(w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":{"z":1,"a":2}}`))
+				t.expectEffects("a dispatch and its compensation", effectLine("op-1", "1"), compensationLine("op-1", "cmp-1", `{"a":2,"z":1}`))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-03", Level: Must, Requirements: []string{"AUZ-013", "MAN-004"},
+			Needs: comp,
+			Title: "a compensation under a grant with max_compensations 0 is refused (status 5)",
+			run: func(t *T) {
+				g := durableGrant(0)
+				compRejected(t, g, "a compensation that the grant does not allow",
+					func(w *Worker) { w.dispatch("op-1", `{"value":1}`) },
+					func(w *Worker) protocol.OperationCompensationRequest {
+						return w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{}`)
+					})
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-04", Level: Must, Requirements: []string{"AUZ-013", "AUZ-014"},
+			Needs: comp,
+			Title: "a compensation beyond max_compensations is refused (status 5)",
+			run: func(t *T) {
+				g := durableGrant(1)
+				compRejected(t, g, "a second compensation under max_compensations 1",
+					func(w *Worker) {
+						w.dispatch("op-1", `{"value":1}`)
+						w.dispatch("op-2", `{"value":2}`)
+						w.compensate(w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{}`))
+					},
+					func(w *Worker) protocol.OperationCompensationRequest {
+						return w.compensationRequest(g, "op-2", "cmp-2", t.scope(), `{}`)
+					})
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-05", Level: Must, Requirements: []string{"AUZ-013", "FP-001"},
+			Needs: comp,
+			Title: "a compensation whose grant fingerprint does not match the live grant is refused (status 5)",
+			run: func(t *T) {
+				g := durableGrant(1)
+				other := g
+				other.MaxCalls++
+				compRejected(t, g, "a compensation fingerprinted for a grant with one more call",
+					func(w *Worker) { w.dispatch("op-1", `{"value":1}`) },
+					func(w *Worker) protocol.OperationCompensationRequest {
+						return w.compensationRequest(other, "op-1", "cmp-1", t.scope(), `{}`)
+					})
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-06", Level: Must, Requirements: []string{"JRN-020", "WRK-050"},
+			Needs: comp,
+			Title: "a compensation of a failed operation is refused (status 5)",
+			run: func(t *T) {
+				g := durableGrant(1)
+				compRejected(t, g, "a compensation of an operation that failed",
+					func(w *Worker) { w.dispatch("op-1", `{"mode":"fail"}`) },
+					func(w *Worker) protocol.OperationCompensationRequest {
+						return w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{}`)
+					})
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-07", Level: Must, Requirements: []string{"JRN-020", "WRK-050"},
+			Needs: comp,
+			Title: "a compensation of an operation the journal does not hold is refused (status 5)",
+			run: func(t *T) {
+				g := durableGrant(1)
+				compRejected(t, g, "a compensation of an unknown operation",
+					func(*Worker) {},
+					func(w *Worker) protocol.OperationCompensationRequest {
+						return w.compensationRequest(g, "op-never", "cmp-1", t.scope(), `{}`)
+					})
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-08", Level: Must, Requirements: []string{"JRN-021", "JRN-020"},
+			Needs: comp,
+			Title: "a second compensation key for one operation is refused (status 5)",
+			run: func(t *T) {
+				g := durableGrant(2)
+				compRejected(t, g, "compensation key cmp-2 for an operation already compensated by cmp-1",
+					func(w *Worker) {
+						w.dispatch("op-1", `{"value":1}`)
+						w.compensate(w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{}`))
+					},
+					func(w *Worker) protocol.OperationCompensationRequest {
+						return w.compensationRequest(g, "op-1", "cmp-2", t.scope(), `{}`)
+					})
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-09", Level: Must, Requirements: []string{"WRK-051", "AUZ-014", "JRN-020"},
+			Needs: comp,
+			Title: "an exact duplicate compensation is answered from the journal and spends no budget",
+			run: func(t *T) {
+				g := durableGrant(1)
+				w := t.session(g)
+				w.dispatch("op-1", `{"value":1}`)
+				want := compensationSucceeded("op-1", "cmp-1", `"u"`)
+				t.expectStatus("the compensation status", want, w.compensate(w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"u"}`)))
+				t.expectStatus("the duplicate's status", want, w.compensate(w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"u"}`)))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-10", Level: Must, Requirements: []string{"WRK-051", "PRF-014", "PRF-015"},
+			Needs: compEffects,
+			Title: "an exact duplicate compensation never runs the compensation handler again",
+			run: func(t *T) {
+				g := durableGrant(1)
+				w := t.session(g)
+				w.dispatch("op-1", `{"value":1}`)
+				w.compensate(w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"u"}`))
+				w.compensate(w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"u"}`))
+				t.expectEffects("a compensation and its duplicate", effectLine("op-1", "1"), compensationLine("op-1", "cmp-1", `"u"`))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-11", Level: Must, Requirements: []string{"JRN-020", "WRK-050", "JRN-008"},
+			Needs: comp,
+			Title: "a compensation for another tenant scope than the journal's is refused (status 5)",
+			run: func(t *T) {
+				g := durableGrant(1)
+				compRejected(t, g, "a compensation for tenant scope other-tenant",
+					func(w *Worker) { w.dispatch("op-1", `{"value":1}`) },
+					func(w *Worker) protocol.OperationCompensationRequest {
+						return w.compensationRequest(g, "op-1", "cmp-1", "other-tenant", `{}`)
+					})
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-12", Level: Must, Requirements: []string{"PRF-015", "WRK-052"},
+			Needs: comp,
+			Title: "a compensation in mode fail answers failed with the absence message",
+			run: func(t *T) {
+				g := durableGrant(1)
+				w := t.session(g)
+				w.dispatch("op-1", `{"value":1}`)
+				t.expectStatus("the compensation status", protocol.Failed(absenceMessage),
+					w.compensate(w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"mode":"fail"}`)))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-13", Level: Must, Requirements: []string{"PRF-015", "WRK-052", "WRK-044"},
+			Needs: comp,
+			Title: "a compensation handler error is never answered (status 6)",
+			run: func(t *T) {
+				g := durableGrant(1)
+				w := t.session(g)
+				w.dispatch("op-1", `{"value":1}`)
+				w.send(protocol.CompensateOperationMessage{Request: w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"mode":"error"}`)})
+				w.expectExit(exitAdapter, "a compensation in mode error")
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-14", Level: Must, Requirements: []string{"JRN-020", "FP-001"},
+			Needs: comp,
+			Title: "reusing a compensation key with different input is refused (status 5)",
+			run: func(t *T) {
+				g := durableGrant(2)
+				compRejected(t, g, "compensation key cmp-1 again with a different input",
+					func(w *Worker) {
+						w.dispatch("op-1", `{"value":1}`)
+						w.compensate(w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":1}`))
+					},
+					func(w *Worker) protocol.OperationCompensationRequest {
+						return w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":2}`)
+					})
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-15", Level: Must, Requirements: []string{"WRK-052", "WRK-051", "WRK-073"},
+			Needs: []Need{NeedDurable, NeedCompensation, NeedJournal},
+			Title: "after a restart, an exact duplicate compensation is answered from the journal",
+			run: func(t *T) {
+				g := durableGrant(1)
+				w1 := t.session(g)
+				w1.dispatch("op-1", `{"value":1}`)
+				want := compensationSucceeded("op-1", "cmp-1", `"u"`)
+				t.expectStatus("the compensation status", want, w1.compensate(w1.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"u"}`)))
+				w1.endInput()
+				w2 := t.session(g)
+				t.expectStatus("the restarted worker's answer", want, w2.compensate(w2.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"u"}`)))
+				w2.endInput()
+			},
+		},
+	)
+}

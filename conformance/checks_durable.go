@@ -1,0 +1,299 @@
+package conformance
+
+import "github.com/splashv5/conform/impl/protocol"
+
+// durableSession opens a session that grants the durable tool (baseline session).
+func (t *T) durableSession(compensations uint32) *Worker {
+	return t.session(durableGrant(compensations), textGrant(toolTextEcho))
+}
+
+var (
+	durable        = []Need{NeedDurable}
+	durableEffects = []Need{NeedDurable, NeedEffects}
+	durableJournal = []Need{NeedDurable, NeedJournal}
+	durableBoth    = []Need{NeedDurable, NeedJournal, NeedEffects}
+)
+
+func init() {
+	register(
+		&Check{
+			ID: "CNF-DURABLE-01", Level: Must, Requirements: []string{"WRK-040", "WRK-047", "PRF-008", "JRN-013"},
+			Needs: durable,
+			Title: "a first dispatch runs the adapter and answers operation_result succeeded",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				t.expectStatus("the status", succeededRecord("op-1", `{"n":1}`), w.dispatch("op-1", `{"value":{"n":1}}`))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-02", Level: Must, Requirements: []string{"PRF-014", "PRF-018", "PRF-019", "PRF-002"},
+			Needs: durableEffects,
+			Title: "a dispatch performs exactly one effect, logged as one canonical effect line",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				w.dispatch("op-1", `{"value":{"b":[1,2],"a":"x"},"mode":"succeed","ignored":true}`)
+				t.expectEffects("one dispatch", effectLine("op-1", `{"a":"x","b":[1,2]}`))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-03", Level: Must, Requirements: []string{"WRK-041", "JRN-013", "AUZ-005"},
+			Needs: durable,
+			Title: "an exact duplicate dispatch is answered from the journal under its new request id",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				first := w.dispatch("op-1", `{"value":7}`)
+				t.expectStatus("the status", succeededRecord("op-1", "7"), first)
+				t.expectStatus("the duplicate's status", first, w.dispatch("op-1", `{"value":7}`))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-04", Level: Must, Requirements: []string{"WRK-041", "PRF-014", "JRN-013"},
+			Needs: durableEffects,
+			Title: "an exact duplicate dispatch never runs the adapter again (one effect line)",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				w.dispatch("op-1", `{"value":7}`)
+				w.dispatch("op-1", `{"value":7}`)
+				w.dispatch("op-1", `{"value":7}`)
+				t.expectEffects("three identical dispatches", effectLine("op-1", "7"))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-05", Level: Must, Requirements: []string{"JRN-013", "WRK-040"},
+			Needs: durable,
+			Title: "a dispatch that reuses an operation key with different input is refused (status 5)",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				w.dispatch("op-1", `{"value":1}`)
+				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":2}`))
+				w.expectExit(exitRejected, "operation key op-1 again with a different input")
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-06", Level: Must, Requirements: []string{"PRF-009", "PRF-013", "JRN-018", "WRK-060", "WRK-041"},
+			Needs: durable,
+			Title: "mode running answers running; reconciliation then reports succeeded, and so does a duplicate",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				t.expectStatus("the status", protocol.Running(), w.dispatch("op-1", `{"value":"r","mode":"running"}`))
+				t.expectStatus("the reconciled status", succeededRecord("op-1", `"r"`), w.reconcile("op-1"))
+				t.expectStatus("the duplicate's status", succeededRecord("op-1", `"r"`), w.dispatch("op-1", `{"value":"r","mode":"running"}`))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-07", Level: Must, Requirements: []string{"PRF-010", "WRK-047"},
+			Needs: durable,
+			Title: "mode fail answers failed with the absence message",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				t.expectStatus("the status", protocol.Failed(absenceMessage), w.dispatch("op-1", `{"mode":"fail"}`))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-08", Level: Must, Requirements: []string{"PRF-012", "WRK-044", "WRK-091"},
+			Needs: durable,
+			Title: "an adapter error in a dispatch is never answered (status 6)",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"mode":"error"}`))
+				w.expectExit(exitAdapter, "a dispatch in mode error")
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-09", Level: Must, Requirements: []string{"PRF-011", "WRK-043", "WRK-046"},
+			Needs: durable,
+			Title: "an indeterminate dispatch is never reported as a status (status 6)",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":1,"mode":"indeterminate"}`))
+				w.expectExit(exitAdapter, "a dispatch in mode indeterminate")
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-10", Level: Must, Requirements: []string{"PRF-007", "WRK-044"},
+			Needs: durable,
+			Title: "a dispatch with an unknown mode fails with InvalidJsonInput (status 6)",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"mode":"maybe"}`))
+				w.expectExit(exitAdapter, `a dispatch in mode "maybe"`)
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-11", Level: Must, Requirements: []string{"PRF-007", "WRK-044"},
+			Needs: durableEffects,
+			Title: "a dispatch whose input is not an object fails and performs no effect",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				w.sendDispatch(toolDurable, "op-1", jsonPayload(`[1,2]`))
+				w.expectExit(exitAdapter, "a dispatch whose input is an array")
+				t.expectEffects("a refused input")
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-12", Level: Must, Requirements: []string{"WRK-060", "JRN-017"},
+			Needs: durable,
+			Title: "reconciling an operation key the journal does not hold is refused (status 5)",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				w.sendReconcile(toolDurable, "op-never")
+				w.expectExit(exitRejected, "a reconcile_operation for an unknown key")
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-13", Level: Must, Requirements: []string{"WRK-061"},
+			Needs: durable,
+			Title: "a tool is reconciled at most 16 times per session: the 17th is refused (status 5)",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				w.dispatch("op-1", `{"value":1}`)
+				for range 16 {
+					w.reconcile("op-1")
+				}
+				w.sendReconcile(toolDurable, "op-1")
+				w.expectExit(exitRejected, "a 17th reconciliation of conf.durable.record")
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-14", Level: Must, Requirements: []string{"WRK-073", "WRK-094", "JRN-013", "WRK-081"},
+			Needs: durableJournal,
+			Title: "after a restart, a fresh session answers an exact duplicate from the stored journal",
+			run: func(t *T) {
+				w1 := t.durableSession(0)
+				want := succeededRecord("op-1", `{"k":"v"}`)
+				t.expectStatus("the status", want, w1.dispatch("op-1", `{"value":{"k":"v"}}`))
+				w1.endInput()
+				w2 := t.durableSession(0)
+				t.expectStatus("the restarted worker's answer", want, w2.dispatch("op-1", `{"value":{"k":"v"}}`))
+				w2.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-15", Level: Must, Requirements: []string{"WRK-041", "PRF-014", "PRF-020", "WRK-073"},
+			Needs: durableBoth,
+			Title: "after a restart, an exact duplicate performs no second effect",
+			run: func(t *T) {
+				w1 := t.durableSession(0)
+				w1.dispatch("op-1", `{"value":1}`)
+				w1.endInput()
+				w2 := t.durableSession(0)
+				w2.dispatch("op-1", `{"value":1}`)
+				w2.endInput()
+				t.expectEffects("a dispatch and its duplicate in a restarted worker", effectLine("op-1", "1"))
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-16", Level: Must, Requirements: []string{"WRK-041", "WRK-043", "WRK-042", "PRF-011", "PRF-013", "WRK-073"},
+			Needs: durableBoth,
+			Title: "pending is never reported: indeterminate, restart, duplicate refused, reconcile succeeded",
+			run: func(t *T) {
+				w1 := t.durableSession(0)
+				w1.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":5,"mode":"indeterminate"}`))
+				w1.expectExit(exitAdapter, "a dispatch in mode indeterminate")
+				t.expectEffects("an indeterminate dispatch (the effect happened)", effectLine("op-1", "5"))
+				w2 := t.durableSession(0)
+				w2.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":5,"mode":"indeterminate"}`))
+				w2.expectExit(exitAdapter, "an exact duplicate of a dispatch whose record is still pending")
+				w3 := t.durableSession(0)
+				t.expectStatus("the reconciled status", succeededRecord("op-1", "5"), w3.reconcile("op-1"))
+				t.expectStatus("the duplicate after reconciliation", succeededRecord("op-1", "5"), w3.dispatch("op-1", `{"value":5,"mode":"indeterminate"}`))
+				w3.endInput()
+				t.expectEffects("recovery by reconciliation", effectLine("op-1", "5"))
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-17", Level: Must, Requirements: []string{"WRK-044", "WRK-041", "PRF-012", "PRF-013"},
+			Needs: durableJournal,
+			Title: "an adapter error leaves the record pending; reconciliation after a restart reports failed",
+			run: func(t *T) {
+				w1 := t.durableSession(0)
+				w1.sendDispatch(toolDurable, "op-1", jsonPayload(`{"mode":"error"}`))
+				w1.expectExit(exitAdapter, "a dispatch in mode error")
+				w2 := t.durableSession(0)
+				w2.sendDispatch(toolDurable, "op-1", jsonPayload(`{"mode":"error"}`))
+				w2.expectExit(exitAdapter, "an exact duplicate of a dispatch whose record is still pending")
+				w3 := t.durableSession(0)
+				t.expectStatus("the reconciled status", protocol.Failed(absenceMessage), w3.reconcile("op-1"))
+				w3.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-18", Level: Must, Requirements: []string{"WRK-015", "WRK-094"},
+			Needs: durableJournal,
+			Title: "a session id already admitted for the journal is refused after a restart (status 5)",
+			run: func(t *T) {
+				w1 := t.durableSession(0)
+				w1.endInput()
+				w2 := t.launchAs(w1.SessionID)
+				w2.bootstrap()
+				w2.open(durableGrant(0), textGrant(toolTextEcho))
+				w2.expectExit(exitRejected, "a fresh key but the session id of the previous worker")
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-19", Level: Must, Requirements: []string{"WRK-083", "WRK-042", "WRK-015", "STO-028", "WRK-092"},
+			Needs: durableBoth,
+			Title: "a superseded worker cannot persist: its dispatch fails (status 7) before any effect",
+			run: func(t *T) {
+				older := t.durableSession(0)
+				// The older worker is admitted once it has answered.
+				t.expectStatus("the older worker's status", succeededRecord("op-a", "1"), older.dispatch("op-a", `{"value":1}`))
+				newer := t.durableSession(0)
+				t.expectStatus("the newer worker's status", succeededRecord("op-b", "2"), newer.dispatch("op-b", `{"value":2}`))
+				older.sendDispatch(toolDurable, "op-c", jsonPayload(`{"value":3}`))
+				older.expectExit(exitPersistence, "a dispatch by a worker whose fence was superseded")
+				newer.endInput()
+				t.expectEffects("two admitted dispatches and one refused by the fence", effectLine("op-a", "1"), effectLine("op-b", "2"))
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-20", Level: Must, Requirements: []string{"JRN-013", "WRK-073"},
+			Needs: durableJournal,
+			Title: "after a restart, reusing an operation key with different input is refused (status 5)",
+			run: func(t *T) {
+				w1 := t.durableSession(0)
+				w1.dispatch("op-1", `{"value":1}`)
+				w1.endInput()
+				w2 := t.durableSession(0)
+				w2.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":2}`))
+				w2.expectExit(exitRejected, "operation key op-1 with a different input in a restarted worker")
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-21", Level: Must, Requirements: []string{"WRK-018", "WRK-061", "WRK-073"},
+			Needs: durableJournal,
+			Title: "the reconciliation budget belongs to the session: a fresh session starts at zero",
+			run: func(t *T) {
+				w1 := t.durableSession(0)
+				w1.dispatch("op-1", `{"value":1}`)
+				for range 16 {
+					w1.reconcile("op-1")
+				}
+				w1.endInput()
+				w2 := t.durableSession(0)
+				t.expectStatus("the reconciled status", succeededRecord("op-1", "1"), w2.reconcile("op-1"))
+				w2.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-22", Level: Must, Requirements: []string{"PRF-010", "PRF-014"},
+			Needs: durableEffects,
+			Title: "modes fail and error perform no effect; succeed and running perform one each",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				w.dispatch("op-1", `{"value":1,"mode":"fail"}`)
+				w.dispatch("op-2", `{"value":2,"mode":"running"}`)
+				w.dispatch("op-3", `{"value":3}`)
+				w.sendDispatch(toolDurable, "op-4", jsonPayload(`{"value":4,"mode":"error"}`))
+				w.expectExit(exitAdapter, "a dispatch in mode error")
+				t.expectEffects("dispatches in modes fail, running, succeed and error", effectLine("op-2", "2"), effectLine("op-3", "3"))
+			},
+		},
+	)
+}
