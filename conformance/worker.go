@@ -335,7 +335,7 @@ func (w *Worker) describeEnd(err error) string {
 	case errors.Is(err, jsonline.ErrUnexpectedEndOfStream):
 		if w.waitExit(time.Second) {
 			w.checkCrash()
-			return "end of output without an answer; the worker exited with " + w.exitText()
+			return "end of output without an answer; the worker exited with " + w.exitText() + lastStderrLine(w.stderr.excerpt())
 		}
 		return "end of output without an answer; the worker is still running"
 	}

@@ -1,0 +1,276 @@
+package conformance
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+var cancelNeeds = []Need{NeedCancel}
+
+// expectOutcome fails unless the cancellation outcome is want.
+func (t *T) expectOutcome(want, got protocol.WorkerCancellationOutcome) {
+	if want != got {
+		t.failf("outcome "+want.String(), "outcome "+got.String())
+	}
+}
+
+// recvAfterCancel waits for the next frame after a cancel of target and accepts an
+// `unsupported` outcome first (CAN-021: a worker that sends it does so before any result),
+// returning the first frame that is not such an outcome.
+func (w *Worker) recvAfterCancel(want string, cancel protocol.WorkerCancellationRequest) protocol.Message {
+	m := w.recv(want)
+	if cr, ok := m.(protocol.CancellationResultMessage); ok && cr.Result.Outcome == protocol.OutcomeUnsupported &&
+		cr.Result.CancellationID == cancel.CancellationID {
+		w.t.logf("worker %d: outcome unsupported before the result (allowed by CAN-021)", w.index)
+		return w.recv(want)
+	}
+	return m
+}
+
+func init() {
+	register(
+		&Check{
+			ID: "CNF-CANCEL-01", Level: Must, Requirements: []string{"CAN-006", "CAN-016", "CAN-020", "PRF-016", "AUZ-019", "CAN-021"},
+			Needs: cancelNeeds,
+			Title: "a cancel of a running cooperative invocation is acknowledged, and no result ever follows",
+			run: func(t *T) {
+				w := t.cancellable()
+				target := w.sendInvoke(toolCancellable, text("3000"))
+				c := w.cancelRequest(target, toolCancellable)
+				start := time.Now()
+				w.send(protocol.CancelMessage{Request: c})
+				m := w.recvAfterCancel("cancellation_result acknowledged for "+c.CancellationID, c)
+				cr, ok := m.(protocol.CancellationResultMessage)
+				if !ok {
+					t.failf("cancellation_result acknowledged", "a "+string(m.Type())+" frame: "+clip(string(m.AppendJSON(nil)), 200))
+				}
+				t.expectOutcome(protocol.OutcomeAcknowledged, cr.Result.Outcome)
+				if d := time.Since(start); d > 2500*time.Millisecond {
+					t.failf("an acknowledgement well before the 3,000 ms wait ends", fmt.Sprintf("an acknowledgement after %v", d.Round(time.Millisecond)))
+				}
+				// Idle again: a new invocation runs, and only its own result arrives.
+				next := w.sendInvoke(toolCancellable, text("0"))
+				t.expectPayload("the next invocation's answer", text("done 0"), w.expectResult(next))
+				w.closeSession()
+				w.expectExit(exitClean, "close_session in an idle cancellable session")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-02", Level: Must, Requirements: []string{"CAN-015", "PRF-017", "AUZ-019", "CAN-021"},
+			Needs: cancelNeeds,
+			Title: "a cancel that loses the race gets the result first, then too_late",
+			run: func(t *T) {
+				w := t.cancellable()
+				target := w.sendInvoke(toolUncooperative, text("300"))
+				c := w.cancelRequest(target, toolUncooperative)
+				w.send(protocol.CancelMessage{Request: c})
+				m := w.recvAfterCancel("the result of "+target+" before any cancellation_result", c)
+				res, ok := m.(protocol.ResultMessage)
+				if !ok || res.Result.RequestID != target {
+					t.failf("the result of "+target+" first", "a "+string(m.Type())+" frame: "+clip(string(m.AppendJSON(nil)), 200))
+				}
+				t.expectPayload("the result", text("done 300"), res.Result.Payload)
+				t.expectOutcome(protocol.OutcomeTooLate, w.expectCancellationResult(c))
+				w.closeSession()
+				w.expectExit(exitClean, "close_session after the too_late outcome")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-03", Level: Must, Requirements: []string{"CAN-007", "AUZ-017", "AUZ-019"},
+			Needs: cancelNeeds,
+			Title: "a cancel of an invocation that already answered is answered too_late",
+			run: func(t *T) {
+				w := t.cancellable()
+				target := w.sendInvoke(toolCancellable, text("0"))
+				w.expectResult(target)
+				c := w.cancelRequest(target, toolCancellable)
+				w.send(protocol.CancelMessage{Request: c})
+				t.expectOutcome(protocol.OutcomeTooLate, w.expectCancellationResult(c))
+				w.closeSession()
+				w.expectExit(exitClean, "close_session")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-04", Level: Must, Requirements: []string{"CAN-012", "AUZ-016", "CAN-007"},
+			Needs: cancelNeeds,
+			Title: "a second cancel of the same invocation is refused (status 5)",
+			run: func(t *T) {
+				w := t.cancellable()
+				target := w.sendInvoke(toolCancellable, text("0"))
+				w.expectResult(target)
+				c := w.cancelRequest(target, toolCancellable)
+				w.send(protocol.CancelMessage{Request: c})
+				w.expectCancellationResult(c)
+				w.send(protocol.CancelMessage{Request: w.cancelRequest(target, toolCancellable)})
+				w.expectExit(exitRejected, "a second cancel for "+target)
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-05", Level: Must, Requirements: []string{"CAN-006", "AUZ-015", "CAN-019"},
+			Needs: cancelNeeds,
+			Title: "a cancel naming the wrong tool for the running invocation is refused (status 5)",
+			run: func(t *T) {
+				w := t.cancellable()
+				target := w.sendInvoke(toolCancellable, text("3000"))
+				w.send(protocol.CancelMessage{Request: w.cancelRequest(target, toolUncooperative)})
+				w.expectExit(exitRejected, "a cancel whose tool differs from the running invocation's")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-06", Level: Must, Requirements: []string{"CAN-022", "WRK-022"},
+			Title: "a cancel in a baseline (non-cancellable) session is an unexpected message (status 5)",
+			run: func(t *T) {
+				w := t.baseline()
+				target := w.sendInvoke(toolTextEcho, text("x"))
+				w.expectResult(target)
+				w.send(protocol.CancelMessage{Request: w.cancelRequest(target, toolTextEcho)})
+				w.expectExit(exitRejected, "a cancel in a baseline session")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-07", Level: Must, Requirements: []string{"CAN-008"},
+			Needs: cancelNeeds,
+			Title: "a cancel before any invocation is refused (status 5)",
+			run: func(t *T) {
+				w := t.cancellable()
+				w.send(protocol.CancelMessage{Request: w.cancelRequest("req-none", toolCancellable)})
+				w.expectExit(exitRejected, "a cancel with no invocation to target")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-08", Level: Must, Requirements: []string{"CAN-009", "CAN-024", "WRK-092"},
+			Needs: cancelNeeds,
+			Title: "close_session in an idle cancellable session ends it cleanly (status 0, no frame)",
+			run: func(t *T) {
+				w := t.cancellable()
+				w.expectResult(w.sendInvoke(toolCancellable, text("1")))
+				w.closeSession()
+				w.expectExit(exitClean, "close_session")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-09", Level: Must, Requirements: []string{"CAN-010", "CAN-019", "CAN-024"},
+			Needs: cancelNeeds,
+			Title: "close_session while an invocation runs is refused (status 5)",
+			run: func(t *T) {
+				w := t.cancellable()
+				w.sendInvoke(toolCancellable, text("3000"))
+				w.closeSession()
+				w.expectExit(exitRejected, "close_session while an invocation runs")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-10", Level: Must, Requirements: []string{"CAN-005", "CAN-002"},
+			Needs: cancelNeeds,
+			Title: "a second invoke while one runs is refused (status 5)",
+			run: func(t *T) {
+				w := t.cancellable()
+				w.sendInvoke(toolCancellable, text("3000"))
+				w.sendInvoke(toolCancellable, text("0"))
+				w.expectExit(exitRejected, "an invoke while another invocation runs")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-11", Level: Must, Requirements: []string{"CAN-022", "WRK-022"},
+			Title: "close_session in a baseline session is an unexpected message (status 5)",
+			run: func(t *T) {
+				w := t.baseline()
+				w.closeSession()
+				w.expectExit(exitRejected, "close_session in a baseline session")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-12", Level: Must, Requirements: []string{"CAN-019", "CAN-024", "CAN-013"},
+			Needs: cancelNeeds, Timeout: 6 * time.Second,
+			Title: "a fatal error while an uncooperative adapter runs ends the worker only after the adapter returned",
+			run: func(t *T) {
+				w := t.cancellable()
+				start := time.Now()
+				w.sendInvoke(toolUncooperative, text("600"))
+				w.writeLine([]byte("garbage"))
+				w.expectExitNotBefore(exitTransport, "a garbage line while conf.slow.uncooperative waits 600 ms", start, 600*time.Millisecond)
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-13", Level: Must, Requirements: []string{"MSG-015", "AUZ-015", "CAN-013"},
+			Needs: cancelNeeds,
+			Title: "a cancel whose cancellation id equals its target id is rejected (status 4: it does not decode)",
+			run: func(t *T) {
+				w := t.cancellable()
+				target := w.sendInvoke(toolCancellable, text("3000"))
+				c := w.cancelRequest(target, toolCancellable)
+				c.CancellationID = target
+				w.writeLine(w.forge(w.host.NextOutgoing(), protocol.CancelMessage{Request: c}))
+				w.expectExit(exitTransport, "a cancel whose cancellation id is the target's request id")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-14", Level: Must, Requirements: []string{"CAN-023", "CAN-011"},
+			Needs: []Need{NeedCancel, NeedDurable},
+			Title: "a durable dispatch in a cancellable session is an unexpected message (status 5)",
+			run: func(t *T) {
+				w := t.cancellable()
+				w.sendDispatch(toolCancellable, "op-1", text("0"))
+				w.expectExit(exitRejected, "a dispatch_operation in a cancellable session")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-15", Level: Must, Requirements: []string{"CAN-013", "WRK-092", "CAN-019"},
+			Needs: cancelNeeds,
+			Title: "end of input while an invocation runs is a transport failure (status 4)",
+			run: func(t *T) {
+				w := t.cancellable()
+				w.sendInvoke(toolCancellable, text("3000"))
+				w.closeInput()
+				w.expectExit(exitTransport, "end of input while an invocation runs")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-16", Level: Must, Requirements: []string{"CAN-018", "PRF-016"},
+			Needs: cancelNeeds,
+			Title: "an adapter error in a cancellable session is never answered (status 6)",
+			run: func(t *T) {
+				w := t.cancellable()
+				w.sendInvoke(toolCancellable, text("soon"))
+				w.expectExit(exitAdapter, `the slow-tool input "soon"`)
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-17", Level: Must, Requirements: []string{"CAN-014", "AUZ-021"},
+			Needs: cancelNeeds,
+			Title: "an output over max_output_bytes in a cancellable session is never sent (status 6)",
+			run: func(t *T) {
+				w := t.session(limitedGrant(toolCancellable, protocol.FormatText, 10, 64, 5))
+				w.sendInvoke(toolCancellable, text("0"))
+				w.expectExit(exitAdapter, `the answer "done 0" (6 bytes) under max_output_bytes 5`)
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-18", Level: Must, Requirements: []string{"CAN-006", "AUZ-015", "AUZ-005"},
+			Needs: cancelNeeds,
+			Title: "a cancel whose cancellation id was already used is refused (status 5)",
+			run: func(t *T) {
+				w := t.cancellable()
+				first := w.sendInvoke(toolCancellable, text("0"))
+				w.expectResult(first)
+				target := w.sendInvoke(toolCancellable, text("3000"))
+				c := w.cancelRequest(target, toolCancellable)
+				c.CancellationID = first
+				w.send(protocol.CancelMessage{Request: c})
+				w.expectExit(exitRejected, "a cancel whose cancellation id reuses "+first)
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-19", Level: Must, Requirements: []string{"CAN-001", "CAN-023"},
+			Needs: cancelNeeds,
+			Title: "a session granting only cancellable tools runs the cancellable driver (close_session accepted)",
+			run: func(t *T) {
+				w := t.session(textGrant(toolCancellable))
+				w.closeSession()
+				w.expectExit(exitClean, "close_session right after opening")
+			},
+		},
+	)
+}

@@ -1,0 +1,90 @@
+package conformance
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// numberCheck dispatches, in mode fail (so the answer carries no number), an input whose
+// value holds a number spelled as token, sealed as a host that keeps number text (the Rust
+// host build) would seal it, and expects the answer.
+func numberCheck(t *T, token string) {
+	w := t.durableSession(0)
+	input := `{"mode":"fail","value":{"n":` + token + `}}`
+	st := w.dispatch("op-num", input)
+	t.expectStatus("the status", protocol.Failed(absenceMessage), st)
+	w.endInput()
+}
+
+func init() {
+	register(
+		&Check{
+			ID: "CNF-NUMBER-01", Level: Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
+			Needs: durable,
+			Title: "a host frame whose payload holds the number 1e2 is verified and answered",
+			run:   func(t *T) { numberCheck(t, "1e2") },
+		},
+		&Check{
+			ID: "CNF-NUMBER-02", Level: Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
+			Needs: durable,
+			Title: "a host frame whose payload holds the number 0.10 is verified and answered",
+			run:   func(t *T) { numberCheck(t, "0.10") },
+		},
+		&Check{
+			ID: "CNF-NUMBER-03", Level: Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
+			Needs: durable,
+			Title: "a host frame whose payload holds the 20-digit integer 99999999999999999999 is verified and answered",
+			run:   func(t *T) { numberCheck(t, "99999999999999999999") },
+		},
+
+		&Check{
+			ID: "CNF-PROC-01", Level: Must, Requirements: []string{"WRK-093", "WRK-092"},
+			Title: "a rejected frame leaves one diagnostic on standard error naming the class and the error kind",
+			run: func(t *T) {
+				w := t.baseline()
+				w.writeLine(flipTagDigit(w.seal(w.invocation("req-1", toolTextEcho, text("hello")))))
+				w.expectExit(exitTransport, "an invoke with a wrong tag")
+				diag := strings.ToLower(w.stderr.excerpt())
+				for _, word := range []string{"transport", "invalidauthenticationtag"} {
+					if !strings.Contains(diag, word) {
+						t.failf("a diagnostic naming the class \"transport\" and the kind InvalidAuthenticationTag",
+							"standard error: "+orNone([]string{strings.TrimSpace(w.stderr.excerpt())}))
+					}
+				}
+			},
+		},
+		&Check{
+			ID: "CNF-PROC-02", Level: Must, Requirements: []string{"WRK-093", "FRM-040", "BOOT-021", "FRM-043", "BOOT-017"},
+			Title: "no output of a worker ever contains its session key, whatever it rejects",
+			run: func(t *T) {
+				// Every check scans standard error for the key; this one provokes several
+				// diagnostics in a row. The runner itself passes the key only on the pipe.
+				w := t.baseline()
+				w.expectResult(w.sendInvoke(toolTextEcho, text("before")))
+				w.writeLine(w.forge(w.host.NextOutgoing()+1, w.invocation("req-x", toolTextEcho, text("gap"))))
+				w.expectExit(exitTransport, "a frame that skips a sequence number")
+				b := t.launch()
+				b.write(b.bootstrapBytes()[:30])
+				b.closeInput()
+				b.expectExit(exitBootstrap, "a bootstrap cut off inside the key")
+			},
+		},
+		&Check{
+			ID: "CNF-PROC-03", Level: Must, Requirements: []string{"WRK-090", "WRK-091", "FRM-031"},
+			Title: "the answer to each frame is flushed before the worker reads again, and nothing else is written",
+			run: func(t *T) {
+				w := t.baseline()
+				for _, s := range []string{"a", "b", "c"} {
+					t.expectPayload("the echo", text(s), w.invoke(toolTextEcho, text(s)))
+				}
+				w.sendInvoke(toolTextFail, text("stop"))
+				w.expectExit(exitAdapter, "an adapter failure after three answers")
+				if w.answers != 3 {
+					t.failf("exactly three frames", strconv.Itoa(w.answers)+" frames")
+				}
+			},
+		},
+	)
+}
