@@ -15,7 +15,7 @@ import (
 
 // TestReplay replays every test of every vector file against the implementation.
 //
-// Spec: ENC-041, FP-013, ERR-010, ERR-011
+// Spec: ENC-041, FP-013, ERR-007, ERR-010, ERR-011
 func TestReplay(t *testing.T) {
 	report := replay.Run(vectors.FS)
 	for _, f := range report.Files {

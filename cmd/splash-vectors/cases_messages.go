@@ -254,7 +254,7 @@ func messageCases() []msgCase {
 	okSame("compensation key cmp- alone is valid", rep(mCompensate, `"cmp-undo-1"`, `"cmp-"`), rep(mCompensate, `"cmp-undo-1"`, `"cmp-"`), flags("CompensationKey", "Boundary"), "MSG-004")
 	bad("compensation key CMP- fails the token rule first", rep(mCompensate, `"cmp-undo-1"`, `"CMP-undo"`), "InvalidToken", flags("CompensationKey", "CheckOrder"), "MSG-004")
 	bad("compensation key cmp_ lacks the prefix", rep(mCompResult, `"cmp-undo-1"`, `"cmp_undo"`), "InvalidCompensationKey", flags("CompensationKey"), "MSG-004", "MSG-019")
-	bad("uppercase grant fingerprint", rep(mCompensate, grantFP, strings.ToUpper(grantFP)), "InvalidCompensationGrantFingerprint", flags("GrantFingerprint"), "MSG-005", "MSG-018")
+	bad("uppercase grant fingerprint", rep(mCompensate, grantFP, strings.ToUpper(grantFP)), "InvalidCompensationGrantFingerprint", flags("GrantFingerprint"), "MSG-005", "MSG-018", "FP-020")
 	bad("63-digit grant fingerprint", rep(mCompensate, grantFP, grantFP[:63]), "InvalidCompensationGrantFingerprint", flags("GrantFingerprint", "Boundary"), "MSG-005")
 	bad("65-digit grant fingerprint", rep(mCompResult, grantFP, grantFP+"0"), "InvalidCompensationGrantFingerprint", flags("GrantFingerprint", "Boundary"), "MSG-005", "MSG-019")
 	bad("cancellation id equal to its target request id", rep(mCancel, `"cancel-1"`, `"request-1"`), "CancellationIdMatchesRequest", flags("Cancellation", "Validation"), "MSG-015")
@@ -302,8 +302,11 @@ func messageCases() []msgCase {
 		flags("Float", "Integer"), "ENC-034", "ENC-035", "ENC-041")
 
 	// Size limit.
-	okSame("message of exactly 1048576 bytes", invokeOfSize(1<<20), invokeOfSize(1<<20), flags("SizeLimit", "Boundary", "LargeInput"), "MSG-033", "MSG-041")
-	bad("message of 1048577 bytes", invokeOfSize(1<<20+1), "WireFrameTooLarge", flags("SizeLimit", "Boundary", "LargeInput"), "MSG-033", "MSG-041")
+	okSame("message of exactly 1048576 bytes", invokeOfSize(1<<20), invokeOfSize(1<<20), flags("SizeLimit", "Boundary", "LargeInput"), "MSG-033", "MSG-041", "ERR-018")
+	bad("message of 1048577 bytes", invokeOfSize(1<<20+1), "WireFrameTooLarge", flags("SizeLimit", "Boundary", "LargeInput"), "MSG-033", "MSG-041", "ERR-018")
 	bad("whitespace counts toward the size limit", invokeOfSize(1<<20)+" ", "WireFrameTooLarge", flags("SizeLimit", "Boundary", "LargeInput", "Whitespace"), "MSG-033")
+	// Appended rows (tcIds are permanent: add new rows only here, at the end).
+	bad("an attenuation is not a message kind", `{"type":"attenuate","grants":{}}`, ser, flags("UnknownVariant"), "MAN-012", "MSG-027")
+	bad("a manifest attenuation body under open_session does not decode", `{"type":"open_session","manifest":{"allowed_tools":["a"],"grants":{}}}`, ser, flags("MissingField"), "MAN-012", "MSG-009")
 	return cs
 }

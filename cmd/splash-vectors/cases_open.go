@@ -323,7 +323,7 @@ func openCases() []openCase {
 	one("frame line of exactly 1048576 bytes: its tag input is too large", "worker", []string{big},
 		[]openStep{rejected("WireFrameTooLarge")}, flags("SizeLimit", "Boundary", "LargeInput"), reqs("FRM-012", "FRM-013", "FRM-025"))
 	one("frame line of 1048577 bytes", "worker", []string{big + " "},
-		[]openStep{rejected("WireFrameTooLarge")}, flags("SizeLimit", "Boundary", "LargeInput"), reqs("FRM-003"))
+		[]openStep{rejected("WireFrameTooLarge")}, flags("SizeLimit", "Boundary", "LargeInput"), reqs("FRM-003", "ERR-018"))
 	okSize := frame("host", 1, invokeOfSize(1<<20-103-17))
 	one("largest frame whose tag input fits (host sender, session-1)", "worker", []string{okSize},
 		[]openStep{opened(1, invokeOfSize(1<<20-103-17))}, flags("SizeLimit", "Boundary", "LargeInput"), reqs("FRM-012", "FRM-013"))
@@ -343,7 +343,7 @@ func openCases() []openCase {
 				continue
 			}
 			one(bm.label+": "+m.what, otherRole(sender), []string{line, orig},
-				[]openStep{rejected(m.expect), opened(1, bm.json)}, flags("Tamper", m.class, "StateUnchanged"), append(reqs("FRM-026"), m.reqs...))
+				[]openStep{rejected(m.expect), opened(1, bm.json)}, flags("Tamper", m.class, "StateUnchanged"), append(reqs("FRM-026", "ERR-019"), m.reqs...))
 		}
 		tagStart := strings.LastIndex(orig, `"auth_tag":"`) + len(`"auth_tag":"`)
 		if i := strings.IndexAny(orig[tagStart:], "abcdef"); i >= 0 {

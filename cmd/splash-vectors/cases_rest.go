@@ -262,20 +262,20 @@ func attenuationCases() []attCase {
 		g("null fields mean absent", `{"max_calls":null,"resources":null}`, out(attGrant), flags("NullField", "Identity"), "ENC-047", "MAN-010"),
 		g("unknown attenuation members are ignored", `{"max_calls":1,"scope":"x"}`, out(grantJSON("release.publish", "json", 1, 16384, 65536, 2, res)), flags("UnknownField"), "MSG-021"),
 		g("a negative limit does not decode", `{"max_calls":-1}`, fail("Serialization"), flags("IntegerField"), "ENC-042"),
-		gp("an invalid parent is rejected first", rep(attGrant, `"max_calls":4`, `"max_calls":0`), `{}`, fail("InvalidGrant"), flags("CheckOrder"), "MAN-013"),
+		gp("an invalid parent is rejected first", rep(attGrant, `"max_calls":4`, `"max_calls":0`), `{}`, fail("InvalidGrant"), flags("CheckOrder"), "MAN-013", "MAN-005"),
 		gp("a parent with an invalid tool name", rep(attGrant, "release.publish", "Release"), `{"max_calls":1}`, fail("InvalidToken"), flags("Token", "CheckOrder"), "MAN-013"),
 		gp("resources of the parent are normalized before the subset check", grantJSON("b.tool", "json", 5, 1000, 2000, 1, `{"kind":"secret","id":"k"},{"kind":"executable","id":"x"},{"kind":"secret","id":"k"}`),
 			`{"resources":[{"kind":"secret","id":"k"}]}`, out(grantJSON("b.tool", "json", 5, 1000, 2000, 1, `{"kind":"secret","id":"k"}`)), flags("Dedup"), "MAN-017"),
 
 		m("empty attenuation returns the manifest unchanged", `{"grants":{}}`, out(manifestJSON(sessionOne, attA, attBNorm, attC)), flags("Identity"), "MAN-028", "MAN-011"),
 		m("grants member may be missing", `{}`, out(manifestJSON(sessionOne, attA, attBNorm, attC)), flags("Identity", "DefaultField"), "MAN-011", "ENC-046"),
-		m("keep one tool", `{"allowed_tools":["b.tool"],"grants":{}}`, out(manifestJSON(sessionOne, attBNorm)), flags(), "MAN-022"),
+		m("keep one tool", `{"allowed_tools":["b.tool"],"grants":{}}`, out(manifestJSON(sessionOne, attBNorm)), flags(), "MAN-022", "MAN-027"),
 		m("kept tools stay in the parent's order", `{"allowed_tools":["c.tool","a.tool"],"grants":{}}`, out(manifestJSON(sessionOne, attA, attC)), flags(), "MAN-022", "MAN-009"),
 		m("an empty allowed_tools gives a manifest without grants", `{"allowed_tools":[],"grants":{}}`, out(manifestJSON(sessionOne)), flags("EmptySet"), "MAN-022", "MAN-008"),
 		m("repeated allowed tools are deduplicated", `{"allowed_tools":["a.tool","a.tool"],"grants":{}}`, out(manifestJSON(sessionOne, attA)), flags("Dedup"), "MAN-022", "ENC-048"),
 		m("restrict one kept grant", `{"grants":{"a.tool":{"max_calls":1}}}`, out(manifestJSON(sessionOne, grantJSON("a.tool", "text", 1, 100, 200, 0, ""), attBNorm, attC)), flags(), "MAN-023"),
 		m("restrict and drop", `{"allowed_tools":["b.tool"],"grants":{"b.tool":{"resources":[{"kind":"secret","id":"k"}],"max_compensations":0}}}`,
-			out(manifestJSON(sessionOne, grantJSON("b.tool", "json", 5, 1000, 2000, 0, `{"kind":"secret","id":"k"}`))), flags(), "MAN-022", "MAN-023"),
+			out(manifestJSON(sessionOne, grantJSON("b.tool", "json", 5, 1000, 2000, 0, `{"kind":"secret","id":"k"}`))), flags(), "MAN-022", "MAN-023", "MAN-027"),
 		m("allowed tool not in the manifest", `{"allowed_tools":["x.tool"],"grants":{}}`, fail("UnknownTool"), flags(), "MAN-021"),
 		m("allowed tool that is not a token", `{"allowed_tools":["A Tool"],"grants":{}}`, fail("InvalidToken"), flags("Token"), "MAN-021", "MSG-003"),
 		m("allowed tools are checked in sorted order: Z.tool sorts before a.tool", `{"allowed_tools":["a.tool","x.tool","Z.tool"],"grants":{}}`, fail("InvalidToken"), flags("CheckOrder", "Token"), "MAN-021"),
@@ -285,7 +285,7 @@ func attenuationCases() []attCase {
 		m("restriction keys are checked before allowed_tools", `{"allowed_tools":["Bad Tool"],"grants":{"x.tool":{}}}`, fail("UnknownTool"), flags("CheckOrder"), "MAN-020", "MAN-021"),
 		m("widening restriction of a kept tool", `{"grants":{"a.tool":{"max_calls":99}}}`, fail("AttenuationWidensLimits"), flags("Widening"), "MAN-023", "MAN-016"),
 		m("widening restriction of a dropped tool is ignored", `{"allowed_tools":["a.tool"],"grants":{"b.tool":{"max_calls":99,"resources":[{"kind":"secret","id":"new"}]}}}`,
-			out(manifestJSON(sessionOne, attA)), flags("DroppedTool", "Widening"), "MAN-024"),
+			out(manifestJSON(sessionOne, attA)), flags("DroppedTool", "Widening"), "MAN-024", "MAN-027"),
 		m("restriction of a dropped tool must still name an existing tool", `{"allowed_tools":["a.tool"],"grants":{"zz.tool":{}}}`, fail("UnknownTool"), flags("DroppedTool"), "MAN-020", "MAN-024"),
 		m("the first failing grant in manifest order decides (zero limit first)", `{"grants":{"c.tool":{"max_calls":99},"a.tool":{"max_calls":0}}}`, fail("InvalidGrant"), flags("CheckOrder"), "MAN-023"),
 		m("the first failing grant in manifest order decides (widening first)", `{"grants":{"c.tool":{"max_calls":0},"a.tool":{"max_calls":99}}}`, fail("AttenuationWidensLimits"), flags("CheckOrder"), "MAN-023"),
@@ -293,6 +293,12 @@ func attenuationCases() []attCase {
 		mp("an invalid parent manifest is rejected first", rep(attManifest, `:5,`, `:4,`), `{"grants":{"x.tool":{}}}`, fail("UnsupportedVersion"), flags("CheckOrder", "Version"), "MAN-019"),
 		mp("a parent with a duplicate grant", manifestJSON(sessionOne, attA, attA), `{}`, fail("DuplicateGrant"), flags("CheckOrder"), "MAN-019", "MAN-007"),
 		mp("attenuating a zero-grant manifest", manifestJSON(sessionOne), `{"allowed_tools":[],"grants":{}}`, out(manifestJSON(sessionOne)), flags("EmptySet"), "MAN-022", "MAN-025"),
+		// Appended rows (tcIds are permanent: add new rows only here, at the end).
+		gp("attenuating an attenuated grant again narrows further", grantJSON("release.publish", "json", 1, 16384, 65536, 2, res), `{"max_calls":1,"max_compensations":1,"resources":[{"kind":"file_root","id":"aa"}]}`,
+			out(grantJSON("release.publish", "json", 1, 16384, 65536, 1, `{"kind":"file_root","id":"aa"}`)), flags(), "MAN-029", "MAN-026"),
+		gp("a second attenuation cannot restore what the first removed", grantJSON("release.publish", "json", 1, 16384, 65536, 2, res), `{"max_calls":4}`,
+			fail("AttenuationWidensLimits"), flags("Widening"), "MAN-029", "MAN-016"),
+		mp("attenuating an attenuated manifest again", manifestJSON(sessionOne, attBNorm), `{"allowed_tools":["a.tool"],"grants":{}}`, fail("UnknownTool"), flags(), "MAN-029", "MAN-021"),
 	}
 }
 
@@ -355,7 +361,7 @@ func fingerprintCases() []fpCase {
 		pl("a big integer", "json", `{"format":"json","value":[18446744073709551616]}`, out(`[18446744073709551616]`), out(`[1.8446744073709552e+19]`), flags("JSONPayload", "ModeDependent", "BigInteger"), "FP-013"),
 		pl("1e400 cannot be fingerprinted in lossy mode", "json", `{"format":"json","value":[1e400]}`, out(`[1e+400]`), fail("Serialization"), flags("JSONPayload", "ModeDependent", "OutOfRange"), "FP-013", "ENC-031"),
 
-		gr("fact sheet §16 vector 5: release.publish grant", gRelease, out(gRelease), flags("FactSheet"), "FP-016", "FP-017"),
+		gr("fact sheet §16 vector 5: release.publish grant", gRelease, out(gRelease), flags("FactSheet"), "FP-016", "FP-017", "FP-019"),
 		gr("resources given unsorted and repeated give the same fingerprint", gReleaseShuffled, out(gRelease), flags("Dedup"), "FP-016", "ENC-004"),
 		gr("unknown members do not enter the fingerprint", rep(gRelease, `"max_calls"`, `"label":"x","max_calls"`), out(gRelease), flags("UnknownField"), "FP-016"),
 		gr("another tool", rep(gRelease, "release.publish", "release.publish2"), out(rep(gRelease, "release.publish", "release.publish2")), flags("GrantFields"), "FP-018"),
@@ -367,7 +373,7 @@ func fingerprintCases() []fpCase {
 		gr("one resource fewer", rep(gRelease, `{"kind":"file_root","id":"zz"},`, ``), out(rep(gRelease, `{"kind":"file_root","id":"zz"},`, ``)), flags("GrantFields"), "FP-018"),
 		gr("max_compensations 0 is written and hashed", gEcho, out(gEcho), flags("GrantFields"), "FP-016", "MAN-004"),
 		gr("missing defaulted members hash like their defaults", `{"tool":"text.echo","format":"text","max_calls":1,"max_input_bytes":16384,"max_output_bytes":65536}`, out(gEcho), flags("DefaultField"), "FP-016", "ENC-046"),
-		gr("an invalid grant has no fingerprint", rep(gRelease, `"max_calls":1`, `"max_calls":0`), fail("InvalidGrant"), flags("Validation"), "FP-015"),
+		gr("an invalid grant has no fingerprint", rep(gRelease, `"max_calls":1`, `"max_calls":0`), fail("InvalidGrant"), flags("Validation"), "FP-015", "MAN-005"),
 		gr("a grant with an invalid tool has no fingerprint", rep(gRelease, "release.publish", "Release"), fail("InvalidToken"), flags("Token"), "FP-015"),
 		gr("a grant with 65 resources has no fingerprint", grantJSON("files.read", "text", 1, 1, 1, 1, selectors("file_root", "r", 65)), fail("TooManyResources"), flags("Limit"), "FP-015", "MAN-003"),
 	}

@@ -61,7 +61,7 @@ func sealCases() []sealCase {
 	pretty := "{ \"session_id\" : \"session-1\", \"protocol_version\" : 5, \"type\" : \"close_session\" }"
 	add(sealCase{meta: meta{"a non-canonical input is sealed in canonical form", flags("Seal", "Reencoding"), reqs("FRM-010", "ENC-002")},
 		role: "worker", session: sessionOne, msgs: []string{pretty}, preserve: []sealExp{sealedAs(1, mClose)}, alsoLossy: true})
-	add(sealCase{meta: meta{"message for another session is refused without using a sequence number", flags("Seal", "WrongSession", "StateUnchanged"), reqs("FRM-021", "FRM-023")},
+	add(sealCase{meta: meta{"message for another session is refused without using a sequence number", flags("Seal", "WrongSession", "StateUnchanged"), reqs("FRM-021", "FRM-023", "ERR-019")},
 		role: "host", session: sessionOne, msgs: []string{mClose2, mClose}, preserve: []sealExp{sealFails("UnknownSession"), sealedAs(1, mClose)}, alsoLossy: true})
 	add(sealCase{meta: meta{"invalid message is refused", flags("Seal", "Validation"), reqs("FRM-021", "MSG-015")},
 		role: "host", session: sessionOne, msgs: []string{rep(mCancel, `"cancel-1"`, `"request-1"`), mCancel}, preserve: []sealExp{sealFails("CancellationIdMatchesRequest"), sealedAs(1, mCancel)}, alsoLossy: true})

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/splashv5/conform/vectors/vectorfmt"
+)
+
+// TestGenerateMatchesCommittedFiles regenerates every file in memory: generation must succeed
+// (the implementation agrees with every declared expectation and fact-sheet anchor), be
+// deterministic, and reproduce the committed files byte for byte.
+//
+// Spec: FRM-014, FP-017, BOOT-001
+func TestGenerateMatchesCommittedFiles(t *testing.T) {
+	first, problems := generate()
+	for _, p := range problems {
+		t.Error(p)
+	}
+	second, _ := generate()
+	if len(first) != len(vectorfmt.FileNames) || len(second) != len(first) {
+		t.Fatalf("generated %d and %d files, want %d", len(first), len(second), len(vectorfmt.FileNames))
+	}
+	for i, f := range first {
+		if f.name != vectorfmt.FileNames[i] {
+			t.Errorf("file %d is %s, want %s", i, f.name, vectorfmt.FileNames[i])
+		}
+		if !bytes.Equal(f.body, second[i].body) {
+			t.Errorf("%s: two generations differ", f.name)
+		}
+		if !bytes.HasSuffix(f.body, []byte("}\n")) {
+			t.Errorf("%s: no trailing newline", f.name)
+		}
+		committed, err := os.ReadFile(filepath.Join("..", "..", "vectors", f.name))
+		if err != nil {
+			t.Errorf("%s: %v", f.name, err)
+			continue
+		}
+		if !bytes.Equal(committed, f.body) {
+			t.Errorf("%s: committed file is stale; run make vectors", f.name)
+		}
+	}
+}
+
+// TestTcIDsOnlyAppend checks that every tcId of the committed files keeps its test: a
+// regeneration may only add tests after the existing ones.
+func TestTcIDsOnlyAppend(t *testing.T) {
+	files, _ := generate()
+	for _, f := range files {
+		committed, err := os.ReadFile(filepath.Join("..", "..", "vectors", f.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, cur := commentsByID(t, committed), commentsByID(t, f.body)
+		for id, comment := range old {
+			if cur[id] != comment {
+				t.Errorf("%s: tcId %d was %q, is now %q", f.name, id, comment, cur[id])
+			}
+		}
+	}
+}
+
+func commentsByID(t *testing.T, data []byte) map[int]string {
+	t.Helper()
+	var g vectorfmt.Generic
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]string{}
+	for _, grp := range g.TestGroups {
+		for _, c := range grp.Tests {
+			out[c.TcID] = c.Comment
+		}
+	}
+	return out
+}
+
+// TestIndependentLayoutsMatchFactSheet checks the generator's own byte-layout code against
+// the fact sheet, so that the independent expectations are themselves anchored.
+//
+// Spec: FRM-007, FRM-014, FP-007, FP-016, BOOT-001
+func TestIndependentLayoutsMatchFactSheet(t *testing.T) {
+	if got := indSeal(key07, "host", 1, sessionOne, mOpen).tag; got != factTag1 {
+		t.Errorf("vector 1 tag %s", got)
+	}
+	if got := indSeal(key07, "worker", 1, sessionOne, mResult).tag; got != factTag3 {
+		t.Errorf("vector 3 tag %s", got)
+	}
+	if got := indSeal(key07, "host", 2, sessionOne, factDispatchMessage).line; got != factDispatchLine {
+		t.Errorf("vector 4 line %s", got)
+	}
+	if got := indGrantFingerprint(gRelease); got != "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9" {
+		t.Errorf("vector 5 %s", got)
+	}
+	if got := indInputFingerprint(indCanonicalInput("json", `{"undo":"release"}`)); got != "5cc121e4a0ce2f79ae6b83397eb4f81a66bf12a9b1fe5836835a8118de24d578" {
+		t.Errorf("vector 7 %s", got)
+	}
+	if got := indBootstrap(sessionOne, keyAB); len(got) != 51 || string(got[:8]) != "SPLPBOOT" {
+		t.Errorf("vector 9 %x", got)
+	}
+}
+
+// TestRunWritesFiles runs the command into a temporary directory.
+func TestRunWritesFiles(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-out", dir}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, name := range vectorfmt.FileNames {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	if code := run(nil, &out, &errOut); code != 2 {
+		t.Errorf("missing -out: exit %d, want 2", code)
+	}
+}
