@@ -148,3 +148,80 @@ func TestFactSheetAnchors(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemasDescribeEveryField checks that every member name used in the vector files is
+// declared as a property in the JSON Schemas, so that a new field cannot be added to the
+// files without describing it.
+func TestSchemasDescribeEveryField(t *testing.T) {
+	declared := map[string]bool{}
+	entries, err := os.ReadDir("schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join("schema", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		collectProperties(doc, declared)
+	}
+	for _, name := range vectorfmt.FileNames {
+		data, err := vectors.FS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		used := map[string]bool{}
+		collectKeys(doc, used)
+		for k := range used {
+			if !declared[k] {
+				t.Errorf("%s: member %q is not declared in any schema", name, k)
+			}
+		}
+	}
+}
+
+// collectProperties gathers the keys of every "properties" object of a schema.
+func collectProperties(v any, into map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if k == "properties" {
+				if props, ok := val.(map[string]any); ok {
+					for name := range props {
+						into[name] = true
+					}
+				}
+			}
+			collectProperties(val, into)
+		}
+	case []any:
+		for _, e := range x {
+			collectProperties(e, into)
+		}
+	}
+}
+
+// collectKeys gathers member names of a vector file, skipping the free-form notes.
+func collectKeys(v any, into map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			into[k] = true
+			if k != "notes" {
+				collectKeys(val, into)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			collectKeys(e, into)
+		}
+	}
+}
