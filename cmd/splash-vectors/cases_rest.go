@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -361,7 +360,8 @@ func fingerprintCases() []fpCase {
 		pl("a big integer", "json", `{"format":"json","value":[18446744073709551616]}`, out(`[18446744073709551616]`), out(`[1.8446744073709552e+19]`), flags("JSONPayload", "ModeDependent", "BigInteger"), "FP-013"),
 		pl("1e400 cannot be fingerprinted in lossy mode", "json", `{"format":"json","value":[1e400]}`, out(`[1e+400]`), fail("Serialization"), flags("JSONPayload", "ModeDependent", "OutOfRange"), "FP-013", "ENC-031"),
 
-		gr("fact sheet §16 vector 5: release.publish grant", gRelease, out(gRelease), flags("FactSheet"), "FP-016", "FP-017", "FP-019"),
+		{meta: meta{"fact sheet §16 vector 5: release.publish grant", flags("FactSheet"), reqs("FP-016", "FP-017", "FP-019")}, grant: true, input: gRelease, preserve: out(gRelease),
+			factFP: "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9"},
 		gr("resources given unsorted and repeated give the same fingerprint", gReleaseShuffled, out(gRelease), flags("Dedup"), "FP-016", "ENC-004"),
 		gr("unknown members do not enter the fingerprint", rep(gRelease, `"max_calls"`, `"label":"x","max_calls"`), out(gRelease), flags("UnknownField"), "FP-016"),
 		gr("another tool", rep(gRelease, "release.publish", "release.publish2"), out(rep(gRelease, "release.publish", "release.publish2")), flags("GrantFields"), "FP-018"),
@@ -377,6 +377,5 @@ func fingerprintCases() []fpCase {
 		gr("a grant with an invalid tool has no fingerprint", rep(gRelease, "release.publish", "Release"), fail("InvalidToken"), flags("Token"), "FP-015"),
 		gr("a grant with 65 resources has no fingerprint", grantJSON("files.read", "text", 1, 1, 1, 1, selectors("file_root", "r", 65)), fail("TooManyResources"), flags("Limit"), "FP-015", "MAN-003"),
 	}
-	_ = hex.EncodeToString
 	return cs
 }

@@ -126,7 +126,7 @@ func indMessageInfo(canonical string) (typ, session string, ok bool) {
 	return typ, session, true
 }
 
-// senderOf returns the role that normally sends a message kind.
+// roleName returns the role that normally sends a message kind (host when host is set).
 func roleName(host bool) string {
 	if host {
 		return "host"

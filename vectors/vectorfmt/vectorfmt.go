@@ -85,11 +85,3 @@ type Case struct {
 	// Error is the expected error kind of an invalid test (a reference variant name).
 	Error string `json:"error,omitempty"`
 }
-
-// Common returns the shared fields of a test; every test type embeds Case.
-func (c *Case) Common() *Case { return c }
-
-// Test is implemented by every test type.
-type Test interface {
-	Common() *Case
-}
