@@ -1,7 +1,10 @@
 package protocol
 
 import (
+	"encoding/hex"
+
 	"errors"
+	"lukechampine.com/blake3"
 	"testing"
 
 	"github.com/splashv5/conform/impl/canonjson"
@@ -154,5 +157,25 @@ func TestPayloadJSONAndEquality(t *testing.T) {
 	}
 	if _, err := DecodeToolPayload([]byte(`{"format":"json","value":[1]}`), 0); err == nil {
 		t.Error("invalid mode accepted")
+	}
+}
+
+// The fingerprints are plain (unkeyed) BLAKE3 digests that anyone holding the input can
+// recompute; here they are rebuilt from hand-assembled bytes with the hash library alone.
+//
+// Spec: FP-021, FP-007, FP-016
+func TestFingerprintsAreUnkeyedDigests(t *testing.T) {
+	text := "input"
+	in := append([]byte("splash-worker-operation-input-v1text"), 0, 0, 0, 0, 0, 0, 0, byte(len(text)))
+	sum := blake3.Sum256(append(in, text...))
+	if fp, err := OperationInputFingerprint(TextPayload(text)); err != nil || fp != hex.EncodeToString(sum[:]) {
+		t.Errorf("input fingerprint %s, %v", fp, err)
+	}
+	g := TextGrant("t")
+	js := `{"tool":"t","format":"text","max_calls":1,"max_input_bytes":16384,"max_output_bytes":65536,"max_compensations":0,"resources":[]}`
+	gin := append([]byte("splash-compensation-grant-v1"), 0, 0, 0, 0, 0, 0, 0, byte(len(js)))
+	gsum := blake3.Sum256(append(gin, js...))
+	if fp, err := g.CompensationFingerprint(); err != nil || fp != hex.EncodeToString(gsum[:]) {
+		t.Errorf("grant fingerprint %s, %v", fp, err)
 	}
 }
