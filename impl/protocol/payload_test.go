@@ -2,10 +2,10 @@ package protocol
 
 import (
 	"encoding/hex"
-
 	"errors"
-	"lukechampine.com/blake3"
 	"testing"
+
+	"lukechampine.com/blake3"
 
 	"github.com/splashv5/conform/impl/canonjson"
 )
