@@ -5,10 +5,11 @@
 //
 // The inputs and every expected error kind come from case tables in this command, written
 // independently of the implementation; verbatim outputs of the Rust reference (the fact
-// sheet's verified examples) are anchors. The generator runs the Go implementation on every
-// case and refuses to write anything if the implementation disagrees with a declared
-// expectation, listing every disagreement. Outputs not declared in a table are recorded from
-// the implementation.
+// sheet's verified examples) are anchors. Every expected output is either written in a table
+// or computed here from the byte layouts of the specification (tags, frame lines, bootstrap
+// bytes, fingerprints), never taken from the implementation. The generator runs the Go
+// implementation on every case and refuses to write anything if it disagrees with an
+// expectation, listing every disagreement.
 //
 // Output is deterministic: fixed keys and inputs, object keys sorted, two-space indentation,
 // a trailing newline, and no timestamps, so regenerating produces byte-identical files.
