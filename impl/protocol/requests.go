@@ -53,7 +53,9 @@ func NewToolInvocation(sessionID, requestID, tool string, payload ToolPayload) (
 }
 
 // ValidateHeader checks the version, then the session, request and tool tokens. The payload
-// is not checked: invoke frames carry unchecked payloads (the authorizer checks them).
+// is not checked: invoke frames carry unchecked payloads (the authorizer checks them). (A Go
+// value may also hold a format outside the two variants; that is rejected last, as it cannot
+// be written.)
 func (v ToolInvocation) ValidateHeader() error {
 	if err := validateVersion(v.ProtocolVersion); err != nil {
 		return err
@@ -64,7 +66,18 @@ func (v ToolInvocation) ValidateHeader() error {
 	if err := ValidateToken(FieldRequestID, v.RequestID); err != nil {
 		return err
 	}
-	return ValidateToken(FieldTool, v.Tool)
+	if err := ValidateToken(FieldTool, v.Tool); err != nil {
+		return err
+	}
+	return checkPayloadEnum(v.Payload)
+}
+
+// checkPayloadEnum rejects a payload format no Rust value can hold (it could not be written).
+func checkPayloadEnum(p ToolPayload) error {
+	if !p.Format.Valid() {
+		return unencodable("envelope format " + p.Format.String())
+	}
+	return nil
 }
 
 // AppendJSON appends the invocation's JSON in declaration order.
@@ -94,7 +107,7 @@ func NewToolResult(sessionID, requestID string, payload ToolPayload) (ToolResult
 }
 
 // ValidateHeader checks the version, then the session and request tokens. The payload is not
-// checked here.
+// checked here (apart from rejecting a format outside the two variants, last).
 func (r ToolResult) ValidateHeader() error {
 	if err := validateVersion(r.ProtocolVersion); err != nil {
 		return err
@@ -102,7 +115,10 @@ func (r ToolResult) ValidateHeader() error {
 	if err := ValidateToken(FieldSessionID, r.SessionID); err != nil {
 		return err
 	}
-	return ValidateToken(FieldRequestID, r.RequestID)
+	if err := ValidateToken(FieldRequestID, r.RequestID); err != nil {
+		return err
+	}
+	return checkPayloadEnum(r.Payload)
 }
 
 // AppendJSON appends the result's JSON in declaration order.
