@@ -41,7 +41,7 @@ func buildFramesOpen(c *checker) (string, any, *fileBuilder) {
 				exp = row.lossy
 			}
 			what := fmt.Sprintf("%s [%s, %s opens]", row.comment, m, row.receiver)
-			got, err := implOpen(key07, sessionOne, row.receiver, m, 0, row.lines)
+			got, err := implOpen(key07, sessionOne, row.receiver, m, row.start, row.lines)
 			if err != nil {
 				b.failf("%s: cannot build the opener: %v", what, err)
 				continue
@@ -70,6 +70,10 @@ func buildFramesOpen(c *checker) (string, any, *fileBuilder) {
 				results[i] = vectorfmt.OpenResult{Sequence: e.seq, MessageType: typ, Message: b.text(e.msg)}
 			}
 			t := vectorfmt.OpenTest{Case: b.newCase(row.meta, firstErr), Results: results}
+			if row.start != 0 {
+				s := row.start
+				t.StartSequence = &s
+			}
 			allUTF8 := true
 			for _, l := range row.lines {
 				allUTF8 = allUTF8 && utf8.ValidString(l)

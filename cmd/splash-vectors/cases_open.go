@@ -26,6 +26,7 @@ type openCase struct {
 	preserve  []openStep
 	lossy     []openStep
 	alsoLossy bool
+	start     uint64 // first expected incoming sequence; 0 means 1
 }
 
 // frame returns the independently sealed canonical line of msg at seq, sent by sender with
@@ -336,7 +337,7 @@ func openCases() []openCase {
 	for _, bm := range baseMessages {
 		sender := roleName(bm.host)
 		orig := frame(sender, 1, bm.json)
-		for _, m := range tamperTemplates(bm) {
+		for _, m := range tamperTemplates(bm) { // (rows appended after this loop keep their tcIds)
 			line, ok := applyMutation(orig, m)
 			if !ok {
 				tableErrors = append(tableErrors, fmt.Sprintf("mutation %q does not apply to %s", m.what, bm.kind))
@@ -353,5 +354,14 @@ func openCases() []openCase {
 				[]openStep{rejected("InvalidAuthenticationTag"), opened(1, bm.json)}, flags("Tamper", "TamperTag", "TagEncoding", "StateUnchanged"), reqs("FRM-016", "FRM-026"))
 		}
 	}
+	// Appended rows (tcIds are permanent: add new rows only here, at the end).
+	const maxSeq = 18446744073709551615
+	add(openCase{meta: meta{"an opener expecting 2^64-1 refuses even the matching frame", flags("Boundary", "SequenceAdvance"), reqs("FRM-024", "FRM-025")},
+		receiver: "worker", start: maxSeq, lines: []string{frame("host", maxSeq, mClose)}, preserve: []openStep{rejected("SequenceExhausted")}})
+	add(openCase{meta: meta{"the frame at 2^64-2 is the last one a peer can open", flags("Boundary", "SequenceAdvance"), reqs("FRM-024", "FRM-025")},
+		receiver: "host", start: maxSeq - 1, lines: []string{frame("worker", maxSeq-1, mResult), frame("worker", maxSeq, mResult)},
+		preserve: []openStep{opened(maxSeq-1, mResult), rejected("SequenceExhausted")}})
+	add(openCase{meta: meta{"an out-of-order frame is reported before exhaustion", flags("Boundary", "CheckOrder"), reqs("FRM-025")},
+		receiver: "worker", start: maxSeq, lines: []string{frame("host", 1, mClose)}, preserve: []openStep{rejected("UnexpectedSequence")}})
 	return cs
 }
