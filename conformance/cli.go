@@ -93,14 +93,18 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			cfg.Without = append(cfg.Without, n)
 		}
 	}
+	checks, err := Select(Catalog(), cfg.Run)
+	if err != nil {
+		fmt.Fprintln(stderr, "splash-conform:", err)
+		return ExitUsage
+	}
 	if *list {
-		checks, err := Select(Catalog(), cfg.Run)
-		if err != nil {
-			fmt.Fprintln(stderr, "splash-conform:", err)
-			return ExitUsage
-		}
 		writeList(stdout, checks)
 		return ExitOK
+	}
+	if len(checks) == 0 {
+		fmt.Fprintf(stderr, "splash-conform: -run %q selects no check\n", cfg.Run)
+		return ExitUsage
 	}
 
 	if len(cfg.Worker) == 0 {

@@ -1,0 +1,322 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/splashv5/conform/impl/bootstrap"
+)
+
+// fakeEnv selects a misbehaving fake worker: the test binary re-executes itself with this
+// variable set and then plays the named worker instead of running tests.
+const fakeEnv = "SPLASH_CONFORM_FAKE"
+
+// fakePIDFile, when set, receives the pid of a grandchild started by the "orphan" fake.
+const fakePIDFile = "SPLASH_CONFORM_FAKE_PIDFILE"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeEnv); mode != "" {
+		os.Exit(runFake(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// runFake plays one misbehaving worker.
+func runFake(mode string) int {
+	in := bufio.NewReader(os.Stdin)
+	switch mode {
+	case "flood": // one endless line on standard output
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		for {
+			if _, err := os.Stdout.Write(chunk); err != nil {
+				return 1
+			}
+		}
+	case "garbage": // lines that are not frames, while reading its input
+		go io.Copy(io.Discard, in)
+		for range 100 {
+			fmt.Println("garbage, not a frame")
+		}
+		time.Sleep(time.Hour)
+	case "hang": // reads nothing, answers nothing, never exits
+		time.Sleep(time.Hour)
+	case "exit-early":
+		fmt.Fprintln(os.Stderr, "fake: giving up at once")
+		return 1
+	case "panic":
+		if _, err := bootstrap.Read(in); err != nil {
+			return 3
+		}
+		panic("fake worker panics on purpose")
+	case "killed": // dies of a signal nobody else sent
+		_, _ = bootstrap.Read(in)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Hour)
+	case "echo": // sends every input line back, unauthenticated
+		if _, err := bootstrap.Read(in); err != nil {
+			return 3
+		}
+		for {
+			line, err := in.ReadBytes('\n')
+			if len(line) > 0 {
+				os.Stdout.Write(line)
+			}
+			if err != nil {
+				return 0
+			}
+		}
+	case "leak-key": // prints its session key on standard error, then rejects everything
+		b, err := bootstrap.Read(in)
+		if err != nil {
+			return 3
+		}
+		raw, _ := b.Key.ExposeSecret()
+		fmt.Fprintf(os.Stderr, "debug: key=%s\n", hex.EncodeToString(raw[:]))
+		return 4
+	case "stderr-flood": // 8 MiB of diagnostics, then silence
+		line := bytes.Repeat([]byte("e"), 1023)
+		line = append(line, '\n')
+		for range 8 << 10 {
+			os.Stderr.Write(line)
+		}
+		time.Sleep(time.Hour)
+	case "orphan": // starts a grandchild in its process group, then hangs
+		cmd := exec.Command("sleep", "3600")
+		if err := cmd.Start(); err != nil {
+			return 1
+		}
+		if f := os.Getenv(fakePIDFile); f != "" {
+			_ = os.WriteFile(f, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+		}
+		time.Sleep(time.Hour)
+	case "ignore": // reads and discards everything, never answers, never exits
+		_, _ = io.Copy(io.Discard, in)
+		time.Sleep(time.Hour)
+	case "exit-zero": // exits 0 at once without reading or answering anything
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "fake: unknown mode %q\n", mode)
+	return 2
+}
+
+// runFakeSuite runs the checks selected by pattern against the fake worker mode.
+func runFakeSuite(t *testing.T, mode, pattern string, timeout time.Duration, env ...string) *Report {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{
+		Worker:   []string{exe},
+		Run:      pattern,
+		Timeout:  timeout,
+		Parallel: 4,
+		Env:      append(append(os.Environ(), fakeEnv+"="+mode), env...),
+		TempDir:  t.TempDir(),
+	}
+	report, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return report
+}
+
+func resultOf(t *testing.T, r *Report, id string) Result {
+	t.Helper()
+	for _, res := range r.Results {
+		if res.ID == id {
+			return res
+		}
+	}
+	t.Fatalf("no result for %s", id)
+	return Result{}
+}
+
+// TestFakeWorkers runs a check that expects an answer (CNF-PROFILE-01) and a check that
+// expects a rejection (CNF-FRAME-02) against workers that misbehave in every way a process
+// can, and requires the right outcome within the time limit and bounded memory.
+func TestFakeWorkers(t *testing.T) {
+	const limit = 1500 * time.Millisecond
+	cases := []struct {
+		mode             string
+		answer, reject   Outcome
+		detail           string // substring of the answer check's detail
+		slowAnswerReject bool   // whether the answer check may use its whole time limit
+	}{
+		{mode: "flood", answer: Fail, reject: Fail, detail: "longer than 1 MiB"},
+		{mode: "garbage", answer: Fail, reject: Fail, detail: "cannot open"},
+		{mode: "hang", answer: Timeout, reject: Timeout, detail: "waiting for a result", slowAnswerReject: true},
+		{mode: "exit-early", answer: Fail, reject: Fail, detail: "exited with status 1 (not a WRK-092 status); stderr: fake: giving up at once"},
+		{mode: "panic", answer: Crash, reject: Crash, detail: "runtime crash report"},
+		{mode: "killed", answer: Crash, reject: Crash, detail: "killed by signal killed"},
+		{mode: "echo", answer: Fail, reject: Fail, detail: "cannot open"},
+		{mode: "leak-key", answer: Fail, reject: Fail, detail: "session key"},
+		{mode: "ignore", answer: Timeout, reject: Timeout, detail: "waiting for", slowAnswerReject: true},
+		{mode: "exit-zero", answer: Fail, reject: Fail, detail: "exited with status 0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mode, func(t *testing.T) {
+			start := time.Now()
+			r := runFakeSuite(t, tc.mode, "^CNF-(PROFILE-01|FRAME-02)$", limit)
+			took := time.Since(start)
+			answer, reject := resultOf(t, r, "CNF-PROFILE-01"), resultOf(t, r, "CNF-FRAME-02")
+			if answer.Outcome != tc.answer || !strings.Contains(answer.Detail, tc.detail) {
+				t.Errorf("answer check: %s %q; want %s containing %q", answer.Outcome, answer.Detail, tc.answer, tc.detail)
+			}
+			if reject.Outcome != tc.reject {
+				t.Errorf("rejection check: %s %q; want %s", reject.Outcome, reject.Detail, tc.reject)
+			}
+			if r.ExitCode() != 1 {
+				t.Errorf("exit code %d; want 1", r.ExitCode())
+			}
+			if bound := limit + 3*time.Second; took > bound {
+				t.Errorf("the two checks took %v; a misbehaving worker must cost at most about the time limit", took)
+			}
+			if !tc.slowAnswerReject && answer.Duration > limit {
+				t.Errorf("the answer check used its whole time limit (%v) although the failure is visible at once", answer.Duration)
+			}
+		})
+	}
+}
+
+// TestBootstrapChecksAgainstFakes checks that a rejection check does not pass for a worker
+// that exits with the wrong status or ignores its input.
+func TestBootstrapChecksAgainstFakes(t *testing.T) {
+	r := runFakeSuite(t, "exit-zero", "^CNF-BOOT-0[1-3]$", time.Second)
+	for _, res := range r.Results {
+		if res.Outcome != Fail || !strings.Contains(res.Actual, "status 0") {
+			t.Errorf("%s: %s %q; want FAIL naming status 0", res.ID, res.Outcome, res.Detail)
+		}
+	}
+}
+
+// TestStderrIsBounded floods standard error and checks the excerpt stays small.
+func TestStderrIsBounded(t *testing.T) {
+	r := runFakeSuite(t, "stderr-flood", "^CNF-PROFILE-01$", time.Second)
+	res := resultOf(t, r, "CNF-PROFILE-01")
+	if res.Outcome != Timeout {
+		t.Errorf("outcome %s; want TIMEOUT", res.Outcome)
+	}
+	if n := len(res.Stderr); n == 0 || n > stderrHeadBytes+stderrTailBytes+200 {
+		t.Errorf("stderr excerpt of %d bytes; want a non-empty excerpt of at most %d", n, stderrHeadBytes+stderrTailBytes+200)
+	}
+	if !strings.Contains(res.Stderr, "bytes left out") {
+		t.Error("the excerpt does not say that bytes were left out")
+	}
+}
+
+// TestFloodMemoryIsBounded measures the heap growth of a check against a worker that writes
+// an endless line: the runner keeps at most one line of 1 MiB and a small buffer.
+func TestFloodMemoryIsBounded(t *testing.T) {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	runFakeSuite(t, "flood", "^CNF-PROFILE-01$", time.Second)
+	runtime.ReadMemStats(&after)
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 48<<20 {
+		t.Errorf("a flooding worker cost %d MiB of allocation; want a bounded few MiB", grown>>20)
+	}
+}
+
+// TestProcessGroupIsKilled checks that a grandchild the worker started dies with it.
+func TestProcessGroupIsKilled(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("uses /proc")
+	}
+	pidFile := t.TempDir() + "/grandchild.pid"
+	runFakeSuite(t, "orphan", "^CNF-PROFILE-01$", 700*time.Millisecond, fakePIDFile+"="+pidFile)
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the fake did not record its grandchild: %v", err)
+	}
+	pid, _ := strconv.Atoi(string(data))
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// Gone, or a zombie waiting for init to reap it: either way it no longer runs.
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d still runs after the check ended", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestLaunchError checks that a worker command that cannot start is a launch error.
+func TestLaunchError(t *testing.T) {
+	_, err := Run(context.Background(), Config{Worker: []string{"/nonexistent/splash-worker"}, TempDir: t.TempDir()})
+	if _, ok := err.(*LaunchError); !ok {
+		t.Fatalf("err = %v; want a *LaunchError", err)
+	}
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"--", "/nonexistent/splash-worker"}, &out, &errOut); code != ExitUsage {
+		t.Errorf("Main exit %d; want %d", code, ExitUsage)
+	}
+}
+
+// TestMainExitCodes checks the exit statuses and the closing line of the command.
+func TestMainExitCodes(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(fakeEnv, "exit-early")
+	var out, errOut bytes.Buffer
+	code := Main([]string{"-run", "^CNF-PROFILE-0[1-3]$", "-timeout", "2s", "--", exe}, &out, &errOut)
+	if code != ExitFailures {
+		t.Errorf("exit %d; want %d\n%s%s", code, ExitFailures, out.String(), errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if last := lines[len(lines)-1]; last != "0 passed, 3 failed, 0 skipped" {
+		t.Errorf("closing line %q", last)
+	}
+	for _, bad := range [][]string{{"-bogus"}, {"-run", "CNF-("}, {"-run", "NOTHING-MATCHES"}, {"-timeout", "0s", "--", exe}, {"-without", "teleport", "--", exe}} {
+		out.Reset()
+		errOut.Reset()
+		if code := Main(bad, &out, &errOut); code != ExitUsage {
+			t.Errorf("Main(%q) exit %d; want %d", bad, code, ExitUsage)
+		}
+	}
+	out.Reset()
+	if code := Main([]string{"-list", "-run", "CNF-BOOT"}, &out, &errOut); code != ExitOK || !strings.Contains(out.String(), "CNF-BOOT-01") {
+		t.Errorf("-list exit %d, output:\n%s", code, out.String())
+	}
+}
+
+// TestSkipWithoutPlaceholders checks that checks needing a journal or an effect log are
+// skipped for a worker command that declares neither, and that -without skips more.
+func TestSkipWithoutPlaceholders(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := Run(context.Background(), Config{
+		Worker: []string{exe}, Run: "^CNF-(DURABLE-1[45]|CANCEL-01)$", Without: []Need{NeedCancel},
+		Env: append(os.Environ(), fakeEnv+"=exit-early"), TempDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range report.Results {
+		if res.Outcome != Skip {
+			t.Errorf("%s: %s; want SKIP", res.ID, res.Outcome)
+		}
+	}
+	if report.ExitCode() != 0 {
+		t.Error("skipped checks failed the run")
+	}
+}
