@@ -209,11 +209,16 @@ func (d *decoder) str() (string, bool) {
 		if !utf8.Valid(raw) {
 			return "", false
 		}
-		out = append(out, raw...)
 		if d.pos >= len(d.data) {
 			return "", false
 		}
 		c := d.data[d.pos]
+		if c == '"' && out == nil {
+			// No escape sequence: the common case.
+			d.pos++
+			return string(raw), true
+		}
+		out = append(out, raw...)
 		switch {
 		case c == '"':
 			d.pos++

@@ -30,7 +30,7 @@ func TestVector10Seal(t *testing.T) {
 	}
 }
 
-// Spec: STO-010, STO-020
+// Spec: STO-010, STO-048
 func TestVector10OpenThroughStore(t *testing.T) {
 	rk := RecordKey{Namespace: "worker-journal", Name: "tenant-release"}
 	mem := NewMemoryBackend()
