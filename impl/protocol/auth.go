@@ -324,7 +324,7 @@ func (s *Sealer) Seal(m Message) (Frame, []byte, error) {
 	s.st.buf = buf
 	msg := buf[msgStart:msgEnd]
 	if s.checkPortable {
-		if err := checkPortableJSON(msg); err != nil {
+		if err := checkPortableMessage(m, msg); err != nil {
 			return Frame{}, nil, err
 		}
 	}
@@ -487,6 +487,63 @@ func decimalLen(v uint64) int {
 		n++
 	}
 	return n
+}
+
+// checkPortableMessage returns a *NonPortableNumberError for the first
+// payload number of m (in writing order) that is not portable. It visits the
+// payload's numbers directly; for a message type it does not know it falls
+// back to scanning encoded, the message's canonical JSON.
+func checkPortableMessage(m Message, encoded []byte) error {
+	var p ToolPayload
+	switch m := m.(type) {
+	case OpenSessionMessage, ReconcileOperationMessage, CancelMessage, CancellationResultMessage, CloseSessionMessage:
+		return nil // no payload, and typed integers are always portable
+	case InvokeMessage:
+		p = m.Invocation.Payload
+	case ResultMessage:
+		p = m.Result.Payload
+	case DispatchOperationMessage:
+		p = m.Request.Payload
+	case CompensateOperationMessage:
+		p = m.Request.Payload
+	case OperationResultMessage:
+		p = m.Result.Status.Payload
+	case CompensationResultMessage:
+		p = m.Result.Status.Payload
+	case ReconciledOperationMessage:
+		p = m.Result.Status.Payload
+	default:
+		return checkPortableJSON(encoded)
+	}
+	if p.Format != FormatJSON {
+		return nil // text, or a status without payload (its zero ToolPayload is text)
+	}
+	var scratch [48]byte
+	return checkPortableValue(p.JSON, &scratch)
+}
+
+// checkPortableValue walks v and checks each number as the writer spells it.
+func checkPortableValue(v canonjson.Value, scratch *[48]byte) error {
+	switch v.Kind() {
+	case canonjson.KindNumber:
+		tok := v.AppendJSON(scratch[:0])
+		if !plainPortableInteger(tok) && !plainPortableDecimal(tok) && !canonjson.PortableNumber(string(tok)) {
+			return &NonPortableNumberError{Token: string(tok)}
+		}
+	case canonjson.KindArray:
+		for _, e := range v.Elems() {
+			if err := checkPortableValue(e, scratch); err != nil {
+				return err
+			}
+		}
+	case canonjson.KindObject:
+		for _, e := range v.Entries() {
+			if err := checkPortableValue(e.Value, scratch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkPortableJSON scans compact canonical JSON (as AppendJSON writes it)

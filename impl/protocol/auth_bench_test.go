@@ -219,3 +219,39 @@ func BenchmarkAuthBareHash(b *testing.B) {
 		run("tree", func() { out = tree.sum(input) })
 	}
 }
+
+// BenchmarkAuthSealParts splits Seal's own work: writing the canonical
+// message (the message types' AppendJSON) and the portability check, as the
+// payload walk Seal uses and as the byte scan it falls back to.
+func BenchmarkAuthSealParts(b *testing.B) {
+	for _, size := range benchSizes {
+		ab := newAuthBench(b, size.bytes)
+		msg := ab.msg.AppendJSON(nil)
+		b.Run(size.name+"/append-message", func(b *testing.B) {
+			buf := make([]byte, 0, 2*len(msg))
+			b.SetBytes(int64(len(msg)))
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = ab.msg.AppendJSON(buf[:0])
+			}
+		})
+		b.Run(size.name+"/portability-walk", func(b *testing.B) {
+			b.SetBytes(int64(len(msg)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := checkPortableMessage(ab.msg, msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(size.name+"/portability-scan", func(b *testing.B) {
+			b.SetBytes(int64(len(msg)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := checkPortableJSON(msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -726,3 +726,37 @@ func TestSealAllocations(t *testing.T) {
 		t.Fatalf("Seal allocates %.1f times per call, want at most 3", allocs)
 	}
 }
+
+// Every message kind that carries a payload, including payloads inside a
+// succeeded status, is checked for portable numbers before sealing; the
+// same messages with a portable number seal.
+//
+// Spec: ENC-037, FRM-022
+func TestSealChecksThePayloadOfEveryMessageKind(t *testing.T) {
+	const fp = "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9"
+	templates := []string{
+		`{"type":"invoke","invocation":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","payload":PAYLOAD}}`,
+		`{"type":"result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","payload":PAYLOAD}}`,
+		`{"type":"dispatch_operation","request":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","payload":PAYLOAD}}`,
+		`{"type":"compensate_operation","request":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","compensation_key":"cmp-1","tenant_scope":"ten","grant_fingerprint":"` + fp + `","payload":PAYLOAD}}`,
+		`{"type":"operation_result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","status":{"state":"succeeded","payload":PAYLOAD}}}`,
+		`{"type":"reconciled_operation","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","status":{"state":"succeeded","payload":PAYLOAD}}}`,
+		`{"type":"compensation_result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","compensation_key":"cmp-1","tenant_scope":"ten","grant_fingerprint":"` + fp + `","status":{"state":"succeeded","payload":PAYLOAD}}}`,
+	}
+	for _, tmpl := range templates {
+		for _, tc := range []struct {
+			payload string
+			ok      bool
+		}{
+			{`{"format":"json","value":{"a":[1,{"n":1.50}]}}`, false},
+			{`{"format":"json","value":{"a":[1,{"n":1.5}],"s":"1.50"}}`, true},
+			{`{"format":"text","value":"1.50"}`, true},
+		} {
+			m := decode(t, strings.Replace(tmpl, "PAYLOAD", tc.payload, 1), canonjson.Preserve)
+			_, _, err := newAuth(t, protocol.RoleHost, canonjson.Preserve).Seal(m)
+			if tc.ok && err != nil || !tc.ok && !errors.Is(err, protocol.ErrNonPortableNumber) {
+				t.Fatalf("%s with %s: %v", m.Type(), tc.payload, err)
+			}
+		}
+	}
+}
