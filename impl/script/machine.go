@@ -696,14 +696,10 @@ func (m *Machine) method(f *frame, name string, argc int, in instr) {
 func methodOf(recv Value, name string) (nativeKind, bool) {
 	switch name {
 	case "to_json":
-		if recv.kind != KindModule {
-			return nativeToJSON, true
-		}
+		return nativeToJSON, true
 	case "await":
 		// Every value answers await: anything but a promise raises "tool promise expected".
-		if recv.kind != KindModule {
-			return nativeAwait, true
-		}
+		return nativeAwait, true
 	case "parse_json":
 		if recv.kind == KindString || recv.kind == KindArray {
 			return nativeParseJSON, true
