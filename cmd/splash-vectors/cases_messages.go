@@ -308,5 +308,13 @@ func messageCases() []msgCase {
 	// Appended rows (tcIds are permanent: add new rows only here, at the end).
 	bad("an attenuation is not a message kind", `{"type":"attenuate","grants":{}}`, ser, flags("UnknownVariant"), "MAN-012", "MSG-027")
 	bad("a manifest attenuation body under open_session does not decode", `{"type":"open_session","manifest":{"allowed_tools":["a"],"grants":{}}}`, ser, flags("MissingField"), "MAN-012", "MSG-009")
+	// Inside a message body serde buffers the content, and a buffered internally tagged enum
+	// tag also accepts a variant index; at the top level the message tag must be a string.
+	okSame("status tag given as variant index 0 inside a message body reads as running", reconciledWithStatus(`{"state":0}`), reconciledWithStatus(`{"state":"running"}`), flags("Reencoding", "TagPosition"), "MSG-022")
+	okSame("status tag given as variant index 3 reads as cancelled", reconciledWithStatus(`{"state":3}`), reconciledWithStatus(`{"state":"cancelled"}`), flags("Reencoding", "TagPosition"), "MSG-022")
+	okSame("status tag given as variant index 1 reads as succeeded", reconciledWithStatus(`{"state":1,"payload":{"format":"text","value":"3"}}`), reconciledWithStatus(`{"state":"succeeded","payload":{"format":"text","value":"3"}}`), flags("Reencoding", "TagPosition"), "MSG-022")
+	bad("status variant index out of range", reconciledWithStatus(`{"state":4}`), ser, flags("UnknownVariant"), "MSG-022", "MSG-023")
+	bad("message type given as a number at the top level", `{"type":11,"protocol_version":5,"session_id":"session-1"}`, ser, flags("UnknownVariant"), "MSG-027")
+	bad("payload format given as a variant index", rep(mInvoke, `"format":"text"`, `"format":0`), ser, flags("UnknownVariant"), "MSG-010", "ENC-051")
 	return cs
 }
