@@ -59,6 +59,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		parallel   = fs.Int("parallel", runtime.NumCPU(), "run `N` checks at once")
 		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel); their checks are skipped")
 		scope      = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
+		scratch    = fs.String("scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")
 	)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usageText)
@@ -73,7 +74,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := Config{
 		Worker: fs.Args(), Run: *runPattern, Strict: *strict, Timeout: *timeout,
-		Parallel: *parallel, Verbose: *verbose, Scope: *scope,
+		Parallel: *parallel, Verbose: *verbose, Scope: *scope, TempDir: *scratch,
 	}
 	if *timeout <= 0 {
 		fmt.Fprintln(stderr, "splash-conform: -timeout must be positive")

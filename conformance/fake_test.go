@@ -30,7 +30,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeEnv); mode != "" {
 		os.Exit(runFake(mode))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBuiltWorker()
+	os.Exit(code)
 }
 
 // runFake plays one misbehaving worker.

@@ -44,7 +44,8 @@ type Config struct {
 	Progress io.Writer
 	// Env is the environment of the worker processes; nil means the runner's environment.
 	Env []string
-	// TempDir is the parent of the run's scratch directory; empty means os.TempDir().
+	// TempDir is the parent of the run's scratch directory (journals, effect logs); empty
+	// means DefaultScratchDir().
 	TempDir string
 }
 
@@ -120,7 +121,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if st.scope == "" {
 		st.scope = DefaultScope
 	}
-	st.tempDir, err = os.MkdirTemp(cfg.TempDir, "splash-conform-")
+	parent := cfg.TempDir
+	if parent == "" {
+		parent = DefaultScratchDir()
+	}
+	st.tempDir, err = os.MkdirTemp(parent, "splash-conform-")
 	if err != nil {
 		return nil, err
 	}
@@ -197,8 +202,8 @@ schedule:
 
 // runCheck runs one check and returns its result; the error is a launch failure.
 func runCheck(st *runState, c *Check) (Result, error) {
-	t := &T{check: c, run: st, outcome: Pass}
 	start := time.Now()
+	t := &T{check: c, run: st, outcome: Pass, started: start}
 	t.deadline = start.Add(t.limit())
 	func() {
 		defer func() {
@@ -282,4 +287,24 @@ func formatDuration(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(10 * time.Millisecond).String()
+}
+
+// DefaultScratchDir returns where a run keeps its journals and effect logs when Config.TempDir
+// is empty: $TMPDIR when it is set, else the memory-backed /dev/shm when it is a writable
+// directory (journals are written with full synchronisation, which a disk makes slow and
+// which the suite does not test), else the system's temporary directory.
+func DefaultScratchDir() string {
+	if os.Getenv("TMPDIR") != "" {
+		return os.TempDir()
+	}
+	const shm = "/dev/shm"
+	if info, err := os.Stat(shm); err == nil && info.IsDir() {
+		if f, err := os.CreateTemp(shm, ".splash-conform-probe-"); err == nil {
+			name := f.Name()
+			f.Close()
+			os.Remove(name)
+			return shm
+		}
+	}
+	return os.TempDir()
 }

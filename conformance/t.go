@@ -57,6 +57,7 @@ const maxTranscript = 200
 type T struct {
 	check    *Check
 	run      *runState
+	started  time.Time
 	deadline time.Time
 	dir      string
 	workers  []*Worker
@@ -72,7 +73,8 @@ type T struct {
 // logf adds a line to the check's transcript.
 func (t *T) logf(format string, args ...any) {
 	if len(t.transcript) < maxTranscript {
-		t.transcript = append(t.transcript, fmt.Sprintf(format, args...))
+		elapsed := time.Since(t.started).Round(100 * time.Microsecond)
+		t.transcript = append(t.transcript, fmt.Sprintf("%8s ", "+"+elapsed.String())+fmt.Sprintf(format, args...))
 	} else if len(t.transcript) == maxTranscript {
 		t.transcript = append(t.transcript, "[transcript truncated]")
 	}

@@ -419,9 +419,11 @@ func (w *Worker) expectExit(code int, why string) {
 		w.t.logf("← worker %d: %s", w.index, clip(string(ev.line), 300))
 		w.t.failf(want, "the worker wrote a frame: "+describeLine(w.host, ev.line))
 	}
+	w.t.logf("worker %d: end of output", w.index)
 	if !w.waitExit(time.Until(w.t.deadline)) {
 		w.t.timeoutf("worker %d ended its output but did not exit (expected exit %s)", w.index, describeExit(code))
 	}
+	w.t.logf("worker %d: exited with %s", w.index, w.exitText())
 	w.checkCrash()
 	if got := w.exitCode(); got != code {
 		w.t.failf(want, "exit "+w.exitText()+lastStderrLine(w.stderr.excerpt()))

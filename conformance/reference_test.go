@@ -1,0 +1,111 @@
+package conformance
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// builtWorker is the reference worker built once for the whole test binary.
+var builtWorker struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// referenceWorkerBinary builds cmd/splash-worker once and returns its path.
+func referenceWorkerBinary(t testing.TB) string {
+	t.Helper()
+	builtWorker.once.Do(func() {
+		root, ok := moduleRootFrom(mustGetwd())
+		if !ok {
+			builtWorker.err = os.ErrNotExist
+			return
+		}
+		dir, err := os.MkdirTemp("", "conformance-test-worker-")
+		if err != nil {
+			builtWorker.err = err
+			return
+		}
+		builtWorker.dir = dir
+		builtWorker.path = filepath.Join(dir, "splash-worker")
+		builtWorker.err = BuildReferenceWorker(root, builtWorker.path)
+	})
+	if builtWorker.err != nil {
+		t.Fatalf("building the reference worker: %v", builtWorker.err)
+	}
+	return builtWorker.path
+}
+
+// removeBuiltWorker deletes the built reference worker; TestMain calls it.
+func removeBuiltWorker() {
+	if builtWorker.dir != "" {
+		_ = os.RemoveAll(builtWorker.dir)
+	}
+}
+
+func mustGetwd() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return wd
+}
+
+// referenceConfig runs every check against the reference worker with a journal, an effect
+// log and a scope per check.
+func referenceConfig(t testing.TB, extra ...string) Config {
+	bin := referenceWorkerBinary(t)
+	worker := append([]string{bin}, ReferenceWorkerArgs...)
+	return Config{Worker: append(worker, extra...), Strict: true, Parallel: 4, Timeout: 10 * time.Second}
+}
+
+// Spec: WRK-090, WRK-091, WRK-092, WRK-093, WRK-094, CAN-024, PRF-001, PRF-002
+// TestReferenceWorkerConforms runs the whole suite, strictly, against the bundled reference
+// worker: every check must pass, and both reports must match their schemas.
+func TestReferenceWorkerConforms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the reference worker")
+	}
+	cfg := referenceConfig(t)
+	report, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range report.Results {
+		if r.Outcome != Pass {
+			t.Errorf("%s %s [%v]: %s\n  stderr: %s", r.Outcome, r.ID, r.Requirements, r.Detail, lastStderrLine(r.Stderr))
+		}
+	}
+	if len(report.Results) != len(Catalog()) {
+		t.Errorf("%d results for %d checks", len(report.Results), len(Catalog()))
+	}
+	if report.ExitCode() != 0 {
+		t.Errorf("exit code %d", report.ExitCode())
+	}
+	validateReports(t, report)
+	t.Logf("%d checks against the reference worker in %v (parallel %d): %s",
+		len(report.Results), report.Duration.Round(time.Millisecond), cfg.Parallel, report.ClosingLine())
+}
+
+// BenchmarkReferenceSuite measures one full run of the suite against the reference worker
+// (report "s/suite"; the target is under 10 s on 2 cores).
+func BenchmarkReferenceSuite(b *testing.B) {
+	cfg := referenceConfig(b)
+	cfg.Strict = false
+	b.ResetTimer()
+	for b.Loop() {
+		report, err := Run(context.Background(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if report.ExitCode() != 0 {
+			b.Fatalf("the reference worker failed the suite: %s", report.ClosingLine())
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/suite")
+}
