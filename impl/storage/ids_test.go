@@ -163,7 +163,7 @@ func TestKeyring(t *testing.T) {
 	if err := ring.RotateTo("k2", two); err != nil {
 		t.Fatal(err)
 	}
-	if id, k := ring.activeKey(); id != "k2" || k != two {
+	if id, k, ok := ring.activeKey(); !ok || id != "k2" || k != two {
 		t.Fatal("rotation did not activate the new key")
 	}
 	if got := ring.KeyIDs(); !slices.Equal(got, []KeyID{"k0", "k1", "k2"}) {
@@ -225,5 +225,28 @@ func TestErrorKindsAreDistinctAndNamed(t *testing.T) {
 	msg := (&Error{Kind: ErrWriteConflict, Expected: rev(0), Actual: rev(1), Floor: 1}).Error()
 	if msg != "storage: compare-and-swap conflict: expected 0, actual 1, floor 1" {
 		t.Fatalf("message %q", msg)
+	}
+}
+
+// Spec: STO-005
+func TestZeroKeyringIsSafe(t *testing.T) {
+	for _, ring := range []*Keyring{nil, {}} {
+		s := NewAuthenticatedStore(NewMemoryBackend(), ring)
+		_, err := s.Create(ctxb(), testKey, []byte("x"))
+		wantKind(t, err, ErrKeyringUnknownKeyID)
+		h := memoryHarness()
+		h.plant(t, s.Backend(), vectorKey, StoredRecord{Revision: 1, Bytes: []byte(vector10Envelope)})
+		_, err = s.Load(ctxb(), vectorKey)
+		wantKind(t, err, ErrUnknownKeyID)
+		if ring.ActiveKeyID() != "" || len(ring.KeyIDs()) != 0 || ring.String() == "" {
+			t.Fatal("zero keyring reports keys")
+		}
+	}
+	var ring Keyring
+	if err := ring.AddReadKey("k1", vector10Key()); err != nil {
+		t.Fatal(err)
+	}
+	if err := ring.RotateTo("k2", vector10Key()); err != nil || ring.ActiveKeyID() != "k2" {
+		t.Fatalf("rotation on a zero keyring: %v", err)
 	}
 }

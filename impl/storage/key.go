@@ -43,7 +43,9 @@ func (Key) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redactedKey) }
 func (k *Key) Wipe() { clear(k.bytes[:]) }
 
 // Keyring holds the active signing key and any number of verification-only
-// keys, each under a distinct KeyID. It is safe for concurrent use.
+// keys, each under a distinct KeyID. It is safe for concurrent use. Create
+// one with NewKeyring: a zero or nil Keyring has no active key, verifies
+// nothing, and makes every write fail with ErrKeyringUnknownKeyID.
 type Keyring struct {
 	mu     sync.RWMutex
 	active KeyID
@@ -61,6 +63,9 @@ func NewKeyring(id KeyID, key Key) (*Keyring, error) {
 
 // ActiveKeyID returns the identifier of the key used for new writes.
 func (r *Keyring) ActiveKeyID() KeyID {
+	if r == nil {
+		return ""
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return r.active
@@ -68,6 +73,9 @@ func (r *Keyring) ActiveKeyID() KeyID {
 
 // KeyIDs returns every identifier in the keyring, sorted.
 func (r *Keyring) KeyIDs() []KeyID {
+	if r == nil {
+		return nil
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	ids := make([]KeyID, 0, len(r.keys))
@@ -90,6 +98,9 @@ func (r *Keyring) AddReadKey(id KeyID, key Key) error {
 }
 
 func (r *Keyring) addLocked(id KeyID, key Key) error {
+	if r.keys == nil {
+		r.keys = make(map[KeyID]Key)
+	}
 	if _, ok := r.keys[id]; ok {
 		return &Error{Kind: ErrDuplicateKeyID, KeyID: id}
 	}
@@ -131,15 +142,23 @@ func (r *Keyring) Retire(id KeyID) error {
 	return nil
 }
 
-// activeKey returns the active identifier and key as one consistent pair.
-func (r *Keyring) activeKey() (KeyID, Key) {
+// activeKey returns the active identifier and key as one consistent pair;
+// ok is false when the keyring has no active key.
+func (r *Keyring) activeKey() (id KeyID, key Key, ok bool) {
+	if r == nil {
+		return "", Key{}, false
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.active, r.keys[r.active]
+	key, ok = r.keys[r.active]
+	return r.active, key, ok
 }
 
 // verificationKey returns the key stored under id.
 func (r *Keyring) verificationKey(id KeyID) (Key, bool) {
+	if r == nil {
+		return Key{}, false
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	k, ok := r.keys[id]
@@ -148,6 +167,9 @@ func (r *Keyring) verificationKey(id KeyID) (Key, bool) {
 
 // String describes the keyring without key material.
 func (r *Keyring) String() string {
+	if r == nil {
+		return "storage.Keyring(nil)"
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return fmt.Sprintf("storage.Keyring{active: %q, keys: %d}", string(r.active), len(r.keys))

@@ -188,7 +188,10 @@ func (s *AuthenticatedStore) prepare(ctx context.Context, key RecordKey, expecte
 		return StoredRecord{}, "", &Error{Kind: ErrRevisionExhausted}
 	}
 	revision := previous + 1
-	keyID, signingKey := s.keyring.activeKey()
+	keyID, signingKey, ok := s.keyring.activeKey()
+	if !ok {
+		return StoredRecord{}, "", &Error{Kind: ErrKeyringUnknownKeyID, KeyID: keyID}
+	}
 	bytes, err := sealEnvelope(signingKey, keyID, key, revision, payload)
 	if err != nil {
 		return StoredRecord{}, "", err
