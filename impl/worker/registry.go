@@ -110,6 +110,14 @@ func (t *CancelToken) Requested() bool {
 // Done returns a channel that is closed once cancellation is requested.
 func (t *CancelToken) Done() <-chan struct{} { return t.done }
 
+// NewCancelTokenForTest returns an unset token and the function that sets it, so that a
+// cancellable adapter can be tested without a driver. Workers never need it: the driver sets
+// the token itself.
+func NewCancelTokenForTest() (*CancelToken, func()) {
+	t := NewCancelToken()
+	return t, t.request
+}
+
 // request sets the token; setting it again has no effect.
 func (t *CancelToken) request() { t.once.Do(func() { close(t.done) }) }
 
