@@ -438,6 +438,7 @@ func TestLinearizableSQLiteBackendGoroutines(t *testing.T) {
 // Environment of a linearizability child process.
 const (
 	linDBEnv      = "SPLASH_STORAGE_LIN_DB"
+	linModeEnv    = "SPLASH_STORAGE_LIN_JOURNAL_MODE"
 	linRunEnv     = "SPLASH_STORAGE_LIN_RUN"
 	linKeysEnv    = "SPLASH_STORAGE_LIN_KEYS"
 	linClientsEnv = "SPLASH_STORAGE_LIN_CLIENTS"
@@ -460,7 +461,11 @@ func runLinearizabilityChild() int {
 	}
 	run, nKeys, clients, first, n, start := env(linRunEnv), env(linKeysEnv), env(linClientsEnv), env(linFirstEnv), env(linOpsEnv), env(linStartEnv)
 	ctx := context.Background()
-	b, err := OpenSQLite(ctx, os.Getenv(linDBEnv), nil)
+	mode := JournalWAL
+	if os.Getenv(linModeEnv) == JournalDelete.String() {
+		mode = JournalDelete
+	}
+	b, err := OpenSQLite(ctx, os.Getenv(linDBEnv), &SQLiteOptions{JournalMode: mode})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -492,19 +497,22 @@ func runLinearizabilityChild() int {
 func TestLinearizableSQLiteBackendProcesses(t *testing.T) {
 	plan := linScale(linPlan{runs: 2, keys: 3, clients: 2, ops: 16}, linPlan{runs: 50, keys: 4, clients: 2, ops: 24})
 	const processes = 3
-	path := filepath.Join(t.TempDir(), "shared.db")
-	setup := openSQLiteAt(t, path, JournalWAL)
-	_ = setup.Close()
+	dir := t.TempDir()
 	histories := 0
 	var stats linStats
 	for run := range plan.runs {
+		// Alternate the journal modes; each has its own database file.
+		mode := []SQLiteJournalMode{JournalWAL, JournalDelete}[run%2]
+		path := filepath.Join(dir, "shared-"+mode.String()+".db")
+		setup := openSQLiteAt(t, path, mode)
+		_ = setup.Close()
 		start := time.Now().Add(400 * time.Millisecond).UnixNano()
 		results := make([][]linRecord, processes)
 		errs := make([]error, processes)
 		var wg sync.WaitGroup
 		for p := range processes {
 			cmd := childCommand(t, "linearizability-client",
-				linDBEnv+"="+path, linRunEnv+"="+strconv.Itoa(run), linKeysEnv+"="+strconv.Itoa(plan.keys),
+				linDBEnv+"="+path, linModeEnv+"="+mode.String(), linRunEnv+"="+strconv.Itoa(run), linKeysEnv+"="+strconv.Itoa(plan.keys),
 				linClientsEnv+"="+strconv.Itoa(plan.clients), linFirstEnv+"="+strconv.Itoa(p*plan.clients),
 				linOpsEnv+"="+strconv.Itoa(plan.ops), linStartEnv+"="+strconv.FormatInt(start, 10))
 			wg.Go(func() {
