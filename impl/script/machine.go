@@ -621,7 +621,7 @@ func (m *Machine) call(f *frame, argc int, in instr) {
 		m.invoke(f, fn.kind, fn.recv, base, args, in)
 	default:
 		m.dropTo(base)
-		m.raiseAndPush("a "+callee.kind.String()+" is not callable", originScript, in.pos)
+		m.raiseAndPush(callee.kind.withArticle()+" is not callable", originScript, in.pos)
 	}
 }
 
@@ -724,7 +724,7 @@ func noMethod(recv Value, name string) string {
 	if recv.kind == KindModule {
 		return "method `" + name + "` not found on mod.tool"
 	}
-	return "method `" + name + "` not found on a " + recv.kind.String()
+	return "method `" + name + "` not found on " + recv.kind.withArticle()
 }
 
 // field reads `r.name`.
@@ -744,7 +744,7 @@ func (m *Machine) field(r Value, name string) (Value, error) {
 	if r.kind == KindModule {
 		return Value{}, raiseError(originScript, "`"+name+"` not found on mod.tool")
 	}
-	return Value{}, raiseError(originScript, "cannot read field `"+name+"` of a "+r.kind.String())
+	return Value{}, raiseError(originScript, "cannot read field `"+name+"` of "+r.kind.withArticle())
 }
 
 // index reads `r[i]`.
@@ -758,7 +758,7 @@ func index(r, i Value) (Value, error) {
 	switch r.kind {
 	case KindArray:
 		if i.kind != KindNumber {
-			return Value{}, raiseError(originScript, "an array index must be a number, found a "+i.kind.String())
+			return Value{}, raiseError(originScript, "an array index must be a number, found "+i.kind.withArticle())
 		}
 		f := i.NumberValue()
 		elems := r.Elems()
@@ -771,14 +771,14 @@ func index(r, i Value) (Value, error) {
 		return elems[int(f)], nil
 	case KindRecord:
 		if i.kind != KindString {
-			return Value{}, raiseError(originScript, "a record index must be a string, found a "+i.kind.String())
+			return Value{}, raiseError(originScript, "a record index must be a string, found "+i.kind.withArticle())
 		}
 		if v, ok := r.Get(i.str); ok {
 			return v, nil
 		}
 		return Value{}, raiseError(originScript, "field `"+i.str+"` not found in the record")
 	}
-	return Value{}, raiseError(originScript, "cannot index a "+r.kind.String())
+	return Value{}, raiseError(originScript, "cannot index "+r.kind.withArticle())
 }
 
 func unary(op unaryOp, x Value) (Value, error) {
@@ -792,7 +792,7 @@ func unary(op unaryOp, x Value) (Value, error) {
 			if op == unPlus {
 				name = "+"
 			}
-			return Value{}, raiseError(originScript, "unary `"+name+"` expects a number, found a "+x.kind.String())
+			return Value{}, raiseError(originScript, "unary `"+name+"` expects a number, found "+x.kind.withArticle())
 		}
 		if op == unNeg {
 			return Number(-x.NumberValue()), nil
@@ -834,9 +834,9 @@ func (m *Machine) binary(op binaryOp, x, y Value) (Value, error) {
 	}
 	if x.kind != KindNumber || y.kind != KindNumber {
 		if op == binAdd {
-			return Value{}, raiseError(originScript, "operator `+` expects two numbers or two strings, found a "+x.kind.String()+" and a "+y.kind.String())
+			return Value{}, raiseError(originScript, "operator `+` expects two numbers or two strings, found "+x.kind.withArticle()+" and "+y.kind.withArticle())
 		}
-		return Value{}, raiseError(originScript, "operator `"+binaryNames[op]+"` expects numbers, found a "+x.kind.String()+" and a "+y.kind.String())
+		return Value{}, raiseError(originScript, "operator `"+binaryNames[op]+"` expects numbers, found "+x.kind.withArticle()+" and "+y.kind.withArticle())
 	}
 	a, b := x.NumberValue(), y.NumberValue()
 	switch op {

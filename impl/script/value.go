@@ -50,6 +50,15 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// withArticle returns the kind's name after "a" or "an".
+func (k Kind) withArticle() string {
+	switch k {
+	case KindArray, KindError:
+		return "an " + k.String()
+	}
+	return "a " + k.String()
+}
+
 // Value is a script value. The zero Value is nil. Values are immutable and safe to copy.
 type Value struct {
 	kind Kind
