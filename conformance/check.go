@@ -122,6 +122,19 @@ var Areas = []struct{ Name, Description string }{
 	{"PROC", "process behaviour, diagnostics and key hygiene"},
 }
 
+// Reasons why no deliberate fault of the reference worker can make a check fail.
+const (
+	unreachableAdapter = "checks the output of the profile adapters, which the runtime's fault hook " +
+		"does not alter; an adapter bug fails this check directly"
+	unreachableAcceptance = "checks that valid traffic is accepted and answered; every fault of the " +
+		"catalog makes a worker accept too much or answer wrongly, and one that refused valid traffic " +
+		"would fail the acceptance checks of every area at once"
+	unreachableLibrary = "the rule is enforced by shared library code (impl/bootstrap, impl/jsonline, " +
+		"impl/protocol) that the worker's fault hook does not alter; that code has its own tests and vectors"
+	unreachableNumberMode = "the number model is configuration (--number-mode lossy), not a fault; " +
+		"TestNumberChecksSeeTheLossyModel runs these checks against a lossy worker"
+)
+
 var idPattern = regexp.MustCompile(`^CNF-[A-Z]+-[0-9]{2}$`)
 
 var catalog []*Check

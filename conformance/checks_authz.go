@@ -153,7 +153,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-AUTHZ-14", Level: Must, Requirements: []string{"AUZ-012", "WRK-060"},
+			ID: "CNF-AUTHZ-14", Unreachable: unreachableAcceptance, Level: Must, Requirements: []string{"AUZ-012", "WRK-060"},
 			Needs: []Need{NeedDurable},
 			Title: "reconciliation spends no call budget",
 			run: func(t *T) {

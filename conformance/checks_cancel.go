@@ -78,7 +78,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-CANCEL-03", Level: Must, Requirements: []string{"CAN-007", "AUZ-017", "AUZ-019"},
+			ID: "CNF-CANCEL-03", Unreachable: unreachableAcceptance, Level: Must, Requirements: []string{"CAN-007", "AUZ-017", "AUZ-019"},
 			Needs: cancelNeeds,
 			Title: "a cancel of an invocation that already answered is answered too_late",
 			run: func(t *T) {
@@ -140,7 +140,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-CANCEL-08", Level: Must, Requirements: []string{"CAN-009", "CAN-024", "WRK-092"},
+			ID: "CNF-CANCEL-08", Unreachable: unreachableAcceptance, Level: Must, Requirements: []string{"CAN-009", "CAN-024", "WRK-092"},
 			Needs: cancelNeeds,
 			Title: "close_session in an idle cancellable session ends it cleanly (status 0, no frame)",
 			run: func(t *T) {
@@ -263,7 +263,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-CANCEL-19", Level: Must, Requirements: []string{"CAN-001", "CAN-023"},
+			ID: "CNF-CANCEL-19", Unreachable: unreachableAcceptance, Level: Must, Requirements: []string{"CAN-001", "CAN-023"},
 			Needs: cancelNeeds,
 			Title: "a session granting only cancellable tools runs the cancellable driver (close_session accepted)",
 			run: func(t *T) {

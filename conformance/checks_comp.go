@@ -26,7 +26,7 @@ func compRejected(t *T, g protocol.CapabilityGrant, why string, prepare func(w *
 func init() {
 	register(
 		&Check{
-			ID: "CNF-COMP-01", Level: Must, Requirements: []string{"WRK-050", "WRK-052", "PRF-015", "JRN-020", "AUZ-013"},
+			ID: "CNF-COMP-01", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"WRK-050", "WRK-052", "PRF-015", "JRN-020", "AUZ-013"},
 			Needs: comp,
 			Title: "a granted compensation of a succeeded operation answers compensation_result succeeded",
 			run: func(t *T) {
@@ -39,7 +39,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-COMP-02", Level: Must, Requirements: []string{"PRF-015", "PRF-018", "PRF-014"},
+			ID: "CNF-COMP-02", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-015", "PRF-018", "PRF-014"},
 			Needs: compEffects,
 			Title: "a compensation appends one canonical compensation line to the effect log",
 			run: func(t *T) {
@@ -139,7 +139,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-COMP-09", Level: Must, Requirements: []string{"WRK-051", "AUZ-014", "JRN-020"},
+			ID: "CNF-COMP-09", Unreachable: unreachableAcceptance, Level: Must, Requirements: []string{"WRK-051", "AUZ-014", "JRN-020"},
 			Needs: comp,
 			Title: "an exact duplicate compensation is answered from the journal and spends no budget",
 			run: func(t *T) {
@@ -180,7 +180,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-COMP-12", Level: Must, Requirements: []string{"PRF-015", "WRK-052"},
+			ID: "CNF-COMP-12", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-015", "WRK-052"},
 			Needs: comp,
 			Title: "a compensation in mode fail answers failed with the absence message",
 			run: func(t *T) {
@@ -221,7 +221,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-COMP-15", Level: Must, Requirements: []string{"WRK-052", "WRK-051", "WRK-073"},
+			ID: "CNF-COMP-15", Unreachable: unreachableAcceptance, Level: Must, Requirements: []string{"WRK-052", "WRK-051", "WRK-073"},
 			Needs: []Need{NeedDurable, NeedCompensation, NeedJournal},
 			Title: "after a restart, an exact duplicate compensation is answered from the journal",
 			run: func(t *T) {

@@ -17,7 +17,7 @@ var (
 func init() {
 	register(
 		&Check{
-			ID: "CNF-DURABLE-01", Level: Must, Requirements: []string{"WRK-040", "WRK-047", "PRF-008", "JRN-013"},
+			ID: "CNF-DURABLE-01", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"WRK-040", "WRK-047", "PRF-008", "JRN-013"},
 			Needs: durable,
 			Title: "a first dispatch runs the adapter and answers operation_result succeeded",
 			run: func(t *T) {
@@ -27,7 +27,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-DURABLE-02", Level: Must, Requirements: []string{"PRF-014", "PRF-018", "PRF-019", "PRF-002"},
+			ID: "CNF-DURABLE-02", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-014", "PRF-018", "PRF-019", "PRF-002"},
 			Needs: durableEffects,
 			Title: "a dispatch performs exactly one effect, logged as one canonical effect line",
 			run: func(t *T) {
@@ -38,7 +38,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-DURABLE-03", Level: Must, Requirements: []string{"WRK-041", "JRN-013", "AUZ-005"},
+			ID: "CNF-DURABLE-03", Unreachable: unreachableAcceptance, Level: Must, Requirements: []string{"WRK-041", "JRN-013", "AUZ-005"},
 			Needs: durable,
 			Title: "an exact duplicate dispatch is answered from the journal under its new request id",
 			run: func(t *T) {
@@ -74,7 +74,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-DURABLE-06", Level: Must, Requirements: []string{"PRF-009", "PRF-013", "JRN-018", "WRK-060", "WRK-041"},
+			ID: "CNF-DURABLE-06", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-009", "PRF-013", "JRN-018", "WRK-060", "WRK-041"},
 			Needs: durable,
 			Title: "mode running answers running; reconciliation then reports succeeded, and so does a duplicate",
 			run: func(t *T) {
@@ -86,7 +86,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-DURABLE-07", Level: Must, Requirements: []string{"PRF-010", "WRK-047"},
+			ID: "CNF-DURABLE-07", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-010", "WRK-047"},
 			Needs: durable,
 			Title: "mode fail answers failed with the absence message",
 			run: func(t *T) {
@@ -161,7 +161,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-DURABLE-14", Level: Must, Requirements: []string{"WRK-073", "WRK-094", "JRN-013", "WRK-081"},
+			ID: "CNF-DURABLE-14", Unreachable: unreachableAcceptance, Level: Must, Requirements: []string{"WRK-073", "WRK-094", "JRN-013", "WRK-081"},
 			Needs: durableJournal,
 			Title: "after a restart, a fresh session answers an exact duplicate from the stored journal",
 			run: func(t *T) {
@@ -266,7 +266,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-DURABLE-21", Level: Must, Requirements: []string{"WRK-018", "WRK-061", "WRK-073"},
+			ID: "CNF-DURABLE-21", Unreachable: unreachableAcceptance, Level: Must, Requirements: []string{"WRK-018", "WRK-061", "WRK-073"},
 			Needs: durableJournal,
 			Title: "the reconciliation budget belongs to the session: a fresh session starts at zero",
 			run: func(t *T) {

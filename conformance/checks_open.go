@@ -108,7 +108,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-BOOT-11", Level: Must, Requirements: []string{"BOOT-012", "BOOT-013", "WRK-090"},
+			ID: "CNF-BOOT-11", Unreachable: unreachableLibrary, Level: Must, Requirements: []string{"BOOT-012", "BOOT-013", "WRK-090"},
 			Title: "bytes that follow the bootstrap in the same write are read as the first frame",
 			run: func(t *T) {
 				w := t.launch()
@@ -125,7 +125,7 @@ func init() {
 		},
 
 		&Check{
-			ID: "CNF-OPEN-01", Level: Must, Requirements: []string{"BOOT-018", "WRK-011", "WRK-092", "PRF-001"},
+			ID: "CNF-OPEN-01", Unreachable: unreachableAcceptance, Level: Must, Requirements: []string{"BOOT-018", "WRK-011", "WRK-092", "PRF-001"},
 			Title: "a session granting every profile tool opens, and end of input then exits with status 0",
 			run: func(t *T) {
 				grants := append(baselineGrants(), textGrant(toolCancellable), textGrant(toolUncooperative))
@@ -209,7 +209,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-OPEN-09", Level: Must, Requirements: []string{"MAN-008", "CAN-023", "WRK-092"},
+			ID: "CNF-OPEN-09", Unreachable: unreachableAcceptance, Level: Must, Requirements: []string{"MAN-008", "CAN-023", "WRK-092"},
 			Title: "a manifest with no grant opens a valid session; end of input exits with status 0",
 			run: func(t *T) {
 				w := t.session()
@@ -239,7 +239,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-OPEN-12", Level: Must, Requirements: []string{"MAN-003", "MSG-041", "MAN-001"},
+			ID: "CNF-OPEN-12", Unreachable: unreachableLibrary, Level: Must, Requirements: []string{"MAN-003", "MSG-041", "MAN-001"},
 			Title: "a grant with 64 opaque resource selectors is accepted and usable",
 			run: func(t *T) {
 				w := t.session(withSelectors(textGrant(toolTextEcho), 64))

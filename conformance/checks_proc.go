@@ -21,19 +21,19 @@ func numberCheck(t *T, token string) {
 func init() {
 	register(
 		&Check{
-			ID: "CNF-NUMBER-01", Level: Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
+			ID: "CNF-NUMBER-01", Unreachable: unreachableNumberMode, Level: Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
 			Needs: durable,
 			Title: "a host frame whose payload holds the number 1e2 is verified and answered",
 			run:   func(t *T) { numberCheck(t, "1e2") },
 		},
 		&Check{
-			ID: "CNF-NUMBER-02", Level: Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
+			ID: "CNF-NUMBER-02", Unreachable: unreachableNumberMode, Level: Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
 			Needs: durable,
 			Title: "a host frame whose payload holds the number 0.10 is verified and answered",
 			run:   func(t *T) { numberCheck(t, "0.10") },
 		},
 		&Check{
-			ID: "CNF-NUMBER-03", Level: Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
+			ID: "CNF-NUMBER-03", Unreachable: unreachableNumberMode, Level: Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
 			Needs: durable,
 			Title: "a host frame whose payload holds the 20-digit integer 99999999999999999999 is verified and answered",
 			run:   func(t *T) { numberCheck(t, "99999999999999999999") },

@@ -9,7 +9,7 @@ const trickyText = "é😀 \x00\x01\x1f\x7f \"quoted\" back\\slash /slash\n\r\t 
 func init() {
 	register(
 		&Check{
-			ID: "CNF-PROFILE-01", Level: Must, Requirements: []string{"PRF-003", "WRK-030", "WRK-090"},
+			ID: "CNF-PROFILE-01", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-003", "WRK-030", "WRK-090"},
 			Title: "conf.text.echo returns ASCII text unchanged, answering before more input arrives",
 			run: func(t *T) {
 				w := t.baseline()
@@ -18,7 +18,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-PROFILE-02", Level: Must, Requirements: []string{"PRF-003", "ENC-012", "MSG-013"},
+			ID: "CNF-PROFILE-02", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-003", "ENC-012", "MSG-013"},
 			Title: "conf.text.echo returns Unicode, control characters and escapes unchanged",
 			run: func(t *T) {
 				w := t.baseline()
@@ -27,7 +27,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-PROFILE-03", Level: Must, Requirements: []string{"PRF-003"},
+			ID: "CNF-PROFILE-03", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-003"},
 			Title: "conf.text.echo returns the empty text",
 			run: func(t *T) {
 				w := t.baseline()
@@ -36,7 +36,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-PROFILE-04", Level: Must, Requirements: []string{"PRF-004", "ENC-012"},
+			ID: "CNF-PROFILE-04", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-004", "ENC-012"},
 			Title: "conf.json.echo returns an object with Unicode keys, escapes and nesting, keys sorted",
 			run: func(t *T) {
 				w := t.baseline()
@@ -47,7 +47,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-PROFILE-05", Level: Must, Requirements: []string{"PRF-004", "ENC-035"},
+			ID: "CNF-PROFILE-05", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-004", "ENC-035"},
 			Title: "conf.json.echo returns an array of portable numbers unchanged",
 			run: func(t *T) {
 				w := t.baseline()
@@ -57,7 +57,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-PROFILE-06", Level: Must, Requirements: []string{"PRF-004", "MSG-036"},
+			ID: "CNF-PROFILE-06", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-004", "MSG-036"},
 			Title: "conf.json.echo accepts and returns a payload exactly 32 levels deep",
 			run: func(t *T) {
 				w := t.baseline()
@@ -67,7 +67,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-PROFILE-07", Level: Must, Requirements: []string{"PRF-016", "WRK-002", "CAN-023"},
+			ID: "CNF-PROFILE-07", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-016", "WRK-002", "CAN-023"},
 			Title: "a slow tool in a baseline session waits and completes with \"done N\"",
 			run: func(t *T) {
 				w := t.session(textGrant(toolTextEcho), textGrant(toolCancellable), textGrant(toolUncooperative))
@@ -95,7 +95,7 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-PROFILE-10", Level: Must, Requirements: []string{"PRF-003", "MSG-039"},
+			ID: "CNF-PROFILE-10", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-003", "MSG-039"},
 			Title: "conf.text.echo returns a 60 KiB text unchanged",
 			run: func(t *T) {
 				w := t.baseline()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -108,4 +109,38 @@ func BenchmarkReferenceSuite(b *testing.B) {
 		}
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/suite")
+}
+
+// Spec: ENC-036, ENC-039
+// TestNumberChecksSeeTheLossyModel runs the number-model checks against the reference worker
+// in the lossy model of a standalone Rust worker: it cannot verify frames whose payload
+// numbers it would rewrite, which is INFO by default and a failure under --strict.
+func TestNumberChecksSeeTheLossyModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the reference worker")
+	}
+	for _, strict := range []bool{false, true} {
+		cfg := referenceConfig(t, "--number-mode", "lossy")
+		cfg.Run = "CNF-NUMBER-"
+		cfg.Strict = strict
+		report, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantExit := Info, 0
+		if strict {
+			want, wantExit = Fail, 1
+		}
+		if len(report.Results) != 3 {
+			t.Fatalf("%d results; want the three number checks", len(report.Results))
+		}
+		for _, r := range report.Results {
+			if r.Outcome != want || !strings.Contains(r.Actual, "status 4 (transport)") {
+				t.Errorf("strict=%v: %s %s %q; want %s after a transport rejection", strict, r.ID, r.Outcome, r.Detail, want)
+			}
+		}
+		if report.ExitCode() != wantExit {
+			t.Errorf("strict=%v: exit %d; want %d", strict, report.ExitCode(), wantExit)
+		}
+	}
 }
