@@ -108,6 +108,20 @@ func runFake(mode string) int {
 		time.Sleep(time.Hour)
 	case "exit-zero": // exits 0 at once without reading or answering anything
 		return 0
+	case "inspect": // records what it received: the key from the bootstrap, its arguments and environment
+		b, err := bootstrap.Read(in)
+		if err != nil {
+			return 3
+		}
+		raw, _ := b.Key.ExposeSecret()
+		record := hex.EncodeToString(raw[:]) + "\n" + strings.Join(os.Args, "\x00") + "\n" + strings.Join(os.Environ(), "\x00") + "\n"
+		f, err := os.OpenFile(os.Getenv(fakePIDFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return 1
+		}
+		f.WriteString(record)
+		f.Close()
+		return 4
 	}
 	fmt.Fprintf(os.Stderr, "fake: unknown mode %q\n", mode)
 	return 2
@@ -146,6 +160,7 @@ func resultOf(t *testing.T, r *Report, id string) Result {
 	return Result{}
 }
 
+// Spec: BOOT-022
 // TestFakeWorkers runs a check that expects an answer (CNF-PROFILE-01) and a check that
 // expects a rejection (CNF-FRAME-02) against workers that misbehave in every way a process
 // can, and requires the right outcome within the time limit and bounded memory.
@@ -255,6 +270,36 @@ func TestProcessGroupIsKilled(t *testing.T) {
 			t.Fatalf("grandchild %d still runs after the check ended", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Spec: FRM-041, FRM-043, BOOT-016, BOOT-017
+// TestKeysTravelOnlyInTheBootstrap has a fake worker record the key it read from its
+// bootstrap, its arguments and its environment: every launch must get a different key, and
+// no key may appear in any argument or environment variable.
+func TestKeysTravelOnlyInTheBootstrap(t *testing.T) {
+	record := t.TempDir() + "/received"
+	runFakeSuite(t, "inspect", "^CNF-(PROFILE-0[1-4]|FRAME-0[1-4])$", 2*time.Second, fakePIDFile+"="+record)
+	data, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 8*3 {
+		t.Fatalf("%d record lines; want 3 per launch for 8 launches", len(lines))
+	}
+	keys := map[string]bool{}
+	for i := 0; i < len(lines); i += 3 {
+		key, args, env := lines[i], lines[i+1], lines[i+2]
+		if len(key) != 64 || keys[key] {
+			t.Errorf("launch %d: key %q is malformed or was used before", i/3, key[:min(8, len(key))])
+		}
+		keys[key] = true
+		for _, form := range []string{key, strings.ToUpper(key)} {
+			if strings.Contains(args, form) || strings.Contains(env, form) {
+				t.Errorf("launch %d: the session key appears in the arguments or the environment", i/3)
+			}
+		}
 	}
 }
 
