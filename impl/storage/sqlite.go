@@ -313,18 +313,16 @@ func (b *SQLiteBackend) CompareAndSwap(ctx context.Context, key RecordKey, expec
 // CompareAndSwapFenced implements Backend.CompareAndSwapFenced in one write
 // transaction: the fence check and the swap commit together.
 func (b *SQLiteBackend) CompareAndSwapFenced(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, token uint64) (CASOutcome, error) {
-	if err := b.prelude(key); err != nil {
-		return CASOutcome{}, err
-	}
-	if token == 0 {
-		return CASOutcome{}, &Error{Kind: ErrInvalidFencingToken}
-	}
 	return b.swap(ctx, key, expected, replacement, true, token)
 }
 
 func (b *SQLiteBackend) swap(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, fenced bool, token uint64) (CASOutcome, error) {
 	if err := b.prelude(key); err != nil {
 		return CASOutcome{}, err
+	}
+	if fenced && token == 0 {
+		// Rejected before any lock is taken; checkFence repeats the rule.
+		return CASOutcome{}, &Error{Kind: ErrInvalidFencingToken}
 	}
 	var outcome CASOutcome
 	err := b.inWriteTx(ctx, func(tx *sql.Tx) error {
