@@ -108,7 +108,7 @@ func sealEnvelope(key Key, keyID KeyID, record RecordKey, revision uint64, paylo
 	return out, nil
 }
 
-// OpenedRecord is the content of one verified envelope.
+// openedRecord is the content of one verified envelope.
 type openedRecord struct {
 	keyID   KeyID
 	payload []byte
