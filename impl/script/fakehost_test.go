@@ -3,7 +3,6 @@ package script
 import (
 	"fmt"
 	"slices"
-	"testing"
 )
 
 // fakeTool is one tool of the in-memory host. A host-pump tool runs handler when called or
@@ -39,7 +38,7 @@ type hostCall struct {
 // (pending until settled, settled records kept until collected, one waiter at a time) and
 // resumes the machine when a record it waits on settles.
 type fakeHost struct {
-	t       testing.TB
+	t       reporter
 	tools   map[string]fakeTool
 	next    PromiseID
 	records map[PromiseID]*fakeRecord
@@ -47,7 +46,13 @@ type fakeHost struct {
 	machine *Machine
 }
 
-func newFakeHost(t testing.TB) *fakeHost {
+// reporter is the part of testing.TB (and rapid.T) the fake host uses.
+type reporter interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+func newFakeHost(t reporter) *fakeHost {
 	return &fakeHost{t: t, tools: map[string]fakeTool{}, records: map[PromiseID]*fakeRecord{}}
 }
 
