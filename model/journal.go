@@ -127,7 +127,7 @@ func stateForGrant(s JournalState, g Grant) string {
 	if s.State == "pending" {
 		return ""
 	}
-	return StatusForGrant(Status{State: s.State, Payload: s.Payload, Message: s.Message}, g)
+	return StatusForGrant(Status(s), g)
 }
 
 // accepts applies the transition table; it returns whether the observation is allowed.
@@ -194,9 +194,7 @@ func (j *Journal) Admit(tk Ticket) (string, JournalState, string) {
 	return AdmitDispatch, JournalState{State: "pending"}, ""
 }
 
-func observed(s Status) JournalState {
-	return JournalState{State: s.State, Payload: s.Payload, Message: s.Message}
-}
+func observed(s Status) JournalState { return JournalState(s) }
 
 // setState applies a transition to record i (or its compensation) and commits it.
 func (j *Journal) setState(i int, onCompensation bool, obs JournalState, transitionError string) (JournalState, string) {

@@ -136,14 +136,6 @@ func operationResult(request, tool, key string, s protocol.OperationStatus) prot
 	return protocol.OperationReconcileResult{ProtocolVersion: 5, SessionID: session, RequestID: request, Tool: tool, OperationKey: key, Status: s}
 }
 
-func compensationResult(req protocol.OperationCompensationRequest, s protocol.OperationStatus) protocol.OperationCompensationResult {
-	return protocol.OperationCompensationResult{
-		ProtocolVersion: req.ProtocolVersion, SessionID: req.SessionID, RequestID: req.RequestID, Tool: req.Tool,
-		OperationKey: req.OperationKey, CompensationKey: req.CompensationKey, TenantScope: req.TenantScope,
-		GrantFingerprint: req.GrantFingerprint, Status: s,
-	}
-}
-
 // fill reserves ids with reconciliations (which charge no budget) until n ids are held.
 func fill(t testing.TB, a *authorizer.SessionAuthorizer, n int) {
 	t.Helper()
