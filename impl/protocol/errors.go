@@ -393,6 +393,11 @@ func KindOf(err error) (ErrorKind, bool) {
 	return 0, false
 }
 
+// SerializationError turns a canonjson parse error or a derive shape error into the
+// reference's Serialization error, keeping the original in its chain (errors.Is(err,
+// canonjson.ErrSyntax) still holds). A protocol *Error is returned unchanged, and nil stays nil.
+func SerializationError(err error) error { return serializationError(err) }
+
 // serializationError turns a parse or shape error into a Serialization error that keeps the
 // original in its chain.
 func serializationError(err error) error {
