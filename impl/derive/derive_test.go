@@ -65,6 +65,7 @@ func decodeSample(n *canonjson.Node, c Context, deny bool) (sample, error) {
 	return out, err
 }
 
+// Spec: ENC-023, ENC-044, ENC-045, ENC-046, ENC-047, ENC-049
 func TestStructRules(t *testing.T) {
 	note := func(s string) *string { return &s }
 	tests := []struct {
@@ -133,6 +134,7 @@ func TestStructErrorPath(t *testing.T) {
 	}
 }
 
+// Spec: ENC-042, ENC-043
 func TestUint(t *testing.T) {
 	type want struct {
 		v  uint64
@@ -182,6 +184,7 @@ func TestUint(t *testing.T) {
 
 var formats = []string{"text", "json"}
 
+// Spec: ENC-051, MSG-006
 func TestUnitEnum(t *testing.T) {
 	tests := []struct {
 		input string
@@ -256,6 +259,7 @@ func TestIdentifier(t *testing.T) {
 
 var states = Tagged{Name: "OperationStatus", Tag: "state", Variants: []string{"running", "succeeded", "failed", "cancelled"}}
 
+// Spec: ENC-045, ENC-049, ENC-050
 func TestTagged(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -331,6 +335,7 @@ func TestUnitBody(t *testing.T) {
 
 var payloadEnum = Adjacent{Name: "ToolPayload", Tag: "format", Content: "value", Variants: formats}
 
+// Spec: ENC-045, ENC-050, MSG-010
 func TestAdjacent(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -385,6 +390,7 @@ func TestAdjacent(t *testing.T) {
 	}
 }
 
+// Spec: ENC-022, ENC-048
 func TestSeqMapString(t *testing.T) {
 	var got []string
 	if err := Seq(parse(t, `["a","b"]`), func(_ int, e *canonjson.Node) error {
