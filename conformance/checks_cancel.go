@@ -268,6 +268,7 @@ func init() {
 			Title: "a session granting only cancellable tools runs the cancellable driver (close_session accepted)",
 			run: func(t *T) {
 				w := t.session(textGrant(toolCancellable))
+				w.expectRunning(50*time.Millisecond, "an open session waiting for input")
 				w.closeSession()
 				w.expectExit(exitClean, "close_session right after opening")
 			},

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"fmt"
+	"time"
 
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -130,6 +131,7 @@ func init() {
 			run: func(t *T) {
 				grants := append(baselineGrants(), textGrant(toolCancellable), textGrant(toolUncooperative))
 				w := t.session(grants...)
+				t.expectPayload("the echo", text("open"), w.invoke(toolTextEcho, text("open")))
 				w.endInput()
 			},
 		},
@@ -213,6 +215,7 @@ func init() {
 			Title: "a manifest with no grant opens a valid session; end of input exits with status 0",
 			run: func(t *T) {
 				w := t.session()
+				w.expectRunning(50*time.Millisecond, "an open session waiting for input")
 				w.endInput()
 			},
 		},

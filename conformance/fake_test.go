@@ -367,3 +367,27 @@ func TestSkipWithoutPlaceholders(t *testing.T) {
 		t.Error("skipped checks failed the run")
 	}
 }
+
+// TestNoCheckPassesVacuously runs the whole catalog against workers that do nothing (exit 0
+// at once) and that exit with a status outside WRK-092: no check may pass against them.
+func TestNoCheckPassesVacuously(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"exit-zero", "exit-early"} {
+		report, err := Run(context.Background(), Config{
+			Worker:  []string{exe, "--journal", PlaceholderJournal, "--effects", PlaceholderEffects},
+			Timeout: 2 * time.Second, Parallel: 8, Strict: true,
+			Env: append(os.Environ(), fakeEnv+"="+mode), TempDir: t.TempDir(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range report.Results {
+			if r.Outcome == Pass || r.Outcome == Skip {
+				t.Errorf("%s: %s against a worker that does nothing (%s)", r.ID, r.Outcome, mode)
+			}
+		}
+	}
+}

@@ -360,6 +360,41 @@ func (w *Worker) waitExit(d time.Duration) bool {
 	}
 }
 
+// expectRunning fails the check unless the worker reads everything written to it so far and
+// then stays alive, silent, for grace: a session that is open and idle waits for its input.
+// Where the unread bytes of a pipe cannot be queried, it only waits for grace.
+func (w *Worker) expectRunning(grace time.Duration, state string) {
+	for {
+		n, ok := unreadInput(w.stdin)
+		if !ok || n == 0 {
+			break
+		}
+		select {
+		case <-w.exited:
+			w.checkCrash()
+			w.t.failf(state, fmt.Sprintf("the worker exited with %s leaving %d bytes of its input unread%s", w.exitText(), n, lastStderrLine(w.stderr.excerpt())))
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(w.t.deadline) {
+			w.t.timeoutf("waiting for worker %d to read its input", w.index)
+		}
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-w.exited:
+		w.checkCrash()
+		w.t.failf(state, "the worker exited with "+w.exitText()+" before its input ended"+lastStderrLine(w.stderr.excerpt()))
+	case ev := <-w.lines:
+		if ev.err != nil {
+			w.outputEnded, w.endErr = true, ev.err
+			w.t.failf(state, w.describeEnd(ev.err))
+		}
+		w.t.failf(state, "the worker wrote a frame nobody asked for: "+describeLine(w.host, ev.line))
+	case <-timer.C:
+	}
+}
+
 // exitCode returns the exit status, or -1 when the process was ended by a signal.
 func (w *Worker) exitCode() int {
 	if w.state == nil {
