@@ -251,13 +251,18 @@ func (m *Machine) Eval(source string) (Evaluation, error) {
 	if serr != nil {
 		return Evaluation{}, serr
 	}
-	m.prog = compile(stmts)
+	return m.start(compile(stmts)), nil
+}
+
+// start runs a compiled program as a new evaluation.
+func (m *Machine) start(prog *program) Evaluation {
+	m.prog = prog
 	m.stack = m.stack[:0]
-	m.frames = append(m.frames[:0], frame{proto: m.prog.protos[0], env: &env{}})
+	m.frames = append(m.frames[:0], frame{proto: prog.protos[0], env: &env{}})
 	m.handlers = m.handlers[:0]
 	m.heapUsed = 0
 	m.beginRun()
-	return m.loop(), nil
+	return m.loop()
 }
 
 // Suspended reports the promise a suspended evaluation awaits.
