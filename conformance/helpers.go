@@ -3,7 +3,6 @@ package conformance
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
@@ -261,9 +260,6 @@ func (w *Worker) endInput() {
 	w.closeInput()
 	w.expectExit(exitClean, "end of input at a frame boundary")
 }
-
-// since returns the time elapsed since start, rounded for messages.
-func since(start time.Time) time.Duration { return time.Since(start).Round(time.Millisecond) }
 
 // repeat returns s repeated n times.
 func repeat(s string, n int) string { return strings.Repeat(s, n) }

@@ -153,9 +153,6 @@ func (t *T) placeholders() map[string]string {
 // scope is the journal scope of the worker under test.
 func (t *T) scope() string { return t.run.scope }
 
-// has reports whether the worker offers a need.
-func (t *T) has(n Need) bool { return t.run.offers[n] }
-
 // maxEffectLogBytes bounds how much of an effect log the runner reads.
 const maxEffectLogBytes = 16 << 20
 

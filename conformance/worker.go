@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/splashv5/conform/impl/bootstrap"
@@ -528,11 +527,6 @@ func (w *Worker) stop() {
 	_ = w.stderrR.Close()
 	_ = w.host.Close()
 	_ = w.key.Close()
-}
-
-// pipeClosed reports whether err says the worker closed its input.
-func pipeClosed(err error) bool {
-	return errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed)
 }
 
 // lockedWriter serialises writes of progress lines from parallel checks.
