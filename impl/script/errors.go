@@ -46,6 +46,9 @@ var (
 	ErrNotSuspended = errors.New("script: no suspended evaluation")
 	// ErrNotAwaited is returned by Resume for a promise the suspended evaluation does not await.
 	ErrNotAwaited = errors.New("script: the suspended evaluation does not await this promise")
+	// ErrReentered is returned by Eval and Resume when a host callback calls them while a run
+	// is executing.
+	ErrReentered = errors.New("script: a host callback cannot re-enter a running machine")
 )
 
 // SyntaxError rejects source before any of it runs. It names the first problem found.

@@ -3,7 +3,9 @@ package script
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -195,6 +197,7 @@ type Machine struct {
 	lastPos    Pos
 	stopErr    error
 	pause      bool
+	running    bool // a run is executing (guards against a host re-entering the machine)
 }
 
 // New returns a Machine that calls host for every tool operation.
@@ -241,6 +244,9 @@ func Check(source string, limits Limits) error {
 // not in the supported subset (*SyntaxError). Otherwise it runs until the program ends, an
 // await finds a pending promise, or a bound stops it.
 func (m *Machine) Eval(source string) (Evaluation, error) {
+	if m.running {
+		return Evaluation{}, ErrReentered
+	}
 	if m.suspended {
 		return Evaluation{}, ErrEvaluationInProgress
 	}
@@ -268,8 +274,12 @@ func (m *Machine) start(prog *program) Evaluation {
 // Suspended reports the promise a suspended evaluation awaits.
 func (m *Machine) Suspended() (PromiseID, bool) { return m.awaiting, m.suspended }
 
-// Discard abandons a suspended evaluation, so that Eval may start another one.
+// Discard abandons a suspended evaluation, so that Eval may start another one. It does nothing
+// while a run is executing.
 func (m *Machine) Discard() {
+	if m.running {
+		return
+	}
 	m.suspended = false
 	m.awaiting = 0
 	m.clear()
@@ -279,6 +289,9 @@ func (m *Machine) Discard() {
 // await yields outcome.Output, or raises outcome.Err's text as a catchable error. It returns
 // ErrNotSuspended or ErrNotAwaited, and changes nothing, when id is not the awaited promise.
 func (m *Machine) Resume(id PromiseID, outcome Outcome) (Evaluation, error) {
+	if m.running {
+		return Evaluation{}, ErrReentered
+	}
 	if !m.suspended {
 		return Evaluation{}, ErrNotSuspended
 	}
@@ -395,6 +408,11 @@ func (m *Machine) alloc(n int) error {
 }
 
 func (m *Machine) pushString(s string) {
+	if !utf8.ValidString(s) {
+		// Host text is meant to be UTF-8; invalid bytes read as U+FFFD, as a lossy UTF-8
+		// conversion does.
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
 	if err := m.alloc(len(s)); err != nil {
 		m.finish(Value{}, err, m.lastPos)
 		return
@@ -421,6 +439,8 @@ func firstError(vs []Value) (Value, bool) {
 
 // loop runs instructions until the program ends, an await suspends it, or a bound stops it.
 func (m *Machine) loop() Evaluation {
+	m.running = true
+	defer func() { m.running = false }()
 	for {
 		f := &m.frames[len(m.frames)-1]
 		in := f.proto.code[f.ip]

@@ -209,3 +209,41 @@ func TestBoundToolMethods(t *testing.T) {
 		t.Fatalf("promise id %d", id)
 	}
 }
+
+// reenteringHost calls back into the machine from inside a tool call.
+type reenteringHost struct {
+	fakeHost
+	m    *Machine
+	errs []error
+}
+
+func (h *reenteringHost) CallTool(name, input string, format Format) (string, error) {
+	_, errEval := h.m.Eval("1")
+	_, errResume := h.m.Resume(1, Outcome{})
+	h.m.Discard()
+	h.errs = append(h.errs, errEval, errResume)
+	return "\xffok\xfe", nil
+}
+
+// A host callback cannot re-enter the running machine, and host text that is not UTF-8 reads
+// with U+FFFD in place of the invalid bytes.
+//
+// Spec: SCR-100, SCR-060
+func TestHostCallbacksCannotReenter(t *testing.T) {
+	h := &reenteringHost{fakeHost: *newFakeHost(t)}
+	m, err := New(h, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.m = m
+	ev, err := m.Eval("use mod.tool\nlet out = tool.call(\"any\", \"x\")\n[out, 2]")
+	if err != nil || !ev.Completed() {
+		t.Fatalf("evaluation %+v %v", ev, err)
+	}
+	if got := ev.Value.Elems()[0].Text(); got != "\uFFFDok\uFFFD" {
+		t.Fatalf("output %q", got)
+	}
+	if len(h.errs) != 2 || !errors.Is(h.errs[0], ErrReentered) || !errors.Is(h.errs[1], ErrReentered) {
+		t.Fatalf("re-entry errors %v", h.errs)
+	}
+}
