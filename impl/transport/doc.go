@@ -1,0 +1,24 @@
+// Package transport holds the host side of the channels that carry authenticated worker frames
+// between a trusted host and its workers (spec chapter 22):
+//
+//   - Channel, the JSON-line frame channel: one frame per line, each line at most 1 MiB,
+//     checked before the line is decoded; any I/O, size, UTF-8 or decoding failure poisons it.
+//   - FrameTransport, the single-flight transport for ordinary invocations: seal invoke, send,
+//     receive, open, require result. It cannot send a cancellation.
+//   - OperationTransport, the one-shot durable operation transport: one dispatch,
+//     reconciliation or compensation exchange, then it is consumed.
+//   - InProcessTransport, which runs an opened worker session inside the host process for a
+//     fixed, trusted adapter catalog. It crosses the authenticated frame boundary but isolates
+//     nothing: the adapters run with the full authority of the host process.
+//   - Multiplexed, the transport for one cancellable ordinary invocation at a time, whose
+//     reader and writer are owned independently so that a cancel can be sent while the worker
+//     runs. Its decisions are made by Coordinator, a pure state machine; Multiplexed only
+//     moves lines between Coordinator and the streams.
+//   - SupervisedSession, which couples an external-tool binding on a Multiplexed transport to a
+//     Supervisor that arms a deadline before each invoke, and Process, a Supervisor that runs a
+//     worker command in its own process group and kills that group at the deadline.
+//
+// None of these types is a sandbox, a key exchange or a timeout by itself. A stopped worker,
+// an end of stream, a transport error or a deadline is never a cancellation: only a positive,
+// authenticated acknowledgement from the worker is.
+package transport

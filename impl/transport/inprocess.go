@@ -1,0 +1,73 @@
+package transport
+
+import (
+	"context"
+
+	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/worker"
+)
+
+// InProcessTransport runs an opened worker session inside the host process (TRN-030 to
+// TRN-034). It is meant for a fixed catalog of adapters that ship with the host, for example
+// on mobile or embedded targets: every call still crosses the authenticated frame boundary, so
+// session ids, roles, sequences and tags are checked exactly as over a pipe.
+//
+// It isolates nothing. It is not a sandbox and gives no process, memory, system-call,
+// file-system, network or resource isolation: the adapters run with the full authority of the
+// host process. Use a contained worker process for any adapter that is not fully trusted.
+//
+// Errors do not poison the transport by themselves; Discard does (a protocol worker client
+// discards after any error). It is not safe for concurrent use.
+type InProcessTransport struct {
+	auth     *protocol.Authenticator
+	session  *worker.Session
+	store    worker.JournalPersister
+	poisoned bool
+}
+
+// NewInProcessTransport returns a transport that speaks for the host authenticator auth to
+// session, persisting the session's journal through store. The session must have been opened
+// with a frame auth sealed. Checks, in order: auth is the host's
+// (ErrRequiresHostAuthenticator); auth names the session's manifest session
+// (ErrSessionMismatch).
+func NewInProcessTransport(auth *protocol.Authenticator, session *worker.Session, store worker.JournalPersister) (*InProcessTransport, error) {
+	if auth.Role() != protocol.RoleHost {
+		return nil, newError(ErrRequiresHostAuthenticator, nil)
+	}
+	if id := session.Manifest().SessionID; auth.SessionID() != id {
+		return nil, &Error{Kind: ErrSessionMismatch, Expected: id, Actual: auth.SessionID()}
+	}
+	return &InProcessTransport{auth: auth, session: session, store: store}, nil
+}
+
+// Poisoned reports whether Discard was called.
+func (t *InProcessTransport) Poisoned() bool { return t.poisoned }
+
+// Discard poisons the transport.
+func (t *InProcessTransport) Discard() { t.poisoned = true }
+
+// Dispatch seals an invoke, hands its line to the worker session, opens the answer and
+// requires a result. Errors: ErrPoisoned; ErrProtocol (sealing or opening); ErrWorker, wrapping
+// the worker session's error, when the session answers nothing; ErrUnexpectedResponse.
+func (t *InProcessTransport) Dispatch(ctx context.Context, inv protocol.ToolInvocation) (protocol.ToolResult, error) {
+	if t.poisoned {
+		return protocol.ToolResult{}, newError(ErrPoisoned, nil)
+	}
+	_, line, err := t.auth.Seal(protocol.InvokeMessage{Invocation: inv})
+	if err != nil {
+		return protocol.ToolResult{}, newError(ErrProtocol, err)
+	}
+	answer, err := t.session.Handle(ctx, line, t.store)
+	if err != nil {
+		return protocol.ToolResult{}, newError(ErrWorker, err)
+	}
+	f, err := t.auth.Open(answer)
+	if err != nil {
+		return protocol.ToolResult{}, newError(ErrProtocol, err)
+	}
+	res, ok := f.Message.(protocol.ResultMessage)
+	if !ok {
+		return protocol.ToolResult{}, newError(ErrUnexpectedResponse, nil)
+	}
+	return res.Result, nil
+}

@@ -1,0 +1,199 @@
+package transport
+
+import (
+	"github.com/splashv5/conform/impl/authorizer"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// OperationState is the state of an OperationTransport.
+type OperationState uint8
+
+// The operation transport states.
+const (
+	// OperationReady: the one exchange has not been attempted.
+	OperationReady OperationState = iota + 1
+	// OperationCompleted: the exchange succeeded; the transport is consumed.
+	OperationCompleted
+	// OperationPoisoned: the exchange failed or the transport was discarded.
+	OperationPoisoned
+)
+
+// String returns the state's name.
+func (s OperationState) String() string {
+	switch s {
+	case OperationReady:
+		return "Ready"
+	case OperationCompleted:
+		return "Completed"
+	case OperationPoisoned:
+		return "Poisoned"
+	}
+	return "OperationState(?)"
+}
+
+// OperationTransport performs exactly one durable exchange, a dispatch, a reconciliation or a
+// compensation, and is then consumed (TRN-020 to TRN-026). A durable effect can be left
+// ambiguous when a worker stops, so an interrupted stream is never reused: recovery opens a
+// fresh session from the worker's durable journal and reconciles there.
+//
+// The transport keeps its own fresh session authorizer for the manifest, so each request is
+// authorized on the host before it is sealed and each answer is validated against it. It is
+// not safe for concurrent use.
+type OperationTransport struct {
+	auth  *protocol.Authenticator
+	authz *authorizer.SessionAuthorizer
+	ch    FrameChannel
+	state OperationState
+}
+
+// NewOperationTransport returns a one-shot transport for manifest's session over ch. The host
+// must already have sent open_session for manifest over ch with auth.
+//
+// Checks, in order: the authenticator is the host's (ErrRequiresHostAuthenticator); it names
+// the manifest's session (ErrSessionMismatch); the manifest is valid (ErrProtocol).
+func NewOperationTransport(manifest protocol.CapabilityManifest, auth *protocol.Authenticator, ch FrameChannel) (*OperationTransport, error) {
+	if auth.Role() != protocol.RoleHost {
+		return nil, newError(ErrRequiresHostAuthenticator, nil)
+	}
+	if auth.SessionID() != manifest.SessionID {
+		return nil, &Error{Kind: ErrSessionMismatch, Expected: manifest.SessionID, Actual: auth.SessionID()}
+	}
+	authz, err := authorizer.New(manifest)
+	if err != nil {
+		return nil, newError(ErrProtocol, err)
+	}
+	return &OperationTransport{auth: auth, authz: authz, ch: ch, state: OperationReady}, nil
+}
+
+// State returns the transport's state.
+func (t *OperationTransport) State() OperationState { return t.state }
+
+// Poisoned reports whether the exchange failed or the transport was discarded.
+func (t *OperationTransport) Poisoned() bool { return t.state == OperationPoisoned }
+
+// Consumed reports whether the one exchange was already attempted (or the transport
+// discarded).
+func (t *OperationTransport) Consumed() bool { return t.state != OperationReady }
+
+// Discard poisons the transport without sending anything.
+func (t *OperationTransport) Discard() { t.state = OperationPoisoned }
+
+// DispatchOperation dispatches one durable operation and returns the worker's validated
+// operation_result.
+//
+// Errors: ErrConsumed or ErrPoisoned without any effect; then, each poisoning the transport:
+// ErrProtocol when host authorization or sealing fails (nothing is sent), ErrChannel when
+// sending or receiving fails, ErrProtocol when the answer does not open, ErrUnexpectedResponse
+// when it is not an operation_result, and ErrProtocol when the result fails validation.
+func (t *OperationTransport) DispatchOperation(req protocol.OperationDispatchRequest) (protocol.OperationReconcileResult, error) {
+	if err := t.ready(); err != nil {
+		return protocol.OperationReconcileResult{}, err
+	}
+	res, err := func() (protocol.OperationReconcileResult, error) {
+		authorized, err := t.authz.AuthorizeOperation(req)
+		if err != nil {
+			return protocol.OperationReconcileResult{}, newError(ErrProtocol, err)
+		}
+		m, err := t.exchange(protocol.DispatchOperationMessage{Request: authorized.Request()})
+		if err != nil {
+			return protocol.OperationReconcileResult{}, err
+		}
+		answer, ok := m.(protocol.OperationResultMessage)
+		if !ok {
+			return protocol.OperationReconcileResult{}, newError(ErrUnexpectedResponse, nil)
+		}
+		if err := t.authz.ValidateOperationResult(authorized, answer.Result); err != nil {
+			return protocol.OperationReconcileResult{}, newError(ErrProtocol, err)
+		}
+		return answer.Result, nil
+	}()
+	return res, t.finish(err)
+}
+
+// ReconcileOperation asks for the status of one existing durable operation and returns the
+// worker's validated reconciled_operation. Its errors are those of DispatchOperation, with
+// reconciled_operation as the expected answer.
+func (t *OperationTransport) ReconcileOperation(req protocol.OperationReconcileRequest) (protocol.OperationReconcileResult, error) {
+	if err := t.ready(); err != nil {
+		return protocol.OperationReconcileResult{}, err
+	}
+	res, err := func() (protocol.OperationReconcileResult, error) {
+		authorized, err := t.authz.AuthorizeReconciliation(req)
+		if err != nil {
+			return protocol.OperationReconcileResult{}, newError(ErrProtocol, err)
+		}
+		m, err := t.exchange(protocol.ReconcileOperationMessage{Request: authorized.Request()})
+		if err != nil {
+			return protocol.OperationReconcileResult{}, err
+		}
+		answer, ok := m.(protocol.ReconciledOperationMessage)
+		if !ok {
+			return protocol.OperationReconcileResult{}, newError(ErrUnexpectedResponse, nil)
+		}
+		if err := t.authz.ValidateReconciliationResult(authorized, answer.Result); err != nil {
+			return protocol.OperationReconcileResult{}, newError(ErrProtocol, err)
+		}
+		return answer.Result, nil
+	}()
+	return res, t.finish(err)
+}
+
+// CompensateOperation dispatches one approved compensation and returns the worker's validated
+// compensation_result. Its errors are those of DispatchOperation, with compensation_result as
+// the expected answer.
+func (t *OperationTransport) CompensateOperation(req protocol.OperationCompensationRequest) (protocol.OperationCompensationResult, error) {
+	if err := t.ready(); err != nil {
+		return protocol.OperationCompensationResult{}, err
+	}
+	res, err := func() (protocol.OperationCompensationResult, error) {
+		authorized, err := t.authz.AuthorizeCompensation(req)
+		if err != nil {
+			return protocol.OperationCompensationResult{}, newError(ErrProtocol, err)
+		}
+		m, err := t.exchange(protocol.CompensateOperationMessage{Request: authorized.Request()})
+		if err != nil {
+			return protocol.OperationCompensationResult{}, err
+		}
+		answer, ok := m.(protocol.CompensationResultMessage)
+		if !ok {
+			return protocol.OperationCompensationResult{}, newError(ErrUnexpectedResponse, nil)
+		}
+		if err := t.authz.ValidateCompensationResult(authorized, answer.Result); err != nil {
+			return protocol.OperationCompensationResult{}, newError(ErrProtocol, err)
+		}
+		return answer.Result, nil
+	}()
+	return res, t.finish(err)
+}
+
+// ready refuses a consumed (ErrConsumed) or poisoned (ErrPoisoned) transport.
+func (t *OperationTransport) ready() error {
+	switch t.state {
+	case OperationCompleted:
+		return newError(ErrConsumed, nil)
+	case OperationPoisoned:
+		return newError(ErrPoisoned, nil)
+	}
+	return nil
+}
+
+// exchange seals m, sends it and opens the one answer. Errors: ErrProtocol (seal or open),
+// ErrChannel.
+func (t *OperationTransport) exchange(m protocol.Message) (protocol.Message, error) {
+	f, _, err := t.auth.Seal(m)
+	if err != nil {
+		return nil, newError(ErrProtocol, err)
+	}
+	return exchange(t.auth, t.ch, f)
+}
+
+// finish moves to Completed after a success and to Poisoned after any failure, a host-side
+// authorization failure included (TRN-023).
+func (t *OperationTransport) finish(err error) error {
+	if err != nil {
+		t.state = OperationPoisoned
+		return err
+	}
+	t.state = OperationCompleted
+	return nil
+}
