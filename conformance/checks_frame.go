@@ -179,6 +179,7 @@ func init() {
 			Title: "an over-long line is detected while reading, without waiting for its line feed",
 			run: func(t *T) {
 				w := t.baseline()
+				t.logf("→ worker 1: 1,048,577 bytes of x without a line feed")
 				w.write(bytes.Repeat([]byte("x"), protocol.MaxWireFrameBytes+1))
 				// The input stays open: a reader that waits for the line feed never finishes.
 				w.expectExit(exitTransport, "1 MiB + 1 bytes without a line feed (input left open)")
@@ -189,7 +190,7 @@ func init() {
 			Title: "a complete frame without its line feed, then end of input, is not acted on",
 			run: func(t *T) {
 				w := t.baseline()
-				w.write(w.seal(w.invocation("req-1", toolTextEcho, text("no newline"))))
+				w.writeRaw(w.seal(w.invocation("req-1", toolTextEcho, text("no newline"))))
 				w.closeInput()
 				w.expectExit(exitTransport, "a valid invoke without a line feed followed by end of input")
 			},
@@ -256,7 +257,7 @@ func init() {
 			run: func(t *T) {
 				w := t.baseline()
 				id := w.nextRequestID()
-				w.write(append(w.seal(w.invocation(id, toolTextEcho, text("crlf"))), '\r', '\n'))
+				w.writeRaw(append(w.seal(w.invocation(id, toolTextEcho, text("crlf"))), '\r', '\n'))
 				t.expectPayload("the echo", text("crlf"), w.expectResult(id))
 				w.endInput()
 			},

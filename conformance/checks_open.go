@@ -23,7 +23,7 @@ var testKey = bytes.Repeat([]byte{0xab}, 32)
 // and expects exit status 3 without any output.
 func badBootstrap(t *T, data []byte, closeAfter bool, why string) {
 	w := t.launch()
-	w.write(data)
+	w.writeRaw(data)
 	if closeAfter {
 		w.closeInput()
 	}
@@ -37,7 +37,7 @@ func init() {
 			Title: "a bootstrap with a wrong magic ends the worker with status 3 before any frame is read",
 			run: func(t *T) {
 				w := t.launch()
-				w.write([]byte("SPLPBOOX"))
+				w.writeRaw([]byte("SPLPBOOX"))
 				// A frame after the bad preamble must not be acted on.
 				w.writeLine([]byte(`{"sequence":1,"message":{"type":"close_session","protocol_version":5,"session_id":"x"},"auth_tag":"` + repeat("0", 64) + `"}`))
 				w.expectExit(exitBootstrap, "the magic SPLPBOOX")
@@ -119,6 +119,7 @@ func init() {
 				id := w.nextRequestID()
 				data = append(data, w.seal(w.invocation(id, toolTextEcho, text("same write")))...)
 				data = append(data, '\n')
+				t.logf("→ worker 1: the bootstrap, open_session and an invoke in one write of %d bytes", len(data))
 				w.write(data)
 				t.expectPayload("the echo", text("same write"), w.expectResult(id))
 				w.endInput()

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -56,7 +55,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		verbose    = fs.Bool("v", false, "print the transcript of every check, and keep it in the reports")
 		junitPath  = fs.String("junit", "", "write a JUnit XML report to `FILE`")
 		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
-		parallel   = fs.Int("parallel", runtime.NumCPU(), "run `N` checks at once")
+		parallel   = fs.Int("parallel", DefaultParallel(), "run `N` checks at once")
 		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel); their checks are skipped")
 		scope      = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
 		scratch    = fs.String("scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")

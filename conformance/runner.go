@@ -32,7 +32,7 @@ type Config struct {
 	Strict bool
 	// Timeout is the time limit of one check; 0 means DefaultTimeout.
 	Timeout time.Duration
-	// Parallel is the number of checks run at once; 0 means the number of CPUs.
+	// Parallel is the number of checks run at once; 0 means DefaultParallel().
 	Parallel int
 	// Verbose keeps the transcript of every check, not only of failed ones.
 	Verbose bool
@@ -133,7 +133,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	parallel := cfg.Parallel
 	if parallel <= 0 {
-		parallel = runtime.NumCPU()
+		parallel = DefaultParallel()
 	}
 	var progress io.Writer
 	if cfg.Progress != nil {
@@ -163,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					mu.Unlock()
 				}
 				if progress != nil {
-					writeProgress(progress, r)
+					writeProgress(progress, r, st.verbose)
 				}
 			}
 		}()
@@ -263,17 +263,27 @@ func runCheck(st *runState, c *Check) (Result, error) {
 	return r, t.launchErr
 }
 
-// writeProgress prints one line per finished check, and the expectation of a failure.
-func writeProgress(w io.Writer, r Result) {
-	fmt.Fprintf(w, "%-7s %-15s %7s  %s\n", r.Outcome, r.ID, formatDuration(r.Duration), r.Title)
-	if r.Outcome == Pass {
-		return
+// writeProgress prints one line per finished check and the expectation of a failure; when
+// verbose, also the transcript and the standard-error excerpt.
+func writeProgress(w io.Writer, r Result, verbose bool) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-7s %-15s %7s  %s\n", r.Outcome, r.ID, formatDuration(r.Duration), r.Title)
+	if r.Outcome != Pass {
+		if r.Expected != "" {
+			fmt.Fprintf(&b, "        expected: %s\n        actual:   %s\n", indent(r.Expected), indent(r.Actual))
+		} else if r.Detail != "" {
+			fmt.Fprintf(&b, "        %s\n", indent(r.Detail))
+		}
 	}
-	if r.Expected != "" {
-		fmt.Fprintf(w, "        expected: %s\n        actual:   %s\n", indent(r.Expected), indent(r.Actual))
-	} else if r.Detail != "" {
-		fmt.Fprintf(w, "        %s\n", indent(r.Detail))
+	if verbose {
+		for _, line := range r.Transcript {
+			fmt.Fprintf(&b, "        | %s\n", line)
+		}
+		if r.Stderr != "" {
+			fmt.Fprintf(&b, "        stderr:\n          %s\n", strings.ReplaceAll(strings.TrimRight(r.Stderr, "\n"), "\n", "\n          "))
+		}
 	}
+	_, _ = io.WriteString(w, b.String())
 }
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n                  ") }
@@ -288,6 +298,10 @@ func formatDuration(d time.Duration) string {
 	}
 	return d.Round(10 * time.Millisecond).String()
 }
+
+// DefaultParallel is the default number of checks run at once: twice the number of CPUs,
+// because a check spends most of its time waiting for a worker process.
+func DefaultParallel() int { return 2 * runtime.NumCPU() }
 
 // DefaultScratchDir returns where a run keeps its journals and effect logs when Config.TempDir
 // is empty: $TMPDIR when it is set, else the memory-backed /dev/shm when it is a writable

@@ -209,6 +209,7 @@ func (w *Worker) bootstrap() {
 	if err := bootstrap.Write(&buf, w.SessionID, w.key); err != nil {
 		w.t.internal(err)
 	}
+	w.t.logf("→ worker %d: bootstrap for session %s (%d bytes; the key is not shown)", w.index, w.SessionID, buf.Len())
 	w.write(buf.Bytes())
 }
 
@@ -221,7 +222,13 @@ func (w *Worker) bootstrapBytes() []byte {
 	return buf.Bytes()
 }
 
-// write writes raw bytes on the worker's input. A worker that closed its input is not an
+// writeRaw writes bytes that hold no session key and shows them in the transcript.
+func (w *Worker) writeRaw(p []byte) {
+	w.t.logf("→ worker %d: %d bytes: %s", w.index, len(p), clip(fmt.Sprintf("%q", p), 200))
+	w.write(p)
+}
+
+// write writes raw bytes on the worker's input without showing them in the transcript. A worker that closed its input is not an
 // error here (the next expectation observes the exit); a worker that stops reading makes the
 // check time out.
 func (w *Worker) write(p []byte) {
@@ -240,8 +247,10 @@ func (w *Worker) write(p []byte) {
 	w.t.logf("worker %d: write failed: %v", w.index, err)
 }
 
-// writeLine writes line and a line feed in one write.
+// writeLine writes line and a line feed in one write. Lines never hold key material, so the
+// transcript shows them.
 func (w *Worker) writeLine(line []byte) {
+	w.t.logf("→ worker %d: %s", w.index, clip(strings.ToValidUTF8(string(line), "\uFFFD"), 300))
 	buf := make([]byte, 0, len(line)+1)
 	buf = append(buf, line...)
 	w.write(append(buf, '\n'))
@@ -267,7 +276,6 @@ func (w *Worker) seal(m protocol.Message) []byte {
 // send seals m and writes it as one line.
 func (w *Worker) send(m protocol.Message) {
 	line := w.seal(m)
-	w.t.logf("→ worker %d: %s", w.index, clip(string(line), 300))
 	w.writeLine(line)
 }
 
