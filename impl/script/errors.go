@@ -93,12 +93,18 @@ func (e *LimitError) Is(target error) bool { return target == e.limit }
 
 // Sentinels of the uncatchable stops; their text is the diagnostic message.
 var (
+	// ErrInstructionLimit: a run executed more than Limits.InstructionLimit instructions.
 	ErrInstructionLimit = errors.New("script instruction limit exceeded")
-	ErrDeadline         = errors.New("script time budget exceeded")
-	ErrStringLimit      = errors.New("script string allocation limit exceeded")
-	ErrHeapLimit        = errors.New("script heap allocation limit exceeded")
-	ErrStackLimit       = errors.New("script operand stack limit exceeded")
-	ErrCallFrameLimit   = errors.New("script call frame limit exceeded")
+	// ErrDeadline: a run reached Limits.Deadline on the injected clock.
+	ErrDeadline = errors.New("script time budget exceeded")
+	// ErrStringLimit: a string built at run time exceeded Limits.MaxStringBytes.
+	ErrStringLimit = errors.New("script string allocation limit exceeded")
+	// ErrHeapLimit: an evaluation allocated more than Limits.MaxHeapBytes of script data.
+	ErrHeapLimit = errors.New("script heap allocation limit exceeded")
+	// ErrStackLimit: the operand stack outgrew Limits.MaxStackValues.
+	ErrStackLimit = errors.New("script operand stack limit exceeded")
+	// ErrCallFrameLimit: active calls outnumbered Limits.MaxCallFrames.
+	ErrCallFrameLimit = errors.New("script call frame limit exceeded")
 )
 
 // scriptError is a catchable error raised while running: its message is what the script's

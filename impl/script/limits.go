@@ -8,16 +8,16 @@ import (
 // Default bounds. The source, string, stack, call-frame, token, nesting and instruction defaults
 // are the reference runtime's; the deadline is its hard time budget.
 const (
-	DefaultMaxSourceBytes        = 256 * 1024
-	DefaultMaxStringBytes        = 256 * 1024
-	DefaultMaxHeapBytes          = 8 * 1024 * 1024
-	DefaultMaxStackValues        = 32 * 1024
-	DefaultMaxCallFrames         = 1024
-	DefaultMaxSyntaxTokens       = 32 * 1024
-	DefaultMaxNesting            = 128
-	DefaultInstructionLimit      = 200_000
-	DefaultDeadline              = 64 * time.Millisecond
-	DefaultDeadlineCheckInterval = 1024
+	DefaultMaxSourceBytes        = 256 * 1024            // Limits.MaxSourceBytes
+	DefaultMaxStringBytes        = 256 * 1024            // Limits.MaxStringBytes
+	DefaultMaxHeapBytes          = 8 * 1024 * 1024       // Limits.MaxHeapBytes
+	DefaultMaxStackValues        = 32 * 1024             // Limits.MaxStackValues
+	DefaultMaxCallFrames         = 1024                  // Limits.MaxCallFrames
+	DefaultMaxSyntaxTokens       = 32 * 1024             // Limits.MaxSyntaxTokens
+	DefaultMaxNesting            = 128                   // Limits.MaxNesting
+	DefaultInstructionLimit      = 200_000               // Limits.InstructionLimit
+	DefaultDeadline              = 64 * time.Millisecond // Limits.Deadline
+	DefaultDeadlineCheckInterval = 1024                  // Limits.DeadlineCheckInterval
 	// MaxJSONDataBytes caps parse_json input and to_json output (lowered further by
 	// MaxSourceBytes).
 	MaxJSONDataBytes = 64 * 1024

@@ -55,13 +55,6 @@ func parse(src string, limits Limits) ([]stmt, *SyntaxError) {
 
 func (p *parser) cur() token { return p.toks[p.i] }
 
-func (p *parser) peek() token {
-	if p.i+1 < len(p.toks) {
-		return p.toks[p.i+1]
-	}
-	return p.toks[len(p.toks)-1]
-}
-
 func (p *parser) advance() token {
 	t := p.toks[p.i]
 	if t.kind != tEOF {
