@@ -18,7 +18,7 @@ func rejectedFrame(t *T, why string, build func(w *Worker) []byte) {
 }
 
 // frameRequirements are cited by every check of a frame the worker must reject.
-var frameRequirements = []string{"WRK-021", "WRK-023", "WRK-091", "WRK-092"}
+var frameRequirements = []string{"WRK-021", "WRK-023", "WRK-091", "WRK-092", "ERR-012", "ERR-013"}
 
 func withFrameReqs(ids ...string) []string { return append(ids, frameRequirements...) }
 

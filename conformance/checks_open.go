@@ -33,7 +33,7 @@ func badBootstrap(t *T, data []byte, closeAfter bool, why string) {
 func init() {
 	register(
 		&Check{
-			ID: "CNF-BOOT-01", Level: Must, Requirements: []string{"BOOT-006", "BOOT-019", "BOOT-020", "WRK-092"},
+			ID: "CNF-BOOT-01", Level: Must, Requirements: []string{"BOOT-006", "BOOT-019", "BOOT-020", "WRK-092", "ERR-013"},
 			Title: "a bootstrap with a wrong magic ends the worker with status 3 before any frame is read",
 			run: func(t *T) {
 				w := t.launch()
