@@ -1,6 +1,7 @@
 package script
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -228,6 +229,38 @@ func TestParseJSONFailures(t *testing.T) {
 		want := "method `parse_json` not found on "
 		if len(diags) != 1 || !strings.HasPrefix(diags[0].Message, want) {
 			t.Errorf("%s.parse_json(): %v", recv, diags)
+		}
+	}
+}
+
+// Object nesting counts like array nesting, and the records parse_json builds are charged to
+// the heap bound (a stop, not a catchable error).
+//
+// Spec: SCR-082, SCR-093
+func TestParseJSONObjectDepthAndHeap(t *testing.T) {
+	objects := func(n int) string { return strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n) }
+	if got := evalValue(t, splashString(objects(64))+".parse_json().to_json()"); got.Text() != objects(64) {
+		t.Fatalf("64 objects: %.40v", got)
+	}
+	diags := evalFailure(t, splashString(objects(65))+".parse_json()")
+	if len(diags) != 1 || diags[0].Message != "JSON operation exceeded Splash runtime limits" {
+		t.Fatalf("65 objects: %v", diags)
+	}
+	limits := DefaultLimits()
+	limits.MaxHeapBytes = 2000
+	h := newFakeHost(t)
+	m := h.newMachine(limits)
+	doc := "[" + strings.TrimSuffix(strings.Repeat(`{"k":"v"},`, 40), ",") + "]"
+	ev, err := m.Eval("try " + splashString(doc) + ".parse_json() catch 0")
+	if err != nil || !errors.Is(ev.Stop, ErrHeapLimit) {
+		t.Fatalf("heap bound in parse_json: %+v %v", ev, err)
+	}
+}
+
+func TestStatusNames(t *testing.T) {
+	for s, want := range map[Status]string{StatusCompleted: "completed", StatusSuspended: "suspended", StatusFailed: "failed", 0: "unknown"} {
+		if s.String() != want {
+			t.Errorf("Status(%d) = %q, want %q", s, s.String(), want)
 		}
 	}
 }
