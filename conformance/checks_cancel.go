@@ -16,19 +16,6 @@ func (t *T) expectOutcome(want, got protocol.WorkerCancellationOutcome) {
 	}
 }
 
-// recvAfterCancel waits for the next frame after a cancel of target and accepts an
-// `unsupported` outcome first (CAN-021: a worker that sends it does so before any result),
-// returning the first frame that is not such an outcome.
-func (w *Worker) recvAfterCancel(want string, cancel protocol.WorkerCancellationRequest) protocol.Message {
-	m := w.recv(want)
-	if cr, ok := m.(protocol.CancellationResultMessage); ok && cr.Result.Outcome == protocol.OutcomeUnsupported &&
-		cr.Result.CancellationID == cancel.CancellationID {
-		w.t.logf("worker %d: outcome unsupported before the result (allowed by CAN-021)", w.index)
-		return w.recv(want)
-	}
-	return m
-}
-
 func init() {
 	register(
 		&Check{
@@ -41,7 +28,7 @@ func init() {
 				c := w.cancelRequest(target, toolCancellable)
 				start := time.Now()
 				w.send(protocol.CancelMessage{Request: c})
-				m := w.recvAfterCancel("cancellation_result acknowledged for "+c.CancellationID, c)
+				m := w.recv("cancellation_result acknowledged for " + c.CancellationID)
 				cr, ok := m.(protocol.CancellationResultMessage)
 				if !ok {
 					t.failf("cancellation_result acknowledged", "a "+string(m.Type())+" frame: "+clip(string(m.AppendJSON(nil)), 200))
@@ -66,7 +53,7 @@ func init() {
 				target := w.sendInvoke(toolUncooperative, text("300"))
 				c := w.cancelRequest(target, toolUncooperative)
 				w.send(protocol.CancelMessage{Request: c})
-				m := w.recvAfterCancel("the result of "+target+" before any cancellation_result", c)
+				m := w.recv("the result of " + target + " before any cancellation_result")
 				res, ok := m.(protocol.ResultMessage)
 				if !ok || res.Result.RequestID != target {
 					t.failf("the result of "+target+" first", "a "+string(m.Type())+" frame: "+clip(string(m.AppendJSON(nil)), 200))
