@@ -91,12 +91,17 @@ func TestSchemas(t *testing.T) {
 	}
 }
 
-// TestFactSheetAnchors checks that the reference outputs recorded by running the Rust
-// reference (protocol fact sheet, test vectors 1 to 9) appear verbatim in tests flagged
-// FactSheet. The values are written here independently of the generator.
+// TestReferenceAnchors checks that the outputs recorded by running the Rust reference
+// (reference anchors A1 to A9 in docs/reference-anchors.md) appear verbatim in the vector
+// files, which must flag such tests ReferenceAnchor, and in the anchor list itself. The values
+// are written here independently of the generator.
 //
 // Spec: FRM-007, FRM-014, FP-008, FP-017, BOOT-001
-func TestFactSheetAnchors(t *testing.T) {
+func TestReferenceAnchors(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "reference-anchors.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	anchors := map[string][]string{
 		vectorfmt.FramesSealFile: {
 			"c245f7bb012c51fb328dd620b870798900db933a7a747c22ef4bf04e2cc32bc2",
@@ -122,18 +127,18 @@ func TestFactSheetAnchors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fact := 0
+		flagged := 0
 		for _, grp := range g.TestGroups {
 			for _, c := range grp.Tests {
 				for _, f := range c.Flags {
-					if f == "FactSheet" {
-						fact++
+					if f == "ReferenceAnchor" {
+						flagged++
 					}
 				}
 			}
 		}
-		if fact == 0 {
-			t.Errorf("%s: no test is flagged FactSheet", name)
+		if flagged == 0 {
+			t.Errorf("%s: no test is flagged ReferenceAnchor", name)
 		}
 		data, err := vectors.FS.ReadFile(name)
 		if err != nil {
@@ -143,7 +148,10 @@ func TestFactSheetAnchors(t *testing.T) {
 			quoted, _ := json.Marshal(a)
 			inner := bytes.Trim(quoted, `"`)
 			if !bytes.Contains(data, inner) {
-				t.Errorf("%s: fact sheet value %.60s… not found", name, a)
+				t.Errorf("%s: reference anchor value %.60s… not found", name, a)
+			}
+			if !bytes.Contains(doc, []byte(a)) {
+				t.Errorf("docs/reference-anchors.md: value %.60s… not listed", a)
 			}
 		}
 	}

@@ -22,8 +22,8 @@ func buildBootstrap(c *checker) (string, any, *fileBuilder) {
 					b.failf("%q: expected error %s, implementation gave %q (error %q)", row.comment, row.err, hex.EncodeToString(got), kind)
 				}
 			} else {
-				if row.factBytes != "" && hex.EncodeToString(want) != row.factBytes {
-					b.failf("%q: independent bytes differ from the fact sheet", row.comment)
+				if row.recordedBytes != "" && hex.EncodeToString(want) != row.recordedBytes {
+					b.failf("%q: independent bytes differ from the recorded reference bytes", row.comment)
 				}
 				if kind != "" || !bytes.Equal(got, want) {
 					b.failf("%q: expected %x, implementation gave %x (error %q)", row.comment, want, got, kind)
@@ -37,8 +37,8 @@ func buildBootstrap(c *checker) (string, any, *fileBuilder) {
 			writeG.Tests = append(writeG.Tests, t)
 			continue
 		}
-		if row.factBytes != "" && hex.EncodeToString(row.input) != row.factBytes {
-			b.failf("%q: input differs from the fact sheet bytes", row.comment)
+		if row.recordedBytes != "" && hex.EncodeToString(row.input) != row.recordedBytes {
+			b.failf("%q: input differs from the recorded reference bytes", row.comment)
 		}
 		sid, key, consumed, kind, wrapped := implBootstrapRead(row.input)
 		t := vectorfmt.BootstrapTest{Case: b.newCase(row.meta, row.err), InputHex: strPtr(hex.EncodeToString(row.input))}
@@ -129,8 +129,8 @@ func buildFingerprints(c *checker) (string, any, *fileBuilder) {
 				}
 			} else {
 				want := indGrantFingerprint(row.preserve.out)
-				if row.factFP != "" && want != row.factFP {
-					b.failf("%q: independent fingerprint %s differs from the fact sheet's %s", row.comment, want, row.factFP)
+				if row.recordedFP != "" && want != row.recordedFP {
+					b.failf("%q: independent fingerprint %s differs from the recorded reference value %s", row.comment, want, row.recordedFP)
 				}
 				if kind != "" || fp != want || canon != row.preserve.out {
 					b.failf("%q: expected %s over %q, implementation gave %s over %q (error %q)", row.comment, want, row.preserve.out, fp, canon, kind)
@@ -162,11 +162,11 @@ func buildFingerprints(c *checker) (string, any, *fileBuilder) {
 			} else {
 				ci := indCanonicalInput(row.format, exp.out)
 				wantHex, wantFP := hex.EncodeToString(ci), indInputFingerprint(ci)
-				if row.factFP != "" && wantFP != row.factFP {
-					b.failf("%s: independent fingerprint %s differs from the fact sheet's %s", what, wantFP, row.factFP)
+				if row.recordedFP != "" && wantFP != row.recordedFP {
+					b.failf("%s: independent fingerprint %s differs from the recorded reference value %s", what, wantFP, row.recordedFP)
 				}
-				if row.factPrefix != "" && !strings.HasPrefix(wantHex, row.factPrefix) {
-					b.failf("%s: independent bytes %s do not start with the fact sheet's %s", what, wantHex, row.factPrefix)
+				if row.recordedPrefix != "" && !strings.HasPrefix(wantHex, row.recordedPrefix) {
+					b.failf("%s: independent bytes %s do not start with the recorded reference prefix %s", what, wantHex, row.recordedPrefix)
 				}
 				if kind != "" || gotHex != wantHex || gotFP != wantFP {
 					b.failf("%s: expected %s / %s, implementation gave %s / %s (error %q)", what, clip(wantHex), wantFP, clip(gotHex), gotFP, kind)

@@ -54,8 +54,8 @@ func buildFramesSeal(c *checker) (string, any, *fileBuilder) {
 					continue
 				}
 				ind := indSeal(key07, row.role, e.seq, row.session, e.canon)
-				if e.factTag != "" && ind.tag != e.factTag {
-					b.failf("%s: message %d: independent tag %s differs from the fact sheet's %s", what, i+1, ind.tag, e.factTag)
+				if e.recordedTag != "" && ind.tag != e.recordedTag {
+					b.failf("%s: message %d: independent tag %s differs from the recorded reference tag %s", what, i+1, ind.tag, e.recordedTag)
 				}
 				if g.err != "" || g.seq != ind.seq || g.tag != ind.tag || g.line != ind.line || g.tagInput != ind.tagInput {
 					b.failf("%s: message %d: expected sequence %d tag %s line %q, implementation gave %+v", what, i+1, ind.seq, ind.tag, clip(ind.line), clipStep(g))

@@ -172,18 +172,18 @@ var (
 	mClose2            = rep(mClose, "session-1", "session-2")
 )
 
-// §16 vector 2 message and vector 4 line (fact sheet), verbatim.
+// Messages and tags of reference anchors A1 to A4 (docs/reference-anchors.md), verbatim.
 const (
-	factInvokeMessage   = "{\"type\":\"invoke\",\"invocation\":{\"protocol_version\":5,\"session_id\":\"session-1\",\"request_id\":\"request-1\",\"tool\":\"text.echo\",\"payload\":{\"format\":\"text\",\"value\":\"hi \\\"there\\\"\\né\"}}}"
-	factDispatchMessage = "{\"type\":\"dispatch_operation\",\"request\":{\"protocol_version\":5,\"session_id\":\"session-1\",\"request_id\":\"dispatch-1\",\"tool\":\"math.add\",\"operation_key\":\"op-7\",\"payload\":{\"format\":\"json\",\"value\":{\"\":true,\"B\":null,\"a\":[1e+16,100,-0.0,1.5e-7,18446744073709551615,-42],\"z\":0.1,\"é\":\"\\u0001\x7f/<>\"}}}}"
-	factTag1            = "c245f7bb012c51fb328dd620b870798900db933a7a747c22ef4bf04e2cc32bc2"
-	factTag2            = "70209704d1ff86ee58dfad32edcb35e016cdcd8f164ee4ccaede013517f8d464"
-	factTag3            = "c17e3e50b056e4000bf1dcc6f32ceec63297441803f6547538a6ee7c28477273"
-	factTag4            = "148b5385a523fa46ecb687094ddc6aa2a52ee9965479863441d21496b5c2dc28"
+	recordedInvokeMessage   = "{\"type\":\"invoke\",\"invocation\":{\"protocol_version\":5,\"session_id\":\"session-1\",\"request_id\":\"request-1\",\"tool\":\"text.echo\",\"payload\":{\"format\":\"text\",\"value\":\"hi \\\"there\\\"\\né\"}}}"
+	recordedDispatchMessage = "{\"type\":\"dispatch_operation\",\"request\":{\"protocol_version\":5,\"session_id\":\"session-1\",\"request_id\":\"dispatch-1\",\"tool\":\"math.add\",\"operation_key\":\"op-7\",\"payload\":{\"format\":\"json\",\"value\":{\"\":true,\"B\":null,\"a\":[1e+16,100,-0.0,1.5e-7,18446744073709551615,-42],\"z\":0.1,\"é\":\"\\u0001\x7f/<>\"}}}}"
+	recordedTag1            = "c245f7bb012c51fb328dd620b870798900db933a7a747c22ef4bf04e2cc32bc2"
+	recordedTag2            = "70209704d1ff86ee58dfad32edcb35e016cdcd8f164ee4ccaede013517f8d464"
+	recordedTag3            = "c17e3e50b056e4000bf1dcc6f32ceec63297441803f6547538a6ee7c28477273"
+	recordedTag4            = "148b5385a523fa46ecb687094ddc6aa2a52ee9965479863441d21496b5c2dc28"
 )
 
-// factDispatchLine is the §16 vector 4 frame line, verbatim.
-var factDispatchLine = `{"sequence":2,"message":` + factDispatchMessage + `,"auth_tag":"` + factTag4 + `"}`
+// recordedDispatchLine is the frame line of reference anchor A4, verbatim.
+var recordedDispatchLine = `{"sequence":2,"message":` + recordedDispatchMessage + `,"auth_tag":"` + recordedTag4 + `"}`
 
 func openCases() []openCase {
 	var cs []openCase
@@ -192,17 +192,17 @@ func openCases() []openCase {
 		add(openCase{meta: meta{comment, f, r}, receiver: receiver, lines: lines, preserve: steps})
 	}
 
-	// Fact sheet anchors.
-	add(openCase{meta: meta{"fact sheet §16 vector 1: host open_session at sequence 1", flags("FactSheet"), reqs("FRM-007", "FRM-014", "FRM-025")},
-		receiver: "worker", lines: []string{indLine(1, mOpen, factTag1)}, preserve: []openStep{opened(1, mOpen)}, alsoLossy: true})
-	add(openCase{meta: meta{"fact sheet §16 vector 2: host invoke at sequence 2 after vector 1", flags("FactSheet", "SequenceAdvance", "StringEscape", "Unicode"), reqs("FRM-007", "FRM-019", "ENC-005", "ENC-007")},
-		receiver: "worker", lines: []string{indLine(1, mOpen, factTag1), indLine(2, factInvokeMessage, factTag2)},
-		preserve: []openStep{opened(1, mOpen), opened(2, factInvokeMessage)}, alsoLossy: true})
-	add(openCase{meta: meta{"fact sheet §16 vector 3: worker result at sequence 1", flags("FactSheet"), reqs("FRM-008", "FRM-025")},
-		receiver: "host", lines: []string{indLine(1, mResult, factTag3)}, preserve: []openStep{opened(1, mResult)}, alsoLossy: true})
-	add(openCase{meta: meta{"fact sheet §16 vector 4: dispatch at sequence 2 after close_session; same tag in both modes", flags("FactSheet", "SequenceAdvance", "FloatLayout", "KeyOrder"), reqs("FRM-010", "ENC-003", "ENC-011", "FP-012")},
-		receiver: "worker", lines: []string{frame("host", 1, mClose), factDispatchLine},
-		preserve: []openStep{opened(1, mClose), opened(2, factDispatchMessage)}, alsoLossy: true})
+	// Reference anchors (docs/reference-anchors.md).
+	add(openCase{meta: meta{"reference anchor A1: host open_session at sequence 1", flags("ReferenceAnchor"), reqs("FRM-007", "FRM-014", "FRM-025")},
+		receiver: "worker", lines: []string{indLine(1, mOpen, recordedTag1)}, preserve: []openStep{opened(1, mOpen)}, alsoLossy: true})
+	add(openCase{meta: meta{"reference anchor A2: host invoke at sequence 2 after A1", flags("ReferenceAnchor", "SequenceAdvance", "StringEscape", "Unicode"), reqs("FRM-007", "FRM-019", "ENC-005", "ENC-007")},
+		receiver: "worker", lines: []string{indLine(1, mOpen, recordedTag1), indLine(2, recordedInvokeMessage, recordedTag2)},
+		preserve: []openStep{opened(1, mOpen), opened(2, recordedInvokeMessage)}, alsoLossy: true})
+	add(openCase{meta: meta{"reference anchor A3: worker result at sequence 1", flags("ReferenceAnchor"), reqs("FRM-008", "FRM-025")},
+		receiver: "host", lines: []string{indLine(1, mResult, recordedTag3)}, preserve: []openStep{opened(1, mResult)}, alsoLossy: true})
+	add(openCase{meta: meta{"reference anchor A4: dispatch at sequence 2 after close_session; same tag in both modes", flags("ReferenceAnchor", "SequenceAdvance", "FloatLayout", "KeyOrder"), reqs("FRM-010", "ENC-003", "ENC-011", "FP-012")},
+		receiver: "worker", lines: []string{frame("host", 1, mClose), recordedDispatchLine},
+		preserve: []openStep{opened(1, mClose), opened(2, recordedDispatchMessage)}, alsoLossy: true})
 
 	// Every kind opens, in both modes.
 	for _, bm := range baseMessages {

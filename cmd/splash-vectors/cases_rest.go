@@ -9,21 +9,21 @@ import (
 
 // bootCase is a reader row (input given) or a writer row (session and key given). For a
 // valid reader row the expected session, key and consumed count are stated; for a valid
-// writer row the output is computed from the layout (BOOT-001) and, when fact is set, must
-// equal it.
+// writer row the output is computed from the layout (BOOT-001) and, when recordedBytes is set,
+// must equal those bytes recorded from the Rust reference.
 type bootCase struct {
 	meta
-	write     bool
-	input     []byte
-	session   string
-	key       []byte
-	consumed  int
-	err       string
-	wrapped   string
-	factBytes string
+	write         bool
+	input         []byte
+	session       string
+	key           []byte
+	consumed      int
+	err           string
+	wrapped       string
+	recordedBytes string
 }
 
-const factBootstrapHex = "53504c50424f4f540109" + "73657373696f6e2d31" + "abababababababababababababababababababababababababababababababab"
+const recordedBootstrapHex = "53504c50424f4f540109" + "73657373696f6e2d31" + "abababababababababababababababababababababababababababababababab"
 
 func bootstrapCases() []bootCase {
 	good := indBootstrap(sessionOne, keyAB)
@@ -48,7 +48,7 @@ func bootstrapCases() []bootCase {
 	eof := "UnexpectedEof"
 	long := strings.Repeat("s", 128)
 	cs := []bootCase{
-		{meta: meta{"fact sheet §16 vector 9: session-1 with key 0xab…", flags("FactSheet", "Bootstrap"), reqs("BOOT-001", "BOOT-012")}, input: good, session: sessionOne, key: keyAB[:], consumed: 51, factBytes: factBootstrapHex},
+		{meta: meta{"reference anchor A9: session-1 with key 0xab…", flags("ReferenceAnchor", "Bootstrap"), reqs("BOOT-001", "BOOT-012")}, input: good, session: sessionOne, key: keyAB[:], consumed: 51, recordedBytes: recordedBootstrapHex},
 		read("the reader stops at the first byte of the following JSON frame", cat(good, frameAfter), sessionOne, keyAB[:], flags("Bootstrap", "Trailing"), reqs("BOOT-012", "BOOT-002")),
 		read("one-byte session id", withSession([]byte("s"), key07), "s", key07[:], flags("Bootstrap", "Boundary"), reqs("BOOT-001", "BOOT-012")),
 		read("128-byte session id", withSession([]byte(long), key07), long, key07[:], flags("Bootstrap", "Boundary"), reqs("BOOT-008", "BOOT-012")),
@@ -77,7 +77,7 @@ func bootstrapCases() []bootCase {
 		readErr("non-ASCII UTF-8 session id", withSession([]byte("sé"), keyAB), "Protocol", "InvalidToken", flags("Bootstrap", "Token", "Unicode"), reqs("BOOT-009", "BOOT-010")),
 		readErr("invalid session id is reported before a truncated key", cat(good[:9], []byte{3}, []byte("A-B"), keyAB[:5]), "Protocol", "InvalidToken", flags("Bootstrap", "CheckOrder", "Truncated"), reqs("BOOT-010")),
 		readErr("all-zero key", withSession([]byte(sessionOne), zero), "Protocol", "WeakSessionKey", flags("Bootstrap"), reqs("BOOT-011", "FRM-039")),
-		{meta: meta{"fact sheet §16 vector 9 written", flags("FactSheet", "Bootstrap"), reqs("BOOT-001", "BOOT-004")}, write: true, session: sessionOne, key: keyAB[:], factBytes: factBootstrapHex},
+		{meta: meta{"reference anchor A9 written", flags("ReferenceAnchor", "Bootstrap"), reqs("BOOT-001", "BOOT-004")}, write: true, session: sessionOne, key: keyAB[:], recordedBytes: recordedBootstrapHex},
 		{meta: meta{"writer with a one-byte session id", flags("Bootstrap"), reqs("BOOT-001", "BOOT-003")}, write: true, session: "s", key: key07[:]},
 		{meta: meta{"writer with a 128-byte session id", flags("Bootstrap", "Boundary"), reqs("BOOT-001", "BOOT-003")}, write: true, session: long, key: key08[:]},
 		{meta: meta{"writer refuses a session id that is not a token", flags("Bootstrap", "Token"), reqs("BOOT-003")}, write: true, session: "Session-1", key: keyAB[:], err: "Protocol", wrapped: "InvalidToken"},
@@ -307,16 +307,16 @@ func attenuationCases() []attCase {
 // grant row (grant; expected canonical grant encoding).
 type fpCase struct {
 	meta
-	grant      bool
-	input      string
-	format     string // "text" or "json" for payload rows
-	preserve   expect // out: canonical JSON text (json) or the text (text)
-	lossy      expect
-	factFP     string
-	factPrefix string
+	grant          bool
+	input          string
+	format         string // "text" or "json" for payload rows
+	preserve       expect // out: canonical JSON text (json) or the text (text)
+	lossy          expect
+	recordedFP     string
+	recordedPrefix string
 }
 
-const factDispatchPayload = "{\"format\":\"json\",\"value\":{\"\":true,\"B\":null,\"a\":[1e+16,100,-0.0,1.5e-7,18446744073709551615,-42],\"z\":0.1,\"é\":\"\\u0001\x7f/<>\"}}"
+const recordedDispatchPayload = "{\"format\":\"json\",\"value\":{\"\":true,\"B\":null,\"a\":[1e+16,100,-0.0,1.5e-7,18446744073709551615,-42],\"z\":0.1,\"é\":\"\\u0001\x7f/<>\"}}"
 
 func fingerprintCases() []fpCase {
 	pl := func(comment, format, payload string, pres, lossy expect, f []string, r ...string) fpCase {
@@ -325,15 +325,15 @@ func fingerprintCases() []fpCase {
 	gr := func(comment, grant string, exp expect, f []string, r ...string) fpCase {
 		return fpCase{meta: meta{comment, f, r}, grant: true, input: grant, preserve: exp}
 	}
-	factValue := "{\"\":true,\"B\":null,\"a\":[1e+16,100,-0.0,1.5e-7,18446744073709551615,-42],\"z\":0.1,\"é\":\"\\u0001\x7f/<>\"}"
+	recordedValue := "{\"\":true,\"B\":null,\"a\":[1e+16,100,-0.0,1.5e-7,18446744073709551615,-42],\"z\":0.1,\"é\":\"\\u0001\x7f/<>\"}"
 	cs := []fpCase{
-		{meta: meta{"fact sheet §16 vector 6: text héllo", flags("FactSheet", "TextPayload"), reqs("FP-002")}, input: `{"format":"text","value":"héllo"}`, format: "text", preserve: out("héllo"), factPrefix: "74657874000000000000000668c3a96c6c6f"},
-		{meta: meta{"fact sheet §16 vector 7: nested object", flags("FactSheet", "JSONPayload", "KeyOrder"), reqs("FP-003", "FP-004", "FP-007", "FP-008")}, input: `{"format":"json","value":{"b":[1,{"z":1,"a":"x"}],"a":null,"B":true}}`, format: "json",
-			preserve: out(`{"B":true,"a":null,"b":[1,{"a":"x","z":1}]}`), factFP: "47a67a884b85e9385cedfd6cb717c9ff4f361ac2fee1f2085096df0902e4936d", factPrefix: "6a736f6e000000000000002b"},
-		{meta: meta{"fact sheet §16 vector 7: compensation input", flags("FactSheet", "JSONPayload"), reqs("FP-007", "FP-008")}, input: `{"format":"json","value":{"undo":"release"}}`, format: "json",
-			preserve: out(`{"undo":"release"}`), factFP: "5cc121e4a0ce2f79ae6b83397eb4f81a66bf12a9b1fe5836835a8118de24d578"},
-		{meta: meta{"fact sheet §16 vector 4: dispatch payload of 97 canonical bytes, identical in both modes", flags("FactSheet", "JSONPayload", "FloatLayout", "StringEscape"), reqs("FP-003", "FP-012", "ENC-006", "ENC-007")}, input: factDispatchPayload, format: "json",
-			preserve: out(factValue), factFP: "0863df8e1f3ba253e930752934309d977cdd44d9641dbfdfbed5f1267ea0995b", factPrefix: "6a736f6e0000000000000061"},
+		{meta: meta{"reference anchor A6: text héllo", flags("ReferenceAnchor", "TextPayload"), reqs("FP-002")}, input: `{"format":"text","value":"héllo"}`, format: "text", preserve: out("héllo"), recordedPrefix: "74657874000000000000000668c3a96c6c6f"},
+		{meta: meta{"reference anchor A7: nested object", flags("ReferenceAnchor", "JSONPayload", "KeyOrder"), reqs("FP-003", "FP-004", "FP-007", "FP-008")}, input: `{"format":"json","value":{"b":[1,{"z":1,"a":"x"}],"a":null,"B":true}}`, format: "json",
+			preserve: out(`{"B":true,"a":null,"b":[1,{"a":"x","z":1}]}`), recordedFP: "47a67a884b85e9385cedfd6cb717c9ff4f361ac2fee1f2085096df0902e4936d", recordedPrefix: "6a736f6e000000000000002b"},
+		{meta: meta{"reference anchor A7: compensation input", flags("ReferenceAnchor", "JSONPayload"), reqs("FP-007", "FP-008")}, input: `{"format":"json","value":{"undo":"release"}}`, format: "json",
+			preserve: out(`{"undo":"release"}`), recordedFP: "5cc121e4a0ce2f79ae6b83397eb4f81a66bf12a9b1fe5836835a8118de24d578"},
+		{meta: meta{"reference anchor A4: dispatch payload of 97 canonical bytes, identical in both modes", flags("ReferenceAnchor", "JSONPayload", "FloatLayout", "StringEscape"), reqs("FP-003", "FP-012", "ENC-006", "ENC-007")}, input: recordedDispatchPayload, format: "json",
+			preserve: out(recordedValue), recordedFP: "0863df8e1f3ba253e930752934309d977cdd44d9641dbfdfbed5f1267ea0995b", recordedPrefix: "6a736f6e0000000000000061"},
 		pl("the same value spelled with whitespace, another key order and a duplicate", "json", "{ \"value\" : {\"B\":false,\"a\":null,\"b\":[1,{\"a\":\"x\",\"z\":1}],\"B\":true}, \"format\" : \"json\" }",
 			out(`{"B":true,"a":null,"b":[1,{"a":"x","z":1}]}`), same, flags("JSONPayload", "DuplicateKey", "Whitespace"), "FP-005"),
 		pl("empty text", "text", `{"format":"text","value":""}`, out(""), same, flags("TextPayload", "Boundary"), "FP-002"),
@@ -360,8 +360,8 @@ func fingerprintCases() []fpCase {
 		pl("a big integer", "json", `{"format":"json","value":[18446744073709551616]}`, out(`[18446744073709551616]`), out(`[1.8446744073709552e+19]`), flags("JSONPayload", "ModeDependent", "BigInteger"), "FP-013"),
 		pl("1e400 cannot be fingerprinted in lossy mode", "json", `{"format":"json","value":[1e400]}`, out(`[1e+400]`), fail("Serialization"), flags("JSONPayload", "ModeDependent", "OutOfRange"), "FP-013", "ENC-031"),
 
-		{meta: meta{"fact sheet §16 vector 5: release.publish grant", flags("FactSheet"), reqs("FP-016", "FP-017", "FP-019")}, grant: true, input: gRelease, preserve: out(gRelease),
-			factFP: "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9"},
+		{meta: meta{"reference anchor A5: release.publish grant", flags("ReferenceAnchor"), reqs("FP-016", "FP-017", "FP-019")}, grant: true, input: gRelease, preserve: out(gRelease),
+			recordedFP: "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9"},
 		gr("resources given unsorted and repeated give the same fingerprint", gReleaseShuffled, out(gRelease), flags("Dedup"), "FP-016", "ENC-004"),
 		gr("unknown members do not enter the fingerprint", rep(gRelease, `"max_calls"`, `"label":"x","max_calls"`), out(gRelease), flags("UnknownField"), "FP-016"),
 		gr("another tool", rep(gRelease, "release.publish", "release.publish2"), out(rep(gRelease, "release.publish", "release.publish2")), flags("GrantFields"), "FP-018"),

@@ -6,12 +6,13 @@ import (
 
 // sealExp is the expected result of sealing one message: an error kind, or success at seq
 // over the canonical message canon (the tag input, tag and line are then computed
-// independently). factTag, when set, is the fact sheet's recorded tag for that frame.
+// independently). recordedTag, when set, is the tag recorded from the Rust reference
+// for that frame (reference anchors A1 to A4, docs/reference-anchors.md).
 type sealExp struct {
-	err     string
-	seq     uint64
-	canon   string
-	factTag string
+	err         string
+	seq         uint64
+	canon       string
+	recordedTag string
 }
 
 func sealedAs(seq uint64, canon string) sealExp { return sealExp{seq: seq, canon: canon} }
@@ -39,17 +40,17 @@ func invokeInSession(sid string, n int) string {
 func sealCases() []sealCase {
 	var cs []sealCase
 	add := func(c sealCase) { cs = append(cs, c) }
-	fact1 := sealExp{seq: 1, canon: mOpen, factTag: factTag1}
-	add(sealCase{meta: meta{"fact sheet §16 vector 1: host open_session at sequence 1", flags("FactSheet", "Seal"), reqs("FRM-007", "FRM-014", "FRM-015")},
-		role: "host", session: sessionOne, msgs: []string{mOpen}, preserve: []sealExp{fact1}, alsoLossy: true})
-	add(sealCase{meta: meta{"fact sheet §16 vector 2: host invoke with escapes and é at sequence 2", flags("FactSheet", "Seal", "SequenceAdvance", "StringEscape"), reqs("FRM-007", "FRM-021", "ENC-005", "ENC-007")},
-		role: "host", session: sessionOne, msgs: []string{mOpen, factInvokeMessage},
-		preserve: []sealExp{fact1, {seq: 2, canon: factInvokeMessage, factTag: factTag2}}, alsoLossy: true})
-	add(sealCase{meta: meta{"fact sheet §16 vector 3: worker result at sequence 1 (sender \"worker\")", flags("FactSheet", "Seal"), reqs("FRM-007", "FRM-008")},
-		role: "worker", session: sessionOne, msgs: []string{mResult}, preserve: []sealExp{{seq: 1, canon: mResult, factTag: factTag3}}, alsoLossy: true})
-	add(sealCase{meta: meta{"fact sheet §16 vector 4: dispatch with portable numbers at sequence 2; identical in both modes", flags("FactSheet", "Seal", "FloatLayout", "KeyOrder"), reqs("FRM-010", "ENC-003", "ENC-011", "ENC-034", "FRM-006")},
-		role: "host", session: sessionOne, msgs: []string{mClose, factDispatchMessage},
-		preserve: []sealExp{sealedAs(1, mClose), {seq: 2, canon: factDispatchMessage, factTag: factTag4}}, alsoLossy: true})
+	recorded1 := sealExp{seq: 1, canon: mOpen, recordedTag: recordedTag1}
+	add(sealCase{meta: meta{"reference anchor A1: host open_session at sequence 1", flags("ReferenceAnchor", "Seal"), reqs("FRM-007", "FRM-014", "FRM-015")},
+		role: "host", session: sessionOne, msgs: []string{mOpen}, preserve: []sealExp{recorded1}, alsoLossy: true})
+	add(sealCase{meta: meta{"reference anchor A2: host invoke with escapes and é at sequence 2", flags("ReferenceAnchor", "Seal", "SequenceAdvance", "StringEscape"), reqs("FRM-007", "FRM-021", "ENC-005", "ENC-007")},
+		role: "host", session: sessionOne, msgs: []string{mOpen, recordedInvokeMessage},
+		preserve: []sealExp{recorded1, {seq: 2, canon: recordedInvokeMessage, recordedTag: recordedTag2}}, alsoLossy: true})
+	add(sealCase{meta: meta{"reference anchor A3: worker result at sequence 1 (sender \"worker\")", flags("ReferenceAnchor", "Seal"), reqs("FRM-007", "FRM-008")},
+		role: "worker", session: sessionOne, msgs: []string{mResult}, preserve: []sealExp{{seq: 1, canon: mResult, recordedTag: recordedTag3}}, alsoLossy: true})
+	add(sealCase{meta: meta{"reference anchor A4: dispatch with portable numbers at sequence 2; identical in both modes", flags("ReferenceAnchor", "Seal", "FloatLayout", "KeyOrder"), reqs("FRM-010", "ENC-003", "ENC-011", "ENC-034", "FRM-006")},
+		role: "host", session: sessionOne, msgs: []string{mClose, recordedDispatchMessage},
+		preserve: []sealExp{sealedAs(1, mClose), {seq: 2, canon: recordedDispatchMessage, recordedTag: recordedTag4}}, alsoLossy: true})
 	for _, bm := range baseMessages {
 		for _, role := range []string{"host", "worker"} {
 			add(sealCase{meta: meta{bm.label + " sealed by the " + role, flags("Seal", "MessageKind"), append(reqs("FRM-007", "FRM-008", "FRM-014", "FRM-015", "FRM-006"), bm.reqs...)},

@@ -4,8 +4,9 @@ package main
 // of the flags its tests use.
 var flagNotes = map[string]string{
 	// Provenance.
-	"FactSheet": "Verbatim reference output recorded by running the Rust reference (serde_json " +
-		"1.0.150, both feature modes); an anchor that does not come from the Go implementation.",
+	"ReferenceAnchor": "Verbatim output recorded by running the Rust reference (serde_json 1.0.150, " +
+		"both feature modes); an anchor that does not come from the Go implementation. The anchors " +
+		"are listed in docs/reference-anchors.md.",
 	"Boundary": "Exercises the exact edge of a limit (the last accepted or first rejected size, " +
 		"length, depth or count).",
 	"LargeInput": "Input or output near the 1 MiB frame limit; long runs of one byte are stored " +

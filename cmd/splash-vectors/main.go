@@ -4,8 +4,8 @@
 //	splash-vectors -out DIR
 //
 // The inputs and every expected error kind come from case tables in this command, written
-// independently of the implementation; verbatim outputs of the Rust reference (the fact
-// sheet's verified examples) are anchors. Every expected output is either written in a table
+// independently of the implementation; verbatim outputs recorded by running the Rust
+// reference (docs/reference-anchors.md) are anchors. Every expected output is either written in a table
 // or computed here from the byte layouts of the specification (tags, frame lines, bootstrap
 // bytes, fingerprints), never taken from the implementation. The generator runs the Go
 // implementation on every case and refuses to write anything if it disagrees with an

@@ -11,7 +11,7 @@ import (
 )
 
 // TestGenerateMatchesCommittedFiles regenerates every file in memory: generation must succeed
-// (the implementation agrees with every declared expectation and fact-sheet anchor), be
+// (the implementation agrees with every declared expectation and reference anchor), be
 // deterministic, and reproduce the committed files byte for byte.
 //
 // Spec: FRM-014, FP-017, BOOT-001
@@ -78,28 +78,29 @@ func commentsByID(t *testing.T, data []byte) map[int]string {
 	return out
 }
 
-// TestIndependentLayoutsMatchFactSheet checks the generator's own byte-layout code against
-// the fact sheet, so that the independent expectations are themselves anchored.
+// TestIndependentLayoutsMatchReferenceAnchors checks the generator's own byte-layout code
+// against the outputs recorded from the Rust reference (docs/reference-anchors.md), so that
+// the independent expectations are themselves anchored.
 //
 // Spec: FRM-007, FRM-014, FP-007, FP-016, BOOT-001
-func TestIndependentLayoutsMatchFactSheet(t *testing.T) {
-	if got := indSeal(key07, "host", 1, sessionOne, mOpen).tag; got != factTag1 {
-		t.Errorf("vector 1 tag %s", got)
+func TestIndependentLayoutsMatchReferenceAnchors(t *testing.T) {
+	if got := indSeal(key07, "host", 1, sessionOne, mOpen).tag; got != recordedTag1 {
+		t.Errorf("anchor A1 tag %s", got)
 	}
-	if got := indSeal(key07, "worker", 1, sessionOne, mResult).tag; got != factTag3 {
-		t.Errorf("vector 3 tag %s", got)
+	if got := indSeal(key07, "worker", 1, sessionOne, mResult).tag; got != recordedTag3 {
+		t.Errorf("anchor A3 tag %s", got)
 	}
-	if got := indSeal(key07, "host", 2, sessionOne, factDispatchMessage).line; got != factDispatchLine {
-		t.Errorf("vector 4 line %s", got)
+	if got := indSeal(key07, "host", 2, sessionOne, recordedDispatchMessage).line; got != recordedDispatchLine {
+		t.Errorf("anchor A4 line %s", got)
 	}
 	if got := indGrantFingerprint(gRelease); got != "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9" {
-		t.Errorf("vector 5 %s", got)
+		t.Errorf("anchor A5 %s", got)
 	}
 	if got := indInputFingerprint(indCanonicalInput("json", `{"undo":"release"}`)); got != "5cc121e4a0ce2f79ae6b83397eb4f81a66bf12a9b1fe5836835a8118de24d578" {
-		t.Errorf("vector 7 %s", got)
+		t.Errorf("anchor A7 %s", got)
 	}
 	if got := indBootstrap(sessionOne, keyAB); len(got) != 51 || string(got[:8]) != "SPLPBOOT" {
-		t.Errorf("vector 9 %x", got)
+		t.Errorf("anchor A9 %x", got)
 	}
 }
 
