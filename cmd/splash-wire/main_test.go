@@ -9,18 +9,18 @@ import (
 
 const key07 = "0707070707070707070707070707070707070707070707070707070707070707"
 
-// Messages and tags of the protocol fact sheet's test vectors 1 to 4 (recorded by running the
-// Rust reference), written out here independently of the vector generator.
+// Messages and tags of reference anchors A1 to A4 (docs/reference-anchors.md, recorded by
+// running the Rust reference), written out here independently of the vector generator.
 const (
-	factOpen     = `{"type":"open_session","manifest":{"protocol_version":5,"session_id":"session-1","grants":[{"tool":"text.echo","format":"text","max_calls":1,"max_input_bytes":16384,"max_output_bytes":65536,"max_compensations":0,"resources":[]}]}}`
-	factInvoke   = "{\"type\":\"invoke\",\"invocation\":{\"protocol_version\":5,\"session_id\":\"session-1\",\"request_id\":\"request-1\",\"tool\":\"text.echo\",\"payload\":{\"format\":\"text\",\"value\":\"hi \\\"there\\\"\\né\"}}}"
-	factResult   = `{"type":"result","result":{"protocol_version":5,"session_id":"session-1","request_id":"request-1","payload":{"format":"text","value":"ok"}}}`
-	factClose    = `{"type":"close_session","protocol_version":5,"session_id":"session-1"}`
-	factDispatch = "{\"type\":\"dispatch_operation\",\"request\":{\"protocol_version\":5,\"session_id\":\"session-1\",\"request_id\":\"dispatch-1\",\"tool\":\"math.add\",\"operation_key\":\"op-7\",\"payload\":{\"format\":\"json\",\"value\":{\"\":true,\"B\":null,\"a\":[1e+16,100,-0.0,1.5e-7,18446744073709551615,-42],\"z\":0.1,\"é\":\"\\u0001\x7f/<>\"}}}}"
-	tag1         = "c245f7bb012c51fb328dd620b870798900db933a7a747c22ef4bf04e2cc32bc2"
-	tag2         = "70209704d1ff86ee58dfad32edcb35e016cdcd8f164ee4ccaede013517f8d464"
-	tag3         = "c17e3e50b056e4000bf1dcc6f32ceec63297441803f6547538a6ee7c28477273"
-	tag4         = "148b5385a523fa46ecb687094ddc6aa2a52ee9965479863441d21496b5c2dc28"
+	anchorOpen     = `{"type":"open_session","manifest":{"protocol_version":5,"session_id":"session-1","grants":[{"tool":"text.echo","format":"text","max_calls":1,"max_input_bytes":16384,"max_output_bytes":65536,"max_compensations":0,"resources":[]}]}}`
+	anchorInvoke   = "{\"type\":\"invoke\",\"invocation\":{\"protocol_version\":5,\"session_id\":\"session-1\",\"request_id\":\"request-1\",\"tool\":\"text.echo\",\"payload\":{\"format\":\"text\",\"value\":\"hi \\\"there\\\"\\né\"}}}"
+	anchorResult   = `{"type":"result","result":{"protocol_version":5,"session_id":"session-1","request_id":"request-1","payload":{"format":"text","value":"ok"}}}`
+	anchorClose    = `{"type":"close_session","protocol_version":5,"session_id":"session-1"}`
+	anchorDispatch = "{\"type\":\"dispatch_operation\",\"request\":{\"protocol_version\":5,\"session_id\":\"session-1\",\"request_id\":\"dispatch-1\",\"tool\":\"math.add\",\"operation_key\":\"op-7\",\"payload\":{\"format\":\"json\",\"value\":{\"\":true,\"B\":null,\"a\":[1e+16,100,-0.0,1.5e-7,18446744073709551615,-42],\"z\":0.1,\"é\":\"\\u0001\x7f/<>\"}}}}"
+	tag1           = "c245f7bb012c51fb328dd620b870798900db933a7a747c22ef4bf04e2cc32bc2"
+	tag2           = "70209704d1ff86ee58dfad32edcb35e016cdcd8f164ee4ccaede013517f8d464"
+	tag3           = "c17e3e50b056e4000bf1dcc6f32ceec63297441803f6547538a6ee7c28477273"
+	tag4           = "148b5385a523fa46ecb687094ddc6aa2a52ee9965479863441d21496b5c2dc28"
 )
 
 // exec runs the command lines through run and decodes one result per line.
@@ -80,15 +80,16 @@ func errKind(r map[string]any) string {
 	return e["kind"].(string)
 }
 
-// TestSealFactSheetTags seals the fact sheet's frames in both number modes.
+// TestSealReferenceAnchorTags seals the frames of reference anchors A1 to A4 in both number
+// modes.
 //
 // Spec: FRM-007, FRM-014, FRM-015, FRM-021
-func TestSealFactSheetTags(t *testing.T) {
+func TestSealReferenceAnchorTags(t *testing.T) {
 	for _, mode := range []string{"preserve", "lossy"} {
 		host := exec(t, []string{"-mode", mode},
-			map[string]any{"op": "seal", "key_hex": key07, "session_id": "session-1", "role": "host", "messages": []string{factOpen, factInvoke}},
-			map[string]any{"op": "seal", "key_hex": key07, "session_id": "session-1", "role": "host", "messages": []string{factClose, factDispatch}},
-			map[string]any{"op": "seal", "key_hex": key07, "session_id": "session-1", "role": "worker", "messages": []string{factResult}},
+			map[string]any{"op": "seal", "key_hex": key07, "session_id": "session-1", "role": "host", "messages": []string{anchorOpen, anchorInvoke}},
+			map[string]any{"op": "seal", "key_hex": key07, "session_id": "session-1", "role": "host", "messages": []string{anchorClose, anchorDispatch}},
+			map[string]any{"op": "seal", "key_hex": key07, "session_id": "session-1", "role": "worker", "messages": []string{anchorResult}},
 		)
 		got := []string{
 			steps(t, host[0])[0]["tag"].(string), steps(t, host[0])[1]["tag"].(string),
@@ -101,10 +102,10 @@ func TestSealFactSheetTags(t *testing.T) {
 			}
 		}
 		first := steps(t, host[0])[0]
-		if first["line"] != `{"sequence":1,"message":`+factOpen+`,"auth_tag":"`+tag1+`"}` {
+		if first["line"] != `{"sequence":1,"message":`+anchorOpen+`,"auth_tag":"`+tag1+`"}` {
 			t.Errorf("%s: line %v", mode, first["line"])
 		}
-		if first["auth_payload"] != `{"domain":"splash-worker-auth-v5","protocol_version":5,"sender":"host","sequence":1,"session_id":"session-1","message":`+factOpen+`}` {
+		if first["auth_payload"] != `{"domain":"splash-worker-auth-v5","protocol_version":5,"sender":"host","sequence":1,"session_id":"session-1","message":`+anchorOpen+`}` {
 			t.Errorf("%s: auth_payload %v", mode, first["auth_payload"])
 		}
 		if seq := steps(t, host[1])[1]["sequence"]; seq != 2.0 {
@@ -118,7 +119,7 @@ func TestSealFactSheetTags(t *testing.T) {
 //
 // Spec: FRM-025, FRM-026, FRM-028
 func TestOpenSequenceAndErrors(t *testing.T) {
-	line1 := `{"sequence":1,"message":` + factOpen + `,"auth_tag":"` + tag1 + `"}`
+	line1 := `{"sequence":1,"message":` + anchorOpen + `,"auth_tag":"` + tag1 + `"}`
 	tampered := strings.Replace(line1, `"max_calls":1`, `"max_calls":2`, 1)
 	rs := exec(t, nil,
 		map[string]any{"op": "open", "id": "a", "key_hex": key07, "session_id": "session-1", "role": "worker", "lines": []string{tampered, line1, line1}},
@@ -128,7 +129,7 @@ func TestOpenSequenceAndErrors(t *testing.T) {
 		t.Errorf("id not echoed: %v", rs[0])
 	}
 	s := steps(t, rs[0])
-	if errKind(s[0]) != "InvalidAuthenticationTag" || s[1]["message"] != factOpen || s[1]["message_type"] != "open_session" || errKind(s[2]) != "UnexpectedSequence" {
+	if errKind(s[0]) != "InvalidAuthenticationTag" || s[1]["message"] != anchorOpen || s[1]["message_type"] != "open_session" || errKind(s[2]) != "UnexpectedSequence" {
 		t.Errorf("worker opens: %v", s)
 	}
 	if k := errKind(steps(t, rs[1])[0]); k != "InvalidAuthenticationTag" {
@@ -140,7 +141,7 @@ func TestOpenSequenceAndErrors(t *testing.T) {
 //
 // Spec: FRM-003, FRM-004, ENC-024, ENC-028
 func TestDecodeAndCanonical(t *testing.T) {
-	line := `{"sequence":9,"message":` + factClose + `,"auth_tag":"` + strings.Repeat("0", 64) + `"}`
+	line := `{"sequence":9,"message":` + anchorClose + `,"auth_tag":"` + strings.Repeat("0", 64) + `"}`
 	rs := exec(t, nil,
 		map[string]any{"op": "decode", "line": line},
 		map[string]any{"op": "decode_message", "input": ` ["close_session",5,"session-1"] `},
@@ -148,10 +149,10 @@ func TestDecodeAndCanonical(t *testing.T) {
 		map[string]any{"op": "canonical_json", "mode": "lossy", "input": `{"b":[1.50,-0],"a":1e2}`},
 		map[string]any{"op": "canonical_json", "input": `[1e400]`, "mode": "lossy"},
 	)
-	if rs[0]["sequence"] != 9.0 || rs[0]["message"] != factClose || rs[0]["session_id"] != "session-1" {
+	if rs[0]["sequence"] != 9.0 || rs[0]["message"] != anchorClose || rs[0]["session_id"] != "session-1" {
 		t.Errorf("decode: %v", rs[0])
 	}
-	if rs[1]["message"] != factClose {
+	if rs[1]["message"] != anchorClose {
 		t.Errorf("decode_message: %v", rs[1])
 	}
 	if rs[2]["output"] != `{"a":1e+2,"b":[1.50,0]}` || rs[3]["output"] != `{"a":100.0,"b":[1.5,-0.0]}` {
@@ -162,7 +163,8 @@ func TestDecodeAndCanonical(t *testing.T) {
 	}
 }
 
-// TestFingerprintsAndBootstrap checks the fact sheet's fingerprints and bootstrap bytes.
+// TestFingerprintsAndBootstrap checks the canonical bytes, fingerprints and bootstrap bytes of
+// reference anchors A5, A6, A7 and A9.
 //
 // Spec: FP-002, FP-008, FP-017, BOOT-001, BOOT-012
 func TestFingerprintsAndBootstrap(t *testing.T) {
