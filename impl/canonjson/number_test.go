@@ -15,8 +15,8 @@ type numberRow struct {
 	in, lossy, preserve string
 }
 
-// exampleTable is the verified input → output table of the reference fact sheet
-// (section 3.5.3), one row per spelling.
+// exampleTable is the input → output number table recorded from the Rust reference
+// (reference anchor A-NUM, docs/reference-anchors.md), one row per spelling.
 var exampleTable = []numberRow{
 	{"1", "1", "1"},
 	{"-0", "-0.0", "0"},
@@ -98,8 +98,9 @@ func TestExampleTableBothModes(t *testing.T) {
 	}
 }
 
-// Further Preserve spellings from the fact sheet (section 3.5.1): exponent and mantissa
-// text is kept, only E is lowered and a missing exponent sign becomes "+".
+// Further Preserve spellings (the first four rows are reference anchor A-PRESERVE,
+// docs/reference-anchors.md): exponent and mantissa text is kept, only E is lowered and a
+// missing exponent sign becomes "+".
 //
 // Spec: ENC-024, ENC-025
 func TestPreserveSpellings(t *testing.T) {
@@ -134,7 +135,8 @@ func TestPreserveSpellings(t *testing.T) {
 	}
 }
 
-// Lossy results the fact sheet verified (section 3.5.2), and exponent-overflow cases derived
+// Lossy results recorded from the Rust reference (reference anchor A-LOSSY,
+// docs/reference-anchors.md), further sign and range cases, and exponent-overflow cases derived
 // from serde_json's exponent accumulator (an i32 that overflows past 2147483647).
 //
 // Spec: ENC-028, ENC-029, ENC-031, ENC-032
@@ -144,7 +146,7 @@ func TestLossyConversion(t *testing.T) {
 		"-1e-400":                 "-0.0",
 		"2.5e-324":                "5e-324",
 		"9007199254740993.0":      "9007199254740994.0",  // not correctly rounded (…992 would be)
-		"0.10625857731859811":     "0.10625857731859813", // the fact sheet's 1-ulp drift example
+		"0.10625857731859811":     "0.10625857731859813", // the 1-ulp drift of anchor A-LOSSY
 		"-0":                      "-0.0",
 		"0":                       "0",
 		"-1":                      "-1",
@@ -244,8 +246,8 @@ func TestLossyIntegerClassification(t *testing.T) {
 	}
 }
 
-// Portability is being a fixed point of both modes; the examples come from the fact sheet
-// and from the table above.
+// Portability is being a fixed point of both modes; the examples come from the reference
+// anchors (docs/reference-anchors.md) and from the table above.
 //
 // Spec: ENC-034, ENC-035
 func TestPortableNumber(t *testing.T) {

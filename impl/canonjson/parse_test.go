@@ -284,7 +284,8 @@ func TestDuplicateKeysLastWins(t *testing.T) {
 	}
 }
 
-// The arbitrary_precision private number object (fact sheet section 3.5.1, item 3).
+// The arbitrary_precision private number object (reference anchor A-PRESERVE,
+// docs/reference-anchors.md).
 //
 // Spec: ENC-026, ENC-027
 func TestPrivateNumberObject(t *testing.T) {

@@ -26,7 +26,7 @@ func finiteFloat() *rapid.Generator[float64] {
 	return rapid.OneOf(rapid.Float64(), bits)
 }
 
-// expectedLayout spells f by the fact sheet's layout rules using strconv's independent
+// expectedLayout spells f by the layout rules of ENC-009 to ENC-011 using strconv's independent
 // positional ('f') and exponent ('e') shortest forms: positional with a mandatory fraction
 // for decimal exponents -5..15, otherwise exponent form with no exponent padding.
 func expectedLayout(f float64) string {

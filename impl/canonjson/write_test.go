@@ -9,8 +9,8 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 )
 
-// Layout examples from the fact sheet (section 3.5.4) and the spec chapter; Go's
-// encoding/json would write 1e16 as 10000000000000000 and 1.0 as 1.
+// Layout examples of reference anchor A-LAYOUT (docs/reference-anchors.md) and the spec
+// chapter; Go's encoding/json would write 1e16 as 10000000000000000 and 1.0 as 1.
 //
 // Spec: ENC-009, ENC-010, ENC-011, ENC-040
 func TestAppendFloatLayout(t *testing.T) {
@@ -82,8 +82,8 @@ func TestIntegers(t *testing.T) {
 	}
 }
 
-// expectedEscape is the serde_json escape of one control byte, spelled out from the fact
-// sheet's rule: five short escapes, every other byte below 0x20 as \u00xx lowercase.
+// expectedEscape is the serde_json escape of one control byte, spelled out from the rule of
+// ENC-005 and ENC-006: five short escapes, every other byte below 0x20 as \u00xx lowercase.
 func expectedEscape(c byte) string {
 	switch c {
 	case 0x08:
@@ -151,9 +151,9 @@ func TestKeyOrder(t *testing.T) {
 	}
 }
 
-// vector4Payload is the JSON payload of the fact sheet's test vector 4 (a raw DEL byte
-// sits between \u0001 and '/'); the reference writes it identically in both modes, and it
-// is 97 bytes long.
+// vector4Payload is the JSON payload of reference anchor A4 (docs/reference-anchors.md); a
+// raw DEL byte sits between \u0001 and '/'. The reference writes it identically in both
+// modes, and it is 97 bytes long.
 const vector4Payload = "{\"\":true,\"B\":null,\"a\":[1e+16,100,-0.0,1.5e-7,18446744073709551615,-42],\"z\":0.1,\"é\":\"\\u0001\x7f/<>\"}"
 
 // Spec: ENC-001, ENC-003, ENC-005, ENC-006, ENC-007, ENC-034
@@ -184,7 +184,8 @@ func TestVector4PayloadIsFixedPointOfBothModes(t *testing.T) {
 	}
 }
 
-// The fact sheet's section 7.1 example (vector 7's payload).
+// Reference anchor A-CANON (docs/reference-anchors.md), which is also the first payload of
+// anchor A7.
 //
 // Spec: ENC-001, ENC-003
 func TestSortsNestedObjects(t *testing.T) {
@@ -199,7 +200,7 @@ func TestSortsNestedObjects(t *testing.T) {
 			t.Errorf("%v: got %s, want %s", m, got, want)
 		}
 	}
-	// The fact sheet's section 8.1 example: 16 bytes after re-serialization.
+	// Reference anchor A-COUNT: 16 bytes after re-serialization.
 	v, err := canonjson.ParseValue([]byte("{ \"b\" : 1 ,\n \"a\" : \"é\" }"), canonjson.Lossy)
 	if err != nil {
 		t.Fatal(err)
