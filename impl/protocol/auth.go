@@ -490,9 +490,12 @@ func decimalLen(v uint64) int {
 }
 
 // checkPortableMessage returns a *NonPortableNumberError for the first
-// payload number of m (in writing order) that is not portable. It visits the
-// payload's numbers directly; for a message type it does not know it falls
-// back to scanning encoded, the message's canonical JSON.
+// payload number of m (in writing order) that is not portable. Messages
+// without a JSON payload (including statuses without one) are skipped; for
+// the others, and for any message type this switch does not know, it scans
+// encoded, the message's canonical JSON. Scanning the bytes already written
+// is cheaper than walking the payload, which would format every float a
+// second time.
 func checkPortableMessage(m Message, encoded []byte) error {
 	var p ToolPayload
 	switch m := m.(type) {
@@ -518,32 +521,7 @@ func checkPortableMessage(m Message, encoded []byte) error {
 	if p.Format != FormatJSON {
 		return nil // text, or a status without payload (its zero ToolPayload is text)
 	}
-	var scratch [48]byte
-	return checkPortableValue(p.JSON, &scratch)
-}
-
-// checkPortableValue walks v and checks each number as the writer spells it.
-func checkPortableValue(v canonjson.Value, scratch *[48]byte) error {
-	switch v.Kind() {
-	case canonjson.KindNumber:
-		tok := v.AppendJSON(scratch[:0])
-		if !plainPortableInteger(tok) && !plainPortableDecimal(tok) && !canonjson.PortableNumber(string(tok)) {
-			return &NonPortableNumberError{Token: string(tok)}
-		}
-	case canonjson.KindArray:
-		for _, e := range v.Elems() {
-			if err := checkPortableValue(e, scratch); err != nil {
-				return err
-			}
-		}
-	case canonjson.KindObject:
-		for _, e := range v.Entries() {
-			if err := checkPortableValue(e.Value, scratch); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return checkPortableJSON(encoded)
 }
 
 // checkPortableJSON scans compact canonical JSON (as AppendJSON writes it)
