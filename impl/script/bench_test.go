@@ -101,6 +101,25 @@ func BenchmarkRunToolCall(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
 }
 
+// The run-time cost of one tool.call_json with a small record input (the record literal, its
+// JSON text and the output string), compiled once.
+func BenchmarkRunToolCallJSON(b *testing.B) {
+	const calls = 100
+	m := benchMachine(b)
+	stmts, err := parse("use mod.tool\n"+strings.Repeat("tool.call_json(\"math.add\", {left: 20, right: 22})\n", calls), m.limits)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prog := compile(stmts)
+	b.ReportAllocs()
+	for b.Loop() {
+		if ev := m.start(prog); !ev.Completed() {
+			b.Fatal(ev)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
+}
+
 // Parsing and compiling alone, for comparison with the runs above.
 func BenchmarkParseCompile(b *testing.B) {
 	src := "use mod.tool\n" + strings.Repeat("tool.call(\"echo\", \"payload\")\n", 100)

@@ -23,6 +23,17 @@ func (w *jsonWriter) add(s string) bool {
 	return true
 }
 
+// commit accepts out, which is w.buf with text appended, unless it exceeds the bound.
+func (w *jsonWriter) commit(out []byte) bool {
+	if len(out) > w.max {
+		w.full = true
+		w.buf = out[:len(w.buf)]
+		return false
+	}
+	w.buf = out
+	return true
+}
+
 func (w *jsonWriter) addBytes(b []byte) bool {
 	if w.full || len(b) > w.max-len(w.buf) {
 		w.full = true
@@ -43,7 +54,7 @@ var (
 // toJSON implements `v.to_json()`: compact JSON with fields in record order, bounded in bytes
 // and container depth. Only nil, booleans, finite numbers, strings, arrays and records cross.
 func (m *Machine) toJSON(v Value) (string, error) {
-	w := &jsonWriter{max: m.limits.jsonBytes()}
+	w := &jsonWriter{max: m.limits.jsonBytes(), buf: make([]byte, 0, 64)}
 	if err := writeBoundedJSON(w, v, 0, m.limits.jsonDepth()); err != nil {
 		return "", err
 	}
@@ -62,7 +73,8 @@ func writeBoundedJSON(w *jsonWriter, v Value, depth, maxDepth int) error {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return errJSONBoundary
 		}
-		ok = w.addBytes(appendScriptNumber(nil, f))
+		var tmp [32]byte
+		ok = w.addBytes(appendScriptNumber(tmp[:0], f))
 	case KindString:
 		ok = writeBoundedString(w, v.str)
 	case KindArray:
@@ -120,8 +132,10 @@ func appendScriptNumber(dst []byte, f float64) []byte {
 }
 
 func writeBoundedString(w *jsonWriter, s string) bool {
-	out := make([]byte, 0, len(s)+2)
-	out = append(out, '"')
+	if w.full {
+		return false
+	}
+	out := append(w.buf, '"')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -146,7 +160,7 @@ func writeBoundedString(w *jsonWriter, s string) bool {
 		}
 	}
 	out = append(out, '"')
-	return w.addBytes(out)
+	return w.commit(out)
 }
 
 // parseJSON implements `s.parse_json()`: strict JSON text, at most the JSON byte bound and
@@ -251,7 +265,7 @@ func (m *Machine) fromJSON(doc canonjson.Value) (Value, error) {
 // control character is copied raw. The result is bounded by MaxStringBytes (an uncatchable
 // stop). Functions, modules and promises cannot be written: the call is denied.
 func (m *Machine) toolInputJSON(v Value) (string, error) {
-	w := &jsonWriter{max: m.limits.MaxStringBytes}
+	w := &jsonWriter{max: m.limits.MaxStringBytes, buf: make([]byte, 0, 64)}
 	if err := writeRawJSON(w, v); err != nil {
 		return "", err
 	}
@@ -280,7 +294,8 @@ func writeRawJSON(w *jsonWriter, v Value) error {
 		case math.IsInf(f, -1):
 			w.add("-inf")
 		default:
-			w.addBytes(strconv.AppendFloat(nil, f, 'f', -1, 64))
+			var tmp [32]byte
+			w.addBytes(strconv.AppendFloat(tmp[:0], f, 'f', -1, 64))
 		}
 	case KindString:
 		writeRawString(w, v.str)
@@ -315,8 +330,10 @@ func writeRawJSON(w *jsonWriter, v Value) error {
 }
 
 func writeRawString(w *jsonWriter, s string) {
-	out := make([]byte, 0, len(s)+2)
-	out = append(out, '"')
+	if w.full {
+		return
+	}
+	out := append(w.buf, '"')
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {
 		case '\b':
@@ -334,5 +351,5 @@ func writeRawString(w *jsonWriter, s string) {
 		}
 	}
 	out = append(out, '"')
-	w.addBytes(out)
+	w.commit(out)
 }
