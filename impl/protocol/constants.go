@@ -10,7 +10,7 @@
 // reference's order, so the first failing check decides the error kind.
 package protocol
 
-// Protocol constants (protocol-facts §1).
+// Protocol constants (the limits are listed in spec section 2.9).
 const (
 	// ProtocolVersion is the only protocol_version accepted in manifests and messages.
 	ProtocolVersion uint16 = 5
@@ -24,7 +24,7 @@ const (
 	AuthTagBytes = 32
 	// SessionKeyBytes is the length of a session key.
 	SessionKeyBytes = 32
-	// MaxTokenBytes bounds the length of a token (§2.1).
+	// MaxTokenBytes bounds the length of a token (MSG-002).
 	MaxTokenBytes = 128
 	// MaxResourcesPerGrant bounds the distinct resource selectors of one grant.
 	MaxResourcesPerGrant = 64
@@ -58,7 +58,7 @@ const (
 	DefaultMaxOutputBytes uint32 = 64 * 1024
 )
 
-// Domain strings of the fingerprints (§7).
+// Domain strings of the fingerprints (FP-007, FP-016).
 const (
 	// OperationInputDomain prefixes the canonical input bytes in an operation input
 	// fingerprint.

@@ -8,8 +8,8 @@ import (
 	"github.com/splashv5/conform/impl/derive"
 )
 
-// The serde descriptions of the protocol types (protocol-facts §4, §5). Field order is
-// declaration order; DenyUnknown follows §4.13.
+// The serde descriptions of the protocol types (spec sections 2.2 to 2.6). Field order is
+// declaration order (ENC-002); DenyUnknown follows MSG-021.
 var (
 	resourceSelectorStruct = derive.Struct{Name: "ResourceSelector", Fields: []derive.Field{
 		{Name: "kind"}, {Name: "id"},

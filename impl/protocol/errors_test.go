@@ -10,7 +10,7 @@ import (
 	"github.com/splashv5/conform/impl/derive"
 )
 
-// The 61 ProtocolError variant names, in declaration order (protocol-facts §14.1).
+// The 61 ProtocolError variant names, in the reference's declaration order (ERR-001).
 var referenceKindNames = []string{
 	"UnsupportedVersion", "InvalidToken", "DuplicateGrant", "InvalidGrant", "TooManyGrants",
 	"TooManyResources", "AttenuationWidensLimits", "AttenuationExpandsResources", "UnknownSession",

@@ -89,7 +89,7 @@ func TestValidateForCountsReserializedBytes(t *testing.T) {
 
 // Spec: FP-005, FP-010, FP-011, ENC-003
 func TestCanonicalBytesExample(t *testing.T) {
-	// protocol-facts §7.1.
+	// Reference anchor A-CANON (docs/reference-anchors.md).
 	for _, mode := range bothModes {
 		p := JSONPayload(mustValue(t, `{"b":[1,{"z":1,"a":"x"}],"a":null,"B":true}`, mode))
 		b, err := CanonicalOperationInputBytes(p)

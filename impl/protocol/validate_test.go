@@ -252,7 +252,7 @@ func TestStatusValidation(t *testing.T) {
 	})
 }
 
-// §8.3: invoke and result payloads are not checked by message validation; dispatch,
+// Spec section 2.7: invoke and result payloads are not checked by message validation; dispatch,
 // compensation and status-bearing messages are.
 //
 // Spec: MSG-031, MSG-032, MSG-011

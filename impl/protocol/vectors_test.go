@@ -9,8 +9,9 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 )
 
-// The expectations in this file are the reference vectors of the protocol fact sheet (§7.1,
-// §16), produced by running the Rust reference; none is computed by the code under test.
+// The expectations in this file are outputs recorded by running the Rust reference
+// (reference anchors A1 to A7 and A-CANON in docs/reference-anchors.md); none is computed by
+// the code under test. A name with "vector" and a number N refers to anchor AN.
 
 var bothModes = []canonjson.Mode{canonjson.Preserve, canonjson.Lossy}
 
