@@ -363,7 +363,7 @@ func TestCompensationBudgetPerIdentity(t *testing.T) {
 	a := newAuthorizer(t)
 	fp := fingerprintOf(t, calcGrant)
 	if fp2 := fingerprintOf(t, releaseGrant); fp2 != releaseFingerprint {
-		t.Fatalf("release fingerprint %s, want §16 vector 5", fp2)
+		t.Fatalf("release fingerprint %s, want reference anchor A5", fp2)
 	}
 	first := compensation("c1", "calc", "op-1", "cmp-1", fp, jsonPayload(t, `{"undo":1}`))
 	if _, err := a.AuthorizeCompensation(first); err != nil {

@@ -19,7 +19,7 @@ var (
 	echoGrant = protocol.CapabilityGrant{Tool: "echo", Format: protocol.FormatText, MaxCalls: 2, MaxInputBytes: 8, MaxOutputBytes: 8}
 	// calc: json, three calls, 16-byte limits, two compensations.
 	calcGrant = protocol.CapabilityGrant{Tool: "calc", Format: protocol.FormatJSON, MaxCalls: 3, MaxInputBytes: 16, MaxOutputBytes: 16, MaxCompensations: 2}
-	// release: the grant of protocol-facts §16 vector 5.
+	// release: the grant of reference anchor A5 (docs/reference-anchors.md).
 	releaseGrant = protocol.CapabilityGrant{
 		Tool: "release.publish", Format: protocol.FormatJSON, MaxCalls: 1, MaxInputBytes: 16384, MaxOutputBytes: 65536, MaxCompensations: 1,
 		Resources: []protocol.ResourceSelector{
@@ -31,7 +31,8 @@ var (
 	}
 )
 
-// releaseFingerprint is the compensation fingerprint of releaseGrant (§16 vector 5).
+// releaseFingerprint is the compensation fingerprint of releaseGrant, recorded from the Rust
+// reference (reference anchor A5, docs/reference-anchors.md).
 const releaseFingerprint = "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9"
 
 // wrongFingerprint is well-formed hex that matches no grant.

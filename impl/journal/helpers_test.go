@@ -17,7 +17,8 @@ const (
 	scope   = "tenant-release"
 )
 
-// Fingerprints from protocol-facts §16 (vectors 5 and 7).
+// Fingerprints recorded from the Rust reference (reference anchors A5 and A7,
+// docs/reference-anchors.md).
 const (
 	releaseFingerprint = "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9"
 	inputFingerprint   = "47a67a884b85e9385cedfd6cb717c9ff4f361ac2fee1f2085096df0902e4936d" // {"b":[1,{"z":1,"a":"x"}],"a":null,"B":true}

@@ -11,7 +11,8 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// The journal of protocol-facts §16 vector 8, with the full fingerprints of vectors 5 and 7.
+// The journal of reference anchor A8 (docs/reference-anchors.md), which holds the fingerprints
+// of anchors A5 and A7.
 const vector8 = `{"format_version":2,"scope":"tenant-release","records":[{"tool":"release.publish","operation_key":"release-42-add","input_fingerprint":"47a67a884b85e9385cedfd6cb717c9ff4f361ac2fee1f2085096df0902e4936d","state":{"state":"succeeded","payload":{"format":"json","value":{"total":42}}},"compensation":{"compensation_key":"cmp-undo-1","input_fingerprint":"5cc121e4a0ce2f79ae6b83397eb4f81a66bf12a9b1fe5836835a8118de24d578","grant_fingerprint":"b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9","state":{"state":"pending"}}}]}`
 
 // Spec: JRN-001, JRN-002, JRN-011, JRN-013, JRN-015, JRN-020, JRN-023
@@ -47,7 +48,7 @@ func TestVector8(t *testing.T) {
 			}
 			got := toJSON(t, j)
 			if string(got) != vector8 {
-				t.Fatalf("vector 8:\n got %s\nwant %s", got, vector8)
+				t.Fatalf("anchor A8:\n got %s\nwant %s", got, vector8)
 			}
 			if j.Size() != len(vector8) {
 				t.Fatalf("Size %d, want %d", j.Size(), len(vector8))
@@ -57,7 +58,7 @@ func TestVector8(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !back.Equal(j) || !bytes.Equal(toJSON(t, back), got) {
-				t.Fatal("vector 8 does not round-trip")
+				t.Fatal("anchor A8 does not round-trip")
 			}
 		})
 	}

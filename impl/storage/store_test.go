@@ -332,7 +332,7 @@ func TestStoreAcceptsTheAllZeroKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantLoaded(t, s, testKey, 1, "zero", "p")
-	// A different key (vector 10's) does not verify it.
+	// A different key (that of reference anchor A10) does not verify it.
 	other := NewAuthenticatedStore(s.Backend(), mustKeyring(t, "zero", vector10Key()))
 	_, err = other.Load(ctxb(), testKey)
 	wantKind(t, err, ErrInvalidAuthenticationTag)

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// Vector 10 of the protocol fact sheet: produced by the reference
-// implementation, never by this package.
+// The storage record of reference anchor A10 (docs/reference-anchors.md): produced by the
+// Rust reference implementation, never by this package.
 const vector10Envelope = `{"format_version":1,"key_id":"storage-v1","revision":1,"payload":"aGVsbG8","auth_tag":"364a8f1bc9e6cdeca3b4612a14dc81029d96c050c62886c46140a43b7776eecd"}`
 
 func vector10Key() Key {
