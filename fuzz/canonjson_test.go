@@ -8,8 +8,9 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 )
 
-// canonjsonSeeds are documents from the reference's verified examples (number table,
-// test vectors 4 and 7, reader strictness cases) plus edge cases of the reader.
+// canonjsonSeeds are documents from the outputs recorded from the Rust reference (reference
+// anchors A-NUM, A4 and A7 in docs/reference-anchors.md), reader strictness cases and edge
+// cases of the reader.
 var canonjsonSeeds = []string{
 	"1", "-0", "-0.0", "1.0", "1.50", "1e2", "1E2", "1e+2", "1e-2", "1.5e-7", "1e15", "1e16",
 	"0.000001", "0.00001", "18446744073709551615", "18446744073709551616",

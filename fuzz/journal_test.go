@@ -9,8 +9,9 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// journalSeeds are journals from the reference's test vector 8 and from the journal's load
-// cases: every state, compensations, alternative encodings and rejected documents.
+// journalSeeds are journals from reference anchor A8 (docs/reference-anchors.md) and from the
+// journal's load cases: every state, compensations, alternative encodings and rejected
+// documents.
 var journalSeeds = []string{
 	`{"format_version":2,"scope":"tenant","records":[]}`,
 	`{"format_version":2,"scope":"tenant-release","records":[{"tool":"release.publish","operation_key":"release-42-add","input_fingerprint":"47a67a884b85e9385cedfd6cb717c9ff4f361ac2fee1f2085096df0902e4936d","state":{"state":"succeeded","payload":{"format":"json","value":{"total":42}}},"compensation":{"compensation_key":"cmp-undo-1","input_fingerprint":"5cc121e4a0ce2f79ae6b83397eb4f81a66bf12a9b1fe5836835a8118de24d578","grant_fingerprint":"b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9","state":{"state":"pending"}}}]}`,

@@ -8,8 +8,9 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// manifestSeeds are manifests (the one of protocol-facts 16.1, the grant of 16.5, and invalid
-// or alternative spellings); attenuationSeeds are manifest attenuations.
+// manifestSeeds are manifests (the one of reference anchor A1, the grant of anchor A5, both
+// in docs/reference-anchors.md, and invalid or alternative spellings); attenuationSeeds are
+// manifest attenuations.
 var (
 	manifestSeeds = []string{
 		`{"protocol_version":5,"session_id":"session-1","grants":[{"tool":"text.echo","format":"text","max_calls":1,"max_input_bytes":16384,"max_output_bytes":65536,"max_compensations":0,"resources":[]}]}`,

@@ -8,9 +8,10 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// messageSeeds are the reference's verified messages (protocol-facts 16.1-16.4 and the
-// close_session example), one message of every kind, and the alternative spellings serde
-// accepts (positional arrays, tags anywhere, escaped keys, variant indexes, unknown members).
+// messageSeeds are the messages recorded from the Rust reference (reference anchors A1 to A4,
+// docs/reference-anchors.md) and the close_session example of MSG-026, one message of every
+// kind, and the alternative spellings serde accepts (positional arrays, tags anywhere, escaped
+// keys, variant indexes, unknown members).
 var messageSeeds = []string{
 	`{"type":"open_session","manifest":{"protocol_version":5,"session_id":"session-1","grants":[{"tool":"text.echo","format":"text","max_calls":1,"max_input_bytes":16384,"max_output_bytes":65536,"max_compensations":0,"resources":[]}]}}`,
 	"{\"type\":\"invoke\",\"invocation\":{\"protocol_version\":5,\"session_id\":\"session-1\",\"request_id\":\"request-1\",\"tool\":\"text.echo\",\"payload\":{\"format\":\"text\",\"value\":\"hi \\\"there\\\"\\n\xc3\xa9\"}}}",
