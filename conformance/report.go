@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"bytes"
+	_ "embed"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -9,6 +11,20 @@ import (
 	"strings"
 	"time"
 )
+
+var (
+	//go:embed schema/report.schema.json
+	reportSchema []byte
+	//go:embed schema/junit.schema.json
+	junitSchema []byte
+)
+
+// ReportSchema returns the JSON Schema of the JSON index (schema/report.schema.json).
+func ReportSchema() []byte { return bytes.Clone(reportSchema) }
+
+// JUnitSchema returns the JSON Schema of the JUnit report's element tree
+// (schema/junit.schema.json).
+func JUnitSchema() []byte { return bytes.Clone(junitSchema) }
 
 // ReportFormatVersion is the version of the JSON report layout (schema/report.schema.json).
 const ReportFormatVersion = 1
