@@ -26,7 +26,7 @@ type memStore struct {
 	leases   []uint64
 }
 
-func newMemStore(t *testing.T) *memStore {
+func newMemStore(t testing.TB) *memStore {
 	j, err := journal.New(scope)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func (m *memStore) Persist(_ context.Context, j *journal.Journal, expected uint6
 
 // rig is one opened session with its host, store and effect record.
 type rig struct {
-	t       *testing.T
+	t       testing.TB
 	host    *workertest.Host
 	session *worker.Session
 	store   *memStore
@@ -76,7 +76,7 @@ func profileGrant(tool string, calls, compensations uint32) protocol.CapabilityG
 	return workertest.Grant(tool, profile.Formats[tool], calls, compensations)
 }
 
-func newRig(t *testing.T, o rigOptions) *rig {
+func newRig(t testing.TB, o rigOptions) *rig {
 	t.Helper()
 	host, err := workertest.NewHost("session-1")
 	if err != nil {
