@@ -342,7 +342,7 @@ func TestDriverSecondInvokeIsFatalAndJoinsTheAdapter(t *testing.T) {
 	}
 }
 
-// Spec: CAN-019
+// Spec: CAN-010, CAN-019
 func TestDriverTeardownWaitsForAnUncooperativeAdapter(t *testing.T) {
 	r := newDriverRig(t)
 	h := r.host
