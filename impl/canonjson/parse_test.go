@@ -47,7 +47,7 @@ func TestParseAccepts(t *testing.T) {
 // Inputs serde_json rejects, with the offset of the offending byte as serde_json reports
 // it (its peek position); -1 means "do not check the offset".
 //
-// Spec: ENC-013, ENC-014, ENC-015, ENC-016, ENC-017, ENC-018, ENC-019, ENC-020
+// Spec: ENC-013, ENC-014, ENC-015, ENC-016, ENC-017, ENC-018, ENC-019, ENC-020, ERR-020
 func TestParseRejects(t *testing.T) {
 	cases := []struct {
 		name, in string
@@ -155,7 +155,7 @@ func nested(open, close string, depth int, inner string) string {
 // serde_json starts a depth budget at 128 and refuses the container that brings it to
 // zero, so 127 nested containers pass and the 128th opening bracket is refused.
 //
-// Spec: ENC-021
+// Spec: ENC-021, ERR-020
 func TestNestingLimit(t *testing.T) {
 	ok := []string{
 		nested("[", "]", 127, ""),
