@@ -22,3 +22,12 @@
 // an end of stream, a transport error or a deadline is never a cancellation: only a positive,
 // authenticated acknowledgement from the worker is.
 package transport
+
+import "github.com/splashv5/conform/impl/host"
+
+// The synchronous invoke transports are host worker transports, and Process is a Supervisor.
+var (
+	_ host.WorkerTransport = (*FrameTransport)(nil)
+	_ host.WorkerTransport = (*InProcessTransport)(nil)
+	_ Supervisor           = (*Process)(nil)
+)

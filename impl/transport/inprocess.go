@@ -46,10 +46,15 @@ func (t *InProcessTransport) Poisoned() bool { return t.poisoned }
 // Discard poisons the transport.
 func (t *InProcessTransport) Discard() { t.poisoned = true }
 
-// Dispatch seals an invoke, hands its line to the worker session, opens the answer and
+// Dispatch is DispatchContext with a background context.
+func (t *InProcessTransport) Dispatch(inv protocol.ToolInvocation) (protocol.ToolResult, error) {
+	return t.DispatchContext(context.Background(), inv)
+}
+
+// DispatchContext seals an invoke, hands its line to the worker session, opens the answer and
 // requires a result. Errors: ErrPoisoned; ErrProtocol (sealing or opening); ErrWorker, wrapping
 // the worker session's error, when the session answers nothing; ErrUnexpectedResponse.
-func (t *InProcessTransport) Dispatch(ctx context.Context, inv protocol.ToolInvocation) (protocol.ToolResult, error) {
+func (t *InProcessTransport) DispatchContext(ctx context.Context, inv protocol.ToolInvocation) (protocol.ToolResult, error) {
 	if t.poisoned {
 		return protocol.ToolResult{}, newError(ErrPoisoned, nil)
 	}
