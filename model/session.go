@@ -332,7 +332,7 @@ func (m *SessionModel) dispatch(f SessionFrame, faults []string, out *SessionOut
 		out.Err = e
 		return
 	}
-	status := Status{State: state.State, Payload: state.Payload, Message: state.Message}
+	status := Status(state)
 	if admission == AdmitExisting {
 		if state.State == "pending" {
 			out.Err = "PendingOperation"
@@ -392,7 +392,7 @@ func (m *SessionModel) compensate(f SessionFrame, faults []string, out *SessionO
 		out.Err = e
 		return
 	}
-	status := Status{State: state.State, Payload: state.Payload, Message: state.Message}
+	status := Status(state)
 	if admission == AdmitExisting {
 		if state.State == "pending" {
 			out.Err = "PendingCompensation"

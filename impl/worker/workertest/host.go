@@ -19,7 +19,6 @@ type Host struct {
 	// SessionID is the session id of the bootstrap and of every message.
 	SessionID string
 	key       *protocol.SessionKey
-	sealer    *protocol.Authenticator // host role: seals host frames
 	opener    *protocol.Authenticator // host role: opens worker frames
 	next      uint64                  // next host sequence
 }
