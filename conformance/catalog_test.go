@@ -80,7 +80,6 @@ func TestCatalogCoversTheWorkerChapters(t *testing.T) {
 		"WRK-001": "registry API", "WRK-004": "adapter API", "WRK-005": "typed adapter helper API",
 		"WRK-010": "library API: the role of the authenticator", "WRK-016": "admission internals",
 		"WRK-020": "poisoned sessions end the reference worker at once", "WRK-031": "journal access is not observable",
-		"WRK-045": "needs an adapter that returns an invalid status", "WRK-062": "needs an adapter that fails reconciliation",
 		"WRK-063": "the profile's only reconcilable tool declares a contract", "WRK-070": "journal store internals",
 		"WRK-071": "journal store internals", "WRK-072": "covered by the exit classes", "WRK-080": "journal store internals",
 		"WRK-082": "journal store internals", "WRK-095": "fault injection is the mutation harness's concern",

@@ -295,5 +295,31 @@ func init() {
 				t.expectEffects("dispatches in modes fail, running, succeed and error", effectLine("op-2", "2"), effectLine("op-3", "3"))
 			},
 		},
+		&Check{
+			ID: "CNF-DURABLE-23", Level: Must, Requirements: []string{"WRK-045", "JRN-016", "WRK-072", "AUZ-022"},
+			Needs: durableEffects,
+			Title: "a dispatch status the grant rejects is never answered (status 6), though the effect happened",
+			run: func(t *T) {
+				g := durableGrant(0)
+				g.MaxOutputBytes = 20 // the success payload {"operation_key":"op-1","value":"x"} has 34 bytes
+				w := t.session(g)
+				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":"x"}`))
+				w.expectExit(exitAdapter, "a succeeded status whose payload exceeds max_output_bytes 20")
+				t.expectEffects("a dispatch whose status the grant rejects", effectLine("op-1", `"x"`))
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-24", Level: Must, Requirements: []string{"WRK-062", "WRK-060", "JRN-017"},
+			Needs: durable,
+			Title: "a reconciled status the grant rejects is never answered (status 6)",
+			run: func(t *T) {
+				g := durableGrant(0)
+				g.MaxOutputBytes = 20
+				w := t.session(g)
+				t.expectStatus("the status", protocol.Running(), w.dispatch("op-1", `{"value":"x","mode":"running"}`))
+				w.sendReconcile(toolDurable, "op-1")
+				w.expectExit(exitAdapter, "a reconciled succeeded status whose payload exceeds max_output_bytes 20")
+			},
+		},
 	)
 }
