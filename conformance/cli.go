@@ -264,7 +264,7 @@ func writeSummary(w io.Writer, r *Report) {
 			} else if res.Detail != "" {
 				fmt.Fprintf(w, "      %s\n", indentBy(res.Detail, 6))
 			}
-			if last := lastStderrLine(res.Stderr); last != "" {
+			if last := lastStderrLine(res.Stderr); last != "" && !strings.Contains(res.Detail, strings.TrimPrefix(last, "; stderr: ")) {
 				fmt.Fprintf(w, "      %s\n", strings.TrimPrefix(last, "; "))
 			}
 		}
