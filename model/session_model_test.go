@@ -134,6 +134,24 @@ func sessMessage(h *workertest.Host, f model.SessionFrame, formats map[string]pr
 	case model.SessionCompensate:
 		return h.CompensateWithFingerprint(f.RequestID, f.Tool, f.OperationKey, f.CompensationKey, f.TenantScope, f.GrantFingerprint, input)
 	}
+	// Messages a worker never accepts from a host: results arriving out of turn, a cancel, a
+	// second open, a close.
+	status := protocol.Succeeded(workertest.JSON(`{"operation_key":"` + f.OperationKey + `","value":1}`))
+	switch f.Message {
+	case "result":
+		return protocol.ResultMessage{Result: protocol.ToolResult{ProtocolVersion: protocol.ProtocolVersion,
+			SessionID: h.SessionID, RequestID: f.RequestID, Payload: input}}
+	case "operation_result":
+		return protocol.OperationResultMessage{Result: protocol.OperationReconcileResult{ProtocolVersion: protocol.ProtocolVersion,
+			SessionID: h.SessionID, RequestID: f.RequestID, Tool: f.Tool, OperationKey: f.OperationKey, Status: status}}
+	case "reconciled_operation":
+		return protocol.ReconciledOperationMessage{Result: protocol.OperationReconcileResult{ProtocolVersion: protocol.ProtocolVersion,
+			SessionID: h.SessionID, RequestID: f.RequestID, Tool: f.Tool, OperationKey: f.OperationKey, Status: status}}
+	case "cancel":
+		return h.Cancel("x"+f.RequestID, f.RequestID, f.Tool)
+	case "open_session":
+		return h.OpenSession()
+	}
 	return h.CloseSession()
 }
 
@@ -232,7 +250,7 @@ func sessDraw(t *rapid.T, fresh *int, grants []model.Grant) model.SessionStep {
 		model.SessionDispatch, model.SessionReconcile, model.SessionReconcile, model.SessionCompensate,
 		model.SessionCompensate}).Draw(t, "kind")
 	// rapid favours the ends of a range, so rare events use values in the middle.
-	if rapid.IntRange(0, 49).Draw(t, "other") == 25 {
+	if rapid.IntRange(0, 29).Draw(t, "other") == 15 {
 		kind = model.SessionOther
 	}
 	tool := model.SessionToolRecord
@@ -240,7 +258,11 @@ func sessDraw(t *rapid.T, fresh *int, grants []model.Grant) model.SessionStep {
 		tool = rapid.SampledFrom([]string{model.SessionToolEcho, model.SessionToolEcho, model.SessionToolFail,
 			model.SessionToolUndeclared, model.SessionToolRecord, "conf.json.echo"}).Draw(t, "tool")
 	}
-	f := model.SessionFrame{Kind: kind, Tool: tool, Message: "close_session"}
+	f := model.SessionFrame{Kind: kind, Tool: tool}
+	if kind == model.SessionOther {
+		f.Message = rapid.SampledFrom([]string{"result", "operation_result", "reconciled_operation", "cancel",
+			"open_session", "close_session"}).Draw(t, "message")
+	}
 	if rapid.IntRange(0, 3).Draw(t, "reuse id") == 0 {
 		f.RequestID = "r" + strconv.Itoa(rapid.IntRange(0, 3).Draw(t, "id"))
 	} else {
