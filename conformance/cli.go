@@ -277,7 +277,11 @@ func writeSummary(w io.Writer, r *Report) {
 	if r.Strict {
 		strict = " (strict)"
 	}
-	fmt.Fprintf(w, "\nsplash-conform: %s%s: %d checks in %s\n", verdict, strict, s.Total, r.Duration.Round(time.Millisecond))
+	noun := "checks"
+	if s.Total == 1 {
+		noun = "check"
+	}
+	fmt.Fprintf(w, "\nsplash-conform: %s%s: %d %s in %s\n", verdict, strict, s.Total, noun, r.Duration.Round(time.Millisecond))
 }
 
 func indentBy(s string, n int) string {
