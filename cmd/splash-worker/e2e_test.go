@@ -190,6 +190,16 @@ func TestExitStatuses(t *testing.T) {
 			p.expectExit(tc.code, tc.class)
 		})
 	}
+	// A host that stops reading: the answer cannot be written.
+	p0 := launch(t, "session-1")
+	p0.open(grant(echoTool, 1, 0))
+	p0.pipe.Close()
+	p0.send(p0.host.Invoke("r1", echoTool, text("x")))
+	_ = p0.stdin.Close()
+	if err := p0.cmd.Wait(); p0.cmd.ProcessState.ExitCode() != 4 || !strings.Contains(p0.stderr.String(), "transport: worker: Write") {
+		t.Fatalf("write failure: %v, exit %d, %q", err, p0.cmd.ProcessState.ExitCode(), p0.stderr)
+	}
+	p0.waited = true
 	// A bad bootstrap.
 	host, err := workertest.NewHost("session-1")
 	if err != nil {

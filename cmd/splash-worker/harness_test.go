@@ -69,6 +69,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
+	pipe   io.ReadCloser // the read end of stdout
 	stderr *lockedBuffer
 	waited bool
 	code   int
@@ -98,7 +99,7 @@ func launchRaw(t testing.TB, host *workertest.Host, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, host: host, cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), stderr: &lockedBuffer{}}
+	p := &proc{t: t, host: host, cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), pipe: stdout, stderr: &lockedBuffer{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

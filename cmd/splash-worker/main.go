@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"lukechampine.com/blake3"
@@ -61,6 +63,8 @@ type options struct {
 }
 
 func main() {
+	// A host that stops reading must make a write fail (exit status 4), not kill the process.
+	signal.Ignore(syscall.SIGPIPE)
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
