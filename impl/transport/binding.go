@@ -9,7 +9,7 @@ import (
 )
 
 // ExternalBinding binds one claimed external operation of the host runtime to one invocation
-// on a Multiplexed transport (TRN-070 to TRN-077). The runtime's opaque operation id and the
+// on a Multiplexed transport (TRN-070 to TRN-075). The runtime's opaque operation id and the
 // external input stay on the host: the worker sees only the invocation's request id, tool and
 // payload, and a cancel repeats only the request id and tool. Only an authenticated, positive
 // acknowledgement from the worker is applied as a confirmed cancellation.
@@ -88,7 +88,7 @@ func (b *ExternalBinding) RequestID() string { return b.pending.RequestID() }
 
 // RequestCancellation sends the one cancellation of the bound invocation, identified towards
 // the worker by cancellationID, after checking that req is the runtime's cancellation request
-// for exactly this operation (TRN-071). Checks, in order: ErrAlreadyTerminal; req's id, tool
+// for exactly this operation (TRN-072). Checks, in order: ErrAlreadyTerminal; req's id, tool
 // name, call index, attempt and idempotency key all equal the bound invocation's
 // (ErrCancellationBindingMismatch); no cancellation was sent through this binding before
 // (ErrCancellationAlreadyRequested); then ErrTransport wrapping the transport's refusal.
@@ -159,7 +159,9 @@ type ExternalEvent struct {
 }
 
 // Terminal reports whether the event ends the binding.
-func (e ExternalEvent) Terminal() bool { return e.Kind == ExternalCompleted || e.Kind == ExternalCancelled }
+func (e ExternalEvent) Terminal() bool {
+	return e.Kind == ExternalCompleted || e.Kind == ExternalCancelled
+}
 
 // observation is what poll found before it is turned into an event.
 type observation struct {
@@ -167,7 +169,7 @@ type observation struct {
 	outcome InvocationOutcome
 }
 
-// observe checks the invocation before the cancellation disposition (TRN-072). An error is
+// observe checks the invocation before the cancellation disposition (TRN-073). An error is
 // the transport's.
 func (b *ExternalBinding) observe() (observation, error) {
 	if b.terminal {
@@ -219,7 +221,7 @@ func (b *ExternalBinding) event(o observation) (ExternalEvent, error) {
 }
 
 // PollEvent returns at most one new observation without blocking and without touching the
-// runtime (TRN-072). Errors: ErrTransport, wrapping ErrExternalBindingTerminal after the
+// runtime (TRN-073). Errors: ErrTransport, wrapping ErrExternalBindingTerminal after the
 // terminal event or the transport's failure; ErrInvalidCancelledOutcome.
 func (b *ExternalBinding) PollEvent() (ExternalEvent, error) {
 	o, err := b.observe()
@@ -273,7 +275,7 @@ type ExternalPoll struct {
 	Settlement host.Settlement
 }
 
-// ApplyToRuntime applies ev to rt (TRN-073): a completion is CompleteExternal with the output;
+// ApplyToRuntime applies ev to rt (TRN-074): a completion is CompleteExternal with the output;
 // an acknowledgement is ConfirmExternalCancellation, and only an acknowledged disposition is
 // accepted (ErrInvalidCancelledOutcome otherwise). The other kinds change nothing. A refusal by
 // the runtime is ErrExternal; confirming fails there when the host skipped

@@ -18,7 +18,7 @@ type FrameChannel interface {
 }
 
 // Channel is the JSON-line FrameChannel over a worker's output stream and input stream
-// (TRN-001 to TRN-006). Each frame travels as its canonical line followed by one newline and a
+// (TRN-001 to TRN-003). Each frame travels as its canonical line followed by one newline and a
 // flush. A received line may hold at most 1 MiB before its newline, which is enforced while
 // reading, before the line is decoded.
 //
@@ -58,8 +58,8 @@ func (c *Channel) Send(f protocol.Frame) error {
 	return nil
 }
 
-// Receive reads the next line and decodes it as a frame, without authenticating it (TRN-002,
-// TRN-003). Errors are *jsonline.Error values, in the order the line is checked: an I/O
+// Receive reads the next line and decodes it as a frame, without authenticating it (TRN-001,
+// TRN-002). Errors are *jsonline.Error values, in the order the line is checked: an I/O
 // failure, a line over 1 MiB (jsonline.ErrProtocol wrapping WireFrameTooLarge, reported
 // without buffering more than the limit), end of input before a newline
 // (jsonline.ErrUnexpectedEndOfStream), a line that is not UTF-8 (jsonline.ErrInvalidUTF8),

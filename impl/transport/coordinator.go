@@ -14,7 +14,7 @@ import (
 type Phase uint8
 
 // The coordinator phases. The first five are the states of the ordering table of chapter 22
-// (TRN-050): Idle, A, AC, ACR and Closing.
+// (section 22.6): Idle, A, AC, ACR and Closing.
 const (
 	// PhaseIdle: no invocation is active.
 	PhaseIdle Phase = iota + 1

@@ -38,7 +38,7 @@ const (
 	ErrWorker
 )
 
-// Errors of the multiplexed transport (TRN-040 to TRN-069).
+// Errors of the multiplexed transport (TRN-040 to TRN-062).
 const (
 	// ErrIO: writing or reading the worker stream failed; Err holds the cause.
 	ErrIO ErrorKind = iota + 32
@@ -61,7 +61,7 @@ const (
 	ErrAbandoned
 )
 
-// Errors of the external-tool binding (TRN-070 to TRN-079).
+// Errors of the external-tool binding (TRN-070 to TRN-075).
 const (
 	// ErrExternal: the host runtime refused the operation; Err holds its error.
 	ErrExternal ErrorKind = iota + 48
@@ -78,7 +78,7 @@ const (
 	ErrAlreadyTerminal
 )
 
-// Errors of the supervised session (TRN-080 to TRN-099).
+// Errors of the supervised session (TRN-080 to TRN-088).
 const (
 	// ErrBridge: preparing or cancelling through the binding failed without poisoning;
 	// Err holds the binding *Error.

@@ -8,7 +8,7 @@ import (
 )
 
 // InProcessTransport runs an opened worker session inside the host process (TRN-030 to
-// TRN-034). It is meant for a fixed catalog of adapters that ship with the host, for example
+// TRN-033). It is meant for a fixed catalog of adapters that ship with the host, for example
 // on mobile or embedded targets: every call still crosses the authenticated frame boundary, so
 // session ids, roles, sequences and tags are checked exactly as over a pipe.
 //

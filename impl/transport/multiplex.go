@@ -10,7 +10,7 @@ import (
 )
 
 // Multiplexed is the host transport for one cancellable ordinary invocation at a time
-// (TRN-040 to TRN-063). Its read and write directions are owned independently: one reader
+// (TRN-040 to TRN-062). Its read and write directions are owned independently: one reader
 // goroutine reads, decodes and hands worker frames to the Coordinator, one line per read
 // permit, while host commands seal and write their frames from the caller's goroutine. So a
 // host can send cancel while the worker's adapter still runs, and a result that wins the race

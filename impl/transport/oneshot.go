@@ -32,7 +32,7 @@ func (s OperationState) String() string {
 }
 
 // OperationTransport performs exactly one durable exchange, a dispatch, a reconciliation or a
-// compensation, and is then consumed (TRN-020 to TRN-026). A durable effect can be left
+// compensation, and is then consumed (TRN-020 to TRN-023). A durable effect can be left
 // ambiguous when a worker stops, so an interrupted stream is never reused: recovery opens a
 // fresh session from the worker's durable journal and reconciles there.
 //

@@ -19,7 +19,7 @@ import (
 )
 
 // Process is a Supervisor that runs a worker command as the leader of its own process group
-// (TRN-093 to TRN-099). StartProcess generates a fresh session key from crypto/rand, starts
+// (TRN-093 to TRN-096). StartProcess generates a fresh session key from crypto/rand, starts
 // the worker and writes the private-pipe bootstrap on its standard input; the key never
 // appears in arguments, environment, output or errors. An armed invocation deadline that
 // elapses kills the whole process group with SIGKILL; the process is then reaped, and the

@@ -8,7 +8,7 @@ import (
 )
 
 // SupervisedSession couples a Multiplexed transport to the Supervisor of the same worker
-// session (TRN-080 to TRN-092). It runs one external-tool invocation at a time: it arms the
+// session (TRN-080 to TRN-088). It runs one external-tool invocation at a time: it arms the
 // supervisor's deadline before it writes invoke, and before it exposes a terminal worker event
 // it disarms the deadline and asks the supervisor who won. When the deadline or some other
 // lifecycle control won, the session is poisoned and the invocation is reported
