@@ -2,7 +2,7 @@ package host
 
 import (
 	"errors"
-		"testing"
+	"testing"
 	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
