@@ -8,10 +8,10 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 )
 
-// canonjsonSeeds are documents from the outputs recorded from the Rust reference (reference
+// canonjsonHandSeeds are documents from the outputs recorded from the Rust reference (reference
 // anchors A-NUM, A4 and A7 in docs/reference-anchors.md), reader strictness cases and edge
 // cases of the reader.
-var canonjsonSeeds = []string{
+var canonjsonHandSeeds = []string{
 	"1", "-0", "-0.0", "1.0", "1.50", "1e2", "1E2", "1e+2", "1e-2", "1.5e-7", "1e15", "1e16",
 	"0.000001", "0.00001", "18446744073709551615", "18446744073709551616",
 	"-9223372036854775808", "-9223372036854775809", "100000000000000000000", "1e400",
@@ -32,11 +32,15 @@ var canonjsonSeeds = []string{
 // reader never panics and reports typed errors; in each mode a successfully read document
 // is re-read from its own serialization consistently (always a fixed point in Preserve
 // mode, and in Lossy mode whenever the value is portable); and portability agrees with
-// the Lossy rewrite of the Preserve output.
+// the Lossy rewrite of the Preserve output. The seeds are the hand seeds above and every
+// input and output of the canonical JSON and fingerprint vectors (canonicalJSONSeeds).
+//
+// Spec: ERR-005, ERR-017, ERR-020, ENC-034
 func FuzzCanonicalJSON(f *testing.F) {
-	for _, s := range canonjsonSeeds {
+	for _, s := range canonjsonHandSeeds {
 		f.Add([]byte(s))
 	}
+	addSeeds(f, canonicalJSONSeeds(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		node, perr := canonjson.Parse(data)
 		if perr != nil {

@@ -9,10 +9,10 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// journalSeeds are journals from reference anchor A8 (docs/reference-anchors.md) and from the
+// journalHandSeeds are journals from reference anchor A8 (docs/reference-anchors.md) and from the
 // journal's load cases: every state, compensations, alternative encodings and rejected
 // documents.
-var journalSeeds = []string{
+var journalHandSeeds = []string{
 	`{"format_version":2,"scope":"tenant","records":[]}`,
 	`{"format_version":2,"scope":"tenant-release","records":[{"tool":"release.publish","operation_key":"release-42-add","input_fingerprint":"47a67a884b85e9385cedfd6cb717c9ff4f361ac2fee1f2085096df0902e4936d","state":{"state":"succeeded","payload":{"format":"json","value":{"total":42}}},"compensation":{"compensation_key":"cmp-undo-1","input_fingerprint":"5cc121e4a0ce2f79ae6b83397eb4f81a66bf12a9b1fe5836835a8118de24d578","grant_fingerprint":"b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9","state":{"state":"pending"}}}]}`,
 	`{"format_version":2,"scope":"t","records":[{"tool":"echo","operation_key":"a","input_fingerprint":"47a67a884b85e9385cedfd6cb717c9ff4f361ac2fee1f2085096df0902e4936d","state":{"state":"running"},"compensation":null},{"tool":"echo","operation_key":"b","input_fingerprint":"47a67a884b85e9385cedfd6cb717c9ff4f361ac2fee1f2085096df0902e4936d","state":{"state":"failed","message":"q\" \\ \u0001 é"}}]}`,
@@ -29,13 +29,16 @@ var journalSeeds = []string{
 
 // FuzzJournalDecode checks the journal loader on arbitrary input in both number modes: it never
 // panics; every failure is a typed protocol error; and a journal that loads serializes within
-// the size bound to bytes that load to an equal journal and serialize identically.
+// the size bound to bytes that load to an equal journal and serialize identically. The seeds
+// are the hand seeds above and journals built from the payloads, grant fingerprints and
+// operation statuses of the vectors (journalSeeds).
 //
-// Spec: JRN-003, JRN-005, JRN-006, JRN-007, JRN-023
+// Spec: JRN-003, JRN-005, JRN-006, JRN-007, JRN-023, ERR-017
 func FuzzJournalDecode(f *testing.F) {
-	for _, s := range journalSeeds {
+	for _, s := range journalHandSeeds {
 		f.Add([]byte(s))
 	}
+	addSeeds(f, journalSeeds(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, mode := range []canonjson.Mode{canonjson.Preserve, canonjson.Lossy} {
 			j, err := journal.FromJSON(data, mode)

@@ -8,11 +8,11 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// manifestSeeds are manifests (the one of reference anchor A1, the grant of anchor A5, both
-// in docs/reference-anchors.md, and invalid or alternative spellings); attenuationSeeds are
+// manifestHandSeeds are manifests (the one of reference anchor A1, the grant of anchor A5, both
+// in docs/reference-anchors.md, and invalid or alternative spellings); attenuationHandSeeds are
 // manifest attenuations.
 var (
-	manifestSeeds = []string{
+	manifestHandSeeds = []string{
 		`{"protocol_version":5,"session_id":"session-1","grants":[{"tool":"text.echo","format":"text","max_calls":1,"max_input_bytes":16384,"max_output_bytes":65536,"max_compensations":0,"resources":[]}]}`,
 		`{"protocol_version":5,"session_id":"s","grants":[{"tool":"release.publish","format":"json","max_calls":1,"max_input_bytes":16384,"max_output_bytes":65536,"max_compensations":1,"resources":[{"kind":"file_root","id":"aa"},{"kind":"file_root","id":"zz"},{"kind":"network_origin","id":"release-api"},{"kind":"secret","id":"release-token"}]},{"tool":"a","format":"text","max_calls":9,"max_input_bytes":9,"max_output_bytes":9}]}`,
 		`[5,"s",[["t","json",3,4,5],["u","text",1,1,1,2,[{"kind":"executable","id":"sh"},{"kind":"executable","id":"sh"}]]]]`,
@@ -21,7 +21,7 @@ var (
 		`{"protocol_version":4,"session_id":"s","grants":[{"tool":"t","format":"text","max_calls":1,"max_input_bytes":1,"max_output_bytes":1},{"tool":"t","format":"text","max_calls":1,"max_input_bytes":1,"max_output_bytes":1}]}`,
 		"", "{}", `{"protocol_version":5,"session_id":"s","grants":null}`,
 	}
-	attenuationSeeds = []string{
+	attenuationHandSeeds = []string{
 		`{"grants":{}}`,
 		`{"allowed_tools":[],"grants":{}}`,
 		`{"allowed_tools":["release.publish","a"],"grants":{"release.publish":{"max_calls":1,"max_compensations":0,"resources":[{"kind":"secret","id":"release-token"}]}}}`,
@@ -69,14 +69,19 @@ func manifestBelow(m, n protocol.CapabilityManifest) bool {
 // FuzzManifest decodes a manifest and a manifest attenuation from arbitrary input. Decoding,
 // validation and attenuation never panic and fail only with protocol error kinds; a valid
 // manifest re-encodes and re-decodes to an equal manifest; a successful attenuation is a valid
-// manifest below its parent that survives the same round trip.
+// manifest below its parent that survives the same round trip. The seeds are every pair of
+// the hand seeds above and the manifests, grants and attenuations of the vectors
+// (manifestSeedPairs).
 //
 // Spec: MAN-005, MAN-006, MAN-009, MAN-025, MAN-026, MAN-027, ERR-017
 func FuzzManifest(f *testing.F) {
-	for _, m := range manifestSeeds {
-		for _, a := range attenuationSeeds {
+	for _, m := range manifestHandSeeds {
+		for _, a := range attenuationHandSeeds {
 			f.Add([]byte(m), []byte(a))
 		}
+	}
+	for _, p := range manifestSeedPairs(f) {
+		f.Add(p.manifest, p.attenuation)
 	}
 	f.Fuzz(func(t *testing.T, manifestJSON, attenuationJSON []byte) {
 		classified := func(err error) {

@@ -8,11 +8,11 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// messageSeeds are the messages recorded from the Rust reference (reference anchors A1 to A4,
+// messageHandSeeds are the messages recorded from the Rust reference (reference anchors A1 to A4,
 // docs/reference-anchors.md) and the close_session example of MSG-026, one message of every
 // kind, and the alternative spellings serde accepts (positional arrays, tags anywhere, escaped
 // keys, variant indexes, unknown members).
-var messageSeeds = []string{
+var messageHandSeeds = []string{
 	`{"type":"open_session","manifest":{"protocol_version":5,"session_id":"session-1","grants":[{"tool":"text.echo","format":"text","max_calls":1,"max_input_bytes":16384,"max_output_bytes":65536,"max_compensations":0,"resources":[]}]}}`,
 	"{\"type\":\"invoke\",\"invocation\":{\"protocol_version\":5,\"session_id\":\"session-1\",\"request_id\":\"request-1\",\"tool\":\"text.echo\",\"payload\":{\"format\":\"text\",\"value\":\"hi \\\"there\\\"\\n\xc3\xa9\"}}}",
 	`{"type":"result","result":{"protocol_version":5,"session_id":"session-1","request_id":"request-1","payload":{"format":"text","value":"ok"}}}`,
@@ -41,14 +41,17 @@ var messageSeeds = []string{
 // mode a non-portable float may move by one ulp per round, so there the fixed point is
 // required only when every number of the encoding is portable. (A Lossy encoding is not
 // always a Preserve fixed point: an object whose first key is
-// "$serde_json::private::Number" is a number to a Preserve reader.)
+// "$serde_json::private::Number" is a number to a Preserve reader.) The seeds are the hand
+// seeds above in both modes and every message of the vectors in its group's mode
+// (messageJSONSeeds).
 //
 // Spec: MSG-033, MSG-034, ENC-044, ENC-049, ERR-017
 func FuzzDecodeMessage(f *testing.F) {
-	for _, s := range messageSeeds {
+	for _, s := range messageHandSeeds {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
 	}
+	addModalSeeds(f, messageJSONSeeds(f))
 	f.Fuzz(func(t *testing.T, data []byte, lossy bool) {
 		mode := canonjson.Preserve
 		if lossy {
