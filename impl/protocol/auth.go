@@ -244,6 +244,11 @@ func (a *Authenticator) NextIncoming() uint64 { return a.opener.next }
 // Seal is Sealer.Seal on the outgoing half.
 func (a *Authenticator) Seal(m Message) (Frame, []byte, error) { return a.sealer.Seal(m) }
 
+// SealAppend is Sealer.SealAppend on the outgoing half.
+func (a *Authenticator) SealAppend(dst []byte, m Message) (Frame, []byte, error) {
+	return a.sealer.SealAppend(dst, m)
+}
+
 // Open is Opener.Open on the incoming half.
 func (a *Authenticator) Open(line []byte) (Frame, error) { return a.opener.Open(line) }
 
@@ -310,6 +315,28 @@ func (s *Sealer) NextOutgoing() uint64 { return s.next }
 // successful seal advances the outgoing sequence. A closed sealer fails with
 // WeakSessionKey.
 func (s *Sealer) Seal(m Message) (Frame, []byte, error) {
+	return s.seal(nil, m, true)
+}
+
+// SealAppend is Seal, but appends the frame line to dst and returns the
+// extended slice, so a caller that writes each line out at once can reuse
+// one buffer and seal without allocating. On error dst is returned
+// unchanged.
+func (s *Sealer) SealAppend(dst []byte, m Message) (Frame, []byte, error) {
+	return s.seal(dst, m, false)
+}
+
+// seal implements Seal (exact, with a line of exactly the right capacity)
+// and SealAppend.
+func (s *Sealer) seal(dst []byte, m Message, exact bool) (Frame, []byte, error) {
+	f, line, err := s.sealInto(dst, m, exact)
+	if err != nil {
+		return Frame{}, dst, err
+	}
+	return f, line, nil
+}
+
+func (s *Sealer) sealInto(dst []byte, m Message, exact bool) (Frame, []byte, error) {
 	if s.st.closed {
 		return Frame{}, nil, kindError(ErrWeakSessionKey)
 	}
@@ -344,7 +371,10 @@ func (s *Sealer) Seal(m Message) (Frame, []byte, error) {
 	if lineLen > MaxWireFrameBytes { // unreachable: the tag input is longer
 		return Frame{}, nil, sizeError(ErrWireFrameTooLarge, lineLen, MaxWireFrameBytes)
 	}
-	line := make([]byte, 0, lineLen)
+	line := dst
+	if exact {
+		line = make([]byte, 0, lineLen)
+	}
 	line = append(line, `{"sequence":`...)
 	line = strconv.AppendUint(line, seq, 10)
 	line = append(line, `,"message":`...)
