@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/impl/bootstrap"
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/protocol"
 )
 
 // fakeEnv selects a misbehaving fake worker: the test binary re-executes itself with this
@@ -124,8 +126,90 @@ func runFake(mode string) int {
 		f.Close()
 		return 4
 	}
+	if mutation, ok := strings.CutPrefix(mode, "proxy-"); ok {
+		return runProxy(in, mutation)
+	}
 	fmt.Fprintf(os.Stderr, "fake: unknown mode %q\n", mode)
 	return 2
+}
+
+// realWorkerEnv names the worker that a proxy fake runs behind itself.
+const realWorkerEnv = "SPLASH_CONFORM_REAL_WORKER"
+
+// runProxy plays a mutant worker: it reads the bootstrap, starts the real worker with the same
+// session (and its own arguments), and forwards every input line to it after applying the
+// mutation; the real worker's output and standard error pass through unchanged.
+//
+//	none        forward unchanged (the control: must conform exactly like the real worker)
+//	retag       give every frame a correct host tag for its own sequence (no tag check);
+//	            lines are read whole, so there is no line cap either
+//	resequence  renumber every frame to the next expected sequence and retag it (no replay
+//	            or gap check)
+//	exit-zero   forward unchanged, but always exit with status 0
+func runProxy(in *bufio.Reader, mutation string) int {
+	status := func(code int) int {
+		if mutation == "exit-zero" {
+			return 0
+		}
+		return code
+	}
+	b, err := bootstrap.Read(in)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "proxy: bootstrap:", err)
+		return status(3)
+	}
+	cmd := exec.Command(os.Getenv(realWorkerEnv), os.Args[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	child, err := cmd.StdinPipe()
+	if err != nil {
+		return 8
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "proxy:", err)
+		return 8
+	}
+	if err := bootstrap.Write(child, b.SessionID, b.Key); err != nil {
+		return 8
+	}
+	go func() {
+		defer child.Close()
+		if mutation != "retag" && mutation != "resequence" {
+			_, _ = io.Copy(child, in) // byte for byte, so line limits stay the real worker's
+			return
+		}
+		next := uint64(1)
+		for {
+			line, err := in.ReadBytes('\n')
+			if len(line) > 0 {
+				if body, ok := bytes.CutSuffix(line, []byte("\n")); ok {
+					if f, derr := protocol.DecodeFrame(body, canonjson.Preserve); derr == nil {
+						if mutation == "resequence" {
+							f.Sequence = next
+						}
+						if tag, terr := protocol.ComputeTag(b.Key, b.SessionID, protocol.RoleHost, f.Sequence, f.Message); terr == nil {
+							f.Tag = tag
+							line = append(f.AppendJSON(nil), '\n')
+						}
+					}
+					next++
+				}
+				if _, werr := child.Write(line); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// The proxy ends with the real worker, whatever is left of its own input.
+	if err := cmd.Wait(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return status(ee.ExitCode())
+		}
+		return 8
+	}
+	return status(0)
 }
 
 // runFakeSuite runs the checks selected by pattern against the fake worker mode.

@@ -211,3 +211,76 @@ func TestFaultCatalogNamesChecks(t *testing.T) {
 		}
 	}
 }
+
+// proxyMutants are mutant workers built without the reference worker's fault hook: a proxy in
+// front of the real reference worker changes what reaches it (see runProxy).
+var proxyMutants = []mutationFault{
+	{"retag", "the worker accepts any tag (a proxy re-tags every frame)",
+		[]string{"CNF-FRAME-01", "CNF-FRAME-02", "CNF-FRAME-03", "CNF-FRAME-04", "CNF-OPEN-03", "CNF-FRAME-12"}},
+	{"resequence", "the worker accepts any sequence (a proxy renumbers and re-tags every frame)",
+		[]string{"CNF-FRAME-05", "CNF-FRAME-06", "CNF-FRAME-07", "CNF-OPEN-04"}},
+	{"exit-zero", "the worker exits with status 0 after a rejection",
+		[]string{"CNF-FRAME-14", "CNF-AUTHZ-01", "CNF-BOOT-01"}},
+}
+
+// TestProxyMutants runs the suite against the reference worker behind a proxy: unchanged, the
+// bootstrap, opening, framing and authorization checks must all still pass (the proxy is
+// faithful); with each mutation, each of its expected checks must fail while checks of valid
+// traffic still pass.
+func TestProxyMutants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the reference worker")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := referenceWorkerBinary(t)
+	run := func(mutation, pattern string, timeout time.Duration) *Report {
+		cfg := Config{
+			Worker:   append([]string{exe}, ReferenceWorkerArgs...),
+			Run:      pattern,
+			Timeout:  timeout,
+			Parallel: 4,
+			Env:      append(os.Environ(), fakeEnv+"=proxy-"+mutation, realWorkerEnv+"="+real),
+		}
+		report, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return report
+	}
+	control := run("none", "^CNF-(BOOT|OPEN|FRAME|AUTHZ)-", 10*time.Second)
+	for _, r := range control.Results {
+		if r.Outcome != Pass {
+			t.Errorf("control proxy: %s %s: %s", r.Outcome, r.ID, r.Detail)
+		}
+	}
+	killed := 0
+	for _, m := range proxyMutants {
+		// Each mutant runs its expected checks plus a few that it must not break.
+		pattern := "^(" + strings.Join(append(slices.Clone(m.Killers), "CNF-PROFILE-01", "CNF-FRAME-22"), "|") + ")$"
+		report := run(m.Name, pattern, 3*time.Second)
+		var failed []string
+		for _, r := range report.Results {
+			if r.Outcome.Failed() {
+				failed = append(failed, r.ID)
+			}
+		}
+		for _, id := range m.Killers {
+			if !slices.Contains(failed, id) {
+				t.Errorf("mutant %s (%s): %s did not fail", m.Name, m.Description, id)
+			}
+		}
+		for _, id := range []string{"CNF-PROFILE-01", "CNF-FRAME-22"} {
+			if slices.Contains(failed, id) {
+				t.Errorf("mutant %s broke %s, which only checks valid traffic", m.Name, id)
+			}
+		}
+		if len(failed) > 0 {
+			killed++
+		}
+		t.Logf("mutant %-10s killed by %d of %d checks: %s", m.Name, len(failed), len(report.Results), strings.Join(failed, " "))
+	}
+	t.Logf("proxy mutation score: %d of %d mutants killed", killed, len(proxyMutants))
+}
