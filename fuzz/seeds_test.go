@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/splashv5/conform/impl/protocol"
@@ -50,6 +51,19 @@ func fuzzing() bool {
 func skipCase(c *vectorfmt.Case) bool {
 	return fuzzing() && slices.Contains(c.Flags, largeInputFlag)
 }
+
+// The vector files, each decoded at most once per test binary and shared read-only by the
+// seed helpers.
+var (
+	canonicalJSONVectors = sync.OnceValues(vectors.CanonicalJSON)
+	messageVectors       = sync.OnceValues(vectors.Messages)
+	framesSealVectors    = sync.OnceValues(vectors.FramesSeal)
+	framesOpenVectors    = sync.OnceValues(vectors.FramesOpen)
+	bootstrapVectors     = sync.OnceValues(vectors.Bootstrap)
+	manifestVectors      = sync.OnceValues(vectors.Manifests)
+	attenuationVectors   = sync.OnceValues(vectors.Attenuation)
+	fingerprintVectors   = sync.OnceValues(vectors.Fingerprints)
+)
 
 // loadVectors loads one vector file or fails tb.
 func loadVectors[T any](tb testing.TB, load func() (*T, error)) *T {
@@ -166,18 +180,23 @@ func addModalSeeds(f *testing.F, seeds []modalSeed) {
 func canonicalJSONSeeds(tb testing.TB) [][]byte {
 	tb.Helper()
 	var out byteSeeds
-	for _, g := range loadVectors(tb, vectors.CanonicalJSON).TestGroups {
+	for _, g := range loadVectors(tb, canonicalJSONVectors).TestGroups {
 		for i := range g.Tests {
 			t := &g.Tests[i]
+			if skipCase(&t.Case) {
+				continue
+			}
 			if in, ok := textOrHex(tb, t.Input, t.InputHex); ok {
 				out.add(in)
 			}
 			out.addText(t.Output)
 		}
 	}
-	for _, g := range loadVectors(tb, vectors.Fingerprints).TestGroups {
+	for _, g := range loadVectors(tb, fingerprintVectors).TestGroups {
 		for i := range g.Tests {
-			out.addText(g.Tests[i].Payload)
+			if t := &g.Tests[i]; !skipCase(&t.Case) {
+				out.addText(t.Payload)
+			}
 		}
 	}
 	return out.list
@@ -189,7 +208,7 @@ func canonicalJSONSeeds(tb testing.TB) [][]byte {
 func messageJSONSeeds(tb testing.TB) []modalSeed {
 	tb.Helper()
 	var out modalSeeds
-	for _, g := range loadVectors(tb, vectors.Messages).TestGroups {
+	for _, g := range loadVectors(tb, messageVectors).TestGroups {
 		lossy := isLossy(tb, g.Mode)
 		for i := range g.Tests {
 			t := &g.Tests[i]
@@ -202,7 +221,7 @@ func messageJSONSeeds(tb testing.TB) []modalSeed {
 			out.addText(t.Output, lossy)
 		}
 	}
-	for _, g := range loadVectors(tb, vectors.FramesSeal).TestGroups {
+	for _, g := range loadVectors(tb, framesSealVectors).TestGroups {
 		lossy := isLossy(tb, g.Mode)
 		for i := range g.Tests {
 			t := &g.Tests[i]
@@ -214,7 +233,7 @@ func messageJSONSeeds(tb testing.TB) []modalSeed {
 			}
 		}
 	}
-	for _, g := range loadVectors(tb, vectors.FramesOpen).TestGroups {
+	for _, g := range loadVectors(tb, framesOpenVectors).TestGroups {
 		lossy := isLossy(tb, g.Mode)
 		for i := range g.Tests {
 			t := &g.Tests[i]
@@ -235,7 +254,7 @@ func messageJSONSeeds(tb testing.TB) []modalSeed {
 func frameLineSeeds(tb testing.TB) []modalSeed {
 	tb.Helper()
 	var out modalSeeds
-	for _, g := range loadVectors(tb, vectors.FramesOpen).TestGroups {
+	for _, g := range loadVectors(tb, framesOpenVectors).TestGroups {
 		lossy := isLossy(tb, g.Mode)
 		for i := range g.Tests {
 			t := &g.Tests[i]
@@ -250,7 +269,7 @@ func frameLineSeeds(tb testing.TB) []modalSeed {
 			}
 		}
 	}
-	for _, g := range loadVectors(tb, vectors.FramesSeal).TestGroups {
+	for _, g := range loadVectors(tb, framesSealVectors).TestGroups {
 		lossy := isLossy(tb, g.Mode)
 		for i := range g.Tests {
 			t := &g.Tests[i]
@@ -284,7 +303,7 @@ func openTargetSeeds(tb testing.TB) []openTarget {
 			out = append(out, openTarget{line: line, receiver: receiver, next: next})
 		}
 	}
-	for _, g := range loadVectors(tb, vectors.FramesOpen).TestGroups {
+	for _, g := range loadVectors(tb, framesOpenVectors).TestGroups {
 		if !fits(g.KeyHex, g.SessionID, g.Mode) {
 			continue
 		}
@@ -301,7 +320,7 @@ func openTargetSeeds(tb testing.TB) []openTarget {
 			add([]byte(t.Lines[0]), role, next)
 		}
 	}
-	for _, g := range loadVectors(tb, vectors.FramesSeal).TestGroups {
+	for _, g := range loadVectors(tb, framesSealVectors).TestGroups {
 		if !fits(g.KeyHex, g.SessionID, g.Mode) {
 			continue
 		}
@@ -341,9 +360,12 @@ func parseRole(tb testing.TB, role string) protocol.Role {
 func bootstrapSeeds(tb testing.TB) [][]byte {
 	tb.Helper()
 	var out byteSeeds
-	for _, g := range loadVectors(tb, vectors.Bootstrap).TestGroups {
+	for _, g := range loadVectors(tb, bootstrapVectors).TestGroups {
 		for i := range g.Tests {
 			t := &g.Tests[i]
+			if skipCase(&t.Case) {
+				continue
+			}
 			if t.InputHex != nil {
 				out.add(decodeHex(tb, *t.InputHex))
 			}
@@ -379,10 +401,10 @@ func manifestSeedPairs(tb testing.TB) []manifestPairSeed {
 			add([]byte(*m), []byte(identityAttenuation))
 		}
 	}
-	for _, g := range loadVectors(tb, vectors.Attenuation).TestGroups {
+	for _, g := range loadVectors(tb, attenuationVectors).TestGroups {
 		for i := range g.Tests {
 			t := &g.Tests[i]
-			if t.Attenuation == nil {
+			if skipCase(&t.Case) || t.Attenuation == nil {
 				continue
 			}
 			switch {
@@ -398,16 +420,18 @@ func manifestSeedPairs(tb testing.TB) []manifestPairSeed {
 			}
 		}
 	}
-	for _, g := range loadVectors(tb, vectors.Manifests).TestGroups {
+	for _, g := range loadVectors(tb, manifestVectors).TestGroups {
 		for i := range g.Tests {
-			addText(g.Tests[i].Input)
-			addText(g.Tests[i].Output)
+			if t := &g.Tests[i]; !skipCase(&t.Case) {
+				addText(t.Input)
+				addText(t.Output)
+			}
 		}
 	}
-	for _, g := range loadVectors(tb, vectors.Fingerprints).TestGroups {
+	for _, g := range loadVectors(tb, fingerprintVectors).TestGroups {
 		for i := range g.Tests {
-			if gr := g.Tests[i].Grant; gr != nil {
-				add(oneGrantManifest(*gr), []byte(identityAttenuation))
+			if t := &g.Tests[i]; t.Grant != nil && !skipCase(&t.Case) {
+				add(oneGrantManifest(*t.Grant), []byte(identityAttenuation))
 			}
 		}
 	}
@@ -423,7 +447,13 @@ func oneGrantManifest(grant vectorfmt.Text) []byte {
 // grantAttenuationFor embeds the grant attenuation JSON text, byte for byte, as the
 // attenuation of tool in a manifest attenuation.
 func grantAttenuationFor(tool string, attenuation vectorfmt.Text) []byte {
-	return []byte(`{"grants":{` + strconv.Quote(tool) + `:` + string(attenuation) + `}}`)
+	return []byte(`{"grants":{` + jsonString(tool) + `:` + string(attenuation) + `}}`)
+}
+
+// jsonString returns s as a JSON string literal.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
 }
 
 // grantTool returns the tool named by a grant in object or positional-array form. The
@@ -472,11 +502,11 @@ func journalSeeds(tb testing.TB) [][]byte {
 		return []byte(`{"format_version":2,"scope":"` + journalSeedScope + `","records":[` +
 			string(bytes.Join(records, []byte(","))) + `]}`)
 	}
-	record := func(key, fingerprint string, state []byte, compensation []byte) []byte {
-		r := `{"tool":"math.add","operation_key":` + strconv.Quote(key) +
+	record := func(key, fingerprint string, state, comp []byte) []byte {
+		r := `{"tool":"math.add","operation_key":` + jsonString(key) +
 			`,"input_fingerprint":"` + fingerprint + `","state":` + string(state)
-		if compensation != nil {
-			r += `,"compensation":` + string(compensation)
+		if comp != nil {
+			r += `,"compensation":` + string(comp)
 		}
 		return []byte(r + "}")
 	}
@@ -486,9 +516,12 @@ func journalSeeds(tb testing.TB) [][]byte {
 	}
 	succeeded := []byte(`{"state":"succeeded","payload":{"format":"text","value":"done"}}`)
 
-	for _, g := range loadVectors(tb, vectors.Fingerprints).TestGroups {
+	for _, g := range loadVectors(tb, fingerprintVectors).TestGroups {
 		for i := range g.Tests {
 			t := &g.Tests[i]
+			if skipCase(&t.Case) {
+				continue
+			}
 			switch {
 			case t.Payload != nil:
 				fp := journalSeedFingerprint
@@ -511,7 +544,7 @@ func journalSeeds(tb testing.TB) [][]byte {
 	}
 	out.add(journal(valid...))
 
-	for _, g := range loadVectors(tb, vectors.Messages).TestGroups {
+	for _, g := range loadVectors(tb, messageVectors).TestGroups {
 		for i := range g.Tests {
 			t := &g.Tests[i]
 			if t.Result != vectorfmt.Valid || t.Output == nil || skipCase(&t.Case) {
