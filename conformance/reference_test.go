@@ -65,7 +65,7 @@ func referenceConfig(t testing.TB, extra ...string) Config {
 	return Config{Worker: append(worker, extra...), Strict: true, Parallel: 4, Timeout: 10 * time.Second}
 }
 
-// Spec: WRK-090, WRK-091, WRK-092, WRK-093, WRK-094, CAN-024, PRF-001, PRF-002
+// Spec: WRK-090, WRK-091, WRK-092, WRK-093, WRK-094, WRK-095, CAN-024, PRF-001, PRF-002
 // TestReferenceWorkerConforms runs the whole suite, strictly, against the bundled reference
 // worker: every check must pass, and both reports must match their schemas.
 func TestReferenceWorkerConforms(t *testing.T) {
