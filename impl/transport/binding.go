@@ -238,14 +238,15 @@ func (b *ExternalBinding) WaitEvent(ctx context.Context) (ExternalEvent, error) 
 		if err != nil || ev.Kind != ExternalPending {
 			return ev, err
 		}
-		if err := b.wait(ctx); err != nil {
+		if err := b.Wait(ctx); err != nil {
 			return ExternalEvent{}, err
 		}
 	}
 }
 
-// wait blocks until the invocation or the cancellation resolves, or ctx ends.
-func (b *ExternalBinding) wait(ctx context.Context) error {
+// Wait blocks until the invocation or its pending cancellation has resolved, so that the next
+// poll has something to report, or until ctx ends (returning its error).
+func (b *ExternalBinding) Wait(ctx context.Context) error {
 	var cancelDone <-chan struct{}
 	if b.cancellation != nil {
 		cancelDone = b.cancellation.Done()

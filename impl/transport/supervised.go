@@ -182,7 +182,7 @@ func (s *SupervisedSession) WaitExternalToolEvent(ctx context.Context) (Supervis
 		if err != nil || ev.Kind != SupervisedWorker || ev.Event.Kind != ExternalPending {
 			return ev, err
 		}
-		if err := s.active.wait(ctx); err != nil {
+		if err := s.active.Wait(ctx); err != nil {
 			return SupervisedEvent{}, err
 		}
 	}
