@@ -3,6 +3,7 @@ package transport_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"testing"
 	"time"
@@ -26,6 +27,12 @@ type scriptedWorker struct {
 // connected to a scripted worker that has already read open_session.
 func newMultiplexedPair(t *testing.T, m *protocol.CapabilityManifest) (*transport.Multiplexed, *scriptedWorker) {
 	t.Helper()
+	return newMultiplexedPairWith(t, m, nil)
+}
+
+// newMultiplexedPairWith is newMultiplexedPair with the host's output passed through wrap.
+func newMultiplexedPairWith(t *testing.T, m *protocol.CapabilityManifest, wrap func(io.Writer) io.Writer) (*transport.Multiplexed, *scriptedWorker) {
+	t.Helper()
 	host, workerAuth := authPair(t, testSession)
 	hostIn, workerOut, err := os.Pipe()
 	if err != nil {
@@ -39,7 +46,11 @@ func newMultiplexedPair(t *testing.T, m *protocol.CapabilityManifest) (*transpor
 	if m != nil {
 		manifest = *m
 	}
-	mux, err := transport.NewMultiplexed(manifest, host, hostIn, hostOut)
+	var out io.Writer = hostOut
+	if wrap != nil {
+		out = wrap(hostOut)
+	}
+	mux, err := transport.NewMultiplexed(manifest, host, hostIn, out)
 	if err != nil {
 		t.Fatal(err)
 	}

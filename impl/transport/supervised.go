@@ -188,6 +188,16 @@ func (s *SupervisedSession) WaitExternalToolEvent(ctx context.Context) (Supervis
 	}
 }
 
+// Wait blocks until the active invocation or its pending cancellation has resolved, so that the
+// next poll has something to report, or until ctx ends. Without an active invocation it
+// returns at once.
+func (s *SupervisedSession) Wait(ctx context.Context) error {
+	if s.poisoned || s.active == nil {
+		return nil
+	}
+	return s.active.Wait(ctx)
+}
+
 // SupervisedPoll is a supervised event after it was applied to a runtime.
 type SupervisedPoll struct {
 	Kind        SupervisedEventKind
