@@ -62,10 +62,12 @@ func newParty(t *rapid.T, name, role, session, key string, nextOut, nextIn uint6
 	return p
 }
 
-// flight is a frame line on its way, with the model's view of it.
+// flight is a frame line on its way, with the model's view of it and the
+// line as it was sealed.
 type flight struct {
-	line  []byte
-	frame model.AuthFrame
+	line     []byte
+	frame    model.AuthFrame
+	pristine []byte
 }
 
 // outcome names a result like the model does: "" or the variant name.
@@ -120,7 +122,7 @@ func (m *authMachine) seal(t *rapid.T, p *party, msgSession string, q *[]flight)
 		t.Fatalf("%s seal: got %q, model %q", p.name, got, want)
 	}
 	if err == nil {
-		*q = append(*q, flight{line: line, frame: frame})
+		*q = append(*q, flight{line: line, frame: frame, pristine: line})
 	}
 }
 
@@ -159,9 +161,11 @@ func tamper(t *rapid.T, fl flight) flight {
 		i := rapid.IntRange(start, end-1).Draw(t, "text letter")
 		line[i] = 'a' + (line[i]-'a'+byte(rapid.IntRange(1, 25).Draw(t, "shift")))%26
 	}
+	// A second change can restore the sealed bytes; only then is the frame
+	// intact again.
 	frame := fl.frame
-	frame.Intact = false
-	return flight{line: line, frame: frame}
+	frame.Intact = bytes.Equal(line, fl.pristine)
+	return flight{line: line, frame: frame, pristine: fl.pristine}
 }
 
 // startCounters draws a starting sequence: the normal 1, or close to the end
@@ -249,7 +253,7 @@ func TestAuthenticatorMatchesModel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m.toWorker = append(m.toWorker, flight{line: line, frame: model.AuthFrame{
+				m.toWorker = append(m.toWorker, flight{line: line, pristine: line, frame: model.AuthFrame{
 					Sender: model.RoleHost, Session: sessionOne, Key: keySeven,
 					MessageSession: msgSession, Sequence: seq, Intact: true,
 				}})
