@@ -59,6 +59,7 @@ type running struct {
 	authorized   authorizer.AuthorizedInvocation
 	token        *CancelToken
 	cancellation *authorizer.AuthorizedWorkerCancellation
+	ackedEarly   bool          // FaultResultAfterAck acknowledged the cancellation already
 	done         chan struct{} // closed when the adapter has returned
 	completion   Completion
 	err          error
@@ -115,7 +116,9 @@ func (d *Driver) Run() error {
 	fail := func(err error) error {
 		if active != nil {
 			active.token.request()
-			<-active.done
+			if !s.faults.Has(FaultDetachOnFatal) {
+				<-active.done
+			}
 		}
 		close(stop)
 		return err
@@ -153,7 +156,7 @@ func (d *Driver) Run() error {
 				}
 				return fail(&Error{Kind: ErrFrame, Active: active != nil, Err: ev.readErr})
 			}
-			frame, err := s.auth.Open(ev.line)
+			frame, err := s.opener.Open(ev.line)
 			if err != nil {
 				return fail(protocolError(StageOpen, err))
 			}
@@ -162,7 +165,8 @@ func (d *Driver) Run() error {
 				if active != nil {
 					return fail(&Error{Kind: ErrUnexpectedMessage, MessageType: string(m.Type())})
 				}
-				tool := m.Invocation.Tool
+				inv := m.Invocation
+				tool := inv.Tool
 				adapter, ok := s.registry.Cancellable(tool)
 				if !ok {
 					return fail(&Error{Kind: ErrAdapterNotCancellable, Tool: tool})
@@ -170,7 +174,7 @@ func (d *Driver) Run() error {
 				if adapter.InvocationSafety() == SafetyUndeclared {
 					return fail(&Error{Kind: ErrInvocationSafetyNotDeclared, Tool: tool})
 				}
-				authorized, err := s.authorizer.Authorize(m.Invocation)
+				authorized, err := s.authorizer.Authorize(inv)
 				if err != nil {
 					return fail(protocolError(StageAuthorize, err))
 				}
@@ -178,7 +182,9 @@ func (d *Driver) Run() error {
 				active = r
 				go func() {
 					r.err = guard(tool, func() (e error) {
-						r.completion, e = adapter.InvokeCancellable(authorized.Invocation(), authorized.Grant(), r.token)
+						// The invocation as received; the token holds the same one unless a
+						// fault authorized a stand-in.
+						r.completion, e = adapter.InvokeCancellable(inv, authorized.Grant(), r.token)
 						return e
 					})
 					close(r.done)
@@ -196,7 +202,11 @@ func (d *Driver) Run() error {
 						return fail(protocolError(StageAuthorize, err))
 					}
 					// Only now, after the frame authenticated and was authorized.
-					active.token.request()
+					if s.faults == nil {
+						active.token.request()
+					} else if err := d.cancelUnderFaults(active, c, sendOutcome); err != nil {
+						return fail(err)
+					}
 					active.cancellation = &c
 					// No permit: reading pauses until the adapter returns (CAN-006).
 				case last != nil:
@@ -238,6 +248,14 @@ func (d *Driver) Run() error {
 			}
 			return fail(&Error{Kind: ErrAdapter, Tool: tool, Err: r.err})
 		}
+		if r.ackedEarly {
+			if err := d.completeAfterEarlyAck(r, send); err != nil {
+				return fail(err)
+			}
+			permit()
+			last = nil
+			continue
+		}
 		if r.completion.Acknowledged {
 			if r.cancellation == nil || !r.token.Requested() {
 				return fail(&Error{Kind: ErrUnrequestedAcknowledgement, Tool: tool})
@@ -256,6 +274,13 @@ func (d *Driver) Run() error {
 		}
 		if err := s.authorizer.ValidateResult(r.authorized, result); err != nil {
 			return fail(protocolError(StageResult, err))
+		}
+		if r.cancellation != nil && s.faults.Has(FaultTooLateBeforeResult) {
+			if err := sendOutcome(*r.cancellation, protocol.OutcomeTooLate); err != nil {
+				return fail(err)
+			}
+			r.cancellation = nil
+			permit()
 		}
 		if err := send(protocol.ResultMessage{Result: result}); err != nil {
 			return fail(err)

@@ -83,7 +83,7 @@ type driverRig struct {
 
 const gateTool = "t.gate"
 
-func newDriverRig(t *testing.T) *driverRig {
+func newDriverRig(t *testing.T, faults ...worker.Fault) *driverRig {
 	t.Helper()
 	host, err := workertest.NewHost("session-1")
 	if err != nil {
@@ -102,7 +102,7 @@ func newDriverRig(t *testing.T) *driverRig {
 	grant := workertest.Grant(gateTool, protocol.FormatText, 10, 0)
 	grant.MaxOutputBytes = 50
 	s, err := worker.Open(context.Background(), auth, host.Seal(host.OpenSession(grant)), worker.Config{
-		Journal: newMemStore(t).durable, Registry: reg,
+		Journal: newMemStore(t).durable, Registry: reg, Faults: faultsFor(t, host, faults...),
 		Admission: worker.AdmissionFunc(func(context.Context, protocol.CapabilityManifest, string) (uint64, error) { return 1, nil }),
 	})
 	if err != nil {

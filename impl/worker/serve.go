@@ -76,6 +76,9 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 			return err
 		}
 		answer, err := s.Handle(ctx, line, cfg.Store)
+		if err != nil && cfg.Faults.Has(FaultContinueAfterReject) && !errors.Is(err, ErrEndOfInput) {
+			continue
+		}
 		if err != nil {
 			return err
 		}

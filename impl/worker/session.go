@@ -100,7 +100,9 @@ type Config struct {
 // and returns answer lines. It is not safe for concurrent use.
 type Session struct {
 	auth       *protocol.Authenticator
-	authorizer *authorizer.SessionAuthorizer
+	opener     frameOpener
+	sealer     frameSealer
+	authorizer sessionAuthorizer
 	journal    *journal.Journal
 	revision   uint64
 	lease      Lease
@@ -123,7 +125,15 @@ func Open(ctx context.Context, auth *protocol.Authenticator, line []byte, cfg Co
 	if auth == nil || auth.Role() != protocol.RoleWorker {
 		return nil, &Error{Kind: ErrRequiresWorkerAuthenticator}
 	}
-	frame, err := auth.Open(line)
+	opener, err := cfg.Faults.frameOpener(auth)
+	if err != nil {
+		return nil, err
+	}
+	sealer, err := cfg.Faults.frameSealer(auth)
+	if err != nil {
+		return nil, err
+	}
+	frame, err := opener.Open(line)
 	if err != nil {
 		return nil, protocolError(StageOpen, err)
 	}
@@ -141,7 +151,7 @@ func Open(ctx context.Context, auth *protocol.Authenticator, line []byte, cfg Co
 			return nil, &Error{Kind: ErrMissingAdapter, Tool: g.Tool}
 		}
 	}
-	token, err := cfg.Admission.Admit(ctx, manifest, cfg.Journal.Scope())
+	token, err := cfg.Faults.admission(cfg.Admission).Admit(ctx, manifest, cfg.Journal.Scope())
 	if err != nil {
 		return nil, &Error{Kind: ErrAdmission, Err: err}
 	}
@@ -154,7 +164,9 @@ func Open(ctx context.Context, auth *protocol.Authenticator, line []byte, cfg Co
 	}
 	return &Session{
 		auth:       auth,
-		authorizer: az,
+		opener:     opener,
+		sealer:     sealer,
+		authorizer: cfg.Faults.sessionAuthorizer(az, cfg.Journal.Scope()),
 		journal:    cfg.Journal,
 		revision:   cfg.Revision,
 		lease:      Lease{token},
@@ -196,7 +208,7 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 	if s.poisoned {
 		return nil, &Error{Kind: ErrSessionPoisoned}
 	}
-	frame, err := s.auth.Open(line)
+	frame, err := s.opener.Open(line)
 	if err != nil {
 		return nil, protocolError(StageOpen, err)
 	}
@@ -210,12 +222,15 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 	case protocol.ReconcileOperationMessage:
 		return s.reconcile(ctx, m.Request, store)
 	default:
+		if s.faults.Has(FaultCancelInBaseline) {
+			return s.cancelInBaseline(m)
+		}
 		return nil, &Error{Kind: ErrUnexpectedMessage, MessageType: string(m.Type())}
 	}
 }
 
 func (s *Session) seal(m protocol.Message) ([]byte, error) {
-	_, line, err := s.auth.Seal(m)
+	_, line, err := s.sealer.Seal(m)
 	if err != nil {
 		return nil, protocolError(StageSeal, err)
 	}
@@ -246,12 +261,14 @@ func (s *Session) invoke(inv protocol.ToolInvocation) ([]byte, error) {
 	if err != nil {
 		return nil, protocolError(StageAuthorize, err)
 	}
-	req, grant := authorized.Invocation(), authorized.Grant()
+	// The adapter gets the invocation as received; the token holds the same one unless a
+	// fault authorized a stand-in.
+	req, grant := inv, authorized.Grant()
 	a, err := s.adapter(req.Tool)
 	if err != nil {
 		return nil, err
 	}
-	if a.InvocationSafety() == SafetyUndeclared {
+	if a.InvocationSafety() == SafetyUndeclared && !s.faults.Has(FaultUndeclaredSafetyOK) {
 		return nil, &Error{Kind: ErrInvocationSafetyNotDeclared, Tool: req.Tool}
 	}
 	var payload protocol.ToolPayload
@@ -282,8 +299,11 @@ func adapterFailure(tool string, err error) error {
 
 // persist writes the journal; on failure it restores before and poisons (WRK-070, WRK-071).
 func (s *Session) persist(ctx context.Context, store JournalPersister, before *journal.Journal) error {
-	expected := s.revision
-	actual, err := store.Persist(ctx, s.journal, expected, s.lease)
+	expected, lease := s.revision, s.lease
+	if s.faults.Has(FaultIgnoreFence) {
+		expected, lease = s.unfencedTarget(ctx, store)
+	}
+	actual, err := store.Persist(ctx, s.journal, expected, lease)
 	if err != nil {
 		s.journal, s.poisoned = before, true
 		return &Error{Kind: ErrJournal, Err: err}
@@ -305,6 +325,9 @@ func (s *Session) durableOutcome(
 	observe func(protocol.OperationStatus) error,
 	indeterminate func(cause error) error,
 ) (protocol.OperationStatus, error) {
+	if s.faults.Has(FaultPersistAfterEffect) {
+		return s.durableOutcomeEffectFirst(ctx, store, tool, before, run, observe, indeterminate)
+	}
 	if err := s.persist(ctx, store, before); err != nil {
 		return protocol.OperationStatus{}, err
 	}
@@ -355,10 +378,14 @@ func (s *Session) dispatch(ctx context.Context, in protocol.OperationDispatchReq
 	var status protocol.OperationStatus
 	switch admission.Kind {
 	case journal.Existing:
-		if admission.State.State == protocol.StatePending {
+		if admission.State.State == protocol.StatePending && !s.faults.Has(FaultPendingAsSuccess) {
 			return nil, &Error{Kind: ErrPendingOperation, OperationKey: req.OperationKey}
 		}
 		status = admission.State
+		if s.faults != nil {
+			status = s.faultyDuplicate(status, req.Tool, grant, FaultRerunDuplicateDispatch,
+				func() (protocol.OperationStatus, error) { return a.DispatchOperation(req, grant) })
+		}
 	default:
 		status, err = s.durableOutcome(ctx, store, req.Tool, before,
 			func() (protocol.OperationStatus, error) { return a.DispatchOperation(req, grant) },
@@ -399,16 +426,23 @@ func (s *Session) compensate(ctx context.Context, in protocol.OperationCompensat
 	}
 	before := s.journal.Clone()
 	admission, err := s.journal.AdmitCompensation(authorized)
+	if err != nil && s.faults.Has(FaultAcceptSecondCompensationKey) {
+		admission, err = s.replaceCompensation(authorized, err)
+	}
 	if err != nil {
 		return nil, protocolError(StageJournal, err)
 	}
 	var status protocol.OperationStatus
 	switch admission.Kind {
 	case journal.Existing:
-		if admission.State.State == protocol.StatePending {
+		if admission.State.State == protocol.StatePending && !s.faults.Has(FaultPendingAsSuccess) {
 			return nil, &Error{Kind: ErrPendingCompensation, OperationKey: req.OperationKey, CompensationKey: req.CompensationKey}
 		}
 		status = admission.State
+		if s.faults != nil {
+			status = s.faultyDuplicate(status, req.Tool, grant, FaultRerunDuplicateCompensation,
+				func() (protocol.OperationStatus, error) { return a.CompensateOperation(req, grant) })
+		}
 	default:
 		status, err = s.durableOutcome(ctx, store, req.Tool, before,
 			func() (protocol.OperationStatus, error) { return a.CompensateOperation(req, grant) },
@@ -424,7 +458,9 @@ func (s *Session) compensate(ctx context.Context, in protocol.OperationCompensat
 			return nil, err
 		}
 	}
-	result, err := protocol.NewOperationCompensationResult(req.SessionID, req.RequestID, req.Binding(), status)
+	// The answer repeats the binding as received; the token holds the same one unless a fault
+	// authorized a stand-in.
+	result, err := protocol.NewOperationCompensationResult(in.SessionID, in.RequestID, in.Binding(), status)
 	if err != nil {
 		return nil, protocolError(StageResult, err)
 	}
@@ -436,10 +472,10 @@ func (s *Session) compensate(ctx context.Context, in protocol.OperationCompensat
 
 // reserveReconciliation spends one reconciliation of tool, session budget first (WRK-061).
 func (s *Session) reserveReconciliation(tool string) error {
-	if s.recTotal >= s.limits.perSession {
+	if s.recTotal >= s.limits.perSession && !s.faults.Has(FaultNoReconcileBudget) {
 		return &Error{Kind: ErrReconciliationSessionBudgetExhausted, Maximum: s.limits.perSession}
 	}
-	if s.recByTool[tool] >= s.limits.perTool {
+	if s.recByTool[tool] >= s.limits.perTool && !s.faults.Has(FaultNoReconcileBudget) {
 		return &Error{Kind: ErrReconciliationBudgetExhausted, Tool: tool, Maximum: s.limits.perTool}
 	}
 	s.recByTool[tool]++
