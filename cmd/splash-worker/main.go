@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/profile"
+	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/worker"
 )
@@ -54,12 +56,31 @@ flags:
 
 exit status: 0 clean, 2 usage, 3 bootstrap, 4 transport, 5 rejected, 6 adapter,
 7 persistence, 8 internal.
+
+Deliberate faults for the conformance suite's tests also exist; see docs/worker.md.
 `
 
 type options struct {
 	journalPath, namespace, admissionNamespace, scope string
-	effectLog, keyFile, keyID, numberMode, fault      string
+	effectLog, keyFile, keyID, numberMode             string
+	faults                                            faultNames
+	listFaults                                        bool
 	perTool, perSession                               uint
+}
+
+// faultNames collects the names given to --fault, which may be repeated and may hold several
+// comma-separated names.
+type faultNames []string
+
+func (f *faultNames) String() string { return strings.Join(*f, ",") }
+
+func (f *faultNames) Set(value string) error {
+	for name := range strings.SplitSeq(value, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			*f = append(*f, name)
+		}
+	}
+	return nil
 }
 
 func main() {
@@ -84,7 +105,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.UintVar(&o.perTool, "max-reconciliations-per-tool", uint(worker.DefaultMaxReconciliationsPerTool), "")
 	fs.UintVar(&o.perSession, "max-reconciliations-per-session", uint(worker.DefaultMaxReconciliationsPerSession), "")
 	// Reserved for the conformance suite's crash and mutation tests; not in the usage text.
-	fs.StringVar(&o.fault, "fault", "", "")
+	fs.Var(&o.faults, "fault", "")
+	fs.BoolVar(&o.listFaults, "list-faults", false, "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usageText)
@@ -97,26 +119,53 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// faults returns the fault hooks named by --fault (WRK-095). "pause-<point>" announces the
-// pause on stderr and then blocks forever at that point, so a test can kill the process there.
-func faults(name string, stderr io.Writer) (*worker.Faults, error) {
-	if name == "" {
+// listFaults writes one line per fault: its name, a tab and its description.
+func listFaults(w io.Writer) {
+	for _, p := range worker.Points() {
+		fmt.Fprintf(w, "pause-%s\tannounce the pause on standard error and block forever %s (crash tests)\n", p, strings.ReplaceAll(p.String(), "-", " "))
+	}
+	for _, info := range worker.FaultInfos() {
+		fmt.Fprintf(w, "%s\t%s\n", info.Name, info.Description)
+	}
+}
+
+// faults returns the faults named by --fault (WRK-095); without names it returns nil. A
+// "pause-<point>" fault announces the pause on stderr and then blocks forever at that point,
+// so a test can kill the process there; every other name is a deliberate bug of the runtime
+// or the process.
+func faults(names []string, stderr io.Writer) (*worker.Faults, error) {
+	if len(names) == 0 {
 		return nil, nil
 	}
-	pointName, ok := strings.CutPrefix(name, "pause-")
-	point, known := worker.ParsePoint(pointName)
-	if !ok || !known {
-		return nil, fmt.Errorf("unknown fault %q", name)
+	f := &worker.Faults{}
+	var pauses []worker.Point
+	for _, name := range names {
+		if pointName, ok := strings.CutPrefix(name, "pause-"); ok {
+			point, known := worker.ParsePoint(pointName)
+			if !known {
+				return nil, fmt.Errorf("unknown fault %q", name)
+			}
+			pauses = append(pauses, point)
+			continue
+		}
+		fault, known := worker.ParseFault(name)
+		if !known {
+			return nil, fmt.Errorf("unknown fault %q (--list-faults lists them)", name)
+		}
+		f.Enabled = f.Enabled.With(fault)
 	}
-	return &worker.Faults{At: func(p worker.Point) {
-		if p != point {
-			return
+	if len(pauses) > 0 {
+		f.At = func(p worker.Point) {
+			if !slices.Contains(pauses, p) {
+				return
+			}
+			fmt.Fprintf(stderr, "splash-worker: fault: paused %s\n", p)
+			for {
+				time.Sleep(time.Hour)
+			}
 		}
-		fmt.Fprintf(stderr, "splash-worker: fault: paused %s\n", p)
-		for {
-			time.Sleep(time.Hour)
-		}
-	}}, nil
+	}
+	return f, nil
 }
 
 func storageKey(path string) (storage.Key, bool, error) {
@@ -144,13 +193,22 @@ func storageKey(path string) (storage.Key, bool, error) {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var leakedKey string // only ever set by the leak-key fault
 	report := func(code int, err error) int {
+		if leakedKey != "" {
+			fmt.Fprintf(stderr, "splash-worker: %s: %v (session key %s)\n", worker.ExitClassName(code), err, leakedKey)
+			return code
+		}
 		fmt.Fprintf(stderr, "splash-worker: %s: %v\n", worker.ExitClassName(code), err)
 		return code
 	}
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return report(worker.ExitUsage, err)
+	}
+	if o.listFaults {
+		listFaults(stdout)
+		return worker.ExitClean
 	}
 	mode, err := canonjson.ParseMode(o.numberMode)
 	if err != nil {
@@ -160,7 +218,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(worker.ExitUsage, err)
 	}
-	fault, err := faults(o.fault, stderr)
+	fault, err := faults(o.faults, stderr)
 	if err != nil {
 		return report(worker.ExitUsage, err)
 	}
@@ -219,6 +277,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(worker.ExitBootstrap, err)
 	}
+	if fault.NeedsSessionKey() || fault.Has(worker.FaultLeakKey) {
+		key, leaked, err := faultKey(boot.Key, fault.Has(worker.FaultLeakKey))
+		if err != nil {
+			boot.Key.Close()
+			return report(worker.ExitInternal, err)
+		}
+		defer key.Close()
+		fault.SessionKey, leakedKey = key, leaked
+	}
 	auth, err := boot.WorkerAuthenticator(mode)
 	boot.Key.Close()
 	if err != nil {
@@ -228,7 +295,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	err = worker.Serve(ctx, worker.ServeConfig{
 		Auth:      auth,
-		Lines:     worker.NewFrameReader(in),
+		Lines:     fault.FrameReader(in),
 		Output:    stdout,
 		Store:     journalStore,
 		Registry:  registry,
@@ -238,7 +305,28 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	})
 	code := worker.ExitCode(err)
 	if code != worker.ExitClean {
-		return report(code, err)
+		report(code, err)
+		if fault.Has(worker.FaultExitZeroOnReject) {
+			return worker.ExitClean
+		}
 	}
 	return code
+}
+
+// faultKey returns a copy of the session key for the faults that authenticate or seal frames
+// themselves and, only for the leak-key fault, its hexadecimal encoding.
+func faultKey(k *protocol.SessionKey, leak bool) (*protocol.SessionKey, string, error) {
+	raw, err := k.ExposeSecret()
+	defer clear(raw[:])
+	if err != nil {
+		return nil, "", err
+	}
+	key, err := protocol.NewSessionKey(raw[:])
+	if err != nil {
+		return nil, "", err
+	}
+	if leak {
+		return key, hex.EncodeToString(raw[:]), nil
+	}
+	return key, "", nil
 }
