@@ -220,7 +220,8 @@ var proxyMutants = []mutationFault{
 	{"resequence", "the worker accepts any sequence (a proxy renumbers and re-tags every frame)",
 		[]string{"CNF-FRAME-05", "CNF-FRAME-06", "CNF-FRAME-07", "CNF-OPEN-04"}},
 	{"exit-zero", "the worker exits with status 0 after a rejection",
-		[]string{"CNF-FRAME-14", "CNF-AUTHZ-01", "CNF-BOOT-01"}},
+		[]string{"CNF-FRAME-14", "CNF-AUTHZ-01", "CNF-BOOT-01", "CNF-BOOT-02", "CNF-BOOT-03", "CNF-BOOT-04", "CNF-BOOT-05",
+			"CNF-BOOT-06", "CNF-BOOT-07", "CNF-BOOT-08", "CNF-BOOT-09", "CNF-BOOT-10"}},
 }
 
 // TestProxyMutants runs the suite against the reference worker behind a proxy: unchanged, the
