@@ -537,3 +537,55 @@ func BenchmarkWorkerMultiplexedRoundTrip(b *testing.B) {
 	b.StopTimer()
 	stop()
 }
+
+// Spec: TRN-080, TRN-095
+// The session deadline bounds the worker's whole life: when it elapses the group is killed
+// and the armed invocation is reported SessionDeadlineElapsed.
+func TestProcessSessionDeadline(t *testing.T) {
+	clock := newManualClock()
+	p, err := transport.StartProcess(transport.ProcessConfig{Path: "/bin/sh", Args: []string{"-c", "exec sleep 60"},
+		SessionID: testSession, Clock: clock, SessionDeadline: 10 * time.Second})
+	if err != nil {
+		t.Skip("no /bin/sh:", err)
+	}
+	defer p.Terminate()
+	token, err := p.BeginInvocation(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(10 * time.Second)
+	<-p.Exited()
+	fin, err := p.FinishInvocation(token)
+	if err != nil || fin.Verdict != transport.FinishSessionDeadlineElapsed || !fin.Termination.Forced || fin.Termination.Signal != "killed" {
+		t.Fatalf("finish %+v, %v", fin, err)
+	}
+}
+
+// Spec: TRN-010, TRN-012
+// Against the reference worker: the single-flight transport backs a host protocol worker
+// client, which authorizes, dispatches and validates a JSON call.
+func TestWorkerProtocolClient(t *testing.T) {
+	p, stderr := startWorker(t, testSession, nil)
+	m, err := protocol.NewCapabilityManifest(testSession, []protocol.CapabilityGrant{grant(profile.ToolJSONEcho, protocol.FormatJSON, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := p.HostAuthenticator()
+	ch := transport.NewChannel(p.Output(), p.Input(), canonjson.Preserve)
+	if err := transport.SendOpenSession(auth, ch, m); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := transport.NewFrameTransport(auth, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := host.NewProtocolWorkerClient(m, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := canonjson.ParseValue([]byte(`{"b":[1,2],"a":"x"}`), canonjson.Preserve)
+	out, terr := client.DispatchJSON(host.JSONToolRequest{Name: profile.ToolJSONEcho, Input: in})
+	if terr != nil || string(out.JSON()) != `{"a":"x","b":[1,2]}` {
+		t.Fatalf("echo %s, %v (worker: %s)", out.JSON(), terr, stderr)
+	}
+}
