@@ -42,6 +42,7 @@ func FuzzBootstrapRead(f *testing.F) {
 	f.Add(append([]byte("SPLPBOOT\x01\x01a"), make([]byte, 32)...))
 	f.Add([]byte("splpboot"))
 	f.Add([]byte{})
+	addSeeds(f, bootstrapSeeds(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bytes.NewReader(data)
 		b, err := bootstrap.Read(r)

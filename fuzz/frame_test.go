@@ -38,6 +38,7 @@ func FuzzDecodeFrame(f *testing.F) {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
 	}
+	addModalSeeds(f, frameLineSeeds(f))
 	f.Fuzz(func(t *testing.T, line []byte, lossy bool) {
 		mode := canonjson.Preserve
 		if lossy {

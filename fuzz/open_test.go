@@ -102,12 +102,12 @@ func checkMutation(t *testing.T, o *opener, original protocol.Frame, pos int, re
 //
 // Spec: FRM-010, FRM-011, FRM-014, FRM-017, FRM-025, FRM-029
 func FuzzOpen(f *testing.F) {
-	for i := range openTargets() {
+	targets := append(openTargets(), openTargetSeeds(f)...)
+	for i := range targets {
 		for _, pos := range []uint{0, 13, 40, 100, 200, 300} {
 			f.Add(uint8(i), pos, byte('x'))
 		}
 	}
-	targets := openTargets()
 	originals := make([]protocol.Frame, len(targets))
 	for i, target := range targets {
 		fr, err := receiver(target).Open(target.line)
