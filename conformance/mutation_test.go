@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -116,47 +117,74 @@ func TestMutationHarness(t *testing.T) {
 	}
 	full := os.Getenv("SPLASH_MUTATION") == "full" || os.Getenv("SPLASH_SOAK") != ""
 
+	// The faults run a few at a time: a run spends most of its time waiting for workers.
+	type outcome struct {
+		name   string
+		failed []string
+		err    error
+	}
+	var jobs []string
+	for _, name := range faults {
+		if _, known := catalogFault(name); !known && !full {
+			t.Logf("fault %s is not in the harness catalog; it runs only in the full mode", name)
+			continue
+		}
+		jobs = append(jobs, name)
+	}
+	results := make([]outcome, len(jobs))
+	sem := make(chan struct{}, 3)
+	var wg sync.WaitGroup
+	for i, name := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			cfg := referenceConfig(t, "--fault", name)
+			if f, known := catalogFault(name); known && !full {
+				var quoted []string
+				for _, id := range f.Killers {
+					quoted = append(quoted, regexp.QuoteMeta(id))
+				}
+				cfg.Run = "^(" + strings.Join(quoted, "|") + ")$"
+			}
+			cfg.Timeout = 3 * time.Second
+			report, err := Run(context.Background(), cfg)
+			results[i] = outcome{name: name, err: err}
+			if err != nil {
+				return
+			}
+			for _, r := range report.Results {
+				if r.Outcome.Failed() {
+					results[i].failed = append(results[i].failed, r.ID)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
 	killedBy := map[string][]string{} // check ID -> faults that made it fail
 	survivors := 0
 	ran := 0
-	for _, name := range faults {
-		f, known := catalogFault(name)
-		pattern := ""
-		if !full {
-			if !known {
-				t.Logf("fault %s is not in the harness catalog; it runs only in the full mode", name)
-				continue
-			}
-			var quoted []string
-			for _, id := range f.Killers {
-				quoted = append(quoted, regexp.QuoteMeta(id))
-			}
-			pattern = "^(" + strings.Join(quoted, "|") + ")$"
-		}
-		cfg := referenceConfig(t, "--fault", name)
-		cfg.Run = pattern
-		cfg.Timeout = 3 * time.Second
-		report, err := Run(context.Background(), cfg)
-		if err != nil {
-			t.Fatalf("fault %s: %v", name, err)
-		}
-		ran++
-		var failed []string
-		for _, r := range report.Results {
-			if r.Outcome.Failed() {
-				failed = append(failed, r.ID)
-				killedBy[r.ID] = append(killedBy[r.ID], name)
-			}
-		}
-		if len(failed) == 0 {
-			survivors++
-			t.Errorf("fault %s survived: no check failed (%s)", name, f.Description)
+	for _, res := range results {
+		if res.err != nil {
+			t.Errorf("fault %s: %v", res.name, res.err)
 			continue
 		}
-		if known && !slices.ContainsFunc(failed, func(id string) bool { return slices.Contains(f.Killers, id) }) {
-			t.Errorf("fault %s was caught by %v but by none of its expected checks %v", name, failed, f.Killers)
+		ran++
+		f, known := catalogFault(res.name)
+		for _, id := range res.failed {
+			killedBy[id] = append(killedBy[id], res.name)
 		}
-		t.Logf("fault %-32s killed by %d check(s): %s", name, len(failed), strings.Join(failed, " "))
+		if len(res.failed) == 0 {
+			survivors++
+			t.Errorf("fault %s survived: no check failed (%s)", res.name, f.Description)
+			continue
+		}
+		if known && !slices.ContainsFunc(res.failed, func(id string) bool { return slices.Contains(f.Killers, id) }) {
+			t.Errorf("fault %s was caught by %v but by none of its expected checks %v", res.name, res.failed, f.Killers)
+		}
+		t.Logf("fault %-32s killed by %d check(s): %s", res.name, len(res.failed), strings.Join(res.failed, " "))
 	}
 	if ran == 0 {
 		t.Skip("no listed fault is in the harness catalog")
