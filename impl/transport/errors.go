@@ -3,6 +3,8 @@ package transport
 import (
 	"strconv"
 	"strings"
+
+	"github.com/splashv5/conform/impl/host"
 )
 
 // ErrorKind names one failure rule of the host transports. It implements error, so a kind is
@@ -206,7 +208,7 @@ type Error struct {
 	// Err is the wrapped cause.
 	Err error
 	// ExternalID is the host operation id of ErrIndeterminate.
-	ExternalID uint64
+	ExternalID host.OperationID
 	// Cause is the reason of ErrIndeterminate.
 	Cause IndeterminateCause
 	// Termination is how the worker ended, for ErrIndeterminate and, when TerminationErr is

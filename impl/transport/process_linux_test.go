@@ -295,7 +295,7 @@ func TestWorkerDeadlineKilledIsIndeterminate(t *testing.T) {
 	_, err = s.WaitExternalToolEvent(waitCtx(t))
 	var e *transport.Error
 	if !errors.As(err, &e) || e.Kind != transport.ErrIndeterminate || e.Cause != transport.CauseDeadlineElapsed ||
-		e.ExternalID != uint64(id) || e.Termination == nil || !e.Termination.Forced || e.Termination.Signal != "killed" {
+		e.ExternalID != id || e.Termination == nil || !e.Termination.Forced || e.Termination.Signal != "killed" {
 		t.Fatalf("outcome %v (%+v)", err, e)
 	}
 	info, _ := rt.Operation(id)

@@ -264,7 +264,7 @@ func (s *SupervisedSession) failTransport(id host.OperationID, token Supervision
 	}
 	if c, lost := lostTo(fin.Verdict); lost {
 		t := fin.Termination
-		return &Error{Kind: ErrIndeterminate, Err: cause, ExternalID: uint64(id), Cause: c, Termination: &t}
+		return &Error{Kind: ErrIndeterminate, Err: cause, ExternalID: id, Cause: c, Termination: &t}
 	}
 	e := &Error{Kind: ErrTransport, Err: cause}
 	s.terminate(e)

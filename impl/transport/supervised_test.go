@@ -282,7 +282,7 @@ func TestSupervisedTransportFailure(t *testing.T) {
 				t.Fatalf("terminated %d times", f.sup.terminated)
 			}
 			var e *transport.Error
-			if errors.As(err, &e) && c.kind == transport.ErrIndeterminate && (e.ExternalID != uint64(f.inv.ID) || e.Termination == nil) {
+			if errors.As(err, &e) && c.kind == transport.ErrIndeterminate && (e.ExternalID != f.inv.ID || e.Termination == nil) {
 				t.Fatalf("indeterminate error %+v", e)
 			}
 			if state(t, f.rt, f.inv.ID).State != host.StateClaimed {
