@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"io"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/splashv5/conform/impl/worker"
+	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
 // Spec: WRK-095
@@ -98,4 +100,35 @@ func TestExitZeroOnRejectFault(t *testing.T) {
 	p.open(grant(echoTool, 1, 0))
 	p.write(append(p.host.Tampered(p.host.Invoke("r1", echoTool, text("x"))), '\n'))
 	p.expectExit(0, "splash-worker: transport: worker: Protocol (open): protocol: InvalidAuthenticationTag")
+}
+
+// Spec: WRK-095, WRK-092
+func TestWrongBootstrapStatusFault(t *testing.T) {
+	host, err := workertest.NewHost("session-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := launchRaw(t, host, "--fault", "wrong-bootstrap-status")
+	p.write([]byte("SPLPBOOX......................................................"))
+	p.expectExit(4, "transport:")
+}
+
+// The late-bootstrap-checks fault takes exactly one bootstrap's bytes, whatever they hold.
+//
+// Spec: WRK-095, WRK-090
+func TestReadWholeBootstrap(t *testing.T) {
+	key := bytes.Repeat([]byte{0}, 32) // all zero: not checked here
+	in := bytes.NewReader(append(append([]byte("SPLPBOOX\x09\x05abcde"), key...), "after"...))
+	got := readWholeBootstrap(in)
+	if len(got) != 10+5+32 || !bytes.HasPrefix(got, []byte("SPLPBOOX\x09\x05abcde")) {
+		t.Fatalf("read %q", got)
+	}
+	if rest, _ := io.ReadAll(in); string(rest) != "after" {
+		t.Fatalf("left %q after the bootstrap", rest)
+	}
+	for _, short := range []string{"", "SPLPBOOT\x02", "SPLPBOOT\x01\x09sess"} {
+		if got := readWholeBootstrap(strings.NewReader(short)); string(got) != short {
+			t.Fatalf("short input %q read as %q", short, got)
+		}
+	}
 }

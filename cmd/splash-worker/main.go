@@ -11,6 +11,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -273,8 +274,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	in := bufio.NewReaderSize(stdin, 64<<10)
-	boot, err := bootstrap.Read(in)
+	var bootIn io.Reader = in
+	if fault.Has(worker.FaultLateBootstrapChecks) {
+		whole := readWholeBootstrap(in)
+		defer clear(whole)
+		bootIn = bytes.NewReader(whole)
+	}
+	boot, err := bootstrap.Read(bootIn)
 	if err != nil {
+		if fault.Has(worker.FaultWrongBootstrapStatus) {
+			return report(worker.ExitTransport, err)
+		}
 		return report(worker.ExitBootstrap, err)
 	}
 	if fault.NeedsSessionKey() || fault.Has(worker.FaultLeakKey) {
@@ -311,6 +321,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// bootstrapHeaderBytes is the length of the bootstrap before the session id: the magic, the
+// version and the length byte.
+const bootstrapHeaderBytes = 10
+
+// readWholeBootstrap reads a bootstrap's 42 + L bytes, or as many as the input holds, without
+// checking any of them (the late-bootstrap-checks fault). The caller clears the result, which
+// holds the key.
+func readWholeBootstrap(r io.Reader) []byte {
+	buf := make([]byte, bootstrapHeaderBytes, bootstrapHeaderBytes+255+protocol.SessionKeyBytes)
+	n, err := io.ReadFull(r, buf)
+	if err != nil {
+		return buf[:n]
+	}
+	rest := buf[n : n+int(buf[n-1])+protocol.SessionKeyBytes]
+	m, _ := io.ReadFull(r, rest)
+	return buf[:n+m]
 }
 
 // faultKey returns a copy of the session key for the faults that authenticate or seal frames

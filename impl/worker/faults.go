@@ -66,7 +66,8 @@ const (
 	FaultAcceptReflectedRole
 	// FaultReuseOutgoingSequence: every answer is sealed at outgoing sequence 1.
 	FaultReuseOutgoingSequence
-	// FaultIgnoreInputLimit: an input over max_input_bytes is authorized.
+	// FaultIgnoreInputLimit: an invocation or dispatch input over max_input_bytes is
+	// authorized.
 	FaultIgnoreInputLimit
 	// FaultIgnoreCallBudget: a call beyond max_calls is authorized.
 	FaultIgnoreCallBudget
@@ -127,16 +128,23 @@ const (
 	// FaultDetachOnFatal: a fatal error ends the driver without waiting for the running
 	// adapter.
 	FaultDetachOnFatal
-	// FaultAcceptScalarJSON: a JSON input that is not an object or array, or nested too deep,
-	// is authorized.
+	// FaultAcceptScalarJSON: a JSON invocation input that is not an object or array, or nested
+	// too deep, is authorized.
 	FaultAcceptScalarJSON
 	// FaultUndeclaredSafetyOK: an adapter that declares no invocation safety is invoked.
 	FaultUndeclaredSafetyOK
-	// FaultLimitOffByOne: input and output byte limits refuse a size equal to the limit.
+	// FaultLimitOffByOne: the input limits and the invocation output limit refuse a size equal
+	// to the limit.
 	FaultLimitOffByOne
 	// FaultCancelInBaseline: a baseline session answers cancel (too_late) and accepts
 	// close_session.
 	FaultCancelInBaseline
+	// FaultWrongBootstrapStatus: the worker process exits with the transport status instead of
+	// the bootstrap status when the bootstrap is invalid.
+	FaultWrongBootstrapStatus
+	// FaultLateBootstrapChecks: the worker process reads the whole bootstrap (42 + L bytes)
+	// before it checks any part of it.
+	FaultLateBootstrapChecks
 
 	faultEnd
 )
@@ -153,7 +161,7 @@ var faultInfos = [...]FaultInfo{
 	{FaultSkipTagCheck, "skip-tag-check", "open frames without verifying their authentication tag"},
 	{FaultAcceptReflectedRole, "accept-reflected-role", "also open frames tagged with the worker role as sender"},
 	{FaultReuseOutgoingSequence, "reuse-outgoing-sequence", "seal every answer at outgoing sequence 1"},
-	{FaultIgnoreInputLimit, "ignore-input-limit", "authorize inputs over max_input_bytes"},
+	{FaultIgnoreInputLimit, "ignore-input-limit", "authorize invocation and dispatch inputs over max_input_bytes"},
 	{FaultIgnoreCallBudget, "ignore-call-budget", "authorize invocations and dispatches beyond max_calls"},
 	{FaultForgetRequestID, "forget-request-id", "authorize request and cancellation ids already used, and beyond 1,024 per session"},
 	{FaultRerunDuplicateDispatch, "rerun-duplicate-dispatch", "run the adapter again for an exact duplicate dispatch"},
@@ -179,10 +187,12 @@ var faultInfos = [...]FaultInfo{
 	{FaultAdmitReplayedSession, "admit-replayed-session", "admit a session id already admitted for the journal"},
 	{FaultIgnoreCancel, "ignore-cancel", "never set the cancellation token when a cancel is authorized"},
 	{FaultDetachOnFatal, "detach-on-fatal", "end the driver after a fatal error without waiting for the running adapter"},
-	{FaultAcceptScalarJSON, "accept-scalar-json", "authorize JSON inputs that are scalars or nested deeper than 32"},
+	{FaultAcceptScalarJSON, "accept-scalar-json", "authorize JSON invocation inputs that are scalars or nested deeper than 32"},
 	{FaultUndeclaredSafetyOK, "undeclared-safety-ok", "invoke adapters that declare no invocation safety"},
-	{FaultLimitOffByOne, "limit-off-by-one", "refuse inputs and outputs whose size equals the byte limit (>= instead of >)"},
+	{FaultLimitOffByOne, "limit-off-by-one", "refuse inputs and invocation outputs whose size equals the byte limit (>= instead of >)"},
 	{FaultCancelInBaseline, "cancel-in-baseline", "answer cancel with too_late and accept close_session in a baseline session"},
+	{FaultWrongBootstrapStatus, "wrong-bootstrap-status", "exit with status 4 (transport), not 3, when the bootstrap is invalid"},
+	{FaultLateBootstrapChecks, "late-bootstrap-checks", "read the whole bootstrap (42 + L bytes) before checking any part of it"},
 }
 
 // FaultInfos returns every fault with its name and a one-line description, in a fixed order.

@@ -22,8 +22,8 @@ import (
 // Spec: WRK-095
 func TestFaultRegistry(t *testing.T) {
 	infos := worker.FaultInfos()
-	if len(infos) != 34 {
-		t.Fatalf("%d faults, want 34", len(infos))
+	if len(infos) != 36 {
+		t.Fatalf("%d faults, want 36", len(infos))
 	}
 	seen := map[string]bool{}
 	for i, info := range infos {
