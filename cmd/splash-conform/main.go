@@ -1,13 +1,18 @@
-// Command splash-conform checks the Go reference implementation of the Splash worker protocol
-// v5 against the embedded golden vectors.
+// Command splash-conform runs the Splash worker protocol v5 conformance suite.
 //
-// This is the interim version of the conformance runner: with no arguments it replays every
-// golden vector (package vectors/replay) and verifies the structure of the vector files, then
-// prints one summary line per file and a final line "N passed, N failed". It exits with
-// status 1 if anything failed.
+//	splash-conform [flags] [-- WORKER-COMMAND [ARGS...]]
+//	splash-conform vectors [-v]
 //
-//	splash-conform        summary only
-//	splash-conform -v     also list every failing test
+// The first form launches a worker executable once per check and reports, check by check, what
+// conforms (see docs/conformance.md and package conformance). Without a worker command it runs
+// against the bundled reference worker, cmd/splash-worker.
+//
+// The second form replays every embedded golden vector (package vectors/replay) against the Go
+// reference implementation, checks the structure of the vector files, and prints one summary
+// line per file and a final line "N passed, N failed".
+//
+// Both forms exit with status 0 when everything counted passed, 1 on a failure and 2 on a usage
+// or launch error.
 package main
 
 import (
@@ -16,6 +21,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/vectors"
 	"github.com/splashv5/conform/vectors/replay"
 )
@@ -24,16 +30,25 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run dispatches to the vector replay or to the conformance runner.
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("splash-conform", flag.ContinueOnError)
+	if len(args) > 0 && args[0] == "vectors" {
+		return runVectors(args[1:], stdout, stderr)
+	}
+	return conformance.Main(args, stdout, stderr)
+}
+
+// runVectors replays the golden vectors and prints a per-file summary.
+func runVectors(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("splash-conform vectors", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	verbose := fs.Bool("v", false, "list every failing test")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return conformance.ExitUsage
 	}
 	if fs.NArg() != 0 {
-		fmt.Fprintln(stderr, "usage: splash-conform [-v]")
-		return 2
+		fmt.Fprintln(stderr, "usage: splash-conform vectors [-v]")
+		return conformance.ExitUsage
 	}
 	report := replay.Run(vectors.FS)
 	structure := replay.Verify(vectors.FS)
@@ -56,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
 	if failed > 0 {
-		return 1
+		return conformance.ExitFailures
 	}
-	return 0
+	return conformance.ExitOK
 }
