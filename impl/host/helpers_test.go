@@ -2,7 +2,6 @@ package host
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000,
 
 func (c *fakeClock) Now() time.Time          { return c.now }
 func (c *fakeClock) Advance(d time.Duration) { c.now = c.now.Add(d) }
-func (c *fakeClock) Set(t time.Time)         { c.now = t }
 
 // testNonce is a fixed 16-byte host nonce: "0123456789abcdef".
 var testNonceBytes = []byte("0123456789abcdef")
@@ -187,5 +185,3 @@ func wantToolError(t testing.TB, err error, kind ToolErrorKind, msg string) {
 		t.Fatalf("tool error = %v/%q, want %v/%q", te.Kind, te.Message, kind, msg)
 	}
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -2,6 +2,8 @@ package host
 
 import (
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 	"time"
 
 	"github.com/splashv5/conform/impl/protocol"
@@ -43,8 +45,8 @@ func runCells(t *testing.T, cells map[State]cell, call func(t *testing.T, r *Run
 			} else {
 				wantKind(t, err, c.want)
 				// A refused call changes no record.
-				if got := r.Operations(); len(got) != len(opsBefore) || (len(got) > 0 && got[0] != opsBefore[0]) {
-					t.Fatalf("refused call changed the records: %+v -> %+v", opsBefore, got)
+				if d := cmp.Diff(opsBefore, r.Operations()); d != "" {
+					t.Fatalf("refused call changed the records (-before +after):\n%s", d)
 				}
 			}
 			if got := stateOf(r, id); got != c.next {
