@@ -228,3 +228,27 @@ first + denied + second + third`, lease)
 		t.Fatal("the lease outlived the evaluation")
 	}
 }
+
+// Spec: RUN-004, RUN-190
+func TestScriptArgumentTypeErrorsNeverReachTheRuntime(t *testing.T) {
+	r, _ := newTestRuntime(t, Config{})
+	mustRegister(t, r.RegisterTool(NewPolicy("local"), Metadata{}, echo))
+	s := newSession(t, r)
+	ev, err := s.Eval(`use mod.tool
+let a = try tool.call(5, "x") catch "typed"
+let b = try tool.start("local", 7) catch "typed"
+a + b`)
+	wantNoError(t, err)
+	if !ev.Completed() || ev.Value.Text() != "typedtyped" {
+		t.Fatalf("evaluation = %+v", ev)
+	}
+	if len(r.Audit()) != 0 || r.PendingTools() != 0 || r.nextSequence != 0 {
+		t.Fatalf("a type error reached the runtime: audit %v, sequence %d", r.Audit(), r.nextSequence)
+	}
+	if out, err := r.Call("local", "x"); err != nil || out != "echo:x" {
+		t.Fatalf("call = %q, %v", out, err)
+	}
+	if r.Audit()[0].Sequence != 0 {
+		t.Fatal("the first real call did not get sequence 0")
+	}
+}
