@@ -71,6 +71,57 @@ func Parse(data []byte) (*Node, error) {
 	return p.document()
 }
 
+// Parser parses documents exactly like [Parse] but reuses its memory from one document to
+// the next, which saves most of the allocation of parsing when many documents are decoded
+// one after another. The zero Parser is ready to use. A Parser must not be used by two
+// goroutines at once.
+//
+// The nodes and child slices of a tree returned by [Parser.Parse] belong to the Parser: they
+// stay valid only until its next Parse, so the tree must not be kept (or handed to code
+// that keeps it) beyond that. The strings in the tree (Text and Key) are ordinary strings
+// and stay valid forever, as do Values converted from the tree with [FromNode].
+type Parser struct {
+	p parser
+}
+
+// Retained bounds what a Parser keeps between documents: the nodes and child slots of a
+// document of up to about 128 KiB. Larger documents are parsed into fresh memory beyond
+// these bounds.
+const (
+	keepNodes    = 16 << 10
+	keepChildren = 16 << 10
+	keepStack    = 1 << 10
+	keepScratch  = 64 << 10
+)
+
+// Parse parses data with the strictness of [Parse]. The returned tree is valid until the
+// next call of Parse on p.
+func (ps *Parser) Parse(data []byte) (*Node, error) {
+	p := &ps.p
+	p.nodes.reset(keepNodes)
+	p.elems.reset(keepChildren)
+	p.members.reset(keepChildren)
+	p.elemStack = resetStack(p.elemStack)
+	p.memberStack = resetStack(p.memberStack)
+	if cap(p.scratch) > keepScratch {
+		p.scratch = nil
+	}
+	p.data, p.text, p.pos, p.depth, p.mode = data, string(data), 0, 0, 0
+	n, err := p.document()
+	p.data, p.text = nil, ""
+	return n, err
+}
+
+// resetStack empties a child stack for the next document, dropping what a failed parse
+// left on it and its backing array when it grew large.
+func resetStack[T any](s []T) []T {
+	if cap(s) > keepStack {
+		return nil
+	}
+	clear(s)
+	return s[:0]
+}
+
 type parser struct {
 	data    []byte
 	text    string // a copy of data: tokens and unescaped strings are substrings of it
@@ -78,9 +129,13 @@ type parser struct {
 	depth   int
 	mode    Mode // 0: syntax only; otherwise also apply the mode's number rules while reading
 	scratch []byte
-	slab    []Node
+	// nodes, elems and members hold the tree: every node, and the children of every
+	// container, are carved from a few large chunks.
+	nodes   slab[Node]
+	elems   slab[*Node]
+	members slab[Member]
 	// elemStack and memberStack collect the children of the open containers, so each
-	// container's slice is allocated once, at its exact size, when it closes.
+	// container's slice is taken once, at its exact size, when it closes.
 	elemStack   []*Node
 	memberStack []Member
 }
@@ -97,13 +152,10 @@ func (p *parser) document() (*Node, error) {
 	return n, nil
 }
 
+// newNode returns a node of kind k whose other fields are zero.
 func (p *parser) newNode(k NodeKind) *Node {
-	if len(p.slab) == 0 {
-		p.slab = make([]Node, 16)
-	}
-	n := &p.slab[0]
-	p.slab = p.slab[1:]
-	n.Kind = k
+	n := p.nodes.one()
+	*n = Node{Kind: k}
 	return n
 }
 
@@ -225,7 +277,8 @@ func (p *parser) array() (*Node, error) {
 		case ']':
 			p.pos++
 			p.depth--
-			n.Elems = append([]*Node(nil), p.elemStack[base:]...)
+			n.Elems = p.elems.take(len(p.elemStack) - base)
+			copy(n.Elems, p.elemStack[base:])
 			clear(p.elemStack[base:])
 			p.elemStack = p.elemStack[:base]
 			return n, nil
@@ -290,7 +343,8 @@ func (p *parser) object() (*Node, error) {
 		case '}':
 			p.pos++
 			p.depth--
-			n.Members = append([]Member(nil), p.memberStack[base:]...)
+			n.Members = p.members.take(len(p.memberStack) - base)
+			copy(n.Members, p.memberStack[base:])
 			clear(p.memberStack[base:])
 			p.memberStack = p.memberStack[:base]
 			return n, nil

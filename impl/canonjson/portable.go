@@ -35,16 +35,17 @@ func CheckPortable(v Value) error {
 			return fmt.Errorf("%w: %s", ErrNonPortableNumber, strconv.Quote(string(tok)))
 		}
 	case KindArray:
-		for _, e := range v.elems {
+		for _, e := range v.elems() {
 			if err := CheckPortable(e); err != nil {
 				return err
 			}
 		}
 	case KindObject:
-		if len(v.ents) > 0 && v.ents[0].Key == privateNumberKey {
+		ents := v.ents()
+		if len(ents) > 0 && ents[0].Key == privateNumberKey {
 			return fmt.Errorf("%w: object whose first key is %s", ErrNonPortableNumber, strconv.Quote(privateNumberKey))
 		}
-		for _, e := range v.ents {
+		for _, e := range ents {
 			if err := CheckPortable(e.Value); err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unsafe"
 )
 
 // Kind is the kind of a Value.
@@ -29,14 +30,43 @@ func (k Kind) String() string { return NodeKind(k).String() }
 // for Preserve-mode non-integers, as number text. The zero Value is null. Values are
 // immutable once built; the slices returned by Elems and Entries must not be modified.
 type Value struct {
-	kind  Kind
-	num   numRepr
-	b     bool
-	bits  uint64
-	str   string // string value, or number text for numText
-	elems []Value
-	ents  []Entry
+	// ptr points at the bytes of a string or of Preserve number text, at the first element
+	// of an array, or at the first entry of an object; it is nil for other kinds (and for
+	// nil slices). Keeping one pointer and one length instead of a string and two slices
+	// makes a Value 24 bytes rather than 80, which matters for large documents.
+	ptr unsafe.Pointer
+	// bits is the number of a numUint, numInt or numFloat number, and otherwise the length
+	// of what ptr points at.
+	bits uint64
+	kind Kind
+	num  numRepr
+	b    bool
 }
+
+// textValue returns a Value of kind k (and number representation num) holding s.
+func textValue(k Kind, num numRepr, s string) Value {
+	return Value{kind: k, num: num, ptr: unsafe.Pointer(unsafe.StringData(s)), bits: uint64(len(s))}
+}
+
+// arrayValue returns an array Value holding elems (retained).
+func arrayValue(elems []Value) Value {
+	return Value{kind: KindArray, ptr: unsafe.Pointer(unsafe.SliceData(elems)), bits: uint64(len(elems))}
+}
+
+// objectValue returns an object Value holding ents (retained), which must be sorted with
+// unique keys.
+func objectValue(ents []Entry) Value {
+	return Value{kind: KindObject, ptr: unsafe.Pointer(unsafe.SliceData(ents)), bits: uint64(len(ents))}
+}
+
+// str returns the string of a KindString value or the text of a numText number.
+func (v Value) str() string { return unsafe.String((*byte)(v.ptr), int(v.bits)) }
+
+// elems returns the elements of a KindArray value.
+func (v Value) elems() []Value { return unsafe.Slice((*Value)(v.ptr), int(v.bits)) }
+
+// ents returns the entries of a KindObject value.
+func (v Value) ents() []Entry { return unsafe.Slice((*Entry)(v.ptr), int(v.bits)) }
 
 // Entry is one key/value pair of an object Value.
 type Entry struct {
@@ -54,7 +84,7 @@ func Bool(b bool) Value { return Value{kind: KindBool, b: b} }
 
 // String returns a JSON string. Invalid UTF-8 is written as U+FFFD by the writer, since a
 // serde_json string cannot hold it.
-func String(s string) Value { return Value{kind: KindString, str: s} }
+func String(s string) Value { return textValue(KindString, 0, s) }
 
 // Uint returns a JSON integer number.
 func Uint(u uint64) Value { return Value{kind: KindNumber, num: numUint, bits: u} }
@@ -95,17 +125,20 @@ func NumberToken(token string, m Mode) (Value, error) {
 }
 
 func numberValue(n number) Value {
-	return Value{kind: KindNumber, num: n.repr, bits: n.bits, str: n.text}
+	if n.repr == numText {
+		return textValue(KindNumber, numText, n.text)
+	}
+	return Value{kind: KindNumber, num: n.repr, bits: n.bits}
 }
 
 // Array returns a JSON array of elems. The slice is retained.
-func Array(elems ...Value) Value { return Value{kind: KindArray, elems: elems} }
+func Array(elems ...Value) Value { return arrayValue(elems) }
 
 // Object returns a JSON object holding entries sorted bytewise by key; when a key repeats,
 // the later entry wins, as when serde_json reads an object with duplicate keys. The
 // argument slice is reordered in place and may be retained.
 func Object(entries ...Entry) Value {
-	return Value{kind: KindObject, ents: sortEntries(entries)}
+	return objectValue(sortEntries(entries))
 }
 
 // sortEntries sorts by key, keeping only the last of each run of equal keys.
@@ -144,7 +177,7 @@ func (v Value) StringValue() string {
 	if v.kind != KindString {
 		return ""
 	}
-	return v.str
+	return v.str()
 }
 
 // Elems returns the elements of a KindArray value (nil for any other kind). The slice
@@ -153,7 +186,7 @@ func (v Value) Elems() []Value {
 	if v.kind != KindArray {
 		return nil
 	}
-	return v.elems
+	return v.elems()
 }
 
 // Entries returns the entries of a KindObject value, sorted bytewise by key with unique
@@ -162,7 +195,7 @@ func (v Value) Entries() []Entry {
 	if v.kind != KindObject {
 		return nil
 	}
-	return v.ents
+	return v.ents()
 }
 
 // Get returns the value of key in a KindObject value.
@@ -170,11 +203,12 @@ func (v Value) Get(key string) (Value, bool) {
 	if v.kind != KindObject {
 		return Value{}, false
 	}
-	i, ok := slices.BinarySearchFunc(v.ents, key, func(e Entry, k string) int { return cmp.Compare(e.Key, k) })
+	ents := v.ents()
+	i, ok := slices.BinarySearchFunc(ents, key, func(e Entry, k string) int { return cmp.Compare(e.Key, k) })
 	if !ok {
 		return Value{}, false
 	}
-	return v.ents[i].Value, true
+	return ents[i].Value, true
 }
 
 // NumberText returns a KindNumber value as the writer spells it ("" for other kinds).
@@ -183,7 +217,7 @@ func (v Value) NumberText() string {
 		return ""
 	}
 	if v.num == numText {
-		return v.str
+		return v.str()
 	}
 	var buf [32]byte
 	return string(appendNumber(buf[:0], v))
@@ -230,7 +264,52 @@ func FromNode(n *Node, m Mode) (Value, error) {
 	return fromNode(n, m, 0)
 }
 
+// converter turns syntax trees into Values. The elements and entries of all arrays and
+// objects it builds are carved from shared chunks, so a converted document costs a few
+// allocations rather than one per container.
+type converter struct {
+	mode    Mode
+	values  slab[Value]
+	entries slab[Entry]
+}
+
 func fromNode(n *Node, m Mode, depth int) (Value, error) {
+	c := converter{mode: m}
+	budget := countBudget
+	var elems, ents int
+	countChildren(n, depth, &elems, &ents, &budget)
+	c.values.reserve(elems)
+	c.entries.reserve(ents)
+	return c.convert(n, depth)
+}
+
+// countBudget bounds the work of countChildren, which only sizes the converter's first
+// chunks: past it (or for hand-built trees that share subtrees) the chunks just grow.
+const countBudget = 1 << 20
+
+// countChildren adds the element and member counts of the containers in n's subtree to
+// elems and ents, as far as the recursion limit and the budget reach.
+func countChildren(n *Node, depth int, elems, ents, budget *int) {
+	if n == nil || depth+1 >= recursionLimit || *budget <= 0 {
+		return
+	}
+	switch n.Kind {
+	case NodeArray:
+		*elems += len(n.Elems)
+		*budget -= 1 + len(n.Elems)
+		for _, e := range n.Elems {
+			countChildren(e, depth+1, elems, ents, budget)
+		}
+	case NodeObject:
+		*ents += len(n.Members)
+		*budget -= 1 + len(n.Members)
+		for _, m := range n.Members {
+			countChildren(m.Value, depth+1, elems, ents, budget)
+		}
+	}
+}
+
+func (c *converter) convert(n *Node, depth int) (Value, error) {
 	if n == nil {
 		return Value{}, fmt.Errorf("%w: nil node", ErrInvalidNode)
 	}
@@ -242,7 +321,7 @@ func fromNode(n *Node, m Mode, depth int) (Value, error) {
 	case NodeString:
 		return String(n.Text), nil
 	case NodeNumber:
-		return treeNumber(n.Text, m)
+		return treeNumber(n.Text, c.mode)
 	case NodeArray, NodeObject:
 		if depth+1 >= recursionLimit {
 			return Value{}, &SyntaxError{Offset: -1, Reason: "recursion limit exceeded", cause: ErrRecursionLimit}
@@ -251,28 +330,34 @@ func fromNode(n *Node, m Mode, depth int) (Value, error) {
 		return Value{}, fmt.Errorf("%w: node kind %d", ErrInvalidNode, n.Kind)
 	}
 	if n.Kind == NodeArray {
-		elems := make([]Value, len(n.Elems))
+		if len(n.Elems) == 0 {
+			return arrayValue([]Value{}), nil
+		}
+		elems := c.values.take(len(n.Elems))
 		for i, e := range n.Elems {
-			v, err := fromNode(e, m, depth+1)
+			v, err := c.convert(e, depth+1)
 			if err != nil {
 				return Value{}, err
 			}
 			elems[i] = v
 		}
-		return Value{kind: KindArray, elems: elems}, nil
+		return arrayValue(elems), nil
 	}
-	if m == Preserve && len(n.Members) > 0 && n.Members[0].Key == privateNumberKey {
+	if c.mode == Preserve && len(n.Members) > 0 && n.Members[0].Key == privateNumberKey {
 		return privateNumberValue(n)
 	}
-	ents := make([]Entry, len(n.Members))
+	if len(n.Members) == 0 {
+		return objectValue([]Entry{}), nil
+	}
+	ents := c.entries.take(len(n.Members))
 	for i, mem := range n.Members {
-		v, err := fromNode(mem.Value, m, depth+1)
+		v, err := c.convert(mem.Value, depth+1)
 		if err != nil {
 			return Value{}, err
 		}
 		ents[i] = Entry{Key: mem.Key, Value: v}
 	}
-	return Value{kind: KindObject, ents: sortEntries(ents)}, nil
+	return objectValue(sortEntries(ents)), nil
 }
 
 func treeNumber(tok string, m Mode) (Value, error) {
@@ -330,25 +415,27 @@ func Equal(a, b Value) bool {
 	case KindBool:
 		return a.b == b.b
 	case KindString:
-		return a.str == b.str
+		return a.str() == b.str()
 	case KindNumber:
 		return equalNumbers(a, b)
 	case KindArray:
-		if len(a.elems) != len(b.elems) {
+		ae, be := a.elems(), b.elems()
+		if len(ae) != len(be) {
 			return false
 		}
-		for i := range a.elems {
-			if !Equal(a.elems[i], b.elems[i]) {
+		for i := range ae {
+			if !Equal(ae[i], be[i]) {
 				return false
 			}
 		}
 		return true
 	case KindObject:
-		if len(a.ents) != len(b.ents) {
+		ae, be := a.ents(), b.ents()
+		if len(ae) != len(be) {
 			return false
 		}
-		for i := range a.ents {
-			if a.ents[i].Key != b.ents[i].Key || !Equal(a.ents[i].Value, b.ents[i].Value) {
+		for i := range ae {
+			if ae[i].Key != be[i].Key || !Equal(ae[i].Value, be[i].Value) {
 				return false
 			}
 		}

@@ -20,25 +20,27 @@ func (v Value) AppendJSON(dst []byte) []byte {
 	case KindNumber:
 		return appendNumber(dst, v)
 	case KindString:
-		return AppendString(dst, v.str)
+		return AppendString(dst, v.str())
 	case KindArray:
 		dst = append(dst, '[')
-		for i := range v.elems {
+		elems := v.elems()
+		for i := range elems {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = v.elems[i].AppendJSON(dst)
+			dst = elems[i].AppendJSON(dst)
 		}
 		return append(dst, ']')
 	case KindObject:
 		dst = append(dst, '{')
-		for i := range v.ents {
+		ents := v.ents()
+		for i := range ents {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = AppendString(dst, v.ents[i].Key)
+			dst = AppendString(dst, ents[i].Key)
 			dst = append(dst, ':')
-			dst = v.ents[i].Value.AppendJSON(dst)
+			dst = ents[i].Value.AppendJSON(dst)
 		}
 		return append(dst, '}')
 	default:
@@ -58,7 +60,7 @@ func appendNumber(dst []byte, v Value) []byte {
 	case numFloat:
 		return AppendFloat(dst, math.Float64frombits(v.bits))
 	default:
-		return append(dst, v.str...)
+		return append(dst, v.str()...)
 	}
 }
 
