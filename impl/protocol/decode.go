@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/derive"
@@ -112,14 +113,25 @@ func checkMode(mode canonjson.Mode) error {
 	return nil
 }
 
-// parseDocument parses data and turns a syntax error into a Serialization error.
-func parseDocument(data []byte) (*canonjson.Node, error) {
-	n, err := canonjson.Parse(data)
+// parsers recycles the memory of syntax trees between decodes. No decoder keeps a node
+// of the tree it decodes: the results hold strings and canonjson Values, which do not share
+// memory with the tree.
+var parsers = sync.Pool{New: func() any { return new(canonjson.Parser) }}
+
+// parseDocument parses data with a pooled parser and turns a syntax error into a
+// Serialization error. On success the caller must hand the parser back with
+// releaseParser once it no longer uses the tree; the tree is invalid afterwards.
+func parseDocument(data []byte) (*canonjson.Node, *canonjson.Parser, error) {
+	p := parsers.Get().(*canonjson.Parser)
+	n, err := p.Parse(data)
 	if err != nil {
-		return nil, serializationError(err)
+		parsers.Put(p)
+		return nil, nil, serializationError(err)
 	}
-	return n, nil
+	return n, p, nil
 }
+
+func releaseParser(p *canonjson.Parser) { parsers.Put(p) }
 
 // DecodeMessage decodes and validates one message as the reference's
 // WorkerMessage::from_json_line does: input longer than MaxWireFrameBytes is
@@ -133,10 +145,11 @@ func DecodeMessage(data []byte, mode canonjson.Mode) (Message, error) {
 	if len(data) > MaxWireFrameBytes {
 		return nil, sizeError(ErrWireFrameTooLarge, len(data), MaxWireFrameBytes)
 	}
-	n, err := parseDocument(data)
+	n, p, err := parseDocument(data)
 	if err != nil {
 		return nil, err
 	}
+	defer releaseParser(p)
 	m, err := DecodeMessageNode(n, derive.Context{Mode: mode})
 	if err != nil {
 		return nil, serializationError(err)
@@ -251,20 +264,22 @@ func DecodeToolPayload(data []byte, mode canonjson.Mode) (ToolPayload, error) {
 	if err := checkMode(mode); err != nil {
 		return ToolPayload{}, err
 	}
-	n, err := parseDocument(data)
+	n, parser, err := parseDocument(data)
 	if err != nil {
 		return ToolPayload{}, err
 	}
+	defer releaseParser(parser)
 	p, err := DecodeToolPayloadNode(n, derive.Context{Mode: mode})
 	return p, serializationError(err)
 }
 
 func decodeStandalone[T any](data []byte, decode func(*canonjson.Node, derive.Context) (T, error)) (T, error) {
-	n, err := parseDocument(data)
+	n, p, err := parseDocument(data)
 	if err != nil {
 		var zero T
 		return zero, err
 	}
+	defer releaseParser(p)
 	// These types hold no JSON values and are decoded directly (not buffered), so the number
 	// mode cannot change the outcome.
 	v, err := decode(n, derive.Context{Mode: canonjson.Preserve})

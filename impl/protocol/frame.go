@@ -71,11 +71,12 @@ func DecodeFrame(line []byte, mode canonjson.Mode) (Frame, error) {
 	if len(line) > MaxWireFrameBytes {
 		return Frame{}, sizeError(ErrWireFrameTooLarge, len(line), MaxWireFrameBytes)
 	}
-	n, err := parseDocument(line)
+	n, p, err := parseDocument(line)
 	if err != nil {
 		return Frame{}, err
 	}
 	f, tag, err := decodeFrameNode(n, derive.Context{Mode: mode})
+	releaseParser(p) // f holds no node of the tree
 	if err != nil {
 		return Frame{}, serializationError(err)
 	}
