@@ -1,0 +1,115 @@
+package host
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// Spec: RUN-084, RUN-162
+func TestErrorRenderings(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{Denied("x"), "tool call denied: x"},
+		{Failed("x"), "tool call failed: x"},
+		{Cancelled("x"), "tool call cancelled: x"},
+		{TimedOut("x"), "tool call timed out: x"},
+		{externalError(ErrNotClaimed, 4), "external tool operation has not been claimed (operation 4)"},
+		{externalError(ErrReconciliationRequiresHostAuthenticator, 0), "external reconciliation requires a host session authenticator"},
+		{&RegistrationError{Kind: ErrDuplicateTool, Name: "t"}, "tool already registered: t"},
+		{&RegistrationError{Kind: ErrCatalogByteLimitExceeded, Actual: 9, Maximum: 8}, "tool catalog is 9 bytes but its maximum is 8 bytes"},
+		{&RegistrationError{Kind: ErrIncompatibleWorkerGrant, Name: "t"}, "worker manifest cannot safely back tool: t"},
+		{&RegistrationError{Kind: ErrNonceUnavailable}, "externally dispatched tools require operating-system entropy or a host-supplied capability session nonce"},
+		{&StreamConfigError{Kind: ErrStreamAlreadyReserved, Name: "t"}, "stream redactor must be set before the tool is reserved: t"},
+		{&LeaseError{Kind: ErrLeaseCallLimitExceedsPolicy, Tool: "t", Requested: 3, Maximum: 2}, "capability lease for t requests 3 calls but policy allows 2"},
+		{&AuditCursorError{Kind: ErrAuditCursorEvicted, Requested: 2, Available: 5}, "capability audit cursor 2 was evicted; earliest available is 5"},
+		{&SchemaError{Kind: ErrSchemaUnsupportedKeyword, Path: "$", Keyword: "oneOf"}, "$: unsupported schema keyword oneOf"},
+	}
+	for _, c := range cases {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("%T: %q, want %q", c.err, got, c.want)
+		}
+	}
+	wrapped := protocolError(3, &protocol.Error{Kind: protocol.ErrUnknownTool, Value: "x"})
+	if !errors.Is(wrapped, ErrProtocol) || !errors.Is(wrapped, protocol.ErrUnknownTool) {
+		t.Fatalf("protocol error does not match both kinds: %v", wrapped)
+	}
+	for k := ErrUnknownOperation; k <= ErrResume; k++ {
+		if k.String() == "" || k.Error() == "" || errors.Is(externalError(k, 1), k+1) {
+			t.Fatalf("kind %d", k)
+		}
+	}
+	if ErrResume.String() != "Runtime" || ErrUnknownOperation.String() != "Unknown" {
+		t.Fatal("variant names")
+	}
+}
+
+// Spec: RUN-021
+func TestSchemaPathsQuoteLikeRustDebug(t *testing.T) {
+	cases := map[string]string{
+		"plain":     `"plain"`,
+		"q\"b\\":    `"q\"b\\"`,
+		"t\tn\nr\r": `"t\tn\nr\r"`,
+		"\x00":      `"\0"`,
+		"\x01\x7f":  `"\u{1}\u{7f}"`,
+		"é✓":        `"é✓"`,
+		"a\u0301":   `"a\u{301}"`,
+		"'":         `"'"`,
+	}
+	for in, want := range cases {
+		if got := rustDebugString(in); got != want {
+			t.Errorf("%q: %s, want %s", in, got, want)
+		}
+	}
+}
+
+// Spec: RUN-181
+func TestOperationKeyInputChecks(t *testing.T) {
+	r := ledgerRuntime(t)
+	l, _ := NewLedger(planFP)
+	_, _ = r.StartJSON("remote.json", `{}`)
+	plan := Plan{Fingerprint: planFP, Steps: []string{"fetch"}}
+	if _, err := deriveOperationKey(plan, "other", "remote.json", nil, []byte("n")); !errors.Is(err, ErrLedgerUnknownStep) {
+		t.Fatalf("unknown step: %v", err)
+	}
+	if _, err := deriveOperationKey(plan, "fetch", "Bad Tool", nil, []byte("n")); !errors.Is(err, ErrLedgerInvalidTool) {
+		t.Fatalf("bad tool: %v", err)
+	}
+	if _, err := deriveOperationKey(plan, "fetch", "t", make([]byte, MaxLedgerInputBytes+1), []byte("n")); !errors.Is(err, ErrLedgerInputTooLarge) {
+		t.Fatalf("input too large: %v", err)
+	}
+	if _, err := r.PrepareNextExternalOperation(plan, 0, l, []byte("n")); err != nil {
+		t.Fatal(err)
+	}
+	wantNoError(t, plan.ValidateLedgerAtOrAfter(l, 1))
+	wantKind(t, plan.ValidateLedgerAtOrAfter(l, 2), ErrLedgerStaleRevision)
+	if c := l.Clone(); c.Revision() != 1 || c.PlanFingerprint() != planFP || len(c.Operations()) != 1 {
+		t.Fatalf("clone = %+v", c)
+	}
+}
+
+// Spec: RUN-186, RUN-161
+func TestResolveOperationStatus(t *testing.T) {
+	r, _ := lifecycleRuntime(t)
+	id := opIn(t, r, StateClaimed)
+	rec, err := r.ResolveOperationStatus(id, protocol.Running())
+	if err != nil || !rec.Running || stateOf(r, id) != StateClaimed {
+		t.Fatalf("running = %+v %v", rec, err)
+	}
+	_, err = r.ResolveOperationStatus(id, protocol.Succeeded(protocol.JSONPayload(canonjson.Object())))
+	wantKind(t, err, protocol.ErrPayloadFormatMismatch)
+	rec, err = r.ResolveOperationStatus(id, protocol.Failed("worker failed"))
+	wantNoError(t, err)
+	wantToolError(t, rec.Settlement.Err, ToolFailed, "worker failed")
+	_, err = r.ResolveOperationStatus(id, protocol.Running())
+	wantKind(t, err, ErrAlreadyCompleted)
+	text := opIn(t, r, StateClaimed)
+	rec, err = r.ResolveOperationStatus(text, protocol.Succeeded(protocol.TextPayload("ok")))
+	if err != nil || rec.Settlement.Output != "ok" {
+		t.Fatalf("succeeded = %+v %v", rec, err)
+	}
+}
