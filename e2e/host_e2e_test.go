@@ -136,10 +136,10 @@ func wantAudit(t testing.TB, rt *host.Runtime, want ...auditRow) {
 // the runtime (a third one meets the stream policy's limit), applies the worker's authenticated
 // result, and resumes the script, which checks the answer and returns it.
 //
-// Spec: RUN-004, RUN-005, RUN-031, RUN-032, RUN-033, RUN-050, RUN-053, RUN-055, RUN-071, RUN-078, RUN-079, RUN-085
+// Spec: RUN-004, RUN-005, RUN-032, RUN-033, RUN-050, RUN-053, RUN-055, RUN-071, RUN-078, RUN-079, RUN-085
 // Spec: RUN-121, RUN-122, RUN-140, RUN-151, RUN-190, RUN-191
 // Spec: TRN-040, TRN-043, TRN-050, TRN-070, TRN-074, TRN-082, TRN-084, TRN-086, TRN-093
-// Spec: SCR-040, SCR-060, SCR-062, SCR-065, SCR-067, SCR-068, PRF-016, WRK-090
+// Spec: SCR-040, SCR-060, SCR-062, SCR-067, SCR-068, PRF-016, WRK-090
 func TestScriptExternalToolCompletesThroughSupervisedWorker(t *testing.T) {
 	rt, sess := scriptSession(t, host.Config{})
 	stream := host.StreamPolicy{MaxChunks: 2, MaxChunkBytes: 64, MaxTotalBytes: 128, MaxEmittedBytes: 128}
@@ -221,7 +221,7 @@ assert(answer == "done 25")
 // cancelled tool error. The worker session stays healthy and closes cleanly.
 //
 // Spec: RUN-055, RUN-130, RUN-131, RUN-132, RUN-151, RUN-191
-// Spec: TRN-052, TRN-071, TRN-072, TRN-073, TRN-074, TRN-083, TRN-084, TRN-086
+// Spec: TRN-052, TRN-072, TRN-073, TRN-074, TRN-083, TRN-084, TRN-086
 // Spec: SCR-042, SCR-044, SCR-065, SCR-068, PRF-016, CAN-016, CAN-024
 func TestScriptExternalToolCancellationAcknowledgedByWorker(t *testing.T) {
 	rt, sess := scriptSession(t, host.Config{})
@@ -280,9 +280,9 @@ func TestScriptExternalToolCancellationAcknowledgedByWorker(t *testing.T) {
 // the runtime's own deferred deadline, on the same clock, settles it as timed out; the script
 // sees the timeout, and the audit holds no cancellation.
 //
-// Spec: RUN-034, RUN-083, RUN-110, RUN-111, RUN-112, RUN-113, RUN-130, RUN-151
-// Spec: TRN-062, TRN-084, TRN-085, TRN-087, TRN-088, TRN-094, TRN-095, TRN-096
-// Spec: SCR-065, SCR-068, PRF-017
+// Spec: RUN-034, RUN-083, RUN-110, RUN-111, RUN-112, RUN-130, RUN-151
+// Spec: TRN-062, TRN-084, TRN-085, TRN-087, TRN-088, TRN-094, TRN-095
+// Spec: SCR-065, SCR-068
 func TestScriptExternalToolDeadlineKillIsIndeterminate(t *testing.T) {
 	clock := newManualClock()
 	rt, sess := scriptSession(t, host.Config{Clock: clock.Now})
@@ -370,8 +370,9 @@ func nonceLabel(session uint64, nonce []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// durableContract is the executable contract the host registers for the durable profile tool.
-func durableContract(t testing.TB) host.JSONContract {
+// durableContract is the executable contract the host registers for the durable profile tool;
+// valueType is the JSON type its output schema requires of the recorded value's member n.
+func durableContract(t testing.TB, valueType string) host.JSONContract {
 	t.Helper()
 	in, err := canonjson.ParseValue([]byte(`{"type":"object","required":["value"],"properties":{
 		"value":{"type":"object"},"mode":{"type":"string","enum":["succeed","fail"]}}}`), canonjson.Preserve)
@@ -380,7 +381,7 @@ func durableContract(t testing.TB) host.JSONContract {
 	}
 	out, err := canonjson.ParseValue([]byte(`{"type":"object","required":["operation_key","value"],
 		"additionalProperties":false,"properties":{"operation_key":{"type":"string","minLength":1},
-		"value":{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}}}`), canonjson.Preserve)
+		"value":{"type":"object","required":["n"],"properties":{"n":{"type":"`+valueType+`"}}}}}`), canonjson.Preserve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,22 +415,30 @@ func operationChannel(t testing.TB, p *transport.Process, session string) *trans
 // answer is read, so the dispatch fails and poisons the transport. A fresh worker session on the
 // same journal and effect log then reconciles the key, and the runtime's reconciliation path
 // settles the operation with the truthful state: succeeded when the effect was performed (the
-// output passes the contract and the script reads it), failed when it was not.
+// output passes the contract and the script reads it, unless the contract refuses it), failed
+// when it was not.
 //
-// Spec: RUN-001, RUN-003, RUN-005, RUN-016, RUN-021, RUN-080, RUN-140, RUN-160, RUN-161, RUN-190
+// Spec: RUN-003, RUN-005, RUN-016, RUN-021, RUN-080, RUN-140, RUN-160, RUN-161, RUN-190
 // Spec: TRN-001, TRN-011, TRN-020, TRN-021, TRN-022, TRN-023, TRN-093
-// Spec: WRK-042, WRK-060, WRK-081, WRK-094, PRF-002, PRF-008, PRF-010, PRF-013, PRF-014, PRF-018, PRF-020
+// Spec: WRK-042, WRK-060, WRK-081, WRK-094, PRF-002, PRF-008, PRF-013, PRF-014, PRF-018, PRF-020
 // Spec: SCR-062, SCR-063, SCR-065, SCR-068, SCR-082
 func TestScriptDurableToolReconciledAfterBrokenConnection(t *testing.T) {
 	cases := []struct {
 		name       string
 		pause      string // the persistence point at which the first worker is killed
 		effect     bool   // whether the effect happened before the kill
+		valueType  string // the type the output contract requires of the value's member n
 		wantValue  float64
-		wantFailed string
+		wantOutput string          // the settled output, KEY standing for the operation key
+		wantError  *host.ToolError // or the settled tool error
+		wantAudit  host.AuditOutcome
 	}{
-		{name: "effect-performed", pause: "after-adapter", effect: true, wantValue: 7},
-		{name: "no-effect", pause: "after-admission", wantFailed: "tool call failed: " + profile.AbsenceMessage},
+		{name: "effect-performed", pause: "after-adapter", effect: true, valueType: "integer", wantValue: 7,
+			wantOutput: `{"operation_key":"KEY","value":{"n":7}}`, wantAudit: host.OutcomeAllowed},
+		{name: "no-effect", pause: "after-admission", valueType: "integer",
+			wantError: host.Failed(profile.AbsenceMessage), wantAudit: host.OutcomeFailed},
+		{name: "effect-performed-output-refused", pause: "after-adapter", effect: true, valueType: "string",
+			wantError: host.Denied(`output does not match its schema: $["value"]["n"]: expected string`), wantAudit: host.OutcomeDenied},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -444,7 +453,7 @@ func TestScriptDurableToolReconciledAfterBrokenConnection(t *testing.T) {
 			}
 			rt, sess := scriptSession(t, host.Config{SessionID: 7, SessionNonce: &sn})
 			policy := host.JSONPolicy(profile.ToolDurableRecord)
-			if err := rt.RegisterValidatedExternalJSONTool(policy, host.Metadata{}, durableContract(t)); err != nil {
+			if err := rt.RegisterValidatedExternalJSONTool(policy, host.Metadata{}, durableContract(t, tc.valueType)); err != nil {
 				t.Fatal(err)
 			}
 			const src = `use mod.tool
@@ -517,28 +526,27 @@ record.value.n
 				t.Fatalf("reconciliation: running %v, %v, %v", running, ev, err)
 			}
 			info, _ := rt.Operation(id)
-			if tc.effect {
-				wantOut := `{"operation_key":"` + key + `","value":{"n":7}}`
+			if tc.wantError == nil {
+				wantOut := strings.Replace(tc.wantOutput, "KEY", key, 1)
 				if info.Err != nil || info.Output != wantOut {
 					t.Fatalf("settled %+v, want output %s", info, wantOut)
 				}
-				if !ev.Succeeded() || len(ev.Diagnostics) != 0 || !script.Equal(ev.Value, script.Number(tc.wantValue)) {
+				if !ev.Completed() || len(ev.Diagnostics) != 0 || !script.Equal(ev.Value, script.Number(tc.wantValue)) {
 					t.Fatalf("script ended with %s, diagnostics %v", ev.Value, ev.Diagnostics)
 				}
 			} else {
-				if info.Err == nil || info.Err.Kind != host.ToolFailed || info.Err.Message != profile.AbsenceMessage {
-					t.Fatalf("settled %+v", info)
+				if info.Err == nil || *info.Err != *tc.wantError || info.Output != "" {
+					t.Fatalf("settled %+v, want %v", info, tc.wantError)
 				}
-				if ev.Status() != script.StatusFailed || len(ev.Diagnostics) != 1 || ev.Diagnostics[0].Message != tc.wantFailed {
+				if ev.Status() != script.StatusFailed || len(ev.Diagnostics) != 1 || ev.Diagnostics[0].Message != tc.wantError.Error() {
 					t.Fatalf("script ended with %s, diagnostics %v", ev.Value, ev.Diagnostics)
 				}
 			}
-			input := len(inv.Input)
-			if tc.effect {
-				wantAudit(t, rt, auditRow{Tool: inv.Name, InputBytes: input, OutputBytes: len(info.Output), Outcome: host.OutcomeAllowed})
-			} else {
-				wantAudit(t, rt, auditRow{Tool: inv.Name, InputBytes: input, Outcome: host.OutcomeFailed})
+			audit := auditRow{Tool: inv.Name, InputBytes: len(inv.Input), Outcome: tc.wantAudit}
+			if tc.wantAudit == host.OutcomeAllowed {
+				audit.OutputBytes = len(info.Output)
 			}
+			wantAudit(t, rt, audit)
 			// Reconciliation performs no effect.
 			wantEffects(t, effects, tc.effect, effectLine)
 
