@@ -409,155 +409,203 @@ func operationChannel(t testing.TB, p *transport.Process, session string) *trans
 	return tr
 }
 
+// durableCase is one run of the durable flow.
+type durableCase struct {
+	name       string
+	pause      string // the persistence point at which the first worker is killed; "" reads the answer
+	effect     bool   // whether the effect happens
+	valueType  string // the type the output contract requires of the value's member n
+	wantValue  float64
+	wantOutput string          // the settled output, KEY standing for the operation key
+	wantError  *host.ToolError // or the settled tool error
+	wantAudit  host.AuditOutcome
+}
+
 // A script starts the durable profile tool and suspends. The host dispatches the claimed
 // operation, under its idempotency key, through the one-shot operation transport to a worker
-// with a SQLite journal; the worker is killed while paused at a persistence point, before the
-// answer is read, so the dispatch fails and poisons the transport. A fresh worker session on the
-// same journal and effect log then reconciles the key, and the runtime's reconciliation path
-// settles the operation with the truthful state: succeeded when the effect was performed (the
-// output passes the contract and the script reads it, unless the contract refuses it), failed
-// when it was not.
+// with a SQLite journal and an effect log. When the answer is read, the host resolves the
+// operation with the worker's status. When the worker is killed while paused at a persistence
+// point, before the answer is read, the dispatch fails and poisons the transport; a fresh worker
+// session on the same journal and effect log then reconciles the key, and the runtime's
+// reconciliation path settles the operation with the truthful state: succeeded when the effect
+// was performed (the output passes the host's contract and the script reads it, unless the
+// contract refuses it), failed when it was not.
 //
 // Spec: RUN-003, RUN-005, RUN-016, RUN-021, RUN-080, RUN-140, RUN-160, RUN-161, RUN-190
 // Spec: TRN-001, TRN-011, TRN-020, TRN-021, TRN-022, TRN-023, TRN-093
 // Spec: WRK-042, WRK-060, WRK-081, WRK-094, PRF-002, PRF-008, PRF-013, PRF-014, PRF-018, PRF-020
 // Spec: SCR-062, SCR-063, SCR-065, SCR-068, SCR-082
-func TestScriptDurableToolReconciledAfterBrokenConnection(t *testing.T) {
-	cases := []struct {
-		name       string
-		pause      string // the persistence point at which the first worker is killed
-		effect     bool   // whether the effect happened before the kill
-		valueType  string // the type the output contract requires of the value's member n
-		wantValue  float64
-		wantOutput string          // the settled output, KEY standing for the operation key
-		wantError  *host.ToolError // or the settled tool error
-		wantAudit  host.AuditOutcome
-	}{
-		{name: "effect-performed", pause: "after-adapter", effect: true, valueType: "integer", wantValue: 7,
-			wantOutput: `{"operation_key":"KEY","value":{"n":7}}`, wantAudit: host.OutcomeAllowed},
-		{name: "no-effect", pause: "after-admission", valueType: "integer",
+func TestScriptDurableToolDispatchAndReconciliation(t *testing.T) {
+	succeeded := `{"operation_key":"KEY","value":{"n":7}}`
+	cases := []durableCase{
+		{name: "answer-read", effect: true, valueType: "integer", wantValue: 7, wantOutput: succeeded, wantAudit: host.OutcomeAllowed},
+		{name: "killed-after-effect", pause: "after-adapter", effect: true, valueType: "integer", wantValue: 7,
+			wantOutput: succeeded, wantAudit: host.OutcomeAllowed},
+		{name: "killed-before-effect", pause: "after-admission", valueType: "integer",
 			wantError: host.Failed(profile.AbsenceMessage), wantAudit: host.OutcomeFailed},
-		{name: "effect-performed-output-refused", pause: "after-adapter", effect: true, valueType: "string",
+		{name: "killed-after-effect-output-refused", pause: "after-adapter", effect: true, valueType: "string",
 			wantError: host.Denied(`output does not match its schema: $["value"]["n"]: expected string`), wantAudit: host.OutcomeDenied},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			journal, effects := filepath.Join(dir, "journal.db"), filepath.Join(dir, "effects.log")
-			args := []string{"--journal", journal, "--effect-log", effects}
+		t.Run(tc.name, func(t *testing.T) { runDurableCase(t, tc) })
+	}
+}
 
-			nonce := []byte("e2e-session-nonce-of-32-bytes!!!")
-			sn, err := host.NewSessionNonce(nonce)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt, sess := scriptSession(t, host.Config{SessionID: 7, SessionNonce: &sn})
-			policy := host.JSONPolicy(profile.ToolDurableRecord)
-			if err := rt.RegisterValidatedExternalJSONTool(policy, host.Metadata{}, durableContract(t, tc.valueType)); err != nil {
-				t.Fatal(err)
-			}
-			const src = `use mod.tool
+func runDurableCase(t *testing.T, tc durableCase) {
+	dir := t.TempDir()
+	effects := filepath.Join(dir, "effects.log")
+	args := []string{"--journal", filepath.Join(dir, "journal.db"), "--effect-log", effects}
+
+	nonce := []byte("e2e-session-nonce-of-32-bytes!!!")
+	sn, err := host.NewSessionNonce(nonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, sess := scriptSession(t, host.Config{SessionID: 7, SessionNonce: &sn})
+	policy := host.JSONPolicy(profile.ToolDurableRecord)
+	if err := rt.RegisterValidatedExternalJSONTool(policy, host.Metadata{}, durableContract(t, tc.valueType)); err != nil {
+		t.Fatal(err)
+	}
+	const src = `use mod.tool
 let receipt = tool.start_json("conf.durable.record", {value: {n: 7}, mode: "succeed"})
 let record = receipt.await().parse_json()
 record.value.n
 `
-			id := evalSuspended(t, sess, src)
-			inv, _ := rt.ClaimNextExternal()
-			key := "splash-" + nonceLabel(7, nonce) + "-0"
-			if inv.IdempotencyKey != key || inv.Input != `{"value":{"n":7},"mode":"succeed"}` {
-				t.Fatalf("claimed %+v, want key %s", inv, key)
-			}
-			payload, err := inv.WorkerPayload()
-			if err != nil {
-				t.Fatal(err)
-			}
+	id := evalSuspended(t, sess, src)
+	inv, _ := rt.ClaimNextExternal()
+	key := "splash-" + nonceLabel(7, nonce) + "-0"
+	if inv.ID != id || inv.IdempotencyKey != key || inv.Input != `{"value":{"n":7},"mode":"succeed"}` {
+		t.Fatalf("claimed %+v, want key %s", inv, key)
+	}
+	payload, err := inv.WorkerPayload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dispatch, err := protocol.NewOperationDispatchRequest("e2e-durable-1", "dispatch-1", inv.Name, inv.IdempotencyKey, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	effectLine := `{"kind":"effect","tool":"conf.durable.record","operation_key":"` + key + `","value":{"n":7}}` + "\n"
 
-			// The first worker pauses at the persistence point and is killed there.
-			p1, stderr1 := startWorker(t, "e2e-durable-1", nil, append(args, "--fault", "pause-"+tc.pause)...)
-			tr1 := operationChannel(t, p1, "e2e-durable-1")
-			dispatch, err := protocol.NewOperationDispatchRequest("e2e-durable-1", "dispatch-1", inv.Name, inv.IdempotencyKey, payload)
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() {
-				_, err := tr1.DispatchOperation(dispatch)
-				done <- err
-			}()
-			stderr1.waitFor(t, "fault: paused "+tc.pause)
-			if err := syscall.Kill(-p1.Pid(), syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			err = <-done
-			var le *jsonline.Error
-			if !errors.Is(err, transport.ErrChannel) || !errors.As(err, &le) ||
-				(le.Kind != jsonline.ErrUnexpectedEndOfStream && le.Kind != jsonline.ErrIO) {
-				t.Fatalf("dispatch on a killed worker: %v", err)
-			}
-			if _, err := tr1.ReconcileOperation(protocol.OperationReconcileRequest{}); !errors.Is(err, transport.ErrPoisoned) {
-				t.Fatalf("the broken transport was reused: %v", err)
-			}
-			if term, _ := p1.Terminate(); term.Signal != "killed" {
-				t.Fatalf("first worker ended with %s", term)
-			}
-			// Nothing reached the runtime: the operation is still claimed, the script suspended.
-			if info, _ := rt.Operation(id); info.State != host.StateClaimed {
-				t.Fatalf("after the broken connection: %+v", info)
-			}
-			effectLine := `{"kind":"effect","tool":"conf.durable.record","operation_key":"` + key + `","value":{"n":7}}` + "\n"
-			wantEffects(t, effects, tc.effect, effectLine)
+	var ev *script.Evaluation
+	if tc.pause == "" {
+		ev = dispatchAnswered(t, rt, sess, id, dispatch, args)
+	} else {
+		ev = dispatchBrokenThenReconciled(t, rt, sess, id, dispatch, args, tc.pause)
+		// The fresh session found the effect of the killed one in the log and performed none.
+		wantEffects(t, effects, tc.effect, effectLine)
+	}
 
-			// A fresh session on the same journal reconciles the key.
-			p2, stderr2 := startWorker(t, "e2e-durable-2", nil, args...)
-			tr2 := operationChannel(t, p2, "e2e-durable-2")
-			req, err := rt.ExternalReconcileRequest(id, "e2e-durable-2", "reconcile-1")
-			if err != nil || req.Tool != profile.ToolDurableRecord || req.OperationKey != key {
-				t.Fatalf("reconcile request %+v, %v", req, err)
-			}
-			res, err := tr2.ReconcileOperation(req)
-			if err != nil {
-				t.Fatalf("reconcile: %v (worker: %s)", err, stderr2)
-			}
-			if !tr2.Consumed() {
-				t.Fatal("the operation transport is not consumed after its exchange")
-			}
-			running, ev, err := sess.ReconcileExternal(id, req, res)
-			if err != nil || running || ev == nil {
-				t.Fatalf("reconciliation: running %v, %v, %v", running, ev, err)
-			}
-			info, _ := rt.Operation(id)
-			if tc.wantError == nil {
-				wantOut := strings.Replace(tc.wantOutput, "KEY", key, 1)
-				if info.Err != nil || info.Output != wantOut {
-					t.Fatalf("settled %+v, want output %s", info, wantOut)
-				}
-				if !ev.Completed() || len(ev.Diagnostics) != 0 || !script.Equal(ev.Value, script.Number(tc.wantValue)) {
-					t.Fatalf("script ended with %s, diagnostics %v", ev.Value, ev.Diagnostics)
-				}
-			} else {
-				if info.Err == nil || *info.Err != *tc.wantError || info.Output != "" {
-					t.Fatalf("settled %+v, want %v", info, tc.wantError)
-				}
-				if ev.Status() != script.StatusFailed || len(ev.Diagnostics) != 1 || ev.Diagnostics[0].Message != tc.wantError.Error() {
-					t.Fatalf("script ended with %s, diagnostics %v", ev.Value, ev.Diagnostics)
-				}
-			}
-			audit := auditRow{Tool: inv.Name, InputBytes: len(inv.Input), Outcome: tc.wantAudit}
-			if tc.wantAudit == host.OutcomeAllowed {
-				audit.OutputBytes = len(info.Output)
-			}
-			wantAudit(t, rt, audit)
-			// Reconciliation performs no effect.
-			wantEffects(t, effects, tc.effect, effectLine)
+	info, _ := rt.Operation(id)
+	if tc.wantError == nil {
+		wantOut := strings.Replace(tc.wantOutput, "KEY", key, 1)
+		if info.Err != nil || info.Output != wantOut {
+			t.Fatalf("settled %+v, want output %s", info, wantOut)
+		}
+		if !ev.Completed() || len(ev.Diagnostics) != 0 || !script.Equal(ev.Value, script.Number(tc.wantValue)) {
+			t.Fatalf("script ended with %s, diagnostics %v", ev.Value, ev.Diagnostics)
+		}
+	} else {
+		if info.Err == nil || *info.Err != *tc.wantError || info.Output != "" {
+			t.Fatalf("settled %+v, want %v", info, tc.wantError)
+		}
+		if ev.Status() != script.StatusFailed || len(ev.Diagnostics) != 1 || ev.Diagnostics[0].Message != tc.wantError.Error() {
+			t.Fatalf("script ended with %s, diagnostics %v", ev.Value, ev.Diagnostics)
+		}
+	}
+	audit := auditRow{Tool: inv.Name, InputBytes: len(inv.Input), Outcome: tc.wantAudit}
+	if tc.wantAudit == host.OutcomeAllowed {
+		audit.OutputBytes = len(info.Output)
+	}
+	wantAudit(t, rt, audit)
+	wantEffects(t, effects, tc.effect, effectLine)
+}
 
-			// End of input at a frame boundary ends the baseline session cleanly.
-			if err := p2.Input().(io.Closer).Close(); err != nil {
-				t.Fatal(err)
-			}
-			if term := p2.Wait(); !term.Exited || term.ExitCode != worker.ExitClean {
-				t.Fatalf("second worker ended with %s (stderr: %q)", term, stderr2)
-			}
-		})
+// dispatchAnswered dispatches through a worker that answers, resolves the operation with the
+// worker's status and resumes the script.
+func dispatchAnswered(t *testing.T, rt *host.Runtime, sess *host.ScriptSession, id host.OperationID,
+	dispatch protocol.OperationDispatchRequest, args []string) *script.Evaluation {
+	t.Helper()
+	p, stderr := startWorker(t, dispatch.SessionID, nil, args...)
+	tr := operationChannel(t, p, dispatch.SessionID)
+	res, err := tr.DispatchOperation(dispatch)
+	if err != nil || res.Status.State != protocol.StateSucceeded || res.OperationKey != dispatch.OperationKey || !tr.Consumed() {
+		t.Fatalf("dispatch: %+v, %v (worker: %s)", res, err, stderr)
+	}
+	rec, err := rt.ResolveOperationStatus(id, res.Status)
+	if err != nil || rec.Running || !rec.Settlement.Awaited {
+		t.Fatalf("resolve: %+v, %v", rec, err)
+	}
+	ev, err := sess.Resume(rec.Settlement)
+	if err != nil || ev == nil {
+		t.Fatalf("resume: %v, %v", ev, err)
+	}
+	endBaselineSession(t, p, stderr)
+	return ev
+}
+
+// dispatchBrokenThenReconciled dispatches through a worker that pauses at the persistence point
+// pause and is killed there, then reconciles the operation key through a fresh worker session on
+// the same journal and settles the operation through the runtime's reconciliation path.
+func dispatchBrokenThenReconciled(t *testing.T, rt *host.Runtime, sess *host.ScriptSession, id host.OperationID,
+	dispatch protocol.OperationDispatchRequest, args []string, pause string) *script.Evaluation {
+	t.Helper()
+	p1, stderr1 := startWorker(t, dispatch.SessionID, nil, append(args, "--fault", "pause-"+pause)...)
+	tr1 := operationChannel(t, p1, dispatch.SessionID)
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr1.DispatchOperation(dispatch)
+		done <- err
+	}()
+	stderr1.waitFor(t, "fault: paused "+pause)
+	if err := syscall.Kill(-p1.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	var le *jsonline.Error
+	if !errors.Is(err, transport.ErrChannel) || !errors.As(err, &le) ||
+		(le.Kind != jsonline.ErrUnexpectedEndOfStream && le.Kind != jsonline.ErrIO) {
+		t.Fatalf("dispatch on a killed worker: %v", err)
+	}
+	if _, err := tr1.ReconcileOperation(protocol.OperationReconcileRequest{}); !errors.Is(err, transport.ErrPoisoned) {
+		t.Fatalf("the broken transport was reused: %v", err)
+	}
+	if term, _ := p1.Terminate(); term.Signal != "killed" {
+		t.Fatalf("first worker ended with %s", term)
+	}
+	// Nothing reached the runtime: the operation is still claimed, the script suspended.
+	if info, _ := rt.Operation(id); info.State != host.StateClaimed {
+		t.Fatalf("after the broken connection: %+v", info)
+	}
+
+	const session2 = "e2e-durable-2"
+	p2, stderr2 := startWorker(t, session2, nil, args...)
+	tr2 := operationChannel(t, p2, session2)
+	req, err := rt.ExternalReconcileRequest(id, session2, "reconcile-1")
+	if err != nil || req.Tool != dispatch.Tool || req.OperationKey != dispatch.OperationKey {
+		t.Fatalf("reconcile request %+v, %v", req, err)
+	}
+	res, err := tr2.ReconcileOperation(req)
+	if err != nil || !tr2.Consumed() {
+		t.Fatalf("reconcile: %v (worker: %s)", err, stderr2)
+	}
+	running, ev, err := sess.ReconcileExternal(id, req, res)
+	if err != nil || running || ev == nil {
+		t.Fatalf("reconciliation: running %v, %v, %v", running, ev, err)
+	}
+	endBaselineSession(t, p2, stderr2)
+	return ev
+}
+
+// endBaselineSession closes the worker's standard input at a frame boundary, which ends a
+// baseline session cleanly, and requires exit status 0.
+func endBaselineSession(t *testing.T, p *transport.Process, stderr *lockedBuffer) {
+	t.Helper()
+	if err := p.Input().(io.Closer).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if term := p.Wait(); !term.Exited || term.ExitCode != worker.ExitClean {
+		t.Fatalf("worker ended with %s (stderr: %q)", term, stderr)
 	}
 }
 
