@@ -88,7 +88,19 @@ func validToken(tok string) *SyntaxError {
 // becomes 0; anything else keeps its text, with "E" lowered to "e" and "+" inserted after
 // an unsigned exponent marker.
 func preserveNumber(tok string) number {
-	if !strings.ContainsAny(tok, ".eE") {
+	if n, ok := shortInteger(tok); ok {
+		return n
+	}
+	dot, e := false, -1
+	for i := 0; i < len(tok); i++ {
+		switch tok[i] {
+		case '.':
+			dot = true
+		case 'e', 'E':
+			e = i
+		}
+	}
+	if !dot && e < 0 {
 		if tok[0] != '-' {
 			if u, err := strconv.ParseUint(tok, 10, 64); err == nil {
 				return number{repr: numUint, bits: u}
@@ -101,7 +113,6 @@ func preserveNumber(tok string) number {
 		}
 		return number{repr: numText, text: tok}
 	}
-	e := strings.IndexAny(tok, "eE")
 	if e < 0 || (tok[e] == 'e' && (tok[e+1] == '+' || tok[e+1] == '-')) {
 		return number{repr: numText, text: tok}
 	}
@@ -114,6 +125,32 @@ func preserveNumber(tok string) number {
 	}
 	b.WriteString(tok[e+1:])
 	return number{repr: numText, text: b.String()}
+}
+
+// shortInteger converts a valid token of at most 18 digits without fraction or exponent,
+// which fits i64 whatever its sign, the way preserveNumber does: -0 becomes 0. It is the
+// fast path for the common small integers; ok is false for every other token.
+func shortInteger(tok string) (n number, ok bool) {
+	digits := tok
+	neg := tok[0] == '-'
+	if neg {
+		digits = tok[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return number{}, false
+	}
+	var v uint64
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if !isDigit(c) {
+			return number{}, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	if neg && v != 0 {
+		return number{repr: numInt, bits: uint64(-int64(v))}, true
+	}
+	return number{repr: numUint, bits: v}, true
 }
 
 // pow10 holds the correctly rounded doubles of 10^0 … 10^308, as serde_json's table does.

@@ -396,8 +396,9 @@ func (p *parser) privateNumber(n *Node) (*Node, error) {
 // str reads a string whose opening quote has been consumed and returns it decoded.
 func (p *parser) str() (string, error) {
 	start := p.pos
+	i := skipVerbatim(p.text, start, true)
 	ascii := true
-	for i := start; i < len(p.data); i++ {
+	for i < len(p.data) {
 		switch c := p.data[i]; {
 		case c == '"':
 			p.pos = i + 1
@@ -411,9 +412,10 @@ func (p *parser) str() (string, error) {
 			return p.escapedStr(start, i, ascii)
 		case c < 0x20:
 			return "", syntaxErr(i, "control character while parsing a string")
-		case c >= 0x80:
-			ascii = false
 		}
+		// A byte of 0x80 or above: check the whole string's UTF-8 at its end.
+		ascii = false
+		i = skipVerbatim(p.text, i+1, false)
 	}
 	return "", syntaxErr(len(p.data), "EOF while parsing a string")
 }
@@ -458,21 +460,17 @@ func (p *parser) escapedStr(start, i int, ascii bool) (string, error) {
 		i++
 		// Copy the raw run up to the next quote or backslash.
 		runStart := i
+		i = skipVerbatim(p.text, i, true)
 		ascii = true
-		for ; i < len(p.data); i++ {
-			c := p.data[i]
-			if c == '"' || c == '\\' {
-				break
-			}
-			if c < 0x20 {
-				return "", syntaxErr(i, "control character while parsing a string")
-			}
-			if c >= 0x80 {
-				ascii = false
-			}
+		if i < len(p.data) && p.data[i] >= 0x80 {
+			ascii = false
+			i = skipVerbatim(p.text, i, false)
 		}
 		if i >= len(p.data) {
 			return "", syntaxErr(i, "EOF while parsing a string")
+		}
+		if c := p.data[i]; c < 0x20 {
+			return "", syntaxErr(i, "control character while parsing a string")
 		}
 		if !ascii {
 			if err := checkUTF8(p.data[runStart:i], runStart); err != nil {

@@ -354,3 +354,72 @@ func TestFromNodeRejectsMalformedTrees(t *testing.T) {
 		}
 	}
 }
+
+// A reused Parser gives the same trees and errors as Parse, and the strings of an earlier
+// document survive the parses that recycle its nodes.
+//
+// Spec: ENC-013, ENC-017, ENC-018
+func TestParserReuse(t *testing.T) {
+	docs := []string{
+		`{"type":"invoke","list":[1,"two",{"three":[3.5e-7,null,true]}],"esc":"a\nb\u00e9"}`,
+		`[1,2`, // an error leaves nothing behind
+		`"just a string with \"escapes\" and é"`,
+		`{"a":{"b":{"c":[[],[{}],{"d":-0}]}}}`,
+		strings.Repeat(`[{"k":"v","n":12.375},`, 2000) + `0` + strings.Repeat(`]`, 1) + "x", // error deep into a large document
+		strings.Repeat(`{"id":1,"name":"item","tags":["a","bb",-7]},`, 2000),                // trailing comma
+		`[` + strings.Repeat(`{"id":1,"name":"item","tags":["a","bb",-7]},`, 2000) + `{}]`,
+		`{"\u0074ype":1,"type":2,"x":"y"}`,
+	}
+	var p canonjson.Parser
+	var firstKey, firstText string
+	for round := range 3 {
+		for i, doc := range docs {
+			got, gotErr := p.Parse([]byte(doc))
+			want, wantErr := canonjson.Parse([]byte(doc))
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Fatalf("round %d doc %d: Parser error %v, Parse error %v", round, i, gotErr, wantErr)
+			}
+			if gotErr != nil {
+				continue
+			}
+			if g, w := treeString(got), treeString(want); g != w {
+				t.Fatalf("round %d doc %d: Parser tree\n%s\nParse tree\n%s", round, i, g, w)
+			}
+			if round == 0 && i == 0 {
+				firstKey, firstText = got.Members[2].Key, got.Members[2].Value.Text
+			}
+		}
+	}
+	if firstKey != "esc" || firstText != "a\nb\u00e9" {
+		t.Errorf("strings of the first document changed after reuse: %q, %q", firstKey, firstText)
+	}
+}
+
+// treeString writes a syntax tree with kinds, document order and duplicates visible.
+func treeString(n *canonjson.Node) string {
+	var b strings.Builder
+	var walk func(n *canonjson.Node)
+	walk = func(n *canonjson.Node) {
+		switch n.Kind {
+		case canonjson.NodeArray:
+			fmt.Fprintf(&b, "[%d:", len(n.Elems))
+			for _, e := range n.Elems {
+				walk(e)
+				b.WriteByte(',')
+			}
+			b.WriteByte(']')
+		case canonjson.NodeObject:
+			fmt.Fprintf(&b, "{%d:", len(n.Members))
+			for _, m := range n.Members {
+				fmt.Fprintf(&b, "%q=", m.Key)
+				walk(m.Value)
+				b.WriteByte(',')
+			}
+			b.WriteByte('}')
+		default:
+			fmt.Fprintf(&b, "%v(%v,%q)", n.Kind, n.Bool, n.Text)
+		}
+	}
+	walk(n)
+	return b.String()
+}

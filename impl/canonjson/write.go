@@ -83,18 +83,26 @@ const hexDigits = "0123456789abcdef"
 // raw. Invalid UTF-8 bytes, which a serde_json string cannot hold, are written as U+FFFD.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	if !utf8.ValidString(s) {
+	// The common case: printable ASCII without quotes or backslashes, copied in one go.
+	i := skipVerbatim(s, 0, true)
+	if i == len(s) {
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	// s[:i] is plain ASCII, so the check of the rest covers the whole string.
+	if !utf8.ValidString(s[i:]) {
 		return append(appendInvalidUTF8(dst, s), '"')
 	}
 	start := 0
-	for i := 0; i < len(s); i++ {
-		e := escapeByte[s[i]]
-		if e == 0 {
-			continue
+	for {
+		i = skipVerbatim(s, i, false)
+		if i == len(s) {
+			break
 		}
 		dst = append(dst, s[start:i]...)
-		dst = appendEscape(dst, s[i], e)
-		start = i + 1
+		dst = appendEscape(dst, s[i], escapeByte[s[i]])
+		i++
+		start = i
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
