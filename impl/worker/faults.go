@@ -260,7 +260,7 @@ type Faults struct {
 	SessionKey *protocol.SessionKey
 }
 
-// Has reports whether fault f is enabled; a nil *Faults has none.
+// Has reports whether fault x is enabled; a nil *Faults has none.
 func (f *Faults) Has(x Fault) bool { return f != nil && f.Enabled.Has(x) }
 
 // frameFaults replace the authenticator's opening of frames.
