@@ -9,8 +9,8 @@ var flagNotes = map[string]string{
 		"are listed in docs/reference-anchors.md.",
 	"Boundary": "Exercises the exact edge of a limit (the last accepted or first rejected size, " +
 		"length, depth or count).",
-	"LargeInput": "Input or output near the 1 MiB frame limit; long runs of one byte are stored " +
-		"as {\"parts\":[...]} objects in the file.",
+	"LargeInput": "Input or output with a run of at least 4,096 identical bytes (boundary tests near a size " +
+		"limit); such runs are stored as {\"parts\":[...]} objects in the file.",
 
 	// Canonical JSON writer and reader.
 	"Whitespace":         "Insignificant whitespace around or between tokens.",
@@ -106,4 +106,49 @@ var flagNotes = map[string]string{
 	"GrantFingerprint": "The grant_fingerprint field rule (exactly 64 lowercase hex digits).",
 	"FailureMessage":   "The failed-status message rule (1..4096 bytes).",
 	"Cancellation":     "The cancellation id must differ from its target request id.",
+
+	// Session authorizer.
+	"Authorize":            "Ordinary authorization of an invocation.",
+	"Dispatch":             "Authorization of a durable operation dispatch.",
+	"Reconciliation":       "Authorization of, or a response to, an operation reconciliation.",
+	"Compensation":         "A compensation request, response or journal record.",
+	"Cancel":               "Authorization of a cancellation or validation of its result.",
+	"Result":               "Validation of an ordinary tool result.",
+	"OperationResult":      "Validation of an operation, reconciliation or compensation status.",
+	"Budget":               "Per-tool call or compensation budget accounting.",
+	"SharedCallBudget":     "Ordinary and durable dispatch charge the same per-tool call budget.",
+	"SharedNamespace":      "Request, dispatch, reconciliation, compensation and cancellation ids share one namespace.",
+	"CompensationIdentity": "The compensation identity (tool, keys, scope, fingerprints) decides whether the budget is charged.",
+	"CancellationOutcome":  "One cell of the cancellation outcome table, or what an accepted outcome changes.",
+	"DuplicateResult":      "A second response for an id that already has an accepted response.",
+	"Provenance":           "An authorization token used with an authorizer other than the one that issued it.",
+	"IdCapacity":           "The bound of 1,024 reserved ids per authorizer.",
+	"Repeat":               "A step is run many times (its repeat count), with {n} in its input replaced by 1, 2, ...",
+	"FailureAtomic":        "A failed step is followed by steps that prove it changed nothing.",
+	"InvalidManifest":      "The manifest is invalid, so creating the authorizer fails.",
+
+	// Operation journal.
+	"Admission":      "Admission of a dispatch or a compensation into the journal.",
+	"TransitionCell": "One cell of the state transition table (stored state, observed state).",
+	"GrantRecheck":   "A stored state is re-checked against the grant of the current authorization.",
+	"PayloadEquality": "Succeeded payloads are compared by format and structural value in the number mode; " +
+		"failed messages byte for byte.",
+	"JournalBound":     "The bounds of 64 records and 262,144 serialized bytes.",
+	"Scope":            "The journal scope and the tenant scope of compensations.",
+	"JournalShape":     "The JSON shape of a journal, record, compensation or state object.",
+	"RoundTrip":        "A loaded journal is written back in canonical form.",
+	"WireStatus":       "Observed statuses are wire statuses; pending is not one.",
+	"InputFingerprint": "The input_fingerprint field rule (exactly 64 lowercase hex digits).",
+
+	// Storage envelopes.
+	"StorageSeal":   "Sealing a record: the envelope bytes and the keyed BLAKE3 record tag.",
+	"StorageOpen":   "Loading a stored envelope through the authenticated store.",
+	"RecordKey":     "The record namespace and name rules.",
+	"KeyId":         "The storage key identifier rules.",
+	"Base64":        "The payload's unpadded standard base64 text.",
+	"EnvelopeShape": "The JSON shape and number spelling of the envelope.",
+	"TagCheck":      "The record tag: its hex form and its verification.",
+	"Rollback":      "The backend revision against its revision floor and the envelope revision.",
+	"KeyRotation":   "A record written under a verification-only key of the keyring.",
+	"ZeroKey":       "The all-zero storage key, which storage accepts.",
 }

@@ -82,7 +82,7 @@ func commentsByID(t *testing.T, data []byte) map[int]string {
 // against the outputs recorded from the Rust reference (docs/reference-anchors.md), so that
 // the independent expectations are themselves anchored.
 //
-// Spec: FRM-007, FRM-014, FP-007, FP-016, BOOT-001
+// Spec: FRM-007, FRM-014, FP-007, FP-016, BOOT-001, JRN-001, STO-010, STO-011, STO-012
 func TestIndependentLayoutsMatchReferenceAnchors(t *testing.T) {
 	if got := indSeal(key07, "host", 1, sessionOne, mOpen).tag; got != recordedTag1 {
 		t.Errorf("anchor A1 tag %s", got)
@@ -101,6 +101,12 @@ func TestIndependentLayoutsMatchReferenceAnchors(t *testing.T) {
 	}
 	if got := indBootstrap(sessionOne, keyAB); len(got) != 51 || string(got[:8]) != "SPLPBOOT" {
 		t.Errorf("anchor A9 %x", got)
+	}
+	if got := indJournalJSON("tenant-release", jRel(s42, jUndo(stPending))); got != recordedJournalA8 {
+		t.Errorf("anchor A8 %s", got)
+	}
+	if got := indEnvelope(stoKID, 1, []byte("hello"), indStorageTag(key07, stoNS, stoName, stoKID, 1, []byte("hello"))); got != recordedEnvelopeA10 {
+		t.Errorf("anchor A10 %s", got)
 	}
 }
 

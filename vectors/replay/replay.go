@@ -3,8 +3,9 @@
 // vector tests (go test ./vectors) and by the interim splash-conform command.
 //
 // The replay never uses the generator's code: it decodes the files with package vectorfmt and
-// calls impl/canonjson, impl/protocol and impl/bootstrap directly, so a defect in the
-// generator shows up as a failing replay rather than being hidden by a shared code path.
+// calls impl/canonjson, impl/protocol, impl/bootstrap, impl/authorizer, impl/journal and
+// impl/storage directly, so a defect in the generator shows up as a failing replay rather
+// than being hidden by a shared code path.
 package replay
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -85,6 +87,10 @@ var runners = map[string]func(fs.FS, *fileRun) error{
 	vectorfmt.ManifestsFile:     replayManifests,
 	vectorfmt.AttenuationFile:   replayAttenuation,
 	vectorfmt.FingerprintsFile:  replayFingerprints,
+	vectorfmt.AuthorizerFile:    replayAuthorizer,
+	vectorfmt.JournalFile:       replayJournal,
+	vectorfmt.StorageFile:       replayStorage,
+	"host_scenarios.json":       replayHostScenarios, // vectors.HostScenariosFile
 }
 
 // RunFile replays one vector file.
@@ -129,13 +135,17 @@ func (fr *fileRun) done(c *vectorfmt.Case, problems []string) {
 }
 
 // ErrorKindName names the kind of an error returned by the implementation the way the
-// vectors spell it: the reference variant name of a protocol or bootstrap error,
+// vectors spell it: the reference variant name of a protocol, bootstrap or storage error,
 // "NonPortableNumber" for the Go-only sending policy, and "Serialization" for a low-level
 // JSON reader failure. An error of no known kind gives "Unclassified".
 func ErrorKindName(err error) string {
 	var be *bootstrap.Error
 	if errors.As(err, &be) {
 		return be.Kind.String()
+	}
+	var se *storage.Error
+	if errors.As(err, &se) {
+		return se.Kind.String()
 	}
 	if k, ok := protocol.KindOf(err); ok {
 		return k.String()

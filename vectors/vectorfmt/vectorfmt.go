@@ -37,6 +37,9 @@ const (
 	ManifestsFile     = "manifests.json"
 	AttenuationFile   = "attenuation.json"
 	FingerprintsFile  = "fingerprints.json"
+	AuthorizerFile    = "authorizer.json"
+	JournalFile       = "journal.json"
+	StorageFile       = "storage.json"
 )
 
 // FileNames lists every vector file in a fixed order.
@@ -49,6 +52,10 @@ var FileNames = []string{
 	ManifestsFile,
 	AttenuationFile,
 	FingerprintsFile,
+	AuthorizerFile,
+	JournalFile,
+	StorageFile,
+	"host_scenarios.json", // vectors.HostScenariosFile
 }
 
 // SchemaName returns the JSON Schema file name (in vectors/schema) for a vector file name.

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"strings"
+
+	"github.com/splashv5/conform/vectors/vectorfmt"
+)
+
+func buildStorage(c *checker) (string, any, *fileBuilder) {
+	b := newFileBuilder(vectorfmt.StorageFile, c)
+	sealG := vectorfmt.StorageGroup{Type: vectorfmt.StorageSealType, Tests: []vectorfmt.StorageTest{}}
+	openG := vectorfmt.StorageGroup{Type: vectorfmt.StorageOpenType, Tests: []vectorfmt.StorageTest{}}
+	for _, row := range storageCases() {
+		t := vectorfmt.StorageTest{KeyHex: hex.EncodeToString(row.key[:]), KeyID: row.keyID, Namespace: row.namespace, Name: row.name}
+		if !row.open {
+			buildStorageSeal(b, row, &t)
+			sealG.Tests = append(sealG.Tests, t)
+			continue
+		}
+		buildStorageOpen(b, row, &t)
+		openG.Tests = append(openG.Tests, t)
+	}
+	doc := vectorfmt.Storage{TestGroups: []vectorfmt.StorageGroup{sealG, openG}}
+	doc.Header = b.header()
+	return b.name, doc, b
+}
+
+// payloadFields returns the text or hex form of a payload.
+func (b *fileBuilder) payloadFields(p []byte) (*vectorfmt.Text, *string) {
+	return b.inputField(string(p))
+}
+
+func buildStorageSeal(b *fileBuilder, row stoCase, t *vectorfmt.StorageTest) {
+	gotEnv, gotTag, kind := implStorageSeal(row.key, row.keyID, row.namespace, row.name, row.revision, row.payload)
+	rev := row.revision
+	t.Revision = &rev
+	t.Payload, t.PayloadHex = b.payloadFields(row.payload)
+	t.Case = b.newCase(row.meta, row.err)
+	if row.err != "" {
+		if kind != row.err {
+			b.failf("%q: expected error %s, implementation gave %q (error %q)", row.comment, row.err, clip(gotEnv), kind)
+		}
+		return
+	}
+	wantTag := indStorageTag(row.key, row.namespace, row.name, row.keyID, row.revision, row.payload)
+	wantEnv := indEnvelope(row.keyID, row.revision, row.payload, wantTag)
+	if row.recordedEnvelope != "" && wantEnv != row.recordedEnvelope {
+		b.failf("%q: independent envelope %s differs from the recorded reference envelope %s", row.comment, wantEnv, row.recordedEnvelope)
+	}
+	if row.b64 != "" && !strings.Contains(wantEnv, `"payload":"`+row.b64+`"`) {
+		b.failf("%q: the envelope does not carry the declared payload text %q", row.comment, row.b64)
+	}
+	if kind != "" || gotEnv != wantEnv || gotTag != wantTag {
+		b.failf("%q: expected %s / %s, implementation gave %s / %s (error %q)", row.comment, clip(wantEnv), wantTag, clip(gotEnv), gotTag, kind)
+	}
+	t.Envelope = b.text(wantEnv)
+	t.Tag = wantTag
+}
+
+func buildStorageOpen(b *fileBuilder, row stoCase, t *vectorfmt.StorageTest) {
+	t.Envelope, t.EnvelopeHex = b.inputField(string(row.envelope))
+	rr, fl := row.recordRev, row.floor
+	t.RecordRevision, t.RevisionFloor = &rr, &fl
+	for _, k := range row.readKeys {
+		t.ReadKeys = append(t.ReadKeys, vectorfmt.StorageKeyEntry{KeyID: k.id, KeyHex: hex.EncodeToString(k.key[:])})
+	}
+	rev, keyID, payload, kind := implStorageOpen(row.key, row.keyID, row.readKeys, row.namespace, row.name, row.envelope, row.recordRev, row.floor)
+	t.Case = b.newCase(row.meta, row.err)
+	if row.err != "" {
+		if kind != row.err {
+			b.failf("%q: expected error %s, implementation gave %q", row.comment, row.err, okOr(kind))
+		}
+		return
+	}
+	if row.payload == nil {
+		b.failf("%q: a valid open row declares its payload", row.comment)
+	}
+	if kind != "" || rev != row.revision || keyID != row.openedKeyID || !bytes.Equal(payload, row.payload) {
+		b.failf("%q: expected revision %d, key id %s, payload %q; implementation gave %d, %s, %q (%s)", row.comment,
+			row.revision, row.openedKeyID, clip(string(row.payload)), rev, keyID, clip(string(payload)), okOr(kind))
+	}
+	r := row.revision
+	t.Revision = &r
+	t.OpenedKeyID = row.openedKeyID
+	t.Payload, t.PayloadHex = b.payloadFields(row.payload)
+	// The payload text of a valid envelope re-encodes the payload exactly (STO-046).
+	if !bytes.Contains(row.envelope, []byte(base64.RawStdEncoding.EncodeToString(row.payload))) {
+		b.failf("%q: the envelope does not hold the payload's base64 text", row.comment)
+	}
+}
