@@ -222,7 +222,9 @@ func TestHeapLimitStopsUncatchably(t *testing.T) {
 	m = h.newMachine(limits)
 	src := "use mod.tool\nlet a = tool.start(\"ext\", \"1\").await()\nlet b = tool.start(\"ext\", \"2\").await()\n\"done\""
 	out := strings.Repeat("x", 120)
-	ev, _ = m.Eval(src)
+	if ev, _ = m.Eval(src); !ev.Suspended {
+		t.Fatalf("eval: %+v", ev)
+	}
 	ev, _ = h.complete(1, out, nil)
 	if !ev.Suspended {
 		t.Fatalf("first output: %+v", ev)
