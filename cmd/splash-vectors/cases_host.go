@@ -1,0 +1,504 @@
+package main
+
+import (
+	"github.com/splashv5/conform/vectors"
+)
+
+// ---- tools ----
+
+func u64p(v uint64) *uint64 { return &v }
+func sp(s string) *string   { return &s }
+func bp(b bool) *bool       { return &b }
+func ip(i int) *int         { return &i }
+
+// hostTools are the registrations the scenarios draw from, by name.
+var hostTools = map[string]vectors.HostTool{
+	"local":  {Name: "local", Kind: "host_pump", Format: "text", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64, Handler: "echo"},
+	"broken": {Name: "broken", Kind: "host_pump", Format: "text", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64, Handler: "fail"},
+	"slow": {Name: "slow", Kind: "host_pump", Format: "text", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64,
+		Handler: "echo", HandlerAdvanceMillis: 150, DeadlineMillis: u64p(100)},
+	"remote": {Name: "remote", Kind: "external", Format: "text", MaxCalls: 10, MaxAttempts: 3, MaxInputBytes: 64, MaxOutputBytes: 16,
+		Stream: &vectors.HostStream{MaxChunks: 3, MaxChunkBytes: 8, MaxTotalBytes: 12, MaxEmittedBytes: 10}},
+	"timed": {Name: "timed", Kind: "external", Format: "text", MaxCalls: 10, MaxAttempts: 2, MaxInputBytes: 64, MaxOutputBytes: 64, DeadlineMillis: u64p(1000)},
+	"once":  {Name: "once", Kind: "external", Format: "text", MaxCalls: 1, MaxAttempts: 1, MaxInputBytes: 4, MaxOutputBytes: 64},
+	"doc": {Name: "doc", Kind: "external", Format: "json", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64,
+		InputSchema: `{"type":"object","required":["n"]}`, OutputSchema: `{"type":"object","required":["ok"]}`},
+}
+
+// ---- steps ----
+
+type hs vectors.HostStep
+
+func step(op string) hs { return hs{Op: op} }
+
+func startS(tool, input string, id uint64) hs {
+	s := hs{Op: vectors.HostOpStart, Tool: tool, Input: sp(input)}
+	s.Expect.ID = id
+	return s
+}
+func startJSONS(tool, input string, id uint64) hs {
+	s := startS(tool, input, id)
+	s.Op = vectors.HostOpStartJSON
+	return s
+}
+func startDenied(tool, input, kind, message string) hs {
+	s := hs{Op: vectors.HostOpStart, Tool: tool, Input: sp(input)}
+	s.Expect.Error, s.Expect.ToolError = kind, &vectors.HostToolError{Kind: kind, Message: message}
+	return s
+}
+func callS(tool, input string) hs { return hs{Op: vectors.HostOpCall, Tool: tool, Input: sp(input)} }
+func on(op string, id uint64) hs  { return hs{Op: op, ID: id} }
+func claimS(id uint64, inv *vectors.HostInvocation) hs {
+	s := on(vectors.HostOpClaim, id)
+	s.Expect.Invocation = inv
+	return s.st("claimed")
+}
+func claimNextS(inv *vectors.HostInvocation) hs {
+	s := step(vectors.HostOpClaimNext)
+	s.Expect.Found = bp(inv != nil)
+	s.Expect.Invocation = inv
+	if inv != nil {
+		s.Expect.State = "claimed"
+	}
+	return s
+}
+func peekS(inv *vectors.HostInvocation) hs {
+	s := step(vectors.HostOpPeek)
+	s.Expect.Found = bp(inv != nil)
+	s.Expect.Invocation = inv
+	if inv != nil {
+		s.Expect.State = "queued"
+	}
+	return s
+}
+func completeS(id uint64, output string) hs {
+	s := on(vectors.HostOpComplete, id)
+	s.Output = sp(output)
+	return s
+}
+func failS(id uint64, message string) hs {
+	s := on(vectors.HostOpFail, id)
+	s.Failure = &vectors.HostToolError{Kind: "Failed", Message: message}
+	return s
+}
+func retryS(id uint64, class string) hs {
+	s := on(vectors.HostOpRetry, id)
+	s.RetryClass = class
+	return s
+}
+func chunkS(id uint64, text string) hs {
+	s := on(vectors.HostOpPushChunk, id)
+	s.Chunk = sp(text)
+	return s
+}
+func advanceS(ms uint64) hs { s := step(vectors.HostOpAdvanceClock); s.Millis = ms; return s }
+func expireS(limit int) hs  { s := step(vectors.HostOpExpire); s.Limit = limit; return s }
+func pumpS(limit int) hs    { s := step(vectors.HostOpPump); s.Limit = limit; return s }
+func reconcileS(id uint64, status, text string) hs {
+	s := on(vectors.HostOpReconcile, id)
+	s.Status = status
+	if text != "" || status == "succeeded" {
+		s.StatusText = sp(text)
+	}
+	return s
+}
+func gcS(deleted int) hs {
+	s := step(vectors.HostOpCollectGarbage)
+	s.Expect.Deleted = ip(deleted)
+	return s
+}
+func releaseS(id uint64, found bool) hs {
+	s := on(vectors.HostOpReleasePromise, id)
+	s.Expect.Found = bp(found)
+	return s
+}
+
+// Expectation modifiers.
+func (s hs) st(state string) hs { s.Expect.State = state; return s }
+func (s hs) err(kind string) hs { s.Expect.Error = kind; return s }
+func (s hs) au(ev ...vectors.HostAuditEvent) hs {
+	s.Expect.Audit = append(s.Expect.Audit, ev...)
+	return s
+}
+func (s hs) settles(st ...vectors.HostSettlement) hs {
+	s.Expect.Settlements = append(s.Expect.Settlements, st...)
+	return s
+}
+func (s hs) output(o string) hs { s.Expect.Output = sp(o); return s }
+func (s hs) toolErr(kind, message string) hs {
+	s.Expect.ToolError = &vectors.HostToolError{Kind: kind, Message: message}
+	return s
+}
+func (s hs) ready(r bool) hs                  { s.Expect.Ready = bp(r); return s }
+func (s hs) running(r bool) hs                { s.Expect.Running = bp(r); return s }
+func (s hs) inv(i *vectors.HostInvocation) hs { s.Expect.Invocation = i; return s }
+func (s hs) chunk(index int, text string, q uint64) hs {
+	s.Expect.Chunk = &vectors.HostChunk{ChunkIndex: index, Text: text, IdempotencyKey: indIdempotencyKey(q)}
+	return s
+}
+func (s hs) cancellation(id uint64, tool string, callIndex int, attempt uint32, q uint64) hs {
+	s.Expect.Cancellation = &vectors.HostCancellation{ID: id, Tool: tool, CallIndex: callIndex, Attempt: attempt, IdempotencyKey: indIdempotencyKey(q)}
+	return s
+}
+func (s hs) reconcileReq(tool string, q uint64) hs {
+	s.Expect.Reconcile = &vectors.HostReconcileRequest{Tool: tool, OperationKey: indIdempotencyKey(q)}
+	return s
+}
+
+// ev is one expected audit record.
+func ev(seq, q uint64, tool string, in, out int, outcome string) vectors.HostAuditEvent {
+	return vectors.HostAuditEvent{EventSequence: seq, Sequence: q, Tool: tool, InputBytes: in, OutputBytes: out, Outcome: outcome}
+}
+func evRetry(seq, q uint64, tool string, in int, class string) vectors.HostAuditEvent {
+	e := ev(seq, q, tool, in, 0, "retry_scheduled")
+	e.RetryClass = class
+	return e
+}
+
+// okSettle and errSettle are expected settlements.
+func okSettle(id uint64, awaited bool, output string) vectors.HostSettlement {
+	return vectors.HostSettlement{ID: id, Awaited: awaited, Output: sp(output)}
+}
+func errSettle(id uint64, awaited bool, kind, message string) vectors.HostSettlement {
+	return vectors.HostSettlement{ID: id, Awaited: awaited, ToolError: &vectors.HostToolError{Kind: kind, Message: message}}
+}
+
+// invOf is the expected invocation of the operation id of tool (its policy gives the
+// maximum attempts, format and output limit), reserved with sequence q.
+func invOf(id uint64, tool, input string, callIndex int, attempt uint32, q uint64) *vectors.HostInvocation {
+	t := hostTools[tool]
+	return &vectors.HostInvocation{ID: id, Tool: tool, Input: input, CallIndex: callIndex, Attempt: attempt,
+		MaxAttempts: t.MaxAttempts, IdempotencyKey: indIdempotencyKey(q), Format: t.Format, MaxOutputBytes: t.MaxOutputBytes}
+}
+func (s hs) remaining(ms uint64) hs {
+	if s.Expect.Invocation != nil {
+		inv := *s.Expect.Invocation
+		inv.RemainingDeadlineMillis = u64p(ms)
+		s.Expect.Invocation = &inv
+	}
+	return s
+}
+
+// Messages the runtime writes.
+const (
+	msgCancelled = "external operation was reported cancelled"
+)
+
+func deadlineMsg(tool string) string { return tool + " exceeded its deferred deadline" }
+
+// ---- state prefixes for the lifecycle table ----
+
+// hostState is a lifecycle state a prefix builds for operation 1 (HP on "local", the others
+// on "remote" with input "abc", sequence 0), with the next audit event sequence.
+type hostState struct {
+	name, state string
+	prefix      []hs
+	nextEvent   uint64
+	id          uint64
+}
+
+func lifecycleStates() []hostState {
+	q := []hs{startS("remote", "abc", 1).st("queued")}
+	c := append(append([]hs{}, q...), claimS(1, invOf(1, "remote", "abc", 1, 1, 0)))
+	cr := append(append([]hs{}, c...), on(vectors.HostOpRequestCancellation, 1).cancellation(1, "remote", 1, 1, 0).
+		au(ev(1, 0, "remote", 3, 0, "cancellation_requested")).st("cancellation_requested"))
+	r := append(append([]hs{}, c...), completeS(1, "ok").settles(okSettle(1, false, "ok")).
+		au(ev(1, 0, "remote", 3, 2, "allowed")).st("ready"))
+	hp := []hs{startS("local", "abc", 1).st("host_pump")}
+	return []hostState{
+		{"Q", "queued", q, 1, 1},
+		{"C", "claimed", c, 1, 1},
+		{"CR", "cancellation_requested", cr, 2, 1},
+		{"R", "ready", r, 2, 1},
+		{"HP", "host_pump", hp, 1, 1},
+		{"Unknown", "", nil, 1, 9},
+	}
+}
+
+// lifecycleRefusals is the refusal half of the host-call × state table (RUN-072 to RUN-081,
+// RUN-084), written out: the error each host call gets in each state, "" where the call is
+// allowed (those cells have their own scenarios below).
+var lifecycleRefusals = []struct {
+	op    string
+	req   string
+	cells map[string]string
+}{
+	{vectors.HostOpClaim, "RUN-072", map[string]string{"C": "AlreadyClaimed", "CR": "AlreadyClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectors.HostOpValidate, "RUN-073", map[string]string{"Q": "NotClaimed", "CR": "CancellationRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectors.HostOpRetry, "RUN-074", map[string]string{"Q": "NotClaimed", "CR": "CancellationRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectors.HostOpRequestCancellation, "RUN-075", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectors.HostOpConfirmCancellation, "RUN-076", map[string]string{"Q": "NotClaimed", "C": "CancellationNotRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectors.HostOpCancel, "RUN-077", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectors.HostOpComplete, "RUN-078", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectors.HostOpPushChunk, "RUN-079", map[string]string{"Q": "NotClaimed", "CR": "CancellationRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectors.HostOpReconcileRequest, "RUN-080", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectors.HostOpReconcile, "RUN-081", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+}
+
+// hostCase is one scenario row.
+type hostCase struct {
+	meta
+	tools      []string
+	maxPending int
+	steps      []hs
+}
+
+func hostCases() []hostCase {
+	var cases []hostCase
+	// 1. Refusal cells of the lifecycle table, one scenario each, plus Unknown for every call.
+	for _, row := range lifecycleRefusals {
+		for _, s := range lifecycleStates() {
+			kind, refused := row.cells[s.name]
+			if s.name == "Unknown" {
+				kind, refused = "Unknown", true
+			}
+			if !refused {
+				continue
+			}
+			last := on(row.op, s.id).err(kind).st(s.state)
+			if row.op == vectors.HostOpPushChunk {
+				last.Chunk = sp("x")
+			}
+			if row.op == vectors.HostOpComplete {
+				last.Output = sp("late")
+			}
+			if row.op == vectors.HostOpRetry {
+				last.RetryClass = "transient"
+			}
+			if row.op == vectors.HostOpReconcile {
+				last.Status, last.StatusText = "succeeded", sp("x")
+			}
+			reqs := []string{row.req}
+			flags := []string{"LifecycleRefusal"}
+			if s.name == "Unknown" {
+				reqs = append(reqs, "RUN-084")
+				flags = []string{"UnknownOperation"}
+			}
+			cases = append(cases, hostCase{
+				meta:  meta{comment: row.op + " in state " + s.name + " is refused with " + kind + " and writes nothing", flags: flags, reqs: reqs},
+				tools: []string{"local", "remote"},
+				steps: append(append([]hs{}, s.prefix...), last),
+			})
+		}
+	}
+	cases = append(cases, hostScenarioCases()...)
+	return cases
+}
+
+// cancelReq is the expected request_cancellation step for operation 1 of "remote" (q 0).
+func cancelReq(seq uint64) hs {
+	return on(vectors.HostOpRequestCancellation, 1).cancellation(1, "remote", 1, 1, 0).
+		au(ev(seq, 0, "remote", 3, 0, "cancellation_requested")).st("cancellation_requested")
+}
+
+// claimedRemote is the prefix that starts "remote" with input "abc" and claims it.
+func claimedRemote() []hs {
+	return []hs{startS("remote", "abc", 1).st("queued"), claimS(1, invOf(1, "remote", "abc", 1, 1, 0))}
+}
+
+func with(prefix []hs, more ...hs) []hs { return append(append([]hs{}, prefix...), more...) }
+
+func hostScenarioCases() []hostCase {
+	rem := []string{"remote"}
+	lr := []string{"local", "remote"}
+	tm := []string{"timed"}
+	return []hostCase{
+		// ---- allowed lifecycle cells ----
+		{meta{"claiming a queued operation moves it to claimed and returns its invocation with the derived key", []string{"Lifecycle", "IdempotencyKey"}, []string{"RUN-072", "RUN-085", "RUN-005", "RUN-003", "RUN-050"}}, rem, 0,
+			claimedRemote()},
+		{meta{"claim-next claims queued operations in ID order, skipping host-pump and claimed ones, then reports nothing", []string{"Lifecycle"}, []string{"RUN-071", "RUN-052", "RUN-004", "RUN-005"}}, lr, 0,
+			[]hs{startS("local", "h", 1).st("host_pump"), startS("remote", "a", 2).st("queued"), startS("remote", "b", 3).st("queued"),
+				claimNextS(invOf(2, "remote", "a", 1, 1, 1)), claimNextS(invOf(3, "remote", "b", 2, 1, 2)), claimNextS(nil)}},
+		{meta{"peek returns the first queued operation twice without claiming it and nothing once it is claimed", []string{"Lifecycle"}, []string{"RUN-070", "RUN-052"}}, lr, 0,
+			[]hs{startS("local", "h", 1).st("host_pump"), startS("remote", "a", 2).st("queued"),
+				peekS(invOf(2, "remote", "a", 1, 1, 1)), peekS(invOf(2, "remote", "a", 1, 1, 1)),
+				claimS(2, invOf(2, "remote", "a", 1, 1, 1)), peekS(nil)}},
+		{meta{"validating a claimed operation within its deadline succeeds and changes nothing", []string{"Lifecycle"}, []string{"RUN-073"}}, rem, 0,
+			with(claimedRemote(), on(vectors.HostOpValidate, 1).st("claimed"), on(vectors.HostOpValidate, 1).st("claimed"))},
+		{meta{"retries keep the key and call index, advance the attempt, audit the class, and stop at the attempt limit", []string{"Retry", "IdempotencyKey"}, []string{"RUN-100", "RUN-101", "RUN-033", "RUN-005"}}, rem, 0,
+			with(claimedRemote(),
+				retryS(1, "transient").inv(invOf(1, "remote", "abc", 1, 2, 0)).au(evRetry(1, 0, "remote", 3, "transient")).st("claimed"),
+				retryS(1, "rate_limited").inv(invOf(1, "remote", "abc", 1, 3, 0)).au(evRetry(2, 0, "remote", 3, "rate_limited")).st("claimed"),
+				claimNextS(nil),
+				retryS(1, "transient").err("RetryLimitReached").st("claimed"))},
+		{meta{"the default single attempt refuses any retry", []string{"Retry"}, []string{"RUN-100", "RUN-010"}}, []string{"once"}, 0,
+			[]hs{startS("once", "ab", 1).st("queued"), claimS(1, invOf(1, "once", "ab", 1, 1, 0)),
+				retryS(1, "transient").err("RetryLimitReached").st("claimed")}},
+		{meta{"a cancellation request moves claimed to cancellation-requested; repeating it returns the same request and writes nothing", []string{"Cancellation"}, []string{"RUN-130", "RUN-075"}}, rem, 0,
+			with(claimedRemote(), cancelReq(1),
+				on(vectors.HostOpRequestCancellation, 1).cancellation(1, "remote", 1, 1, 0).st("cancellation_requested"))},
+		{meta{"confirming a requested cancellation settles it as cancelled; a later result is refused", []string{"Cancellation"}, []string{"RUN-132", "RUN-076"}}, rem, 0,
+			with(claimedRemote(), cancelReq(1),
+				on(vectors.HostOpConfirmCancellation, 1).settles(errSettle(1, false, "Cancelled", msgCancelled)).au(ev(2, 0, "remote", 3, 0, "cancelled")).st("ready"),
+				completeS(1, "late").err("AlreadyCompleted").st("ready"))},
+		{meta{"a direct cancel settles a claimed operation without a prior request", []string{"Cancellation"}, []string{"RUN-133", "RUN-077"}}, rem, 0,
+			with(claimedRemote(),
+				on(vectors.HostOpCancel, 1).settles(errSettle(1, false, "Cancelled", msgCancelled)).au(ev(1, 0, "remote", 3, 0, "cancelled")).st("ready"))},
+		{meta{"a direct cancel settles a cancellation-requested operation", []string{"Cancellation"}, []string{"RUN-133", "RUN-077"}}, rem, 0,
+			with(claimedRemote(), cancelReq(1),
+				on(vectors.HostOpCancel, 1).settles(errSettle(1, false, "Cancelled", msgCancelled)).au(ev(2, 0, "remote", 3, 0, "cancelled")).st("ready"))},
+		{meta{"cancellation race: a successful result after the request wins and the confirmation is refused", []string{"CancellationRace"}, []string{"RUN-131", "RUN-078", "RUN-132"}}, rem, 0,
+			with(claimedRemote(), cancelReq(1),
+				completeS(1, "done").settles(okSettle(1, false, "done")).au(ev(2, 0, "remote", 3, 4, "allowed")).st("ready"),
+				on(vectors.HostOpConfirmCancellation, 1).err("AlreadyCompleted").st("ready"))},
+		{meta{"cancellation race: a failure after the request wins with its own message", []string{"CancellationRace"}, []string{"RUN-131", "RUN-078"}}, rem, 0,
+			with(claimedRemote(), cancelReq(1),
+				failS(1, "worker broke").settles(errSettle(1, false, "Failed", "worker broke")).au(ev(2, 0, "remote", 3, 0, "failed")).st("ready"),
+				on(vectors.HostOpCancel, 1).err("AlreadyCompleted").st("ready"))},
+		{meta{"completing a claimed operation with a successful output audits its length", []string{"Lifecycle"}, []string{"RUN-078", "RUN-140", "RUN-151", "RUN-150"}}, rem, 0,
+			with(claimedRemote(), completeS(1, "0123456789abcdef").settles(okSettle(1, false, "0123456789abcdef")).au(ev(1, 0, "remote", 3, 16, "allowed")).st("ready"))},
+		{meta{"an output one byte over the output limit is denied", []string{"OutputRules"}, []string{"RUN-140", "RUN-078"}}, rem, 0,
+			with(claimedRemote(), completeS(1, "0123456789abcdefX").settles(errSettle(1, false, "Denied", "remote output exceeds 16 bytes")).au(ev(1, 0, "remote", 3, 0, "denied")).st("ready"))},
+		{meta{"a JSON tool with a contract accepts a matching input and output", []string{"OutputRules"}, []string{"RUN-140", "RUN-016", "RUN-085"}}, []string{"doc"}, 0,
+			[]hs{startJSONS("doc", `{"n":1}`, 1).st("queued"), claimS(1, invOf(1, "doc", `{"n":1}`, 1, 1, 0)),
+				completeS(1, `{"ok":true}`).settles(okSettle(1, false, `{"ok":true}`)).au(ev(1, 0, "doc", 7, 11, "allowed")).st("ready")}},
+		{meta{"a JSON tool's output that is not JSON is denied", []string{"OutputRules"}, []string{"RUN-140"}}, []string{"doc"}, 0,
+			[]hs{startJSONS("doc", `{"n":1}`, 1).st("queued"), claimS(1, invOf(1, "doc", `{"n":1}`, 1, 1, 0)),
+				completeS(1, `nope`).settles(errSettle(1, false, "Denied", "doc output is not valid JSON")).au(ev(1, 0, "doc", 7, 0, "denied")).st("ready")}},
+		{meta{"a JSON tool's scalar output is denied", []string{"OutputRules"}, []string{"RUN-140"}}, []string{"doc"}, 0,
+			[]hs{startJSONS("doc", `{"n":1}`, 1).st("queued"), claimS(1, invOf(1, "doc", `{"n":1}`, 1, 1, 0)),
+				completeS(1, `1`).settles(errSettle(1, false, "Denied", "doc output must be a JSON object or array")).au(ev(1, 0, "doc", 7, 0, "denied")).st("ready")}},
+		{meta{"a host failure passes unchanged and is audited as failed", []string{"OutputRules"}, []string{"RUN-140", "RUN-078", "RUN-151"}}, rem, 0,
+			with(claimedRemote(), failS(1, "boom").settles(errSettle(1, false, "Failed", "boom")).au(ev(1, 0, "remote", 3, 0, "failed")).st("ready"))},
+
+		// ---- streaming ----
+		{meta{"chunks are checked against the per-chunk, emitted and count limits; refused chunks change no counter", []string{"Streaming"}, []string{"RUN-121", "RUN-122", "RUN-079"}}, rem, 0,
+			with(claimedRemote(),
+				chunkS(1, "123456789").err("StreamLimitExceeded").au(ev(1, 0, "remote", 9, 0, "stream_denied")).st("claimed"),
+				chunkS(1, "aaaa").chunk(1, "aaaa", 0).au(ev(2, 0, "remote", 4, 4, "streamed")).st("claimed"),
+				chunkS(1, "bbbb").chunk(2, "bbbb", 0).au(ev(3, 0, "remote", 4, 4, "streamed")).st("claimed"),
+				chunkS(1, "ccc").err("StreamLimitExceeded").au(ev(4, 0, "remote", 3, 0, "stream_denied")).st("claimed"),
+				chunkS(1, "cc").chunk(3, "cc", 0).au(ev(5, 0, "remote", 2, 2, "streamed")).st("claimed"),
+				chunkS(1, "").err("StreamLimitExceeded").au(ev(6, 0, "remote", 0, 0, "stream_denied")).st("claimed"))},
+		{meta{"a chunk over the remaining aggregate source allowance is refused", []string{"Streaming"}, []string{"RUN-121"}}, []string{"remote"}, 0,
+			with(claimedRemote(),
+				chunkS(1, "aaaaaaa").chunk(1, "aaaaaaa", 0).au(ev(1, 0, "remote", 7, 7, "streamed")).st("claimed"),
+				chunkS(1, "bbbbbb").err("StreamLimitExceeded").au(ev(2, 0, "remote", 6, 0, "stream_denied")).st("claimed"))},
+		{meta{"an empty chunk is a chunk", []string{"Streaming"}, []string{"RUN-122"}}, rem, 0,
+			with(claimedRemote(), chunkS(1, "").chunk(1, "", 0).au(ev(1, 0, "remote", 0, 0, "streamed")).st("claimed"))},
+		{meta{"stream counters span attempts", []string{"Streaming", "Retry"}, []string{"RUN-120", "RUN-122", "RUN-101"}}, rem, 0,
+			with(claimedRemote(),
+				chunkS(1, "aaaa").chunk(1, "aaaa", 0).au(ev(1, 0, "remote", 4, 4, "streamed")).st("claimed"),
+				retryS(1, "transient").inv(invOf(1, "remote", "abc", 1, 2, 0)).au(evRetry(2, 0, "remote", 3, "transient")).st("claimed"),
+				chunkS(1, "bbbb").chunk(2, "bbbb", 0).au(ev(3, 0, "remote", 4, 4, "streamed")).st("claimed"))},
+		{meta{"a chunk for a tool without a stream policy is refused and audited", []string{"Streaming"}, []string{"RUN-121"}}, tm, 0,
+			[]hs{startS("timed", "t", 1).st("queued"), claimS(1, invOf(1, "timed", "t", 1, 1, 0)).remaining(1000),
+				chunkS(1, "x").err("StreamingDisabled").au(ev(1, 0, "timed", 1, 0, "stream_denied")).st("claimed")}},
+
+		// ---- reconciliation ----
+		{meta{"a reconcile request names the tool and the idempotency key, for claimed and cancellation-requested operations", []string{"Reconcile"}, []string{"RUN-080", "RUN-160"}}, rem, 0,
+			with(claimedRemote(), on(vectors.HostOpReconcileRequest, 1).reconcileReq("remote", 0).st("claimed"), cancelReq(1),
+				on(vectors.HostOpReconcileRequest, 1).reconcileReq("remote", 0).st("cancellation_requested"))},
+		{meta{"a running reconciliation changes nothing; a succeeded one completes through the output rules", []string{"Reconcile"}, []string{"RUN-081", "RUN-161"}}, rem, 0,
+			with(claimedRemote(), reconcileS(1, "running", "").running(true).st("claimed"),
+				reconcileS(1, "succeeded", "done").running(false).settles(okSettle(1, false, "done")).au(ev(1, 0, "remote", 3, 4, "allowed")).st("ready"))},
+		{meta{"a failed reconciliation completes as Failed with the worker's message", []string{"Reconcile"}, []string{"RUN-081", "RUN-161"}}, rem, 0,
+			with(claimedRemote(), reconcileS(1, "failed", "worker broke").running(false).settles(errSettle(1, false, "Failed", "worker broke")).au(ev(1, 0, "remote", 3, 0, "failed")).st("ready"))},
+		{meta{"a cancelled reconciliation of a cancellation-requested operation takes the cancel path", []string{"Reconcile", "Cancellation"}, []string{"RUN-081", "RUN-161", "RUN-133"}}, rem, 0,
+			with(claimedRemote(), cancelReq(1), reconcileS(1, "cancelled", "").running(false).settles(errSettle(1, false, "Cancelled", msgCancelled)).au(ev(2, 0, "remote", 3, 0, "cancelled")).st("ready"))},
+		{meta{"a succeeded reconciliation with a JSON payload for a text tool is a protocol error and changes nothing", []string{"Reconcile"}, []string{"RUN-161"}}, rem, 0,
+			with(claimedRemote(), reconcileS(1, "succeeded_json", `{"a":1}`).err("Protocol").st("claimed"))},
+
+		// ---- deadlines ----
+		{meta{"the remaining deadline shrinks with the clock and the operation expires exactly at its maximum", []string{"Deadline"}, []string{"RUN-114", "RUN-110", "RUN-073", "RUN-034"}}, tm, 0,
+			[]hs{startS("timed", "t", 1).st("queued"), advanceS(300), claimS(1, invOf(1, "timed", "t", 1, 1, 0)).remaining(700),
+				advanceS(699), on(vectors.HostOpValidate, 1).st("claimed"), advanceS(1), on(vectors.HostOpValidate, 1).err("DeadlineElapsed").st("claimed")}},
+		{meta{"a completion after the deadline is converted into a timeout", []string{"Deadline"}, []string{"RUN-111", "RUN-140"}}, tm, 0,
+			[]hs{startS("timed", "t", 1).st("queued"), claimS(1, invOf(1, "timed", "t", 1, 1, 0)).remaining(1000), advanceS(1000),
+				completeS(1, "ok").settles(errSettle(1, false, "TimedOut", deadlineMsg("timed"))).au(ev(1, 0, "timed", 1, 0, "timed_out")).st("ready")}},
+		{meta{"on an expired claimed operation, retry, chunk, reconcile request and a running reconciliation fail without settling it; a cancellation request still works and confirmation times out", []string{"Deadline", "Cancellation"}, []string{"RUN-113", "RUN-132", "RUN-111"}}, tm, 0,
+			[]hs{startS("timed", "t", 1).st("queued"), claimS(1, invOf(1, "timed", "t", 1, 1, 0)).remaining(1000), advanceS(1500),
+				retryS(1, "transient").err("DeadlineElapsed").st("claimed"),
+				chunkS(1, "x").err("DeadlineElapsed").st("claimed"),
+				on(vectors.HostOpReconcileRequest, 1).err("DeadlineElapsed").st("claimed"),
+				reconcileS(1, "running", "").err("DeadlineElapsed").st("claimed"),
+				on(vectors.HostOpRequestCancellation, 1).cancellation(1, "timed", 1, 1, 0).au(ev(1, 0, "timed", 1, 0, "cancellation_requested")).st("cancellation_requested"),
+				on(vectors.HostOpConfirmCancellation, 1).settles(errSettle(1, false, "TimedOut", deadlineMsg("timed"))).au(ev(2, 0, "timed", 1, 0, "timed_out")).st("ready")}},
+		{meta{"expiry settles only expired operations, in ID order, up to its batch size", []string{"Deadline"}, []string{"RUN-083", "RUN-112", "RUN-110"}}, tm, 0,
+			[]hs{startS("timed", "a", 1).st("queued"), startS("timed", "b", 2).st("queued"), claimS(2, invOf(2, "timed", "b", 2, 1, 1)).remaining(1000),
+				advanceS(999), expireS(0), advanceS(1),
+				expireS(1).settles(errSettle(1, false, "TimedOut", deadlineMsg("timed"))).au(ev(1, 0, "timed", 1, 0, "timed_out")),
+				expireS(0).settles(errSettle(2, false, "TimedOut", deadlineMsg("timed"))).au(ev(2, 1, "timed", 1, 0, "timed_out")),
+				expireS(0)}},
+		{meta{"claiming a queued operation does not check its deadline", []string{"Deadline"}, []string{"RUN-072", "RUN-113", "RUN-114"}}, tm, 0,
+			[]hs{startS("timed", "t", 1).st("queued"), advanceS(5000), claimS(1, invOf(1, "timed", "t", 1, 1, 0)).remaining(0)}},
+		{meta{"a direct cancel after the deadline is a timeout", []string{"Deadline", "Cancellation"}, []string{"RUN-111", "RUN-133"}}, tm, 0,
+			[]hs{startS("timed", "t", 1).st("queued"), claimS(1, invOf(1, "timed", "t", 1, 1, 0)).remaining(1000), advanceS(1000),
+				on(vectors.HostOpCancel, 1).settles(errSettle(1, false, "TimedOut", deadlineMsg("timed"))).au(ev(1, 0, "timed", 1, 0, "timed_out")).st("ready")}},
+		{meta{"a host-pump handler that finishes after the deadline is a timeout", []string{"Deadline", "Pump"}, []string{"RUN-111", "RUN-082"}}, []string{"slow"}, 0,
+			[]hs{startS("slow", "s", 1).st("host_pump"),
+				pumpS(0).settles(errSettle(1, false, "TimedOut", deadlineMsg("slow"))).au(ev(1, 0, "slow", 1, 0, "timed_out"))}},
+		{meta{"expiry settles an expired host-pump operation", []string{"Deadline"}, []string{"RUN-083"}}, []string{"slow"}, 0,
+			[]hs{startS("slow", "s", 1).st("host_pump"), advanceS(100),
+				expireS(0).settles(errSettle(1, false, "TimedOut", deadlineMsg("slow"))).au(ev(1, 0, "slow", 1, 0, "timed_out")), pumpS(0)}},
+		{meta{"a synchronous call never times out", []string{"Deadline"}, []string{"RUN-034"}}, []string{"slow"}, 0,
+			[]hs{callS("slow", "x").output("echo:x").au(ev(1, 0, "slow", 1, 6, "allowed"))}},
+
+		// ---- pump ----
+		{meta{"pump settles host-pump operations in ID order and never touches external ones", []string{"Pump"}, []string{"RUN-082", "RUN-052", "RUN-141"}}, lr, 0,
+			[]hs{startS("local", "a", 1).st("host_pump"), startS("remote", "b", 2).st("queued"), startS("local", "c", 3).st("host_pump"),
+				pumpS(0).settles(okSettle(1, false, "echo:a")).au(ev(1, 0, "local", 1, 6, "allowed")),
+				pumpS(5).settles(okSettle(3, false, "echo:c")).au(ev(2, 2, "local", 1, 6, "allowed")),
+				pumpS(5), peekS(invOf(2, "remote", "b", 1, 1, 1))}},
+		{meta{"a host-pump handler's tool error is audited as failed", []string{"Pump"}, []string{"RUN-082", "RUN-140"}}, []string{"broken"}, 0,
+			[]hs{startS("broken", "x", 1).st("host_pump"),
+				pumpS(0).settles(errSettle(1, false, "Failed", "handler broke")).au(ev(1, 0, "broken", 1, 0, "failed"))}},
+
+		// ---- await ----
+		{meta{"awaiting a pending operation suspends once; the settlement reports the waiter; a settled one yields its output every time", []string{"Await"}, []string{"RUN-053", "RUN-055"}}, rem, 0,
+			[]hs{startS("remote", "abc", 1).st("queued"), on(vectors.HostOpAwait, 1).ready(false).st("queued"),
+				on(vectors.HostOpAwait, 1).err("PromiseAlreadyAwaited").st("queued"),
+				claimS(1, invOf(1, "remote", "abc", 1, 1, 0)),
+				completeS(1, "ok").settles(okSettle(1, true, "ok")).au(ev(1, 0, "remote", 3, 2, "allowed")).st("ready"),
+				on(vectors.HostOpAwait, 1).ready(true).output("ok").st("ready"),
+				on(vectors.HostOpAwait, 1).ready(true).output("ok").st("ready")}},
+		{meta{"awaiting a failed operation raises its tool error every time; an unknown promise is refused", []string{"Await"}, []string{"RUN-053"}}, rem, 0,
+			with(claimedRemote(), failS(1, "boom").settles(errSettle(1, false, "Failed", "boom")).au(ev(1, 0, "remote", 3, 0, "failed")).st("ready"),
+				on(vectors.HostOpAwait, 1).ready(true).toolErr("Failed", "boom").st("ready"),
+				on(vectors.HostOpAwait, 1).ready(true).toolErr("Failed", "boom").st("ready"),
+				on(vectors.HostOpAwait, 9).err("UnknownPromise"))},
+
+		// ---- garbage collection and pending budget ----
+		{meta{"the pending budget counts queued operations; a collected queued operation frees its slot without an audit record", []string{"GarbageCollection", "Reservation"}, []string{"RUN-030", "RUN-051", "RUN-054", "RUN-053", "RUN-004", "RUN-084"}}, rem, 2,
+			[]hs{startS("remote", "a", 1).st("queued"), startS("remote", "b", 2).st("queued"),
+				startDenied("remote", "c", "Denied", "pending tool budget of 2 exhausted").au(ev(1, 2, "remote", 1, 0, "denied")),
+				releaseS(1, true).st("queued"), gcS(1),
+				on(vectors.HostOpAwait, 1).err("UnknownPromise"),
+				on(vectors.HostOpClaim, 1).err("Unknown"),
+				startS("remote", "d", 3).st("queued"),
+				claimNextS(invOf(2, "remote", "b", 2, 1, 1)), claimNextS(invOf(3, "remote", "d", 3, 1, 3))}},
+		{meta{"a collected claimed operation is kept as an orphan and deleted once it settles, after its audit record", []string{"GarbageCollection"}, []string{"RUN-054"}}, rem, 0,
+			with(claimedRemote(), releaseS(1, true).st("claimed"), gcS(0),
+				completeS(1, "ok").settles(okSettle(1, false, "ok")).au(ev(1, 0, "remote", 3, 2, "allowed")),
+				on(vectors.HostOpClaim, 1).err("Unknown"))},
+		{meta{"collection deletes released host-pump and settled operations; releasing an unknown ID reports nothing", []string{"GarbageCollection"}, []string{"RUN-054", "RUN-051"}}, lr, 0,
+			[]hs{startS("local", "a", 1).st("host_pump"), startS("remote", "b", 2).st("queued"), claimS(2, invOf(2, "remote", "b", 1, 1, 1)),
+				completeS(2, "ok").settles(okSettle(2, false, "ok")).au(ev(1, 1, "remote", 1, 2, "allowed")).st("ready"),
+				releaseS(1, true).st("host_pump"), releaseS(2, true).st("ready"), gcS(2), releaseS(9, false), pumpS(0)}},
+		{meta{"a collected promise keeps its call spent", []string{"GarbageCollection", "Reservation"}, []string{"RUN-033", "RUN-054", "RUN-031"}}, []string{"once"}, 0,
+			[]hs{startS("once", "ab", 1).st("queued"), releaseS(1, true).st("queued"), gcS(1),
+				startDenied("once", "ab", "Denied", "once exhausted its 1 call budget").au(ev(1, 1, "once", 2, 0, "denied"))}},
+
+		// ---- reservation and keys ----
+		{meta{"every reservation attempt, denied ones included, advances the sequence that names the idempotency key", []string{"Reservation", "IdempotencyKey"}, []string{"RUN-004", "RUN-005", "RUN-030", "RUN-031", "RUN-032", "RUN-007"}}, []string{"remote", "once"}, 0,
+			[]hs{callS("remote", "x").err("Denied").toolErr("Denied", "remote is available only through tool.start").au(ev(1, 0, "remote", 1, 0, "denied")),
+				startDenied("nope", "x", "Denied", "no capability grants nope").au(ev(2, 1, "nope", 1, 0, "denied")),
+				startDenied("once", "toolong", "Denied", "once input exceeds 4 bytes").au(ev(3, 2, "once", 7, 0, "denied")),
+				// The two denied starts passed the pending budget, so each allocated an ID (RUN-030).
+				startS("remote", "a", 3).st("queued"),
+				claimS(3, invOf(3, "remote", "a", 1, 1, 3))}},
+		{meta{"start_json of a text tool is denied", []string{"Reservation"}, []string{"RUN-031"}}, rem, 0,
+			[]hs{func() hs {
+				s := startDenied("remote", `{"a":1}`, "Denied", "remote is not registered for JSON envelopes").au(ev(1, 0, "remote", 7, 0, "denied"))
+				s.Op = vectors.HostOpStartJSON
+				return s
+			}()}},
+		{meta{"a JSON tool's input that is not JSON, or not an object or array, is denied", []string{"Reservation"}, []string{"RUN-031"}}, []string{"doc"}, 0,
+			[]hs{startDenied("doc", "{", "Denied", "doc input is not valid JSON").au(ev(1, 0, "doc", 1, 0, "denied")),
+				startDenied("doc", "5", "Denied", "doc input must be a JSON object or array").au(ev(2, 1, "doc", 1, 0, "denied"))}},
+		{meta{"a synchronous host-pump call returns the handler output and spends a call and a sequence number", []string{"Reservation"}, []string{"RUN-031", "RUN-033", "RUN-004"}}, []string{"local"}, 0,
+			[]hs{callS("local", "hi").output("echo:hi").au(ev(1, 0, "local", 2, 7, "allowed")),
+				startS("local", "x", 1).st("host_pump"),
+				pumpS(0).settles(okSettle(1, false, "echo:x")).au(ev(2, 1, "local", 1, 6, "allowed"))}},
+	}
+}

@@ -1,0 +1,206 @@
+package vectors
+
+import "github.com/splashv5/conform/vectors/vectorfmt"
+
+// HostScenariosFile is the file name of the host runtime scenario vectors.
+const HostScenariosFile = "host_scenarios.json"
+
+// HostScenarioType is the group type of every host scenario test.
+const HostScenarioType = "HostScenarioTest"
+
+// Host scenario step operations (HostStep.Op).
+const (
+	HostOpStart               = "start"
+	HostOpStartJSON           = "start_json"
+	HostOpCall                = "call"
+	HostOpClaimNext           = "claim_next"
+	HostOpClaim               = "claim"
+	HostOpPeek                = "peek"
+	HostOpValidate            = "validate"
+	HostOpComplete            = "complete"
+	HostOpFail                = "fail"
+	HostOpRetry               = "retry"
+	HostOpPushChunk           = "push_chunk"
+	HostOpRequestCancellation = "request_cancellation"
+	HostOpConfirmCancellation = "confirm_cancellation"
+	HostOpCancel              = "cancel"
+	HostOpAdvanceClock        = "advance_clock"
+	HostOpExpire              = "expire"
+	HostOpPump                = "pump"
+	HostOpAwait               = "await"
+	HostOpReleasePromise      = "release_promise"
+	HostOpCollectGarbage      = "collect_garbage"
+	HostOpReconcileRequest    = "reconcile_request"
+	HostOpReconcile           = "reconcile"
+)
+
+// HostScenarios is host_scenarios.json: sequences of host-runtime calls with the expected
+// result and audit records of every call.
+type HostScenarios struct {
+	vectorfmt.Header
+	TestGroups []HostScenarioGroup `json:"testGroups"`
+}
+
+// HostScenarioGroup holds host scenario tests; Type is HostScenarioType.
+type HostScenarioGroup struct {
+	Type  string             `json:"type"`
+	Tests []HostScenarioTest `json:"tests"`
+}
+
+// HostScenarioTest is one scenario: a fresh runtime, its tools, and the steps run in order.
+type HostScenarioTest struct {
+	vectorfmt.Case
+	Config HostConfig `json:"config"`
+	Tools  []HostTool `json:"tools"`
+	Steps  []HostStep `json:"steps"`
+}
+
+// HostConfig configures the scenario's runtime: pinned session number S, host nonce, the
+// fake clock's start (Unix milliseconds; only differences matter) and the pending limit
+// (0 = the default). NonceLabel is the expected nonce label (RUN-003).
+type HostConfig struct {
+	SessionID        uint64 `json:"session_id"`
+	NonceHex         string `json:"nonce_hex"`
+	NonceLabel       string `json:"nonce_label"`
+	ClockStartMillis int64  `json:"clock_start_millis"`
+	MaxPendingTools  int    `json:"max_pending_tools"`
+}
+
+// HostTool is one registration. Kind is "external" or "host_pump"; a host-pump tool's
+// handler is "echo" (returns "echo:" followed by the input) or "fail" (returns Failed
+// "handler broke"). HandlerAdvanceMillis advances the clock while the handler runs.
+// DeadlineMillis, when present, is the deferred deadline.
+type HostTool struct {
+	Name                 string      `json:"name"`
+	Kind                 string      `json:"kind"`
+	Format               string      `json:"format"`
+	MaxCalls             int         `json:"max_calls"`
+	MaxAttempts          uint32      `json:"max_attempts"`
+	MaxInputBytes        int         `json:"max_input_bytes"`
+	MaxOutputBytes       int         `json:"max_output_bytes"`
+	DeadlineMillis       *uint64     `json:"deadline_millis,omitempty"`
+	Stream               *HostStream `json:"stream,omitempty"`
+	Handler              string      `json:"handler,omitempty"`
+	HandlerAdvanceMillis uint64      `json:"handler_advance_millis,omitempty"`
+	InputSchema          string      `json:"input_schema,omitempty"`
+	OutputSchema         string      `json:"output_schema,omitempty"`
+}
+
+// HostStream is a stream policy.
+type HostStream struct {
+	MaxChunks       int `json:"max_chunks"`
+	MaxChunkBytes   int `json:"max_chunk_bytes"`
+	MaxTotalBytes   int `json:"max_total_bytes"`
+	MaxEmittedBytes int `json:"max_emitted_bytes"`
+}
+
+// HostToolError is a tool error: kind (Denied, Failed, Cancelled, TimedOut) and message.
+type HostToolError struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// HostStep is one host call and its expected outcome. The inputs used depend on Op: ID
+// (operation), Tool and Input (start, call), Output (complete), Failure (fail), RetryClass
+// (retry), Chunk (push_chunk), Millis (advance_clock), Limit (expire, pump: the batch size,
+// 0 = all), Status and StatusText (reconcile: running, succeeded with StatusText as the
+// payload, failed with StatusText as the message, cancelled).
+type HostStep struct {
+	Op         string         `json:"op"`
+	ID         uint64         `json:"id,omitempty"`
+	Tool       string         `json:"tool,omitempty"`
+	Input      *string        `json:"input,omitempty"`
+	Output     *string        `json:"output,omitempty"`
+	Failure    *HostToolError `json:"failure,omitempty"`
+	RetryClass string         `json:"retry_class,omitempty"`
+	Chunk      *string        `json:"chunk,omitempty"`
+	Millis     uint64         `json:"millis,omitempty"`
+	Limit      int            `json:"limit,omitempty"`
+	Status     string         `json:"status,omitempty"`
+	StatusText *string        `json:"status_text,omitempty"`
+	Expect     HostExpect     `json:"expect"`
+}
+
+// HostExpect is the expected outcome of one step. Error names the refusal (an
+// ExternalErrorKind name, a tool error kind for a refused start or call with ToolError
+// holding it, UnknownPromise or PromiseAlreadyAwaited for await). Otherwise the fields of
+// the step's result are set. Audit lists the audit records the step appends, in order;
+// State is the operation's state after the step when the step names an operation that is
+// still retained ("" when it was deleted or no operation is named).
+type HostExpect struct {
+	Error        string                `json:"error,omitempty"`
+	ToolError    *HostToolError        `json:"tool_error,omitempty"`
+	ID           uint64                `json:"id,omitempty"`
+	Output       *string               `json:"output,omitempty"`
+	Found        *bool                 `json:"found,omitempty"`
+	Ready        *bool                 `json:"ready,omitempty"`
+	Running      *bool                 `json:"running,omitempty"`
+	Deleted      *int                  `json:"deleted,omitempty"`
+	Invocation   *HostInvocation       `json:"invocation,omitempty"`
+	Cancellation *HostCancellation     `json:"cancellation,omitempty"`
+	Chunk        *HostChunk            `json:"chunk,omitempty"`
+	Reconcile    *HostReconcileRequest `json:"reconcile_request,omitempty"`
+	Settlements  []HostSettlement      `json:"settlements"`
+	Audit        []HostAuditEvent      `json:"audit"`
+	State        string                `json:"state"`
+}
+
+// HostInvocation is an invocation snapshot (RUN-085).
+type HostInvocation struct {
+	ID                      uint64  `json:"id"`
+	Tool                    string  `json:"tool"`
+	Input                   string  `json:"input"`
+	CallIndex               int     `json:"call_index"`
+	Attempt                 uint32  `json:"attempt"`
+	MaxAttempts             uint32  `json:"max_attempts"`
+	IdempotencyKey          string  `json:"idempotency_key"`
+	Format                  string  `json:"format"`
+	MaxOutputBytes          int     `json:"max_output_bytes"`
+	RemainingDeadlineMillis *uint64 `json:"remaining_deadline_millis,omitempty"`
+}
+
+// HostCancellation is a cancellation request (RUN-130).
+type HostCancellation struct {
+	ID             uint64 `json:"id"`
+	Tool           string `json:"tool"`
+	CallIndex      int    `json:"call_index"`
+	Attempt        uint32 `json:"attempt"`
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+// HostChunk is an accepted stream chunk (RUN-122).
+type HostChunk struct {
+	ChunkIndex     int    `json:"chunk_index"`
+	Text           string `json:"text"`
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+// HostReconcileRequest is the tool and operation key of a built reconcile request
+// (RUN-080, RUN-160).
+type HostReconcileRequest struct {
+	Tool         string `json:"tool"`
+	OperationKey string `json:"operation_key"`
+}
+
+// HostSettlement is one operation settled by the step (RUN-055): its output or tool error
+// and whether a script awaited it.
+type HostSettlement struct {
+	ID        uint64         `json:"id"`
+	Awaited   bool           `json:"awaited"`
+	Output    *string        `json:"output,omitempty"`
+	ToolError *HostToolError `json:"tool_error,omitempty"`
+}
+
+// HostAuditEvent is one audit record (RUN-150).
+type HostAuditEvent struct {
+	EventSequence uint64 `json:"event_sequence"`
+	Sequence      uint64 `json:"sequence"`
+	Tool          string `json:"tool"`
+	InputBytes    int    `json:"input_bytes"`
+	OutputBytes   int    `json:"output_bytes"`
+	Outcome       string `json:"outcome"`
+	RetryClass    string `json:"retry_class,omitempty"`
+}
+
+// HostScenarioFile loads host_scenarios.json.
+func HostScenarioFile() (*HostScenarios, error) { return load[HostScenarios](HostScenariosFile) }

@@ -1,0 +1,429 @@
+package replay
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"time"
+
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/vectors"
+	"github.com/splashv5/conform/vectors/vectorfmt"
+)
+
+// replayHostScenarios replays host_scenarios.json.
+func replayHostScenarios(fsys fs.FS, fr *fileRun) error {
+	var f vectors.HostScenarios
+	if err := vectorfmt.Load(fsys, vectors.HostScenariosFile, &f); err != nil {
+		return err
+	}
+	for gi := range f.TestGroups {
+		g := &f.TestGroups[gi]
+		for ti := range g.Tests {
+			t := &g.Tests[ti]
+			fr.done(&t.Case, CheckHostScenario(t))
+		}
+	}
+	return nil
+}
+
+// CheckHostScenario runs one host scenario against impl/host and returns every difference
+// between the observed and the declared step outcomes (none when the test passes), and a
+// difference between the test's result and error and its first failing step.
+func CheckHostScenario(t *vectors.HostScenarioTest) []string {
+	got, err := RunHostScenario(t)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	firstErr := ""
+	for i := range t.Steps {
+		want := t.Steps[i].Expect
+		if firstErr == "" && want.Error != "" {
+			firstErr = want.Error
+		}
+		if !reflect.DeepEqual(normalizeExpect(want), normalizeExpect(got[i])) {
+			problems = append(problems, fmt.Sprintf("step %d (%s): want %s, got %s", i+1, t.Steps[i].Op, describe(want), describe(got[i])))
+		}
+	}
+	wantResult := vectorfmt.Valid
+	if firstErr != "" {
+		wantResult = vectorfmt.Invalid
+	}
+	if t.Result != wantResult || t.Error != firstErr {
+		problems = append(problems, fmt.Sprintf("result %s/%s does not match the first failing step %q", t.Result, t.Error, firstErr))
+	}
+	return problems
+}
+
+func normalizeExpect(e vectors.HostExpect) vectors.HostExpect {
+	if len(e.Settlements) == 0 {
+		e.Settlements = nil
+	}
+	if len(e.Audit) == 0 {
+		e.Audit = nil
+	}
+	return e
+}
+
+func describe(e vectors.HostExpect) string {
+	b, err := jsonMarshal(e)
+	if err != nil {
+		return fmt.Sprintf("%+v", e)
+	}
+	return string(b)
+}
+
+// hostHandlerFailure is the tool error of the "fail" host-pump handler.
+const hostHandlerFailure = "handler broke"
+
+// RunHostScenario runs one host scenario against impl/host and returns the observed outcome
+// of every step, in the shape of the declared ones. An error means the scenario itself could
+// not be set up (a bad configuration or registration).
+func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) {
+	now := time.UnixMilli(t.Config.ClockStartMillis)
+	clock := func() time.Time { return now }
+	nonceBytes, err := hex.DecodeString(t.Config.NonceHex)
+	if err != nil {
+		return nil, fmt.Errorf("nonce_hex: %v", err)
+	}
+	nonce, err := host.NewSessionNonce(nonceBytes)
+	if err != nil {
+		return nil, fmt.Errorf("nonce: %v", err)
+	}
+	rt, err := host.New(host.Config{MaxPendingTools: t.Config.MaxPendingTools, Clock: clock, SessionNonce: &nonce, SessionID: t.Config.SessionID})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %v", err)
+	}
+	for _, tool := range t.Tools {
+		if err := registerHostTool(rt, tool, func(d time.Duration) { now = now.Add(d) }); err != nil {
+			return nil, fmt.Errorf("register %s: %v", tool.Name, err)
+		}
+	}
+	cursor := uint64(1)
+	out := make([]vectors.HostExpect, len(t.Steps))
+	for i, s := range t.Steps {
+		var e vectors.HostExpect
+		id := host.OperationID(s.ID)
+		switch s.Op {
+		case vectors.HostOpStart, vectors.HostOpStartJSON:
+			start := rt.Start
+			if s.Op == vectors.HostOpStartJSON {
+				start = rt.StartJSON
+			}
+			got, err := start(s.Tool, deref(s.Input))
+			if err != nil {
+				setToolErr(&e, err)
+			} else {
+				id = got
+				e.ID = uint64(got)
+			}
+		case vectors.HostOpCall:
+			output, err := rt.Call(s.Tool, deref(s.Input))
+			if err != nil {
+				setToolErr(&e, err)
+			} else {
+				e.Output = &output
+			}
+		case vectors.HostOpClaimNext, vectors.HostOpPeek:
+			next := rt.ClaimNextExternal
+			if s.Op == vectors.HostOpPeek {
+				next = rt.PeekNextExternal
+			}
+			inv, ok := next()
+			e.Found = &ok
+			if ok {
+				e.Invocation = invocationOf(inv)
+				id = inv.ID
+			}
+		case vectors.HostOpClaim:
+			inv, err := rt.ClaimExternal(id)
+			if setErr(&e, err) {
+				e.Invocation = invocationOf(inv)
+			}
+		case vectors.HostOpRetry:
+			class := host.RetryTransient
+			if s.RetryClass == "rate_limited" {
+				class = host.RetryRateLimited
+			}
+			inv, err := rt.RetryExternal(id, class)
+			if setErr(&e, err) {
+				e.Invocation = invocationOf(inv)
+			}
+		case vectors.HostOpValidate:
+			setErr(&e, rt.ValidateClaimedExternal(id))
+		case vectors.HostOpComplete, vectors.HostOpFail:
+			res := host.OK(deref(s.Output))
+			if s.Op == vectors.HostOpFail {
+				res = host.Fail(toolErrorOf(s.Failure))
+			}
+			st, err := rt.CompleteExternal(id, res)
+			if setErr(&e, err) {
+				e.Settlements = []vectors.HostSettlement{settlementOf(st)}
+			}
+		case vectors.HostOpPushChunk:
+			ch, err := rt.PushExternalChunk(id, deref(s.Chunk))
+			if setErr(&e, err) {
+				e.Chunk = &vectors.HostChunk{ChunkIndex: ch.ChunkIndex, Text: ch.Text, IdempotencyKey: ch.IdempotencyKey}
+			}
+		case vectors.HostOpRequestCancellation:
+			req, err := rt.RequestExternalCancellation(id)
+			if setErr(&e, err) {
+				e.Cancellation = &vectors.HostCancellation{ID: uint64(req.ID), Tool: req.Name, CallIndex: req.CallIndex, Attempt: req.Attempt, IdempotencyKey: req.IdempotencyKey}
+			}
+		case vectors.HostOpConfirmCancellation, vectors.HostOpCancel:
+			settle := rt.ConfirmExternalCancellation
+			if s.Op == vectors.HostOpCancel {
+				settle = rt.CancelExternal
+			}
+			st, err := settle(id)
+			if setErr(&e, err) {
+				e.Settlements = []vectors.HostSettlement{settlementOf(st)}
+			}
+		case vectors.HostOpAdvanceClock:
+			now = now.Add(time.Duration(s.Millis) * time.Millisecond)
+		case vectors.HostOpExpire, vectors.HostOpPump:
+			var sts []host.Settlement
+			switch {
+			case s.Op == vectors.HostOpExpire && s.Limit == 0:
+				sts = rt.ExpireTimedOut()
+			case s.Op == vectors.HostOpExpire:
+				sts = rt.ExpireTimedOutUpTo(s.Limit)
+			case s.Limit == 0:
+				sts = rt.Pump()
+			default:
+				sts = rt.PumpUpTo(s.Limit)
+			}
+			for _, st := range sts {
+				e.Settlements = append(e.Settlements, settlementOf(st))
+			}
+		case vectors.HostOpAwait:
+			output, ready, err := rt.Await(id)
+			var te *host.ToolError
+			switch {
+			case errors.As(err, &te):
+				e.Ready = &ready
+				e.ToolError = &vectors.HostToolError{Kind: te.Kind.String(), Message: te.Message}
+			case errors.Is(err, host.ErrUnknownPromise):
+				e.Error = "UnknownPromise"
+			case errors.Is(err, host.ErrPromiseAlreadyAwaited):
+				e.Error = "PromiseAlreadyAwaited"
+			case err != nil:
+				e.Error = "Unclassified"
+			default:
+				e.Ready = &ready
+				if ready {
+					e.Output = &output
+				}
+			}
+		case vectors.HostOpReleasePromise:
+			found := rt.ReleasePromise(id)
+			e.Found = &found
+		case vectors.HostOpCollectGarbage:
+			n := rt.CollectGarbage()
+			e.Deleted = &n
+		case vectors.HostOpReconcileRequest:
+			req, err := rt.ExternalReconcileRequest(id, "session-1", "reconcile-1")
+			if setErr(&e, err) {
+				e.Reconcile = &vectors.HostReconcileRequest{Tool: req.Tool, OperationKey: req.OperationKey}
+			}
+		case vectors.HostOpReconcile:
+			rec, err := reconcile(rt, id, s)
+			if setErr(&e, err) {
+				running := rec.Running
+				e.Running = &running
+				if !running {
+					e.Settlements = []vectors.HostSettlement{settlementOf(rec.Settlement)}
+				}
+			}
+		default:
+			return nil, fmt.Errorf("step %d: unknown op %q", i+1, s.Op)
+		}
+		batch, err := rt.AuditSince(cursor)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: audit: %v", i+1, err)
+		}
+		cursor = batch.Next
+		for _, ev := range batch.Events {
+			a := vectors.HostAuditEvent{EventSequence: ev.EventSequence, Sequence: ev.Sequence, Tool: ev.Tool,
+				InputBytes: ev.InputBytes, OutputBytes: ev.OutputBytes, Outcome: ev.Outcome.String()}
+			if ev.RetryClass != 0 {
+				a.RetryClass = ev.RetryClass.String()
+			}
+			e.Audit = append(e.Audit, a)
+		}
+		if id != 0 {
+			if info, ok := rt.Operation(id); ok {
+				e.State = info.State.String()
+			}
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// reconcile builds the reconcile request for the operation (by its current invocation when
+// one can be built, else for an unclaimed tool and key) and applies the step's status.
+func reconcile(rt *host.Runtime, id host.OperationID, s vectors.HostStep) (host.Reconciliation, error) {
+	tool, key := "unclaimed", "unclaimed-key"
+	if info, ok := rt.Operation(id); ok {
+		tool = info.Name
+		if info.IdempotencyKey != "" {
+			key = info.IdempotencyKey
+		}
+	}
+	req, err := protocol.NewOperationReconcileRequest("session-1", "reconcile-1", tool, key)
+	if err != nil {
+		return host.Reconciliation{}, err
+	}
+	var status protocol.OperationStatus
+	switch s.Status {
+	case "running":
+		status = protocol.Running()
+	case "succeeded":
+		status = protocol.Succeeded(protocol.TextPayload(deref(s.StatusText)))
+	case "succeeded_json":
+		v, err := canonjson.ParseValue([]byte(deref(s.StatusText)), canonjson.Preserve)
+		if err != nil {
+			return host.Reconciliation{}, err
+		}
+		status = protocol.Succeeded(protocol.JSONPayload(v))
+	case "failed":
+		status = protocol.Failed(deref(s.StatusText))
+	case "cancelled":
+		status = protocol.Cancelled()
+	default:
+		return host.Reconciliation{}, fmt.Errorf("unknown reconcile status %q", s.Status)
+	}
+	res, err := protocol.NewOperationReconcileResult("session-1", "reconcile-1", tool, key, status)
+	if err != nil {
+		return host.Reconciliation{}, err
+	}
+	return rt.ReconcileExternal(id, req, res)
+}
+
+func registerHostTool(rt *host.Runtime, t vectors.HostTool, advance func(time.Duration)) error {
+	p := host.NewPolicy(t.Name)
+	if t.Format == "json" {
+		p = host.JSONPolicy(t.Name)
+	}
+	p.MaxCalls, p.MaxAttempts, p.MaxInputBytes, p.MaxOutputBytes = t.MaxCalls, t.MaxAttempts, t.MaxInputBytes, t.MaxOutputBytes
+	if t.DeadlineMillis != nil {
+		p = p.WithDeadline(time.Duration(*t.DeadlineMillis) * time.Millisecond)
+	}
+	if t.Stream != nil {
+		p = p.WithStream(host.StreamPolicy{MaxChunks: t.Stream.MaxChunks, MaxChunkBytes: t.Stream.MaxChunkBytes,
+			MaxTotalBytes: t.Stream.MaxTotalBytes, MaxEmittedBytes: t.Stream.MaxEmittedBytes})
+	}
+	var contract *host.JSONContract
+	if t.InputSchema != "" || t.OutputSchema != "" {
+		in, err := canonjson.ParseValue([]byte(t.InputSchema), canonjson.Preserve)
+		if err != nil {
+			return err
+		}
+		outS, err := canonjson.ParseValue([]byte(t.OutputSchema), canonjson.Preserve)
+		if err != nil {
+			return err
+		}
+		c, err := host.NewJSONContract(in, outS)
+		if err != nil {
+			return err
+		}
+		contract = &c
+	}
+	switch t.Kind {
+	case "external":
+		if contract != nil {
+			return rt.RegisterValidatedExternalJSONTool(p, host.Metadata{}, *contract)
+		}
+		return rt.RegisterExternalTool(p, host.Metadata{})
+	case "host_pump":
+		if contract != nil {
+			return errors.New("contracts on host-pump tools are not used by these vectors")
+		}
+		handler := t.Handler
+		return rt.RegisterTool(p, host.Metadata{}, func(req host.ToolRequest) (string, error) {
+			advance(time.Duration(t.HandlerAdvanceMillis) * time.Millisecond)
+			if handler == "fail" {
+				return "", host.Failed(hostHandlerFailure)
+			}
+			return "echo:" + req.Input, nil
+		})
+	}
+	return fmt.Errorf("unknown tool kind %q", t.Kind)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// setErr records an error kind and reports whether the call succeeded.
+func setErr(e *vectors.HostExpect, err error) bool {
+	if err == nil {
+		return true
+	}
+	var xe *host.ExternalError
+	if errors.As(err, &xe) {
+		e.Error = xe.Kind.String()
+	} else {
+		e.Error = "Unclassified"
+	}
+	return false
+}
+
+func setToolErr(e *vectors.HostExpect, err error) {
+	var te *host.ToolError
+	if errors.As(err, &te) {
+		e.Error = te.Kind.String()
+		e.ToolError = &vectors.HostToolError{Kind: te.Kind.String(), Message: te.Message}
+		return
+	}
+	e.Error = "Unclassified"
+}
+
+func toolErrorOf(t *vectors.HostToolError) *host.ToolError {
+	if t == nil {
+		return host.Failed("")
+	}
+	switch t.Kind {
+	case "Denied":
+		return host.Denied(t.Message)
+	case "Cancelled":
+		return host.Cancelled(t.Message)
+	case "TimedOut":
+		return host.TimedOut(t.Message)
+	}
+	return host.Failed(t.Message)
+}
+
+func invocationOf(inv host.Invocation) *vectors.HostInvocation {
+	h := &vectors.HostInvocation{ID: uint64(inv.ID), Tool: inv.Name, Input: inv.Input, CallIndex: inv.CallIndex,
+		Attempt: inv.Attempt, MaxAttempts: inv.MaxAttempts, IdempotencyKey: inv.IdempotencyKey,
+		Format: inv.Format.String(), MaxOutputBytes: inv.MaxOutputBytes}
+	if inv.HasDeadline {
+		r := inv.RemainingDeadlineMillis
+		h.RemainingDeadlineMillis = &r
+	}
+	return h
+}
+
+func settlementOf(st host.Settlement) vectors.HostSettlement {
+	s := vectors.HostSettlement{ID: uint64(st.ID), Awaited: st.Awaited}
+	if st.Err != nil {
+		s.ToolError = &vectors.HostToolError{Kind: st.Err.Kind.String(), Message: st.Err.Message}
+	} else {
+		out := st.Output
+		s.Output = &out
+	}
+	return s
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -1,0 +1,77 @@
+package replay_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/splashv5/conform/vectors"
+	"github.com/splashv5/conform/vectors/replay"
+)
+
+// TestHostScenarioReplayDetectsChanges checks that the host scenario replay notices a changed
+// expectation: an idempotency key, an audit record and an error kind.
+func TestHostScenarioReplayDetectsChanges(t *testing.T) {
+	f, err := vectors.HostScenarioFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keyed, audited, refused *vectors.HostScenarioTest
+	for i := range f.TestGroups[0].Tests {
+		tc := &f.TestGroups[0].Tests[i]
+		if len(replay.CheckHostScenario(tc)) != 0 {
+			t.Fatalf("tcId %d does not replay", tc.TcID)
+		}
+		for _, s := range tc.Steps {
+			switch {
+			case keyed == nil && s.Expect.Invocation != nil:
+				keyed = tc
+			case audited == nil && len(s.Expect.Audit) > 0:
+				audited = tc
+			case refused == nil && s.Expect.Error == "NotClaimed":
+				refused = tc
+			}
+		}
+	}
+	if keyed == nil || audited == nil || refused == nil {
+		t.Fatal("the file lacks a keyed, an audited or a refused step")
+	}
+	mutate := func(tc *vectors.HostScenarioTest, change func(*vectors.HostExpect) bool) {
+		t.Helper()
+		c := *tc
+		c.Steps = append([]vectors.HostStep{}, tc.Steps...)
+		for i := range c.Steps {
+			e := c.Steps[i].Expect
+			if change(&e) {
+				c.Steps[i].Expect = e
+				break
+			}
+		}
+		if len(replay.CheckHostScenario(&c)) == 0 {
+			t.Errorf("tcId %d: a changed expectation still replays", tc.TcID)
+		}
+	}
+	mutate(keyed, func(e *vectors.HostExpect) bool {
+		if e.Invocation == nil {
+			return false
+		}
+		inv := *e.Invocation
+		inv.IdempotencyKey = strings.Replace(inv.IdempotencyKey, "-", "_", 1)
+		e.Invocation = &inv
+		return true
+	})
+	mutate(audited, func(e *vectors.HostExpect) bool {
+		if len(e.Audit) == 0 {
+			return false
+		}
+		e.Audit = append([]vectors.HostAuditEvent{}, e.Audit...)
+		e.Audit[0].EventSequence++
+		return true
+	})
+	mutate(refused, func(e *vectors.HostExpect) bool {
+		if e.Error != "NotClaimed" {
+			return false
+		}
+		e.Error = "NotExternal"
+		return true
+	})
+}
