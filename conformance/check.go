@@ -131,9 +131,6 @@ const (
 		"would fail the acceptance checks of every area at once"
 	unreachableLibrary = "the rule is enforced by shared library code (impl/bootstrap, impl/jsonline, " +
 		"impl/protocol) that the worker's fault hook does not alter; that code has its own tests and vectors"
-	unreachableBootstrap = "the bootstrap is read by shared library code (impl/bootstrap) before the " +
-		"runtime and its fault hook exist, and the worker's exit-zero-on-reject fault covers rejected " +
-		"frames only; TestProxyMutants makes these checks fail with a worker that exits 0 after a bootstrap failure"
 	unreachableNumberMode = "the number model is configuration (--number-mode lossy), not a fault; " +
 		"TestNumberChecksSeeTheLossyModel runs these checks against a lossy worker"
 )

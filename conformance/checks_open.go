@@ -33,7 +33,7 @@ func badBootstrap(t *T, data []byte, closeAfter bool, why string) {
 func init() {
 	register(
 		&Check{
-			ID: "CNF-BOOT-01", Unreachable: unreachableBootstrap, Level: Must, Requirements: []string{"BOOT-006", "BOOT-019", "BOOT-020", "WRK-092", "ERR-013"},
+			ID: "CNF-BOOT-01", Level: Must, Requirements: []string{"BOOT-006", "BOOT-019", "BOOT-020", "WRK-092", "ERR-013"},
 			Title: "a bootstrap with a wrong magic ends the worker with status 3 before any frame is read",
 			run: func(t *T) {
 				w := t.launch()
@@ -44,63 +44,63 @@ func init() {
 			},
 		},
 		&Check{
-			ID: "CNF-BOOT-02", Unreachable: unreachableBootstrap, Level: Must, Requirements: []string{"BOOT-007", "WRK-092"},
+			ID: "CNF-BOOT-02", Level: Must, Requirements: []string{"BOOT-007", "WRK-092"},
 			Title: "a bootstrap version other than 1 is refused as soon as the version byte is read",
 			run: func(t *T) {
 				badBootstrap(t, []byte("SPLPBOOT\x02"), false, "version byte 2 (input left open)")
 			},
 		},
 		&Check{
-			ID: "CNF-BOOT-03", Unreachable: unreachableBootstrap, Level: Must, Requirements: []string{"BOOT-008", "WRK-092"},
+			ID: "CNF-BOOT-03", Level: Must, Requirements: []string{"BOOT-008", "WRK-092"},
 			Title: "a session-id length of 0 is refused before anything else is read",
 			run: func(t *T) {
 				badBootstrap(t, []byte("SPLPBOOT\x01\x00"), false, "session-id length 0 (input left open)")
 			},
 		},
 		&Check{
-			ID: "CNF-BOOT-04", Unreachable: unreachableBootstrap, Level: Must, Requirements: []string{"BOOT-008", "BOOT-014", "WRK-092"},
+			ID: "CNF-BOOT-04", Level: Must, Requirements: []string{"BOOT-008", "BOOT-014", "WRK-092"},
 			Title: "a session-id length of 129 is refused before any session-id byte is read",
 			run: func(t *T) {
 				badBootstrap(t, []byte("SPLPBOOT\x01\x81"), false, "session-id length 129 (input left open)")
 			},
 		},
 		&Check{
-			ID: "CNF-BOOT-05", Unreachable: unreachableBootstrap, Level: Must, Requirements: []string{"BOOT-009", "WRK-092"},
+			ID: "CNF-BOOT-05", Level: Must, Requirements: []string{"BOOT-009", "WRK-092"},
 			Title: "a session id that is not UTF-8 is refused",
 			run: func(t *T) {
 				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 6, "conf-\xff", testKey), false, "a session id that is not UTF-8")
 			},
 		},
 		&Check{
-			ID: "CNF-BOOT-06", Unreachable: unreachableBootstrap, Level: Must, Requirements: []string{"BOOT-010", "MSG-002", "WRK-092"},
+			ID: "CNF-BOOT-06", Level: Must, Requirements: []string{"BOOT-010", "MSG-002", "WRK-092"},
 			Title: "a session id that is not a token is refused before the key is read",
 			run: func(t *T) {
 				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 7, "Conf Id", nil), false, `session id "Conf Id" and no key (input left open)`)
 			},
 		},
 		&Check{
-			ID: "CNF-BOOT-07", Unreachable: unreachableBootstrap, Level: Must, Requirements: []string{"BOOT-011", "FRM-039", "WRK-092"},
+			ID: "CNF-BOOT-07", Level: Must, Requirements: []string{"BOOT-011", "FRM-039", "WRK-092"},
 			Title: "an all-zero session key is refused",
 			run: func(t *T) {
 				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 9, "session-1", make([]byte, 32)), false, "an all-zero key")
 			},
 		},
 		&Check{
-			ID: "CNF-BOOT-08", Unreachable: unreachableBootstrap, Level: Must, Requirements: []string{"BOOT-005", "WRK-092"},
+			ID: "CNF-BOOT-08", Level: Must, Requirements: []string{"BOOT-005", "WRK-092"},
 			Title: "a bootstrap cut off inside the key is refused at end of input",
 			run: func(t *T) {
 				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 9, "session-1", testKey[:16]), true, "a key of 16 bytes followed by end of input")
 			},
 		},
 		&Check{
-			ID: "CNF-BOOT-09", Unreachable: unreachableBootstrap, Level: Must, Requirements: []string{"BOOT-005", "WRK-092"},
+			ID: "CNF-BOOT-09", Level: Must, Requirements: []string{"BOOT-005", "WRK-092"},
 			Title: "an empty standard input is a bootstrap failure",
 			run: func(t *T) {
 				badBootstrap(t, nil, true, "an empty input")
 			},
 		},
 		&Check{
-			ID: "CNF-BOOT-10", Unreachable: unreachableBootstrap, Level: Must, Requirements: []string{"BOOT-016", "BOOT-017", "BOOT-019", "WRK-092"},
+			ID: "CNF-BOOT-10", Level: Must, Requirements: []string{"BOOT-016", "BOOT-017", "BOOT-019", "WRK-092"},
 			Title: "a JSON frame in place of the bootstrap is refused as a bootstrap failure",
 			run: func(t *T) {
 				w := t.launch()

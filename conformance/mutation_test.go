@@ -62,6 +62,10 @@ var faultCatalog = []mutationFault{
 	{"undeclared-safety-ok", "invoke adapters that declare no invocation safety", []string{"CNF-AUTHZ-12"}},
 	{"limit-off-by-one", "compare byte limits with >= instead of >", []string{"CNF-AUTHZ-04", "CNF-OUTPUT-02", "CNF-OUTPUT-05"}},
 	{"cancel-in-baseline", "answer cancel and close_session in a baseline session", []string{"CNF-CANCEL-06", "CNF-CANCEL-11"}},
+	{"wrong-bootstrap-status", "exit with status 4 (transport), not 3, when the bootstrap is invalid",
+		[]string{"CNF-BOOT-01", "CNF-BOOT-02", "CNF-BOOT-03", "CNF-BOOT-04", "CNF-BOOT-05", "CNF-BOOT-06", "CNF-BOOT-07", "CNF-BOOT-08", "CNF-BOOT-09", "CNF-BOOT-10"}},
+	{"late-bootstrap-checks", "read the whole bootstrap (42 + L bytes) before checking any part of it",
+		[]string{"CNF-BOOT-02", "CNF-BOOT-03", "CNF-BOOT-04", "CNF-BOOT-06"}},
 }
 
 // listFaults asks the reference worker for its fault names (one per line, the name first).
