@@ -182,6 +182,33 @@ func init() {
 		},
 
 		&Check{
+			ID: "CNF-AUTHZ-16", Level: Must, Requirements: []string{"AUZ-009", "AUZ-010", "WRK-040", "WRK-091", "MSG-038"},
+			Needs: durableEffects,
+			Title: "a dispatch input one byte over max_input_bytes is refused (status 5) before any effect",
+			run: func(t *T) {
+				g := durableGrant(0)
+				g.MaxInputBytes = 12 // {"value":"x"} has 13 bytes canonically
+				w := t.session(g)
+				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{ "value" : "x" }`))
+				w.expectExit(exitRejected, "a 13-byte dispatch input under max_input_bytes 12")
+				t.expectEffects("a dispatch refused by the input limit")
+			},
+		},
+		&Check{
+			ID: "CNF-AUTHZ-17", Level: Must, Requirements: []string{"AUZ-005", "AUZ-012", "WRK-060"},
+			Needs: durable,
+			Title: "a reconcile_operation that reuses a dispatch's request id is refused (status 5)",
+			run: func(t *T) {
+				w := t.durableSession(0)
+				dispatched := w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":1}`))
+				t.expectStatus("the status", succeededRecord("op-1", "1"), w.expectOperationResult(dispatched))
+				w.send(protocol.ReconcileOperationMessage{Request: protocol.OperationReconcileRequest{
+					ProtocolVersion: protocol.ProtocolVersion, SessionID: w.SessionID,
+					RequestID: dispatched.RequestID, Tool: toolDurable, OperationKey: "op-1"}})
+				w.expectExit(exitRejected, "a reconcile_operation under the dispatch's request id "+dispatched.RequestID)
+			},
+		},
+		&Check{
 			ID: "CNF-OUTPUT-01", Level: Must, Requirements: []string{"WRK-030", "AUZ-021", "WRK-091"},
 			Title: "an output one byte over max_output_bytes is never sent (status 6)",
 			run: func(t *T) {

@@ -236,5 +236,19 @@ func init() {
 				w2.endInput()
 			},
 		},
+		&Check{
+			ID: "CNF-COMP-16", Level: Must, Requirements: []string{"AUZ-013", "AUZ-010", "WRK-050", "WRK-091"},
+			Needs: compEffects,
+			Title: "a compensation input one byte over max_input_bytes is refused (status 5) before any effect",
+			run: func(t *T) {
+				g := durableGrant(1)
+				g.MaxInputBytes = 12 // {"value":1} has 11 bytes, {"value":"x"} has 13
+				w := t.session(g)
+				w.dispatch("op-1", `{"value":1}`)
+				w.send(protocol.CompensateOperationMessage{Request: w.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"x"}`)})
+				w.expectExit(exitRejected, "a 13-byte compensation input under max_input_bytes 12")
+				t.expectEffects("a dispatch and a compensation refused by the input limit", effectLine("op-1", "1"))
+			},
+		},
 	)
 }

@@ -332,6 +332,24 @@ func init() {
 				})
 			},
 		},
+		&Check{
+			ID: "CNF-FRAME-25", Level: Must, Requirements: withFrameReqs("MSG-031", "MSG-040", "MSG-035", "MSG-036", "MSG-033"),
+			Needs: durableEffects,
+			Title: "a dispatch_operation whose JSON payload is a scalar or 33 levels deep does not decode (status 4)",
+			run: func(t *T) {
+				for _, c := range []struct{ why, payload string }{
+					{"a dispatch whose JSON payload is 5", `5`},
+					{"a dispatch whose JSON payload is 33 nested arrays", nestedArrays(33, "")},
+				} {
+					w := t.durableSession(0)
+					// A conforming sealer refuses these messages, so the frame is forged.
+					req := w.dispatchRequest(w.nextRequestID(), toolDurable, "op-1", jsonPayload(c.payload))
+					w.writeLine(w.forge(w.host.NextOutgoing(), protocol.DispatchOperationMessage{Request: req}))
+					w.expectExit(exitTransport, c.why)
+				}
+				t.expectEffects("two dispatches that do not decode")
+			},
+		},
 	)
 }
 
