@@ -20,6 +20,7 @@ import (
 //
 //	"wait":   block until released (complete) or cancelled (acknowledge)
 //	"ignore": block until released, whatever the token says, then complete
+//	"hold":   block until the token is set, then until released, then complete
 //	"now":    complete at once
 //	"ack":    acknowledge at once (nobody asked)
 //	"fail":   fail at once
@@ -56,6 +57,11 @@ func (g *gate) InvokeCancellable(req protocol.ToolInvocation, _ protocol.Capabil
 	case "ignore":
 		<-g.release
 		g.sawToken.Store(token.Requested())
+		return done, nil
+	case "hold":
+		<-token.Done()
+		g.sawToken.Store(true)
+		<-g.release
 		return done, nil
 	case "ack":
 		return worker.Acknowledged(), nil

@@ -915,12 +915,14 @@ func TestFaultResultAfterAck(t *testing.T) {
 func TestFaultTooLateBeforeResult(t *testing.T) {
 	r := newDriverRig(t, worker.FaultTooLateBeforeResult)
 	h := r.host
-	r.send(h.Invoke("r1", gateTool, text("ignore")))
+	// "hold" completes only after the cancel has set the token, so the fault's misordering is
+	// what the test sees, not a race between the cancel frame and the adapter.
+	r.send(h.Invoke("r1", gateTool, text("hold")))
 	r.started()
 	r.send(h.Cancel("c1", "r1", gateTool))
 	r.gate.release <- struct{}{}
 	r.expect("cancellation_result too_late")
-	r.expect("result text:done ignore")
+	r.expect("result text:done hold")
 	r.send(h.CloseSession())
 	if err := r.end(); err != nil {
 		t.Fatal(err)
