@@ -8,7 +8,7 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// frameSeeds are frame lines from the reference's verified vectors (16.1-16.4,
+// frameSeeds are frame lines of reference anchors A1-A4 (docs/reference-anchors.md;
 // key 32 x 0x07, session "session-1") and near misses of them.
 var frameSeeds = []string{
 	`{"sequence":1,"message":{"type":"open_session","manifest":{"protocol_version":5,"session_id":"session-1","grants":[{"tool":"text.echo","format":"text","max_calls":1,"max_input_bytes":16384,"max_output_bytes":65536,"max_compensations":0,"resources":[]}]}},"auth_tag":"c245f7bb012c51fb328dd620b870798900db933a7a747c22ef4bf04e2cc32bc2"}`,

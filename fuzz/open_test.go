@@ -151,7 +151,7 @@ func TestEverySingleBytePositionOfTheVectorFrames(t *testing.T) {
 }
 
 // A single-byte mutation can leave the authenticated content unchanged:
-// renaming the defaulted "max_compensations" member of vector 1's grant makes
+// renaming the defaulted "max_compensations" member of anchor A1's grant makes
 // it an ignored unknown member, the default 0 is restored, and the frame
 // still opens with the same canonical message. This is the reference's
 // behaviour (the tag covers the re-serialization), not a forgery.

@@ -124,7 +124,7 @@ func TestVectors2And3InvokeAndWorkerResult(t *testing.T) {
 			t.Fatal(err)
 		}
 		if tagHex(f2) != vector2Tag || f2.Sequence != 2 {
-			t.Fatalf("%v: vector 2 tag %s seq %d", mode, tagHex(f2), f2.Sequence)
+			t.Fatalf("%v: anchor A2 tag %s seq %d", mode, tagHex(f2), f2.Sequence)
 		}
 		if !bytes.Contains(line2, []byte(vector2Message)) {
 			t.Fatalf("%v: line does not carry the canonical message: %s", mode, line2)
@@ -139,13 +139,13 @@ func TestVectors2And3InvokeAndWorkerResult(t *testing.T) {
 		if worker.NextIncoming() != 3 || worker.NextOutgoing() != 1 {
 			t.Fatalf("worker counters in=%d out=%d", worker.NextIncoming(), worker.NextOutgoing())
 		}
-		// Vector 3: the worker's first frame, with sender "worker".
+		// Reference anchor A3: the worker's first frame, with sender "worker".
 		f3, line3, err := worker.Seal(decode(t, vector3Message, mode))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if tagHex(f3) != vector3Tag || f3.Sequence != 1 {
-			t.Fatalf("%v: vector 3 tag %s seq %d", mode, tagHex(f3), f3.Sequence)
+			t.Fatalf("%v: anchor A3 tag %s seq %d", mode, tagHex(f3), f3.Sequence)
 		}
 		if _, err := host.Open(line3); err != nil {
 			t.Fatalf("%v: host opens the worker frame: %v", mode, err)
@@ -156,7 +156,7 @@ func TestVectors2And3InvokeAndWorkerResult(t *testing.T) {
 	}
 }
 
-// Vector 4: the same frame line (payload numbers 1e+16, -0.0, 1.5e-7, u64 max,
+// Reference anchor A4: the same frame line (payload numbers 1e+16, -0.0, 1.5e-7, u64 max,
 // a raw DEL byte, a \u0001 escape, sorted keys including "" and "é") is sealed
 // and opened identically in both number modes.
 //
