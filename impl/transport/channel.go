@@ -17,6 +17,16 @@ type FrameChannel interface {
 	Receive() (protocol.Frame, error)
 }
 
+// LineChannel is a FrameChannel that can also move frame lines as they are, for a host that
+// seals its requests itself and opens the answers itself. Channel implements it.
+type LineChannel interface {
+	FrameChannel
+	// SendLine writes one already sealed frame line.
+	SendLine(line []byte) error
+	// ReceiveLine reads the next frame line without decoding it.
+	ReceiveLine() ([]byte, error)
+}
+
 // Channel is the JSON-line FrameChannel over a worker's output stream and input stream
 // (TRN-001 to TRN-003). Each frame travels as its canonical line followed by one newline and a
 // flush. A received line may hold at most 1 MiB before its newline, which is enforced while
@@ -77,6 +87,34 @@ func (c *Channel) Receive() (protocol.Frame, error) {
 		return protocol.Frame{}, c.fail(&jsonline.Error{Kind: jsonline.ErrProtocol, Err: err})
 	}
 	return f, nil
+}
+
+// SendLine writes one already encoded frame line and flushes (TRN-098). The line is not
+// re-encoded, so its bytes are exactly those that were sealed. Errors and poisoning are those of
+// Send: a line over 1 MiB or one holding a newline is refused (jsonline.ErrProtocol) before
+// anything is written.
+func (c *Channel) SendLine(line []byte) error {
+	if c.err != nil {
+		return c.poisoned()
+	}
+	if err := c.w.WriteLine(line); err != nil {
+		return c.fail(err)
+	}
+	return nil
+}
+
+// ReceiveLine reads the next line, at most 1 MiB before its newline and valid UTF-8, and
+// returns a copy of it without decoding it (TRN-098). Its errors are those of Receive before
+// decoding; any error poisons the channel.
+func (c *Channel) ReceiveLine() ([]byte, error) {
+	if c.err != nil {
+		return nil, c.poisoned()
+	}
+	line, err := c.r.ReadLine()
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	return append([]byte(nil), line...), nil
 }
 
 func (c *Channel) fail(err error) error {

@@ -38,6 +38,15 @@ const (
 	ErrConsumed
 	// ErrWorker: the in-process worker session refused the frame; Err holds its error.
 	ErrWorker
+	// ErrNotOperationRequest and ErrLineChannelRequired have no counterpart in the reference,
+	// which has no pre-sealed exchange.
+	//
+	// ErrNotOperationRequest: a pre-sealed line handed to the one-shot operation transport
+	// does not carry a durable operation request; Detail names the message kind.
+	ErrNotOperationRequest
+	// ErrLineChannelRequired: the one-shot operation transport was asked to move a
+	// pre-sealed line over a channel that cannot move lines as they are.
+	ErrLineChannelRequired
 )
 
 // Errors of the multiplexed transport (TRN-040 to TRN-062).
@@ -103,6 +112,8 @@ var kindNames = map[ErrorKind]string{
 	ErrPoisoned:                     "Poisoned",
 	ErrConsumed:                     "Consumed",
 	ErrWorker:                       "Worker",
+	ErrNotOperationRequest:          "NotOperationRequest",
+	ErrLineChannelRequired:          "LineChannelRequired",
 	ErrIO:                           "Io",
 	ErrBusy:                         "Busy",
 	ErrNoActiveInvocation:           "NoActiveInvocation",
@@ -133,6 +144,8 @@ var kindTexts = map[ErrorKind]string{
 	ErrPoisoned:                     "the transport is poisoned",
 	ErrConsumed:                     "the one-shot operation transport is consumed",
 	ErrWorker:                       "the in-process worker rejected the frame",
+	ErrNotOperationRequest:          "the pre-sealed line is not a durable operation request",
+	ErrLineChannelRequired:          "the frame channel cannot move pre-sealed lines",
 	ErrIO:                           "worker stream I/O failed",
 	ErrBusy:                         "the worker session already has active work",
 	ErrNoActiveInvocation:           "the worker session has no active invocation",
@@ -200,7 +213,8 @@ func (c IndeterminateCause) String() string {
 type Error struct {
 	// Kind is the failed rule.
 	Kind ErrorKind
-	// Detail is the message kind or reason of ErrUnexpectedMessage.
+	// Detail is the message kind or reason of ErrUnexpectedMessage, and the message kind of
+	// ErrNotOperationRequest.
 	Detail string
 	// Expected and Actual are the two session ids of ErrSessionMismatch: the manifest's (or
 	// the transport's) and the authenticator's (or the supervisor's).
@@ -223,7 +237,7 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Kind.Error())
 	switch e.Kind {
-	case ErrUnexpectedMessage:
+	case ErrUnexpectedMessage, ErrNotOperationRequest:
 		b.WriteString(": ")
 		b.WriteString(e.Detail)
 	case ErrSessionMismatch:

@@ -197,3 +197,74 @@ func (t *OperationTransport) finish(err error) error {
 	t.state = OperationCompleted
 	return nil
 }
+
+// ExchangeSealed sends one pre-sealed durable request line and returns the worker's answer line
+// as it was received, unopened (TRN-098 to TRN-100). It is the one exchange of the transport,
+// for a host that seals its own request and opens the answer itself, such as the ledger path
+// (host.Runtime.PrepareClaimedDispatch with host.ApplyDispatchResult, or
+// host.Runtime.PrepareAuthenticatedReconciliation with host.Runtime.ReconcileAuthenticated).
+// The line must have been sealed by the transport's own host authenticator, after every frame
+// the transport's channel already carried; decode the answer with protocol.DecodeFrame and hand
+// it to the function that opens it.
+//
+// Before sending, the line is decoded (never re-encoded: the sent bytes are the sealed ones)
+// and its request is authorized on the host, as DispatchOperation, ReconcileOperation and
+// CompensateOperation authorize theirs. The answer is bounded by the channel's 1 MiB line cap
+// and is not authenticated or validated here.
+//
+// Errors: ErrConsumed or ErrPoisoned without any effect; then, each poisoning the transport:
+// ErrLineChannelRequired when the channel is not a LineChannel; ErrProtocol when the line does
+// not decode as a frame; ErrSessionMismatch when its message names another session;
+// ErrNotOperationRequest when it is not a dispatch_operation, reconcile_operation or
+// compensate_operation; ErrProtocol when host authorization refuses it (nothing is sent); and
+// ErrChannel when sending or receiving fails.
+func (t *OperationTransport) ExchangeSealed(line []byte) ([]byte, error) {
+	if err := t.ready(); err != nil {
+		return nil, err
+	}
+	answer, err := func() ([]byte, error) {
+		ch, ok := t.ch.(LineChannel)
+		if !ok {
+			return nil, newError(ErrLineChannelRequired, nil)
+		}
+		f, err := protocol.DecodeFrame(line, t.auth.Mode())
+		if err != nil {
+			return nil, newError(ErrProtocol, err)
+		}
+		if got := f.Message.SessionID(); got != t.auth.SessionID() {
+			return nil, &Error{Kind: ErrSessionMismatch, Expected: t.auth.SessionID(), Actual: got}
+		}
+		if err := t.authorizeSealed(f.Message); err != nil {
+			return nil, err
+		}
+		if err := ch.SendLine(line); err != nil {
+			return nil, newError(ErrChannel, err)
+		}
+		answer, err := ch.ReceiveLine()
+		if err != nil {
+			return nil, newError(ErrChannel, err)
+		}
+		return answer, nil
+	}()
+	return answer, t.finish(err)
+}
+
+// authorizeSealed authorizes the durable request a pre-sealed line carries. Errors:
+// ErrNotOperationRequest, ErrProtocol.
+func (t *OperationTransport) authorizeSealed(m protocol.Message) error {
+	var err error
+	switch m := m.(type) {
+	case protocol.DispatchOperationMessage:
+		_, err = t.authz.AuthorizeOperation(m.Request)
+	case protocol.ReconcileOperationMessage:
+		_, err = t.authz.AuthorizeReconciliation(m.Request)
+	case protocol.CompensateOperationMessage:
+		_, err = t.authz.AuthorizeCompensation(m.Request)
+	default:
+		return &Error{Kind: ErrNotOperationRequest, Detail: string(m.Type())}
+	}
+	if err != nil {
+		return newError(ErrProtocol, err)
+	}
+	return nil
+}

@@ -49,6 +49,7 @@ type Process struct {
 	sessionTimer Timer
 	sessionHit   bool
 	released     bool
+	inputClosed  bool // CloseInput closed the host's write end of the worker's standard input
 }
 
 // StartProcess starts the worker of cfg and writes its bootstrap (TRN-093). On any failure
@@ -136,6 +137,21 @@ func (p *Process) Output() io.Reader { return p.stdout }
 // Input returns the worker's standard input, to which the host writes host frames; the
 // bootstrap has already been written.
 func (p *Process) Input() io.Writer { return p.stdin }
+
+// CloseInput closes the host's write end of the worker's standard input, so that the worker
+// reads end of input (TRN-097). Closed at a frame boundary, this is how a worker session that
+// cannot be cancelled, such as a durable operation session, ends cleanly. Frames already
+// written stay readable by the worker. It is idempotent: later calls, and calls after Terminate
+// or Wait released the pipes, do nothing and return nil. Writing to Input afterwards fails.
+func (p *Process) CloseInput() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.inputClosed || p.released {
+		return nil
+	}
+	p.inputClosed = true
+	return p.stdin.Close()
+}
 
 // Exited returns a channel that is closed once the worker has been reaped.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
@@ -301,6 +317,9 @@ func (p *Process) release() {
 		return
 	}
 	p.released = true
-	p.stdin.Close()
+	if !p.inputClosed {
+		p.inputClosed = true
+		p.stdin.Close()
+	}
 	p.stdout.Close()
 }

@@ -589,3 +589,62 @@ func TestWorkerProtocolClient(t *testing.T) {
 		t.Fatalf("echo %s, %v (worker: %s)", out.JSON(), terr, stderr)
 	}
 }
+
+// Spec: TRN-097, TRN-022
+// A durable session cannot be cancelled or closed with close_session by the one-shot transport:
+// closing the worker's standard input after the exchange, at a frame boundary, ends it cleanly.
+// CloseInput is idempotent and writing afterwards fails.
+func TestProcessCloseInputEndsDurableSession(t *testing.T) {
+	p, stderr := startWorker(t, testSession, nil)
+	m, err := protocol.NewCapabilityManifest(testSession, []protocol.CapabilityGrant{grant(profile.ToolDurableRecord, protocol.FormatJSON, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := p.HostAuthenticator()
+	ch := transport.NewChannel(p.Output(), p.Input(), canonjson.Preserve)
+	if err := transport.SendOpenSession(auth, ch, m); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := transport.NewOperationTransport(m, auth, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := protocol.NewOperationDispatchRequest(testSession, "request-1", profile.ToolDurableRecord, "op-1", jsonPayload(t, `{"value":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.DispatchOperation(req); err != nil {
+		t.Fatalf("%v (worker: %s)", err, stderr)
+	}
+	for i := 0; i < 2; i++ {
+		if err := p.CloseInput(); err != nil {
+			t.Fatalf("close %d: %v", i+1, err)
+		}
+	}
+	if _, err := p.Input().Write([]byte("\n")); err == nil {
+		t.Fatal("writing after CloseInput succeeded")
+	}
+	term := p.Wait()
+	if !term.Exited || term.ExitCode != worker.ExitClean || term.Forced {
+		t.Fatalf("worker ended with %s (stderr: %s)", term, stderr)
+	}
+	if err := p.CloseInput(); err != nil {
+		t.Fatalf("close after Wait: %v", err)
+	}
+}
+
+// Spec: TRN-097
+// Closing the input of a worker that has not finished its open_session frame is not a frame
+// boundary: the worker fails instead of exiting cleanly.
+func TestProcessCloseInputMidFrameIsNotClean(t *testing.T) {
+	p, stderr := startWorker(t, testSession, nil)
+	if _, err := p.Input().Write([]byte(`{"sequence":0,`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CloseInput(); err != nil {
+		t.Fatal(err)
+	}
+	if term := p.Wait(); !term.Exited || term.ExitCode == worker.ExitClean || term.Forced {
+		t.Fatalf("worker ended with %s (stderr: %s)", term, stderr)
+	}
+}

@@ -31,6 +31,9 @@ func (*Process) Output() io.Reader { return nil }
 // Input returns nil.
 func (*Process) Input() io.Writer { return nil }
 
+// CloseInput fails with ErrProcessUnsupported.
+func (*Process) CloseInput() error { return ErrProcessUnsupported }
+
 // Exited returns nil.
 func (*Process) Exited() <-chan struct{} { return nil }
 
