@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -419,6 +418,10 @@ type durableCase struct {
 	wantOutput string          // the settled output, KEY standing for the operation key
 	wantError  *host.ToolError // or the settled tool error
 	wantAudit  host.AuditOutcome
+	// authenticated reconciles through the runtime's authenticated bridge: the runtime seals the
+	// request, the one-shot transport carries the pre-sealed line, and the runtime opens the raw
+	// answer (RUN-162, TRN-099).
+	authenticated bool
 }
 
 // A script starts the durable profile tool and suspends. The host dispatches the claimed
@@ -429,10 +432,12 @@ type durableCase struct {
 // session on the same journal and effect log then reconciles the key, and the runtime's
 // reconciliation path settles the operation with the truthful state: succeeded when the effect
 // was performed (the output passes the host's contract and the script reads it, unless the
-// contract refuses it), failed when it was not.
+// contract refuses it), failed when it was not. The authenticated variants let the runtime seal
+// the reconciliation and open the worker's raw answer itself, over the same one-shot transport.
 //
 // Spec: RUN-003, RUN-005, RUN-016, RUN-021, RUN-080, RUN-140, RUN-160, RUN-161, RUN-190
-// Spec: TRN-001, TRN-011, TRN-020, TRN-021, TRN-022, TRN-023, TRN-093
+// Spec: RUN-162
+// Spec: TRN-001, TRN-011, TRN-020, TRN-021, TRN-022, TRN-023, TRN-093, TRN-097, TRN-098, TRN-099
 // Spec: WRK-042, WRK-060, WRK-081, WRK-094, PRF-002, PRF-008, PRF-013, PRF-014, PRF-018, PRF-020
 // Spec: SCR-062, SCR-063, SCR-065, SCR-068, SCR-082
 func TestScriptDurableToolDispatchAndReconciliation(t *testing.T) {
@@ -441,6 +446,10 @@ func TestScriptDurableToolDispatchAndReconciliation(t *testing.T) {
 		{name: "answer-read", effect: true, valueType: "integer", wantValue: 7, wantOutput: succeeded, wantAudit: host.OutcomeAllowed},
 		{name: "killed-after-effect", pause: "after-adapter", effect: true, valueType: "integer", wantValue: 7,
 			wantOutput: succeeded, wantAudit: host.OutcomeAllowed},
+		{name: "killed-after-effect-authenticated", pause: "after-adapter", effect: true, valueType: "integer", wantValue: 7,
+			wantOutput: succeeded, wantAudit: host.OutcomeAllowed, authenticated: true},
+		{name: "killed-before-effect-authenticated", pause: "after-admission", valueType: "integer",
+			wantError: host.Failed(profile.AbsenceMessage), wantAudit: host.OutcomeFailed, authenticated: true},
 		{name: "killed-before-effect", pause: "after-admission", valueType: "integer",
 			wantError: host.Failed(profile.AbsenceMessage), wantAudit: host.OutcomeFailed},
 		{name: "killed-after-effect-output-refused", pause: "after-adapter", effect: true, valueType: "string",
@@ -491,7 +500,7 @@ record.value.n
 	if tc.pause == "" {
 		ev = dispatchAnswered(t, rt, sess, id, dispatch, args)
 	} else {
-		ev = dispatchBrokenThenReconciled(t, rt, sess, id, dispatch, args, tc.pause)
+		ev = dispatchBrokenThenReconciled(t, rt, sess, id, dispatch, args, tc.pause, tc.authenticated)
 		// The fresh session found the effect of the killed one in the log and performed none.
 		wantEffects(t, effects, tc.effect, effectLine)
 	}
@@ -548,7 +557,7 @@ func dispatchAnswered(t *testing.T, rt *host.Runtime, sess *host.ScriptSession, 
 // pause and is killed there, then reconciles the operation key through a fresh worker session on
 // the same journal and settles the operation through the runtime's reconciliation path.
 func dispatchBrokenThenReconciled(t *testing.T, rt *host.Runtime, sess *host.ScriptSession, id host.OperationID,
-	dispatch protocol.OperationDispatchRequest, args []string, pause string) *script.Evaluation {
+	dispatch protocol.OperationDispatchRequest, args []string, pause string, authenticated bool) *script.Evaluation {
 	t.Helper()
 	p1, stderr1 := startWorker(t, dispatch.SessionID, nil, append(args, "--fault", "pause-"+pause)...)
 	tr1 := operationChannel(t, p1, dispatch.SessionID)
@@ -581,6 +590,11 @@ func dispatchBrokenThenReconciled(t *testing.T, rt *host.Runtime, sess *host.Scr
 	const session2 = "e2e-durable-2"
 	p2, stderr2 := startWorker(t, session2, nil, args...)
 	tr2 := operationChannel(t, p2, session2)
+	if authenticated {
+		ev := reconcileAuthenticated(t, rt, sess, id, p2, tr2, dispatch)
+		endBaselineSession(t, p2, stderr2)
+		return ev
+	}
 	req, err := rt.ExternalReconcileRequest(id, session2, "reconcile-1")
 	if err != nil || req.Tool != dispatch.Tool || req.OperationKey != dispatch.OperationKey {
 		t.Fatalf("reconcile request %+v, %v", req, err)
@@ -597,11 +611,42 @@ func dispatchBrokenThenReconciled(t *testing.T, rt *host.Runtime, sess *host.Scr
 	return ev
 }
 
+// reconcileAuthenticated has the runtime seal the reconciliation with the fresh worker's host
+// authenticator, carries that line through the one-shot transport, and lets the script session
+// open the raw answer (ReconcileAuthenticated) and resume the script.
+func reconcileAuthenticated(t *testing.T, rt *host.Runtime, sess *host.ScriptSession, id host.OperationID,
+	p *transport.Process, tr *transport.OperationTransport, dispatch protocol.OperationDispatchRequest) *script.Evaluation {
+	t.Helper()
+	auth := p.HostAuthenticator()
+	rec, err := rt.PrepareAuthenticatedReconciliation(id, "reconcile-1", auth)
+	if err != nil || rec.Request.SessionID != p.SessionID() || rec.Request.OperationKey != dispatch.OperationKey ||
+		rec.Request.Tool != dispatch.Tool {
+		t.Fatalf("authenticated reconcile request %+v, %v", rec.Request, err)
+	}
+	answer, err := tr.ExchangeSealed(rec.Line)
+	if err != nil || !tr.Consumed() {
+		t.Fatalf("exchange: %v", err)
+	}
+	frame, err := protocol.DecodeFrame(answer, canonjson.Preserve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, ev, err := sess.ReconcileAuthenticated(id, rec.Request, auth, frame)
+	if err != nil || running || ev == nil {
+		t.Fatalf("authenticated reconciliation: running %v, %v, %v", running, ev, err)
+	}
+	// The opened answer consumed its sequence: replaying it fails to open.
+	if _, err := rt.ReconcileAuthenticated(id, rec.Request, auth, frame); !errors.Is(err, protocol.ErrUnexpectedSequence) {
+		t.Fatalf("a replayed answer: %v", err)
+	}
+	return ev
+}
+
 // endBaselineSession closes the worker's standard input at a frame boundary, which ends a
 // baseline session cleanly, and requires exit status 0.
 func endBaselineSession(t *testing.T, p *transport.Process, stderr *lockedBuffer) {
 	t.Helper()
-	if err := p.Input().(io.Closer).Close(); err != nil {
+	if err := p.CloseInput(); err != nil {
 		t.Fatal(err)
 	}
 	if term := p.Wait(); !term.Exited || term.ExitCode != worker.ExitClean {
