@@ -3,11 +3,14 @@ package e2e_test
 import (
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"lukechampine.com/blake3"
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
@@ -17,9 +20,6 @@ import (
 	"github.com/splashv5/conform/impl/script"
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/transport"
-
-	"encoding/hex"
-	"lukechampine.com/blake3"
 )
 
 // ledgerPlan is the trusted plan of the ledger tests: one step that records a durable value.
