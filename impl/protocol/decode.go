@@ -529,174 +529,91 @@ func decodeToolResult(n *canonjson.Node, c derive.Context) (ToolResult, error) {
 }
 
 func decodeCancelRequest(n *canonjson.Node, c derive.Context) (WorkerCancellationRequest, error) {
-	var r WorkerCancellationRequest
+	var h cancellationHeader
 	err := cancelRequestStruct.Decode(n, func(i int, f *canonjson.Node) error {
-		var err error
-		switch i {
-		case 0:
-			r.ProtocolVersion, err = derive.U16(f, c)
-		case 1:
-			r.SessionID, err = derive.String(f)
-		case 2:
-			r.CancellationID, err = derive.String(f)
-		case 3:
-			r.RequestID, err = derive.String(f)
-		case 4:
-			r.Tool, err = derive.String(f)
-		}
-		return err
+		return h.decodeField(i, f, c)
 	})
-	return r, err
+	return WorkerCancellationRequest(h), err
 }
 
 func decodeCancelResult(n *canonjson.Node, c derive.Context) (WorkerCancellationResult, error) {
-	var r WorkerCancellationResult
+	var h cancellationHeader
+	var outcome WorkerCancellationOutcome
 	err := cancelResultStruct.Decode(n, func(i int, f *canonjson.Node) error {
-		var err error
-		switch i {
-		case 0:
-			r.ProtocolVersion, err = derive.U16(f, c)
-		case 1:
-			r.SessionID, err = derive.String(f)
-		case 2:
-			r.CancellationID, err = derive.String(f)
-		case 3:
-			r.RequestID, err = derive.String(f)
-		case 4:
-			r.Tool, err = derive.String(f)
-		case 5:
-			var k int
-			k, err = derive.UnitEnum(f, c, outcomeNames[:])
-			r.Outcome = WorkerCancellationOutcome(k)
+		if i < cancellationHeaderFields {
+			return h.decodeField(i, f, c)
 		}
+		k, err := derive.UnitEnum(f, c, outcomeNames[:])
+		outcome = WorkerCancellationOutcome(k)
 		return err
 	})
-	return r, err
+	return WorkerCancellationResult{h.ProtocolVersion, h.SessionID, h.CancellationID, h.RequestID, h.Tool, outcome}, err
 }
 
 func decodeDispatch(n *canonjson.Node, c derive.Context) (OperationDispatchRequest, error) {
-	var r OperationDispatchRequest
+	var h operationHeader
+	var payload ToolPayload
 	err := dispatchStruct.Decode(n, func(i int, f *canonjson.Node) error {
-		var err error
-		switch i {
-		case 0:
-			r.ProtocolVersion, err = derive.U16(f, c)
-		case 1:
-			r.SessionID, err = derive.String(f)
-		case 2:
-			r.RequestID, err = derive.String(f)
-		case 3:
-			r.Tool, err = derive.String(f)
-		case 4:
-			r.OperationKey, err = derive.String(f)
-		case 5:
-			r.Payload, err = DecodeToolPayloadNode(f, c)
+		if i < operationHeaderFields {
+			return h.decodeField(i, f, c)
 		}
+		var err error
+		payload, err = DecodeToolPayloadNode(f, c)
 		return err
 	})
-	return r, err
+	return OperationDispatchRequest{h.ProtocolVersion, h.SessionID, h.RequestID, h.Tool, h.OperationKey, payload}, err
 }
 
 func decodeReconcileRequest(n *canonjson.Node, c derive.Context) (OperationReconcileRequest, error) {
-	var r OperationReconcileRequest
+	var h operationHeader
 	err := reconcileRequestStruct.Decode(n, func(i int, f *canonjson.Node) error {
-		var err error
-		switch i {
-		case 0:
-			r.ProtocolVersion, err = derive.U16(f, c)
-		case 1:
-			r.SessionID, err = derive.String(f)
-		case 2:
-			r.RequestID, err = derive.String(f)
-		case 3:
-			r.Tool, err = derive.String(f)
-		case 4:
-			r.OperationKey, err = derive.String(f)
-		}
-		return err
+		return h.decodeField(i, f, c)
 	})
-	return r, err
+	return OperationReconcileRequest(h), err
 }
 
 func decodeReconcileResult(n *canonjson.Node, c derive.Context) (OperationReconcileResult, error) {
-	var r OperationReconcileResult
+	var h operationHeader
+	var status OperationStatus
 	err := reconcileResultStruct.Decode(n, func(i int, f *canonjson.Node) error {
-		var err error
-		switch i {
-		case 0:
-			r.ProtocolVersion, err = derive.U16(f, c)
-		case 1:
-			r.SessionID, err = derive.String(f)
-		case 2:
-			r.RequestID, err = derive.String(f)
-		case 3:
-			r.Tool, err = derive.String(f)
-		case 4:
-			r.OperationKey, err = derive.String(f)
-		case 5:
-			r.Status, err = DecodeOperationStatusNode(f, c)
+		if i < operationHeaderFields {
+			return h.decodeField(i, f, c)
 		}
+		var err error
+		status, err = DecodeOperationStatusNode(f, c)
 		return err
 	})
-	return r, err
+	return OperationReconcileResult{h.ProtocolVersion, h.SessionID, h.RequestID, h.Tool, h.OperationKey, status}, err
 }
 
 func decodeCompensationRequest(n *canonjson.Node, c derive.Context) (OperationCompensationRequest, error) {
-	var r OperationCompensationRequest
+	var h compensationHeader
+	var payload ToolPayload
 	err := compensationRequestStruct.Decode(n, func(i int, f *canonjson.Node) error {
-		var err error
-		switch i {
-		case 0:
-			r.ProtocolVersion, err = derive.U16(f, c)
-		case 1:
-			r.SessionID, err = derive.String(f)
-		case 2:
-			r.RequestID, err = derive.String(f)
-		case 3:
-			r.Tool, err = derive.String(f)
-		case 4:
-			r.OperationKey, err = derive.String(f)
-		case 5:
-			r.CompensationKey, err = derive.String(f)
-		case 6:
-			r.TenantScope, err = derive.String(f)
-		case 7:
-			r.GrantFingerprint, err = derive.String(f)
-		case 8:
-			r.Payload, err = DecodeToolPayloadNode(f, c)
+		if i < compensationHeaderFields {
+			return h.decodeField(i, f, c)
 		}
+		var err error
+		payload, err = DecodeToolPayloadNode(f, c)
 		return err
 	})
-	return r, err
+	return OperationCompensationRequest{h.ProtocolVersion, h.SessionID, h.RequestID, h.Tool, h.OperationKey,
+		h.CompensationKey, h.TenantScope, h.GrantFingerprint, payload}, err
 }
 
 func decodeCompensationResult(n *canonjson.Node, c derive.Context) (OperationCompensationResult, error) {
-	var r OperationCompensationResult
+	var h compensationHeader
+	var status OperationStatus
 	err := compensationResultStruct.Decode(n, func(i int, f *canonjson.Node) error {
-		var err error
-		switch i {
-		case 0:
-			r.ProtocolVersion, err = derive.U16(f, c)
-		case 1:
-			r.SessionID, err = derive.String(f)
-		case 2:
-			r.RequestID, err = derive.String(f)
-		case 3:
-			r.Tool, err = derive.String(f)
-		case 4:
-			r.OperationKey, err = derive.String(f)
-		case 5:
-			r.CompensationKey, err = derive.String(f)
-		case 6:
-			r.TenantScope, err = derive.String(f)
-		case 7:
-			r.GrantFingerprint, err = derive.String(f)
-		case 8:
-			r.Status, err = DecodeOperationStatusNode(f, c)
+		if i < compensationHeaderFields {
+			return h.decodeField(i, f, c)
 		}
+		var err error
+		status, err = DecodeOperationStatusNode(f, c)
 		return err
 	})
-	return r, err
+	return OperationCompensationResult{h.ProtocolVersion, h.SessionID, h.RequestID, h.Tool, h.OperationKey,
+		h.CompensationKey, h.TenantScope, h.GrantFingerprint, status}, err
 }
 
 func normalizeStrings(s []string) []string {

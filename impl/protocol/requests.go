@@ -148,42 +148,16 @@ func NewWorkerCancellationRequest(sessionID, cancellationID, requestID, tool str
 	return r, r.Validate()
 }
 
-func validateCancellationHeader(version uint16, session, cancellation, request, tool string) error {
-	if err := validateVersion(version); err != nil {
-		return err
-	}
-	if err := ValidateToken(FieldSessionID, session); err != nil {
-		return err
-	}
-	if err := ValidateToken(FieldCancellationID, cancellation); err != nil {
-		return err
-	}
-	if err := ValidateToken(FieldRequestID, request); err != nil {
-		return err
-	}
-	if err := ValidateToken(FieldTool, tool); err != nil {
-		return err
-	}
-	if cancellation == request {
-		return kindError(ErrCancellationIdMatchesRequest)
-	}
-	return nil
-}
-
 // Validate checks the version, the session, cancellation, request and tool tokens, then that
 // the cancellation id differs from the request id (CancellationIdMatchesRequest).
 func (r WorkerCancellationRequest) Validate() error {
-	return validateCancellationHeader(r.ProtocolVersion, r.SessionID, r.CancellationID, r.RequestID, r.Tool)
+	return r.header().validate()
 }
 
 // AppendJSON appends the request's JSON in declaration order.
 func (r WorkerCancellationRequest) AppendJSON(dst []byte) []byte {
 	w := openObject(dst)
-	w.uint("protocol_version", uint64(r.ProtocolVersion))
-	w.str("session_id", r.SessionID)
-	w.str("cancellation_id", r.CancellationID)
-	w.str("request_id", r.RequestID)
-	w.str("tool", r.Tool)
+	r.header().appendFields(&w)
 	return w.close()
 }
 
@@ -209,7 +183,7 @@ func NewWorkerCancellationResult(req WorkerCancellationRequest, outcome WorkerCa
 // Validate runs the same checks as [WorkerCancellationRequest.Validate]; the outcome is not
 // checked.
 func (r WorkerCancellationResult) Validate() error {
-	if err := validateCancellationHeader(r.ProtocolVersion, r.SessionID, r.CancellationID, r.RequestID, r.Tool); err != nil {
+	if err := r.header().validate(); err != nil {
 		return err
 	}
 	if !r.Outcome.Valid() {
@@ -221,39 +195,18 @@ func (r WorkerCancellationResult) Validate() error {
 // MatchesRequest reports whether the result answers req: version, session, cancellation id,
 // request id and tool are all equal.
 func (r WorkerCancellationResult) MatchesRequest(req WorkerCancellationRequest) bool {
-	return r.ProtocolVersion == req.ProtocolVersion && r.SessionID == req.SessionID &&
-		r.CancellationID == req.CancellationID && r.RequestID == req.RequestID && r.Tool == req.Tool
+	return r.header() == req.header()
 }
 
 // AppendJSON appends the result's JSON in declaration order.
 func (r WorkerCancellationResult) AppendJSON(dst []byte) []byte {
 	w := openObject(dst)
-	w.uint("protocol_version", uint64(r.ProtocolVersion))
-	w.str("session_id", r.SessionID)
-	w.str("cancellation_id", r.CancellationID)
-	w.str("request_id", r.RequestID)
-	w.str("tool", r.Tool)
+	r.header().appendFields(&w)
 	w.key("outcome")
 	w.b = append(w.b, '"')
 	w.b = append(w.b, r.Outcome.String()...)
 	w.b = append(w.b, '"')
 	return w.close()
-}
-
-func validateOperationHeader(version uint16, session, request, tool, key string) error {
-	if err := validateVersion(version); err != nil {
-		return err
-	}
-	if err := ValidateToken(FieldSessionID, session); err != nil {
-		return err
-	}
-	if err := ValidateToken(FieldRequestID, request); err != nil {
-		return err
-	}
-	if err := ValidateToken(FieldTool, tool); err != nil {
-		return err
-	}
-	return ValidateToken(FieldOperationKey, key)
 }
 
 // OperationDispatchRequest asks a worker to run a durable, effectful operation identified by
@@ -275,7 +228,7 @@ func NewOperationDispatchRequest(sessionID, requestID, tool, operationKey string
 
 // ValidateHeader checks the version and the session, request, tool and operation key tokens.
 func (r OperationDispatchRequest) ValidateHeader() error {
-	return validateOperationHeader(r.ProtocolVersion, r.SessionID, r.RequestID, r.Tool, r.OperationKey)
+	return r.header().validate()
 }
 
 // Validate checks the header, then the payload against its own format (object or array,
@@ -291,11 +244,7 @@ func (r OperationDispatchRequest) Validate() error {
 // AppendJSON appends the request's JSON in declaration order.
 func (r OperationDispatchRequest) AppendJSON(dst []byte) []byte {
 	w := openObject(dst)
-	w.uint("protocol_version", uint64(r.ProtocolVersion))
-	w.str("session_id", r.SessionID)
-	w.str("request_id", r.RequestID)
-	w.str("tool", r.Tool)
-	w.str("operation_key", r.OperationKey)
+	r.header().appendFields(&w)
 	w.key("payload")
 	w.b = r.Payload.AppendJSON(w.b)
 	return w.close()
@@ -318,17 +267,13 @@ func NewOperationReconcileRequest(sessionID, requestID, tool, operationKey strin
 
 // Validate checks the version and the session, request, tool and operation key tokens.
 func (r OperationReconcileRequest) Validate() error {
-	return validateOperationHeader(r.ProtocolVersion, r.SessionID, r.RequestID, r.Tool, r.OperationKey)
+	return r.header().validate()
 }
 
 // AppendJSON appends the request's JSON in declaration order.
 func (r OperationReconcileRequest) AppendJSON(dst []byte) []byte {
 	w := openObject(dst)
-	w.uint("protocol_version", uint64(r.ProtocolVersion))
-	w.str("session_id", r.SessionID)
-	w.str("request_id", r.RequestID)
-	w.str("tool", r.Tool)
-	w.str("operation_key", r.OperationKey)
+	r.header().appendFields(&w)
 	return w.close()
 }
 
@@ -440,7 +385,7 @@ func NewOperationReconcileResult(sessionID, requestID, tool, operationKey string
 // Validate checks the version, the session, request, tool and operation key tokens, then the
 // status.
 func (r OperationReconcileResult) Validate() error {
-	if err := validateOperationHeader(r.ProtocolVersion, r.SessionID, r.RequestID, r.Tool, r.OperationKey); err != nil {
+	if err := r.header().validate(); err != nil {
 		return err
 	}
 	return r.Status.Validate()
@@ -449,25 +394,19 @@ func (r OperationReconcileResult) Validate() error {
 // MatchesRequest reports whether the result answers req (version, session, request, tool and
 // operation key equal).
 func (r OperationReconcileResult) MatchesRequest(req OperationReconcileRequest) bool {
-	return r.ProtocolVersion == req.ProtocolVersion && r.SessionID == req.SessionID &&
-		r.RequestID == req.RequestID && r.Tool == req.Tool && r.OperationKey == req.OperationKey
+	return r.header() == req.header()
 }
 
 // MatchesDispatch reports whether the result answers the dispatch req (version, session,
 // request, tool and operation key equal).
 func (r OperationReconcileResult) MatchesDispatch(req OperationDispatchRequest) bool {
-	return r.ProtocolVersion == req.ProtocolVersion && r.SessionID == req.SessionID &&
-		r.RequestID == req.RequestID && r.Tool == req.Tool && r.OperationKey == req.OperationKey
+	return r.header() == req.header()
 }
 
 // AppendJSON appends the result's JSON in declaration order.
 func (r OperationReconcileResult) AppendJSON(dst []byte) []byte {
 	w := openObject(dst)
-	w.uint("protocol_version", uint64(r.ProtocolVersion))
-	w.str("session_id", r.SessionID)
-	w.str("request_id", r.RequestID)
-	w.str("tool", r.Tool)
-	w.str("operation_key", r.OperationKey)
+	r.header().appendFields(&w)
 	w.key("status")
 	w.b = r.Status.AppendJSON(w.b)
 	return w.close()
@@ -543,10 +482,7 @@ func (r OperationCompensationRequest) Binding() OperationCompensationBinding {
 // ValidateHeader checks, in field order: version, session, request, tool, operation key,
 // compensation key (token, then "cmp-"), tenant scope, grant fingerprint.
 func (r OperationCompensationRequest) ValidateHeader() error {
-	if err := validateOperationHeader(r.ProtocolVersion, r.SessionID, r.RequestID, r.Tool, r.OperationKey); err != nil {
-		return err
-	}
-	return validateCompensationTail(r.CompensationKey, r.TenantScope, r.GrantFingerprint)
+	return r.header().validate()
 }
 
 // Validate checks the header, then the payload against its own format.
@@ -561,14 +497,7 @@ func (r OperationCompensationRequest) Validate() error {
 // AppendJSON appends the request's JSON in declaration order.
 func (r OperationCompensationRequest) AppendJSON(dst []byte) []byte {
 	w := openObject(dst)
-	w.uint("protocol_version", uint64(r.ProtocolVersion))
-	w.str("session_id", r.SessionID)
-	w.str("request_id", r.RequestID)
-	w.str("tool", r.Tool)
-	w.str("operation_key", r.OperationKey)
-	w.str("compensation_key", r.CompensationKey)
-	w.str("tenant_scope", r.TenantScope)
-	w.str("grant_fingerprint", r.GrantFingerprint)
+	r.header().appendFields(&w)
 	w.key("payload")
 	w.b = r.Payload.AppendJSON(w.b)
 	return w.close()
@@ -596,10 +525,7 @@ func NewOperationCompensationResult(sessionID, requestID string, b OperationComp
 // Validate checks the header in field order (as [OperationCompensationRequest.ValidateHeader])
 // and then the status.
 func (r OperationCompensationResult) Validate() error {
-	if err := validateOperationHeader(r.ProtocolVersion, r.SessionID, r.RequestID, r.Tool, r.OperationKey); err != nil {
-		return err
-	}
-	if err := validateCompensationTail(r.CompensationKey, r.TenantScope, r.GrantFingerprint); err != nil {
+	if err := r.header().validate(); err != nil {
 		return err
 	}
 	return r.Status.Validate()
@@ -608,23 +534,13 @@ func (r OperationCompensationResult) Validate() error {
 // MatchesRequest reports whether the result answers req: all eight header fields equal,
 // tenant scope and grant fingerprint included.
 func (r OperationCompensationResult) MatchesRequest(req OperationCompensationRequest) bool {
-	return r.ProtocolVersion == req.ProtocolVersion && r.SessionID == req.SessionID &&
-		r.RequestID == req.RequestID && r.Tool == req.Tool && r.OperationKey == req.OperationKey &&
-		r.CompensationKey == req.CompensationKey && r.TenantScope == req.TenantScope &&
-		r.GrantFingerprint == req.GrantFingerprint
+	return r.header() == req.header()
 }
 
 // AppendJSON appends the result's JSON in declaration order.
 func (r OperationCompensationResult) AppendJSON(dst []byte) []byte {
 	w := openObject(dst)
-	w.uint("protocol_version", uint64(r.ProtocolVersion))
-	w.str("session_id", r.SessionID)
-	w.str("request_id", r.RequestID)
-	w.str("tool", r.Tool)
-	w.str("operation_key", r.OperationKey)
-	w.str("compensation_key", r.CompensationKey)
-	w.str("tenant_scope", r.TenantScope)
-	w.str("grant_fingerprint", r.GrantFingerprint)
+	r.header().appendFields(&w)
 	w.key("status")
 	w.b = r.Status.AppendJSON(w.b)
 	return w.close()
