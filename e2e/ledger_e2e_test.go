@@ -204,12 +204,12 @@ func TestLedgerDurableDispatchThroughPreSealedExchange(t *testing.T) {
 // The ledger path across a broken connection: the worker is killed after its effect and before
 // its answer, so the pre-sealed exchange fails and poisons the transport, and neither the
 // ledger nor the runtime learns anything. A fresh worker session on the same journal answers a
-// reconciliation that the ledger rebuilds for its recorded operation key and the host seals and
-// sends as a pre-sealed line; the host opens the raw answer, records the verified observation in
-// the ledger, persists it, and only then resolves the runtime operation with the effect the
-// first session performed. No second effect happens.
+// reconciliation the runtime seals for the claimed operation under its ledger operation key and
+// the host sends as a pre-sealed line; applying the raw answer authenticates it, records the
+// observation in the ledger, persists the ledger, and only then settles the runtime operation
+// with the effect the first session performed. No second effect happens.
 //
-// Spec: RUN-161, RUN-182, RUN-185, RUN-186
+// Spec: RUN-161, RUN-182, RUN-185, RUN-186, RUN-187, RUN-188
 // Spec: TRN-023, TRN-097, TRN-098, TRN-099, TRN-100
 func TestLedgerReconciliationAfterBrokenConnection(t *testing.T) {
 	r := prepareAndClaim(t)
@@ -256,46 +256,36 @@ func TestLedgerReconciliationAfterBrokenConnection(t *testing.T) {
 	p2, stderr2 := startWorker(t, session2, nil, args...)
 	tr2 := operationChannel(t, p2, session2)
 	auth2 := p2.HostAuthenticator()
-	// The runtime's own reconciliation names the runtime's idempotency key, not the ledger's
-	// operation key under which the operation was dispatched, so recovery asks through the
-	// ledger: it rebuilds the request for the recorded key after checking the input fingerprint.
-	canonical, err := protocol.CanonicalOperationInputBytes(r.claimed.Payload())
-	if err != nil {
-		t.Fatal(err)
+	// The reconciliation is bound to the claimed operation and its ledger operation key, the key
+	// the operation was dispatched under (not the runtime's idempotency key).
+	a, err := r.rt.PrepareClaimedReconciliation(ledgerPlan, 0, r.ledger, r.claimed, "reconcile-1", auth2)
+	if err != nil || a.Request.OperationKey != r.key || a.Request.Tool != profile.ToolDurableRecord || a.Request.SessionID != session2 {
+		t.Fatalf("prepare reconciliation: %+v, %v", a.Request, err)
 	}
-	req, err := r.ledger.ReconcileRequest(r.key, canonical, session2, "reconcile-1")
-	if err != nil || req.OperationKey != r.key || req.Tool != profile.ToolDurableRecord {
-		t.Fatalf("ledger reconcile request: %+v, %v", req, err)
-	}
-	_, line, err := auth2.Seal(protocol.ReconcileOperationMessage{Request: req})
-	if err != nil {
-		t.Fatal(err)
-	}
-	answer, err := tr2.ExchangeSealed(line)
+	answer, err := tr2.ExchangeSealed(a.Line)
 	if err != nil || !tr2.Consumed() {
 		t.Fatalf("exchange: %v (worker: %s)", err, stderr2)
 	}
-	opened, err := auth2.Open(answer)
+	frame, err := protocol.DecodeFrame(answer, canonjson.Preserve)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, ok := opened.Message.(protocol.ReconciledOperationMessage)
-	if !ok || res.Result.Status.State != protocol.StateSucceeded {
-		t.Fatalf("answer %+v", opened.Message)
+	// The ledger is persisted after recording the observation and before the runtime settles.
+	persisted := false
+	persist := func(l *host.Ledger) error {
+		if info, _ := r.rt.Operation(r.id); info.State != host.StateClaimed {
+			t.Errorf("the runtime settled before the ledger was persisted: %+v", info)
+		}
+		rev, err := r.store.Persist(context.Background(), l, r.rev, r.fence)
+		if err == nil {
+			r.rev, persisted = rev, true
+		}
+		return err
 	}
-	if state, err := r.ledger.ApplyVerifiedReconciliation(req, res.Result); err != nil || state != host.LedgerSucceeded {
-		t.Fatalf("ledger observation: %v, %v", state, err)
-	}
-	if info, _ := r.rt.Operation(r.id); info.State != host.StateClaimed {
-		t.Fatalf("the ledger observation touched the runtime: %+v", info)
-	}
-	if r.rev, err = r.store.Persist(context.Background(), r.ledger, r.rev, r.fence); err != nil {
-		t.Fatal(err)
-	}
-	got, err := r.rt.ResolveOperationStatus(r.id, res.Result.Status)
+	state, got, err := r.rt.ApplyClaimedReconciliation(ledgerPlan, 0, r.ledger, r.claimed, a.Request, auth2, frame, persist)
 	wantOutput := `{"operation_key":"` + r.key + `","value":{"n":7}}`
-	if err != nil || got.Running || got.Settlement.Err != nil || got.Settlement.Output != wantOutput {
-		t.Fatalf("resolve: %+v, %v", got, err)
+	if err != nil || state != host.LedgerSucceeded || !persisted || got.Running || got.Settlement.Err != nil || got.Settlement.Output != wantOutput {
+		t.Fatalf("apply reconciliation: %v %+v %v (persisted %v)", state, got, err, persisted)
 	}
 	r.wantStoredLedger(t, host.LedgerSucceeded)
 	ev, err := r.sess.Resume(got.Settlement)

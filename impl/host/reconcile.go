@@ -110,13 +110,27 @@ func (r *Runtime) ReconcileAuthenticated(id OperationID, req protocol.OperationR
 	if auth == nil || auth.Role() != protocol.RoleHost {
 		return Reconciliation{}, externalError(ErrReconciliationRequiresHostAuthenticator, 0)
 	}
-	msg, err := auth.OpenFrame(frame)
+	res, reconciled, err := openReconciledOperation(auth, frame)
 	if err != nil {
 		return Reconciliation{}, protocolError(id, err)
 	}
-	m, ok := msg.(protocol.ReconciledOperationMessage)
-	if !ok {
+	if !reconciled {
 		return Reconciliation{}, externalError(ErrUnexpectedReconciliationMessage, 0)
 	}
-	return r.ReconcileExternal(id, req, m.Result)
+	return r.ReconcileExternal(id, req, res)
+}
+
+// openReconciledOperation opens a worker frame with a host authenticator (tag, sender role,
+// session and directional sequence) and reports whether it carries a reconciled_operation. The
+// error is the protocol's; callers wrap it in their own kind.
+func openReconciledOperation(auth *protocol.Authenticator, frame protocol.Frame) (protocol.OperationReconcileResult, bool, error) {
+	msg, err := auth.OpenFrame(frame)
+	if err != nil {
+		return protocol.OperationReconcileResult{}, false, err
+	}
+	m, ok := msg.(protocol.ReconciledOperationMessage)
+	if !ok {
+		return protocol.OperationReconcileResult{}, false, nil
+	}
+	return m.Result, true, nil
 }
