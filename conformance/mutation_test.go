@@ -32,7 +32,7 @@ var faultCatalog = []mutationFault{
 	{"skip-tag-check", "accept a frame whose tag does not verify", []string{"CNF-FRAME-01", "CNF-FRAME-02", "CNF-FRAME-03", "CNF-OPEN-03", "CNF-FRAME-09"}},
 	{"accept-reflected-role", "accept frames tagged with the worker role as sender", []string{"CNF-FRAME-04", "CNF-FRAME-05"}},
 	{"reuse-outgoing-sequence", "seal every answer at the same outgoing sequence", []string{"CNF-FRAME-22", "CNF-PROFILE-11", "CNF-PROC-03"}},
-	{"ignore-input-limit", "skip the max_input_bytes check", []string{"CNF-AUTHZ-03", "CNF-AUTHZ-05", "CNF-AUTHZ-16"}},
+	{"ignore-input-limit", "skip the max_input_bytes check", []string{"CNF-AUTHZ-03", "CNF-AUTHZ-05", "CNF-AUTHZ-16", "CNF-COMP-16"}},
 	{"ignore-call-budget", "skip the max_calls check", []string{"CNF-AUTHZ-06", "CNF-AUTHZ-13"}},
 	{"forget-request-id", "never reserve request ids", []string{"CNF-AUTHZ-07", "CNF-AUTHZ-08", "CNF-CANCEL-18", "CNF-AUTHZ-09", "CNF-AUTHZ-17"}},
 	{"rerun-duplicate-dispatch", "run the adapter again for an exact duplicate dispatch", []string{"CNF-DURABLE-04", "CNF-DURABLE-15"}},

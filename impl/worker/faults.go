@@ -66,8 +66,8 @@ const (
 	FaultAcceptReflectedRole
 	// FaultReuseOutgoingSequence: every answer is sealed at outgoing sequence 1.
 	FaultReuseOutgoingSequence
-	// FaultIgnoreInputLimit: an invocation or dispatch input over max_input_bytes is
-	// authorized.
+	// FaultIgnoreInputLimit: an invocation, dispatch or compensation input over
+	// max_input_bytes is authorized.
 	FaultIgnoreInputLimit
 	// FaultIgnoreCallBudget: a call beyond max_calls is authorized.
 	FaultIgnoreCallBudget
@@ -161,7 +161,7 @@ var faultInfos = [...]FaultInfo{
 	{FaultSkipTagCheck, "skip-tag-check", "open frames without verifying their authentication tag"},
 	{FaultAcceptReflectedRole, "accept-reflected-role", "also open frames tagged with the worker role as sender"},
 	{FaultReuseOutgoingSequence, "reuse-outgoing-sequence", "seal every answer at outgoing sequence 1"},
-	{FaultIgnoreInputLimit, "ignore-input-limit", "authorize invocation and dispatch inputs over max_input_bytes"},
+	{FaultIgnoreInputLimit, "ignore-input-limit", "authorize invocation, dispatch and compensation inputs over max_input_bytes"},
 	{FaultIgnoreCallBudget, "ignore-call-budget", "authorize invocations and dispatches beyond max_calls"},
 	{FaultForgetRequestID, "forget-request-id", "authorize request and cancellation ids already used, and beyond 1,024 per session"},
 	{FaultRerunDuplicateDispatch, "rerun-duplicate-dispatch", "run the adapter again for an exact duplicate dispatch"},

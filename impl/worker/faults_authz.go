@@ -300,10 +300,20 @@ func (f *faultyAuthorizer) AuthorizeCompensation(req protocol.OperationCompensat
 		tok, err = f.SessionAuthorizer.AuthorizeCompensation(standIn)
 		kind, _ = protocol.KindOf(err)
 	}
-	var skippedBudget bool
+	var skippedBudget, skippedInput bool
 	switch {
 	case err == nil:
 		return tok, nil
+	case kind == protocol.ErrInputTooLarge && f.has(FaultIgnoreInputLimit):
+		// The grant and fingerprint checks came before the input check; the duplicate and
+		// budget checks that follow it run here against the session authorizer's state.
+		skippedInput = true
+		if _, used := f.ids[req.RequestID]; (used || f.IsReserved(req.RequestID)) && !f.has(FaultForgetRequestID) {
+			return authorizer.AuthorizedOperationCompensation{}, &protocol.Error{Kind: protocol.ErrDuplicateRequest, Value: req.RequestID}
+		}
+		if f.CompensationsFor(req.Tool) >= g.MaxCompensations && !f.has(FaultNoCompensationBudget) {
+			return authorizer.AuthorizedOperationCompensation{}, &protocol.Error{Kind: protocol.ErrCompensationBudgetExhausted, Value: req.Tool, Maximum: uint64(g.MaxCompensations)}
+		}
 	case (kind == protocol.ErrCompensationNotGranted || kind == protocol.ErrCompensationBudgetExhausted) && f.has(FaultNoCompensationBudget):
 		skippedBudget = true
 		if kind == protocol.ErrCompensationNotGranted {
@@ -324,10 +334,15 @@ func (f *faultyAuthorizer) AuthorizeCompensation(req protocol.OperationCompensat
 	if err := f.checkCapacity(); err != nil {
 		return authorizer.AuthorizedOperationCompensation{}, err
 	}
-	if skippedBudget {
-		// The single-use grant allows compensations, so its fingerprint differs from the live
-		// grant's; the journal records the single-use fingerprint.
-		g.MaxCompensations = math.MaxUint32
+	if skippedBudget || skippedInput {
+		// The single-use grant allows compensations or any input size, so its fingerprint
+		// differs from the live grant's; the journal records the single-use fingerprint.
+		if skippedBudget {
+			g.MaxCompensations = math.MaxUint32
+		}
+		if skippedInput {
+			g.MaxInputBytes = math.MaxUint32
+		}
 		if standIn.GrantFingerprint, err = g.CompensationFingerprint(); err != nil {
 			return authorizer.AuthorizedOperationCompensation{}, err
 		}

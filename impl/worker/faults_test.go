@@ -603,6 +603,16 @@ func TestFaultCompensationChecks(t *testing.T) {
 			func(r *rig, g protocol.CapabilityGrant) protocol.Message {
 				return r.host.Compensate("c1", record, "op-1", "cmp-1", "other-tenant", g, undo)
 			}, protocol.ErrOperationJournalScopeMismatch, worker.StageJournal},
+		// The dispatch input {"mode":"succeed","value":1} is 28 bytes and fits; the
+		// compensation input {"mode":"succeed","value":"u"} is 30 bytes, one over the limit.
+		{worker.FaultIgnoreInputLimit, func() protocol.CapabilityGrant {
+			g := profileGrant(record, 5, 1)
+			g.MaxInputBytes = 29
+			return g
+		}, nil,
+			func(r *rig, g protocol.CapabilityGrant) protocol.Message {
+				return r.host.Compensate("c1", record, "op-1", "cmp-1", scope, g, undo)
+			}, protocol.ErrInputTooLarge, worker.StageAuthorize},
 	}
 	for _, tc := range cases {
 		for _, fault := range []worker.Fault{0, tc.fault} {
