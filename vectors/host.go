@@ -32,6 +32,13 @@ const (
 	HostOpCollectGarbage      = "collect_garbage"
 	HostOpReconcileRequest    = "reconcile_request"
 	HostOpReconcile           = "reconcile"
+	HostOpRegister            = "register"
+	HostOpIssueLease          = "issue_lease"
+	HostOpActivateLease       = "activate_lease"
+	HostOpDeactivateLease     = "deactivate_lease"
+	HostOpSetAuditCapacity    = "set_audit_capacity"
+	HostOpClearAudit          = "clear_audit"
+	HostOpExportAudit         = "export_audit"
 )
 
 // HostScenarios is host_scenarios.json: sequences of host-runtime calls with the expected
@@ -57,19 +64,24 @@ type HostScenarioTest struct {
 
 // HostConfig configures the scenario's runtime: pinned session number S, host nonce, the
 // fake clock's start (Unix milliseconds; only differences matter) and the pending limit
-// (0 = the default). NonceLabel is the expected nonce label (RUN-003).
+// (0 = the default). NonceLabel is the expected nonce label (RUN-003). MaxTools and
+// MaxCatalogBytes bound the catalog (0 = the default).
 type HostConfig struct {
 	SessionID        uint64 `json:"session_id"`
 	NonceHex         string `json:"nonce_hex"`
 	NonceLabel       string `json:"nonce_label"`
 	ClockStartMillis int64  `json:"clock_start_millis"`
 	MaxPendingTools  int    `json:"max_pending_tools"`
+	MaxTools         int    `json:"max_tools,omitempty"`
+	MaxCatalogBytes  int    `json:"max_catalog_bytes,omitempty"`
 }
 
 // HostTool is one registration. Kind is "external" or "host_pump"; a host-pump tool's
 // handler is "echo" (returns "echo:" followed by the input) or "fail" (returns Failed
 // "handler broke"). HandlerAdvanceMillis advances the clock while the handler runs.
-// DeadlineMillis, when present, is the deferred deadline.
+// DeadlineMillis, when present, is the deferred deadline. Description and MetadataSchema
+// (a JSON schema placed in the descriptive metadata as the input schema) are catalog
+// metadata.
 type HostTool struct {
 	Name                 string      `json:"name"`
 	Kind                 string      `json:"kind"`
@@ -84,6 +96,14 @@ type HostTool struct {
 	HandlerAdvanceMillis uint64      `json:"handler_advance_millis,omitempty"`
 	InputSchema          string      `json:"input_schema,omitempty"`
 	OutputSchema         string      `json:"output_schema,omitempty"`
+	Description          string      `json:"description,omitempty"`
+	MetadataSchema       string      `json:"metadata_schema,omitempty"`
+}
+
+// HostLeaseGrant is one tool of a capability lease and the calls it allows.
+type HostLeaseGrant struct {
+	Tool     string `json:"tool"`
+	MaxCalls int    `json:"max_calls"`
 }
 
 // HostStream is a stream policy.
@@ -103,28 +123,39 @@ type HostToolError struct {
 // HostStep is one host call and its expected outcome. The inputs used depend on Op: ID
 // (operation), Tool and Input (start, call), Output (complete), Failure (fail), RetryClass
 // (retry), Chunk (push_chunk), Millis (advance_clock), Limit (expire, pump: the batch size,
-// 0 = all), Status and StatusText (reconcile: running, succeeded with StatusText as the
-// payload, failed with StatusText as the message, cancelled).
+// 0 = the runtime default: one operation for pump, the pending limit for expire), Status
+// and StatusText (reconcile: running, succeeded with StatusText as the payload, failed with
+// StatusText as the message, cancelled), Register (register: the tool
+// registered during the scenario), Lease (issue_lease: the grants; activate_lease activates
+// the last issued lease), Limit (set_audit_capacity: the new capacity) and Cursor
+// (export_audit).
 type HostStep struct {
-	Op         string         `json:"op"`
-	ID         uint64         `json:"id,omitempty"`
-	Tool       string         `json:"tool,omitempty"`
-	Input      *string        `json:"input,omitempty"`
-	Output     *string        `json:"output,omitempty"`
-	Failure    *HostToolError `json:"failure,omitempty"`
-	RetryClass string         `json:"retry_class,omitempty"`
-	Chunk      *string        `json:"chunk,omitempty"`
-	Millis     uint64         `json:"millis,omitempty"`
-	Limit      int            `json:"limit,omitempty"`
-	Status     string         `json:"status,omitempty"`
-	StatusText *string        `json:"status_text,omitempty"`
-	Expect     HostExpect     `json:"expect"`
+	Op         string           `json:"op"`
+	ID         uint64           `json:"id,omitempty"`
+	Tool       string           `json:"tool,omitempty"`
+	Input      *string          `json:"input,omitempty"`
+	Output     *string          `json:"output,omitempty"`
+	Failure    *HostToolError   `json:"failure,omitempty"`
+	RetryClass string           `json:"retry_class,omitempty"`
+	Chunk      *string          `json:"chunk,omitempty"`
+	Millis     uint64           `json:"millis,omitempty"`
+	Limit      int              `json:"limit,omitempty"`
+	Status     string           `json:"status,omitempty"`
+	StatusText *string          `json:"status_text,omitempty"`
+	Register   *HostTool        `json:"register,omitempty"`
+	Lease      []HostLeaseGrant `json:"lease,omitempty"`
+	Cursor     uint64           `json:"cursor,omitempty"`
+	Expect     HostExpect       `json:"expect"`
 }
 
 // HostExpect is the expected outcome of one step. Error names the refusal (an
 // ExternalErrorKind name, a tool error kind for a refused start or call with ToolError
-// holding it, UnknownPromise or PromiseAlreadyAwaited for await). Otherwise the fields of
-// the step's result are set. Audit lists the audit records the step appends, in order;
+// holding it, UnknownPromise or PromiseAlreadyAwaited for await, a registration error kind,
+// a lease error kind, InvalidAuditCapacity, or InvalidCursor, Evicted or Ahead for an export
+// with Available naming the earliest or next sequence). Otherwise the fields of
+// the step's result are set. Audit lists the audit records the step appends that are still
+// retained after it, in order; Exported, Next and Dropped are the result of an export and the
+// dropped count after an audit step;
 // State is the operation's state after the step when the step names an operation that is
 // still retained ("" when it was deleted or no operation is named).
 type HostExpect struct {
@@ -143,6 +174,10 @@ type HostExpect struct {
 	Settlements  []HostSettlement      `json:"settlements"`
 	Audit        []HostAuditEvent      `json:"audit"`
 	State        string                `json:"state"`
+	Exported     []HostAuditEvent      `json:"exported,omitempty"`
+	Next         *uint64               `json:"next,omitempty"`
+	Available    *uint64               `json:"available,omitempty"`
+	Dropped      *uint64               `json:"dropped,omitempty"`
 }
 
 // HostInvocation is an invocation snapshot (RUN-085).

@@ -25,6 +25,9 @@ var hostFlagNotes = map[string]string{
 	"Reconcile":         "Reconcile requests and applying a worker's status.",
 	"Await":             "Awaiting operations from a script.",
 	"Pump":              "Running host-pump operations.",
+	"Registration":      "Tool registration checks and their order.",
+	"AuditRing":         "The audit ring's capacity, eviction counter, clearing and export cursor.",
+	"Lease":             "Capability leases: issuing, activation and reservation under a lease.",
 }
 
 func init() {
@@ -39,7 +42,7 @@ const hostClockStart = 1_700_000_000_000
 func buildHostScenarios(c *checker) (string, any, *fileBuilder) {
 	b := newFileBuilder(vectors.HostScenariosFile, c)
 	g := vectors.HostScenarioGroup{Type: vectors.HostScenarioType, Tests: []vectors.HostScenarioTest{}}
-	for _, row := range hostCases() {
+	for _, row := range hostRows() {
 		firstErr := ""
 		for _, s := range row.steps {
 			if s.Expect.Error != "" {
@@ -48,8 +51,10 @@ func buildHostScenarios(c *checker) (string, any, *fileBuilder) {
 			}
 		}
 		t := vectors.HostScenarioTest{
+			Tools: []vectors.HostTool{},
 			Config: vectors.HostConfig{SessionID: hostSession, NonceHex: hex.EncodeToString([]byte(hostNonce)),
-				NonceLabel: indNonceLabel(hostSession, hostNonce), ClockStartMillis: hostClockStart, MaxPendingTools: row.maxPending},
+				NonceLabel: indNonceLabel(hostSession, hostNonce), ClockStartMillis: hostClockStart, MaxPendingTools: row.maxPending,
+				MaxTools: row.maxTools, MaxCatalogBytes: row.maxCatalogBytes},
 		}
 		for _, s := range row.steps {
 			t.Steps = append(t.Steps, vectors.HostStep(s))

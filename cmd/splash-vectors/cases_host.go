@@ -502,3 +502,216 @@ func hostScenarioCases() []hostCase {
 				pumpS(0).settles(okSettle(1, false, "echo:x")).au(ev(2, 1, "local", 1, 6, "allowed"))}},
 	}
 }
+
+// ---- registration, audit ring and leases ----
+
+// hostRow is a scenario row with the catalog limits of its runtime (0 = the defaults).
+type hostRow struct {
+	hostCase
+	maxTools, maxCatalogBytes int
+}
+
+// hostRows is every scenario in tcId order: the earlier rows first, then the registration,
+// audit ring and lease rows (the file is append-only).
+func hostRows() []hostRow {
+	var rows []hostRow
+	for _, c := range hostCases() {
+		rows = append(rows, hostRow{hostCase: c})
+	}
+	rows = append(rows, registrationRows()...)
+	rows = append(rows, auditRingRows()...)
+	return append(rows, leaseRows()...)
+}
+
+// extTool is a valid external text tool with small limits; hpTool is a host-pump one.
+func extTool(name string) vectors.HostTool {
+	return vectors.HostTool{Name: name, Kind: "external", Format: "text", MaxCalls: 1, MaxAttempts: 1, MaxInputBytes: 8, MaxOutputBytes: 8}
+}
+func hpTool(name string) vectors.HostTool {
+	t := extTool(name)
+	t.Kind, t.Handler = "host_pump", "echo"
+	return t
+}
+func withTool(t vectors.HostTool, change func(*vectors.HostTool)) vectors.HostTool {
+	change(&t)
+	return t
+}
+
+func registerS(t vectors.HostTool) hs { s := step(vectors.HostOpRegister); s.Register = &t; return s }
+func issueLeaseS(grants ...vectors.HostLeaseGrant) hs {
+	s := step(vectors.HostOpIssueLease)
+	s.Lease = grants
+	return s
+}
+func grant(tool string, calls int) vectors.HostLeaseGrant {
+	return vectors.HostLeaseGrant{Tool: tool, MaxCalls: calls}
+}
+func auditCapS(n int, dropped uint64) hs {
+	s := step(vectors.HostOpSetAuditCapacity)
+	s.Limit = n
+	s.Expect.Dropped = u64p(dropped)
+	return s
+}
+func clearAuditS() hs {
+	s := step(vectors.HostOpClearAudit)
+	s.Expect.Dropped = u64p(0)
+	return s
+}
+
+// exportS is an export from cursor that returns events and the next sequence.
+func exportS(cursor, next, dropped uint64, events ...vectors.HostAuditEvent) hs {
+	s := step(vectors.HostOpExportAudit)
+	s.Cursor = cursor
+	s.Expect.Exported, s.Expect.Next, s.Expect.Dropped = events, u64p(next), u64p(dropped)
+	return s
+}
+
+// exportRefusedS is an export from cursor refused with kind; available is the earliest
+// (Evicted) or next (Ahead) sequence, unused for InvalidCursor.
+func exportRefusedS(cursor uint64, kind string, available, dropped uint64) hs {
+	s := step(vectors.HostOpExportAudit)
+	s.Cursor = cursor
+	s.Expect.Error, s.Expect.Dropped = kind, u64p(dropped)
+	if kind != "InvalidCursor" {
+		s.Expect.Available = u64p(available)
+	}
+	return s
+}
+
+// allowedEcho is the allowed record of the "local" echo handler for a one-byte input.
+func allowedEcho(seq, q uint64) vectors.HostAuditEvent { return ev(seq, q, "local", 1, 6, "allowed") }
+
+func registrationRows() []hostRow {
+	stream := &vectors.HostStream{MaxChunks: 3, MaxChunkBytes: 8, MaxTotalBytes: 12, MaxEmittedBytes: 10}
+	long := make([]byte, 4097)
+	for i := range long {
+		long[i] = 'd'
+	}
+	reg := func(m meta, tools []string, steps ...hs) hostRow {
+		return hostRow{hostCase: hostCase{meta: m, tools: tools, steps: steps}}
+	}
+	return []hostRow{
+		reg(meta{"a stream policy on a host-pump tool is InvalidPolicy, checked before the duplicate name", []string{"Registration"}, []string{"RUN-011", "RUN-120"}}, []string{"local"},
+			registerS(withTool(hpTool("local"), func(t *vectors.HostTool) { t.Stream = stream })).err("InvalidPolicy")),
+		reg(meta{"zero calls, attempts, input bytes or output bytes are InvalidPolicy, checked before the duplicate name", []string{"Registration"}, []string{"RUN-011", "RUN-012"}}, []string{"remote"},
+			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.MaxCalls = 0 })).err("InvalidPolicy"),
+			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.MaxAttempts = 0 })).err("InvalidPolicy"),
+			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.MaxInputBytes = 0 })).err("InvalidPolicy"),
+			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.MaxOutputBytes = 0 })).err("InvalidPolicy"),
+			registerS(extTool("remote")).err("Duplicate")),
+		reg(meta{"a stream policy with a zero limit or a per-chunk limit above the aggregate is InvalidPolicy; a failed registration leaves the name free", []string{"Registration"}, []string{"RUN-012", "RUN-018"}}, []string{"local"},
+			registerS(withTool(extTool("feed"), func(t *vectors.HostTool) {
+				t.Stream = &vectors.HostStream{MaxChunks: 0, MaxChunkBytes: 8, MaxTotalBytes: 12, MaxEmittedBytes: 10}
+			})).err("InvalidPolicy"),
+			registerS(withTool(extTool("feed"), func(t *vectors.HostTool) {
+				t.Stream = &vectors.HostStream{MaxChunks: 3, MaxChunkBytes: 13, MaxTotalBytes: 12, MaxEmittedBytes: 10}
+			})).err("InvalidPolicy"),
+			registerS(withTool(extTool("feed"), func(t *vectors.HostTool) {
+				t.Stream = &vectors.HostStream{MaxChunks: 3, MaxChunkBytes: 12, MaxTotalBytes: 12, MaxEmittedBytes: 10}
+			})),
+			registerS(extTool("feed")).err("Duplicate")),
+		reg(meta{"a description over 4,096 bytes is InvalidMetadata before the duplicate name and after the policy; 4,096 bytes are accepted", []string{"Registration"}, []string{"RUN-011", "RUN-013", "RUN-018"}}, []string{"remote"},
+			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.Description = string(long) })).err("InvalidMetadata"),
+			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.Description, t.MaxCalls = string(long), 0 })).err("InvalidPolicy"),
+			registerS(withTool(extTool("notes"), func(t *vectors.HostTool) { t.Description = string(long[:4096]) }))),
+		reg(meta{"a schema on a text tool or a schema that is not an object is InvalidMetadata; a descriptive schema on a JSON tool is accepted", []string{"Registration"}, []string{"RUN-013", "RUN-016", "RUN-018"}}, []string{"local"},
+			registerS(withTool(extTool("plain"), func(t *vectors.HostTool) { t.MetadataSchema = `{"type":"object"}` })).err("InvalidMetadata"),
+			registerS(withTool(extTool("listed"), func(t *vectors.HostTool) { t.Format, t.MetadataSchema = "json", `[1]` })).err("InvalidMetadata"),
+			registerS(withTool(extTool("plain"), func(t *vectors.HostTool) { t.Format, t.MetadataSchema = "json", `{"type":"object"}` }))),
+		{hostCase: hostCase{meta: meta{"an invalid name and a duplicate name are reported before the catalog tool limit", []string{"Registration"}, []string{"RUN-011", "RUN-012", "RUN-014"}}, tools: []string{"local"},
+			steps: []hs{registerS(extTool("bad name")).err("InvalidName"), registerS(hpTool("local")).err("Duplicate"),
+				registerS(extTool("extra")).err("CatalogToolLimitExceeded"), registerS(hpTool("extra")).err("CatalogToolLimitExceeded")}}, maxTools: 1},
+		// Two descriptors of extTool with two-letter names serialize to a 335-byte catalog
+		// (166 bytes each, a comma and the brackets); a third would exceed it.
+		{hostCase: hostCase{meta: meta{"a catalog that reaches the byte limit exactly is accepted; one that would exceed it is refused, repeatedly", []string{"Registration"}, []string{"RUN-014", "RUN-017", "RUN-018"}}, tools: []string{},
+			steps: []hs{registerS(extTool("aa")), registerS(extTool("bb")), registerS(extTool("cc")).err("CatalogByteLimitExceeded"),
+				registerS(extTool("cc")).err("CatalogByteLimitExceeded"), registerS(extTool("aa")).err("Duplicate")}}, maxCatalogBytes: 335},
+		reg(meta{"while a lease is active every registration is ActiveCapabilityLease, before the policy checks; after deactivation registration works again", []string{"Registration", "Lease"}, []string{"RUN-011", "RUN-036"}}, []string{"local"},
+			issueLeaseS(grant("local", 1)), step(vectors.HostOpActivateLease),
+			registerS(withTool(hpTool("local"), func(t *vectors.HostTool) { t.Stream = stream })).err("ActiveCapabilityLease"),
+			registerS(extTool("later")).err("ActiveCapabilityLease"),
+			step(vectors.HostOpDeactivateLease),
+			registerS(withTool(hpTool("local"), func(t *vectors.HostTool) { t.Stream = stream })).err("InvalidPolicy"),
+			registerS(extTool("later"))),
+	}
+}
+
+func auditRingRows() []hostRow {
+	row := func(m meta, steps ...hs) hostRow {
+		return hostRow{hostCase: hostCase{meta: m, tools: []string{"local"}, steps: steps}}
+	}
+	return []hostRow{
+		row(meta{"a full ring evicts its oldest record and counts it; export refuses cursor 0, an evicted cursor and one past the next sequence", []string{"AuditRing"}, []string{"RUN-153", "RUN-154", "RUN-152"}},
+			auditCapS(2, 0),
+			startS("local", "a", 1).st("host_pump"), startS("local", "b", 2).st("host_pump"), startS("local", "c", 3).st("host_pump"),
+			// Record 1 is evicted as soon as record 3 is written.
+			pumpS(5).settles(okSettle(1, false, "echo:a"), okSettle(2, false, "echo:b"), okSettle(3, false, "echo:c")).au(allowedEcho(2, 1), allowedEcho(3, 2)),
+			exportRefusedS(0, "InvalidCursor", 0, 1),
+			exportRefusedS(1, "Evicted", 2, 1),
+			exportS(2, 4, 1, allowedEcho(2, 1), allowedEcho(3, 2)),
+			exportS(3, 4, 1, allowedEcho(3, 2)),
+			exportS(4, 4, 1),
+			exportRefusedS(5, "Ahead", 4, 1)),
+		row(meta{"shrinking the capacity evicts at once; growing it keeps the retained records", []string{"AuditRing"}, []string{"RUN-153", "RUN-154"}},
+			startS("local", "a", 1).st("host_pump"), startS("local", "b", 2).st("host_pump"), startS("local", "c", 3).st("host_pump"),
+			pumpS(5).settles(okSettle(1, false, "echo:a"), okSettle(2, false, "echo:b"), okSettle(3, false, "echo:c")).au(allowedEcho(1, 0), allowedEcho(2, 1), allowedEcho(3, 2)),
+			auditCapS(1, 2),
+			exportS(3, 4, 2, allowedEcho(3, 2)),
+			exportRefusedS(2, "Evicted", 3, 2),
+			auditCapS(8192, 2),
+			startS("local", "d", 4).st("host_pump"),
+			pumpS(5).settles(okSettle(4, false, "echo:d")).au(allowedEcho(4, 3)),
+			exportS(3, 5, 2, allowedEcho(3, 2), allowedEcho(4, 3))),
+		row(meta{"a capacity of 0 or above 8,192 is refused; clearing empties the ring, resets the dropped count and moves the first cursor to the next sequence", []string{"AuditRing"}, []string{"RUN-153", "RUN-154", "RUN-152"}},
+			auditCapS(0, 0).err("InvalidAuditCapacity"),
+			auditCapS(8193, 0).err("InvalidAuditCapacity"),
+			auditCapS(1, 0),
+			startS("local", "a", 1).st("host_pump"), startS("local", "b", 2).st("host_pump"),
+			pumpS(5).settles(okSettle(1, false, "echo:a"), okSettle(2, false, "echo:b")).au(allowedEcho(2, 1)),
+			exportS(2, 3, 1, allowedEcho(2, 1)),
+			clearAuditS(),
+			exportS(3, 3, 0),
+			exportRefusedS(2, "Evicted", 3, 0),
+			startS("local", "c", 3).st("host_pump"),
+			pumpS(5).settles(okSettle(3, false, "echo:c")).au(allowedEcho(3, 2)),
+			exportS(3, 4, 0, allowedEcho(3, 2))),
+	}
+}
+
+func leaseRows() []hostRow {
+	row := func(m meta, tools []string, steps ...hs) hostRow {
+		return hostRow{hostCase: hostCase{meta: m, tools: tools, steps: steps}}
+	}
+	return []hostRow{
+		row(meta{"under an active lease a tool outside it is denied and the lease's call budget is enforced; only admitted calls count; deactivation lifts it", []string{"Lease", "Reservation"}, []string{"RUN-035", "RUN-030", "RUN-033", "RUN-004"}}, []string{"remote", "timed"},
+			issueLeaseS(grant("remote", 2)), step(vectors.HostOpActivateLease),
+			startDenied("timed", "x", "Denied", "timed is not granted by the active capability lease").au(ev(1, 0, "timed", 1, 0, "denied")),
+			startS("remote", "a", 2).st("queued"), startS("remote", "b", 3).st("queued"),
+			startDenied("remote", "c", "Denied", "remote exhausted its capability lease call budget of 2").au(ev(2, 3, "remote", 1, 0, "denied")),
+			step(vectors.HostOpDeactivateLease),
+			startS("remote", "d", 5).st("queued"),
+			claimNextS(invOf(2, "remote", "a", 1, 1, 1)),
+			claimNextS(invOf(3, "remote", "b", 2, 1, 2)),
+			claimNextS(invOf(5, "remote", "d", 3, 1, 4))),
+		row(meta{"a reservation denied before the lease check does not count against the lease, and the policy's call budget is checked before the lease's", []string{"Lease", "Reservation"}, []string{"RUN-035", "RUN-031"}}, []string{"once"},
+			issueLeaseS(grant("once", 1)), step(vectors.HostOpActivateLease),
+			startDenied("once", "toolong", "Denied", "once input exceeds 4 bytes").au(ev(1, 0, "once", 7, 0, "denied")),
+			startS("once", "ab", 2).st("queued"),
+			startDenied("once", "ab", "Denied", "once exhausted its 1 call budget").au(ev(2, 2, "once", 2, 0, "denied"))),
+		row(meta{"a lease is issued only for registered tools, each once, with a call limit between 1 and the policy's, and only while no lease is active", []string{"Lease"}, []string{"RUN-036"}}, []string{"once", "remote"},
+			issueLeaseS(grant("nope", 1)).err("UnknownTool"),
+			issueLeaseS(grant("remote", 1), grant("remote", 1)).err("DuplicateTool"),
+			issueLeaseS(grant("remote", 0)).err("ZeroCallLimit"),
+			issueLeaseS(grant("once", 2)).err("CallLimitExceedsPolicy"),
+			issueLeaseS(grant("once", 1), grant("remote", 10)),
+			step(vectors.HostOpActivateLease),
+			issueLeaseS(grant("remote", 1)).err("LeaseAlreadyActive")),
+		row(meta{"a lease issued before the catalog changed cannot be activated; one issued afterwards can", []string{"Lease", "Registration"}, []string{"RUN-036", "RUN-035"}}, []string{"remote"},
+			issueLeaseS(grant("remote", 1)),
+			registerS(extTool("extra")),
+			step(vectors.HostOpActivateLease).err("CatalogChanged"),
+			issueLeaseS(grant("remote", 1)),
+			step(vectors.HostOpActivateLease),
+			startDenied("extra", "x", "Denied", "extra is not granted by the active capability lease").au(ev(1, 0, "extra", 1, 0, "denied"))),
+	}
+}

@@ -96,15 +96,18 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 	if err != nil {
 		return nil, fmt.Errorf("nonce: %v", err)
 	}
-	rt, err := host.New(host.Config{MaxPendingTools: t.Config.MaxPendingTools, Clock: clock, SessionNonce: &nonce, SessionID: t.Config.SessionID})
+	rt, err := host.New(host.Config{MaxPendingTools: t.Config.MaxPendingTools, MaxTools: t.Config.MaxTools,
+		MaxCatalogBytes: t.Config.MaxCatalogBytes, Clock: clock, SessionNonce: &nonce, SessionID: t.Config.SessionID})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %v", err)
 	}
+	advance := func(d time.Duration) { now = now.Add(d) }
 	for _, tool := range t.Tools {
-		if err := registerHostTool(rt, tool, func(d time.Duration) { now = now.Add(d) }); err != nil {
+		if err := registerHostTool(rt, tool, advance); err != nil {
 			return nil, fmt.Errorf("register %s: %v", tool.Name, err)
 		}
 	}
+	var lease *host.Lease
 	cursor := uint64(1)
 	out := make([]vectors.HostExpect, len(t.Steps))
 	for i, s := range t.Steps {
@@ -241,22 +244,69 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 					e.Settlements = []vectors.HostSettlement{settlementOf(rec.Settlement)}
 				}
 			}
+		case vectors.HostOpRegister:
+			if s.Register == nil {
+				return nil, fmt.Errorf("step %d: register without a tool", i+1)
+			}
+			setRegistrationErr(&e, registerHostTool(rt, *s.Register, advance))
+		case vectors.HostOpIssueLease:
+			grants := make([]host.LeaseGrant, len(s.Lease))
+			for j, g := range s.Lease {
+				grants[j] = host.LeaseGrant{Name: g.Tool, MaxCalls: g.MaxCalls}
+			}
+			l, err := rt.IssueLease(grants, nil)
+			if err != nil {
+				setLeaseErr(&e, err)
+			} else {
+				lease = l
+			}
+		case vectors.HostOpActivateLease:
+			if lease == nil {
+				return nil, fmt.Errorf("step %d: no lease was issued", i+1)
+			}
+			setLeaseErr(&e, rt.ActivateLease(lease))
+		case vectors.HostOpDeactivateLease:
+			rt.DeactivateLease()
+		case vectors.HostOpSetAuditCapacity, vectors.HostOpClearAudit:
+			if s.Op == vectors.HostOpClearAudit {
+				rt.ClearAudit()
+			} else if err := rt.SetMaxAuditEvents(s.Limit); err != nil {
+				e.Error = "InvalidAuditCapacity"
+			}
+			dropped := rt.DroppedAuditEvents()
+			e.Dropped = &dropped
+		case vectors.HostOpExportAudit:
+			batch, err := rt.AuditSince(s.Cursor)
+			var ce *host.AuditCursorError
+			switch {
+			case errors.As(err, &ce):
+				e.Error = auditCursorKindNames[ce.Kind]
+				if ce.Kind != host.ErrAuditInvalidCursor {
+					available := ce.Available
+					e.Available = &available
+				}
+			case err != nil:
+				e.Error = "Unclassified"
+			default:
+				e.Exported = auditEventsOf(batch.Events)
+				next := batch.Next
+				e.Next = &next
+			}
+			dropped := rt.DroppedAuditEvents()
+			e.Dropped = &dropped
 		default:
 			return nil, fmt.Errorf("step %d: unknown op %q", i+1, s.Op)
 		}
-		batch, err := rt.AuditSince(cursor)
-		if err != nil {
-			return nil, fmt.Errorf("step %d: audit: %v", i+1, err)
-		}
-		cursor = batch.Next
-		for _, ev := range batch.Events {
-			a := vectors.HostAuditEvent{EventSequence: ev.EventSequence, Sequence: ev.Sequence, Tool: ev.Tool,
-				InputBytes: ev.InputBytes, OutputBytes: ev.OutputBytes, Outcome: ev.Outcome.String()}
-			if ev.RetryClass != 0 {
-				a.RetryClass = ev.RetryClass.String()
+		// The records the step appended that are still retained: an eviction may already
+		// have removed some of them.
+		var fresh []host.AuditEvent
+		for _, ev := range rt.Audit() {
+			if ev.EventSequence >= cursor {
+				fresh = append(fresh, ev)
+				cursor = ev.EventSequence + 1
 			}
-			e.Audit = append(e.Audit, a)
 		}
+		e.Audit = auditEventsOf(fresh)
 		if id != 0 {
 			if info, ok := rt.Operation(id); ok {
 				e.State = info.State.String()
@@ -336,18 +386,26 @@ func registerHostTool(rt *host.Runtime, t vectors.HostTool, advance func(time.Du
 		}
 		contract = &c
 	}
+	meta := host.Metadata{Description: t.Description}
+	if t.MetadataSchema != "" {
+		v, err := canonjson.ParseValue([]byte(t.MetadataSchema), canonjson.Preserve)
+		if err != nil {
+			return err
+		}
+		meta.InputSchema = &v
+	}
 	switch t.Kind {
 	case "external":
 		if contract != nil {
-			return rt.RegisterValidatedExternalJSONTool(p, host.Metadata{}, *contract)
+			return rt.RegisterValidatedExternalJSONTool(p, meta, *contract)
 		}
-		return rt.RegisterExternalTool(p, host.Metadata{})
+		return rt.RegisterExternalTool(p, meta)
 	case "host_pump":
 		if contract != nil {
 			return errors.New("contracts on host-pump tools are not used by these vectors")
 		}
 		handler := t.Handler
-		return rt.RegisterTool(p, host.Metadata{}, func(req host.ToolRequest) (string, error) {
+		return rt.RegisterTool(p, meta, func(req host.ToolRequest) (string, error) {
 			advance(time.Duration(t.HandlerAdvanceMillis) * time.Millisecond)
 			if handler == "fail" {
 				return "", host.Failed(hostHandlerFailure)
@@ -356,6 +414,63 @@ func registerHostTool(rt *host.Runtime, t vectors.HostTool, advance func(time.Du
 		})
 	}
 	return fmt.Errorf("unknown tool kind %q", t.Kind)
+}
+
+// auditCursorKindNames are the vector names of the export cursor refusals (RUN-154).
+var auditCursorKindNames = map[host.AuditCursorErrorKind]string{
+	host.ErrAuditInvalidCursor: "InvalidCursor",
+	host.ErrAuditCursorEvicted: "Evicted",
+	host.ErrAuditCursorAhead:   "Ahead",
+}
+
+// leaseKindNames are the vector names of the lease refusals (RUN-036).
+var leaseKindNames = map[host.LeaseErrorKind]string{
+	host.ErrLeaseUnknownTool:            "UnknownTool",
+	host.ErrLeaseDuplicateTool:          "DuplicateTool",
+	host.ErrLeaseZeroCallLimit:          "ZeroCallLimit",
+	host.ErrLeaseCallLimitExceedsPolicy: "CallLimitExceedsPolicy",
+	host.ErrLeaseRuntimeMismatch:        "RuntimeMismatch",
+	host.ErrLeaseCatalogChanged:         "CatalogChanged",
+	host.ErrLeaseAlreadyActive:          "LeaseAlreadyActive",
+}
+
+func auditEventsOf(events []host.AuditEvent) []vectors.HostAuditEvent {
+	var out []vectors.HostAuditEvent
+	for _, ev := range events {
+		a := vectors.HostAuditEvent{EventSequence: ev.EventSequence, Sequence: ev.Sequence, Tool: ev.Tool,
+			InputBytes: ev.InputBytes, OutputBytes: ev.OutputBytes, Outcome: ev.Outcome.String()}
+		if ev.RetryClass != 0 {
+			a.RetryClass = ev.RetryClass.String()
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func setRegistrationErr(e *vectors.HostExpect, err error) {
+	if err == nil {
+		return
+	}
+	var re *host.RegistrationError
+	if errors.As(err, &re) {
+		e.Error = re.Kind.String()
+		return
+	}
+	e.Error = "Unclassified"
+}
+
+func setLeaseErr(e *vectors.HostExpect, err error) {
+	if err == nil {
+		return
+	}
+	var le *host.LeaseError
+	if errors.As(err, &le) {
+		if name, ok := leaseKindNames[le.Kind]; ok {
+			e.Error = name
+			return
+		}
+	}
+	e.Error = "Unclassified"
 }
 
 func deref(s *string) string {

@@ -9,13 +9,14 @@ import (
 )
 
 // TestHostScenarioReplayDetectsChanges checks that the host scenario replay notices a changed
-// expectation: an idempotency key, an audit record and an error kind.
+// expectation: an idempotency key, an audit record, an error kind, an audit export and a
+// registration error kind.
 func TestHostScenarioReplayDetectsChanges(t *testing.T) {
 	f, err := vectors.HostScenarioFile()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keyed, audited, refused *vectors.HostScenarioTest
+	var keyed, audited, refused, exported, registered *vectors.HostScenarioTest
 	for i := range f.TestGroups[0].Tests {
 		tc := &f.TestGroups[0].Tests[i]
 		if len(replay.CheckHostScenario(tc)) != 0 {
@@ -29,11 +30,15 @@ func TestHostScenarioReplayDetectsChanges(t *testing.T) {
 				audited = tc
 			case refused == nil && s.Expect.Error == "NotClaimed":
 				refused = tc
+			case exported == nil && len(s.Expect.Exported) > 0:
+				exported = tc
+			case registered == nil && s.Expect.Error == "InvalidPolicy":
+				registered = tc
 			}
 		}
 	}
-	if keyed == nil || audited == nil || refused == nil {
-		t.Fatal("the file lacks a keyed, an audited or a refused step")
+	if keyed == nil || audited == nil || refused == nil || exported == nil || registered == nil {
+		t.Fatal("the file lacks a keyed, an audited, a refused, an exporting or a registering step")
 	}
 	mutate := func(tc *vectors.HostScenarioTest, change func(*vectors.HostExpect) bool) {
 		t.Helper()
@@ -72,6 +77,20 @@ func TestHostScenarioReplayDetectsChanges(t *testing.T) {
 			return false
 		}
 		e.Error = "NotExternal"
+		return true
+	})
+	mutate(exported, func(e *vectors.HostExpect) bool {
+		if len(e.Exported) == 0 {
+			return false
+		}
+		e.Exported = e.Exported[1:]
+		return true
+	})
+	mutate(registered, func(e *vectors.HostExpect) bool {
+		if e.Error != "InvalidPolicy" {
+			return false
+		}
+		e.Error = "Duplicate"
 		return true
 	})
 }
