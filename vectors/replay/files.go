@@ -28,20 +28,18 @@ func replayCanonicalJSON(fsys fs.FS, fr *fileRun) error {
 	if err := vectorfmt.Load(fsys, vectorfmt.CanonicalJSONFile, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.TestGroups {
+	return replayGroups(fr, doc.TestGroups, func(g *vectorfmt.CanonicalJSONGroup) ([]vectorfmt.CanonicalJSONTest, func(*vectorfmt.CanonicalJSONTest) (*vectorfmt.Case, []string), error) {
 		mode, err := canonjson.ParseMode(g.Mode)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if g.Type != vectorfmt.CanonicalValueType && g.Type != vectorfmt.CanonicalPayloadType {
-			return fmt.Errorf("unknown group type %q", g.Type)
+			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
-		for i := range g.Tests {
-			t := &g.Tests[i]
-			fr.done(&t.Case, checkCanonical(g.Type, mode, t))
-		}
-	}
-	return nil
+		return g.Tests, func(t *vectorfmt.CanonicalJSONTest) (*vectorfmt.Case, []string) {
+			return &t.Case, checkCanonical(g.Type, mode, t)
+		}, nil
+	})
 }
 
 func checkCanonical(typ string, mode canonjson.Mode, t *vectorfmt.CanonicalJSONTest) []string {
@@ -53,11 +51,8 @@ func checkCanonical(typ string, mode canonjson.Mode, t *vectorfmt.CanonicalJSONT
 	if err == nil && typ == vectorfmt.CanonicalPayloadType {
 		_, err = protocol.JSONPayload(v).ValidateFor(protocol.FormatJSON)
 	}
-	if t.Result == vectorfmt.Invalid {
-		return expectError(&t.Case, err)
-	}
-	if err != nil {
-		return unexpected(err)
+	if p, done := judge(&t.Case, err); done {
+		return p
 	}
 	return compare("output", textOf(t.Output), string(v.JSON()))
 }
@@ -67,17 +62,15 @@ func replayMessages(fsys fs.FS, fr *fileRun) error {
 	if err := vectorfmt.Load(fsys, vectorfmt.MessagesFile, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.TestGroups {
+	return replayGroups(fr, doc.TestGroups, func(g *vectorfmt.MessageGroup) ([]vectorfmt.MessageTest, func(*vectorfmt.MessageTest) (*vectorfmt.Case, []string), error) {
 		mode, err := canonjson.ParseMode(g.Mode)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		for i := range g.Tests {
-			t := &g.Tests[i]
-			fr.done(&t.Case, checkMessage(mode, t))
-		}
-	}
-	return nil
+		return g.Tests, func(t *vectorfmt.MessageTest) (*vectorfmt.Case, []string) {
+			return &t.Case, checkMessage(mode, t)
+		}, nil
+	})
 }
 
 func checkMessage(mode canonjson.Mode, t *vectorfmt.MessageTest) []string {
@@ -86,11 +79,8 @@ func checkMessage(mode canonjson.Mode, t *vectorfmt.MessageTest) []string {
 		return []string{err.Error()}
 	}
 	m, err := protocol.DecodeMessage(in, mode)
-	if t.Result == vectorfmt.Invalid {
-		return expectError(&t.Case, err)
-	}
-	if err != nil {
-		return unexpected(err)
+	if p, done := judge(&t.Case, err); done {
+		return p
 	}
 	p := compare("output", textOf(t.Output), string(m.AppendJSON(nil)))
 	p = append(p, compare("message_type", t.MessageType, string(m.Type()))...)
@@ -141,17 +131,15 @@ func replayFramesSeal(fsys fs.FS, fr *fileRun) error {
 	if err := vectorfmt.Load(fsys, vectorfmt.FramesSealFile, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.TestGroups {
+	return replayGroups(fr, doc.TestGroups, func(g *vectorfmt.FrameSealGroup) ([]vectorfmt.SealTest, func(*vectorfmt.SealTest) (*vectorfmt.Case, []string), error) {
 		mode, err := canonjson.ParseMode(g.Mode)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		for i := range g.Tests {
-			t := &g.Tests[i]
-			fr.done(&t.Case, checkSeal(&g, mode, t))
-		}
-	}
-	return nil
+		return g.Tests, func(t *vectorfmt.SealTest) (*vectorfmt.Case, []string) {
+			return &t.Case, checkSeal(g, mode, t)
+		}, nil
+	})
 }
 
 func checkSeal(g *vectorfmt.FrameSealGroup, mode canonjson.Mode, t *vectorfmt.SealTest) []string {
@@ -175,16 +163,8 @@ func checkSeal(g *vectorfmt.FrameSealGroup, mode canonjson.Mode, t *vectorfmt.Se
 		if err == nil {
 			f, line, err = a.Seal(m)
 		}
-		if want.Error != "" {
-			if err == nil {
-				problems = append(problems, fmt.Sprintf("%s: expected error %s, got a frame", step, want.Error))
-			} else if got := ErrorKindName(err); got != want.Error {
-				problems = append(problems, fmt.Sprintf("%s: expected error %s, got %s (%v)", step, want.Error, got, err))
-			}
-			continue
-		}
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: expected success, got %s (%v)", step, ErrorKindName(err), err))
+		if want.Error != "" || err != nil {
+			problems = append(problems, stepOutcome(step, want.Error, "got a frame", err)...)
 			continue
 		}
 		if f.Sequence != want.Sequence {
@@ -202,17 +182,15 @@ func replayFramesOpen(fsys fs.FS, fr *fileRun) error {
 	if err := vectorfmt.Load(fsys, vectorfmt.FramesOpenFile, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.TestGroups {
+	return replayGroups(fr, doc.TestGroups, func(g *vectorfmt.FrameOpenGroup) ([]vectorfmt.OpenTest, func(*vectorfmt.OpenTest) (*vectorfmt.Case, []string), error) {
 		mode, err := canonjson.ParseMode(g.Mode)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		for i := range g.Tests {
-			t := &g.Tests[i]
-			fr.done(&t.Case, checkOpen(&g, mode, t))
-		}
-	}
-	return nil
+		return g.Tests, func(t *vectorfmt.OpenTest) (*vectorfmt.Case, []string) {
+			return &t.Case, checkOpen(g, mode, t)
+		}, nil
+	})
 }
 
 func checkOpen(g *vectorfmt.FrameOpenGroup, mode canonjson.Mode, t *vectorfmt.OpenTest) []string {
@@ -247,16 +225,8 @@ func checkOpen(g *vectorfmt.FrameOpenGroup, mode canonjson.Mode, t *vectorfmt.Op
 		errs = append(errs, want.Error)
 		step := fmt.Sprintf("line %d", i+1)
 		f, err := a.Open(line)
-		if want.Error != "" {
-			if err == nil {
-				problems = append(problems, fmt.Sprintf("%s: expected error %s, the frame opened", step, want.Error))
-			} else if got := ErrorKindName(err); got != want.Error {
-				problems = append(problems, fmt.Sprintf("%s: expected error %s, got %s (%v)", step, want.Error, got, err))
-			}
-			continue
-		}
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: expected success, got %s (%v)", step, ErrorKindName(err), err))
+		if want.Error != "" || err != nil {
+			problems = append(problems, stepOutcome(step, want.Error, "the frame opened", err)...)
 			continue
 		}
 		if f.Sequence != want.Sequence {
@@ -273,20 +243,20 @@ func replayBootstrap(fsys fs.FS, fr *fileRun) error {
 	if err := vectorfmt.Load(fsys, vectorfmt.BootstrapFile, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.TestGroups {
-		for i := range g.Tests {
-			t := &g.Tests[i]
-			switch g.Type {
-			case vectorfmt.BootstrapReadType:
-				fr.done(&t.Case, checkBootstrapRead(t))
-			case vectorfmt.BootstrapWriteType:
-				fr.done(&t.Case, checkBootstrapWrite(t))
-			default:
-				return fmt.Errorf("unknown group type %q", g.Type)
-			}
+	return replayGroups(fr, doc.TestGroups, func(g *vectorfmt.BootstrapGroup) ([]vectorfmt.BootstrapTest, func(*vectorfmt.BootstrapTest) (*vectorfmt.Case, []string), error) {
+		var check func(*vectorfmt.BootstrapTest) []string
+		switch g.Type {
+		case vectorfmt.BootstrapReadType:
+			check = checkBootstrapRead
+		case vectorfmt.BootstrapWriteType:
+			check = checkBootstrapWrite
+		default:
+			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
-	}
-	return nil
+		return g.Tests, func(t *vectorfmt.BootstrapTest) (*vectorfmt.Case, []string) {
+			return &t.Case, check(t)
+		}, nil
+	})
 }
 
 func str(p *string) string {
@@ -363,24 +333,22 @@ func replayManifests(fsys fs.FS, fr *fileRun) error {
 	if err := vectorfmt.Load(fsys, vectorfmt.ManifestsFile, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.TestGroups {
-		for i := range g.Tests {
-			t := &g.Tests[i]
-			m, err := protocol.DecodeManifest([]byte(textOf(t.Input)))
-			if err == nil {
-				err = m.Validate()
-			}
-			switch {
-			case t.Result == vectorfmt.Invalid:
-				fr.done(&t.Case, expectError(&t.Case, err))
-			case err != nil:
-				fr.done(&t.Case, unexpected(err))
-			default:
-				fr.done(&t.Case, compare("output", textOf(t.Output), string(m.AppendJSON(nil))))
-			}
-		}
+	return replayGroups(fr, doc.TestGroups, func(g *vectorfmt.ManifestGroup) ([]vectorfmt.ManifestTest, func(*vectorfmt.ManifestTest) (*vectorfmt.Case, []string), error) {
+		return g.Tests, func(t *vectorfmt.ManifestTest) (*vectorfmt.Case, []string) {
+			return &t.Case, checkManifest(t)
+		}, nil
+	})
+}
+
+func checkManifest(t *vectorfmt.ManifestTest) []string {
+	m, err := protocol.DecodeManifest([]byte(textOf(t.Input)))
+	if err == nil {
+		err = m.Validate()
 	}
-	return nil
+	if p, done := judge(&t.Case, err); done {
+		return p
+	}
+	return compare("output", textOf(t.Output), string(m.AppendJSON(nil)))
 }
 
 func replayAttenuation(fsys fs.FS, fr *fileRun) error {
@@ -388,30 +356,28 @@ func replayAttenuation(fsys fs.FS, fr *fileRun) error {
 	if err := vectorfmt.Load(fsys, vectorfmt.AttenuationFile, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.TestGroups {
-		for i := range g.Tests {
-			t := &g.Tests[i]
-			var out []byte
-			var err error
-			switch g.Type {
-			case vectorfmt.GrantAttenuateType:
-				out, err = attenuateGrant([]byte(textOf(t.Grant)), []byte(textOf(t.Attenuation)))
-			case vectorfmt.ManifestAttenuateType:
-				out, err = attenuateManifest([]byte(textOf(t.Manifest)), []byte(textOf(t.Attenuation)))
-			default:
-				return fmt.Errorf("unknown group type %q", g.Type)
+	return replayGroups(fr, doc.TestGroups, func(g *vectorfmt.AttenuationGroup) ([]vectorfmt.AttenuationTest, func(*vectorfmt.AttenuationTest) (*vectorfmt.Case, []string), error) {
+		var attenuate func(t *vectorfmt.AttenuationTest) ([]byte, error)
+		switch g.Type {
+		case vectorfmt.GrantAttenuateType:
+			attenuate = func(t *vectorfmt.AttenuationTest) ([]byte, error) {
+				return attenuateGrant([]byte(textOf(t.Grant)), []byte(textOf(t.Attenuation)))
 			}
-			switch {
-			case t.Result == vectorfmt.Invalid:
-				fr.done(&t.Case, expectError(&t.Case, err))
-			case err != nil:
-				fr.done(&t.Case, unexpected(err))
-			default:
-				fr.done(&t.Case, compare("output", textOf(t.Output), string(out)))
+		case vectorfmt.ManifestAttenuateType:
+			attenuate = func(t *vectorfmt.AttenuationTest) ([]byte, error) {
+				return attenuateManifest([]byte(textOf(t.Manifest)), []byte(textOf(t.Attenuation)))
 			}
+		default:
+			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
-	}
-	return nil
+		return g.Tests, func(t *vectorfmt.AttenuationTest) (*vectorfmt.Case, []string) {
+			out, err := attenuate(t)
+			if p, done := judge(&t.Case, err); done {
+				return &t.Case, p
+			}
+			return &t.Case, compare("output", textOf(t.Output), string(out))
+		}, nil
+	})
 }
 
 func attenuateGrant(grant, att []byte) ([]byte, error) {
@@ -451,24 +417,24 @@ func replayFingerprints(fsys fs.FS, fr *fileRun) error {
 	if err := vectorfmt.Load(fsys, vectorfmt.FingerprintsFile, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.TestGroups {
-		for i := range g.Tests {
-			t := &g.Tests[i]
-			switch g.Type {
-			case vectorfmt.CanonicalInputType:
-				mode, err := canonjson.ParseMode(g.Mode)
-				if err != nil {
-					return err
-				}
-				fr.done(&t.Case, checkCanonicalInput(mode, t))
-			case vectorfmt.GrantFingerprintType:
-				fr.done(&t.Case, checkGrantFingerprint(t))
-			default:
-				return fmt.Errorf("unknown group type %q", g.Type)
+	return replayGroups(fr, doc.TestGroups, func(g *vectorfmt.FingerprintGroup) ([]vectorfmt.FingerprintTest, func(*vectorfmt.FingerprintTest) (*vectorfmt.Case, []string), error) {
+		var check func(*vectorfmt.FingerprintTest) []string
+		switch g.Type {
+		case vectorfmt.CanonicalInputType:
+			mode, err := canonjson.ParseMode(g.Mode)
+			if err != nil {
+				return nil, nil, err
 			}
+			check = func(t *vectorfmt.FingerprintTest) []string { return checkCanonicalInput(mode, t) }
+		case vectorfmt.GrantFingerprintType:
+			check = checkGrantFingerprint
+		default:
+			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
-	}
-	return nil
+		return g.Tests, func(t *vectorfmt.FingerprintTest) (*vectorfmt.Case, []string) {
+			return &t.Case, check(t)
+		}, nil
+	})
 }
 
 func checkCanonicalInput(mode canonjson.Mode, t *vectorfmt.FingerprintTest) []string {
@@ -481,11 +447,8 @@ func checkCanonicalInput(mode canonjson.Mode, t *vectorfmt.FingerprintTest) []st
 	if err == nil {
 		fp, err = protocol.OperationInputFingerprint(p)
 	}
-	if t.Result == vectorfmt.Invalid {
-		return expectError(&t.Case, err)
-	}
-	if err != nil {
-		return unexpected(err)
+	if p, done := judge(&t.Case, err); done {
+		return p
 	}
 	return append(compare("canonical_hex", str(t.CanonicalHex), hex.EncodeToString(b)), compare("fingerprint", str(t.Fingerprint), fp)...)
 }
@@ -496,11 +459,8 @@ func checkGrantFingerprint(t *vectorfmt.FingerprintTest) []string {
 	if err == nil {
 		fp, err = g.CompensationFingerprint()
 	}
-	if t.Result == vectorfmt.Invalid {
-		return expectError(&t.Case, err)
-	}
-	if err != nil {
-		return unexpected(err)
+	if p, done := judge(&t.Case, err); done {
+		return p
 	}
 	return compare("fingerprint", str(t.Fingerprint), fp)
 }

@@ -22,14 +22,11 @@ func replayHostScenarios(fsys fs.FS, fr *fileRun) error {
 	if err := vectorfmt.Load(fsys, vectors.HostScenariosFile, &f); err != nil {
 		return err
 	}
-	for gi := range f.TestGroups {
-		g := &f.TestGroups[gi]
-		for ti := range g.Tests {
-			t := &g.Tests[ti]
-			fr.done(&t.Case, CheckHostScenario(t))
-		}
-	}
-	return nil
+	return replayGroups(fr, f.TestGroups, func(g *vectors.HostScenarioGroup) ([]vectors.HostScenarioTest, func(*vectors.HostScenarioTest) (*vectorfmt.Case, []string), error) {
+		return g.Tests, func(t *vectors.HostScenarioTest) (*vectorfmt.Case, []string) {
+			return &t.Case, CheckHostScenario(t)
+		}, nil
+	})
 }
 
 // CheckHostScenario runs one host scenario against impl/host and returns every difference

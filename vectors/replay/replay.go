@@ -179,13 +179,62 @@ func WrappedKindName(err error) string {
 	return ""
 }
 
+// replayGroups replays every test of every group of a vector file, in file order. setup
+// prepares one group (its number mode, its type) and returns the group's tests and the check
+// that judges one of them; an error from setup is a problem with the file and stops the
+// replay.
+func replayGroups[G, T any](fr *fileRun, groups []G, setup func(g *G) ([]T, func(t *T) (*vectorfmt.Case, []string), error)) error {
+	for gi := range groups {
+		tests, check, err := setup(&groups[gi])
+		if err != nil {
+			return err
+		}
+		for ti := range tests {
+			fr.done(check(&tests[ti]))
+		}
+	}
+	return nil
+}
+
+// judge settles a single-outcome test from the error of the operation under test: it
+// reports done when the test is decided (an invalid test, or a valid test whose operation
+// failed) along with its problems; otherwise the caller compares the outputs.
+func judge(c *vectorfmt.Case, err error) (problems []string, done bool) {
+	if c.Result == vectorfmt.Invalid {
+		return expectError(c, err), true
+	}
+	if err != nil {
+		return unexpected(err), true
+	}
+	return nil, false
+}
+
 // expectError compares an error (or its absence) with a test's declared error kind.
 func expectError(c *vectorfmt.Case, err error) []string {
 	if err == nil {
 		return []string{fmt.Sprintf("expected error %s, got success", c.Error)}
 	}
-	if got := ErrorKindName(err); got != c.Error {
-		return []string{fmt.Sprintf("expected error %s, got %s (%v)", c.Error, got, err)}
+	return wrongKind("", c.Error, err)
+}
+
+// stepOutcome compares a step's error (or its absence) with the expected kind, "" meaning
+// success; onSuccess describes a successful step in the message for a missing error.
+func stepOutcome(step, want, onSuccess string, err error) []string {
+	switch {
+	case want == "" && err != nil:
+		return []string{step + ": " + unexpected(err)[0]}
+	case want != "" && err == nil:
+		return []string{fmt.Sprintf("%s: expected error %s, %s", step, want, onSuccess)}
+	case want != "":
+		return wrongKind(step+": ", want, err)
+	}
+	return nil
+}
+
+// wrongKind reports a non-nil error whose kind is not want, prefixing the message.
+func wrongKind(prefix, want string, err error) []string {
+	if got := ErrorKindName(err); got != want {
+		return []string{fmt.Sprintf("%sexpected error %s, got %s (%v)", prefix, want, got, err)}
 	}
 	return nil
 }

@@ -77,37 +77,27 @@ func authorizerStep(a *authorizer.SessionAuthorizer, op, body string, target any
 		}
 		return a.AuthorizeCancellation(msg.Request, t)
 	case protocol.ResultMessage:
-		t, ok := target.(authorizer.AuthorizedInvocation)
-		if !ok {
-			return nil, errNoToken
-		}
-		return nil, a.ValidateResult(t, msg.Result)
+		return nil, validateFor(target, msg.Result, a.ValidateResult)
 	case protocol.CancellationResultMessage:
-		t, ok := target.(authorizer.AuthorizedWorkerCancellation)
-		if !ok {
-			return nil, errNoToken
-		}
-		return nil, a.ValidateCancellationResult(t, msg.Result)
+		return nil, validateFor(target, msg.Result, a.ValidateCancellationResult)
 	case protocol.OperationResultMessage:
-		t, ok := target.(authorizer.AuthorizedOperationInvocation)
-		if !ok {
-			return nil, errNoToken
-		}
-		return nil, a.ValidateOperationResult(t, msg.Result)
+		return nil, validateFor(target, msg.Result, a.ValidateOperationResult)
 	case protocol.ReconciledOperationMessage:
-		t, ok := target.(authorizer.AuthorizedOperationReconciliation)
-		if !ok {
-			return nil, errNoToken
-		}
-		return nil, a.ValidateReconciliationResult(t, msg.Result)
+		return nil, validateFor(target, msg.Result, a.ValidateReconciliationResult)
 	case protocol.CompensationResultMessage:
-		t, ok := target.(authorizer.AuthorizedOperationCompensation)
-		if !ok {
-			return nil, errNoToken
-		}
-		return nil, a.ValidateCompensationResult(t, msg.Result)
+		return nil, validateFor(target, msg.Result, a.ValidateCompensationResult)
 	}
 	return nil, fmt.Errorf("operation %q has no body structure", op)
+}
+
+// validateFor validates a result against the token issued by the target step, which must be
+// of the kind the validation needs.
+func validateFor[Token, Result any](target any, result Result, validate func(Token, Result) error) error {
+	t, ok := target.(Token)
+	if !ok {
+		return errNoToken
+	}
+	return validate(t, result)
 }
 
 func replayAuthorizer(fsys fs.FS, fr *fileRun) error {
@@ -115,20 +105,18 @@ func replayAuthorizer(fsys fs.FS, fr *fileRun) error {
 	if err := vectorfmt.Load(fsys, vectorfmt.AuthorizerFile, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.TestGroups {
+	return replayGroups(fr, doc.TestGroups, func(g *vectorfmt.AuthorizerGroup) ([]vectorfmt.AuthorizerTest, func(*vectorfmt.AuthorizerTest) (*vectorfmt.Case, []string), error) {
 		if g.Type != vectorfmt.AuthorizerSequenceType {
-			return fmt.Errorf("unknown group type %q", g.Type)
+			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
 		mode, err := canonjson.ParseMode(g.Mode)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		for i := range g.Tests {
-			t := &g.Tests[i]
-			fr.done(&t.Case, checkAuthorizer(mode, t))
-		}
-	}
-	return nil
+		return g.Tests, func(t *vectorfmt.AuthorizerTest) (*vectorfmt.Case, []string) {
+			return &t.Case, checkAuthorizer(mode, t)
+		}, nil
+	})
 }
 
 func checkAuthorizer(mode canonjson.Mode, t *vectorfmt.AuthorizerTest) []string {
@@ -172,7 +160,7 @@ func checkAuthorizer(mode canonjson.Mode, t *vectorfmt.AuthorizerTest) []string 
 			if r == 1 {
 				tokens[i] = tok
 			}
-			if p := stepOutcome(step, s.Error, err); p != nil {
+			if p := stepOutcome(step, s.Error, "got success", err); p != nil {
 				if s.Repeat > 0 {
 					p[0] += fmt.Sprintf(" (repetition %d)", r)
 				}
@@ -184,42 +172,29 @@ func checkAuthorizer(mode canonjson.Mode, t *vectorfmt.AuthorizerTest) []string 
 	return append(problems, stepErrors(&t.Case, errs)...)
 }
 
-// stepOutcome compares a step's error (or its absence) with the expected kind.
-func stepOutcome(step, want string, err error) []string {
-	switch {
-	case want == "" && err != nil:
-		return []string{fmt.Sprintf("%s: expected success, got %s (%v)", step, ErrorKindName(err), err)}
-	case want != "" && err == nil:
-		return []string{fmt.Sprintf("%s: expected error %s, got success", step, want)}
-	case want != "" && ErrorKindName(err) != want:
-		return []string{fmt.Sprintf("%s: expected error %s, got %s (%v)", step, want, ErrorKindName(err), err)}
-	}
-	return nil
-}
-
 func replayJournal(fsys fs.FS, fr *fileRun) error {
 	var doc vectorfmt.Journal
 	if err := vectorfmt.Load(fsys, vectorfmt.JournalFile, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.TestGroups {
+	return replayGroups(fr, doc.TestGroups, func(g *vectorfmt.JournalGroup) ([]vectorfmt.JournalTest, func(*vectorfmt.JournalTest) (*vectorfmt.Case, []string), error) {
 		mode, err := canonjson.ParseMode(g.Mode)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		for i := range g.Tests {
-			t := &g.Tests[i]
-			switch g.Type {
-			case vectorfmt.JournalTransitionType:
-				fr.done(&t.Case, checkJournalTransition(g.SessionID, mode, t))
-			case vectorfmt.JournalLoadType:
-				fr.done(&t.Case, checkJournalLoad(mode, t))
-			default:
-				return fmt.Errorf("unknown group type %q", g.Type)
-			}
+		var check func(*vectorfmt.JournalTest) []string
+		switch g.Type {
+		case vectorfmt.JournalTransitionType:
+			check = func(t *vectorfmt.JournalTest) []string { return checkJournalTransition(g.SessionID, mode, t) }
+		case vectorfmt.JournalLoadType:
+			check = func(t *vectorfmt.JournalTest) []string { return checkJournalLoad(mode, t) }
+		default:
+			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
-	}
-	return nil
+		return g.Tests, func(t *vectorfmt.JournalTest) (*vectorfmt.Case, []string) {
+			return &t.Case, check(t)
+		}, nil
+	})
 }
 
 func journalText(j *journal.Journal) string {
@@ -249,7 +224,7 @@ func checkJournalTransition(session string, mode canonjson.Mode, t *vectorfmt.Jo
 		errs = append(errs, s.Error)
 		step := fmt.Sprintf("step %d (%s)", i, s.Op)
 		adm, state, err := journalStep(j, session, t.Manifest, &s, mode)
-		if p := stepOutcome(step, s.Error, err); p != nil {
+		if p := stepOutcome(step, s.Error, "got success", err); p != nil {
 			problems = append(problems, p...)
 		} else if err == nil {
 			problems = append(problems, compare(step+" admission", s.Admission, adm)...)
@@ -346,11 +321,8 @@ func checkJournalLoad(mode canonjson.Mode, t *vectorfmt.JournalTest) []string {
 	if err == nil {
 		out, err = j.ToJSON()
 	}
-	if t.Result == vectorfmt.Invalid {
-		return expectError(&t.Case, err)
-	}
-	if err != nil {
-		return unexpected(err)
+	if p, done := judge(&t.Case, err); done {
+		return p
 	}
 	problems := compare("output", textOf(t.Output), string(out))
 	// Round trip (JRN-023): the output loads to an equal journal and is written identically.
@@ -369,20 +341,20 @@ func replayStorage(fsys fs.FS, fr *fileRun) error {
 	if err := vectorfmt.Load(fsys, vectorfmt.StorageFile, &doc); err != nil {
 		return err
 	}
-	for _, g := range doc.TestGroups {
-		for i := range g.Tests {
-			t := &g.Tests[i]
-			switch g.Type {
-			case vectorfmt.StorageSealType:
-				fr.done(&t.Case, checkStorageSeal(t))
-			case vectorfmt.StorageOpenType:
-				fr.done(&t.Case, checkStorageOpen(t))
-			default:
-				return fmt.Errorf("unknown group type %q", g.Type)
-			}
+	return replayGroups(fr, doc.TestGroups, func(g *vectorfmt.StorageGroup) ([]vectorfmt.StorageTest, func(*vectorfmt.StorageTest) (*vectorfmt.Case, []string), error) {
+		var check func(*vectorfmt.StorageTest) []string
+		switch g.Type {
+		case vectorfmt.StorageSealType:
+			check = checkStorageSeal
+		case vectorfmt.StorageOpenType:
+			check = checkStorageOpen
+		default:
+			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
-	}
-	return nil
+		return g.Tests, func(t *vectorfmt.StorageTest) (*vectorfmt.Case, []string) {
+			return &t.Case, check(t)
+		}, nil
+	})
 }
 
 func storageKey(keyHex string) (storage.Key, error) {
@@ -407,11 +379,8 @@ func checkStorageSeal(t *vectorfmt.StorageTest) []string {
 	}
 	rk := storage.RecordKey{Namespace: t.Namespace, Name: t.Name}
 	env, err := storage.SealEnvelope(key, storage.KeyID(t.KeyID), rk, *t.Revision, payload)
-	if t.Result == vectorfmt.Invalid {
-		return expectError(&t.Case, err)
-	}
-	if err != nil {
-		return unexpected(err)
+	if p, done := judge(&t.Case, err); done {
+		return p
 	}
 	tag := storage.RecordTag(key, rk, storage.FormatVersion, storage.KeyID(t.KeyID), *t.Revision, payload)
 	return append(compare("envelope", textOf(t.Envelope), string(env)), compare("tag", t.Tag, hex.EncodeToString(tag[:]))...)
@@ -471,11 +440,8 @@ func checkStorageOpen(t *vectorfmt.StorageTest) []string {
 	}
 	backend := fixedBackend{storage.Snapshot{Record: &storage.StoredRecord{Revision: *t.RecordRevision, Bytes: envelope}, RevisionFloor: *t.RevisionFloor}}
 	rec, err := storage.NewAuthenticatedStore(backend, ring).Load(context.Background(), storage.RecordKey{Namespace: t.Namespace, Name: t.Name})
-	if t.Result == vectorfmt.Invalid {
-		return expectError(&t.Case, err)
-	}
-	if err != nil {
-		return unexpected(err)
+	if p, done := judge(&t.Case, err); done {
+		return p
 	}
 	if rec == nil {
 		return []string{"expected a record, got none"}
