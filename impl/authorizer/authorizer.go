@@ -332,13 +332,7 @@ func (a *SessionAuthorizer) AuthorizeCompensation(req protocol.OperationCompensa
 // cancellation id and marks the target as having a cancellation requested (AUZ-015). At most
 // one cancellation is ever authorized per target.
 func (a *SessionAuthorizer) AuthorizeCancellation(req protocol.WorkerCancellationRequest, target AuthorizedInvocation) (AuthorizedWorkerCancellation, error) {
-	if err := a.checkProvenance(target.issuer); err != nil {
-		return AuthorizedWorkerCancellation{}, err
-	}
-	if err := req.Validate(); err != nil {
-		return AuthorizedWorkerCancellation{}, err
-	}
-	if err := a.checkSession(req.SessionID); err != nil {
+	if err := a.checkResponse(target.issuer, req.Validate, req.SessionID); err != nil {
 		return AuthorizedWorkerCancellation{}, err
 	}
 	t := target.invocation
@@ -362,13 +356,7 @@ func (a *SessionAuthorizer) AuthorizeCancellation(req protocol.WorkerCancellatio
 // ValidateResult checks an ordinary result against its authorized invocation and marks the
 // request completed (AUZ-021).
 func (a *SessionAuthorizer) ValidateResult(auth AuthorizedInvocation, res protocol.ToolResult) error {
-	if err := a.checkProvenance(auth.issuer); err != nil {
-		return err
-	}
-	if err := res.ValidateHeader(); err != nil {
-		return err
-	}
-	if err := a.checkSession(res.SessionID); err != nil {
+	if err := a.checkResponse(auth.issuer, res.ValidateHeader, res.SessionID); err != nil {
 		return err
 	}
 	if want := auth.invocation.RequestID; res.RequestID != want {
@@ -391,13 +379,7 @@ func (a *SessionAuthorizer) ValidateResult(auth AuthorizedInvocation, res protoc
 // the outcome rule (AUZ-018, AUZ-019), then marks the cancellation id completed. An accepted
 // acknowledged outcome marks the target cancelled.
 func (a *SessionAuthorizer) ValidateCancellationResult(auth AuthorizedWorkerCancellation, res protocol.WorkerCancellationResult) error {
-	if err := a.checkProvenance(auth.issuer); err != nil {
-		return err
-	}
-	if err := res.Validate(); err != nil {
-		return err
-	}
-	if err := a.checkSession(res.SessionID); err != nil {
+	if err := a.checkResponse(auth.issuer, res.Validate, res.SessionID); err != nil {
 		return err
 	}
 	if !res.MatchesRequest(auth.request) {
@@ -428,10 +410,29 @@ func (a *SessionAuthorizer) ValidateCancellationResult(auth AuthorizedWorkerCanc
 	return nil
 }
 
-// finishOperationResult runs the checks shared by the three operation-result validators after
-// the match check: duplicate result, then the status against the grant; then it marks the
-// request completed.
-func (a *SessionAuthorizer) finishOperationResult(requestID string, s protocol.OperationStatus, g protocol.CapabilityGrant) error {
+// checkResponse runs the checks every response validation starts with, in the reference's
+// order: the token's provenance, the message's own validation, then its session.
+func (a *SessionAuthorizer) checkResponse(id *issuer, validate func() error, session string) error {
+	if err := a.checkProvenance(id); err != nil {
+		return err
+	}
+	if err := validate(); err != nil {
+		return err
+	}
+	return a.checkSession(session)
+}
+
+// checkOperationResult is the shared sequence of the three operation-result validators:
+// checkResponse, then the validator's own match against its authorized request (a mismatch
+// fails with the given kind), then the duplicate-result check and the status against the grant;
+// on success it marks the request completed.
+func (a *SessionAuthorizer) checkOperationResult(id *issuer, validate func() error, session string, matches func() bool, mismatch protocol.ErrorKind, requestID string, s protocol.OperationStatus, g protocol.CapabilityGrant) error {
+	if err := a.checkResponse(id, validate, session); err != nil {
+		return err
+	}
+	if !matches() {
+		return &protocol.Error{Kind: mismatch}
+	}
 	if a.has(a.completed, requestID) {
 		return &protocol.Error{Kind: protocol.ErrDuplicateResult, Value: requestID}
 	}
@@ -444,51 +445,21 @@ func (a *SessionAuthorizer) finishOperationResult(requestID string, s protocol.O
 
 // ValidateOperationResult checks the status reported for a durable dispatch (AUZ-022).
 func (a *SessionAuthorizer) ValidateOperationResult(auth AuthorizedOperationInvocation, res protocol.OperationReconcileResult) error {
-	if err := a.checkProvenance(auth.issuer); err != nil {
-		return err
-	}
-	if err := res.Validate(); err != nil {
-		return err
-	}
-	if err := a.checkSession(res.SessionID); err != nil {
-		return err
-	}
-	if !res.MatchesDispatch(auth.request) {
-		return &protocol.Error{Kind: protocol.ErrOperationResultMismatch}
-	}
-	return a.finishOperationResult(res.RequestID, res.Status, auth.grant)
+	return a.checkOperationResult(auth.issuer, res.Validate, res.SessionID,
+		func() bool { return res.MatchesDispatch(auth.request) }, protocol.ErrOperationResultMismatch,
+		res.RequestID, res.Status, auth.grant)
 }
 
 // ValidateReconciliationResult checks the status reported for a reconciliation (AUZ-022).
 func (a *SessionAuthorizer) ValidateReconciliationResult(auth AuthorizedOperationReconciliation, res protocol.OperationReconcileResult) error {
-	if err := a.checkProvenance(auth.issuer); err != nil {
-		return err
-	}
-	if err := res.Validate(); err != nil {
-		return err
-	}
-	if err := a.checkSession(res.SessionID); err != nil {
-		return err
-	}
-	if !res.MatchesRequest(auth.request) {
-		return &protocol.Error{Kind: protocol.ErrOperationResultMismatch}
-	}
-	return a.finishOperationResult(res.RequestID, res.Status, auth.grant)
+	return a.checkOperationResult(auth.issuer, res.Validate, res.SessionID,
+		func() bool { return res.MatchesRequest(auth.request) }, protocol.ErrOperationResultMismatch,
+		res.RequestID, res.Status, auth.grant)
 }
 
 // ValidateCompensationResult checks the status reported for a compensation (AUZ-022).
 func (a *SessionAuthorizer) ValidateCompensationResult(auth AuthorizedOperationCompensation, res protocol.OperationCompensationResult) error {
-	if err := a.checkProvenance(auth.issuer); err != nil {
-		return err
-	}
-	if err := res.Validate(); err != nil {
-		return err
-	}
-	if err := a.checkSession(res.SessionID); err != nil {
-		return err
-	}
-	if !res.MatchesRequest(auth.request) {
-		return &protocol.Error{Kind: protocol.ErrCompensationResultMismatch}
-	}
-	return a.finishOperationResult(res.RequestID, res.Status, auth.grant)
+	return a.checkOperationResult(auth.issuer, res.Validate, res.SessionID,
+		func() bool { return res.MatchesRequest(auth.request) }, protocol.ErrCompensationResultMismatch,
+		res.RequestID, res.Status, auth.grant)
 }
