@@ -62,11 +62,21 @@ func objectValue(ents []Entry) Value {
 // str returns the string of a KindString value or the text of a numText number.
 func (v Value) str() string { return unsafe.String((*byte)(v.ptr), int(v.bits)) }
 
-// elems returns the elements of a KindArray value.
-func (v Value) elems() []Value { return unsafe.Slice((*Value)(v.ptr), int(v.bits)) }
+// elems returns the elements of a KindArray value, building a deferred one first.
+func (v Value) elems() []Value {
+	if v.num == numDeferred {
+		v = v.materialized()
+	}
+	return unsafe.Slice((*Value)(v.ptr), int(v.bits))
+}
 
-// ents returns the entries of a KindObject value.
-func (v Value) ents() []Entry { return unsafe.Slice((*Entry)(v.ptr), int(v.bits)) }
+// ents returns the entries of a KindObject value, building a deferred one first.
+func (v Value) ents() []Entry {
+	if v.num == numDeferred {
+		v = v.materialized()
+	}
+	return unsafe.Slice((*Entry)(v.ptr), int(v.bits))
+}
 
 // Entry is one key/value pair of an object Value.
 type Entry struct {

@@ -11,6 +11,9 @@ import (
 // serde_json's layout, and Preserve-mode number text verbatim. It allocates only to grow
 // dst.
 func (v Value) AppendJSON(dst []byte) []byte {
+	if d := v.deferred(); d != nil {
+		return append(dst, d.text...) // verified canonical when it was read
+	}
 	switch v.kind {
 	case KindBool:
 		if v.b {

@@ -1,0 +1,64 @@
+package canonjson
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// A deferred Value is an array or object whose canonical text was verified when it was
+// read but whose elements or entries are not built until something asks for them. It lets a
+// receiver authenticate and forward a large payload without materializing it: its canonical
+// encoding is its text, and its nesting depth was measured while it was verified.
+//
+// The Value holds kind KindArray or KindObject, num numDeferred and ptr pointing at a
+// deferredDoc; elems and ents build the tree on first use (safely from several goroutines).
+
+// numDeferred marks a container Value whose ptr is a *deferredDoc.
+const numDeferred numRepr = 0xff
+
+// deferredDoc is the shared state of a deferred Value.
+type deferredDoc struct {
+	text  string // the canonical encoding, as verified under mode
+	mode  Mode
+	depth int // depth of the value under the payload depth rule (see Depth)
+	once  sync.Once
+	built Value
+}
+
+// deferredValue returns a deferred Value of kind k over the canonical text.
+func deferredValue(k Kind, text string, mode Mode, depth int) Value {
+	d := &deferredDoc{text: text, mode: mode, depth: depth}
+	return Value{kind: k, num: numDeferred, ptr: unsafe.Pointer(d)}
+}
+
+// deferred returns v's deferredDoc, or nil when v is not deferred.
+func (v Value) deferred() *deferredDoc {
+	if v.num != numDeferred || (v.kind != KindArray && v.kind != KindObject) {
+		return nil
+	}
+	return (*deferredDoc)(v.ptr)
+}
+
+// materialized returns v with a deferred container built; other values are returned as
+// they are.
+func (v Value) materialized() Value {
+	d := v.deferred()
+	if d == nil {
+		return v
+	}
+	d.once.Do(d.build)
+	return d.built
+}
+
+// build parses the verified text. It cannot fail on text the verifier accepted; if it did
+// (a bug), the failure is reported loudly rather than turned into a different value.
+func (d *deferredDoc) build() {
+	p := parser{data: unsafe.Slice(unsafe.StringData(d.text), len(d.text)), text: d.text}
+	n, err := p.document()
+	if err == nil {
+		d.built, err = fromNode(n, d.mode, 0)
+	}
+	if err != nil {
+		panic("canonjson: verified canonical text failed to parse: " + err.Error())
+	}
+}
