@@ -1,6 +1,7 @@
 package canonjson
 
 import (
+	"fmt"
 	"sync"
 	"unsafe"
 )
@@ -62,3 +63,55 @@ func (d *deferredDoc) build() {
 		panic("canonjson: verified canonical text failed to parse: " + err.Error())
 	}
 }
+
+// deferred converts a NodeRaw: into a deferred Value when its text was verified in the
+// converter's mode, and otherwise by expanding and converting it like any other subtree.
+func (c *converter) deferred(n *Node, depth int) (Value, error) {
+	k := KindObject
+	if n.RawContainerKind() == NodeArray {
+		k = KindArray
+	}
+	if n.rawMode == c.mode {
+		return deferredValue(k, n.Text, c.mode, int(n.rawDepth)), nil
+	}
+	e := Expand(n)
+	if e.Kind == NodeRaw {
+		return Value{}, fmt.Errorf("%w: raw node does not parse", ErrInvalidNode)
+	}
+	return c.convert(e, depth)
+}
+
+// WithinDepth reports whether v respects the depth rule with limit max: v itself is at
+// depth 1, each array element and object member value one deeper, scalars included, and
+// nothing may be deeper than max. A deferred value answers from the depth measured when
+// its text was verified, without being built.
+func (v Value) WithinDepth(max int) bool { return v.withinDepth(1, max) }
+
+func (v Value) withinDepth(depth, max int) bool {
+	if depth > max {
+		return false
+	}
+	if d := v.deferred(); d != nil {
+		return depth-1+d.depth <= max
+	}
+	switch v.kind {
+	case KindArray:
+		for _, e := range v.elems() {
+			if !e.withinDepth(depth+1, max) {
+				return false
+			}
+		}
+	case KindObject:
+		for _, e := range v.ents() {
+			if !e.Value.withinDepth(depth+1, max) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// IsDeferred reports whether v is a container read as verified canonical text (see
+// [Parser.ParseDeferring]), whose elements or entries are built on first use. It exists
+// for tests and benchmarks: a deferred Value behaves exactly like a built one.
+func (v Value) IsDeferred() bool { return v.deferred() != nil }

@@ -25,7 +25,7 @@ func (k NodeKind) String() string {
 	return "invalid"
 }
 
-var kindNames = [...]string{"null", "bool", "number", "string", "array", "object"}
+var kindNames = [...]string{"null", "bool", "number", "string", "array", "object", "raw"}
 
 // Node is one JSON value of a syntax tree as it appears in the document: members in
 // document order with duplicates kept, strings decoded, number tokens kept raw.
@@ -40,6 +40,10 @@ type Node struct {
 	Elems []*Node
 	// Members are the members of a NodeObject in document order, duplicates kept.
 	Members []Member
+	// rawDepth and rawMode describe a NodeRaw: the depth its verifier measured and the
+	// number mode its text is canonical in.
+	rawDepth int32
+	rawMode  Mode
 }
 
 // Member is one key/value pair of an object node.
@@ -138,6 +142,12 @@ type parser struct {
 	// container's slice is taken once, at its exact size, when it closes.
 	elemStack   []*Node
 	memberStack []Member
+	// deferKey, deferMode and deferBudget drive ParseDeferring: the member name whose
+	// canonical container values become NodeRaw nodes, the mode they must be canonical in,
+	// and how many more bytes failed verifications may read.
+	deferKey    string
+	deferMode   Mode
+	deferBudget int
 }
 
 func (p *parser) document() (*Node, error) {
@@ -328,9 +338,14 @@ func (p *parser) object() (*Node, error) {
 		if p.mode == Preserve && len(p.memberStack) == base && key == privateNumberKey {
 			return p.privateNumber(n)
 		}
-		val, err := p.value()
-		if err != nil {
-			return nil, err
+		var val *Node
+		if p.deferKey != "" && key == p.deferKey {
+			val = p.tryDefer()
+		}
+		if val == nil {
+			if val, err = p.value(); err != nil {
+				return nil, err
+			}
 		}
 		p.memberStack = append(p.memberStack, Member{Key: key, Value: val})
 		p.skipSpace()

@@ -332,6 +332,8 @@ func (c *converter) convert(n *Node, depth int) (Value, error) {
 		return String(n.Text), nil
 	case NodeNumber:
 		return treeNumber(n.Text, c.mode)
+	case NodeRaw:
+		return c.deferred(n, depth)
 	case NodeArray, NodeObject:
 		if depth+1 >= recursionLimit {
 			return Value{}, &SyntaxError{Offset: -1, Reason: "recursion limit exceeded", cause: ErrRecursionLimit}

@@ -147,6 +147,12 @@ func checkLossyNumbers(n *canonjson.Node) error {
 	if n == nil {
 		return nil
 	}
+	if n.Kind == canonjson.NodeRaw {
+		if _, err := canonjson.FromNode(n, canonjson.Lossy); err == nil {
+			return nil // verified canonical in Lossy, so every number converts
+		}
+		n = canonjson.Expand(n)
+	}
 	switch n.Kind {
 	case canonjson.NodeNumber:
 		if _, err := canonjson.NumberToken(n.Text, canonjson.Lossy); err != nil {
@@ -173,7 +179,7 @@ func describe(n *canonjson.Node) string {
 	if n == nil {
 		return "nothing"
 	}
-	switch n.Kind {
+	switch n.RawContainerKind() {
 	case canonjson.NodeNull:
 		return "null"
 	case canonjson.NodeBool:
@@ -231,6 +237,7 @@ func Value(n *canonjson.Node, c Context) (canonjson.Value, error) {
 // Seq calls each for every element of a JSON array, in order, and prefixes errors with the
 // element index. Anything but an array is an error.
 func Seq(n *canonjson.Node, each func(i int, e *canonjson.Node) error) error {
+	n = canonjson.Expand(n)
 	if n == nil || n.Kind != canonjson.NodeArray {
 		return invalidType(n, "a sequence")
 	}
@@ -246,6 +253,7 @@ func Seq(n *canonjson.Node, each func(i int, e *canonjson.Node) error) error {
 // and prefixes errors with the key. Anything but an object is an error. A BTreeMap keeps
 // the last of repeated keys, which callers get by overwriting.
 func Map(n *canonjson.Node, each func(key string, v *canonjson.Node) error) error {
+	n = canonjson.Expand(n)
 	if n == nil || n.Kind != canonjson.NodeObject {
 		return invalidType(n, "a map")
 	}

@@ -31,6 +31,7 @@ func Identifier(n *canonjson.Node, c Context, variants []string) (int, error) {
 	if n == nil {
 		return 0, invalidType(n, "variant identifier")
 	}
+	n = canonjson.Expand(n)
 	switch n.Kind {
 	case canonjson.NodeString:
 		if i := variantIndex(n.Text, variants); i >= 0 {
@@ -75,6 +76,7 @@ func UnitEnum(n *canonjson.Node, c Context, variants []string) (int, error) {
 	if n == nil {
 		return 0, invalidType(n, "string or map")
 	}
+	n = canonjson.Expand(n)
 	switch n.Kind {
 	case canonjson.NodeString:
 		if i := variantIndex(n.Text, variants); i >= 0 {
@@ -90,7 +92,7 @@ func UnitEnum(n *canonjson.Node, c Context, variants []string) (int, error) {
 		if i < 0 {
 			return 0, unknownVariant(m.Key, variants)
 		}
-		v := m.Value
+		v := canonjson.Expand(m.Value)
 		if v.Kind == canonjson.NodeNull || (c.Buffered && v.Kind == canonjson.NodeObject && len(v.Members) == 0) {
 			return i, nil
 		}
@@ -124,6 +126,7 @@ func (t *Tagged) Split(n *canonjson.Node, c Context) (variant int, body *canonjs
 	if n == nil {
 		return 0, nil, c, invalidType(n, "internally tagged enum "+t.Name)
 	}
+	n = canonjson.Expand(n)
 	switch n.Kind {
 	case canonjson.NodeObject:
 		found := false
@@ -201,6 +204,7 @@ func (a *Adjacent) Split(n *canonjson.Node, c Context) (variant int, content *ca
 	if n == nil {
 		return 0, nil, c, invalidType(n, "adjacently tagged enum "+a.Name)
 	}
+	n = canonjson.Expand(n)
 	switch n.Kind {
 	case canonjson.NodeObject:
 		tagSeen, contentFirst := false, false

@@ -48,6 +48,7 @@ func (s *Struct) Decode(n *canonjson.Node, field FieldFunc) error {
 	if n == nil {
 		return invalidType(n, "struct "+s.Name)
 	}
+	n = canonjson.Expand(n)
 	switch n.Kind {
 	case canonjson.NodeObject:
 		return s.decodeObject(n, field)

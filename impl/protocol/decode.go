@@ -121,9 +121,20 @@ var parsers = sync.Pool{New: func() any { return new(canonjson.Parser) }}
 // parseDocument parses data with a pooled parser and turns a syntax error into a
 // Serialization error. On success the caller must hand the parser back with
 // releaseParser once it no longer uses the tree; the tree is invalid afterwards.
-func parseDocument(data []byte) (*canonjson.Node, *canonjson.Parser, error) {
+//
+// With a valid mode (the decoding process's number model), payload contents, the values of
+// "value" members, that are canonical in that mode are kept as their text (see
+// canonjson.Parser.ParseDeferring): the payload's canonical bytes are then the received
+// bytes, and its tree is built only if someone looks inside. mode 0 parses everything.
+func parseDocument(data []byte, mode canonjson.Mode) (*canonjson.Node, *canonjson.Parser, error) {
 	p := parsers.Get().(*canonjson.Parser)
-	n, err := p.Parse(data)
+	var n *canonjson.Node
+	var err error
+	if mode == 0 {
+		n, err = p.Parse(data)
+	} else {
+		n, err = p.ParseDeferring(data, payloadEnum.Content, mode)
+	}
 	if err != nil {
 		parsers.Put(p)
 		return nil, nil, serializationError(err)
@@ -145,7 +156,7 @@ func DecodeMessage(data []byte, mode canonjson.Mode) (Message, error) {
 	if len(data) > MaxWireFrameBytes {
 		return nil, sizeError(ErrWireFrameTooLarge, len(data), MaxWireFrameBytes)
 	}
-	n, p, err := parseDocument(data)
+	n, p, err := parseDocument(data, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +275,7 @@ func DecodeToolPayload(data []byte, mode canonjson.Mode) (ToolPayload, error) {
 	if err := checkMode(mode); err != nil {
 		return ToolPayload{}, err
 	}
-	n, parser, err := parseDocument(data)
+	n, parser, err := parseDocument(data, mode)
 	if err != nil {
 		return ToolPayload{}, err
 	}
@@ -274,7 +285,7 @@ func DecodeToolPayload(data []byte, mode canonjson.Mode) (ToolPayload, error) {
 }
 
 func decodeStandalone[T any](data []byte, decode func(*canonjson.Node, derive.Context) (T, error)) (T, error) {
-	n, p, err := parseDocument(data)
+	n, p, err := parseDocument(data, 0)
 	if err != nil {
 		var zero T
 		return zero, err

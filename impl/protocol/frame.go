@@ -71,7 +71,7 @@ func DecodeFrame(line []byte, mode canonjson.Mode) (Frame, error) {
 	if len(line) > MaxWireFrameBytes {
 		return Frame{}, sizeError(ErrWireFrameTooLarge, len(line), MaxWireFrameBytes)
 	}
-	n, p, err := parseDocument(line)
+	n, p, err := parseDocument(line, mode)
 	if err != nil {
 		return Frame{}, err
 	}

@@ -70,7 +70,7 @@ func (p ToolPayload) ValidateFor(expected EnvelopeFormat) (int, error) {
 	default:
 		return 0, kindError(ErrInvalidJsonEnvelope)
 	}
-	if !withinDepth(p.JSON, 1) {
+	if !p.JSON.WithinDepth(MaxJSONPayloadDepth) {
 		return 0, maximumError(ErrJsonPayloadTooDeep, MaxJSONPayloadDepth)
 	}
 	bp := scratchPool.Get().(*[]byte)
@@ -81,29 +81,6 @@ func (p ToolPayload) ValidateFor(expected EnvelopeFormat) (int, error) {
 		scratchPool.Put(bp)
 	}
 	return n, nil
-}
-
-// withinDepth applies the depth rule: the root is at depth 1, each array element and object
-// member value one deeper, scalars included; nothing may be deeper than MaxJSONPayloadDepth.
-func withinDepth(v canonjson.Value, depth int) bool {
-	if depth > MaxJSONPayloadDepth {
-		return false
-	}
-	switch v.Kind() {
-	case canonjson.KindArray:
-		for _, e := range v.Elems() {
-			if !withinDepth(e, depth+1) {
-				return false
-			}
-		}
-	case canonjson.KindObject:
-		for _, e := range v.Entries() {
-			if !withinDepth(e.Value, depth+1) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // CanonicalOperationInputBytes returns the bytes that identify an operation input: after
