@@ -3,6 +3,7 @@ package canonjson
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // PortableNumber reports whether token is a JSON number token that both modes write back
@@ -52,4 +53,236 @@ func CheckPortable(v Value) error {
 		}
 	}
 	return nil
+}
+
+// AppendJSONPortability appends v exactly as v.AppendJSON(dst) does and also reports the
+// first number token, in writing order, that is not a PortableNumber: allPortable is then
+// false and nonPortable is that token as written. It looks at number tokens only; unlike
+// CheckPortable it does not reject objects whose first key is
+// "$serde_json::private::Number". A caller that must both write v and vet its numbers
+// saves a second pass over v or over the written bytes.
+func AppendJSONPortability(dst []byte, v Value) (out []byte, nonPortable string, allPortable bool) {
+	var chk portabilityCheck
+	if d := v.deferred(); d != nil {
+		chk.text(d.text)
+		return append(dst, d.text...), chk.token, !chk.found
+	}
+	out = appendValue(dst, &v, &chk)
+	return out, chk.token, !chk.found
+}
+
+// portabilityCheck records the first non-portable number token a writer meets.
+type portabilityCheck struct {
+	found bool
+	token string
+}
+
+// number checks tok, the token just written for the number v.
+func (c *portabilityCheck) number(v *Value, tok []byte) {
+	if c.found {
+		return
+	}
+	switch v.num {
+	case numUint:
+		if v.bits < 1e19 {
+			return // a plain decimal integer below 10^19
+		}
+	case numInt:
+		if int64(v.bits) > -1e18 {
+			return // a negative integer of at most 18 digits
+		}
+	case numFloat:
+		if exactFloatToken(tok) {
+			return
+		}
+	default:
+		if plainPortableInteger(tok) || plainPortableDecimal(tok) {
+			return
+		}
+	}
+	if !PortableNumber(string(tok)) {
+		c.found, c.token = true, string(tok)
+	}
+}
+
+// text checks every number token of canonical compact JSON text.
+func (c *portabilityCheck) text(s string) {
+	if c.found {
+		return
+	}
+	if tok, ok := firstNonPortableToken(s); ok {
+		c.found, c.token = true, tok
+	}
+}
+
+// exactFloatToken is the fast path of the check of a token AppendFloat wrote: when the
+// token's digits, read as one integer the way the Lossy reader accumulates them, stay below
+// 2^53 and its decimal exponent (net of the fraction digits) is within ±22, the Lossy
+// reader computes one correctly rounded product or quotient of exact operands, which gives
+// back the written float, so the token is rewritten unchanged; Preserve keeps every token
+// with a point or an explicit exponent sign, which AppendFloat always writes. false means
+// only that the full check is needed.
+func exactFloatToken(tok []byte) bool {
+	i := 0
+	if len(tok) > 0 && tok[0] == '-' {
+		i = 1
+	}
+	var sig uint64
+	exp := 0
+	frac := false
+	for ; i < len(tok); i++ {
+		c := tok[i]
+		switch {
+		case isDigit(c):
+			sig = sig*10 + uint64(c-'0')
+			if sig >= 1<<53 {
+				return false
+			}
+			if frac {
+				exp--
+			}
+		case c == '.':
+			frac = true
+		case c == 'e':
+			e, err := strconv.Atoi(string(tok[i+1:]))
+			if err != nil {
+				return false
+			}
+			exp += e
+			i = len(tok)
+		default:
+			return false
+		}
+	}
+	return -22 <= exp && exp <= 22
+}
+
+// firstNonPortableToken returns the first number token of canonical compact JSON text that
+// is not a PortableNumber. Strings are skipped; everything else that starts with '-' or a
+// digit is a number token.
+func firstNonPortableToken(s string) (string, bool) {
+	for i := 0; i < len(s); {
+		switch c := s[i]; {
+		case c == '"':
+			i = skipStringLiteral(s, i)
+		case c == '-' || isDigit(c):
+			j := i + 1
+			for j < len(s) && isNumberByte(s[j]) {
+				j++
+			}
+			if tok := s[i:j]; !plainPortableInteger(tok) && !plainPortableDecimal(tok) && !PortableNumber(tok) {
+				return tok, true
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return "", false
+}
+
+// skipStringLiteral returns the index just past the string literal starting at s[i] == '"'.
+func skipStringLiteral(s string, i int) int {
+	i++
+	for {
+		q := strings.IndexByte(s[i:], '"')
+		if q < 0 {
+			return len(s)
+		}
+		end := i + q
+		backslashes := 0
+		for k := end - 1; k >= i && s[k] == '\\'; k-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return end + 1
+		}
+		i = end + 1
+	}
+}
+
+func isNumberByte(c byte) bool {
+	return isDigit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
+}
+
+// plainPortableInteger is a fast path of the portability check: a canonical decimal
+// integer that fits i64 (or u64 below 10^19) is portable in both modes.
+func plainPortableInteger[T string | []byte](tok T) bool {
+	digits := tok
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+		if len(digits) == 0 || digits[0] == '0' || len(digits) > 18 {
+			return false // "-0" is not portable; long negatives take the slow path
+		}
+	}
+	if len(digits) == 0 || len(digits) > 19 || len(digits) > 1 && digits[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if !isDigit(digits[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainPortableDecimal is a fast path of the portability check: a fixed-point token
+// -?INT.FRAC without exponent whose digits (INT without leading zeros, then FRAC) number at
+// most 15, whose FRAC has no trailing zero unless it is exactly "0", and whose first
+// significant digit is at most 5 places after the point. Preserve keeps such a token
+// verbatim; Lossy divides an exact integer below 10^15 by an exact power of ten, which is
+// correctly rounded, and the shortest digits of the result are the token's own digits
+// (distinct decimals of at most 15 significant digits are distinct doubles), which the
+// writer lays out in fixed notation as the token spells them.
+func plainPortableDecimal[T string | []byte](tok T) bool {
+	if len(tok) > 0 && tok[0] == '-' {
+		tok = tok[1:]
+	}
+	dot := -1
+	for i := 0; i < len(tok); i++ {
+		if tok[i] == '.' {
+			dot = i
+			break
+		}
+	}
+	if dot <= 0 || dot == len(tok)-1 {
+		return false
+	}
+	intPart, frac := tok[:dot], tok[dot+1:]
+	if len(intPart) > 1 && intPart[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(intPart); i++ {
+		if !isDigit(intPart[i]) {
+			return false
+		}
+	}
+	for i := 0; i < len(frac); i++ {
+		if !isDigit(frac[i]) {
+			return false
+		}
+	}
+	digits := len(frac)
+	if intPart[0] != '0' {
+		digits += len(intPart)
+	}
+	if digits > 15 {
+		return false
+	}
+	if len(frac) == 1 && frac[0] == '0' {
+		return true // I.0, including 0.0 and -0.0
+	}
+	if frac[len(frac)-1] == '0' {
+		return false // the writer drops trailing zeros
+	}
+	if intPart[0] == '0' {
+		lead := 0
+		for lead < len(frac) && frac[lead] == '0' {
+			lead++
+		}
+		if lead > 4 {
+			return false // 0.000001 and smaller are written in scientific notation
+		}
+	}
+	return true
 }

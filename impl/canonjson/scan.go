@@ -4,6 +4,8 @@ package canonjson
 // string holds verbatim; testing eight of them per step keeps both the reader and the
 // writer close to memory speed on such runs.
 
+import "math/bits"
+
 const (
 	lowBits  = 0x0101010101010101
 	highBits = 0x8080808080808080
@@ -26,14 +28,38 @@ func escapeMask(x uint64) uint64 {
 	return ((x - 0x20*lowBits) | (quote - lowBits) | (backslash - lowBits)) & ^x & highBits
 }
 
-// firstFlagged returns the index of the byte whose high bit is the lowest set bit of m.
-func firstFlagged(m uint64) int {
-	n := 0
-	for m&0x80 == 0 {
-		m >>= 8
-		n++
+// firstFlagged returns the index of the byte whose high bit is the lowest set bit of m,
+// which must not be zero.
+func firstFlagged(m uint64) int { return bits.TrailingZeros64(m) >> 3 }
+
+// load32 returns s[i:i+4] as a little-endian word.
+func load32(s string, i int) uint64 {
+	s = s[i : i+4]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
+}
+
+// plainASCII reports whether every byte of s is ASCII from 0x20 up, other than '"' and '\\',
+// so that its string literal is s between quotes. Strings shorter than a word are read
+// with overlapping loads, the last word of a longer one likewise.
+func plainASCII(s string) bool {
+	var x uint64
+	switch n := len(s); {
+	case n >= 8:
+		for i := 0; i+8 < n; i += 8 {
+			if w := load64(s, i); escapeMask(w)|w&highBits != 0 {
+				return false
+			}
+		}
+		x = load64(s, n-8)
+	case n >= 4:
+		x = load32(s, 0) | load32(s, n-4)<<32
+	case n > 0:
+		// Bytes 0, n/2 and n-1 cover all of s; the rest of the word is filled with 'a'.
+		x = uint64(s[0]) | uint64(s[n>>1])<<8 | uint64(s[n-1])<<16 | 0x6161616161<<24
+	default:
+		return true
 	}
-	return n
+	return escapeMask(x)|x&highBits == 0
 }
 
 // skipVerbatim returns the smallest j >= i such that s[j] is a control byte, '"' or '\\'

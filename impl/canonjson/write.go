@@ -2,8 +2,10 @@ package canonjson
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // AppendJSON appends the compact serde_json serialization of v to dst: no whitespace,
@@ -14,6 +16,15 @@ func (v Value) AppendJSON(dst []byte) []byte {
 	if d := v.deferred(); d != nil {
 		return append(dst, d.text...) // verified canonical when it was read
 	}
+	return appendValue(dst, &v, nil)
+}
+
+// JSON returns the compact serde_json serialization of v.
+func (v Value) JSON() []byte { return v.AppendJSON(nil) }
+
+// appendValue writes v as AppendJSON does. When chk is not nil it also records in chk the
+// first number token, in writing order, that is not a PortableNumber.
+func appendValue(dst []byte, v *Value, chk *portabilityCheck) []byte {
 	switch v.kind {
 	case KindBool:
 		if v.b {
@@ -21,29 +32,54 @@ func (v Value) AppendJSON(dst []byte) []byte {
 		}
 		return append(dst, "false"...)
 	case KindNumber:
-		return appendNumber(dst, v)
+		if chk == nil {
+			return appendNumber(dst, *v)
+		}
+		start := len(dst)
+		dst = appendNumber(dst, *v)
+		chk.number(v, dst[start:])
+		return dst
 	case KindString:
 		return AppendString(dst, v.str())
 	case KindArray:
+		if v.num == numDeferred {
+			return appendDeferred(dst, v, chk)
+		}
+		elems := unsafe.Slice((*Value)(v.ptr), int(v.bits))
+		if len(elems) == 0 {
+			return append(dst, '[', ']')
+		}
 		dst = append(dst, '[')
-		elems := v.elems()
 		for i := range elems {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = elems[i].AppendJSON(dst)
+			e := &elems[i]
+			if e.kind == KindString {
+				dst = AppendString(dst, e.str())
+			} else {
+				dst = appendValue(dst, e, chk)
+			}
 		}
 		return append(dst, ']')
 	case KindObject:
-		dst = append(dst, '{')
-		ents := v.ents()
+		if v.num == numDeferred {
+			return appendDeferred(dst, v, chk)
+		}
+		ents := unsafe.Slice((*Entry)(v.ptr), int(v.bits))
+		if len(ents) == 0 {
+			return append(dst, '{', '}')
+		}
+		sep := byte('{')
 		for i := range ents {
-			if i > 0 {
-				dst = append(dst, ',')
+			e := &ents[i]
+			dst = appendKey(dst, sep, e.Key)
+			sep = ','
+			if e.Value.kind == KindString {
+				dst = AppendString(dst, e.Value.str())
+			} else {
+				dst = appendValue(dst, &e.Value, chk)
 			}
-			dst = AppendString(dst, ents[i].Key)
-			dst = append(dst, ':')
-			dst = ents[i].Value.AppendJSON(dst)
 		}
 		return append(dst, '}')
 	default:
@@ -51,8 +87,14 @@ func (v Value) AppendJSON(dst []byte) []byte {
 	}
 }
 
-// JSON returns the compact serde_json serialization of v.
-func (v Value) JSON() []byte { return v.AppendJSON(nil) }
+// appendDeferred writes a deferred container: its verified canonical text.
+func appendDeferred(dst []byte, v *Value, chk *portabilityCheck) []byte {
+	d := (*deferredDoc)(v.ptr)
+	if chk != nil {
+		chk.text(d.text)
+	}
+	return append(dst, d.text...)
+}
 
 func appendNumber(dst []byte, v Value) []byte {
 	switch v.num {
@@ -85,8 +127,37 @@ const hexDigits = "0123456789abcdef"
 // lower-case hex); '/', DEL, '<', '>', '&', U+2028, U+2029 and all other text are written
 // raw. Invalid UTF-8 bytes, which a serde_json string cannot hold, are written as U+FFFD.
 func AppendString(dst []byte, s string) []byte {
+	if plainASCII(s) {
+		n := len(dst)
+		dst = slices.Grow(dst, len(s)+2)[:n+len(s)+2]
+		dst[n] = '"'
+		copy(dst[n+1:], s)
+		dst[len(dst)-1] = '"'
+		return dst
+	}
+	return appendEscapedString(dst, s)
+}
+
+// appendKey appends sep, then key as a string literal, then ':'.
+func appendKey(dst []byte, sep byte, key string) []byte {
+	if plainASCII(key) {
+		n := len(dst)
+		dst = slices.Grow(dst, len(key)+4)[:n+len(key)+4]
+		dst[n] = sep
+		dst[n+1] = '"'
+		copy(dst[n+2:], key)
+		dst[len(dst)-2] = '"'
+		dst[len(dst)-1] = ':'
+		return dst
+	}
+	dst = append(dst, sep)
+	return append(appendEscapedString(dst, key), ':')
+}
+
+// appendEscapedString is AppendString for a string that is not plainASCII.
+func appendEscapedString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	// The common case: printable ASCII without quotes or backslashes, copied in one go.
+	// The string often starts with a run of printable ASCII, copied in one go.
 	i := skipVerbatim(s, 0, true)
 	if i == len(s) {
 		dst = append(dst, s...)
@@ -153,10 +224,19 @@ func AppendFloat(dst []byte, f float64) []byte {
 		dst = append(dst, '-')
 		f = -f
 	}
+	var digits [24]byte
+	if r, p, ok := shortDecimal(f); ok {
+		// f is r / 10^p; r has at most 15 digits.
+		for r%10 == 0 {
+			r /= 10
+			p--
+		}
+		d := strconv.AppendUint(digits[:0], r, 10)
+		return appendFloatLayout(dst, d, len(d)-1-p)
+	}
 	// strconv gives d[.ddd]e±XX with the shortest round-trip digits.
 	var sci [32]byte
 	b := strconv.AppendFloat(sci[:0], f, 'e', -1, 64)
-	var digits [20]byte
 	n := 0
 	i := 0
 	for ; b[i] != 'e'; i++ {
@@ -174,7 +254,42 @@ func AppendFloat(dst []byte, f float64) []byte {
 	if negExp {
 		exp = -exp
 	}
-	d := digits[:n]
+	return appendFloatLayout(dst, digits[:n], exp)
+}
+
+// shortDecimal finds, for a finite f > 0, an integer r below 10^15 and a p in 0..22 such
+// that r / 10^p rounds to f, which means the decimal r·10^-p is f's shortest round-trip
+// digits: two different decimals of at most 15 significant digits never round to the same
+// double, and the shortest digits have no more digits than r. ok is false when the search
+// finds none (f may still have one), and the caller takes the general path.
+func shortDecimal(f float64) (r uint64, p int, ok bool) {
+	if f >= 1e15 || f < 1e-22 {
+		return 0, 0, false
+	}
+	for p = 0; p <= 22; p++ {
+		y := f * pow10[p]
+		if y >= 1e15 {
+			return 0, 0, false
+		}
+		ry := math.Floor(y + 0.5)
+		// If r / 10^p rounds to f, y = f·10^p is within about 2.3e-16·r of r: skip the
+		// division for every p where y is farther from an integer.
+		if ry == 0 || math.Abs(y-ry) > y*4e-16 {
+			continue
+		}
+		// ry and 10^p are exact, so the quotient is r / 10^p correctly rounded.
+		if ry/pow10[p] == f {
+			return uint64(ry), p, true
+		}
+	}
+	return 0, 0, false
+}
+
+// appendFloatLayout appends the positive number 0.d × 10^(exp+1), given its significant
+// digits d (no trailing zero unless d is a single digit) and decimal exponent exp, in the
+// layout AppendFloat documents.
+func appendFloatLayout(dst, d []byte, exp int) []byte {
+	n := len(d)
 	switch {
 	case exp < -5 || exp > 15:
 		dst = append(dst, d[0])
@@ -183,7 +298,7 @@ func AppendFloat(dst []byte, f float64) []byte {
 			dst = append(dst, d[1:]...)
 		}
 		dst = append(dst, 'e')
-		if negExp {
+		if exp < 0 {
 			dst = append(dst, '-')
 			exp = -exp
 		} else {
