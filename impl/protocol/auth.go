@@ -293,6 +293,7 @@ type Sealer struct {
 	checkPortable bool
 	next          uint64
 	st            *tagState
+	scratch       []byte // the second writing of appendPayloadChecked
 }
 
 // SessionID returns the session the sealer is bound to.
@@ -347,14 +348,20 @@ func (s *Sealer) sealInto(dst []byte, m Message, exact bool) (Frame, []byte, err
 		return Frame{}, nil, err
 	}
 	seq := s.next
-	buf, msgStart, msgEnd := appendTagInput(s.st.buf[:0], s.sessionID, s.role, seq, m)
-	s.st.buf = buf
-	msg := buf[msgStart:msgEnd]
+	var buf []byte
+	var msgStart, msgEnd int
 	if s.checkPortable {
-		if err := checkPortableMessage(m, msg); err != nil {
+		var err error
+		buf, msgStart, msgEnd, err = s.appendCheckedTagInput(s.st.buf[:0], seq, m)
+		s.st.buf = buf
+		if err != nil {
 			return Frame{}, nil, err
 		}
+	} else {
+		buf, msgStart, msgEnd = appendTagInput(s.st.buf[:0], s.sessionID, s.role, seq, m)
+		s.st.buf = buf
 	}
+	msg := buf[msgStart:msgEnd]
 	if sid := m.SessionID(); sid != s.sessionID {
 		return Frame{}, nil, valueError(ErrUnknownSession, sid)
 	}
@@ -390,6 +397,8 @@ func (s *Sealer) sealInto(dst []byte, m Message, exact bool) (Frame, []byte, err
 // WeakSessionKey.
 func (s *Sealer) Close() error {
 	s.st.close()
+	clear(s.scratch[:cap(s.scratch)])
+	s.scratch = nil
 	return nil
 }
 
@@ -519,39 +528,105 @@ func decimalLen(v uint64) int {
 	return n
 }
 
-// checkPortableMessage returns a *NonPortableNumberError for the first
-// payload number of m (in writing order) that is not portable. Messages
-// without a JSON payload (including statuses without one) are skipped; for
-// the others, and for any message type this switch does not know, it scans
-// encoded, the message's canonical JSON. Scanning the bytes already written
-// is cheaper than walking the payload, which would format every float a
-// second time.
-func checkPortableMessage(m Message, encoded []byte) error {
-	var p ToolPayload
+// appendCheckedTagInput is appendTagInput for the sealer, which also runs the
+// portability check of m (see appendCheckedMessage) while it writes the payload,
+// instead of scanning the written message a second time.
+func (s *Sealer) appendCheckedTagInput(dst []byte, seq uint64, m Message) (out []byte, msgStart, msgEnd int, err error) {
+	dst = append(dst, tagInputHead(s.role)...)
+	dst = strconv.AppendUint(dst, seq, 10)
+	dst = append(dst, `,"session_id":`...)
+	dst = canonjson.AppendString(dst, s.sessionID)
+	dst = append(dst, `,"message":`...)
+	msgStart = len(dst)
+	dst, err = s.appendCheckedMessage(dst, m)
+	msgEnd = len(dst)
+	return append(dst, '}'), msgStart, msgEnd, err
+}
+
+// appendCheckedMessage appends m.AppendJSON() and returns a *NonPortableNumberError for
+// the first payload number of m, in writing order, that is not portable: the verdict and
+// the token of checkPortableJSON over the written message when m has a JSON payload.
+// Messages without one (including statuses without payload) need no check: their
+// numbers are typed integers, always portable. A message type this switch does not know
+// is written and then scanned.
+func (s *Sealer) appendCheckedMessage(dst []byte, m Message) ([]byte, error) {
 	switch m := m.(type) {
 	case OpenSessionMessage, ReconcileOperationMessage, CancelMessage, CancellationResultMessage, CloseSessionMessage:
-		return nil // no payload, and typed integers are always portable
+		return m.AppendJSON(dst), nil // no payload, and typed integers are always portable
 	case InvokeMessage:
-		p = m.Invocation.Payload
+		return appendPayloadChecked(dst, &m, &m.Invocation.Payload, &s.scratch)
 	case ResultMessage:
-		p = m.Result.Payload
+		return appendPayloadChecked(dst, &m, &m.Result.Payload, &s.scratch)
 	case DispatchOperationMessage:
-		p = m.Request.Payload
+		return appendPayloadChecked(dst, &m, &m.Request.Payload, &s.scratch)
 	case CompensateOperationMessage:
-		p = m.Request.Payload
+		return appendPayloadChecked(dst, &m, &m.Request.Payload, &s.scratch)
 	case OperationResultMessage:
-		p = m.Result.Status.Payload
+		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload, &s.scratch)
 	case CompensationResultMessage:
-		p = m.Result.Status.Payload
+		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload, &s.scratch)
 	case ReconciledOperationMessage:
-		p = m.Result.Status.Payload
-	default:
-		return checkPortableJSON(encoded)
+		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload, &s.scratch)
 	}
+	start := len(dst)
+	dst = m.AppendJSON(dst)
+	return dst, checkPortableJSON(dst[start:])
+}
+
+// appendPayloadChecked appends (*m).AppendJSON() for a message whose only JSON value is
+// *p (a payload inside the copy *m, which it changes), and checks the portability of the
+// payload's numbers while it writes them. The message's other numbers are typed integers,
+// always portable.
+//
+// The message is written around the payload twice, with null and with true in its place:
+// the writings differ first where the payload goes, and agree on everything after it.
+// The payload is then written (and checked) in between. Where the two writings disagree
+// in any other way, for example when the message does not write its payload, the message
+// is written once more as it is and its bytes are scanned, as checkPortableJSON does.
+func appendPayloadChecked[M Message](dst []byte, m *M, p *ToolPayload, scratch *[]byte) ([]byte, error) {
 	if p.Format != FormatJSON {
-		return nil // text, or a status without payload (its zero ToolPayload is text)
+		// Text, or a status without payload (its zero ToolPayload is text).
+		return (*m).AppendJSON(dst), nil
 	}
-	return checkPortableJSON(encoded)
+	payload := p.JSON
+	start := len(dst)
+	p.JSON = canonjson.Null()
+	dst = (*m).AppendJSON(dst)
+	p.JSON = canonjson.Bool(true)
+	alt := (*m).AppendJSON((*scratch)[:0])
+	*scratch = alt
+	p.JSON = payload
+	withNull := dst[start:]
+	at := payloadOffset(withNull, alt)
+	if at < 0 {
+		dst = (*m).AppendJSON(dst[:start])
+		return dst, checkPortableJSON(dst[start:])
+	}
+	dst, token, ok := canonjson.AppendJSONPortability(dst[:start+at], payload)
+	dst = append(dst, alt[at+len("true"):]...)
+	if !ok {
+		return dst, &NonPortableNumberError{Token: token}
+	}
+	return dst, nil
+}
+
+// payloadOffset returns where withNull and withTrue, one message written with null and
+// with true as its payload, hold that payload, or -1 unless they are the same bytes but
+// for "null" and "true" at one place.
+func payloadOffset(withNull, withTrue []byte) int {
+	if len(withNull) != len(withTrue) {
+		return -1
+	}
+	at := 0
+	for at < len(withNull) && withNull[at] == withTrue[at] {
+		at++
+	}
+	rest := at + len("null")
+	if rest > len(withNull) || string(withNull[at:rest]) != "null" || string(withTrue[at:rest]) != "true" ||
+		!bytes.Equal(withNull[rest:], withTrue[rest:]) {
+		return -1
+	}
+	return at
 }
 
 // checkPortableJSON scans compact canonical JSON (as AppendJSON writes it)

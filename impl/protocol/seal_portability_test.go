@@ -1,0 +1,183 @@
+package protocol
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/splashv5/conform/impl/canonjson"
+)
+
+// randomPayloadValue returns an array of random records whose numbers include, now and
+// then, tokens the two number models write differently.
+func randomPayloadValue(r *rand.Rand) canonjson.Value {
+	tokens := []string{"1", "-7", "0.5", "12.375", "1e+16", "1.5e-7", "-0.0", "100.0", "18446744073709551615",
+		"1e2", "1.50", "-0", "12345678901234567890", "1E5", "0.30000000000000004", "-9223372036854775809"}
+	floats := []float64{0.1, 1.0 / 3, 0.1 + 0.2, 1e23, 5e-324, -0.0, 123456789.12345679, 2.5, 1e-7}
+	strs := []string{"", "a", "1e2", `"1.50`, `\`, "x\"-0", "é"}
+	var value func(depth int) canonjson.Value
+	value = func(depth int) canonjson.Value {
+		switch k := r.IntN(12); {
+		case k < 3:
+			v, err := canonjson.NumberToken(tokens[r.IntN(len(tokens))], canonjson.Preserve)
+			if err != nil {
+				panic(err)
+			}
+			return v
+		case k < 5:
+			v, _ := canonjson.Float(floats[r.IntN(len(floats))] * float64(1+r.IntN(3)))
+			return v
+		case k == 5:
+			v, _ := canonjson.Float(math.Float64frombits(r.Uint64() & 0x7fefffffffffffff))
+			return v
+		case k == 6:
+			return canonjson.Int(r.Int64() >> r.IntN(64))
+		case k < 9 || depth > 3:
+			return canonjson.String(strs[r.IntN(len(strs))])
+		case k == 9:
+			elems := make([]canonjson.Value, r.IntN(4))
+			for i := range elems {
+				elems[i] = value(depth + 1)
+			}
+			return canonjson.Array(elems...)
+		default:
+			ents := make([]canonjson.Entry, r.IntN(4))
+			for i := range ents {
+				ents[i] = canonjson.Entry{Key: strs[r.IntN(len(strs))], Value: value(depth + 1)}
+			}
+			return canonjson.Object(ents...)
+		}
+	}
+	elems := make([]canonjson.Value, 1+r.IntN(4))
+	for i := range elems {
+		elems[i] = value(1)
+	}
+	return canonjson.Array(elems...)
+}
+
+// withPayload returns m with its payload replaced by p.
+func withPayload(m Message, p ToolPayload) Message {
+	switch m := m.(type) {
+	case InvokeMessage:
+		m.Invocation.Payload = p
+		return m
+	case ResultMessage:
+		m.Result.Payload = p
+		return m
+	case DispatchOperationMessage:
+		m.Request.Payload = p
+		return m
+	case CompensateOperationMessage:
+		m.Request.Payload = p
+		return m
+	case OperationResultMessage:
+		m.Result.Status.Payload = p
+		return m
+	case CompensationResultMessage:
+		m.Result.Status.Payload = p
+		return m
+	case ReconciledOperationMessage:
+		m.Result.Status.Payload = p
+		return m
+	}
+	return m
+}
+
+// The Sealer checks payload numbers while it writes them. Its verdict and the reported
+// token must be those of the byte scan of the whole written message (the rule the check
+// replaced), and a message it accepts must seal to the very line a sealer that does not
+// check writes, for every message kind with a payload, for payload trees and for
+// received (deferred) payloads.
+//
+// Spec: ENC-037, FRM-022
+func TestSealPortabilityMatchesByteScan(t *testing.T) {
+	const fp = "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9"
+	templates := []string{
+		`{"type":"invoke","invocation":{"protocol_version":5,"session_id":"session-1","request_id":"r1e2","tool":"t","payload":PAYLOAD}}`,
+		`{"type":"result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","payload":PAYLOAD}}`,
+		`{"type":"dispatch_operation","request":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","payload":PAYLOAD}}`,
+		`{"type":"compensate_operation","request":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","compensation_key":"cmp-1","tenant_scope":"ten","grant_fingerprint":"` + fp + `","payload":PAYLOAD}}`,
+		`{"type":"operation_result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","status":{"state":"succeeded","payload":PAYLOAD}}}`,
+		`{"type":"reconciled_operation","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","status":{"state":"succeeded","payload":PAYLOAD}}}`,
+		`{"type":"compensation_result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","compensation_key":"cmp-1","tenant_scope":"ten","grant_fingerprint":"` + fp + `","status":{"state":"succeeded","payload":PAYLOAD}}}`,
+	}
+	key, err := NewSessionKey(bytes.Repeat([]byte{7}, SessionKeyBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	refused := 0
+	const rounds = 4000
+	for i := range rounds {
+		v := randomPayloadValue(r)
+		text := `{"format":"json","value":` + string(v.JSON()) + `}`
+		m, err := DecodeMessage([]byte(strings.Replace(templates[i%len(templates)], "PAYLOAD", text, 1)), canonjson.Preserve)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		if i%2 == 0 {
+			m = withPayload(m, JSONPayload(v))
+		}
+		strict, err := NewAuthenticator("session-1", key, RoleHost, canonjson.Preserve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loose, err := NewAuthenticator("session-1", key, RoleHost, canonjson.Preserve, AllowNonPortableNumbers())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, line, err := strict.SealAppend([]byte("x"), m)
+		_, want, looseErr := loose.SealAppend([]byte("x"), m)
+		if looseErr != nil {
+			t.Fatalf("%s: unchecked seal: %v", m.AppendJSON(nil), looseErr)
+		}
+		oracle := checkPortableJSON(m.AppendJSON(nil))
+		var got, wantErr *NonPortableNumberError
+		switch {
+		case oracle == nil && err != nil:
+			t.Fatalf("%s: sealing failed with %v; the byte scan accepts it", m.AppendJSON(nil), err)
+		case oracle == nil && !bytes.Equal(line, want):
+			t.Fatalf("sealed line\n%s\nwant\n%s", line, want)
+		case oracle != nil && (!errors.As(err, &got) || !errors.As(oracle, &wantErr) || got.Token != wantErr.Token):
+			t.Fatalf("%s: sealing gave %v; the byte scan gives %v", m.AppendJSON(nil), err, oracle)
+		case oracle != nil:
+			refused++
+			if string(line) != "x" || strict.NextOutgoing() != 1 {
+				t.Fatalf("refused seal returned %q and moved the sequence to %d", line, strict.NextOutgoing())
+			}
+		}
+	}
+	if refused < rounds/10 || refused > rounds*9/10 {
+		t.Fatalf("%d of %d payloads refused; the generator no longer mixes both", refused, rounds)
+	}
+}
+
+// A message kind the check does not know, or one that writes its payload other than once
+// as an opaque value, is written as it is and its bytes are scanned.
+func TestPayloadOffsetRejectsOtherDifferences(t *testing.T) {
+	for _, tc := range []struct {
+		withNull, withTrue string
+		want               int
+	}{
+		{`{"a":null,"b":1}`, `{"a":true,"b":1}`, 5},
+		{`null`, `true`, 0},
+		{`{"a":null}`, `{"a":null}`, -1},                       // payload not written
+		{`{"a":null,"b":null}`, `{"a":true,"b":true}`, -1},     // written twice
+		{`{"a":null,"n":4}`, `{"a":true,"n":5}`, -1},           // something else depends on it
+		{`{"a":null}`, `{"a":true,"k":1}`, -1},                 // lengths differ
+		{`{"a":nul}`, `{"a":tru}`, -1},                         // not the placeholders
+		{`{"a":"null"}`, `{"a":"true"}`, 6},                    // (only reachable with a writer bug)
+		{`{"a":nullnull}`, `{"a":truenull}`, 5},                // the rest is compared as bytes
+		{`{"a":nullnull}`, `{"a":truetrue}`, -1},               //
+		{`{"a":null,"b":"x"}`, `{"a":true,"b":"y"}`, -1},       //
+		{`{"a":null,"b":"x"}`, `{"a":true,"b":"x"}` + "", 5},   //
+		{`{"a":null,"b":"x"}`, `{"a":true,"b":"x"}` + " ", -1}, //
+	} {
+		if got := payloadOffset([]byte(tc.withNull), []byte(tc.withTrue)); got != tc.want {
+			t.Errorf("payloadOffset(%s, %s) = %d, want %d", tc.withNull, tc.withTrue, got, tc.want)
+		}
+	}
+}
