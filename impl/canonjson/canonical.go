@@ -2,6 +2,7 @@ package canonjson
 
 import (
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -22,32 +23,30 @@ import (
 
 // verifyCanonical reports whether the array or object starting at text[start] is, under mode
 // m, syntactically valid JSON in canonical form: parsing it and writing the Value back
-// yields exactly text[start:end]. When it gives up, end is where it stopped. open is the number of arrays and objects already open
-// around it, for the nesting limit. It returns the end offset and the value's depth under the
-// payload depth rule (the container itself is at depth 1, its elements at 2, and so on,
-// scalars included).
+// yields exactly text[start:end]. open is the number of arrays and objects already open
+// around it, for the nesting limit. It also returns the value's depth under the payload
+// depth rule (the container itself is at depth 1, its elements at 2, and so on, scalars
+// included). When it gives up, end is where it stopped.
 func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok bool) {
-	// stack[k] is the kind of the k-th open container: '[' or '{'. lastKey[k] is the
-	// previous key of an open object.
-	var stackBuf [recursionLimit]byte
-	var keyBuf [recursionLimit]string
-	stack, lastKey := stackBuf[:0], keyBuf[:0]
+	// closer[k] is the byte that closes the k-th open container (']' or '}'), and
+	// lastKey[k] the previous key of an open object; top is the number of open containers.
+	var closer [recursionLimit]byte
+	var lastKey [recursionLimit]string
+	top := 0
+	limit := recursionLimit - open // containers may open while top+1 < limit
 	i := start
 	n := len(text)
 	for {
-		// A value starts at i, at nesting level len(stack).
+		// A value starts at i, at depth top+1.
 		if i >= n {
 			return i, 0, false
 		}
-		level := len(stack) + 1 // the depth of this value
-		depth = max(depth, level)
-		switch c := text[i]; {
-		case c == '[' || c == '{':
-			if open+len(stack)+1 >= recursionLimit {
+		depth = max(depth, top+1)
+		switch c := text[i]; c {
+		case '[', '{':
+			if top+1 >= limit {
 				return i, 0, false
 			}
-			stack = append(stack, c)
-			lastKey = append(lastKey, "")
 			i++
 			if i >= n {
 				return i, 0, false
@@ -55,169 +54,154 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok b
 			if c == '[' {
 				if text[i] == ']' {
 					i++
-					stack, lastKey = stack[:len(stack)-1], lastKey[:len(lastKey)-1]
-					break
+					break // an empty array is a complete value
 				}
+				closer[top] = ']'
+				top++
 				continue // the first element
 			}
 			if text[i] == '}' {
 				i++
-				stack, lastKey = stack[:len(stack)-1], lastKey[:len(lastKey)-1]
 				break
 			}
-			j, ok := canonicalKey(text, i, lastKey, true)
+			closer[top] = '}'
+			j, key, ok := canonicalKey(text, i)
 			if !ok {
 				return i, 0, false
 			}
+			lastKey[top] = key
+			top++
 			i = j
 			continue // the first member's value
-		case c == '"':
-			j, ok := canonicalString(text, i)
+		case '"':
+			j, _, ok := canonicalString(text, i)
 			if !ok {
 				return i, 0, false
 			}
 			i = j
-		case c == 't':
+		case 't':
 			if !hasPrefixAt(text, i, "true") {
 				return i, 0, false
 			}
 			i += 4
-		case c == 'f':
+		case 'f':
 			if !hasPrefixAt(text, i, "false") {
 				return i, 0, false
 			}
 			i += 5
-		case c == 'n':
+		case 'n':
 			if !hasPrefixAt(text, i, "null") {
 				return i, 0, false
 			}
 			i += 4
-		case c == '-' || isDigit(c):
+		default:
 			j, ok := canonicalNumber(text, i, m)
 			if !ok {
 				return i, 0, false
 			}
 			i = j
-		default:
-			return i, 0, false
 		}
-		// A value ended at i; close containers and find where the next value starts.
+		// A value ended at i: close containers until the next value starts, or the end.
 		for {
-			if len(stack) == 0 {
+			if top == 0 {
 				return i, depth, true
 			}
 			if i >= n {
 				return i, 0, false
 			}
-			top := stack[len(stack)-1]
 			c := text[i]
-			if c == ',' {
+			if c == closer[top-1] {
+				top--
 				i++
-				if top == '{' {
-					j, ok := canonicalKey(text, i, lastKey, false)
-					if !ok {
-						return i, 0, false
-					}
-					i = j
-				}
-				break
-			}
-			if top == '[' && c == ']' || top == '{' && c == '}' {
-				i++
-				stack, lastKey = stack[:len(stack)-1], lastKey[:len(lastKey)-1]
 				continue
 			}
-			return i, 0, false
+			if c != ',' {
+				return i, 0, false
+			}
+			i++
+			if closer[top-1] == '}' {
+				j, key, ok := canonicalKey(text, i)
+				if !ok || key <= lastKey[top-1] {
+					return i, 0, false
+				}
+				lastKey[top-1] = key
+				i = j
+			}
+			break
 		}
 	}
 }
 
-// canonicalKey checks the key starting at text[i] of the innermost open object: a string
-// without escapes, greater than the previous key (bytewise, so sorted without duplicates),
-// not the Preserve private-number key, followed by ':'. It records the key and returns the
-// offset of the member's value.
-func canonicalKey(text string, i int, lastKey []string, first bool) (int, bool) {
+// canonicalKey checks the key starting at text[i]: a string without escapes, other than
+// the Preserve private-number key, followed by ':'. It returns the key and the offset of
+// the member's value. The caller checks the order of keys.
+func canonicalKey(text string, i int) (next int, key string, ok bool) {
 	if i >= len(text) || text[i] != '"' {
-		return 0, false
+		return 0, "", false
 	}
-	end, ok := canonicalString(text, i)
-	if !ok {
-		return 0, false
+	end, escaped, ok := canonicalString(text, i)
+	if !ok || escaped || end >= len(text) || text[end] != ':' {
+		return 0, "", false
 	}
-	key := text[i+1 : end-1]
-	prev := &lastKey[len(lastKey)-1]
-	if key == privateNumberKey || end >= len(text) || text[end] != ':' {
-		return 0, false
+	key = text[i+1 : end-1]
+	if key == privateNumberKey {
+		return 0, "", false
 	}
-	for j := 0; j < len(key); j++ {
-		if key[j] == '\\' {
-			return 0, false
-		}
-	}
-	if !first && key <= *prev {
-		return 0, false
-	}
-	*prev = key
-	return end + 1, true
+	return end + 1, key, true
 }
-
-// plainStringByte[c] is true for the bytes a canonical string holds verbatim without a
-// closer look: printable ASCII other than '"' and '\\'.
-var plainStringByte = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
 // canonicalString checks the string starting at text[i] == '"' and returns the offset just
-// past its closing quote. It accepts valid UTF-8 and only the escapes the writer produces:
-// \" \\ \b \f \n \r \t, and \u00xx in lower-case hex for the other control bytes.
-func canonicalString(text string, i int) (int, bool) {
+// past its closing quote, and whether it holds escapes. It accepts valid UTF-8 and only
+// the escapes the writer produces: \" \\ \b \f \n \r \t, and \u00xx in lower-case hex
+// for the other control bytes.
+func canonicalString(text string, i int) (end int, escaped, ok bool) {
 	i++
-	// Short strings (most keys and many values) end within a few bytes: a table lookup per
-	// byte beats setting up the word scan.
-	for stop := min(i+16, len(text)); i < stop && plainStringByte[text[i]]; i++ {
-	}
 	for {
-		if i >= len(text) {
-			return 0, false
+		// Eight bytes at a time up to the first byte that needs a look.
+		for ; i+8 <= len(text); i += 8 {
+			x := load64(text, i)
+			if mask := escapeMask(x) | x&highBits; mask != 0 {
+				i += bits.TrailingZeros64(mask) >> 3
+				break
+			}
 		}
-		c := text[i]
-		switch {
-		case plainStringByte[c]:
-			i = skipVerbatim(text, i, true)
-			continue
+		if i >= len(text) {
+			return 0, false, false
+		}
+		switch c := text[i]; {
 		case c == '"':
-			return i + 1, true
+			return i + 1, escaped, true
 		case c == '\\':
+			escaped = true
 			if i+1 >= len(text) {
-				return 0, false
+				return 0, false, false
 			}
 			switch text[i+1] {
 			case '"', '\\', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(text) || text[i+2] != '0' || text[i+3] != '0' {
-					return 0, false
+					return 0, false, false
 				}
 				hi, lo := text[i+4], text[i+5]
 				if hi != '0' && hi != '1' || !isLowerHex(lo) {
-					return 0, false
+					return 0, false, false
 				}
 				if escapeByte[unhex(hi)<<4|unhex(lo)] != 'u' {
-					return 0, false // the writer uses the short form for this byte
+					return 0, false, false // the writer uses the short form for this byte
 				}
 				i += 6
 			default:
-				return 0, false
+				return 0, false, false
 			}
 		case c < 0x20:
-			return 0, false
-		default: // 0x80 and above
+			return 0, false, false
+		case c < 0x80: // printable ASCII in the last few bytes of the text
+			i++
+		default:
 			r, size := utf8.DecodeRuneInString(text[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return 0, false
+				return 0, false, false
 			}
 			i += size
 		}

@@ -51,11 +51,16 @@ func (v Value) materialized() Value {
 	return d.built
 }
 
+// buildParsers lends parsers to build, so building a deferred value reuses syntax-tree
+// memory instead of allocating it each time; the Values built hold no nodes.
+var buildParsers = sync.Pool{New: func() any { return new(Parser) }}
+
 // build parses the verified text. It cannot fail on text the verifier accepted; if it did
 // (a bug), the failure is reported loudly rather than turned into a different value.
 func (d *deferredDoc) build() {
-	p := parser{data: unsafe.Slice(unsafe.StringData(d.text), len(d.text)), text: d.text}
-	n, err := p.document()
+	ps := buildParsers.Get().(*Parser)
+	defer buildParsers.Put(ps)
+	n, err := ps.parseText(unsafe.Slice(unsafe.StringData(d.text), len(d.text)), d.text)
 	if err == nil {
 		d.built, err = fromNode(n, d.mode, 0)
 	}

@@ -101,6 +101,12 @@ const (
 // Parse parses data with the strictness of [Parse]. The returned tree is valid until the
 // next call of Parse on p.
 func (ps *Parser) Parse(data []byte) (*Node, error) {
+	return ps.parseText(data, string(data))
+}
+
+// parseText parses data, whose string copy text is, so tokens and strings of the tree can
+// be substrings of text.
+func (ps *Parser) parseText(data []byte, text string) (*Node, error) {
 	p := &ps.p
 	p.nodes.reset(keepNodes)
 	p.elems.reset(keepChildren)
@@ -110,7 +116,7 @@ func (ps *Parser) Parse(data []byte) (*Node, error) {
 	if cap(p.scratch) > keepScratch {
 		p.scratch = nil
 	}
-	p.data, p.text, p.pos, p.depth, p.mode = data, string(data), 0, 0, 0
+	p.data, p.text, p.pos, p.depth, p.mode = data, text, 0, 0, 0
 	n, err := p.document()
 	p.data, p.text = nil, ""
 	return n, err
