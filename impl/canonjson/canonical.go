@@ -121,7 +121,7 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok b
 			i++
 			if closer[top-1] == '}' {
 				j, key, ok := canonicalKey(text, i)
-				if !ok || key <= lastKey[top-1] {
+				if !ok || !keyAfter(key, lastKey[top-1]) {
 					return i, 0, false
 				}
 				lastKey[top-1] = key
@@ -130,6 +130,15 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok b
 			break
 		}
 	}
+}
+
+// keyAfter reports whether key sorts strictly after prev in byte order. Keys of one object
+// usually differ in their first byte, which settles most comparisons without a call.
+func keyAfter(key, prev string) bool {
+	if key != "" && prev != "" && key[0] != prev[0] {
+		return key[0] > prev[0]
+	}
+	return key > prev
 }
 
 // canonicalKey checks the key starting at text[i]: a string without escapes, other than
