@@ -2,6 +2,7 @@ package canonjson
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -266,6 +267,17 @@ func shortDecimal(f float64) (r uint64, p int, ok bool) {
 	if f >= 1e15 || f < 1e-22 {
 		return 0, 0, false
 	}
+	// A dyadic f = m / 2^j (integers and halves, quarters, eighths ...) is exactly the
+	// decimal m·5^j / 10^j. f is normal here, so its significand has the implicit bit.
+	b := math.Float64bits(f)
+	m := b&(1<<52-1) | 1<<52
+	tz := bits.TrailingZeros64(m)
+	m >>= tz
+	if j := 1075 - int(b>>52) - tz; j <= 0 {
+		return m << -j, 0, true // f < 10^15, so the shift stays below 2^50
+	} else if j < len(pow5) && m < 1e15/pow5[j] {
+		return m * pow5[j], j, true
+	}
 	for p = 0; p <= 22; p++ {
 		y := f * pow10[p]
 		if y >= 1e15 {
@@ -284,6 +296,15 @@ func shortDecimal(f float64) (r uint64, p int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// pow5 holds 5^0 … 5^21, every power of five below 10^15.
+var pow5 = func() (t [22]uint64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 5
+	}
+	return t
+}()
 
 // appendFloatLayout appends the positive number 0.d × 10^(exp+1), given its significant
 // digits d (no trailing zero unless d is a single digit) and decimal exponent exp, in the
