@@ -293,7 +293,6 @@ type Sealer struct {
 	checkPortable bool
 	next          uint64
 	st            *tagState
-	scratch       []byte // the second writing of appendPayloadChecked
 }
 
 // SessionID returns the session the sealer is bound to.
@@ -397,8 +396,6 @@ func (s *Sealer) sealInto(dst []byte, m Message, exact bool) (Frame, []byte, err
 // WeakSessionKey.
 func (s *Sealer) Close() error {
 	s.st.close()
-	clear(s.scratch[:cap(s.scratch)])
-	s.scratch = nil
 	return nil
 }
 
@@ -554,19 +551,19 @@ func (s *Sealer) appendCheckedMessage(dst []byte, m Message) ([]byte, error) {
 	case OpenSessionMessage, ReconcileOperationMessage, CancelMessage, CancellationResultMessage, CloseSessionMessage:
 		return m.AppendJSON(dst), nil // no payload, and typed integers are always portable
 	case InvokeMessage:
-		return appendPayloadChecked(dst, &m, &m.Invocation.Payload, &s.scratch)
+		return appendPayloadChecked(dst, &m, &m.Invocation.Payload)
 	case ResultMessage:
-		return appendPayloadChecked(dst, &m, &m.Result.Payload, &s.scratch)
+		return appendPayloadChecked(dst, &m, &m.Result.Payload)
 	case DispatchOperationMessage:
-		return appendPayloadChecked(dst, &m, &m.Request.Payload, &s.scratch)
+		return appendPayloadChecked(dst, &m, &m.Request.Payload)
 	case CompensateOperationMessage:
-		return appendPayloadChecked(dst, &m, &m.Request.Payload, &s.scratch)
+		return appendPayloadChecked(dst, &m, &m.Request.Payload)
 	case OperationResultMessage:
-		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload, &s.scratch)
+		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload)
 	case CompensationResultMessage:
-		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload, &s.scratch)
+		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload)
 	case ReconciledOperationMessage:
-		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload, &s.scratch)
+		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload)
 	}
 	start := len(dst)
 	dst = m.AppendJSON(dst)
@@ -578,12 +575,12 @@ func (s *Sealer) appendCheckedMessage(dst []byte, m Message) ([]byte, error) {
 // payload's numbers while it writes them. The message's other numbers are typed integers,
 // always portable.
 //
-// The message is written around the payload twice, with null and with true in its place:
-// the writings differ first where the payload goes, and agree on everything after it.
-// The payload is then written (and checked) in between. Where the two writings disagree
-// in any other way, for example when the message does not write its payload, the message
-// is written once more as it is and its bytes are scanned, as checkPortableJSON does.
-func appendPayloadChecked[M Message](dst []byte, m *M, p *ToolPayload, scratch *[]byte) ([]byte, error) {
+// In every message kind that carries a payload, the payload is the last member of its
+// object and that object ends the message, so the message is `..."value":` + the payload
+// value + closing braces. The message is written once with null as the value, split there
+// (payloadSlot), and the value is written, checked, in between. Should a message not have
+// that shape, it is written as it is and its bytes are scanned, as checkPortableJSON does.
+func appendPayloadChecked[M Message](dst []byte, m *M, p *ToolPayload) ([]byte, error) {
 	if p.Format != FormatJSON {
 		// Text, or a status without payload (its zero ToolPayload is text).
 		return (*m).AppendJSON(dst), nil
@@ -592,41 +589,35 @@ func appendPayloadChecked[M Message](dst []byte, m *M, p *ToolPayload, scratch *
 	start := len(dst)
 	p.JSON = canonjson.Null()
 	dst = (*m).AppendJSON(dst)
-	p.JSON = canonjson.Bool(true)
-	alt := (*m).AppendJSON((*scratch)[:0])
-	*scratch = alt
 	p.JSON = payload
-	withNull := dst[start:]
-	at := payloadOffset(withNull, alt)
+	at, closing := payloadSlot(dst[start:])
 	if at < 0 {
 		dst = (*m).AppendJSON(dst[:start])
 		return dst, checkPortableJSON(dst[start:])
 	}
 	dst, token, ok := canonjson.AppendJSONPortability(dst[:start+at], payload)
-	dst = append(dst, alt[at+len("true"):]...)
+	for range closing {
+		dst = append(dst, '}')
+	}
 	if !ok {
 		return dst, &NonPortableNumberError{Token: token}
 	}
 	return dst, nil
 }
 
-// payloadOffset returns where withNull and withTrue, one message written with null and
-// with true as its payload, hold that payload, or -1 unless they are the same bytes but
-// for "null" and "true" at one place.
-func payloadOffset(withNull, withTrue []byte) int {
-	if len(withNull) != len(withTrue) {
-		return -1
+// payloadSlot finds the null payload value in msg, a message written with null as its
+// payload value: msg must end with `"value":null` followed only by closing braces. It
+// returns the offset of null and the number of braces after it, or -1.
+func payloadSlot(msg []byte) (at, closing int) {
+	end := len(msg)
+	for end > 0 && msg[end-1] == '}' {
+		end--
 	}
-	at := 0
-	for at < len(withNull) && withNull[at] == withTrue[at] {
-		at++
+	const slot = `"value":null`
+	if end < len(slot) || string(msg[end-len(slot):end]) != slot {
+		return -1, 0
 	}
-	rest := at + len("null")
-	if rest > len(withNull) || string(withNull[at:rest]) != "null" || string(withTrue[at:rest]) != "true" ||
-		!bytes.Equal(withNull[rest:], withTrue[rest:]) {
-		return -1
-	}
-	return at
+	return end - len("null"), len(msg) - end
 }
 
 // checkPortableJSON scans compact canonical JSON (as AppendJSON writes it)

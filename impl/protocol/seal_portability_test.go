@@ -155,29 +155,27 @@ func TestSealPortabilityMatchesByteScan(t *testing.T) {
 	}
 }
 
-// A message kind the check does not know, or one that writes its payload other than once
-// as an opaque value, is written as it is and its bytes are scanned.
-func TestPayloadOffsetRejectsOtherDifferences(t *testing.T) {
+// The payload slot is found only at the end of a message written with a null payload:
+// `"value":null` followed by nothing but closing braces. Anything else makes the sealer
+// write the message as it is and scan its bytes.
+func TestPayloadSlot(t *testing.T) {
 	for _, tc := range []struct {
-		withNull, withTrue string
-		want               int
+		msg         string
+		at, closing int
 	}{
-		{`{"a":null,"b":1}`, `{"a":true,"b":1}`, 5},
-		{`null`, `true`, 0},
-		{`{"a":null}`, `{"a":null}`, -1},                       // payload not written
-		{`{"a":null,"b":null}`, `{"a":true,"b":true}`, -1},     // written twice
-		{`{"a":null,"n":4}`, `{"a":true,"n":5}`, -1},           // something else depends on it
-		{`{"a":null}`, `{"a":true,"k":1}`, -1},                 // lengths differ
-		{`{"a":nul}`, `{"a":tru}`, -1},                         // not the placeholders
-		{`{"a":"null"}`, `{"a":"true"}`, 6},                    // (only reachable with a writer bug)
-		{`{"a":nullnull}`, `{"a":truenull}`, 5},                // the rest is compared as bytes
-		{`{"a":nullnull}`, `{"a":truetrue}`, -1},               //
-		{`{"a":null,"b":"x"}`, `{"a":true,"b":"y"}`, -1},       //
-		{`{"a":null,"b":"x"}`, `{"a":true,"b":"x"}` + "", 5},   //
-		{`{"a":null,"b":"x"}`, `{"a":true,"b":"x"}` + " ", -1}, //
+		{`{"a":{"format":"json","value":null}}`, 30, 2},
+		{`"value":null`, 8, 0},
+		{`{"value":null}`, 9, 1},
+		{`{"value":null,"b":1}`, -1, 0}, // not the last member
+		{`{"value":"null"}`, -1, 0},     // a string, not the placeholder
+		{`{"value":nul}`, -1, 0},        // not the placeholder
+		{`{"value":null}}x`, -1, 0},     // something after the braces
+		{`{"values":null}`, -1, 0},      // another member name
+		{`null}`, -1, 0},                // too short to hold the member
 	} {
-		if got := payloadOffset([]byte(tc.withNull), []byte(tc.withTrue)); got != tc.want {
-			t.Errorf("payloadOffset(%s, %s) = %d, want %d", tc.withNull, tc.withTrue, got, tc.want)
+		at, closing := payloadSlot([]byte(tc.msg))
+		if at != tc.at || at >= 0 && closing != tc.closing {
+			t.Errorf("payloadSlot(%s) = %d, %d; want %d, %d", tc.msg, at, closing, tc.at, tc.closing)
 		}
 	}
 }
