@@ -157,9 +157,12 @@ func exactFloatToken(tok []byte) bool {
 	return -22 <= exp && exp <= 22
 }
 
-// firstNonPortableToken returns the first number token of canonical compact JSON text that
-// is not a PortableNumber. Strings are skipped; everything else that starts with '-' or a
-// digit is a number token.
+// FirstNonPortableNumber returns the first number token of compact canonical JSON text (as
+// AppendJSON writes it) that is not a [PortableNumber], and whether there is one. Strings
+// are skipped; everything else that starts with '-' or a digit is a number token.
+func FirstNonPortableNumber(s string) (string, bool) { return firstNonPortableToken(s) }
+
+// firstNonPortableToken implements FirstNonPortableNumber.
 func firstNonPortableToken(s string) (string, bool) {
 	for i := 0; i < len(s); {
 		switch c := s[i]; {

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -625,126 +624,8 @@ func payloadSlot(msg []byte) (at, closing int) {
 // not canonjson.PortableNumber. Typed integer fields are plain decimals and
 // always portable; only payload values can fail.
 func checkPortableJSON(b []byte) error {
-	for i := 0; i < len(b); {
-		switch c := b[i]; {
-		case c == '"':
-			i = skipString(b, i)
-		case c == '-' || '0' <= c && c <= '9':
-			j := i + 1
-			for j < len(b) && isNumberByte(b[j]) {
-				j++
-			}
-			if tok := b[i:j]; !plainPortableInteger(tok) && !plainPortableDecimal(tok) && !canonjson.PortableNumber(string(tok)) {
-				return &NonPortableNumberError{Token: string(tok)}
-			}
-			i = j
-		default:
-			i++
-		}
+	if tok, found := canonjson.FirstNonPortableNumber(string(b)); found {
+		return &NonPortableNumberError{Token: tok}
 	}
 	return nil
-}
-
-// skipString returns the index just past the string starting at b[i] == '"'.
-func skipString(b []byte, i int) int {
-	i++
-	for {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return len(b)
-		}
-		end := i + q
-		backslashes := 0
-		for k := end - 1; k >= i && b[k] == '\\'; k-- {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
-			return end + 1
-		}
-		i = end + 1
-	}
-}
-
-func isNumberByte(c byte) bool {
-	return '0' <= c && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'
-}
-
-// plainPortableInteger is the fast path of the portability check: a
-// canonical decimal integer that fits i64 (or u64 below 10^19) is portable in
-// both models. Everything else is left to canonjson.PortableNumber.
-func plainPortableInteger(tok []byte) bool {
-	digits := tok
-	if len(digits) > 0 && digits[0] == '-' {
-		digits = digits[1:]
-		if len(digits) == 0 || digits[0] == '0' || len(digits) > 18 {
-			return false // "-0" is not portable; long negatives take the slow path
-		}
-	}
-	if len(digits) == 0 || len(digits) > 19 || len(digits) > 1 && digits[0] == '0' {
-		return false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// plainPortableDecimal is the second fast path: a fixed-point token
-// -?INT.FRAC without exponent whose digits (INT without leading zeros, then
-// FRAC) number at most 15, whose FRAC has no trailing zero unless it is
-// exactly "0", and whose first significant digit is at most 5 places after
-// the point. Such a token is portable: Preserve keeps it verbatim; Lossy
-// divides an exact integer below 10^15 by an exact power of ten, which is
-// correctly rounded, and the shortest digits of the result are the token's
-// own digits (distinct decimals of at most 15 significant digits are
-// distinct doubles), which the writer lays out in fixed notation exactly as
-// the token spells them. Everything else is left to
-// canonjson.PortableNumber; tests check this path against it.
-func plainPortableDecimal(tok []byte) bool {
-	if len(tok) > 0 && tok[0] == '-' {
-		tok = tok[1:]
-	}
-	dot := bytes.IndexByte(tok, '.')
-	if dot <= 0 || dot == len(tok)-1 {
-		return false
-	}
-	intPart, frac := tok[:dot], tok[dot+1:]
-	if len(intPart) > 1 && intPart[0] == '0' {
-		return false
-	}
-	for _, c := range intPart {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	for _, c := range frac {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	digits := len(frac)
-	if intPart[0] != '0' {
-		digits += len(intPart)
-	}
-	if digits > 15 {
-		return false
-	}
-	if len(frac) == 1 && frac[0] == '0' {
-		return true // I.0, including 0.0 and -0.0
-	}
-	if frac[len(frac)-1] == '0' {
-		return false // the writer drops trailing zeros
-	}
-	if intPart[0] == '0' {
-		lead := 0
-		for lead < len(frac) && frac[lead] == '0' {
-			lead++
-		}
-		if lead > 4 {
-			return false // 0.000001 and smaller are written in scientific notation
-		}
-	}
-	return true
 }
