@@ -55,12 +55,11 @@ func CheckPortable(v Value) error {
 	return nil
 }
 
-// AppendJSONPortability appends v exactly as v.AppendJSON(dst) does and also reports the
-// first number token, in writing order, that is not a PortableNumber: allPortable is then
-// false and nonPortable is that token as written. It looks at number tokens only; unlike
-// CheckPortable it does not reject objects whose first key is
-// "$serde_json::private::Number". A caller that must both write v and vet its numbers
-// saves a second pass over v or over the written bytes.
+// AppendJSONPortability appends v exactly as v.AppendJSON(dst) does and also reports, as
+// CheckPortable judges, the first thing in writing order that is not portable: allPortable
+// is then false and nonPortable is a number token as written, or PrivateNumberObject for
+// an object whose first key is "$serde_json::private::Number". A caller that must both
+// write v and vet it saves a second pass over v or over the written bytes.
 func AppendJSONPortability(dst []byte, v Value) (out []byte, nonPortable string, allPortable bool) {
 	var chk portabilityCheck
 	if d := v.deferred(); d != nil {
@@ -70,6 +69,11 @@ func AppendJSONPortability(dst []byte, v Value) (out []byte, nonPortable string,
 	out = appendValue(dst, &v, &chk)
 	return out, chk.token, !chk.found
 }
+
+// PrivateNumberObject is what AppendJSONPortability and FirstNonPortableNumber report for
+// an object whose first key is "$serde_json::private::Number": a Preserve reader takes such
+// an object for a number, so it is not portable (ENC-034).
+const PrivateNumberObject = `{"` + privateNumberKey + `":`
 
 // portabilityCheck records the first non-portable number token a writer meets.
 type portabilityCheck struct {
@@ -158,8 +162,9 @@ func exactFloatToken(tok []byte) bool {
 }
 
 // FirstNonPortableNumber returns the first number token of compact canonical JSON text (as
-// AppendJSON writes it) that is not a [PortableNumber], and whether there is one. Strings
-// are skipped; everything else that starts with '-' or a digit is a number token.
+// AppendJSON writes it) that is not a [PortableNumber], or PrivateNumberObject at an object
+// whose first key is "$serde_json::private::Number", and whether there is one. Strings are
+// skipped; everything else that starts with '-' or a digit is a number token.
 func FirstNonPortableNumber(s string) (string, bool) { return firstNonPortableToken(s) }
 
 // firstNonPortableToken implements FirstNonPortableNumber.
@@ -168,6 +173,8 @@ func firstNonPortableToken(s string) (string, bool) {
 		switch c := s[i]; {
 		case c == '"':
 			i = skipStringLiteral(s, i)
+		case c == '{' && strings.HasPrefix(s[i:], PrivateNumberObject):
+			return PrivateNumberObject, true
 		case c == '-' || isDigit(c):
 			j := i + 1
 			for j < len(s) && isNumberByte(s[j]) {

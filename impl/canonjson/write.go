@@ -71,6 +71,9 @@ func appendValue(dst []byte, v *Value, chk *portabilityCheck) []byte {
 		if len(ents) == 0 {
 			return append(dst, '{', '}')
 		}
+		if chk != nil && !chk.found && ents[0].Key == privateNumberKey {
+			chk.found, chk.token = true, PrivateNumberObject
+		}
 		sep := byte('{')
 		for i := range ents {
 			e := &ents[i]

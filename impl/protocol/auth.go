@@ -32,12 +32,18 @@ func (k goOnlyKind) Error() string { return "protocol: " + string(k) }
 // that was to be sealed. errors.Is matches ErrNonPortableNumber and
 // canonjson.ErrNonPortableNumber.
 type NonPortableNumberError struct {
-	// Token is the number as the message's canonical JSON spells it.
+	// Token is the number as the message's canonical JSON spells it, or
+	// canonjson.PrivateNumberObject for an object whose first key is
+	// "$serde_json::private::Number" (ENC-034).
 	Token string
 }
 
 // Error describes the failure.
 func (e *NonPortableNumberError) Error() string {
+	if e.Token == canonjson.PrivateNumberObject {
+		return "protocol: NonPortableNumber: a payload object whose first key is " +
+			"$serde_json::private::Number reads as a number in Preserve mode; refusing to seal"
+	}
 	tok := e.Token
 	if len(tok) > 64 {
 		tok = tok[:64] + "..."

@@ -179,3 +179,39 @@ func TestPayloadSlot(t *testing.T) {
 		}
 	}
 }
+
+// An object whose first key is "$serde_json::private::Number" is not portable (a Preserve
+// reader takes it for a number), so sealing refuses it wherever it sits in the payload,
+// and the sequence is not consumed.
+//
+// Spec: ENC-034, ENC-037
+func TestSealRefusesPrivateNumberObject(t *testing.T) {
+	private := canonjson.Object(canonjson.Entry{Key: "$serde_json::private::Number", Value: canonjson.String("1")})
+	for _, payload := range []canonjson.Value{
+		private,
+		canonjson.Array(canonjson.Uint(1), private),
+		canonjson.Object(canonjson.Entry{Key: "a", Value: canonjson.Array(private)}),
+	} {
+		host, _ := testAuthPair(t)
+		inv, err := NewToolInvocation("session-1", "request-1", "json.tool", JSONPayload(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = host.Seal(InvokeMessage{Invocation: inv})
+		var npe *NonPortableNumberError
+		if !errors.As(err, &npe) || npe.Token != canonjson.PrivateNumberObject || !strings.Contains(err.Error(), "private::Number") {
+			t.Fatalf("Seal(%s) = %v, want NonPortableNumber for the private-number object", payload.JSON(), err)
+		}
+		if host.NextOutgoing() != 1 {
+			t.Fatal("a refused seal consumed a sequence number")
+		}
+		if err := checkPortableJSON(payload.JSON()); !errors.As(err, &npe) || npe.Token != canonjson.PrivateNumberObject {
+			t.Fatalf("the byte scan missed the private-number object in %s: %v", payload.JSON(), err)
+		}
+	}
+	// The key elsewhere than first is an ordinary key.
+	ok := canonjson.Object(canonjson.Entry{Key: "#", Value: canonjson.Uint(1)}, canonjson.Entry{Key: "$serde_json::private::Number", Value: canonjson.String("1")})
+	if err := checkPortableJSON(ok.JSON()); err != nil {
+		t.Fatalf("%s: %v", ok.JSON(), err)
+	}
+}
