@@ -365,7 +365,6 @@ func (s *Sealer) sealInto(dst []byte, m Message, exact bool) (Frame, []byte, err
 		buf, msgStart, msgEnd = appendTagInput(s.st.buf[:0], s.sessionID, s.role, seq, m)
 		s.st.buf = buf
 	}
-	msg := buf[msgStart:msgEnd]
 	if sid := m.SessionID(); sid != s.sessionID {
 		return Frame{}, nil, valueError(ErrUnknownSession, sid)
 	}
@@ -376,7 +375,7 @@ func (s *Sealer) sealInto(dst []byte, m Message, exact bool) (Frame, []byte, err
 		return Frame{}, nil, sizeError(ErrWireFrameTooLarge, len(buf), MaxWireFrameBytes)
 	}
 	tag := s.st.sum()
-	msg = s.st.buf[msgStart:msgEnd] // sum may have moved the buffer
+	msg := s.st.buf[msgStart:msgEnd] // after sum, which may have moved the buffer
 	lineLen := len(`{"sequence":`) + decimalLen(seq) + len(`,"message":`) + len(msg) +
 		len(`,"auth_tag":"`) + 2*AuthTagBytes + len(`"}`)
 	if lineLen > MaxWireFrameBytes { // unreachable: the tag input is longer

@@ -16,7 +16,7 @@ import (
 func randomPayloadValue(r *rand.Rand) canonjson.Value {
 	tokens := []string{"1", "-7", "0.5", "12.375", "1e+16", "1.5e-7", "-0.0", "100.0", "18446744073709551615",
 		"1e2", "1.50", "-0", "12345678901234567890", "1E5", "0.30000000000000004", "-9223372036854775809"}
-	floats := []float64{0.1, 1.0 / 3, 0.1 + 0.2, 1e23, 5e-324, -0.0, 123456789.12345679, 2.5, 1e-7}
+	floats := []float64{0.1, 1.0 / 3, 0.1 + 0.2, 1e23, 5e-324, math.Copysign(0, -1), 123456789.12345679, 2.5, 1e-7}
 	strs := []string{"", "a", "1e2", `"1.50`, `\`, "x\"-0", "é"}
 	var value func(depth int) canonjson.Value
 	value = func(depth int) canonjson.Value {
