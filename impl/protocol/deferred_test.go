@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/derive"
 )
 
 // Opening a frame uses the received payload text as the payload's canonical bytes when it
@@ -127,4 +128,95 @@ func TestOpenNonCanonicalPayloadText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// decodeBoth decodes data as a message twice, once keeping canonical payload text
+// deferred and once parsing everything, and returns both outcomes.
+func decodeBoth(data []byte, mode canonjson.Mode) (lazy, eager Message, lazyErr, eagerErr error) {
+	var full canonjson.Parser
+	n, err := full.Parse(data)
+	if err != nil {
+		eagerErr = serializationError(err)
+	} else if eager, eagerErr = DecodeMessageNode(n, derive.Context{Mode: mode}); eagerErr != nil {
+		eagerErr = serializationError(eagerErr)
+	}
+	var deferring canonjson.Parser
+	n, err = deferring.ParseDeferring(data, payloadEnum.Content, mode)
+	if err != nil {
+		lazyErr = serializationError(err)
+	} else if lazy, lazyErr = DecodeMessageNode(n, derive.Context{Mode: mode}); lazyErr != nil {
+		lazyErr = serializationError(lazyErr)
+	}
+	return lazy, eager, lazyErr, eagerErr
+}
+
+// FuzzDeferredDecode holds the message decoders to the same outcome whether or not
+// canonical payload text is kept deferred: the same error text, or messages that write the
+// same canonical bytes and hold equal payloads. Raw nodes can land anywhere a member is
+// named "value" (a grant of that name, a payload whose content comes first, unknown
+// members), and every serde rule must see through them.
+//
+// Spec: ENC-052
+func FuzzDeferredDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"invoke","invocation":{"protocol_version":5,"session_id":"s","request_id":"r","tool":"t","payload":{"format":"json","value":{"a":[1,2.5,"x"]}}}}`,
+		`{"type":"invoke","invocation":{"protocol_version":5,"session_id":"s","request_id":"r","tool":"t","payload":{"value":[1,1e2],"format":"json"}}}`,
+		`{"type":"invoke","invocation":{"protocol_version":5,"session_id":"s","request_id":"r","tool":"t","payload":{"format":"text","value":["x"]}}}`,
+		`{"type":"invoke","invocation":{"protocol_version":5,"session_id":"s","request_id":"r","tool":"t","payload":["json",{"value":{"b":1}}]}}`,
+		`{"type":"open_session","manifest":{"protocol_version":5,"session_id":"s","grants":{"value":{"format":"json","max_calls":1,"max_input_bytes":10,"max_output_bytes":10,"tool":"value"}}}}`,
+		`{"type":"open_session","manifest":{"protocol_version":5,"session_id":"s","grants":{"value":{"tool":"value","format":"json","max_calls":1,"max_input_bytes":10,"max_output_bytes":10}}}}`,
+		`{"type":"operation_result","result":{"protocol_version":5,"session_id":"s","request_id":"r","tool":"t","operation_key":"k","status":{"state":"succeeded","payload":{"format":"json","value":{"x":[]}}}}}`,
+		`{"type":"result","result":{"protocol_version":5,"session_id":"s","request_id":"r","payload":{"format":"json","value":{"value":{"z":1},"a":0}},"value":[1]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, mode := range []canonjson.Mode{canonjson.Preserve, canonjson.Lossy} {
+			lazy, eager, lazyErr, eagerErr := decodeBoth(data, mode)
+			if (lazyErr == nil) != (eagerErr == nil) || lazyErr != nil && lazyErr.Error() != eagerErr.Error() {
+				t.Fatalf("%v: deferring decode error %v, full decode error %v", mode, lazyErr, eagerErr)
+			}
+			if eagerErr != nil {
+				continue
+			}
+			if got, want := lazy.AppendJSON(nil), eager.AppendJSON(nil); !bytes.Equal(got, want) {
+				t.Fatalf("%v: deferring decode writes %s, full decode %s", mode, got, want)
+			}
+			if (lazy.Validate() == nil) != (eager.Validate() == nil) {
+				t.Fatalf("%v: validation differs", mode)
+			}
+			if p, ok := payloadOf(lazy); ok {
+				q, _ := payloadOf(eager)
+				if !p.Equal(q) {
+					t.Fatalf("%v: payloads differ", mode)
+				}
+				n1, e1 := p.ValidateFor(p.Format)
+				n2, e2 := q.ValidateFor(q.Format)
+				if n1 != n2 || (e1 == nil) != (e2 == nil) {
+					t.Fatalf("%v: ValidateFor %d, %v vs %d, %v", mode, n1, e1, n2, e2)
+				}
+			}
+		}
+	})
+}
+
+// payloadOf returns the payload a message carries, if it has one.
+func payloadOf(m Message) (ToolPayload, bool) {
+	switch m := m.(type) {
+	case InvokeMessage:
+		return m.Invocation.Payload, true
+	case ResultMessage:
+		return m.Result.Payload, true
+	case DispatchOperationMessage:
+		return m.Request.Payload, true
+	case CompensateOperationMessage:
+		return m.Request.Payload, true
+	case OperationResultMessage:
+		return m.Result.Status.Payload, true
+	case CompensationResultMessage:
+		return m.Result.Status.Payload, true
+	case ReconciledOperationMessage:
+		return m.Result.Status.Payload, true
+	}
+	return ToolPayload{}, false
 }
