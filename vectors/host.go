@@ -151,7 +151,7 @@ type HostStep struct {
 // HostExpect is the expected outcome of one step. Error names the refusal (an
 // ExternalErrorKind name, a tool error kind for a refused start or call with ToolError
 // holding it, UnknownPromise or PromiseAlreadyAwaited for await, a registration error kind,
-// a lease error kind, InvalidAuditCapacity, or InvalidCursor, Evicted or Ahead for an export
+// a lease error kind, InvalidLimits for an audit capacity, or InvalidCursor, Evicted or Ahead for an export
 // with Available naming the earliest or next sequence). Otherwise the fields of
 // the step's result are set. Audit lists the audit records the step appends that are still
 // retained after it, in order; Exported, Next and Dropped are the result of an export and the

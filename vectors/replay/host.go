@@ -267,8 +267,10 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 		case vectors.HostOpSetAuditCapacity, vectors.HostOpClearAudit:
 			if s.Op == vectors.HostOpClearAudit {
 				rt.ClearAudit()
-			} else if err := rt.SetMaxAuditEvents(s.Limit); err != nil {
-				e.Error = "InvalidAuditCapacity"
+			} else if err := rt.SetMaxAuditEvents(s.Limit); errors.Is(err, host.ErrInvalidLimits) {
+				e.Error = "InvalidLimits"
+			} else if err != nil {
+				return nil, fmt.Errorf("step %d: audit capacity: %w", i+1, err)
 			}
 			dropped := rt.DroppedAuditEvents()
 			e.Dropped = &dropped
