@@ -67,7 +67,7 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok b
 			closer[top] = '}'
 			j, key, ok := canonicalKey(text, i)
 			if !ok {
-				return i, 0, false
+				return j, 0, false
 			}
 			lastKey[top] = key
 			top++
@@ -76,7 +76,7 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok b
 		case '"':
 			j, _, ok := canonicalString(text, i)
 			if !ok {
-				return i, 0, false
+				return j, 0, false
 			}
 			i = j
 		case 't':
@@ -97,7 +97,7 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok b
 		default:
 			j, ok := canonicalNumber(text, i, m)
 			if !ok {
-				return i, 0, false
+				return j, 0, false
 			}
 			i = j
 		}
@@ -122,7 +122,7 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok b
 			if closer[top-1] == '}' {
 				j, key, ok := canonicalKey(text, i)
 				if !ok || !keyAfter(key, lastKey[top-1]) {
-					return i, 0, false
+					return j, 0, false
 				}
 				lastKey[top-1] = key
 				i = j
@@ -143,24 +143,26 @@ func keyAfter(key, prev string) bool {
 
 // canonicalKey checks the key starting at text[i]: a string without escapes, other than
 // the Preserve private-number key, followed by ':'. It returns the key and the offset of
-// the member's value. The caller checks the order of keys.
+// the member's value, or, when it gives up, how far it read. The caller checks the order
+// of keys.
 func canonicalKey(text string, i int) (next int, key string, ok bool) {
 	if i >= len(text) || text[i] != '"' {
-		return 0, "", false
+		return i, "", false
 	}
 	end, escaped, ok := canonicalString(text, i)
 	if !ok || escaped || end >= len(text) || text[end] != ':' {
-		return 0, "", false
+		return end, "", false
 	}
 	key = text[i+1 : end-1]
 	if key == privateNumberKey {
-		return 0, "", false
+		return end, "", false
 	}
 	return end + 1, key, true
 }
 
 // canonicalString checks the string starting at text[i] == '"' and returns the offset just
-// past its closing quote, and whether it holds escapes. It accepts valid UTF-8 and only
+// past its closing quote (or, when it gives up, how far it read), and whether it holds
+// escapes. It accepts valid UTF-8 and only
 // the escapes the writer produces: \" \\ \b \f \n \r \t, and \u00xx in lower-case hex
 // for the other control bytes.
 func canonicalString(text string, i int) (end int, escaped, ok bool) {
@@ -175,7 +177,7 @@ func canonicalString(text string, i int) (end int, escaped, ok bool) {
 			}
 		}
 		if i >= len(text) {
-			return 0, false, false
+			return i, false, false
 		}
 		switch c := text[i]; {
 		case c == '"':
@@ -183,34 +185,34 @@ func canonicalString(text string, i int) (end int, escaped, ok bool) {
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(text) {
-				return 0, false, false
+				return i, false, false
 			}
 			switch text[i+1] {
 			case '"', '\\', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(text) || text[i+2] != '0' || text[i+3] != '0' {
-					return 0, false, false
+					return i, false, false
 				}
 				hi, lo := text[i+4], text[i+5]
 				if hi != '0' && hi != '1' || !isLowerHex(lo) {
-					return 0, false, false
+					return i, false, false
 				}
 				if escapeByte[unhex(hi)<<4|unhex(lo)] != 'u' {
-					return 0, false, false // the writer uses the short form for this byte
+					return i, false, false // the writer uses the short form for this byte
 				}
 				i += 6
 			default:
-				return 0, false, false
+				return i, false, false
 			}
 		case c < 0x20:
-			return 0, false, false
+			return i, false, false
 		case c < 0x80: // printable ASCII in the last few bytes of the text
 			i++
 		default:
 			r, size := utf8.DecodeRuneInString(text[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return 0, false, false
+				return i, false, false
 			}
 			i += size
 		}
@@ -231,7 +233,8 @@ func hasPrefixAt(text string, i int, word string) bool {
 }
 
 // canonicalNumber checks the number token starting at text[i] and returns the offset just
-// past it when converting it under m and writing it back gives the same token.
+// past it when converting it under m and writing it back gives the same token (or, when
+// it gives up, how far it read).
 func canonicalNumber(text string, i int, m Mode) (int, bool) {
 	// Fast paths: -?[1-9][0-9]{0,17} or 0 is an exact integer in both modes; in Preserve a
 	// fixed-point token with a fraction keeps its text.
@@ -246,7 +249,7 @@ func canonicalNumber(text string, i int, m Mode) (int, bool) {
 	if n := j - digits; n > 0 && n <= 18 && (text[digits] != '0' || n == 1) {
 		if j == len(text) || text[j] != '.' && text[j] != 'e' && text[j] != 'E' {
 			if text[i] == '-' && n == 1 && text[digits] == '0' {
-				return 0, false // -0
+				return j, false // -0
 			}
 			return j, true
 		}
@@ -262,16 +265,16 @@ func canonicalNumber(text string, i int, m Mode) (int, bool) {
 	}
 	end, err := scanNumber(text, i)
 	if err != nil {
-		return 0, false
+		return j, false
 	}
 	tok := text[i:end]
 	num, ok := convertToken(tok, m)
 	if !ok {
-		return 0, false
+		return end, false
 	}
 	var buf [40]byte
 	if string(appendNumber(buf[:0], numberValue(num))) != tok {
-		return 0, false
+		return end, false
 	}
 	return end, true
 }

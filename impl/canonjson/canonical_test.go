@@ -207,3 +207,32 @@ func TestParseDeferring(t *testing.T) {
 		t.Fatalf("errors differ: %v / %v", err1, err2)
 	}
 }
+
+// A failed verification is charged for everything it read, so nested "value" members
+// that each fail at the end of one long token cannot make the parse quadratic: once the
+// budget (the document's length) is spent, no more verifications run.
+//
+// Spec: ENC-052
+func TestDeferBudgetChargesWhatWasRead(t *testing.T) {
+	long := strings.Repeat("x", 1<<16)
+	for _, tail := range []string{`"` + long + `\/"`, strings.Repeat("1", 1<<16) + `.50e0`, `"` + long + "\x01\""} {
+		const nesting = 50
+		doc := strings.Repeat(`{"value":[`, nesting) + tail + strings.Repeat(`]}`, nesting)
+		var ps Parser
+		p := &ps.p
+		p.data, p.text, p.deferKey, p.deferMode, p.deferBudget = []byte(doc), doc, "value", Lossy, len(doc)
+		p.pos = len(`{"value":`)
+		if n := p.tryDefer(); n != nil {
+			t.Fatalf("deferred a non-canonical value")
+		}
+		if spent := len(doc) - p.deferBudget; spent < 1<<16 {
+			t.Fatalf("a failed verification that read a %d-byte token was charged %d bytes", 1<<16, spent)
+		}
+		// The whole parse gives the same result as Parse.
+		if _, err := ps.ParseDeferring([]byte(doc), "value", Lossy); err != nil {
+			if _, err2 := Parse([]byte(doc)); err2 == nil || err.Error() != err2.Error() {
+				t.Fatalf("ParseDeferring error %v, Parse error %v", err, err2)
+			}
+		}
+	}
+}
