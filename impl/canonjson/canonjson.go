@@ -9,6 +9,10 @@
 // wins) and numbers held according to a [Mode]. [Value.AppendJSON] is the compact serde_json
 // writer whose output the protocol authenticates.
 //
+// A receiver can skip most of that work for text that is already canonical:
+// [Parser.ParseDeferring] verifies such an array or object in one pass and keeps it as its
+// text, and the resulting deferred Value writes that text and builds its tree only when read.
+//
 // Numbers are the one place where the two serde_json build modes disagree: with the
 // arbitrary_precision feature ([Preserve]) number text is kept, without it ([Lossy]) numbers
 // become u64, i64 or f64 and floats are re-written by the zmij shortest-digits writer.
