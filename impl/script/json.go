@@ -163,9 +163,11 @@ func writeBoundedString(w *jsonWriter, s string) bool {
 	return w.commit(out)
 }
 
-// parseJSON implements `s.parse_json()`: strict JSON text, at most the JSON byte bound and
-// container depth, to script values (numbers become binary64, object keys come out sorted and
-// a repeated key keeps its last value).
+// parseJSON implements `s.parse_json()` the way the reference does: strict JSON text, at most
+// the JSON byte bound and container depth, written back as compact serde_json text (numbers
+// keep their text, object keys come out sorted and a repeated key keeps its last value; that
+// text is bounded again) and then read by the reference VM's own JSON reader (jsonreader.go),
+// whose quirks with minus signs and root scalars are reproduced.
 func (m *Machine) parseJSON(v Value) (Value, error) {
 	if v.kind != KindString {
 		return Value{}, errJSONBoundary
@@ -184,7 +186,11 @@ func (m *Machine) parseJSON(v Value) (Value, error) {
 	if jsonDepth(doc, 0, m.limits.jsonDepth()) {
 		return Value{}, errJSONLimits
 	}
-	return m.fromJSON(doc)
+	// Writing the document back can lengthen it (1E5 becomes 1e+5).
+	if len(doc.AppendJSON(make([]byte, 0, len(v.str)))) > m.limits.jsonBytes() {
+		return Value{}, errJSONLimits
+	}
+	return m.materialize(readTokens(readerTokens(doc)))
 }
 
 // jsonDepth reports whether doc nests more than max containers.
@@ -210,52 +216,6 @@ func jsonDepth(doc canonjson.Value, depth, max int) bool {
 		}
 	}
 	return false
-}
-
-func (m *Machine) fromJSON(doc canonjson.Value) (Value, error) {
-	switch doc.Kind() {
-	case canonjson.KindBool:
-		return Bool(doc.BoolValue()), nil
-	case canonjson.KindNumber:
-		// Out-of-range tokens round to an infinity or zero, like an f64 parse.
-		f, _ := strconv.ParseFloat(doc.NumberText(), 64)
-		return Number(f), nil
-	case canonjson.KindString:
-		s := doc.StringValue()
-		if err := m.alloc(len(s)); err != nil {
-			return Value{}, err
-		}
-		return String(s), nil
-	case canonjson.KindArray:
-		src := doc.Elems()
-		if err := m.alloc(objectBytes + len(src)*valueBytes); err != nil {
-			return Value{}, err
-		}
-		elems := make([]Value, len(src))
-		for i, e := range src {
-			v, err := m.fromJSON(e)
-			if err != nil {
-				return Value{}, err
-			}
-			elems[i] = v
-		}
-		return Array(elems...), nil
-	case canonjson.KindObject:
-		src := doc.Entries()
-		if err := m.alloc(objectBytes + len(src)*fieldBytes); err != nil {
-			return Value{}, err
-		}
-		fields := make([]Field, len(src))
-		for i, e := range src {
-			v, err := m.fromJSON(e.Value)
-			if err != nil {
-				return Value{}, err
-			}
-			fields[i] = Field{Name: e.Key, Value: v}
-		}
-		return Value{kind: KindRecord, ref: &record{fields: fields}}, nil
-	}
-	return Value{}, nil
 }
 
 // toolInputJSON writes the input of tool.call_json and tool.start_json the way the reference
