@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -82,6 +83,56 @@ func TestToolInputJSONWriter(t *testing.T) {
 		// The output is returned as a string, not parsed.
 		if ev.Value.Kind() != KindString || ev.Value.Text() != tc.want {
 			t.Fatalf("%s: value %v", tc.value, ev.Value)
+		}
+	}
+}
+
+// More of the raw serializer, each expectation checked against the reference: numbers use
+// the shortest round-trip digits in plain decimal notation (no exponent, no trailing ".0"),
+// strings escape only `"`, backspace, form feed, line feed and carriage return, containers nest
+// without spaces.
+//
+// Spec: SCR-061, SCR-062, SCR-063
+func TestToolInputJSONReferenceLayout(t *testing.T) {
+	tests := []struct {
+		value string // script expression
+		want  string // exact input text the host receives
+	}{
+		{"false", "false"},
+		{"[1.0, -0.0, 42, -42, -2.5, 0.1]", "[1,-0,42,-42,-2.5,0.1]"},
+		{"[1e16, 1e22, 1099511627776, 9007199254740993]", "[10000000000000000,10000000000000000000000,1099511627776,9007199254740992]"},
+		{"[0.000001, 1e-7, 123.456]", "[0.000001,0.0000001,123.456]"},
+		{"1.5e300", "15" + strings.Repeat("0", 299)},
+		{"5e-324", "0." + strings.Repeat("0", 323) + "5"},
+		{"[0 / 0, -(0 / 0)]", "[NaN,NaN]"},
+		// DEL, U+2028 and "/" are copied raw, like every other character not listed above.
+		{`"\u{7f}\u{2028}/"`, "\"\x7f\u2028/\""},
+		{`"a\\b"`, `"a\b"`},
+		{"[[1, 2], [3]]", "[[1,2],[3]]"},
+		{"[nil, true]", "[null,true]"},
+		{"{}", "{}"},
+		// The reference's field order is its hash map's; these records come out in insertion
+		// order there too.
+		{"{z: 1, a: 2}", `{"z":1,"a":2}`},
+		{"{a: 1, b: 2}", `{"a":1,"b":2}`},
+		{"{b: 1, a: 2}", `{"b":1,"a":2}`},
+		{"{left: 20, right: 22}", `{"left":20,"right":22}`},
+		{`{a: [1, {b: nil}], c: "x"}`, `{"a":[1,{"b":null}],"c":"x"}`},
+		// Here the reference writes left first; the subset keeps insertion order (SCR-063).
+		{"{right: 22, left: 20}", `{"right":22,"left":20}`},
+	}
+	for _, tc := range tests {
+		for _, method := range []string{"call_json", "start_json"} {
+			h := newFakeHost(t)
+			h.addPump("j", true, echo)
+			m := h.newMachine(Limits{})
+			ev, err := m.Eval("use mod.tool\ntool." + method + "(\"j\", " + tc.value + ")")
+			if err != nil || !ev.Completed() {
+				t.Fatalf("%s %s: %+v %v", method, tc.value, ev, err)
+			}
+			if len(h.log) != 1 || h.log[0].Input != tc.want || h.log[0].Format != FormatJSON {
+				t.Fatalf("%s %s: host received %+v, want %q", method, tc.value, h.log, tc.want)
+			}
 		}
 	}
 }
