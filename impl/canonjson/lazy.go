@@ -7,9 +7,9 @@ import (
 )
 
 // A deferred Value is an array or object whose canonical text was verified when it was
-// read but whose elements or entries are not built until something asks for them. It lets a
-// receiver authenticate and forward a large payload without materializing it: its canonical
-// encoding is its text, and its nesting depth was measured while it was verified.
+// read but whose elements or entries are not built until something asks for them. A
+// receiver can then authenticate, size and forward a large payload without building it:
+// its canonical encoding is its text, and its depth was measured during the check.
 //
 // The Value holds kind KindArray or KindObject, num numDeferred and ptr pointing at a
 // deferredDoc; elems and ents build the tree on first use (safely from several goroutines).
@@ -21,7 +21,7 @@ const numDeferred numRepr = 0xff
 type deferredDoc struct {
 	text  string // the canonical encoding, as verified under mode
 	mode  Mode
-	depth int // depth of the value under the payload depth rule (see Depth)
+	depth int // depth of the value under the depth rule of WithinDepth
 	once  sync.Once
 	built Value
 }
