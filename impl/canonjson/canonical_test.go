@@ -236,3 +236,27 @@ func TestDeferBudgetChargesWhatWasRead(t *testing.T) {
 		}
 	}
 }
+
+// A deferred value may be shared: concurrent readers build its tree once and all see it.
+//
+// Spec: ENC-052
+func TestDeferredValueConcurrentReaders(t *testing.T) {
+	text := `{"a":[1,2,{"b":"c"}],"d":1.5}`
+	v := deferredValue(KindObject, text, Preserve, 4)
+	want, err := ParseValue([]byte(text), Preserve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool)
+	for range 8 {
+		go func() {
+			a, ok := v.Get("a")
+			done <- ok && Equal(v, want) && len(a.Elems()) == 3 && string(v.JSON()) == text
+		}()
+	}
+	for range 8 {
+		if !<-done {
+			t.Fatal("a concurrent reader saw a different value")
+		}
+	}
+}
