@@ -240,6 +240,32 @@ func BenchmarkAuthSealOpen(b *testing.B) {
 	}
 }
 
+// BenchmarkAuthSealAppendOpen is BenchmarkAuthSealOpen with the host sealing
+// into a reused line buffer, as a writer that sends each line at once can.
+func BenchmarkAuthSealAppendOpen(b *testing.B) {
+	for _, size := range benchSizes {
+		ab := newAuthBench(b, size.bytes, size.blob)
+		b.Run(size.name, func(b *testing.B) {
+			host, worker := ab.auth(b, RoleHost), ab.auth(b, RoleWorker)
+			var m Message = ab.msg
+			var line []byte
+			b.SetBytes(int64(len(ab.tagInput)))
+			b.ReportAllocs()
+			cpu := startCPU(b)
+			for b.Loop() {
+				var err error
+				if _, line, err = host.SealAppend(line[:0], m); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := worker.Open(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu.stop()
+		})
+	}
+}
+
 // BenchmarkAuthDecodeFrame is the decoding share of Open (parse, serde
 // rules, validation), for reading the Open numbers.
 func BenchmarkAuthDecodeFrame(b *testing.B) {
