@@ -49,6 +49,7 @@ var builders = []func(*checker) (string, any, *fileBuilder){
 	buildJournal,
 	buildStorage,
 	buildHostScenarios,
+	buildLedger,
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -91,6 +91,7 @@ var runners = map[string]func(fs.FS, *fileRun) error{
 	vectorfmt.JournalFile:       replayJournal,
 	vectorfmt.StorageFile:       replayStorage,
 	"host_scenarios.json":       replayHostScenarios, // vectors.HostScenariosFile
+	"ledger.json":               replayLedger,        // vectors.LedgerFile
 }
 
 // RunFile replays one vector file.

@@ -56,6 +56,7 @@ var FileNames = []string{
 	JournalFile,
 	StorageFile,
 	"host_scenarios.json", // vectors.HostScenariosFile
+	"ledger.json",         // vectors.LedgerFile
 }
 
 // SchemaName returns the JSON Schema file name (in vectors/schema) for a vector file name.

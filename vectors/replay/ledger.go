@@ -1,0 +1,341 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/vectors"
+	"github.com/splashv5/conform/vectors/vectorfmt"
+)
+
+// replayLedger replays ledger.json.
+func replayLedger(fsys fs.FS, fr *fileRun) error {
+	var f vectors.Ledger
+	if err := vectorfmt.Load(fsys, vectors.LedgerFile, &f); err != nil {
+		return err
+	}
+	return replayGroups(fr, f.TestGroups, func(g *vectors.LedgerGroup) ([]vectors.LedgerTest, func(*vectors.LedgerTest) (*vectorfmt.Case, []string), error) {
+		switch g.Type {
+		case vectors.LedgerInputFingerprintType, vectors.LedgerOperationKeyType, vectors.LedgerDecodeType, vectors.LedgerRecordType:
+		default:
+			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
+		}
+		return g.Tests, func(t *vectors.LedgerTest) (*vectorfmt.Case, []string) {
+			return &t.Case, CheckLedgerTest(g.Type, t)
+		}, nil
+	})
+}
+
+// LedgerKindName names an error of the ledger the way ledger.json spells it: the variant name
+// of a host.LedgerError kind, else ErrorKindName.
+func LedgerKindName(err error) string {
+	var le *host.LedgerError
+	if errors.As(err, &le) {
+		return le.Kind.String()
+	}
+	var ke host.LedgerErrorKind
+	if errors.As(err, &ke) {
+		return ke.String()
+	}
+	return ErrorKindName(err)
+}
+
+// CheckLedgerTest runs one ledger.json test of group type groupType against impl/host and
+// returns every difference from the declared outcome (none when it passes).
+func CheckLedgerTest(groupType string, t *vectors.LedgerTest) []string {
+	switch groupType {
+	case vectors.LedgerInputFingerprintType:
+		return checkLedgerFingerprint(t)
+	case vectors.LedgerOperationKeyType:
+		return checkLedgerOperationKey(t)
+	case vectors.LedgerDecodeType:
+		return checkLedgerDecode(t)
+	case vectors.LedgerRecordType:
+		return checkLedgerRecord(t)
+	}
+	return []string{fmt.Sprintf("unknown group type %q", groupType)}
+}
+
+// ledgerInput returns the test's input bytes from input or input_hex (exactly one present).
+func ledgerInput(t *vectors.LedgerTest) ([]byte, error) {
+	switch {
+	case t.Input != nil && t.InputHex == nil:
+		return []byte(*t.Input), nil
+	case t.Input == nil && t.InputHex != nil:
+		return hex.DecodeString(*t.InputHex)
+	}
+	return nil, errors.New("exactly one of input and input_hex must be present")
+}
+
+func checkLedgerFingerprint(t *vectors.LedgerTest) []string {
+	input, err := ledgerInput(t)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if t.Result != vectorfmt.Valid || t.Fingerprint == nil {
+		return []string{"a fingerprint test must be valid and give a fingerprint"}
+	}
+	return compare("fingerprint", *t.Fingerprint, host.LedgerInputFingerprint(input))
+}
+
+func checkLedgerOperationKey(t *vectors.LedgerTest) []string {
+	input, err := ledgerInput(t)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	nonce, err := hex.DecodeString(deref(t.NonceHex))
+	if err != nil || t.NonceHex == nil || t.PlanFingerprint == nil || t.StepID == nil || t.Tool == nil {
+		return []string{"a key test needs plan_fingerprint, step_id, tool and nonce_hex (hex)"}
+	}
+	plan := host.Plan{Fingerprint: *t.PlanFingerprint, Steps: t.PlanSteps}
+	step, tool := *t.StepID, *t.Tool
+	var problems []string
+	if t.Result == vectorfmt.Valid {
+		if t.OperationKey == nil || t.Fingerprint == nil {
+			return []string{"a valid key test must give operation_key and fingerprint"}
+		}
+		problems = append(problems, compare("operation key", *t.OperationKey, host.DeriveOperationKey(plan.Fingerprint, step, tool, input, nonce))...)
+		problems = append(problems, compare("input fingerprint", *t.Fingerprint, host.LedgerInputFingerprint(input))...)
+	}
+	// The checked derivation is reachable only through preparing a queued runtime operation.
+	if run, ok := preparable(plan, step, tool, input, t.Error); ok {
+		key, fp, err := run(nonce)
+		if t.Result == vectorfmt.Invalid {
+			return append(problems, ledgerWrongKind("prepare: ", t.Error, err)...)
+		}
+		if err != nil {
+			return append(problems, "prepare: "+unexpectedLedger(err))
+		}
+		problems = append(problems, compare("prepared operation key", *t.OperationKey, key)...)
+		return append(problems, compare("recorded input fingerprint", *t.Fingerprint, fp)...)
+	}
+	if t.Result == vectorfmt.Valid {
+		return problems
+	}
+	// impl/host exposes no checked derivation for an arbitrary step or tool: the step of a
+	// preparation comes from the plan and its tool from a registration. Check the same rule
+	// where the host applies it.
+	switch t.Error {
+	case "UnknownStep":
+		l, err := host.NewLedger(plan.Fingerprint)
+		if err == nil {
+			err = l.Record(step, "substitute", "op-substitute", nil)
+		}
+		if err != nil {
+			return []string{"substitute ledger: " + unexpectedLedger(err)}
+		}
+		return ledgerWrongKind("plan validation: ", t.Error, plan.ValidateLedger(l))
+	case "InvalidTool":
+		l, err := host.NewLedger(plan.Fingerprint)
+		if err != nil {
+			return []string{"substitute ledger: " + unexpectedLedger(err)}
+		}
+		problems = ledgerWrongKind("record: ", t.Error, l.Record(step, tool, "op-substitute", nil))
+		rt, err := ledgerRuntime()
+		if err != nil {
+			return append(problems, err.Error())
+		}
+		p := host.NewPolicy(tool)
+		if err := rt.RegisterExternalTool(p, host.Metadata{}); err == nil {
+			problems = append(problems, "registering a tool with an invalid name succeeded")
+		}
+		return problems
+	}
+	return []string{"no Go entry point checks " + t.Error + " for these arguments"}
+}
+
+// ledgerRuntime is a runtime with a pinned session for preparing operations.
+func ledgerRuntime() (*host.Runtime, error) {
+	nonce, err := host.NewSessionNonce([]byte("0123456789abcdef"))
+	if err != nil {
+		return nil, err
+	}
+	now := time.UnixMilli(1_700_000_000_000)
+	return host.New(host.Config{SessionNonce: &nonce, SessionID: 7, Clock: func() time.Time { return now }})
+}
+
+// preparable reports whether the key arguments can be reached through
+// Runtime.PrepareNextExternalOperation: the step is in the plan, the tool is a token, and the
+// input is either a canonical text or JSON operation input or (for a refusal of the input
+// length or the nonce) any input of at least 12 bytes, whose length a text operation
+// reproduces. It returns a function preparing
+// such an operation with a nonce, giving the prepared key and the recorded input fingerprint.
+func preparable(plan host.Plan, step, tool string, input []byte, wantErr string) (func([]byte) (string, string, error), bool) {
+	completed := slices.Index(plan.Steps, step)
+	if completed < 0 || !protocol.IsToken(tool) {
+		return nil, false
+	}
+	format, body, ok := canonicalInputBody(input)
+	if !ok {
+		// A refusal of the length or the nonce does not depend on the input bytes: a text
+		// operation whose canonical input has the same length reproduces it.
+		switch wantErr {
+		case "InputTooLarge", "EmptyOperationNonce", "OperationNonceTooLarge":
+		default:
+			return nil, false
+		}
+		if len(input) < 12 {
+			return nil, false
+		}
+		format, body = host.FormatText, strings.Repeat("x", len(input)-12)
+	}
+	return func(nonce []byte) (string, string, error) {
+		rt, err := ledgerRuntime()
+		if err != nil {
+			return "", "", err
+		}
+		p := host.NewPolicy(tool)
+		if format == host.FormatJSON {
+			p = host.JSONPolicy(tool)
+		}
+		p.MaxInputBytes = 2 * host.MaxLedgerInputBytes
+		start := rt.Start
+		register := rt.RegisterExternalTool
+		if format == host.FormatJSON {
+			start, register = rt.StartJSON, rt.RegisterExternalJSONTool
+		}
+		if err := register(p, host.Metadata{}); err != nil {
+			return "", "", fmt.Errorf("register: %w", err)
+		}
+		if _, err := start(tool, body); err != nil {
+			return "", "", fmt.Errorf("start: %w", err)
+		}
+		l, err := host.NewLedger(plan.Fingerprint)
+		if err != nil {
+			return "", "", err
+		}
+		prep, err := rt.PrepareNextExternalOperation(plan, completed, l, nonce)
+		if err != nil {
+			return "", "", err
+		}
+		if prep == nil {
+			return "", "", errors.New("nothing was prepared")
+		}
+		op, ok := l.Operation(prep.OperationKey())
+		if !ok || op.StepID != step || op.Tool != tool || op.State != host.LedgerPending || l.Revision() != 1 {
+			return "", "", fmt.Errorf("the ledger does not hold one pending record for the key: %+v", op)
+		}
+		return prep.OperationKey(), op.InputFingerprint, nil
+	}, true
+}
+
+// canonicalInputBody recognizes the canonical operation input layout (format name, u64be
+// length, body) of a text body, or of a JSON body that is already in canonical form.
+func canonicalInputBody(input []byte) (host.DataFormat, string, bool) {
+	if len(input) < 12 {
+		return 0, "", false
+	}
+	name, n, body := string(input[:4]), binary.BigEndian.Uint64(input[4:12]), input[12:]
+	if n != uint64(len(body)) {
+		return 0, "", false
+	}
+	switch name {
+	case "text":
+		if !utf8.Valid(body) {
+			return 0, "", false
+		}
+		return host.FormatText, string(body), true
+	case "json":
+		v, err := canonjson.ParseValue(body, canonjson.Preserve)
+		if err != nil || !bytes.Equal(v.JSON(), body) {
+			return 0, "", false
+		}
+		return host.FormatJSON, string(body), true
+	}
+	return 0, "", false
+}
+
+func checkLedgerDecode(t *vectors.LedgerTest) []string {
+	if t.Input == nil {
+		return []string{"a decode test needs input"}
+	}
+	l, err := host.DecodeLedger([]byte(*t.Input))
+	var out []byte
+	if err == nil {
+		out, err = l.Encode()
+	}
+	if t.Result == vectorfmt.Invalid {
+		return ledgerWrongKind("", t.Error, err)
+	}
+	if err != nil {
+		return []string{unexpectedLedger(err)}
+	}
+	if t.Output == nil {
+		return []string{"a valid decode test must give output"}
+	}
+	problems := compare("encoding", string(*t.Output), string(out))
+	// The canonical encoding is a fixed point of decoding and encoding.
+	again, err := host.DecodeLedger(out)
+	if err == nil {
+		var back []byte
+		back, err = again.Encode()
+		problems = append(problems, compare("re-encoding", string(out), string(back))...)
+	}
+	if err != nil {
+		problems = append(problems, "re-decoding: "+unexpectedLedger(err))
+	}
+	return problems
+}
+
+func checkLedgerRecord(t *vectors.LedgerTest) []string {
+	if t.PlanFingerprint == nil || t.Output == nil || len(t.Records) == 0 {
+		return []string{"a record test needs plan_fingerprint, records and output"}
+	}
+	l, err := host.NewLedger(*t.PlanFingerprint)
+	if err != nil {
+		return []string{"new ledger: " + unexpectedLedger(err)}
+	}
+	var problems []string
+	firstErr := ""
+	for i, r := range t.Records {
+		var input []byte
+		if r.Input != nil {
+			input = []byte(*r.Input)
+		}
+		err := l.Record(r.StepID, r.Tool, r.OperationKey, input)
+		if firstErr == "" {
+			firstErr = r.Error
+		}
+		step := fmt.Sprintf("record %d", i+1)
+		switch {
+		case r.Error == "" && err != nil:
+			problems = append(problems, step+": "+unexpectedLedger(err))
+		case r.Error != "":
+			problems = append(problems, ledgerWrongKind(step+": ", r.Error, err)...)
+		}
+	}
+	if t.Error != firstErr {
+		problems = append(problems, fmt.Sprintf("test error %q is not the first failing record's %q", t.Error, firstErr))
+	}
+	out, err := l.Encode()
+	if err != nil {
+		return append(problems, "encode: "+unexpectedLedger(err))
+	}
+	return append(problems, compare("encoding", string(*t.Output), string(out))...)
+}
+
+// ledgerWrongKind compares an error with an expected ledger error kind.
+func ledgerWrongKind(prefix, want string, err error) []string {
+	if err == nil {
+		return []string{fmt.Sprintf("%sexpected error %s, got success", prefix, want)}
+	}
+	if got := LedgerKindName(err); got != want {
+		return []string{fmt.Sprintf("%sexpected error %s, got %s (%v)", prefix, want, got, err)}
+	}
+	return nil
+}
+
+func unexpectedLedger(err error) string {
+	return fmt.Sprintf("expected success, got %s (%v)", LedgerKindName(err), err)
+}
