@@ -37,8 +37,7 @@ func TestLedgerReplayDetectsChanges(t *testing.T) {
 					t.Errorf("tcId %d: a changed %s still replays", tc.TcID, what)
 				}
 			}
-			switch {
-			case tc.Fingerprint != nil:
+			if tc.Fingerprint != nil {
 				check("fingerprint", func(c *vectors.LedgerTest) { c.Fingerprint = flipHex(*tc.Fingerprint) })
 			}
 			switch {
