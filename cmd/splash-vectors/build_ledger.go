@@ -12,7 +12,6 @@ var ledgerFlagNotes = map[string]string{
 	"LedgerFingerprint":  "A ledger input fingerprint (RUN-181).",
 	"OperationKey":       "A derived plan-bound operation key (RUN-181).",
 	"ArgumentCheck":      "An argument check of preparing, run before the key is derived, in the reference's order: unknown step, tool token, input size, empty nonce, nonce size.",
-	"GoSubstitute":       "The Go host has no exported checked derivation for this argument (a prepared step comes from the plan and a prepared tool from a registration that enforces the token rule); the Go replay checks the same rule through Ledger.Record or Plan.ValidateLedger.",
 	"Binary":             "Input or nonce bytes that are not valid UTF-8 (the input is given as input_hex).",
 	"LedgerEncoding":     "Decoding a stored ledger and its canonical encoding (RUN-180).",
 	"OperationLimit":     "The limit of 64 operations per ledger.",

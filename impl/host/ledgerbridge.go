@@ -99,6 +99,15 @@ func (c *ClaimedOperation) String() string {
 
 func ledgerProtocol(err error) error { return &LedgerError{Kind: ErrLedgerProtocol, Err: err} }
 
+// OperationKey derives the operation key of a step's external call (RUN-181) after checking
+// its inputs in the reference's order: the step must be in the plan (UnknownStep), the tool a
+// token (InvalidTool), the canonical input at most MaxLedgerInputBytes (InputTooLarge), and
+// the nonce 1 to MaxOperationNonceBytes bytes (EmptyOperationNonce, OperationNonceTooLarge).
+// Preparing an operation derives its key this way.
+func (p Plan) OperationKey(stepID, tool string, input, nonce []byte) (string, error) {
+	return deriveOperationKey(p, stepID, tool, input, nonce)
+}
+
 // deriveOperationKey checks the key inputs in the reference's order, then derives the key.
 func deriveOperationKey(plan Plan, stepID, tool string, input, nonce []byte) (string, error) {
 	switch {

@@ -108,7 +108,15 @@ func checkLedgerOperationKey(t *vectors.LedgerTest) []string {
 		problems = append(problems, compare("operation key", *t.OperationKey, host.DeriveOperationKey(plan.Fingerprint, step, tool, input, nonce))...)
 		problems = append(problems, compare("input fingerprint", *t.Fingerprint, host.LedgerInputFingerprint(input))...)
 	}
-	// The checked derivation is reachable only through preparing a queued runtime operation.
+	key, err := plan.OperationKey(step, tool, input, nonce)
+	if t.Result == vectorfmt.Invalid {
+		problems = append(problems, ledgerWrongKind("derive: ", t.Error, err)...)
+	} else if err != nil {
+		problems = append(problems, "derive: "+unexpectedLedger(err))
+	} else {
+		problems = append(problems, compare("checked operation key", *t.OperationKey, key)...)
+	}
+	// Preparing a queued runtime operation derives the key the same way and records it.
 	if run, ok := preparable(plan, step, tool, input, t.Error); ok {
 		key, fp, err := run(nonce)
 		if t.Result == vectorfmt.Invalid {
@@ -120,39 +128,7 @@ func checkLedgerOperationKey(t *vectors.LedgerTest) []string {
 		problems = append(problems, compare("prepared operation key", *t.OperationKey, key)...)
 		return append(problems, compare("recorded input fingerprint", *t.Fingerprint, fp)...)
 	}
-	if t.Result == vectorfmt.Valid {
-		return problems
-	}
-	// impl/host exposes no checked derivation for an arbitrary step or tool: the step of a
-	// preparation comes from the plan and its tool from a registration. Check the same rule
-	// where the host applies it.
-	switch t.Error {
-	case "UnknownStep":
-		l, err := host.NewLedger(plan.Fingerprint)
-		if err == nil {
-			err = l.Record(step, "substitute", "op-substitute", nil)
-		}
-		if err != nil {
-			return []string{"substitute ledger: " + unexpectedLedger(err)}
-		}
-		return ledgerWrongKind("plan validation: ", t.Error, plan.ValidateLedger(l))
-	case "InvalidTool":
-		l, err := host.NewLedger(plan.Fingerprint)
-		if err != nil {
-			return []string{"substitute ledger: " + unexpectedLedger(err)}
-		}
-		problems = ledgerWrongKind("record: ", t.Error, l.Record(step, tool, "op-substitute", nil))
-		rt, err := ledgerRuntime()
-		if err != nil {
-			return append(problems, err.Error())
-		}
-		p := host.NewPolicy(tool)
-		if err := rt.RegisterExternalTool(p, host.Metadata{}); err == nil {
-			problems = append(problems, "registering a tool with an invalid name succeeded")
-		}
-		return problems
-	}
-	return []string{"no Go entry point checks " + t.Error + " for these arguments"}
+	return problems
 }
 
 // ledgerRuntime is a runtime with a pinned session for preparing operations.
