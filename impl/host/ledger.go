@@ -108,8 +108,16 @@ const (
 	ErrLedgerUnknownOperation
 	ErrLedgerReconciliationMismatch
 	ErrLedgerInvalidStateTransition
-	ErrLedgerRequiresHostAuthenticator
-	ErrLedgerUnexpectedMessage
+	// ErrLedgerDispatchRequiresHostAuthenticator and ErrLedgerUnexpectedDispatchMessage refuse
+	// an operation dispatch without a host-role authenticator, and an answer that is not its
+	// operation_result.
+	ErrLedgerDispatchRequiresHostAuthenticator
+	ErrLedgerUnexpectedDispatchMessage
+	// ErrLedgerReconciliationRequiresHostAuthenticator and
+	// ErrLedgerUnexpectedReconciliationMessage are the same refusals for a reconciliation and
+	// its reconciled_operation answer.
+	ErrLedgerReconciliationRequiresHostAuthenticator
+	ErrLedgerUnexpectedReconciliationMessage
 	ErrLedgerProtocol
 	// ErrLedgerPreparedElsewhere rejects a prepared or claimed operation from another runtime
 	// or plan (the reference's ApprovalMismatch).
@@ -121,39 +129,41 @@ const (
 )
 
 var ledgerKindNames = [...]string{
-	ErrLedgerTooLarge:                               "TooLarge",
-	ErrLedgerInvalidEncoding:                        "InvalidEncoding",
-	ErrLedgerUnsupportedVersion:                     "UnsupportedVersion",
-	ErrLedgerInvalidPlanFingerprint:                 "InvalidPlanFingerprint",
-	ErrLedgerTooManyOperations:                      "TooManyOperations",
-	ErrLedgerRevisionExhausted:                      "RevisionExhausted",
-	ErrLedgerStaleRevision:                          "StaleRevision",
-	ErrLedgerInputTooLarge:                          "InputTooLarge",
-	ErrLedgerEmptyOperationNonce:                    "EmptyOperationNonce",
-	ErrLedgerOperationNonceTooLarge:                 "OperationNonceTooLarge",
-	ErrLedgerInvalidStepID:                          "InvalidStepId",
-	ErrLedgerInvalidTool:                            "InvalidTool",
-	ErrLedgerInvalidOperationKey:                    "InvalidOperationKey",
-	ErrLedgerInvalidInputFingerprint:                "InvalidInputFingerprint",
-	ErrLedgerInputFingerprintMismatch:               "InputFingerprintMismatch",
-	ErrLedgerOperationBindingMismatch:               "OperationBindingMismatch",
-	ErrLedgerOperationAlreadyTerminal:               "OperationAlreadyTerminal",
-	ErrLedgerInvalidCompensationKey:                 "InvalidCompensationKey",
-	ErrLedgerInvalidCompensationTenantScope:         "InvalidCompensationTenantScope",
-	ErrLedgerInvalidCompensationGrantFingerprint:    "InvalidCompensationGrantFingerprint",
-	ErrLedgerCompensationRequiresSucceededOperation: "CompensationRequiresSucceededOperation",
-	ErrLedgerDuplicateOperationKey:                  "DuplicateOperationKey",
-	ErrLedgerPlanMismatch:                           "PlanMismatch",
-	ErrLedgerUnknownStep:                            "UnknownStep",
-	ErrLedgerUnknownOperation:                       "UnknownOperation",
-	ErrLedgerReconciliationMismatch:                 "ReconciliationMismatch",
-	ErrLedgerInvalidStateTransition:                 "InvalidStateTransition",
-	ErrLedgerRequiresHostAuthenticator:              "RequiresHostAuthenticator",
-	ErrLedgerUnexpectedMessage:                      "UnexpectedMessage",
-	ErrLedgerProtocol:                               "Protocol",
-	ErrLedgerPreparedElsewhere:                      "ApprovalMismatch",
-	ErrLedgerNoSuspendedStep:                        "NoSuspendedExecution",
-	ErrLedgerStore:                                  "Store",
+	ErrLedgerTooLarge:                                "TooLarge",
+	ErrLedgerInvalidEncoding:                         "InvalidEncoding",
+	ErrLedgerUnsupportedVersion:                      "UnsupportedVersion",
+	ErrLedgerInvalidPlanFingerprint:                  "InvalidPlanFingerprint",
+	ErrLedgerTooManyOperations:                       "TooManyOperations",
+	ErrLedgerRevisionExhausted:                       "RevisionExhausted",
+	ErrLedgerStaleRevision:                           "StaleRevision",
+	ErrLedgerInputTooLarge:                           "InputTooLarge",
+	ErrLedgerEmptyOperationNonce:                     "EmptyOperationNonce",
+	ErrLedgerOperationNonceTooLarge:                  "OperationNonceTooLarge",
+	ErrLedgerInvalidStepID:                           "InvalidStepId",
+	ErrLedgerInvalidTool:                             "InvalidTool",
+	ErrLedgerInvalidOperationKey:                     "InvalidOperationKey",
+	ErrLedgerInvalidInputFingerprint:                 "InvalidInputFingerprint",
+	ErrLedgerInputFingerprintMismatch:                "InputFingerprintMismatch",
+	ErrLedgerOperationBindingMismatch:                "OperationBindingMismatch",
+	ErrLedgerOperationAlreadyTerminal:                "OperationAlreadyTerminal",
+	ErrLedgerInvalidCompensationKey:                  "InvalidCompensationKey",
+	ErrLedgerInvalidCompensationTenantScope:          "InvalidCompensationTenantScope",
+	ErrLedgerInvalidCompensationGrantFingerprint:     "InvalidCompensationGrantFingerprint",
+	ErrLedgerCompensationRequiresSucceededOperation:  "CompensationRequiresSucceededOperation",
+	ErrLedgerDuplicateOperationKey:                   "DuplicateOperationKey",
+	ErrLedgerPlanMismatch:                            "PlanMismatch",
+	ErrLedgerUnknownStep:                             "UnknownStep",
+	ErrLedgerUnknownOperation:                        "UnknownOperation",
+	ErrLedgerReconciliationMismatch:                  "ReconciliationMismatch",
+	ErrLedgerInvalidStateTransition:                  "InvalidStateTransition",
+	ErrLedgerDispatchRequiresHostAuthenticator:       "OperationDispatchRequiresHostAuthenticator",
+	ErrLedgerUnexpectedDispatchMessage:               "UnexpectedOperationDispatchMessage",
+	ErrLedgerReconciliationRequiresHostAuthenticator: "ReconciliationRequiresHostAuthenticator",
+	ErrLedgerUnexpectedReconciliationMessage:         "UnexpectedReconciliationMessage",
+	ErrLedgerProtocol:                                "Protocol",
+	ErrLedgerPreparedElsewhere:                       "ApprovalMismatch",
+	ErrLedgerNoSuspendedStep:                         "NoSuspendedExecution",
+	ErrLedgerStore:                                   "Store",
 }
 
 // String returns the variant name.

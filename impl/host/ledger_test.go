@@ -368,7 +368,7 @@ func TestDurableDispatchFlow(t *testing.T) {
 
 	host, worker := authPair(t, "worker-1")
 	_, err = r.PrepareClaimedDispatch(testPlan, 0, l, c, "dispatch-1", worker)
-	wantKind(t, err, ErrLedgerRequiresHostAuthenticator)
+	wantKind(t, err, ErrLedgerDispatchRequiresHostAuthenticator)
 	d, err := r.PrepareClaimedDispatch(testPlan, 0, l, c, "dispatch-1", host)
 	wantNoError(t, err)
 	if d.Request.OperationKey != p.OperationKey() || d.Request.Tool != "remote.json" || !d.Request.Payload.Equal(p.Payload()) {
@@ -441,7 +441,7 @@ func TestApplyDispatchResultRejects(t *testing.T) {
 		return frame
 	}
 	_, _, err = ApplyDispatchResult(testPlan, l, d.Request, host, answer("dispatch-1", protocol.Running(), true))
-	wantKind(t, err, ErrLedgerUnexpectedMessage)
+	wantKind(t, err, ErrLedgerUnexpectedDispatchMessage)
 	_, _, err = ApplyDispatchResult(testPlan, l, d.Request, host, answer("dispatch-9", protocol.Running(), false))
 	wantKind(t, err, ErrLedgerReconciliationMismatch)
 	forged := d.Request

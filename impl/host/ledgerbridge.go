@@ -303,7 +303,7 @@ func (r *Runtime) PrepareClaimedDispatch(plan Plan, completed int, l *Ledger, c 
 		return AuthenticatedDispatch{}, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return AuthenticatedDispatch{}, ledgerError(ErrLedgerRequiresHostAuthenticator, "")
+		return AuthenticatedDispatch{}, ledgerError(ErrLedgerDispatchRequiresHostAuthenticator, "")
 	}
 	req, err := operationDispatchRequest(plan, l, c.key, c.payload, auth.SessionID(), requestID)
 	if err != nil {
@@ -328,7 +328,7 @@ func dispatchRequestsEqual(a, b protocol.OperationDispatchRequest) bool {
 // persist it, then resolve the runtime operation (ResolveOperationStatus).
 func ApplyDispatchResult(plan Plan, l *Ledger, req protocol.OperationDispatchRequest, auth *protocol.Authenticator, frame protocol.Frame) (LedgerState, protocol.OperationReconcileResult, error) {
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return 0, protocol.OperationReconcileResult{}, ledgerError(ErrLedgerRequiresHostAuthenticator, "")
+		return 0, protocol.OperationReconcileResult{}, ledgerError(ErrLedgerDispatchRequiresHostAuthenticator, "")
 	}
 	msg, err := auth.OpenFrame(frame)
 	if err != nil {
@@ -336,7 +336,7 @@ func ApplyDispatchResult(plan Plan, l *Ledger, req protocol.OperationDispatchReq
 	}
 	m, ok := msg.(protocol.OperationResultMessage)
 	if !ok {
-		return 0, protocol.OperationReconcileResult{}, ledgerError(ErrLedgerUnexpectedMessage, "")
+		return 0, protocol.OperationReconcileResult{}, ledgerError(ErrLedgerUnexpectedDispatchMessage, "")
 	}
 	res := m.Result
 	if err := plan.ValidateLedger(l); err != nil {

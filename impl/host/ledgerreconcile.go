@@ -42,7 +42,7 @@ func (r *Runtime) PrepareClaimedReconciliation(plan Plan, completed int, l *Ledg
 		return AuthenticatedReconciliation{}, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return AuthenticatedReconciliation{}, ledgerError(ErrLedgerRequiresHostAuthenticator, "")
+		return AuthenticatedReconciliation{}, ledgerError(ErrLedgerReconciliationRequiresHostAuthenticator, "")
 	}
 	req, err := l.ReconcileRequest(c.key, c.canonical, auth.SessionID(), requestID)
 	if err != nil {
@@ -63,9 +63,9 @@ func reconcileRequestsEqual(a, b protocol.OperationReconcileRequest) bool {
 // ApplyClaimedReconciliation opens the worker's reconciled_operation frame with the host
 // authenticator, records its observation in the ledger, persists the ledger and only then
 // settles the claimed runtime operation. Checks, in order: a host authenticator
-// (ErrLedgerRequiresHostAuthenticator) and a persist function (ErrLedgerStore); the frame opens
+// (ErrLedgerReconciliationRequiresHostAuthenticator) and a persist function (ErrLedgerStore); the frame opens
 // (ErrLedgerProtocol; a failed open consumes nothing) and carries a reconciled_operation
-// (ErrLedgerUnexpectedMessage); the claim is revalidated as PrepareClaimedReconciliation does;
+// (ErrLedgerUnexpectedReconciliationMessage); the claim is revalidated as PrepareClaimedReconciliation does;
 // the request is the one the ledger rebuilds for the operation key and the result answers it
 // (ErrLedgerReconciliationMismatch); a succeeded payload has the tool's format (ErrProtocol
 // PayloadFormatMismatch); the ledger accepts the observation. Until then nothing changes. Then
@@ -75,7 +75,7 @@ func reconcileRequestsEqual(a, b protocol.OperationReconcileRequest) bool {
 // Failed, cancelled takes the cancel path.
 func (r *Runtime) ApplyClaimedReconciliation(plan Plan, completed int, l *Ledger, c *ClaimedOperation, req protocol.OperationReconcileRequest, auth *protocol.Authenticator, frame protocol.Frame, persist func(*Ledger) error) (LedgerState, Reconciliation, error) {
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return 0, Reconciliation{}, ledgerError(ErrLedgerRequiresHostAuthenticator, "")
+		return 0, Reconciliation{}, ledgerError(ErrLedgerReconciliationRequiresHostAuthenticator, "")
 	}
 	if persist == nil {
 		return 0, Reconciliation{}, ledgerError(ErrLedgerStore, "no persist function")
@@ -85,7 +85,7 @@ func (r *Runtime) ApplyClaimedReconciliation(plan Plan, completed int, l *Ledger
 		return 0, Reconciliation{}, ledgerProtocol(err)
 	}
 	if !reconciled {
-		return 0, Reconciliation{}, ledgerError(ErrLedgerUnexpectedMessage, "")
+		return 0, Reconciliation{}, ledgerError(ErrLedgerUnexpectedReconciliationMessage, "")
 	}
 	if err := r.checkClaimedReconciliation(plan, completed, l, c); err != nil {
 		return 0, Reconciliation{}, err

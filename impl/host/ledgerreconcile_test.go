@@ -48,9 +48,9 @@ func TestClaimedReconciliationUsesLedgerKey(t *testing.T) {
 	host, worker := authPair(t, "worker-1")
 
 	_, err := r.PrepareClaimedReconciliation(testPlan, 0, l, c, "reconcile-1", worker)
-	wantKind(t, err, ErrLedgerRequiresHostAuthenticator)
+	wantKind(t, err, ErrLedgerReconciliationRequiresHostAuthenticator)
 	_, err = r.PrepareClaimedReconciliation(testPlan, 0, l, c, "reconcile-1", nil)
-	wantKind(t, err, ErrLedgerRequiresHostAuthenticator)
+	wantKind(t, err, ErrLedgerReconciliationRequiresHostAuthenticator)
 	a, err := r.PrepareClaimedReconciliation(testPlan, 0, l, c, "reconcile-1", host)
 	wantNoError(t, err)
 	info, _ := r.Operation(id)
@@ -132,7 +132,7 @@ func TestApplyClaimedReconciliationRejects(t *testing.T) {
 
 	// Refusals before the frame is opened need no worker frame.
 	_, _, err = r.ApplyClaimedReconciliation(testPlan, 0, l, c, a.Request, worker, protocol.Frame{}, ok)
-	wantKind(t, err, ErrLedgerRequiresHostAuthenticator)
+	wantKind(t, err, ErrLedgerReconciliationRequiresHostAuthenticator)
 	_, _, err = r.ApplyClaimedReconciliation(testPlan, 0, l, c, a.Request, host, protocol.Frame{}, nil)
 	wantKind(t, err, ErrLedgerStore)
 	unchanged("missing persist")
@@ -157,7 +157,7 @@ func TestApplyClaimedReconciliationRejects(t *testing.T) {
 		kind  error
 	}{
 		{"other request id", func() protocol.Frame { return good }, a.Request, ErrLedgerReconciliationMismatch},
-		{"operation_result", func() protocol.Frame { return answer("reconcile-1", req.OperationKey, protocol.Running(), false) }, a.Request, ErrLedgerUnexpectedMessage},
+		{"operation_result", func() protocol.Frame { return answer("reconcile-1", req.OperationKey, protocol.Running(), false) }, a.Request, ErrLedgerUnexpectedReconciliationMessage},
 		{"runtime key", func() protocol.Frame { return answer("reconcile-1", "splash-other-1", protocol.Running(), true) }, a.Request, ErrLedgerReconciliationMismatch},
 		{"wrong format", func() protocol.Frame {
 			return answer("reconcile-1", req.OperationKey, protocol.Succeeded(protocol.TextPayload("ok")), true)
