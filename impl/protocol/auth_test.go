@@ -756,16 +756,7 @@ func TestSealAppend(t *testing.T) {
 //
 // Spec: ENC-037, FRM-022
 func TestSealChecksThePayloadOfEveryMessageKind(t *testing.T) {
-	const fp = "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9"
-	templates := []string{
-		`{"type":"invoke","invocation":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","payload":PAYLOAD}}`,
-		`{"type":"result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","payload":PAYLOAD}}`,
-		`{"type":"dispatch_operation","request":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","payload":PAYLOAD}}`,
-		`{"type":"compensate_operation","request":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","compensation_key":"cmp-1","tenant_scope":"ten","grant_fingerprint":"` + fp + `","payload":PAYLOAD}}`,
-		`{"type":"operation_result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","status":{"state":"succeeded","payload":PAYLOAD}}}`,
-		`{"type":"reconciled_operation","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","status":{"state":"succeeded","payload":PAYLOAD}}}`,
-		`{"type":"compensation_result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","compensation_key":"cmp-1","tenant_scope":"ten","grant_fingerprint":"` + fp + `","status":{"state":"succeeded","payload":PAYLOAD}}}`,
-	}
+	templates := protocol.PayloadMessageTemplates
 	for _, tmpl := range templates {
 		for _, tc := range []struct {
 			payload string

@@ -68,3 +68,22 @@ func mustValue(t *testing.T, s string, mode canonjson.Mode) canonjson.Value {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// templateGrantFingerprint is a well-formed grant fingerprint for the templates below.
+const templateGrantFingerprint = "b4586b43cee35f3490e1be033cf424c5d927417c4e5af7cd685123764a8c8be9"
+
+// payloadMessageTemplates are the message kinds that carry a payload, each with PAYLOAD where
+// the payload goes (in a succeeded status for the result kinds). The request id "r1e2" looks
+// like a number inside a string, which a portability check must not flag.
+var payloadMessageTemplates = []string{
+	`{"type":"invoke","invocation":{"protocol_version":5,"session_id":"session-1","request_id":"r1e2","tool":"t","payload":PAYLOAD}}`,
+	`{"type":"result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","payload":PAYLOAD}}`,
+	`{"type":"dispatch_operation","request":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","payload":PAYLOAD}}`,
+	`{"type":"compensate_operation","request":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","compensation_key":"cmp-1","tenant_scope":"ten","grant_fingerprint":"` + templateGrantFingerprint + `","payload":PAYLOAD}}`,
+	`{"type":"operation_result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","status":{"state":"succeeded","payload":PAYLOAD}}}`,
+	`{"type":"reconciled_operation","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","status":{"state":"succeeded","payload":PAYLOAD}}}`,
+	`{"type":"compensation_result","result":{"protocol_version":5,"session_id":"session-1","request_id":"r","tool":"t","operation_key":"k","compensation_key":"cmp-1","tenant_scope":"ten","grant_fingerprint":"` + templateGrantFingerprint + `","status":{"state":"succeeded","payload":PAYLOAD}}}`,
+}
+
+// PayloadMessageTemplates exposes payloadMessageTemplates to the external test package.
+var PayloadMessageTemplates = payloadMessageTemplates
