@@ -350,6 +350,25 @@ func init() {
 				t.expectEffects("two dispatches that do not decode")
 			},
 		},
+		&Check{
+			ID: "CNF-FRAME-26", Unreachable: unreachableLibrary, Level: Must, Requirements: []string{"FRM-011", "FRM-010", "ENC-052", "ENC-023", "ENC-005"},
+			Title: "a JSON payload spelled non-canonically (key order, spaces, escapes, a repeated key) is accepted and echoed canonically",
+			run: func(t *T) {
+				w := t.baseline()
+				id := w.nextRequestID()
+				// The host tags the canonical form; the wire carries another spelling of the same
+				// value. A worker that hashes the received payload text fails this frame.
+				const canonical = `{"a":[1,"/"],"b":{"c":"A\n"},"z":0.5}`
+				const spelled = `{ "z" : 0.5, "b" : { "c" : "\u0041\u000a" }, "a" : [ 0 ], "a" : [ 1, "\/" ] }`
+				line := w.seal(w.invocation(id, toolJSONEcho, jsonPayload(canonical)))
+				if !bytes.Contains(line, []byte(canonical)) {
+					t.internal(fmt.Errorf("the sealed line does not hold the canonical payload %s", canonical))
+				}
+				w.writeLine(bytes.Replace(line, []byte(canonical), []byte(spelled), 1))
+				t.expectPayload("the canonical echo", jsonPayload(canonical), w.expectResult(id))
+				w.endInput()
+			},
+		},
 	)
 }
 
