@@ -84,7 +84,7 @@ func TestCatalogCoversTheWorkerChapters(t *testing.T) {
 		"WRK-071": "journal store internals", "WRK-072": "covered by the exit classes", "WRK-080": "journal store internals",
 		"WRK-082": "journal store internals", "WRK-095": "fault injection is the mutation harness's concern",
 		"CAN-003": "read permits are internal", "CAN-004": "order of internal checks", "CAN-017": "needs an adapter that acknowledges unasked",
-		"PRF-019": "fsync is not observable", "PRF-020": "torn effect-log lines need a crash between write and flush",
+		"PRF-019": "fsync is not observable",
 	}
 	var missing []string
 	for _, r := range reqs {

@@ -321,5 +321,28 @@ func init() {
 				w.expectExit(exitAdapter, "a reconciled succeeded status whose payload exceeds max_output_bytes 20")
 			},
 		},
+		&Check{
+			ID: "CNF-DURABLE-25", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-020", "PRF-018", "PRF-002"},
+			Needs: durableEffects,
+			Title: "at start a torn final effect-log line is cut off, and a malformed line makes the worker refuse to start (status 7)",
+			run: func(t *T) {
+				w1 := t.durableSession(0)
+				w1.dispatch("op-1", `{"value":1}`)
+				w1.endInput()
+				// A write that was cut short by a crash: the final line has no line feed.
+				t.appendEffectLog(`{"kind":"effect","tool":"conf.durable.rec`)
+				w2 := t.durableSession(0)
+				w2.dispatch("op-2", `{"value":2}`)
+				w2.endInput()
+				t.expectEffects("a dispatch by a worker started on a log with a torn final line",
+					effectLine("op-1", "1"), effectLine("op-2", "2"))
+				// A complete line that is not an effect line.
+				t.appendEffectLog(`{"kind":"other","tool":"conf.durable.record","operation_key":"op-3","value":3}` + "\n")
+				w3 := t.launch()
+				w3.bootstrap()
+				w3.closeInput()
+				w3.expectExit(exitPersistence, "a start on an effect log holding a malformed line")
+			},
+		},
 	)
 }

@@ -141,6 +141,23 @@ func (t *T) journalPath() string { return filepath.Join(t.scratch(), "journal") 
 // effectsPath is the file substituted for {effects}.
 func (t *T) effectsPath() string { return filepath.Join(t.scratch(), "effects.jsonl") }
 
+// appendEffectLog appends text to the check's effect log, as a crash or a damaged disk
+// would leave it, while no worker runs.
+func (t *T) appendEffectLog(text string) {
+	f, err := os.OpenFile(t.effectsPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.internal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		t.internal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.internal(err)
+	}
+	t.logf("runner: appended %d bytes to the effect log: %s", len(text), clip(fmt.Sprintf("%q", text), 200))
+}
+
 // placeholders returns the values of the placeholders for this check.
 func (t *T) placeholders() map[string]string {
 	return map[string]string{
