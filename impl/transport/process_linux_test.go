@@ -458,7 +458,9 @@ func TestProcessGroupKilledAtDeadline(t *testing.T) {
 		t.Fatalf("the worker's child %d survived the group kill", childPid)
 	}
 
-	q, err := transport.StartProcess(transport.ProcessConfig{Path: "/bin/sh", Args: []string{"-c", "exit 3"}, SessionID: testSession, Clock: clock})
+	// The worker reads the start of its bootstrap before it exits, so that writing the
+	// bootstrap cannot race with its exit (a pipe with no reader fails the write).
+	q, err := transport.StartProcess(transport.ProcessConfig{Path: "/bin/sh", Args: []string{"-c", "head -c 1 >/dev/null; exit 3"}, SessionID: testSession, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
