@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/splashv5/conform/vectors"
+	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
 const key07 = "0707070707070707070707070707070707070707070707070707070707070707"
@@ -285,5 +289,59 @@ func TestBadInput(t *testing.T) {
 	var out bytes.Buffer
 	if code := run(strings.NewReader(""), &out, []string{"-mode", "exact"}); code != 2 {
 		t.Errorf("bad mode: exit %d", code)
+	}
+}
+
+// TestLedgerOperations runs every ledger fingerprint and operation key vector through the
+// oracle and compares its answers with the vectors' expected values, which the generator
+// computes independently.
+//
+// Spec: RUN-181
+func TestLedgerOperations(t *testing.T) {
+	file, err := vectors.LedgerVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, g := range file.TestGroups {
+		if g.Type != vectors.LedgerInputFingerprintType && g.Type != vectors.LedgerOperationKeyType {
+			continue
+		}
+		for _, c := range g.Tests {
+			input := []byte{}
+			switch {
+			case c.Input != nil:
+				input = []byte(*c.Input)
+			case c.InputHex != nil:
+				if input, err = hex.DecodeString(*c.InputHex); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cmd := map[string]any{"op": "ledger_input_fingerprint", "input_hex": hex.EncodeToString(input)}
+			if g.Type == vectors.LedgerOperationKeyType {
+				cmd = map[string]any{"op": "ledger_operation_key", "input_hex": hex.EncodeToString(input),
+					"plan_fingerprint": *c.PlanFingerprint, "plan_steps": c.PlanSteps, "step_id": *c.StepID,
+					"tool": *c.Tool, "nonce_hex": *c.NonceHex}
+			}
+			r := exec(t, nil, cmd)[0]
+			ran++
+			switch {
+			case c.Result == vectorfmt.Invalid:
+				if errKind(r) != c.Error {
+					t.Errorf("tcId %d (%s): error %v, want %s", c.TcID, c.Comment, r, c.Error)
+				}
+			case g.Type == vectors.LedgerInputFingerprintType:
+				if r["fingerprint"] != *c.Fingerprint {
+					t.Errorf("tcId %d (%s): %v, want fingerprint %s", c.TcID, c.Comment, r, *c.Fingerprint)
+				}
+			default:
+				if r["operation_key"] != *c.OperationKey || r["input_fingerprint"] != *c.Fingerprint {
+					t.Errorf("tcId %d (%s): %v, want %s and %s", c.TcID, c.Comment, r, *c.OperationKey, *c.Fingerprint)
+				}
+			}
+		}
+	}
+	if ran < 20 {
+		t.Fatalf("only %d ledger vectors ran", ran)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/vectors/replay"
 )
@@ -32,6 +33,12 @@ type command struct {
 	Manifest      *document       `json:"manifest,omitempty"`
 	Attenuation   *document       `json:"attenuation,omitempty"`
 	Hex           *string         `json:"hex,omitempty"`
+	InputHex      *string         `json:"input_hex,omitempty"`
+	NonceHex      *string         `json:"nonce_hex,omitempty"`
+	PlanFP        *string         `json:"plan_fingerprint,omitempty"`
+	PlanSteps     []string        `json:"plan_steps,omitempty"`
+	StepID        *string         `json:"step_id,omitempty"`
+	Tool          *string         `json:"tool,omitempty"`
 }
 
 // document is a JSON text given either as a JSON string holding the exact text, or inline
@@ -135,6 +142,9 @@ func init() {
 		"manifest_validate":  opManifestValidate,
 		"manifest_attenuate": opManifestAttenuate,
 		"grant_attenuate":    opGrantAttenuate,
+		// The host's durable ledger (RUN-181).
+		"ledger_input_fingerprint": opLedgerInputFingerprint,
+		"ledger_operation_key":     opLedgerOperationKey,
 	}
 }
 
@@ -425,4 +435,53 @@ func opGrantAttenuate(c *command, _ canonjson.Mode, _ config) (result, error) {
 		return nil, err
 	}
 	return result{"grant": string(r.AppendJSON(nil))}, nil
+}
+
+// hexField decodes a required hex field.
+func hexField(p *string, field string) ([]byte, error) {
+	h, err := need(p, field)
+	if err != nil {
+		return nil, err
+	}
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		return nil, badCommand("%s must be hex digits", field)
+	}
+	return b, nil
+}
+
+func opLedgerInputFingerprint(c *command, _ canonjson.Mode, _ config) (result, error) {
+	in, err := hexField(c.InputHex, "input_hex")
+	if err != nil {
+		return nil, err
+	}
+	return result{"fingerprint": host.LedgerInputFingerprint(in)}, nil
+}
+
+func opLedgerOperationKey(c *command, _ canonjson.Mode, _ config) (result, error) {
+	in, err := hexField(c.InputHex, "input_hex")
+	if err != nil {
+		return nil, err
+	}
+	nonce, err := hexField(c.NonceHex, "nonce_hex")
+	if err != nil {
+		return nil, err
+	}
+	fp, err := need(c.PlanFP, "plan_fingerprint")
+	if err != nil {
+		return nil, err
+	}
+	step, err := need(c.StepID, "step_id")
+	if err != nil {
+		return nil, err
+	}
+	tool, err := need(c.Tool, "tool")
+	if err != nil {
+		return nil, err
+	}
+	key, err := host.Plan{Fingerprint: fp, Steps: c.PlanSteps}.OperationKey(step, tool, in, nonce)
+	if err != nil {
+		return nil, err
+	}
+	return result{"operation_key": key, "input_fingerprint": host.LedgerInputFingerprint(in)}, nil
 }

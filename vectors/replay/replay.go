@@ -17,6 +17,7 @@ import (
 
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/vectors/vectorfmt"
@@ -147,6 +148,10 @@ func ErrorKindName(err error) string {
 	var se *storage.Error
 	if errors.As(err, &se) {
 		return se.Kind.String()
+	}
+	var le *host.LedgerError
+	if errors.As(err, &le) {
+		return le.Kind.String()
 	}
 	if k, ok := protocol.KindOf(err); ok {
 		return k.String()
