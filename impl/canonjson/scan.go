@@ -32,33 +32,26 @@ func escapeMask(x uint64) uint64 {
 // which must not be zero.
 func firstFlagged(m uint64) int { return bits.TrailingZeros64(m) >> 3 }
 
-// load32 returns s[i:i+4] as a little-endian word.
-func load32(s string, i int) uint64 {
-	s = s[i : i+4]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
-}
-
 // plainASCII reports whether every byte of s is ASCII from 0x20 up, other than '"' and '\\',
-// so that its string literal is s between quotes. Strings shorter than a word are read
-// with overlapping loads, the last word of a longer one likewise.
+// so that its string literal is s between quotes. Strings of up to a word (most keys) are
+// checked byte by byte, which is cheaper for them; longer ones a word at a time, the last
+// word overlapping the one before.
 func plainASCII(s string) bool {
-	var x uint64
-	switch n := len(s); {
-	case n >= 8:
-		for i := 0; i+8 < n; i += 8 {
-			if w := load64(s, i); escapeMask(w)|w&highBits != 0 {
+	n := len(s)
+	if n <= 8 {
+		for i := 0; i < n; i++ {
+			if !plainByte[s[i]] {
 				return false
 			}
 		}
-		x = load64(s, n-8)
-	case n >= 4:
-		x = load32(s, 0) | load32(s, n-4)<<32
-	case n > 0:
-		// Bytes 0, n/2 and n-1 cover all of s; the rest of the word is filled with 'a'.
-		x = uint64(s[0]) | uint64(s[n>>1])<<8 | uint64(s[n-1])<<16 | 0x6161616161<<24
-	default:
 		return true
 	}
+	for i := 0; i+8 < n; i += 8 {
+		if w := load64(s, i); escapeMask(w)|w&highBits != 0 {
+			return false
+		}
+	}
+	x := load64(s, n-8)
 	return escapeMask(x)|x&highBits == 0
 }
 
@@ -84,3 +77,11 @@ func skipVerbatim(s string, i int, ascii bool) int {
 	}
 	return i
 }
+
+// plainByte[c] is true for printable ASCII other than '"' and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
