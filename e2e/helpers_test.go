@@ -112,67 +112,6 @@ func (l *lockedBuffer) waitFor(t testing.TB, s string) {
 	}
 }
 
-// manualClock is a transport.Clock, and a runtime clock through Now, that moves only when the
-// test advances it.
-type manualClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*manualTimer
-}
-
-type manualTimer struct {
-	c       *manualClock
-	at      time.Time
-	f       func()
-	stopped bool
-	fired   bool
-}
-
-func newManualClock() *manualClock { return &manualClock{now: time.Unix(1_700_000_000, 0)} }
-
-// Now returns the clock's current time.
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// AfterFunc schedules f for when the clock reaches now+d.
-func (c *manualClock) AfterFunc(d time.Duration, f func()) transport.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &manualTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *manualTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	if t.fired || t.stopped {
-		return false
-	}
-	t.stopped = true
-	return true
-}
-
-// Advance moves the clock by d and runs, in the caller's goroutine, every timer that became due.
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*manualTimer
-	for _, t := range c.timers {
-		if !t.fired && !t.stopped && !t.at.After(c.now) {
-			t.fired = true
-			due = append(due, t)
-		}
-	}
-	c.mu.Unlock()
-	for _, t := range due {
-		t.f()
-	}
-}
-
 // startWorker launches the reference worker for session with args under clock (nil: the
 // system clock). The worker is terminated when the test ends if it still runs.
 func startWorker(t testing.TB, session string, clock transport.Clock, args ...string) (*transport.Process, *lockedBuffer) {

@@ -20,6 +20,7 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/script"
 	"github.com/splashv5/conform/impl/transport"
+	"github.com/splashv5/conform/impl/transport/transporttest"
 	"github.com/splashv5/conform/impl/worker"
 )
 
@@ -232,7 +233,7 @@ func TestScriptExternalToolCancellationAcknowledgedByWorker(t *testing.T) {
 	if !ok || inv.ID != id {
 		t.Fatalf("claimed %+v, %v", inv, ok)
 	}
-	s, _, stderr := supervised(t, "e2e-cancel", newManualClock(), time.Minute)
+	s, _, stderr := supervised(t, "e2e-cancel", transporttest.NewManualClock(), time.Minute)
 	if err := s.StartExternalTool(inv, "request-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +284,7 @@ func TestScriptExternalToolCancellationAcknowledgedByWorker(t *testing.T) {
 // Spec: TRN-062, TRN-084, TRN-085, TRN-087, TRN-088, TRN-094, TRN-095
 // Spec: SCR-065, SCR-068
 func TestScriptExternalToolDeadlineKillIsIndeterminate(t *testing.T) {
-	clock := newManualClock()
+	clock := transporttest.NewManualClock()
 	rt, sess := scriptSession(t, host.Config{Clock: clock.Now})
 	const deadline = 5 * time.Second
 	if err := rt.RegisterExternalTool(host.NewPolicy(profile.ToolSlowUncooperative).WithDeadline(deadline), host.Metadata{}); err != nil {

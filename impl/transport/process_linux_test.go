@@ -23,6 +23,7 @@ import (
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/transport"
+	"github.com/splashv5/conform/impl/transport/transporttest"
 	"github.com/splashv5/conform/impl/worker"
 )
 
@@ -46,64 +47,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// manualClock is a Clock that moves only when the test advances it.
-type manualClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*manualTimer
-}
-
-type manualTimer struct {
-	c       *manualClock
-	at      time.Time
-	f       func()
-	stopped bool
-	fired   bool
-}
-
-func newManualClock() *manualClock { return &manualClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) AfterFunc(d time.Duration, f func()) transport.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &manualTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *manualTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	if t.fired || t.stopped {
-		return false
-	}
-	t.stopped = true
-	return true
-}
-
-// Advance moves the clock by d and runs every timer that became due, in order.
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*manualTimer
-	for _, t := range c.timers {
-		if !t.fired && !t.stopped && !t.at.After(c.now) {
-			t.fired = true
-			due = append(due, t)
-		}
-	}
-	c.mu.Unlock()
-	for _, t := range due {
-		t.f()
-	}
 }
 
 // lockedBuffer collects a worker's standard error.
@@ -198,7 +141,7 @@ func TestWorkerMultiplexedRoundTrip(t *testing.T) {
 // cancelled cooperatively; the authenticated acknowledgement confirms the runtime's
 // cancellation.
 func TestWorkerCancellationAcknowledged(t *testing.T) {
-	p, stderr := startWorker(t, testSession, newManualClock())
+	p, stderr := startWorker(t, testSession, transporttest.NewManualClock())
 	mux, err := transport.NewMultiplexed(slowManifest(t, testSession, 4), p.HostAuthenticator(), p.Output(), p.Input())
 	if err != nil {
 		t.Fatal(err)
@@ -264,7 +207,7 @@ func TestWorkerCancellationAcknowledged(t *testing.T) {
 // group, and the outcome is indeterminate: the runtime's operation stays pending and is not
 // confirmed as cancelled.
 func TestWorkerDeadlineKilledIsIndeterminate(t *testing.T) {
-	clock := newManualClock()
+	clock := transporttest.NewManualClock()
 	p, _ := startWorker(t, testSession, clock)
 	mux, err := transport.NewMultiplexed(slowManifest(t, testSession, 4), p.HostAuthenticator(), p.Output(), p.Input())
 	if err != nil {
@@ -423,7 +366,7 @@ func TestProcessKeyOnlyThroughBootstrap(t *testing.T) {
 // The deadline kills the whole process group, children included; a verdict after a natural
 // exit is a termination; an unused token is refused.
 func TestProcessGroupKilledAtDeadline(t *testing.T) {
-	clock := newManualClock()
+	clock := transporttest.NewManualClock()
 	p, err := transport.StartProcess(transport.ProcessConfig{Path: "/bin/sh", Args: []string{"-c", "sleep 60 & echo $!; exec sleep 60"},
 		SessionID: testSession, Clock: clock})
 	if err != nil {
@@ -544,7 +487,7 @@ func BenchmarkWorkerMultiplexedRoundTrip(b *testing.B) {
 // The session deadline bounds the worker's whole life: when it elapses the group is killed
 // and the armed invocation is reported SessionDeadlineElapsed.
 func TestProcessSessionDeadline(t *testing.T) {
-	clock := newManualClock()
+	clock := transporttest.NewManualClock()
 	p, err := transport.StartProcess(transport.ProcessConfig{Path: "/bin/sh", Args: []string{"-c", "exec sleep 60"},
 		SessionID: testSession, Clock: clock, SessionDeadline: 10 * time.Second})
 	if err != nil {
