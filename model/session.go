@@ -322,47 +322,13 @@ func (m *SessionModel) dispatch(f SessionFrame, faults []string, out *SessionOut
 		out.Err = e
 		return
 	}
-	if f.Tool != SessionToolRecord {
-		out.Err = "DurableOperationContractNotDeclared"
+	status, ok := m.runDurable(f, faults, out, durableOperation, func() (string, JournalState, string) { return m.journal.Admit(tk) },
+		func(st Status) string {
+			_, e := m.journal.Observe(tk, st)
+			return e
+		})
+	if !ok {
 		return
-	}
-	before := m.journal.clone()
-	admission, state, e := m.journal.Admit(tk)
-	if e != "" {
-		out.Err = e
-		return
-	}
-	status := Status(state)
-	if admission == AdmitExisting {
-		if state.State == "pending" {
-			out.Err = "PendingOperation"
-			return
-		}
-	} else {
-		if e := m.persist(out, faults, before); e != "" {
-			out.Err = e
-			return
-		}
-		out.AdapterCalls++
-		var outcome string
-		status, outcome = m.adapterStatus(f, false)
-		switch outcome {
-		case "Indeterminate":
-			out.Err, out.Cause = "IndeterminateOperation", "Adapter"
-			return
-		case "Adapter":
-			out.Err = "Adapter"
-			return
-		}
-		pending := m.journal.clone()
-		if _, e := m.journal.Observe(tk, status); e != "" {
-			out.Err, out.Cause = "IndeterminateOperation", e
-			return
-		}
-		if e := m.persist(out, faults, pending); e != "" {
-			out.Err, out.Cause = "IndeterminateOperation", e
-			return
-		}
 	}
 	result := OperationResult{Version: 5, Session: m.session, RequestID: f.RequestID, Tool: f.Tool,
 		OperationKey: f.OperationKey, Status: status}
@@ -382,47 +348,13 @@ func (m *SessionModel) compensate(f SessionFrame, faults []string, out *SessionO
 		out.Err = e
 		return
 	}
-	if f.Tool != SessionToolRecord {
-		out.Err = "DurableOperationContractNotDeclared"
+	status, ok := m.runDurable(f, faults, out, durableCompensation, func() (string, JournalState, string) { return m.journal.AdmitCompensation(tk) },
+		func(st Status) string {
+			_, e := m.journal.ObserveCompensation(tk, st)
+			return e
+		})
+	if !ok {
 		return
-	}
-	before := m.journal.clone()
-	admission, state, e := m.journal.AdmitCompensation(tk)
-	if e != "" {
-		out.Err = e
-		return
-	}
-	status := Status(state)
-	if admission == AdmitExisting {
-		if state.State == "pending" {
-			out.Err = "PendingCompensation"
-			return
-		}
-	} else {
-		if e := m.persist(out, faults, before); e != "" {
-			out.Err = e
-			return
-		}
-		out.AdapterCalls++
-		var outcome string
-		status, outcome = m.adapterStatus(f, true)
-		switch outcome {
-		case "Indeterminate":
-			out.Err, out.Cause = "IndeterminateCompensation", "Adapter"
-			return
-		case "Adapter":
-			out.Err = "Adapter"
-			return
-		}
-		pending := m.journal.clone()
-		if _, e := m.journal.ObserveCompensation(tk, status); e != "" {
-			out.Err, out.Cause = "IndeterminateCompensation", e
-			return
-		}
-		if e := m.persist(out, faults, pending); e != "" {
-			out.Err, out.Cause = "IndeterminateCompensation", e
-			return
-		}
 	}
 	result := CompensationResult{Version: 5, Session: m.session, RequestID: f.RequestID, Tool: f.Tool,
 		OperationKey: f.OperationKey, CompensationKey: f.CompensationKey, TenantScope: f.TenantScope,
@@ -432,6 +364,68 @@ func (m *SessionModel) compensate(f SessionFrame, faults []string, out *SessionO
 		return
 	}
 	out.Reply, out.Status = "compensation_result", status
+}
+
+// durableFlow names what differs between the durable dispatch and compensation flows: the
+// refusal of a duplicate whose record is still pending, the indeterminate error kind, and
+// whether the adapter runs as a compensation.
+type durableFlow struct {
+	pending, indeterminate string
+	compensation           bool
+}
+
+var (
+	durableOperation    = durableFlow{pending: "PendingOperation", indeterminate: "IndeterminateOperation"}
+	durableCompensation = durableFlow{pending: "PendingCompensation", indeterminate: "IndeterminateCompensation", compensation: true}
+)
+
+// runDurable runs the journaled part of a durable flow (WRK-040 to WRK-047) after
+// authorization: the contract check, admission, a persisted pending record, the adapter, the
+// observed status and its persistence. An admitted duplicate answers its recorded status. It
+// returns the status to answer, or false with out.Err set.
+func (m *SessionModel) runDurable(f SessionFrame, faults []string, out *SessionOutcome, flow durableFlow,
+	admit func() (string, JournalState, string), observe func(Status) string) (Status, bool) {
+	if f.Tool != SessionToolRecord {
+		out.Err = "DurableOperationContractNotDeclared"
+		return Status{}, false
+	}
+	before := m.journal.clone()
+	admission, state, e := admit()
+	if e != "" {
+		out.Err = e
+		return Status{}, false
+	}
+	if admission == AdmitExisting {
+		if state.State == "pending" {
+			out.Err = flow.pending
+			return Status{}, false
+		}
+		return Status(state), true
+	}
+	if e := m.persist(out, faults, before); e != "" {
+		out.Err = e
+		return Status{}, false
+	}
+	out.AdapterCalls++
+	status, outcome := m.adapterStatus(f, flow.compensation)
+	switch outcome {
+	case "Indeterminate":
+		out.Err, out.Cause = flow.indeterminate, "Adapter"
+		return Status{}, false
+	case "Adapter":
+		out.Err = "Adapter"
+		return Status{}, false
+	}
+	pending := m.journal.clone()
+	if e := observe(status); e != "" {
+		out.Err, out.Cause = flow.indeterminate, e
+		return Status{}, false
+	}
+	if e := m.persist(out, faults, pending); e != "" {
+		out.Err, out.Cause = flow.indeterminate, e
+		return Status{}, false
+	}
+	return status, true
 }
 
 func (m *SessionModel) reconcile(f SessionFrame, faults []string, out *SessionOutcome) {
