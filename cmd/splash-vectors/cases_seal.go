@@ -75,9 +75,9 @@ func sealCases() []sealCase {
 		role: "worker", session: sessionOne, msgs: []string{rep(mResult, `{"format":"text","value":"ok"}`, `{"format":"json","value":[1e2]}`)},
 		preserve: []sealExp{sealFails("NonPortableNumber")},
 		lossy:    []sealExp{sealedAs(1, rep(mResult, `{"format":"text","value":"ok"}`, `{"format":"json","value":[100.0]}`))}, alsoLossy: true})
-	add(sealCase{meta: meta{"a non-portable number inside a status payload is refused", flags("Seal", "NonPortable", "ModeDependent"), reqs("ENC-037")},
+	add(sealCase{meta: meta{"a durable outcome is sealed whatever its numbers: 3.10 in a status payload is kept", flags("Seal", "NonPortable", "ModeDependent", "DurableOutcome"), reqs("ENC-054", "WRK-048")},
 		role: "worker", session: sessionOne, msgs: []string{rep(mOpResult, `{"total":3}`, `{"total":3.10}`)},
-		preserve: []sealExp{sealFails("NonPortableNumber")},
+		preserve: []sealExp{sealedAs(1, rep(mOpResult, `{"total":3}`, `{"total":3.10}`))},
 		lossy:    []sealExp{sealedAs(1, rep(mOpResult, `{"total":3}`, `{"total":3.1}`))}, alsoLossy: true})
 	add(sealCase{meta: meta{"-0 becomes 0 in preserve mode and -0.0 in lossy mode; both are portable", flags("Seal", "NegativeZero", "ModeDependent"), reqs("ENC-024", "ENC-028", "ENC-034")},
 		role: "host", session: sessionOne, msgs: []string{dispatchWithJSON(`[-0]`)},

@@ -1,6 +1,7 @@
 package canonjson
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -295,4 +296,74 @@ func plainPortableDecimal[T string | []byte](tok T) bool {
 		}
 	}
 	return true
+}
+
+// PreserveOnlyNumber reports whether token, once a Preserve reader has normalized it, is a
+// text that no Lossy writer ever writes: neither a decimal integer in the 64-bit ranges nor
+// the layout AppendFloat gives a finite binary64 value. 0.10, 1e+2, 1e+400 and
+// 18446744073709551616 are Preserve-only; 0.1, 100.0, 1e+16 and -0.0 are not. Every
+// Preserve-only token is non-portable, but not conversely: the reference's Lossy parser is
+// not correctly rounded, so some texts a Lossy writer does write are not read back as
+// written, and they are non-portable without being Preserve-only (ENC-053).
+func PreserveOnlyNumber(token string) bool {
+	if validToken(token) != nil {
+		return false
+	}
+	n := preserveNumber(token)
+	if n.repr != numText {
+		return false // a 64-bit integer, which a Lossy writer writes the same way
+	}
+	f, err := strconv.ParseFloat(n.text, 64)
+	if err != nil {
+		return true // beyond the binary64 range: a Lossy writer has no such value
+	}
+	var buf [40]byte
+	return string(AppendFloat(buf[:0], f)) != n.text
+}
+
+// HasPreserveOnlyNumber reports whether compact canonical JSON text, as a Preserve reader
+// writes it back, holds a number token that is a [PreserveOnlyNumber]. Such text can only
+// have been written by a peer that keeps number text: a Lossy peer's writer emits none.
+// Strings are skipped; the common integer and short decimal tokens are ruled out without
+// allocating.
+func HasPreserveOnlyNumber(text []byte) bool {
+	for i := 0; i < len(text); {
+		switch c := text[i]; {
+		case c == '"':
+			i = skipStringBytes(text, i)
+		case c == '-' || isDigit(c):
+			j := i + 1
+			for j < len(text) && isNumberByte(text[j]) {
+				j++
+			}
+			if tok := text[i:j]; !plainPortableInteger(tok) && !plainPortableDecimal(tok) && PreserveOnlyNumber(string(tok)) {
+				return true
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return false
+}
+
+// skipStringBytes is skipStringLiteral for a byte slice: it returns the index just past the
+// string literal that starts at text[i].
+func skipStringBytes(text []byte, i int) int {
+	i++
+	for {
+		q := bytes.IndexByte(text[i:], '"')
+		if q < 0 {
+			return len(text)
+		}
+		end := i + q
+		backslashes := 0
+		for k := end - 1; k >= i && text[k] == '\\'; k-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return end + 1
+		}
+		i = end + 1
+	}
 }

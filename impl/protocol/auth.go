@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/splashv5/conform/impl/canonjson"
 )
@@ -16,7 +17,9 @@ import (
 // KindOf does not report it. A Sealer returns it (as a *NonPortableNumberError)
 // when a message holds a payload number that the two reference number models
 // would write differently, so the peer would compute another tag. Sealing
-// never rewrites such a number; see AllowNonPortableNumbers.
+// never rewrites such a number. The refusal is lifted once the peer has shown
+// that it keeps number text (PeerKeepsNumberText), for messages that report a
+// durable outcome, and by AllowNonPortableNumbers (ENC-037, ENC-053, ENC-054).
 const ErrNonPortableNumber = goOnlyKind("NonPortableNumber")
 
 // goOnlyKind names an error kind defined by the Go reference alone.
@@ -161,7 +164,7 @@ type AuthenticatorOption func(*authConfig)
 // the two reference number models (the frame is still byte-exact for the
 // authenticator's own mode, but a peer in the other mode rejects its tag).
 // Use it only to generate vectors or to play the role of one specific
-// reference build.
+// reference build: a live session relies on the peer proof of ENC-053.
 func AllowNonPortableNumbers() AuthenticatorOption {
 	return func(c *authConfig) { c.allowNonPortable = true }
 }
@@ -213,11 +216,13 @@ func NewAuthenticator(sessionID string, key *SessionKey, role Role, mode canonjs
 	if cfg.nextOutgoing == 0 || cfg.nextIncoming == 0 {
 		return nil, errors.New("protocol: authenticator sequences start at 1 or later")
 	}
+	peer := new(peerNumbers)
 	return &Authenticator{
 		sealer: &Sealer{
 			sessionID:     sessionID,
 			role:          role,
 			checkPortable: !cfg.allowNonPortable,
+			peer:          peer,
 			next:          cfg.nextOutgoing,
 			st:            newTagState(key),
 		},
@@ -225,6 +230,7 @@ func NewAuthenticator(sessionID string, key *SessionKey, role Role, mode canonjs
 			sessionID: sessionID,
 			role:      role,
 			mode:      mode,
+			peer:      peer,
 			next:      cfg.nextIncoming,
 			st:        newTagState(key),
 		},
@@ -259,6 +265,10 @@ func (a *Authenticator) Open(line []byte) (Frame, error) { return a.opener.Open(
 
 // OpenFrame is Opener.OpenFrame on the incoming half.
 func (a *Authenticator) OpenFrame(f Frame) (Message, error) { return a.opener.OpenFrame(f) }
+
+// PeerKeepsNumberText reports whether the peer has proven, in this session,
+// that it keeps number text (ENC-053); see Opener.PeerKeepsNumberText.
+func (a *Authenticator) PeerKeepsNumberText() bool { return a.opener.peer.keepsText() }
 
 // Split returns the outgoing and the incoming half with their current
 // counters, so a writer goroutine can own one and a reader goroutine the
@@ -296,6 +306,7 @@ type Sealer struct {
 	sessionID     string
 	role          Role
 	checkPortable bool
+	peer          *peerNumbers
 	next          uint64
 	st            *tagState
 }
@@ -313,8 +324,9 @@ func (s *Sealer) NextOutgoing() uint64 { return s.next }
 // its encoded line (without the newline; a new slice the caller owns).
 //
 // Checks, in order: m is present and valid (message validation errors);
-// unless disabled, every payload number is portable (ErrNonPortableNumber,
-// Go only); m names this session (UnknownSession with m's session); the
+// every payload number is portable (ErrNonPortableNumber, Go only) unless the
+// peer has proven that it keeps number text (ENC-053), m reports a durable
+// outcome (ENC-054) or AllowNonPortableNumbers was given; m names this session (UnknownSession with m's session); the
 // next sequence is not 2^64-1 (SequenceExhausted); the tag input fits 1 MiB
 // (WireFrameTooLarge); the frame line fits 1 MiB (WireFrameTooLarge). Only a
 // successful seal advances the outgoing sequence. A closed sealer fails with
@@ -354,7 +366,7 @@ func (s *Sealer) sealInto(dst []byte, m Message, exact bool) (Frame, []byte, err
 	seq := s.next
 	var buf []byte
 	var msgStart, msgEnd int
-	if s.checkPortable {
+	if s.checkPortable && !s.peer.keepsText() {
 		var err error
 		buf, msgStart, msgEnd, err = s.appendCheckedTagInput(s.st.buf[:0], seq, m)
 		s.st.buf = buf
@@ -420,6 +432,7 @@ type Opener struct {
 	sessionID string
 	role      Role
 	mode      canonjson.Mode
+	peer      *peerNumbers
 	next      uint64
 	st        *tagState
 }
@@ -435,6 +448,13 @@ func (o *Opener) Mode() canonjson.Mode { return o.mode }
 
 // NextIncoming returns the sequence the next opened frame must carry.
 func (o *Opener) NextIncoming() uint64 { return o.next }
+
+// PeerKeepsNumberText reports whether a frame opened in this session has
+// proven that the peer keeps number text (ENC-053): in Preserve mode, its
+// canonical message held a number that no Lossy writer writes. From then on
+// the paired Sealer seals non-portable numbers. It is safe to call from any
+// goroutine.
+func (o *Opener) PeerKeepsNumberText() bool { return o.peer.keepsText() }
 
 // Open decodes one frame line (without its newline) and authenticates it as
 // the next incoming frame from the peer role.
@@ -479,7 +499,7 @@ func (o *Opener) OpenFrame(f Frame) (Message, error) {
 
 // authenticate runs the open checks after frame syntax validation.
 func (o *Opener) authenticate(f Frame) error {
-	buf, _, _ := appendTagInput(o.st.buf[:0], o.sessionID, o.role.Peer(), f.Sequence, f.Message)
+	buf, msgStart, msgEnd := appendTagInput(o.st.buf[:0], o.sessionID, o.role.Peer(), f.Sequence, f.Message)
 	o.st.buf = buf
 	if len(buf) > MaxWireFrameBytes {
 		return sizeError(ErrWireFrameTooLarge, len(buf), MaxWireFrameBytes)
@@ -498,8 +518,19 @@ func (o *Opener) authenticate(f Frame) error {
 		return kindError(ErrSequenceExhausted)
 	}
 	o.next++
+	if o.mode == canonjson.Preserve && !o.peer.keepsText() && canonjson.HasPreserveOnlyNumber(buf[msgStart:msgEnd]) {
+		o.peer.provedKeepsText()
+	}
 	return nil
 }
+
+// peerNumbers is what one session has learned of its peer's number model; a
+// Sealer and an Opener of one authenticator share it, possibly from two
+// goroutines.
+type peerNumbers struct{ keeps atomic.Bool }
+
+func (p *peerNumbers) keepsText() bool  { return p.keeps.Load() }
+func (p *peerNumbers) provedKeepsText() { p.keeps.Store(true) }
 
 // Close wipes the opener's key copy and buffer; later opens fail with
 // WeakSessionKey.
@@ -546,9 +577,9 @@ func (s *Sealer) appendCheckedTagInput(dst []byte, seq uint64, m Message) (out [
 
 // appendCheckedMessage appends m.AppendJSON() and returns a *NonPortableNumberError for
 // the first payload number of m, in writing order, that is not portable: the verdict and
-// the token of checkPortableJSON over the written message when m has a JSON payload.
-// Messages without one (including statuses without payload) need no check: their
-// numbers are typed integers, always portable. A message type this switch does not know
+// the token of checkPortableJSON over the written message when m has a JSON payload that
+// the policy checks. Messages without one need no check: their numbers are typed
+// integers, always portable; durable outcomes are exempt (ENC-054). A message type this switch does not know
 // is written and then scanned.
 func (s *Sealer) appendCheckedMessage(dst []byte, m Message) ([]byte, error) {
 	switch m := m.(type) {
@@ -562,12 +593,10 @@ func (s *Sealer) appendCheckedMessage(dst []byte, m Message) ([]byte, error) {
 		return appendPayloadChecked(dst, &m, &m.Request.Payload)
 	case CompensateOperationMessage:
 		return appendPayloadChecked(dst, &m, &m.Request.Payload)
-	case OperationResultMessage:
-		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload)
-	case CompensationResultMessage:
-		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload)
-	case ReconciledOperationMessage:
-		return appendPayloadChecked(dst, &m, &m.Result.Status.Payload)
+	case OperationResultMessage, CompensationResultMessage, ReconciledOperationMessage:
+		// A durable outcome is sealed whatever its numbers (ENC-054): the effect has
+		// happened, and an answer withheld would leave it unreported for good.
+		return m.AppendJSON(dst), nil
 	}
 	start := len(dst)
 	dst = m.AppendJSON(dst)

@@ -87,3 +87,13 @@ var payloadMessageTemplates = []string{
 
 // PayloadMessageTemplates exposes payloadMessageTemplates to the external test package.
 var PayloadMessageTemplates = payloadMessageTemplates
+
+// isDurableOutcome reports whether m is one of the answers ENC-054 exempts from the
+// portability refusal, named here independently of the sealer's own switch.
+func isDurableOutcome(m Message) bool {
+	switch m.Type() {
+	case "operation_result", "reconciled_operation", "compensation_result":
+		return true
+	}
+	return false
+}
