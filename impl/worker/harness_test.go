@@ -70,6 +70,7 @@ type rigOptions struct {
 	register func(*worker.Registry)
 	limits   worker.Limits
 	journal  *journal.Journal
+	effects  *profile.EffectLog // shared with an earlier rig, as a restarted worker would
 	faults   []worker.Fault
 	// emptyFaults opens the session with a zero, non-nil Faults.
 	emptyFaults bool
@@ -90,7 +91,10 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	effects := profile.NewEffectLog(nil, nil)
+	effects := o.effects
+	if effects == nil {
+		effects = profile.NewEffectLog(nil, nil)
+	}
 	reg := worker.NewRegistry()
 	if err := profile.Register(reg, profile.Options{Effects: effects}); err != nil {
 		t.Fatal(err)

@@ -229,8 +229,15 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 	}
 }
 
+// seal seals an answer. An output whose numbers the session may not send (ENC-037: not
+// portable, and the peer has not proven that it keeps number text) is a result the adapter
+// should not have produced: it is reported at StageResult, in the adapter's exit class, not
+// as an internal failure (WRK-048).
 func (s *Session) seal(m protocol.Message) ([]byte, error) {
 	_, line, err := s.sealer.Seal(m)
+	if errors.Is(err, protocol.ErrNonPortableNumber) {
+		return nil, protocolError(StageResult, err)
+	}
 	if err != nil {
 		return nil, protocolError(StageSeal, err)
 	}
