@@ -141,8 +141,17 @@ func (w *Worker) sendDispatch(tool, key string, p protocol.ToolPayload) protocol
 
 // expectOperationResult waits for the operation_result that answers req.
 func (w *Worker) expectOperationResult(req protocol.OperationDispatchRequest) protocol.OperationStatus {
-	want := fmt.Sprintf("an operation_result for %s (operation %s)", req.RequestID, req.OperationKey)
-	m := w.recv(want)
+	return w.operationStatus(req, w.recv(operationResultFor(req)))
+}
+
+// operationResultFor describes the answer to req.
+func operationResultFor(req protocol.OperationDispatchRequest) string {
+	return fmt.Sprintf("an operation_result for %s (operation %s)", req.RequestID, req.OperationKey)
+}
+
+// operationStatus returns the status of m, which must be the operation_result that answers req.
+func (w *Worker) operationStatus(req protocol.OperationDispatchRequest, m protocol.Message) protocol.OperationStatus {
+	want := operationResultFor(req)
 	res, ok := m.(protocol.OperationResultMessage)
 	if !ok {
 		w.t.failf(want, "a "+string(m.Type())+" frame")

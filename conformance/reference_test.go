@@ -111,10 +111,12 @@ func BenchmarkReferenceSuite(b *testing.B) {
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/suite")
 }
 
-// Spec: ENC-036, ENC-039
+// Spec: ENC-036, ENC-039, ENC-055
 // TestNumberChecksSeeTheLossyModel runs the number-model checks against the reference worker
 // in the lossy model of a standalone Rust worker: it cannot verify frames whose payload
-// numbers it would rewrite, which is INFO by default and a failure under --strict.
+// numbers it would rewrite, which is INFO by default and a failure under --strict. The
+// durable check of the same numbers passes: the lossy worker refuses the dispatch before its
+// effect, which strands nothing.
 func TestNumberChecksSeeTheLossyModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the reference worker")
@@ -131,8 +133,8 @@ func TestNumberChecksSeeTheLossyModel(t *testing.T) {
 		if strict {
 			want, wantExit = Fail, 1
 		}
-		if len(report.Results) != 3 {
-			t.Fatalf("%d results; want the three number checks", len(report.Results))
+		if len(report.Results) != 4 {
+			t.Fatalf("%d results; want the four number checks", len(report.Results))
 		}
 		for _, r := range report.Results {
 			if r.Outcome != want || !strings.Contains(r.Actual, "status 4 (transport)") {
@@ -142,5 +144,15 @@ func TestNumberChecksSeeTheLossyModel(t *testing.T) {
 		if report.ExitCode() != wantExit {
 			t.Errorf("strict=%v: exit %d; want %d", strict, report.ExitCode(), wantExit)
 		}
+	}
+	cfg := referenceConfig(t, "--number-mode", "lossy")
+	cfg.Run = "CNF-DURABLE-26"
+	cfg.Strict = true
+	report, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(report.Results) != 1 || report.Results[0].Outcome != Pass {
+		t.Fatalf("a lossy worker refuses the dispatch before its effect; got %+v", report.Results)
 	}
 }

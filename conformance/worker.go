@@ -323,11 +323,16 @@ func (w *Worker) recv(want string) protocol.Message {
 	if ev.err != nil {
 		w.t.failf(want, w.describeEnd(ev.err))
 	}
+	return w.openAnswer(want, ev.line)
+}
+
+// openAnswer opens one received frame line as recv does.
+func (w *Worker) openAnswer(want string, line []byte) protocol.Message {
 	w.answers++
-	w.t.logf("← worker %d: %s", w.index, clip(string(ev.line), 300))
-	f, err := w.host.Open(ev.line)
+	w.t.logf("← worker %d: %s", w.index, clip(string(line), 300))
+	f, err := w.host.Open(line)
 	if err != nil {
-		w.t.failf(want, fmt.Sprintf("a frame that the host cannot open (%s): %s", errorKind(err), clip(string(ev.line), 200)))
+		w.t.failf(want, fmt.Sprintf("a frame that the host cannot open (%s): %s", errorKind(err), clip(string(line), 200)))
 	}
 	return f.Message
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/protocol"
 )
 
 // ProcessConfig describes a worker process for StartProcess.
@@ -27,6 +28,9 @@ type ProcessConfig struct {
 	// Mode is the number mode in which the host decodes worker frames; 0 means
 	// canonjson.Preserve.
 	Mode canonjson.Mode
+	// AuthOptions adjust the host authenticator, for example
+	// protocol.AllowNonPortableNumbers to play a host build that keeps number text.
+	AuthOptions []protocol.AuthenticatorOption
 	// Clock times the deadlines; nil means SystemClock.
 	Clock Clock
 	// SessionDeadline, when positive, bounds the worker's whole life: when it elapses the

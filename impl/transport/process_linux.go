@@ -72,7 +72,7 @@ func StartProcess(cfg ProcessConfig) (*Process, error) {
 		return nil, err
 	}
 	defer key.Close()
-	auth, err := protocol.NewAuthenticator(cfg.SessionID, key, protocol.RoleHost, mode)
+	auth, err := protocol.NewAuthenticator(cfg.SessionID, key, protocol.RoleHost, mode, cfg.AuthOptions...)
 	if err != nil {
 		return nil, err
 	}
