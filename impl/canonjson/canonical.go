@@ -26,8 +26,10 @@ import (
 // yields exactly text[start:end]. open is the number of arrays and objects already open
 // around it, for the nesting limit. It also returns the value's depth under the payload
 // depth rule (the container itself is at depth 1, its elements at 2, and so on, scalars
-// included). When it gives up, end is where it stopped.
-func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok bool) {
+// included), and whether it holds a number only a text-keeping writer writes
+// ([PreserveOnlyNumber]; always false in Lossy mode). When it gives up, end is where it
+// stopped.
+func verifyCanonical(text string, start, open int, m Mode) (end, depth int, textNumbers, ok bool) {
 	// closer[k] is the byte that closes the k-th open container (']' or '}'), and
 	// lastKey[k] the previous key of an open object; top is the number of open containers.
 	var closer [recursionLimit]byte
@@ -39,17 +41,17 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok b
 	for {
 		// A value starts at i, at depth top+1.
 		if i >= n {
-			return i, 0, false
+			return i, 0, false, false
 		}
 		depth = max(depth, top+1)
 		switch c := text[i]; c {
 		case '[', '{':
 			if top+1 >= limit {
-				return i, 0, false
+				return i, 0, false, false
 			}
 			i++
 			if i >= n {
-				return i, 0, false
+				return i, 0, false, false
 			}
 			if c == '[' {
 				if text[i] == ']' {
@@ -67,7 +69,7 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok b
 			closer[top] = '}'
 			j, key, ok := canonicalKey(text, i)
 			if !ok {
-				return j, 0, false
+				return j, 0, false, false
 			}
 			lastKey[top] = key
 			top++
@@ -76,38 +78,39 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok b
 		case '"':
 			j, _, ok := canonicalString(text, i)
 			if !ok {
-				return j, 0, false
+				return j, 0, false, false
 			}
 			i = j
 		case 't':
 			if !hasPrefixAt(text, i, "true") {
-				return i, 0, false
+				return i, 0, false, false
 			}
 			i += 4
 		case 'f':
 			if !hasPrefixAt(text, i, "false") {
-				return i, 0, false
+				return i, 0, false, false
 			}
 			i += 5
 		case 'n':
 			if !hasPrefixAt(text, i, "null") {
-				return i, 0, false
+				return i, 0, false, false
 			}
 			i += 4
 		default:
-			j, ok := canonicalNumber(text, i, m)
+			j, textOnly, ok := canonicalNumber(text, i, m)
 			if !ok {
-				return j, 0, false
+				return j, 0, false, false
 			}
+			textNumbers = textNumbers || textOnly
 			i = j
 		}
 		// A value ended at i: close containers until the next value starts, or the end.
 		for {
 			if top == 0 {
-				return i, depth, true
+				return i, depth, textNumbers, true
 			}
 			if i >= n {
-				return i, 0, false
+				return i, 0, false, false
 			}
 			c := text[i]
 			if c == closer[top-1] {
@@ -116,13 +119,13 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, ok b
 				continue
 			}
 			if c != ',' {
-				return i, 0, false
+				return i, 0, false, false
 			}
 			i++
 			if closer[top-1] == '}' {
 				j, key, ok := canonicalKey(text, i)
 				if !ok || !keyAfter(key, lastKey[top-1]) {
-					return j, 0, false
+					return j, 0, false, false
 				}
 				lastKey[top-1] = key
 				i = j
@@ -234,8 +237,9 @@ func hasPrefixAt(text string, i int, word string) bool {
 
 // canonicalNumber checks the number token starting at text[i] and returns the offset just
 // past it when converting it under m and writing it back gives the same token (or, when
-// it gives up, how far it read).
-func canonicalNumber(text string, i int, m Mode) (int, bool) {
+// it gives up, how far it read). textOnly reports a Preserve token that is a
+// [PreserveOnlyNumber].
+func canonicalNumber(text string, i int, m Mode) (next int, textOnly, ok bool) {
 	// Fast paths: -?[1-9][0-9]{0,17} or 0 is an exact integer in both modes; in Preserve a
 	// fixed-point token with a fraction keeps its text.
 	j := i
@@ -249,9 +253,9 @@ func canonicalNumber(text string, i int, m Mode) (int, bool) {
 	if n := j - digits; n > 0 && n <= 18 && (text[digits] != '0' || n == 1) {
 		if j == len(text) || text[j] != '.' && text[j] != 'e' && text[j] != 'E' {
 			if text[i] == '-' && n == 1 && text[digits] == '0' {
-				return j, false // -0
+				return j, false, false // -0
 			}
-			return j, true
+			return j, false, true
 		}
 		if m == Preserve && text[j] == '.' {
 			k := j + 1
@@ -259,24 +263,24 @@ func canonicalNumber(text string, i int, m Mode) (int, bool) {
 				k++
 			}
 			if k > j+1 && (k == len(text) || text[k] != 'e' && text[k] != 'E') {
-				return k, true
+				return k, PreserveOnlyNumber(text[i:k]), true
 			}
 		}
 	}
 	end, err := scanNumber(text, i)
 	if err != nil {
-		return j, false
+		return j, false, false
 	}
 	tok := text[i:end]
 	num, ok := convertToken(tok, m)
 	if !ok {
-		return end, false
+		return end, false, false
 	}
 	var buf [40]byte
 	if string(appendNumber(buf[:0], numberValue(num))) != tok {
-		return end, false
+		return end, false, false
 	}
-	return end, true
+	return end, m == Preserve && num.repr == numText && PreserveOnlyNumber(tok), true
 }
 
 // NodeRaw is the kind of a node that stands for an array or object kept as its text
@@ -285,11 +289,12 @@ func canonicalNumber(text string, i int, m Mode) (int, bool) {
 const NodeRaw NodeKind = 6
 
 // rawNode returns a NodeRaw for text verified under m.
-func (p *parser) rawNode(text string, depth int) *Node {
+func (p *parser) rawNode(text string, depth int, textNumbers bool) *Node {
 	n := p.newNode(NodeRaw)
 	n.Text = text
 	n.rawDepth = int32(depth)
 	n.rawMode = p.deferMode
+	n.rawTextNumbers = textNumbers
 	return n
 }
 
@@ -343,14 +348,14 @@ func (p *parser) tryDefer() *Node {
 	if c := p.data[p.pos]; c != '[' && c != '{' {
 		return nil
 	}
-	end, depth, ok := verifyCanonical(p.text, p.pos, p.depth, p.deferMode)
+	end, depth, textNumbers, ok := verifyCanonical(p.text, p.pos, p.depth, p.deferMode)
 	if !ok {
 		// The verifier stops at its first doubt; what it read is charged to the budget,
 		// since the normal parse reads it again.
 		p.deferBudget -= end - p.pos + 1
 		return nil
 	}
-	n := p.rawNode(p.text[p.pos:end], depth)
+	n := p.rawNode(p.text[p.pos:end], depth, textNumbers)
 	p.pos = end
 	return n
 }

@@ -30,7 +30,7 @@ func BenchmarkVerifyCanonical(b *testing.B) {
 			b.Run(c.name, func(b *testing.B) {
 				b.SetBytes(int64(len(c.text)))
 				for b.Loop() {
-					if _, _, ok := verifyCanonical(c.text, 0, 0, Preserve); !ok {
+					if _, _, _, ok := verifyCanonical(c.text, 0, 0, Preserve); !ok {
 						b.Fatal("not canonical")
 					}
 				}

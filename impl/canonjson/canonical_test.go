@@ -19,7 +19,7 @@ func TestVerifyCanonicalAccepts(t *testing.T) {
 		`[["` + strings.Repeat("ab", 40) + `"]]`,
 	} {
 		for _, m := range []Mode{Preserve, Lossy} {
-			end, _, ok := verifyCanonical(text, 0, 0, m)
+			end, _, _, ok := verifyCanonical(text, 0, 0, m)
 			if !ok || end != len(text) {
 				t.Errorf("%v: verifyCanonical(%s) = %d, %v; want %d, true", m, text, end, ok, len(text))
 			}
@@ -38,25 +38,25 @@ func TestVerifyCanonicalRejects(t *testing.T) {
 	}
 	for _, text := range both {
 		for _, m := range []Mode{Preserve, Lossy} {
-			if end, _, ok := verifyCanonical(text, 0, 0, m); ok && end == len(text) {
+			if end, _, _, ok := verifyCanonical(text, 0, 0, m); ok && end == len(text) {
 				t.Errorf("%v: verifyCanonical accepted %q", m, text)
 			}
 		}
 	}
 	// Tokens canonical in one mode only.
-	if _, _, ok := verifyCanonical(`[0.10]`, 0, 0, Lossy); ok {
+	if _, _, _, ok := verifyCanonical(`[0.10]`, 0, 0, Lossy); ok {
 		t.Error("Lossy accepted 0.10 (written 0.1)")
 	}
-	if _, _, ok := verifyCanonical(`[0.10]`, 0, 0, Preserve); !ok {
+	if _, _, _, ok := verifyCanonical(`[0.10]`, 0, 0, Preserve); !ok {
 		t.Error("Preserve rejected 0.10 (kept verbatim)")
 	}
-	if _, _, ok := verifyCanonical(`[18446744073709551616]`, 0, 0, Lossy); ok {
+	if _, _, _, ok := verifyCanonical(`[18446744073709551616]`, 0, 0, Lossy); ok {
 		t.Error("Lossy accepted 2^64 (written as a float)")
 	}
-	if _, _, ok := verifyCanonical(`[18446744073709551616]`, 0, 0, Preserve); !ok {
+	if _, _, _, ok := verifyCanonical(`[18446744073709551616]`, 0, 0, Preserve); !ok {
 		t.Error("Preserve rejected 2^64 (kept verbatim)")
 	}
-	if _, _, ok := verifyCanonical(`[1e400]`, 0, 0, Lossy); ok {
+	if _, _, _, ok := verifyCanonical(`[1e400]`, 0, 0, Lossy); ok {
 		t.Error("Lossy accepted an out-of-range number")
 	}
 }
@@ -64,20 +64,20 @@ func TestVerifyCanonicalRejects(t *testing.T) {
 // Spec: ENC-021, ENC-052
 func TestVerifyCanonicalNestingAndDepth(t *testing.T) {
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
-	if _, depth, ok := verifyCanonical(deep(127), 0, 0, Preserve); !ok || depth != 127 {
+	if _, depth, _, ok := verifyCanonical(deep(127), 0, 0, Preserve); !ok || depth != 127 {
 		t.Errorf("127 nested arrays: depth %d, ok %v; want 127, true", depth, ok)
 	}
-	if _, _, ok := verifyCanonical(deep(128), 0, 0, Preserve); ok {
+	if _, _, _, ok := verifyCanonical(deep(128), 0, 0, Preserve); ok {
 		t.Error("accepted 128 nested arrays")
 	}
-	if _, _, ok := verifyCanonical(deep(120), 0, 7, Preserve); !ok {
+	if _, _, _, ok := verifyCanonical(deep(120), 0, 7, Preserve); !ok {
 		t.Error("rejected 120 nested arrays inside 7 open containers (127 in all)")
 	}
-	if _, _, ok := verifyCanonical(deep(121), 0, 7, Preserve); ok {
+	if _, _, _, ok := verifyCanonical(deep(121), 0, 7, Preserve); ok {
 		t.Error("accepted 121 nested arrays inside 7 open containers (128 in all)")
 	}
 	for text, want := range map[string]int{`[]`: 1, `[1]`: 2, `{"a":[1]}`: 3, `[[],[[]]]`: 3, `{"a":{}}`: 2} {
-		if _, depth, ok := verifyCanonical(text, 0, 0, Preserve); !ok || depth != want {
+		if _, depth, _, ok := verifyCanonical(text, 0, 0, Preserve); !ok || depth != want {
 			t.Errorf("%s: depth %d, ok %v; want %d", text, depth, ok, want)
 		}
 	}
@@ -132,7 +132,7 @@ func TestVerifyCanonicalSound(t *testing.T) {
 		b.WriteByte(']')
 		text := b.String()
 		for _, m := range []Mode{Preserve, Lossy} {
-			end, depth, ok := verifyCanonical(text, 0, 0, m)
+			end, depth, textNumbers, ok := verifyCanonical(text, 0, 0, m)
 			if !ok {
 				continue
 			}
@@ -150,7 +150,10 @@ func TestVerifyCanonicalSound(t *testing.T) {
 			if !v.WithinDepth(depth) || depth > 1 && v.WithinDepth(depth-1) {
 				t.Fatalf("%v: %s: measured depth %d disagrees with the value", m, text, depth)
 			}
-			d := deferredValue(v.Kind(), text, m, depth)
+			if textNumbers != (m == Preserve && HoldsPreserveOnlyNumber(v)) {
+				t.Fatalf("%v: %s: verifier saw Preserve-only numbers: %v; the parsed value: %v", m, text, textNumbers, HoldsPreserveOnlyNumber(v))
+			}
+			d := deferredValue(v.Kind(), text, m, depth, textNumbers)
 			if !Equal(d, v) || string(d.JSON()) != text {
 				t.Fatalf("%v: deferred %s differs from the parsed value", m, text)
 			}
@@ -242,7 +245,7 @@ func TestDeferBudgetChargesWhatWasRead(t *testing.T) {
 // Spec: ENC-052
 func TestDeferredValueConcurrentReaders(t *testing.T) {
 	text := `{"a":[1,2,{"b":"c"}],"d":1.5}`
-	v := deferredValue(KindObject, text, Preserve, 4)
+	v := deferredValue(KindObject, text, Preserve, 4, false)
 	want, err := ParseValue([]byte(text), Preserve)
 	if err != nil {
 		t.Fatal(err)

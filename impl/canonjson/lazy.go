@@ -19,16 +19,17 @@ const numDeferred numRepr = 0xff
 
 // deferredDoc is the shared state of a deferred Value.
 type deferredDoc struct {
-	text  string // the canonical encoding, as verified under mode
-	mode  Mode
-	depth int // depth of the value under the depth rule of WithinDepth
+	text        string // the canonical encoding, as verified under mode
+	mode        Mode
+	depth       int  // depth of the value under the depth rule of WithinDepth
+	textNumbers bool // whether text holds a PreserveOnlyNumber
 	once  sync.Once
 	built Value
 }
 
 // deferredValue returns a deferred Value of kind k over the canonical text.
-func deferredValue(k Kind, text string, mode Mode, depth int) Value {
-	d := &deferredDoc{text: text, mode: mode, depth: depth}
+func deferredValue(k Kind, text string, mode Mode, depth int, textNumbers bool) Value {
+	d := &deferredDoc{text: text, mode: mode, depth: depth, textNumbers: textNumbers}
 	return Value{kind: k, num: numDeferred, ptr: unsafe.Pointer(d)}
 }
 
@@ -77,7 +78,7 @@ func (c *converter) deferred(n *Node, depth int) (Value, error) {
 		k = KindArray
 	}
 	if n.rawMode == c.mode {
-		return deferredValue(k, n.Text, c.mode, int(n.rawDepth)), nil
+		return deferredValue(k, n.Text, c.mode, int(n.rawDepth), n.rawTextNumbers), nil
 	}
 	e := Expand(n)
 	if e.Kind == NodeRaw {

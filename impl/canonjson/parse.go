@@ -40,10 +40,12 @@ type Node struct {
 	Elems []*Node
 	// Members are the members of a NodeObject in document order, duplicates kept.
 	Members []Member
-	// rawDepth and rawMode describe a NodeRaw: the depth its verifier measured and the
-	// number mode its text is canonical in.
-	rawDepth int32
-	rawMode  Mode
+	// rawDepth, rawMode and rawTextNumbers describe a NodeRaw: the depth its verifier
+	// measured, the number mode its text is canonical in, and whether it holds a
+	// PreserveOnlyNumber.
+	rawDepth       int32
+	rawMode        Mode
+	rawTextNumbers bool
 }
 
 // Member is one key/value pair of an object node.

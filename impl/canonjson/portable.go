@@ -1,7 +1,6 @@
 package canonjson
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -306,8 +305,8 @@ func plainPortableDecimal[T string | []byte](tok T) bool {
 // not correctly rounded, so some texts a Lossy writer does write are not read back as
 // written, and they are non-portable without being Preserve-only (ENC-053).
 func PreserveOnlyNumber(token string) bool {
-	if validToken(token) != nil {
-		return false
+	if plainPortableInteger(token) || plainPortableDecimal(token) || validToken(token) != nil {
+		return false // the first two are common tokens a Lossy writer does write
 	}
 	n := preserveNumber(token)
 	if n.repr != numText {
@@ -321,49 +320,29 @@ func PreserveOnlyNumber(token string) bool {
 	return string(AppendFloat(buf[:0], f)) != n.text
 }
 
-// HasPreserveOnlyNumber reports whether compact canonical JSON text, as a Preserve reader
-// writes it back, holds a number token that is a [PreserveOnlyNumber]. Such text can only
-// have been written by a peer that keeps number text: a Lossy peer's writer emits none.
-// Strings are skipped; the common integer and short decimal tokens are ruled out without
-// allocating.
-func HasPreserveOnlyNumber(text []byte) bool {
-	for i := 0; i < len(text); {
-		switch c := text[i]; {
-		case c == '"':
-			i = skipStringBytes(text, i)
-		case c == '-' || isDigit(c):
-			j := i + 1
-			for j < len(text) && isNumberByte(text[j]) {
-				j++
-			}
-			if tok := text[i:j]; !plainPortableInteger(tok) && !plainPortableDecimal(tok) && PreserveOnlyNumber(string(tok)) {
+// HoldsPreserveOnlyNumber reports whether v holds a number whose written token is a
+// [PreserveOnlyNumber]: a value only a peer that keeps number text can have written. A
+// deferred value answers from what its verifier saw, without being built; in Lossy mode
+// the answer is always false, since a Lossy value writes only Lossy layouts.
+func HoldsPreserveOnlyNumber(v Value) bool {
+	if d := v.deferred(); d != nil {
+		return d.textNumbers
+	}
+	switch v.kind {
+	case KindNumber:
+		return v.num == numText && PreserveOnlyNumber(v.str())
+	case KindArray:
+		for _, e := range v.elems() {
+			if HoldsPreserveOnlyNumber(e) {
 				return true
 			}
-			i = j
-		default:
-			i++
+		}
+	case KindObject:
+		for _, e := range v.ents() {
+			if HoldsPreserveOnlyNumber(e.Value) {
+				return true
+			}
 		}
 	}
 	return false
-}
-
-// skipStringBytes is skipStringLiteral for a byte slice: it returns the index just past the
-// string literal that starts at text[i].
-func skipStringBytes(text []byte, i int) int {
-	i++
-	for {
-		q := bytes.IndexByte(text[i:], '"')
-		if q < 0 {
-			return len(text)
-		}
-		end := i + q
-		backslashes := 0
-		for k := end - 1; k >= i && text[k] == '\\'; k-- {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
-			return end + 1
-		}
-		i = end + 1
-	}
 }

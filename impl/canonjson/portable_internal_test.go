@@ -105,7 +105,7 @@ func (g *portabilityGen) maybeDeferred(v Value) Value {
 	if g.r.IntN(4) != 0 {
 		return v
 	}
-	return deferredValue(v.Kind(), string(v.JSON()), Preserve, 1)
+	return deferredValue(v.Kind(), string(v.JSON()), Preserve, 1, HoldsPreserveOnlyNumber(v))
 }
 
 // The folded check reports the same verdict and token as a walk without fast paths and as

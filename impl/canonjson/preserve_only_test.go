@@ -69,26 +69,49 @@ func TestPreserveOnlyIsSound(t *testing.T) {
 	}
 }
 
-// HasPreserveOnlyNumber finds a Preserve-only token anywhere in canonical text, and not
-// inside strings or among ordinary numbers.
+// HoldsPreserveOnlyNumber finds a Preserve-only number anywhere in a value, built as a
+// tree or kept deferred from a received payload, and not inside strings or among ordinary
+// numbers. Lossy values never hold one.
 //
 // Spec: ENC-053
-func TestHasPreserveOnlyNumber(t *testing.T) {
+func TestHoldsPreserveOnlyNumber(t *testing.T) {
 	for _, tc := range []struct {
 		text string
 		want bool
 	}{
 		{`{"a":[1,2.5,-3,1e+16,"0.10"],"b":{"0.10":null}}`, false},
-		{`{"s":"x\"0.10","n":100.0}`, false},
-		{`{"$serde_json::private::Number":"1"}`, false},
+		{`{"n":100.0,"s":"x\"0.10"}`, false},
+		{`[1.4651248189898814e+246]`, false},
 		{`{"a":[1,{"n":0.10}]}`, true},
 		{`[1e+2]`, true},
-		{`{"s":"\\","n":18446744073709551616}`, true},
-		{`1e+400`, true},
-		{``, false},
+		{`{"n":18446744073709551616,"s":"\\"}`, true},
+		{`[[[0.000001]]]`, true},
 	} {
-		if got := canonjson.HasPreserveOnlyNumber([]byte(tc.text)); got != tc.want {
-			t.Errorf("HasPreserveOnlyNumber(%s) = %v, want %v", tc.text, got, tc.want)
+		tree, err := canonjson.ParseValue([]byte(tc.text), canonjson.Preserve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps canonjson.Parser
+		n, err := ps.ParseDeferring([]byte(`{"value":`+tc.text+`}`), "value", canonjson.Preserve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outer, err := canonjson.FromNode(n, canonjson.Preserve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deferred, _ := outer.Get("value")
+		if !deferred.IsDeferred() {
+			t.Fatalf("%s was not kept deferred", tc.text)
+		}
+		if got := canonjson.HoldsPreserveOnlyNumber(tree); got != tc.want {
+			t.Errorf("tree %s: %v, want %v", tc.text, got, tc.want)
+		}
+		if got := canonjson.HoldsPreserveOnlyNumber(deferred); got != tc.want {
+			t.Errorf("deferred %s: %v, want %v", tc.text, got, tc.want)
+		}
+		if lossy, err := canonjson.ParseValue([]byte(tc.text), canonjson.Lossy); err == nil && canonjson.HoldsPreserveOnlyNumber(lossy) {
+			t.Errorf("lossy %s holds a Preserve-only number", tc.text)
 		}
 	}
 }

@@ -451,7 +451,7 @@ func (o *Opener) NextIncoming() uint64 { return o.next }
 
 // PeerKeepsNumberText reports whether a frame opened in this session has
 // proven that the peer keeps number text (ENC-053): in Preserve mode, its
-// canonical message held a number that no Lossy writer writes. From then on
+// payload held a number that no Lossy writer writes. From then on
 // the paired Sealer seals non-portable numbers. It is safe to call from any
 // goroutine.
 func (o *Opener) PeerKeepsNumberText() bool { return o.peer.keepsText() }
@@ -499,7 +499,7 @@ func (o *Opener) OpenFrame(f Frame) (Message, error) {
 
 // authenticate runs the open checks after frame syntax validation.
 func (o *Opener) authenticate(f Frame) error {
-	buf, msgStart, msgEnd := appendTagInput(o.st.buf[:0], o.sessionID, o.role.Peer(), f.Sequence, f.Message)
+	buf, _, _ := appendTagInput(o.st.buf[:0], o.sessionID, o.role.Peer(), f.Sequence, f.Message)
 	o.st.buf = buf
 	if len(buf) > MaxWireFrameBytes {
 		return sizeError(ErrWireFrameTooLarge, len(buf), MaxWireFrameBytes)
@@ -518,10 +518,34 @@ func (o *Opener) authenticate(f Frame) error {
 		return kindError(ErrSequenceExhausted)
 	}
 	o.next++
-	if o.mode == canonjson.Preserve && !o.peer.keepsText() && canonjson.HasPreserveOnlyNumber(buf[msgStart:msgEnd]) {
-		o.peer.provedKeepsText()
+	if o.mode == canonjson.Preserve && !o.peer.keepsText() {
+		if p, ok := messagePayload(f.Message); ok && p.Format == FormatJSON && canonjson.HoldsPreserveOnlyNumber(p.JSON) {
+			o.peer.provedKeepsText()
+		}
 	}
 	return nil
+}
+
+// messagePayload returns the payload m carries, if any: the only free-form JSON of a
+// message, and so the only place a Preserve-only number can stand.
+func messagePayload(m Message) (ToolPayload, bool) {
+	switch m := m.(type) {
+	case InvokeMessage:
+		return m.Invocation.Payload, true
+	case ResultMessage:
+		return m.Result.Payload, true
+	case DispatchOperationMessage:
+		return m.Request.Payload, true
+	case CompensateOperationMessage:
+		return m.Request.Payload, true
+	case OperationResultMessage:
+		return m.Result.Status.Payload, true
+	case ReconciledOperationMessage:
+		return m.Result.Status.Payload, true
+	case CompensationResultMessage:
+		return m.Result.Status.Payload, true
+	}
+	return ToolPayload{}, false
 }
 
 // peerNumbers is what one session has learned of its peer's number model; a

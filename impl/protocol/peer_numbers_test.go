@@ -164,3 +164,19 @@ func TestDurableOutcomesSealWithoutProof(t *testing.T) {
 		}
 	}
 }
+
+// Every message kind that carries a payload can carry the proof, wherever the payload sits.
+//
+// Spec: ENC-053
+func TestPeerProofFromEveryPayloadKind(t *testing.T) {
+	for _, tmpl := range protocol.PayloadMessageTemplates {
+		m := decode(t, strings.Replace(strings.ReplaceAll(tmpl, "session-1", vectorSession), "PAYLOAD", `{"format":"json","value":[{"x":0.10}]}`, 1), canonjson.Preserve)
+		host := newAuth(t, protocol.RoleHost, canonjson.Preserve)
+		if _, err := host.Open(peerFrame(t, protocol.RoleWorker, m)); err != nil {
+			t.Fatalf("%s: %v", m.Type(), err)
+		}
+		if !host.PeerKeepsNumberText() {
+			t.Errorf("%s with 0.10 proved nothing", m.Type())
+		}
+	}
+}
