@@ -23,8 +23,8 @@ type deferredDoc struct {
 	mode        Mode
 	depth       int  // depth of the value under the depth rule of WithinDepth
 	textNumbers bool // whether text holds a PreserveOnlyNumber
-	once  sync.Once
-	built Value
+	once        sync.Once
+	built       Value
 }
 
 // deferredValue returns a deferred Value of kind k over the canonical text.
