@@ -13,7 +13,7 @@ import (
 // the eagerly parsed ones and write the same canonical bytes. A deferred value's bytes are
 // the received text, so this is what makes hashing them safe.
 //
-// Spec: ENC-052
+// Spec: ENC-052, ENC-053
 func FuzzDeferredParse(f *testing.F) {
 	for _, s := range canonjsonHandSeeds {
 		f.Add([]byte(s))
@@ -41,6 +41,9 @@ func FuzzDeferredParse(f *testing.F) {
 				}
 				if !bytes.Equal(got.JSON(), want.JSON()) || !canonjson.Equal(got, want) {
 					t.Fatalf("%v: deferring parse gives %q, eager parse %q", m, got.JSON(), want.JSON())
+				}
+				if canonjson.HoldsPreserveOnlyNumber(got) != canonjson.HoldsPreserveOnlyNumber(want) {
+					t.Fatalf("%v: %q: the deferred value and the tree disagree on Preserve-only numbers", m, got.JSON())
 				}
 				for d := 1; d <= 130; d++ {
 					if got.WithinDepth(d) != want.WithinDepth(d) {
