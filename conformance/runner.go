@@ -259,6 +259,7 @@ func runCheck(st *runState, c *Check) (Result, error) {
 	if r.Outcome != Pass && r.Outcome != Skip || st.verbose {
 		r.Stderr = t.stderrExcerpt()
 		r.Transcript = t.transcript
+		r.Frames = t.frames
 	}
 	return r, t.launchErr
 }
