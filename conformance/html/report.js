@@ -43,6 +43,13 @@
     target.scrollIntoView();
   }
   window.addEventListener("hashchange", reveal);
+  // The query may preset the filters: ?outcome=FAIL,CRASH&area=FRAME.
+  var query = new URLSearchParams(location.search);
+  if (query.has("outcome")) {
+    var wanted = query.get("outcome").toUpperCase().split(",");
+    boxes.forEach(function (b) { b.checked = wanted.indexOf(b.value) >= 0; });
+  }
+  if (query.has("area")) { area.value = query.get("area").toUpperCase(); }
   form.hidden = false;
   apply();
   reveal();
