@@ -25,6 +25,8 @@ const (
 	// maxCheckFrameBytes bounds the bytes of raw lines, canonical messages and tag inputs
 	// that one check keeps.
 	maxCheckFrameBytes = 4 << 20
+	// maxRunFrameBytes bounds the frame records that the results of one run keep.
+	maxRunFrameBytes = 64 << 20
 	// frameHeadBytes is what a record keeps of a line once the check's budget is spent.
 	frameHeadBytes = 1024
 )
@@ -107,6 +109,10 @@ func (t *T) recordFrame(w *Worker, sent bool, kind string, data []byte) {
 		line = bytes.TrimSuffix(bytes.TrimSuffix(data, []byte("\n")), []byte("\r"))
 	}
 	room := maxCheckFrameBytes - t.frameBytes
+	bound := "the check's frame records reached their bound of 4 MiB"
+	if runRoom := maxRunFrameBytes - int(t.run.frameBytes.Load()); runRoom < room {
+		room, bound = runRoom, "the run's frame records reached their bound of 64 MiB"
+	}
 	switch {
 	case len(data) <= room/3:
 		// Room for the raw line, its canonical message and a tag input of the same size.
@@ -116,9 +122,11 @@ func (t *T) recordFrame(w *Worker, sent bool, kind string, data []byte) {
 		}
 	default:
 		rec.Raw = bytes.Clone(data[:min(len(data), frameHeadBytes)])
-		rec.Note = "only the first bytes are kept and the frame is not decoded: the check's frame records reached their bound of 4 MiB"
+		rec.Note = "only the first bytes are kept and the frame is not decoded: " + bound
 	}
-	t.frameBytes += len(rec.Raw) + len(rec.Message) + len(rec.TagInput)
+	kept := len(rec.Raw) + len(rec.Message) + len(rec.TagInput)
+	t.frameBytes += kept
+	t.run.frameBytes.Add(int64(kept))
 	t.frames = append(t.frames, rec)
 }
 

@@ -153,9 +153,9 @@ func TestFrameRecords(t *testing.T) {
 	}
 }
 
-// TestFrameRecordsAreBounded checks that a check keeps at most about 4 MiB of frames, that
-// later frames keep only their first bytes and say so, and that nothing is recorded once the
-// transcript is full.
+// TestFrameRecordsAreBounded checks that a check keeps at most about 4 MiB of frames and a run
+// at most about 64 MiB, that later frames keep only their first bytes and say so, and that
+// nothing is recorded once the transcript is full.
 func TestFrameRecordsAreBounded(t *testing.T) {
 	f := newFrameFixture(t)
 	big := seal(t, f.host, f.invoke(t, "req-1", strings.Repeat("x", 900<<10)))
@@ -172,6 +172,19 @@ func TestFrameRecordsAreBounded(t *testing.T) {
 	if cut == 0 || f.t.frameBytes > maxCheckFrameBytes+12*frameHeadBytes {
 		t.Errorf("%d records cut, %d bytes kept; the bound is %d", cut, f.t.frameBytes, maxCheckFrameBytes)
 	}
+	if got := f.t.run.frameBytes.Load(); got != int64(f.t.frameBytes) {
+		t.Errorf("the run counts %d bytes of records, the check %d", got, f.t.frameBytes)
+	}
+
+	// The run's bound applies to every check: another check of a run near its bound keeps
+	// only the first bytes of a small frame.
+	other := newFrameFixture(t)
+	other.t.run.frameBytes.Store(maxRunFrameBytes - 1000)
+	small := seal(t, other.host, other.invoke(t, "req-1", strings.Repeat("s", 2000)))
+	if rec := other.record(true, FrameLine, small); !strings.Contains(rec.Note, "the run's frame records") || len(rec.Raw) != frameHeadBytes {
+		t.Errorf("a frame past the run's bound: %d of %d bytes kept, note %q", len(rec.Raw), rec.Size, rec.Note)
+	}
+
 	for len(f.t.transcript) <= maxTranscript {
 		f.t.logf("filler")
 	}

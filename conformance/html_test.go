@@ -439,3 +439,14 @@ func realRunPage(t *testing.T) (string, []indexResult) {
 	}
 	return string(page), index.Results
 }
+
+// TestSpecBaseFlag checks that the command line refuses a spec base that is no http, https or
+// file URL or relative reference before it runs anything.
+func TestSpecBaseFlag(t *testing.T) {
+	for base, want := range map[string]int{"javascript:alert(1)": ExitUsage, "data:text/html,x": ExitUsage, "../spec/": ExitOK, "-": ExitOK, "https://example.org/spec/": ExitOK} {
+		var stdout, stderr bytes.Buffer
+		if got := Main([]string{"-spec-base", base, "-list", "-run", "CNF-BOOT-01"}, &stdout, &stderr); got != want {
+			t.Errorf("-spec-base %q: exit %d; want %d (%s)", base, got, want, stderr.String())
+		}
+	}
+}
