@@ -117,7 +117,6 @@ type htmlPage struct {
 	Areas           []htmlArea
 	Totals          []int
 	Checks          []*htmlCheck
-	Detailed        int
 	Omitted         int
 	Budget          int
 	SpecBase        string
@@ -188,7 +187,6 @@ type htmlFrame struct {
 	TagInput    htmlText
 	Note        string
 	Failing     bool
-	Replayed    bool
 }
 
 // htmlText is a text as the page shows it: possibly cut, with the number of bytes left out.
@@ -302,11 +300,7 @@ func newHTMLPage(r *Report, opts HTMLOptions) *htmlPage {
 	}
 	p.Areas, p.Totals = areaTable(r.Results, p.Outcomes)
 	for _, res := range r.Results {
-		c := newHTMLCheck(res, base, b)
-		if c.HasDetail {
-			p.Detailed++
-		}
-		p.Checks = append(p.Checks, c)
+		p.Checks = append(p.Checks, newHTMLCheck(res, base, b))
 	}
 	p.Omitted = b.omitted
 	return p
