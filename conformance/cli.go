@@ -55,6 +55,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		verbose    = fs.Bool("v", false, "print the transcript of every check, and keep it in the reports")
 		junitPath  = fs.String("junit", "", "write a JUnit XML report to `FILE`")
 		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
+		htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
+		specBase   = fs.String("spec-base", DefaultSpecBase, "`URL` prefix of the specification chapters that the HTML report links requirement IDs to (\"-\": no links)")
 		parallel   = fs.Int("parallel", DefaultParallel(), "run `N` checks at once")
 		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel); their checks are skipped")
 		scope      = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
@@ -81,6 +83,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if *parallel <= 0 {
 		fmt.Fprintln(stderr, "splash-conform: -parallel must be positive")
+		return ExitUsage
+	}
+	if err := CheckSpecBase(*specBase); err != nil {
+		fmt.Fprintln(stderr, "splash-conform: -spec-base:", err)
 		return ExitUsage
 	}
 	if *without != "" {
@@ -150,6 +156,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if *junitPath != "" {
 		if err := writeFile(*junitPath, report.WriteJUnit); err != nil {
 			fmt.Fprintln(stderr, "splash-conform: writing the JUnit report:", err)
+			status = ExitUsage
+		}
+	}
+	if *htmlPath != "" {
+		write := func(w io.Writer) error { return report.WriteHTML(w, HTMLOptions{SpecBase: *specBase}) }
+		if err := writeFile(*htmlPath, write); err != nil {
+			fmt.Fprintln(stderr, "splash-conform: writing the HTML report:", err)
 			status = ExitUsage
 		}
 	}

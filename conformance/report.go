@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 var (
@@ -53,6 +55,8 @@ type Result struct {
 	Stderr string
 	// Transcript lists the frames and events of the check (failures, or -v).
 	Transcript []string
+	// Frames holds, in full, the frames the transcript reports (failures, or -v).
+	Frames []FrameRecord
 }
 
 // Summary counts the outcomes of a run.
@@ -148,19 +152,65 @@ type jsonReport struct {
 }
 
 type jsonResult struct {
-	ID              string   `json:"id"`
-	Level           string   `json:"level"`
-	Title           string   `json:"title"`
-	Requirements    []string `json:"requirements"`
-	Needs           []string `json:"needs"`
-	Outcome         string   `json:"outcome"`
-	Counted         bool     `json:"counted"`
-	DurationSeconds float64  `json:"duration_seconds"`
-	Detail          string   `json:"detail,omitempty"`
-	Expected        string   `json:"expected,omitempty"`
-	Actual          string   `json:"actual,omitempty"`
-	Stderr          string   `json:"stderr,omitempty"`
-	Transcript      []string `json:"transcript,omitempty"`
+	ID              string      `json:"id"`
+	Level           string      `json:"level"`
+	Title           string      `json:"title"`
+	Requirements    []string    `json:"requirements"`
+	Needs           []string    `json:"needs"`
+	Outcome         string      `json:"outcome"`
+	Counted         bool        `json:"counted"`
+	DurationSeconds float64     `json:"duration_seconds"`
+	Detail          string      `json:"detail,omitempty"`
+	Expected        string      `json:"expected,omitempty"`
+	Actual          string      `json:"actual,omitempty"`
+	Stderr          string      `json:"stderr,omitempty"`
+	Transcript      []string    `json:"transcript,omitempty"`
+	Frames          []jsonFrame `json:"frames,omitempty"`
+}
+
+type jsonFrame struct {
+	Entry       int     `json:"entry"`
+	Worker      int     `json:"worker"`
+	Direction   string  `json:"direction"`
+	Kind        string  `json:"kind"`
+	Size        int     `json:"size"`
+	Raw         *string `json:"raw,omitempty"`
+	RawHex      *string `json:"raw_hex,omitempty"`
+	DecodeError string  `json:"decode_error,omitempty"`
+	Sequence    *uint64 `json:"sequence,omitempty"`
+	MessageType string  `json:"message_type,omitempty"`
+	SessionID   *string `json:"session_id,omitempty"`
+	Message     string  `json:"message,omitempty"`
+	Tag         string  `json:"auth_tag,omitempty"`
+	TagVerified *bool   `json:"tag_verified,omitempty"`
+	TagInput    string  `json:"tag_input,omitempty"`
+	Note        string  `json:"note,omitempty"`
+}
+
+// jsonFrames converts frame records to their JSON layout: raw is the text of a UTF-8 record,
+// raw_hex the bytes of any other.
+func jsonFrames(frames []FrameRecord) []jsonFrame {
+	var out []jsonFrame
+	for _, f := range frames {
+		jf := jsonFrame{
+			Entry: f.Entry, Worker: f.Worker, Direction: f.Direction(), Kind: f.Kind, Size: f.Size,
+			DecodeError: f.DecodeError, Note: f.Note,
+		}
+		if utf8.Valid(f.Raw) {
+			raw := string(f.Raw)
+			jf.Raw = &raw
+		} else {
+			raw := hex.EncodeToString(f.Raw)
+			jf.RawHex = &raw
+		}
+		if f.Decoded {
+			seq, sid, ok := f.Sequence, f.SessionID, f.TagVerified
+			jf.Sequence, jf.SessionID, jf.TagVerified = &seq, &sid, &ok
+			jf.MessageType, jf.Message, jf.Tag, jf.TagInput = f.MessageType, f.Message, f.Tag, f.TagInput
+		}
+		out = append(out, jf)
+	}
+	return out
 }
 
 func seconds(d time.Duration) float64 {
@@ -191,7 +241,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 			Requirements: append([]string{}, res.Requirements...), Needs: []string{},
 			Outcome: string(res.Outcome), Counted: res.Counted, DurationSeconds: seconds(res.Duration),
 			Detail: res.Detail, Expected: res.Expected, Actual: res.Actual, Stderr: res.Stderr,
-			Transcript: res.Transcript,
+			Transcript: res.Transcript, Frames: jsonFrames(res.Frames),
 		}
 		for _, n := range res.Needs {
 			jr.Needs = append(jr.Needs, string(n))

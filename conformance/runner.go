@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -68,6 +69,9 @@ type runState struct {
 	strict  bool
 	verbose bool
 	tempDir string
+	// frameBytes counts the frame records held by running checks and kept results
+	// (bounded by maxRunFrameBytes).
+	frameBytes atomic.Int64
 }
 
 // Offered returns the needs a configuration offers: {journal} and {effects} come from the
@@ -259,6 +263,9 @@ func runCheck(st *runState, c *Check) (Result, error) {
 	if r.Outcome != Pass && r.Outcome != Skip || st.verbose {
 		r.Stderr = t.stderrExcerpt()
 		r.Transcript = t.transcript
+		r.Frames = t.frames
+	} else {
+		st.frameBytes.Add(-int64(t.frameBytes))
 	}
 	return r, t.launchErr
 }

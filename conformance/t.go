@@ -67,6 +67,8 @@ type T struct {
 	expected   string
 	actual     string
 	transcript []string
+	frames     []FrameRecord // the frames the transcript reports, in full
+	frameBytes int           // bytes kept in frames (bounded by maxCheckFrameBytes)
 	launchErr  error
 }
 

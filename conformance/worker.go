@@ -225,6 +225,7 @@ func (w *Worker) bootstrapBytes() []byte {
 // writeRaw writes bytes that hold no session key and shows them in the transcript.
 func (w *Worker) writeRaw(p []byte) {
 	w.t.logf("→ worker %d: %d bytes: %s", w.index, len(p), clip(fmt.Sprintf("%q", p), 200))
+	w.t.recordFrame(w, true, FrameBytes, p)
 	w.write(p)
 }
 
@@ -251,6 +252,7 @@ func (w *Worker) write(p []byte) {
 // transcript shows them.
 func (w *Worker) writeLine(line []byte) {
 	w.t.logf("→ worker %d: %s", w.index, clip(strings.ToValidUTF8(string(line), "\uFFFD"), 300))
+	w.t.recordFrame(w, true, FrameLine, line)
 	buf := make([]byte, 0, len(line)+1)
 	buf = append(buf, line...)
 	w.write(append(buf, '\n'))
@@ -307,6 +309,8 @@ func (w *Worker) next(waitingFor string) lineEvent {
 	case ev := <-w.lines:
 		if ev.err != nil {
 			w.outputEnded, w.endErr = true, ev.err
+		} else {
+			w.logReceived(ev.line)
 		}
 		return ev
 	case <-timer.C:
@@ -326,10 +330,15 @@ func (w *Worker) recv(want string) protocol.Message {
 	return w.openAnswer(want, ev.line)
 }
 
+// logReceived reports a line the worker wrote in the transcript and keeps it in full.
+func (w *Worker) logReceived(line []byte) {
+	w.t.logf("← worker %d: %s", w.index, clip(strings.ToValidUTF8(string(line), "\uFFFD"), 300))
+	w.t.recordFrame(w, false, FrameLine, line)
+}
+
 // openAnswer opens one received frame line as recv does.
 func (w *Worker) openAnswer(want string, line []byte) protocol.Message {
 	w.answers++
-	w.t.logf("← worker %d: %s", w.index, clip(string(line), 300))
 	f, err := w.host.Open(line)
 	if err != nil {
 		w.t.failf(want, fmt.Sprintf("a frame that the host cannot open (%s): %s", errorKind(err), clip(string(line), 200)))
@@ -402,6 +411,7 @@ func (w *Worker) expectRunning(grace time.Duration, state string) {
 			w.outputEnded, w.endErr = true, ev.err
 			w.t.failf(state, w.describeEnd(ev.err))
 		}
+		w.logReceived(ev.line)
 		w.t.failf(state, "the worker wrote a frame nobody asked for: "+describeLine(w.host, ev.line))
 	case <-timer.C:
 	}
@@ -463,7 +473,6 @@ func (w *Worker) expectExit(code int, why string) {
 			break
 		}
 		w.answers++
-		w.t.logf("← worker %d: %s", w.index, clip(string(ev.line), 300))
 		w.t.failf(want, "the worker wrote a frame: "+describeLine(w.host, ev.line))
 	}
 	w.t.logf("worker %d: end of output", w.index)

@@ -2,7 +2,11 @@ package storage
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -85,7 +89,7 @@ func TestLinearizabilityCheckerRejectsRacyReservations(t *testing.T) {
 			if duplicates[1] != clients {
 				t.Fatalf("the rendezvous did not force a collision: token 1 issued %d times", duplicates[1])
 			}
-			if res := checkHistory(t, ops, false); res != porcupine.Illegal {
+			if res, _ := checkHistory(t, ops); res != porcupine.Illegal {
 				t.Fatalf("a history with duplicated reservations was judged %s", res)
 			}
 		})
@@ -121,7 +125,7 @@ func TestLinearizabilityCheckerRejectsIgnoredFences(t *testing.T) {
 			}
 			// Concurrent traffic after the violation does not hide it.
 			ops = append(ops, runGoroutineHistory(b, keys, 3, 10, 11, clock)...)
-			if res := checkHistory(t, ops, false); res != porcupine.Illegal {
+			if res, _ := checkHistory(t, ops); res != porcupine.Illegal {
 				t.Fatalf("a history with a write under a stale fence was judged %s", res)
 			}
 		})
@@ -190,8 +194,58 @@ func TestFencedRegisterModel(t *testing.T) {
 		}, porcupine.Illegal},
 	}
 	for _, c := range cases {
-		if got := checkHistory(t, c.ops, false); got != c.want {
+		if got, _ := checkHistory(t, c.ops); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+// fatalRecorder is a testing.TB whose Fatalf records the message instead of ending the test.
+type fatalRecorder struct {
+	testing.TB
+	fatal string
+}
+
+func (r *fatalRecorder) Fatalf(format string, args ...any) { r.fatal = fmt.Sprintf(format, args...) }
+
+// An illegal history leaves porcupine's visualization behind, in the directory CI keeps, in a
+// file the failure message names; a linearizable history leaves nothing.
+//
+// Spec: STO-029
+func TestIllegalHistoryLeavesVisualization(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(artifactsEnv, dir)
+	op := func(client int, call, ret int64, in linInput, out linOutput) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: ret}
+	}
+	establish := op(0, 0, 1, linInput{Op: linEstablish, Token: 1}, linOutput{})
+	first := op(0, 2, 3, linInput{Op: linFencedSwap, Token: 1, Value: "first-writer"}, linOutput{Stored: true, Floor: 1})
+	lost := op(1, 4, 5, linInput{Op: linFencedSwap, Token: 1, Value: "lost-update"}, linOutput{Stored: true, Floor: 1})
+
+	rec := &fatalRecorder{TB: t}
+	requireLinearizable(rec, []porcupine.Operation{establish, first}, "legal")
+	if rec.fatal != "" {
+		t.Fatalf("a legal history failed: %s", rec.fatal)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("a legal history left %d files", len(entries))
+	}
+
+	requireLinearizable(rec, []porcupine.Operation{establish, first, lost}, "lost update")
+	path, ok := strings.CutPrefix(rec.fatal, "lost update: history is Illegal; visualization: ")
+	if !ok {
+		t.Fatalf("failure message %q does not name a visualization", rec.fatal)
+	}
+	if filepath.Dir(path) != dir || filepath.Ext(path) != ".html" {
+		t.Errorf("visualization %s is not an HTML file in %s", path, dir)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<html", "fenced-cas", "lost-update"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the visualization lacks %q", want)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -326,23 +327,55 @@ func monotonicClock() func() int64 {
 	return func() int64 { return int64(time.Since(start)) }
 }
 
-// checkHistory runs porcupine and returns its verdict. When visualize is set
-// and the history is illegal, it writes porcupine's visualization to a
-// temporary file and logs its path.
-func checkHistory(t testing.TB, ops []porcupine.Operation, visualize bool) porcupine.CheckResult {
+// checkHistory runs porcupine and returns its verdict and what porcupine needs to draw the
+// history.
+func checkHistory(t testing.TB, ops []porcupine.Operation) (porcupine.CheckResult, porcupine.LinearizationInfo) {
 	t.Helper()
-	model := fencedRegisterModel.ToModel()
-	result, info := porcupine.CheckOperationsVerbose(model, ops, 30*time.Second)
-	if result == porcupine.Illegal && visualize {
-		f, err := os.CreateTemp("", "storage-linearizability-*.html")
-		if err == nil {
-			if err := porcupine.Visualize(model, info, f); err == nil {
-				t.Logf("porcupine visualization of the illegal history: %s", f.Name())
-			}
-			_ = f.Close()
-		}
+	return porcupine.CheckOperationsVerbose(fencedRegisterModel.ToModel(), ops, 30*time.Second)
+}
+
+// artifactsEnv names a directory that keeps the visualizations of failed linearizability
+// checks (CI uploads it); the default is the system's temporary directory.
+const artifactsEnv = "SPLASH_ARTIFACTS"
+
+// requireLinearizable fails the test unless ops are linearizable. For an illegal history it
+// first writes porcupine's visualization to a file that the failure message names, so that
+// the history can be looked at in a browser rather than read.
+func requireLinearizable(t testing.TB, ops []porcupine.Operation, what string) {
+	t.Helper()
+	res, info := checkHistory(t, ops)
+	switch res {
+	case porcupine.Ok:
+		return
+	case porcupine.Illegal:
+		t.Fatalf("%s: history is %s; %s", what, res, visualizeHistory(t, info))
+	default:
+		t.Fatalf("%s: history is %s (porcupine timed out)", what, res)
 	}
-	return result
+}
+
+// visualizeHistory writes porcupine's visualization of info to a new HTML file and returns
+// "visualization: PATH", or why there is none.
+func visualizeHistory(t testing.TB, info porcupine.LinearizationInfo) string {
+	dir := os.Getenv(artifactsEnv)
+	if dir == "" {
+		dir = os.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "no visualization: " + err.Error()
+	}
+	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	f, err := os.CreateTemp(dir, "linearizability-"+name+"-*.html")
+	if err != nil {
+		return "no visualization: " + err.Error()
+	}
+	err = porcupine.Visualize(fencedRegisterModel.ToModel(), info, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "no visualization: " + err.Error()
+	}
+	return "visualization: " + f.Name()
 }
 
 // linStats counts what a set of histories exercised, so that a test cannot
@@ -407,9 +440,7 @@ func TestLinearizableMemoryBackend(t *testing.T) {
 	var stats linStats
 	for run := range plan.runs {
 		ops := runGoroutineHistory(jitterBackend{NewMemoryBackend(), 200 * time.Microsecond}, linKeys(run, plan.keys), plan.clients, plan.ops, uint64(run), monotonicClock())
-		if res := checkHistory(t, ops, true); res != porcupine.Ok {
-			t.Fatalf("run %d: history is %s", run, res)
-		}
+		requireLinearizable(t, ops, fmt.Sprintf("run %d", run))
 		stats.add(ops)
 		histories += plan.keys
 	}
@@ -425,9 +456,7 @@ func TestLinearizableSQLiteBackendGoroutines(t *testing.T) {
 	var stats linStats
 	for run := range plan.runs {
 		ops := runGoroutineHistory(b, linKeys(run, plan.keys), plan.clients, plan.ops, uint64(run)+1000, monotonicClock())
-		if res := checkHistory(t, ops, true); res != porcupine.Ok {
-			t.Fatalf("run %d: history is %s", run, res)
-		}
+		requireLinearizable(t, ops, fmt.Sprintf("run %d", run))
 		stats.add(ops)
 		histories += plan.keys
 	}
@@ -545,9 +574,7 @@ func TestLinearizableSQLiteBackendProcesses(t *testing.T) {
 				ops = append(ops, recordToOperation(r))
 			}
 		}
-		if res := checkHistory(t, ops, true); res != porcupine.Ok {
-			t.Fatalf("run %d: history is %s", run, res)
-		}
+		requireLinearizable(t, ops, fmt.Sprintf("run %d", run))
 		stats.add(ops)
 		histories += plan.keys
 	}
