@@ -17,10 +17,12 @@ import (
 	"github.com/splashv5/conform/impl/transport"
 )
 
-// Binaries built once for the package: the reference worker and the documentation example.
+// Binaries built once for the package: the reference worker, its faulty build (for the
+// crash-test pauses) and the documentation example.
 var (
-	workerBinary  string
-	exampleBinary string
+	workerBinary       string
+	faultyWorkerBinary string
+	exampleBinary      string
 )
 
 func TestMain(m *testing.M) {
@@ -40,12 +42,14 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	workerBinary = filepath.Join(dir, "splash-worker")
+	faultyWorkerBinary = filepath.Join(dir, "splash-worker-faulty")
 	exampleBinary = filepath.Join(dir, "host-e2e")
-	for _, b := range []struct{ out, pkg string }{
-		{workerBinary, "./cmd/splash-worker"},
-		{exampleBinary, "./docs/examples/host-e2e"},
+	for _, b := range []struct{ out, pkg, tags string }{
+		{workerBinary, "./cmd/splash-worker", ""},
+		{faultyWorkerBinary, "./cmd/splash-worker", "splashfaults"},
+		{exampleBinary, "./docs/examples/host-e2e", ""},
 	} {
-		build := exec.Command("go", "build", "-o", b.out, b.pkg)
+		build := exec.Command("go", "build", "-tags", b.tags, "-o", b.out, b.pkg)
 		build.Dir = root
 		build.Stderr = os.Stderr
 		if err := build.Run(); err != nil {
@@ -116,8 +120,20 @@ func (l *lockedBuffer) waitFor(t testing.TB, s string) {
 // system clock). The worker is terminated when the test ends if it still runs.
 func startWorker(t testing.TB, session string, clock transport.Clock, args ...string) (*transport.Process, *lockedBuffer) {
 	t.Helper()
+	return startBinary(t, workerBinary, session, clock, args...)
+}
+
+// pausedWorker launches the faulty build of the reference worker for session with args, to
+// pause at the persistence point pause (such as "after-adapter"), where the test kills it.
+func pausedWorker(t testing.TB, session, pause string, args ...string) (*transport.Process, *lockedBuffer) {
+	t.Helper()
+	return startBinary(t, faultyWorkerBinary, session, nil, append(args, "--fault", "pause-"+pause)...)
+}
+
+func startBinary(t testing.TB, binary, session string, clock transport.Clock, args ...string) (*transport.Process, *lockedBuffer) {
+	t.Helper()
 	stderr := &lockedBuffer{}
-	p, err := transport.StartProcess(transport.ProcessConfig{Path: workerBinary, Args: args, SessionID: session,
+	p, err := transport.StartProcess(transport.ProcessConfig{Path: binary, Args: args, SessionID: session,
 		Stderr: stderr, Clock: clock, Env: []string{}})
 	if err != nil {
 		t.Fatal(err)

@@ -560,7 +560,7 @@ func dispatchAnswered(t *testing.T, rt *host.Runtime, sess *host.ScriptSession, 
 func dispatchBrokenThenReconciled(t *testing.T, rt *host.Runtime, sess *host.ScriptSession, id host.OperationID,
 	dispatch protocol.OperationDispatchRequest, args []string, pause string, authenticated bool) *script.Evaluation {
 	t.Helper()
-	p1, stderr1 := startWorker(t, dispatch.SessionID, nil, append(args, "--fault", "pause-"+pause)...)
+	p1, stderr1 := pausedWorker(t, dispatch.SessionID, pause, args...)
 	tr1 := operationChannel(t, p1, dispatch.SessionID)
 	done := make(chan error, 1)
 	go func() {

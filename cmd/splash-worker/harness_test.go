@@ -87,10 +87,52 @@ func launch(t testing.TB, sessionID string, args ...string) *proc {
 	return p
 }
 
+// launchFaulty is launch with the faulty build of the worker.
+func launchFaulty(t testing.TB, sessionID string, args ...string) *proc {
+	t.Helper()
+	host, err := workertest.NewHost(sessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, faultyWorker(t), host, args...)
+	p.write(host.Bootstrap())
+	return p
+}
+
+// faulty is the faulty build of the worker (build tag splashfaults), built on first use.
+var faulty struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// faultyWorker builds the faulty build of the worker once and returns its path.
+func faultyWorker(t testing.TB) string {
+	t.Helper()
+	faulty.once.Do(func() {
+		faulty.path = filepath.Join(filepath.Dir(workerBinary), "splash-worker-faulty")
+		build := exec.Command("go", "build", "-tags", "splashfaults", "-o", faulty.path, ".")
+		out, err := build.CombinedOutput()
+		if err != nil {
+			faulty.err = fmt.Errorf("building the faulty worker: %v\n%s", err, out)
+		}
+	})
+	if faulty.err != nil {
+		t.Fatal(faulty.err)
+	}
+	return faulty.path
+}
+
 // launchRaw starts the worker without writing anything to it.
 func launchRaw(t testing.TB, host *workertest.Host, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(workerBinary, args...)
+	return start(t, workerBinary, host, args...)
+}
+
+// start starts binary with args for host's session without writing anything to it.
+func start(t testing.TB, binary string, host *workertest.Host, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
