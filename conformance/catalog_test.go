@@ -14,7 +14,16 @@ func TestCatalogIsWellFormed(t *testing.T) {
 	citation := regexp.MustCompile(spec.CitationPattern)
 	areas := map[string]bool{}
 	for _, a := range Areas {
+		if areas[a.Name] {
+			t.Errorf("area %s listed twice", a.Name)
+		}
 		areas[a.Name] = true
+		// Each constructor returns the checks of its own area only.
+		for _, c := range a.Checks() {
+			if c.Area() != a.Name {
+				t.Errorf("%sChecks returns %s", a.Name, c.ID)
+			}
+		}
 	}
 	seen := map[string]bool{}
 	checks := Catalog()

@@ -14,8 +14,9 @@ var (
 	durableBoth    = []Need{NeedDurable, NeedJournal, NeedEffects}
 )
 
-func init() {
-	register(
+// DurableChecks returns the checks of area DURABLE: durable dispatch, the journal and reconciliation.
+func DurableChecks() []*Check {
+	return []*Check{
 		&Check{
 			ID: "CNF-DURABLE-01", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"WRK-040", "WRK-047", "PRF-008", "JRN-013"},
 			Needs: durable,
@@ -344,5 +345,5 @@ func init() {
 				w3.expectExit(exitPersistence, "a start on an effect log holding a malformed line")
 			},
 		},
-	)
+	}
 }
