@@ -229,7 +229,7 @@ func TestLedgerReconciliationAfterBrokenConnection(t *testing.T) {
 		_, err := tr1.ExchangeSealed(d.Line)
 		done <- err
 	}()
-	stderr1.waitFor(t, "fault: paused after-adapter")
+	stderr1.WaitFor(t, "fault: paused after-adapter")
 	if err := syscall.Kill(-p1.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
