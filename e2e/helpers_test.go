@@ -9,6 +9,7 @@ import (
 
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/transport"
+	"github.com/splashv5/conform/impl/transport/transporttest"
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
@@ -52,30 +53,14 @@ func waitCtx(t testing.TB) context.Context {
 // system clock). The worker is terminated when the test ends if it still runs.
 func startWorker(t testing.TB, session string, clock transport.Clock, args ...string) (*transport.Process, *workertest.Output) {
 	t.Helper()
-	return startBinary(t, workerBinary, session, clock, args...)
+	return transporttest.StartWorker(t, workerBinary, session, clock, []string{}, args...)
 }
 
 // pausedWorker launches the faulty build of the reference worker for session with args, to
 // pause at the persistence point pause (such as "after-adapter"), where the test kills it.
 func pausedWorker(t testing.TB, session, pause string, args ...string) (*transport.Process, *workertest.Output) {
 	t.Helper()
-	return startBinary(t, faultyWorkerBinary, session, nil, append(args, "--fault", "pause-"+pause)...)
-}
-
-func startBinary(t testing.TB, binary, session string, clock transport.Clock, args ...string) (*transport.Process, *workertest.Output) {
-	t.Helper()
-	stderr := &workertest.Output{}
-	p, err := transport.StartProcess(transport.ProcessConfig{Path: binary, Args: args, SessionID: session,
-		Stderr: stderr, Clock: clock, Env: []string{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := p.Terminate(); err != nil {
-			t.Error(err)
-		}
-	})
-	return p, stderr
+	return transporttest.StartWorker(t, faultyWorkerBinary, session, nil, []string{}, append(args, "--fault", "pause-"+pause)...)
 }
 
 // manifest returns the version-5 manifest of session granting each tool calls times in its

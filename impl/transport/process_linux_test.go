@@ -46,18 +46,7 @@ func TestMain(m *testing.M) {
 // and terminates it when the test ends.
 func startWorker(t testing.TB, session string, clock transport.Clock) (*transport.Process, *workertest.Output) {
 	t.Helper()
-	stderr := &workertest.Output{}
-	p, err := transport.StartProcess(transport.ProcessConfig{Path: workerBinary, SessionID: session, Stderr: stderr,
-		Clock: clock, Env: []string{"SPLASH_TEST=1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := p.Terminate(); err != nil {
-			t.Error(err)
-		}
-	})
-	return p, stderr
+	return transporttest.StartWorker(t, workerBinary, session, clock, []string{"SPLASH_TEST=1"})
 }
 
 // slowManifest grants the two cancellable slow tools of the profile, so the worker runs its
