@@ -323,8 +323,8 @@ func WithFaults(cfg Config, f *Faults) Config {
 	return cfg
 }
 
-// WithServeFaults returns cfg with the faults f, its store wrapped by f.Persister; a nil f
-// leaves cfg as it is.
+// WithServeFaults returns cfg with the faults f (with FaultIgnoreFence its store then writes
+// as f.Persister does); a nil f leaves cfg as it is.
 func WithServeFaults(cfg ServeConfig, f *Faults) ServeConfig {
 	if f != nil {
 		cfg.hooks = f
