@@ -18,20 +18,28 @@ import (
 
 // Point names a persistence point of a durable flow, seen from just after it. A crash test
 // pauses the worker there and kills it.
-type Point = point
+type Point uint8
 
-// The persistence points.
+// The persistence points, in flow order.
 const (
-	PointAdmissionPersisted      = pointAdmissionPersisted
-	PointAdapterReturned         = pointAdapterReturned
-	PointObservationPersisted    = pointObservationPersisted
-	PointReconciliationPersisted = pointReconciliationPersisted
+	// PointAdmissionPersisted: a new dispatch or compensation record is durable as pending and
+	// the adapter has not run yet.
+	PointAdmissionPersisted Point = iota + 1
+	// PointAdapterReturned: the adapter of a dispatch or compensation returned a status that
+	// is not yet persisted.
+	PointAdapterReturned
+	// PointObservationPersisted: the observed status of a dispatch or compensation is durable
+	// and the answer is not yet sealed.
+	PointObservationPersisted
+	// PointReconciliationPersisted: a reconciliation's observation is durable and the answer
+	// is not yet sealed.
+	PointReconciliationPersisted
 )
 
 var pointNames = [...]string{"", "after-admission", "after-adapter", "after-observation", "after-reconciliation"}
 
 // String returns the point's name, such as "after-admission".
-func (p point) String() string {
+func (p Point) String() string {
 	if int(p) < len(pointNames) && p > 0 {
 		return pointNames[p]
 	}
@@ -294,13 +302,17 @@ func (s FaultSet) String() string {
 // nothing: the runtime then behaves exactly as the default build.
 type Faults struct {
 	// At, when set, is called each time a flow reaches a persistence point. A crash test
-	// blocks here and kills the process.
+	// blocks here and kills the process. The points are seen through the adapters' durable
+	// calls and the journal store's writes, so At applies to a session run by Serve with
+	// WithServeFaults.
 	At func(Point)
 	// Enabled are the deliberate bugs to behave as.
 	Enabled FaultSet
 	// SessionKey is the session key, needed by the faults that re-implement frame
 	// authentication or sealing (NeedsSessionKey). The caller keeps it and closes it.
 	SessionKey *protocol.SessionKey
+
+	paused *pauses // where the session stands for At
 }
 
 // Has reports whether fault x is enabled; a nil *Faults has none.
@@ -330,6 +342,9 @@ func WithServeFaults(cfg ServeConfig, f *Faults) ServeConfig {
 		cfg.hooks = f
 		if f.Has(FaultIgnoreFence) {
 			cfg.Store = unfencedStore{cfg.Store}
+		}
+		if f.At != nil {
+			cfg.Store = pausingStore{cfg.Store, f.pauses()}
 		}
 	}
 	return cfg
@@ -363,12 +378,6 @@ func (f *Faults) open(auth *protocol.Authenticator, p *sessionParts) error {
 		p.limits = Limits{^uint32(0), ^uint32(0)}
 	}
 	return nil
-}
-
-func (f *Faults) at(p point) {
-	if f.At != nil {
-		f.At(p)
-	}
 }
 
 func (f *Faults) skipRejected(err error) bool {

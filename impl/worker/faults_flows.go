@@ -64,21 +64,104 @@ func (u unfencedStore) Persist(ctx context.Context, j *journal.Journal, expected
 	return unfencedPersist(ctx, u.JournalStore, j, expected, lease)
 }
 
-// registry returns r, or with FaultUndeclaredSafetyOK a copy in which every adapter that
-// declares no invocation safety claims to be read-only when the baseline session invokes it.
-// The cancellable driver still sees the adapters as registered.
+// registry returns r, or a copy with its adapters wrapped: with FaultUndeclaredSafetyOK every
+// adapter that declares no invocation safety claims to be read-only when the baseline
+// session invokes it, and with At the durable calls reach the persistence points. The
+// cancellable driver still sees the adapters as registered.
 func (f *Faults) registry(r *Registry) *Registry {
-	if !f.Has(FaultUndeclaredSafetyOK) {
+	undeclaredOK := f.Has(FaultUndeclaredSafetyOK)
+	if !undeclaredOK && f.At == nil {
 		return r
 	}
 	c := NewRegistry()
 	for tool, e := range r.entries {
-		if e.adapter.InvocationSafety() == SafetyUndeclared {
+		if undeclaredOK && e.adapter.InvocationSafety() == SafetyUndeclared {
 			e.adapter = claimsSafety{e.adapter}
+		}
+		if f.At != nil {
+			e.adapter = pausingAdapter{e.adapter, f.pauses()}
 		}
 		c.entries[tool] = e
 	}
 	return c
+}
+
+// pauses tracks, for At, where a session's durable flow stands between the adapter's durable
+// calls and the journal store's writes: a new record's pending state is durable when the
+// adapter is called (PointAdmissionPersisted), the adapter has returned when its call returns
+// without error (PointAdapterReturned), and the write after that makes the observed status
+// durable (PointObservationPersisted, or PointReconciliationPersisted after a
+// reconciliation).
+type pauses struct {
+	at    func(Point)
+	armed Point // the point the next successful journal write reaches; 0 for none
+}
+
+// pauses returns the pause state of the session run with f.
+func (f *Faults) pauses() *pauses {
+	if f.paused == nil {
+		f.paused = &pauses{at: f.At}
+	}
+	return f.paused
+}
+
+// durable runs the durable call of a new dispatch or compensation.
+func (p *pauses) durable(call func() (protocol.OperationStatus, error)) (protocol.OperationStatus, error) {
+	p.at(PointAdmissionPersisted)
+	status, err := call()
+	if err == nil {
+		p.at(PointAdapterReturned)
+		p.armed = PointObservationPersisted
+	}
+	return status, err
+}
+
+// written is called after each successful journal write.
+func (p *pauses) written() {
+	if armed := p.armed; armed != 0 {
+		p.armed = 0
+		p.at(armed)
+	}
+}
+
+// pausingAdapter is an adapter whose durable calls reach the persistence points.
+type pausingAdapter struct {
+	Adapter
+	p *pauses
+}
+
+// DispatchOperation runs the adapter's dispatch between the points around it.
+func (a pausingAdapter) DispatchOperation(req protocol.OperationDispatchRequest, g protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	return a.p.durable(func() (protocol.OperationStatus, error) { return a.Adapter.DispatchOperation(req, g) })
+}
+
+// CompensateOperation runs the adapter's compensation between the points around it.
+func (a pausingAdapter) CompensateOperation(req protocol.OperationCompensationRequest, g protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	return a.p.durable(func() (protocol.OperationStatus, error) { return a.Adapter.CompensateOperation(req, g) })
+}
+
+// ReconcileOperation runs the adapter's reconciliation; the next write makes it durable.
+func (a pausingAdapter) ReconcileOperation(req protocol.OperationReconcileRequest, g protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	status, err := a.Adapter.ReconcileOperation(req, g)
+	if err == nil {
+		a.p.armed = PointReconciliationPersisted
+	}
+	return status, err
+}
+
+// pausingStore is a journal store whose writes reach the persistence points.
+type pausingStore struct {
+	JournalStore
+	p *pauses
+}
+
+// Persist writes j and then reaches the point the last durable call armed.
+func (s pausingStore) Persist(ctx context.Context, j *journal.Journal, expected uint64, lease Lease) (uint64, error) {
+	rev, err := s.JournalStore.Persist(ctx, j, expected, lease)
+	if err == nil {
+		s.p.written()
+	}
+	return rev, err
 }
 
 // claimsSafety is an adapter that claims to be read-only.

@@ -28,8 +28,6 @@ type testOnlyHooks interface {
 	// journaledCall may replace the adapter call of a new durable request between its two
 	// persistence points.
 	journaledCall(ctx context.Context, s *Session, store JournalPersister, before *journal.Journal, d *durableRequest) (status protocol.OperationStatus, handled bool, err error)
-	// at is called at each persistence point.
-	at(p point)
 	// skipRejected reports whether the baseline serve loop goes on after err.
 	skipRejected(err error) bool
 	// cancel may act on an authorized cancellation of the running invocation r in place of
@@ -40,28 +38,4 @@ type testOnlyHooks interface {
 	// detachOnFatal reports whether a fatal error ends the driver without waiting for the
 	// running adapter.
 	detachOnFatal() bool
-}
-
-// point is a persistence point of a durable flow, seen from just after it.
-type point uint8
-
-// The persistence points, in flow order.
-const (
-	// pointAdmissionPersisted: a new dispatch or compensation record is durable as pending and
-	// the adapter has not run yet.
-	pointAdmissionPersisted point = iota + 1
-	// pointAdapterReturned: the adapter returned a status that is not yet persisted.
-	pointAdapterReturned
-	// pointObservationPersisted: the observed status is durable and the answer not yet sealed.
-	pointObservationPersisted
-	// pointReconciliationPersisted: a reconciliation's observation is durable and the answer
-	// not yet sealed.
-	pointReconciliationPersisted
-)
-
-// reached marks a persistence point for the hooks.
-func (s *Session) reached(p point) {
-	if s.hooks != nil {
-		s.hooks.at(p)
-	}
 }

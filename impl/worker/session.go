@@ -405,7 +405,6 @@ func (s *Session) runDurable(ctx context.Context, store JournalPersister, d *dur
 	if err := s.persist(ctx, store, before); err != nil {
 		return protocol.OperationStatus{}, err
 	}
-	s.reached(pointAdmissionPersisted)
 	var status protocol.OperationStatus
 	err = guard(d.tool, func() (e error) {
 		status, e = d.run(a)
@@ -414,7 +413,6 @@ func (s *Session) runDurable(ctx context.Context, store JournalPersister, d *dur
 	if err != nil {
 		return protocol.OperationStatus{}, d.adapterError(err)
 	}
-	s.reached(pointAdapterReturned)
 	pending := s.journal.Clone()
 	if err := d.observe(status); err != nil {
 		return protocol.OperationStatus{}, d.indeterminate(protocolError(StageObserve, err))
@@ -422,7 +420,6 @@ func (s *Session) runDurable(ctx context.Context, store JournalPersister, d *dur
 	if err := s.persist(ctx, store, pending); err != nil {
 		return protocol.OperationStatus{}, d.indeterminate(err)
 	}
-	s.reached(pointObservationPersisted)
 	return status, nil
 }
 
@@ -558,7 +555,6 @@ func (s *Session) reconcile(ctx context.Context, in protocol.OperationReconcileR
 	if err := s.persist(ctx, store, before); err != nil {
 		return nil, err
 	}
-	s.reached(pointReconciliationPersisted)
 	result, err := protocol.NewOperationReconcileResult(req.SessionID, req.RequestID, req.Tool, req.OperationKey, status)
 	if err != nil {
 		return nil, protocolError(StageResult, err)
