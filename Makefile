@@ -12,10 +12,13 @@ all: test
 conform:
 	$(GO) run ./cmd/splash-conform
 
-## test: vet, then every test (vector replay, fuzz seed corpora, property and model tests).
+## test: vet, then every test (vector replay, fuzz seed corpora, property and model tests),
+## then the in-process tests of the faulty build (build tag splashfaults).
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	$(GO) vet -tags splashfaults ./impl/worker/ ./cmd/splash-worker/
+	$(GO) test -count=1 -tags splashfaults ./impl/worker/ ./cmd/splash-worker/
 
 ## fuzz: each native fuzz target for FUZZTIME, one after another.
 fuzz:

@@ -16,8 +16,9 @@ func (t *T) expectOutcome(want, got protocol.WorkerCancellationOutcome) {
 	}
 }
 
-func init() {
-	register(
+// CancelChecks returns the checks of area CANCEL: cooperative cancellation.
+func CancelChecks() []*Check {
+	return []*Check{
 		&Check{
 			ID: "CNF-CANCEL-01", Level: Must, Requirements: []string{"CAN-006", "CAN-016", "CAN-020", "PRF-016", "AUZ-019", "CAN-021"},
 			Needs: cancelNeeds,
@@ -260,5 +261,5 @@ func init() {
 				w.expectExit(exitClean, "close_session right after opening")
 			},
 		},
-	)
+	}
 }

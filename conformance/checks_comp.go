@@ -23,8 +23,9 @@ func compRejected(t *T, g protocol.CapabilityGrant, why string, prepare func(w *
 	w.expectExit(exitRejected, why)
 }
 
-func init() {
-	register(
+// CompChecks returns the checks of area COMP: compensation.
+func CompChecks() []*Check {
+	return []*Check{
 		&Check{
 			ID: "CNF-COMP-01", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"WRK-050", "WRK-052", "PRF-015", "JRN-020", "AUZ-013"},
 			Needs: comp,
@@ -250,5 +251,5 @@ func init() {
 				t.expectEffects("a dispatch and a compensation refused by the input limit", effectLine("op-1", "1"))
 			},
 		},
-	)
+	}
 }

@@ -14,8 +14,41 @@ var (
 	durableBoth    = []Need{NeedDurable, NeedJournal, NeedEffects}
 )
 
-func init() {
-	register(
+// durableNumbers is CNF-DURABLE-26: a durable dispatch in mode succeed whose input holds
+// Preserve-only numbers, after an ordinary one that shows the worker performs dispatches. A
+// worker may refuse it before the effect (no effect line, no answer); once the effect is
+// logged, the dispatch, a reconciliation in a fresh session and an exact duplicate in another
+// one must all be answered with the same status.
+func durableNumbers(t *T) {
+	input := `{"mode":"succeed","value":` + preserveOnlyInput + `}`
+	want := succeededRecord("op-num", preserveOnlyCanonical)
+	w1 := t.durableSession(0)
+	t.expectStatus("the ordinary dispatch's status", succeededRecord("op-0", "0.5"), w1.dispatch("op-0", `{"value":0.5}`))
+	ordinary := effectLine("op-0", "0.5")
+	req := w1.sendDispatch(toolDurable, "op-num", jsonPayload(input))
+	ev := w1.next(operationResultFor(req) + ", or a refusal before the effect")
+	if ev.err != nil {
+		if effects := t.effectLines(); len(effects) != 1 || effects[0] != ordinary {
+			t.failf("an answer for the effect the dispatch performed",
+				"the output ended after the effect, which can never be reported now ("+w1.describeEnd(ev.err)+"):\n  "+orNone(effects))
+		}
+		t.logf("the worker refused the dispatch before its effect (%s)", w1.describeEnd(ev.err))
+		return
+	}
+	t.expectStatus("the status", want, w1.operationStatus(req, w1.openAnswer(operationResultFor(req), ev.line)))
+	w1.endInput()
+	w2 := t.durableSession(0)
+	t.expectStatus("the reconciled status in a fresh session", want, w2.reconcile("op-num"))
+	w2.endInput()
+	w3 := t.durableSession(0)
+	t.expectStatus("the exact duplicate's status in another session", want, w3.dispatch("op-num", input))
+	w3.endInput()
+	t.expectEffects("two dispatches, a reconciliation and a duplicate", ordinary, effectLine("op-num", preserveOnlyCanonical))
+}
+
+// DurableChecks returns the checks of area DURABLE: durable dispatch, the journal and reconciliation.
+func DurableChecks() []*Check {
+	return []*Check{
 		&Check{
 			ID: "CNF-DURABLE-01", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"WRK-040", "WRK-047", "PRF-008", "JRN-013"},
 			Needs: durable,
@@ -344,5 +377,11 @@ func init() {
 				w3.expectExit(exitPersistence, "a start on an effect log holding a malformed line")
 			},
 		},
-	)
+		&Check{
+			ID: "CNF-DURABLE-26", Level: Must, Requirements: []string{"WRK-048", "ENC-054", "WRK-041", "WRK-060"},
+			Needs: durableBoth,
+			Title: "an admitted dispatch holding non-portable numbers is answered, reconciled in a fresh session and answered again as a duplicate",
+			run:   durableNumbers,
+		},
+	}
 }

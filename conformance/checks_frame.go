@@ -22,8 +22,9 @@ var frameRequirements = []string{"WRK-021", "WRK-023", "WRK-091", "WRK-092", "ER
 
 func withFrameReqs(ids ...string) []string { return append(ids, frameRequirements...) }
 
-func init() {
-	register(
+// FrameChecks returns the checks of area FRAME: framing, authentication and the JSON-line transport.
+func FrameChecks() []*Check {
+	return []*Check{
 		&Check{
 			ID: "CNF-FRAME-01", Level: Must, Requirements: withFrameReqs("FRM-025", "FRM-014", "FRM-029"),
 			Title: "a frame whose payload was altered after sealing is rejected without an answer",
@@ -369,7 +370,7 @@ func init() {
 				w.endInput()
 			},
 		},
-	)
+	}
 }
 
 // otherAuthenticator returns an authenticator under a fresh random key.

@@ -6,8 +6,9 @@ import "strconv"
 // JavaScript line separators, non-BMP characters and a lone escape-looking sequence.
 const trickyText = "é😀 \x00\x01\x1f\x7f \"quoted\" back\\slash /slash\n\r\t \u2028\u2029 <>&' \\u0041 日本語 \U0001F600\U0001F9EA"
 
-func init() {
-	register(
+// ProfileChecks returns the checks of area PROFILE: the conformance profile adapters.
+func ProfileChecks() []*Check {
+	return []*Check{
 		&Check{
 			ID: "CNF-PROFILE-01", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-003", "WRK-030", "WRK-090"},
 			Title: "conf.text.echo returns ASCII text unchanged, answering before more input arrives",
@@ -121,5 +122,5 @@ func init() {
 				w.endInput()
 			},
 		},
-	)
+	}
 }

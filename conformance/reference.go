@@ -57,12 +57,20 @@ func ReferenceWorker() (command []string, cleanup func(), err error) {
 }
 
 // BuildReferenceWorker builds the reference worker of the module at root into out.
-func BuildReferenceWorker(root, out string) error {
+func BuildReferenceWorker(root, out string) error { return buildWorker(root, out) }
+
+// buildWorker builds the reference worker of the module at root into out, with the build
+// tags given (the mutation test builds the faulty worker with "splashfaults").
+func buildWorker(root, out string, tags ...string) error {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return fmt.Errorf("no worker command was given and the go tool is not available to build the reference worker: %w", err)
 	}
-	cmd := exec.Command(goTool, "build", "-o", out, ReferenceWorkerPackage)
+	args := []string{"build", "-o", out}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command(goTool, append(args, ReferenceWorkerPackage)...)
 	cmd.Dir = root
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output

@@ -10,42 +10,53 @@ import (
 	"time"
 )
 
-// builtWorker is the reference worker built once for the whole test binary.
-var builtWorker struct {
+// builtWorker is a build of the reference worker, made once for the whole test binary.
+type builtWorker struct {
 	once sync.Once
 	dir  string
 	path string
 	err  error
 }
 
+// referenceBuild is the reference worker; faultyBuild is its faulty build (build tag
+// splashfaults), which the mutation test runs with --fault.
+var referenceBuild, faultyBuild builtWorker
+
 // referenceWorkerBinary builds cmd/splash-worker once and returns its path.
-func referenceWorkerBinary(t testing.TB) string {
+func referenceWorkerBinary(t testing.TB) string { return referenceBuild.binary(t) }
+
+// faultyWorkerBinary builds the faulty build of cmd/splash-worker once and returns its path.
+func faultyWorkerBinary(t testing.TB) string { return faultyBuild.binary(t, "splashfaults") }
+
+func (b *builtWorker) binary(t testing.TB, tags ...string) string {
 	t.Helper()
-	builtWorker.once.Do(func() {
+	b.once.Do(func() {
 		root, ok := moduleRootFrom(mustGetwd())
 		if !ok {
-			builtWorker.err = os.ErrNotExist
+			b.err = os.ErrNotExist
 			return
 		}
 		dir, err := os.MkdirTemp("", "conformance-test-worker-")
 		if err != nil {
-			builtWorker.err = err
+			b.err = err
 			return
 		}
-		builtWorker.dir = dir
-		builtWorker.path = filepath.Join(dir, "splash-worker")
-		builtWorker.err = BuildReferenceWorker(root, builtWorker.path)
+		b.dir = dir
+		b.path = filepath.Join(dir, "splash-worker")
+		b.err = buildWorker(root, b.path, tags...)
 	})
-	if builtWorker.err != nil {
-		t.Fatalf("building the reference worker: %v", builtWorker.err)
+	if b.err != nil {
+		t.Fatalf("building the reference worker %v: %v", tags, b.err)
 	}
-	return builtWorker.path
+	return b.path
 }
 
-// removeBuiltWorker deletes the built reference worker; TestMain calls it.
+// removeBuiltWorker deletes the built reference workers; TestMain calls it.
 func removeBuiltWorker() {
-	if builtWorker.dir != "" {
-		_ = os.RemoveAll(builtWorker.dir)
+	for _, b := range []*builtWorker{&referenceBuild, &faultyBuild} {
+		if b.dir != "" {
+			_ = os.RemoveAll(b.dir)
+		}
 	}
 }
 
@@ -60,12 +71,20 @@ func mustGetwd() string {
 // referenceConfig runs every check against the reference worker with a journal, an effect
 // log and a scope per check.
 func referenceConfig(t testing.TB, extra ...string) Config {
-	bin := referenceWorkerBinary(t)
+	return workerConfig(referenceWorkerBinary(t), extra...)
+}
+
+// faultyConfig is referenceConfig for the faulty build.
+func faultyConfig(t testing.TB, extra ...string) Config {
+	return workerConfig(faultyWorkerBinary(t), extra...)
+}
+
+func workerConfig(bin string, extra ...string) Config {
 	worker := append([]string{bin}, ReferenceWorkerArgs...)
 	return Config{Worker: append(worker, extra...), Strict: true, Parallel: 4, Timeout: 10 * time.Second}
 }
 
-// Spec: WRK-090, WRK-091, WRK-092, WRK-093, WRK-094, WRK-095, CAN-024, PRF-001, PRF-002
+// Spec: WRK-090, WRK-091, WRK-092, WRK-093, WRK-094, CAN-024, PRF-001, PRF-002
 // TestReferenceWorkerConforms runs the whole suite, strictly, against the bundled reference
 // worker: every check must pass, and both reports must match their schemas.
 func TestReferenceWorkerConforms(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"github.com/splashv5/conform/impl/transport"
 	"github.com/splashv5/conform/impl/transport/transporttest"
 	"github.com/splashv5/conform/impl/worker"
+	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
 // scriptSession returns a runtime configured by cfg and a script session over it.
@@ -55,7 +56,7 @@ func evalSuspended(t testing.TB, sess *host.ScriptSession, src string) host.Oper
 // supervised starts the reference worker on the two cancellable slow tools, so that it runs its
 // cancellable driver, and couples a multiplexed transport on its pipes to its process
 // supervisor.
-func supervised(t testing.TB, session string, clock transport.Clock, deadline time.Duration) (*transport.SupervisedSession, *transport.Process, *lockedBuffer) {
+func supervised(t testing.TB, session string, clock transport.Clock, deadline time.Duration) (*transport.SupervisedSession, *transport.Process, *workertest.Output) {
 	t.Helper()
 	p, stderr := startWorker(t, session, clock)
 	m := manifest(t, session, 4, protocol.TextGrant(profile.ToolSlowCancellable), protocol.TextGrant(profile.ToolSlowUncooperative))
@@ -72,7 +73,7 @@ func supervised(t testing.TB, session string, clock transport.Clock, deadline ti
 
 // pollTerminal waits and polls the supervised session, applying each worker event to rt, until
 // a poll is not a pending worker event.
-func pollTerminal(t testing.TB, s *transport.SupervisedSession, rt *host.Runtime, stderr *lockedBuffer) transport.SupervisedPoll {
+func pollTerminal(t testing.TB, s *transport.SupervisedSession, rt *host.Runtime, stderr *workertest.Output) transport.SupervisedPoll {
 	t.Helper()
 	for {
 		if err := s.Wait(waitCtx(t)); err != nil {
@@ -89,7 +90,7 @@ func pollTerminal(t testing.TB, s *transport.SupervisedSession, rt *host.Runtime
 }
 
 // closeGracefully closes an idle supervised session and requires the worker to exit 0.
-func closeGracefully(t testing.TB, s *transport.SupervisedSession, stderr *lockedBuffer) {
+func closeGracefully(t testing.TB, s *transport.SupervisedSession, stderr *workertest.Output) {
 	t.Helper()
 	sup, err := s.Close()
 	if err != nil {
@@ -560,14 +561,14 @@ func dispatchAnswered(t *testing.T, rt *host.Runtime, sess *host.ScriptSession, 
 func dispatchBrokenThenReconciled(t *testing.T, rt *host.Runtime, sess *host.ScriptSession, id host.OperationID,
 	dispatch protocol.OperationDispatchRequest, args []string, pause string, authenticated bool) *script.Evaluation {
 	t.Helper()
-	p1, stderr1 := startWorker(t, dispatch.SessionID, nil, append(args, "--fault", "pause-"+pause)...)
+	p1, stderr1 := pausedWorker(t, dispatch.SessionID, pause, args...)
 	tr1 := operationChannel(t, p1, dispatch.SessionID)
 	done := make(chan error, 1)
 	go func() {
 		_, err := tr1.DispatchOperation(dispatch)
 		done <- err
 	}()
-	stderr1.waitFor(t, "fault: paused "+pause)
+	stderr1.WaitFor(t, "fault: paused "+pause)
 	if err := syscall.Kill(-p1.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -645,7 +646,7 @@ func reconcileAuthenticated(t *testing.T, rt *host.Runtime, sess *host.ScriptSes
 
 // endBaselineSession closes the worker's standard input at a frame boundary, which ends a
 // baseline session cleanly, and requires exit status 0.
-func endBaselineSession(t *testing.T, p *transport.Process, stderr *lockedBuffer) {
+func endBaselineSession(t *testing.T, p *transport.Process, stderr *workertest.Output) {
 	t.Helper()
 	if err := p.CloseInput(); err != nil {
 		t.Fatal(err)

@@ -218,7 +218,7 @@ func TestLedgerReconciliationAfterBrokenConnection(t *testing.T) {
 	args := []string{"--journal", filepath.Join(dir, "journal.db"), "--effect-log", effects}
 
 	const session1 = "e2e-ledger-broken"
-	p1, stderr1 := startWorker(t, session1, nil, append(args, "--fault", "pause-after-adapter")...)
+	p1, stderr1 := pausedWorker(t, session1, "after-adapter", args...)
 	tr1 := operationChannel(t, p1, session1)
 	d, err := r.rt.PrepareClaimedDispatch(ledgerPlan, 0, r.ledger, r.claimed, "dispatch-1", p1.HostAuthenticator())
 	if err != nil {
@@ -229,7 +229,7 @@ func TestLedgerReconciliationAfterBrokenConnection(t *testing.T) {
 		_, err := tr1.ExchangeSealed(d.Line)
 		done <- err
 	}()
-	stderr1.waitFor(t, "fault: paused after-adapter")
+	stderr1.WaitFor(t, "fault: paused after-adapter")
 	if err := syscall.Kill(-p1.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -4,66 +4,90 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"io"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/splashv5/conform/impl/worker"
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
-// Spec: WRK-095
-func TestListFaults(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(workerBinary, "--list-faults")
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil || stderr.Len() != 0 {
-		t.Fatalf("--list-faults: %v, stderr %q", err, stderr.String())
-	}
-	var want []string
-	for _, p := range worker.Points() {
-		want = append(want, "pause-"+p.String())
-	}
-	for _, info := range worker.FaultInfos() {
-		want = append(want, info.Name)
-	}
-	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
-	if len(lines) != len(want) {
-		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), stdout.String())
-	}
-	for i, line := range lines {
-		name, description, ok := strings.Cut(line, "\t")
-		if !ok || name != want[i] || description == "" || strings.Contains(description, "\t") {
-			t.Errorf("line %d is %q, want %q, a tab and a description", i+1, line, want[i])
+// The default build has no fault flags: --fault and --list-faults are unknown flags, a usage
+// error (status 2) before standard input is read, and the usage text names no fault.
+//
+// Spec: WRK-092
+func TestDefaultBuildHasNoFaults(t *testing.T) {
+	for _, args := range [][]string{{"--fault", "accept-replay"}, {"--fault=leak-key"}, {"--list-faults"}} {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(workerBinary, args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || stdout.Len() != 0 ||
+			!strings.Contains(stderr.String(), "usage: flag provided but not defined") {
+			t.Errorf("%v: %v, stdout %q, stderr %q; want status 2 for an unknown flag", args, err, stdout.String(), stderr.String())
 		}
 	}
-}
-
-// The usage text mentions that faults exist and names none of them.
-//
-// Spec: WRK-095
-func TestUsageHidesFaults(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd := exec.Command(workerBinary, "-h")
 	cmd.Stderr = &stderr
 	_ = cmd.Run()
 	usage := stderr.String()
-	if !strings.Contains(usage, "usage: splash-worker") || !strings.Contains(usage, "Deliberate faults") {
+	if !strings.Contains(usage, "usage: splash-worker") {
 		t.Fatalf("usage text %q", usage)
 	}
-	for _, hidden := range []string{"--fault", "--list-faults", "pause-", "accept-replay", "leak-key"} {
-		if strings.Contains(usage, hidden) {
-			t.Errorf("the usage text shows %q", hidden)
+	if m := regexp.MustCompile(`(?i)\bfaults?\b|pause-|accept-replay|leak-key`).FindString(usage); m != "" {
+		t.Errorf("the usage text shows %q", m)
+	}
+}
+
+// The faulty build lists its catalog: the crash-test pauses, then one line per fault with its
+// name, the requirement it breaks, the checks expected to catch it and a description.
+func TestListFaults(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(faultyWorker(t), "--list-faults")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() != 0 {
+		t.Fatalf("--list-faults: %v, stderr %q", err, stderr.String())
+	}
+	name := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	rule := regexp.MustCompile(`^[A-Z]+-[0-9]{3}$`)
+	check := regexp.MustCompile(`^CNF-[A-Z]+-[0-9]{2}$`)
+	pauses := []string{"pause-after-admission", "pause-after-adapter", "pause-after-observation", "pause-after-reconciliation"}
+	seen := map[string]bool{}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) < len(pauses)+30 {
+		t.Fatalf("%d lines:\n%s", len(lines), stdout.String())
+	}
+	for i, line := range lines {
+		fields := strings.Split(line, "\t")
+		if len(fields) != 4 || !name.MatchString(fields[0]) || seen[fields[0]] || fields[3] == "" {
+			t.Errorf("line %d is %q; want a new name, a rule, checks and a description, tab-separated", i+1, line)
+			continue
+		}
+		seen[fields[0]] = true
+		if i < len(pauses) {
+			if fields[0] != pauses[i] || fields[1] != "-" || fields[2] != "-" {
+				t.Errorf("line %d is %q; want the pause %s with no rule and no checks", i+1, line, pauses[i])
+			}
+			continue
+		}
+		if !rule.MatchString(fields[1]) {
+			t.Errorf("%s breaks %q, not a requirement ID", fields[0], fields[1])
+		}
+		for _, id := range strings.Split(fields[2], ",") {
+			if !check.MatchString(id) {
+				t.Errorf("%s names %q, not a check ID", fields[0], id)
+			}
 		}
 	}
 }
 
 // --fault may be repeated and may list several faults separated by commas.
 //
-// Spec: WRK-095, WRK-030, CAN-022
+// Spec: WRK-030, CAN-022
 func TestFaultFlagCombinesFaults(t *testing.T) {
-	p := launch(t, "session-1", "--fault", "undeclared-safety-ok, cancel-in-baseline", "--fault", "skip-tag-check")
+	p := launchFaulty(t, "session-1", "--fault", "undeclared-safety-ok, cancel-in-baseline", "--fault", "skip-tag-check")
 	p.open(grant(undeclTool, 2, 0))
 	p.call(p.host.Invoke("r1", undeclTool, text("x")), "result text:x")
 	p.call(p.host.Cancel("c1", "r1", undeclTool), "cancellation_result too_late")
@@ -75,9 +99,17 @@ func TestFaultFlagCombinesFaults(t *testing.T) {
 	p.expectExit(0, "")
 }
 
-// Spec: WRK-095, WRK-093
+// An unknown fault name is a usage error.
+//
+// Spec: WRK-092
+func TestUnknownFault(t *testing.T) {
+	p := launchFaulty(t, "session-1", "--fault", "no-such-fault")
+	p.expectExit(2, `usage: unknown fault "no-such-fault"`)
+}
+
+// Spec: WRK-093
 func TestLeakKeyFault(t *testing.T) {
-	p := launch(t, "session-1", "--fault", "leak-key")
+	p := launchFaulty(t, "session-1", "--fault", "leak-key")
 	p.write(append(p.host.Tampered(p.host.OpenSession(grant(echoTool, 1, 0))), '\n'))
 	_ = p.stdin.Close()
 	err := p.cmd.Wait()
@@ -94,41 +126,21 @@ func TestLeakKeyFault(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-092
+// Spec: WRK-092
 func TestExitZeroOnRejectFault(t *testing.T) {
-	p := launch(t, "session-1", "--fault", "exit-zero-on-reject")
+	p := launchFaulty(t, "session-1", "--fault", "exit-zero-on-reject")
 	p.open(grant(echoTool, 1, 0))
 	p.write(append(p.host.Tampered(p.host.Invoke("r1", echoTool, text("x"))), '\n'))
 	p.expectExit(0, "splash-worker: transport: worker: Protocol (open): protocol: InvalidAuthenticationTag")
 }
 
-// Spec: WRK-095, WRK-092
+// Spec: WRK-092
 func TestWrongBootstrapStatusFault(t *testing.T) {
 	host, err := workertest.NewHost("session-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := launchRaw(t, host, "--fault", "wrong-bootstrap-status")
+	p := start(t, faultyWorker(t), host, "--fault", "wrong-bootstrap-status")
 	p.write([]byte("SPLPBOOX......................................................"))
 	p.expectExit(4, "transport:")
-}
-
-// The late-bootstrap-checks fault takes exactly one bootstrap's bytes, whatever they hold.
-//
-// Spec: WRK-095, WRK-090
-func TestReadWholeBootstrap(t *testing.T) {
-	key := bytes.Repeat([]byte{0}, 32) // all zero: not checked here
-	in := bytes.NewReader(append(append([]byte("SPLPBOOX\x09\x05abcde"), key...), "after"...))
-	got := readWholeBootstrap(in)
-	if len(got) != 10+5+32 || !bytes.HasPrefix(got, []byte("SPLPBOOX\x09\x05abcde")) {
-		t.Fatalf("read %q", got)
-	}
-	if rest, _ := io.ReadAll(in); string(rest) != "after" {
-		t.Fatalf("left %q after the bootstrap", rest)
-	}
-	for _, short := range []string{"", "SPLPBOOT\x02", "SPLPBOOT\x01\x09sess"} {
-		if got := readWholeBootstrap(strings.NewReader(short)); string(got) != short {
-			t.Fatalf("short input %q read as %q", short, got)
-		}
-	}
 }

@@ -2,16 +2,13 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,45 +19,26 @@ import (
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
-// workerBinary is the path of the splash-worker binary built once for this test run.
-var workerBinary string
+// binaries builds the worker for this test run: workerBinary is the released build, built
+// once in TestMain; faultyWorker builds the faulty one on first use.
+var (
+	binaries     workertest.Binaries
+	workerBinary string
+)
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "splash-worker-test")
-	if err != nil {
+	var err error
+	if workerBinary, err = binaries.Worker(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	workerBinary = filepath.Join(dir, "splash-worker")
-	build := exec.Command("go", "build", "-o", workerBinary, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building splash-worker:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	binaries.Remove()
 	os.Exit(code)
 }
 
-// lockedBuffer collects stderr and lets a test wait for a substring.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// faultyWorker returns the faulty build of the worker (build tag splashfaults).
+func faultyWorker(t testing.TB) string { return binaries.MustWorker(t, "splashfaults") }
 
 // proc is one running worker process with the host side of its session.
 type proc struct {
@@ -70,7 +48,7 @@ type proc struct {
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
 	pipe   io.ReadCloser // the read end of stdout
-	stderr *lockedBuffer
+	stderr *workertest.Output
 	waited bool
 	code   int
 }
@@ -87,10 +65,28 @@ func launch(t testing.TB, sessionID string, args ...string) *proc {
 	return p
 }
 
+// launchFaulty is launch with the faulty build of the worker.
+func launchFaulty(t testing.TB, sessionID string, args ...string) *proc {
+	t.Helper()
+	host, err := workertest.NewHost(sessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, faultyWorker(t), host, args...)
+	p.write(host.Bootstrap())
+	return p
+}
+
 // launchRaw starts the worker without writing anything to it.
 func launchRaw(t testing.TB, host *workertest.Host, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(workerBinary, args...)
+	return start(t, workerBinary, host, args...)
+}
+
+// start starts binary with args for host's session without writing anything to it.
+func start(t testing.TB, binary string, host *workertest.Host, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +95,7 @@ func launchRaw(t testing.TB, host *workertest.Host, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, host: host, cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), pipe: stdout, stderr: &lockedBuffer{}}
+	p := &proc{t: t, host: host, cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), pipe: stdout, stderr: &workertest.Output{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -222,13 +218,7 @@ func (p *proc) checkNoKey() {
 // waitFor waits until stderr contains s.
 func (p *proc) waitFor(s string) {
 	p.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(p.stderr.String(), s) {
-		if time.Now().After(deadline) {
-			p.t.Fatalf("worker never wrote %q (stderr: %s)", s, p.stderr)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	p.stderr.WaitFor(p.t, s)
 }
 
 // kill sends SIGKILL and reaps the process.

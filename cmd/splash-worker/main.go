@@ -10,8 +10,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -20,10 +18,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"lukechampine.com/blake3"
 
@@ -57,31 +53,12 @@ flags:
 
 exit status: 0 clean, 2 usage, 3 bootstrap, 4 transport, 5 rejected, 6 adapter,
 7 persistence, 8 internal.
-
-Deliberate faults for the conformance suite's tests also exist; see docs/worker.md.
 `
 
 type options struct {
 	journalPath, namespace, admissionNamespace, scope string
 	effectLog, keyFile, keyID, numberMode             string
-	faults                                            faultNames
-	listFaults                                        bool
 	perTool, perSession                               uint
-}
-
-// faultNames collects the names given to --fault, which may be repeated and may hold several
-// comma-separated names.
-type faultNames []string
-
-func (f *faultNames) String() string { return strings.Join(*f, ",") }
-
-func (f *faultNames) Set(value string) error {
-	for name := range strings.SplitSeq(value, ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			*f = append(*f, name)
-		}
-	}
-	return nil
 }
 
 func main() {
@@ -90,7 +67,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func parseFlags(args []string, stderr io.Writer) (options, error) {
+// parseFlags parses the command line; more, when set, defines further flags.
+func parseFlags(args []string, stderr io.Writer, more func(*flag.FlagSet)) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("splash-worker", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -105,9 +83,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.numberMode, "number-mode", "preserve", "")
 	fs.UintVar(&o.perTool, "max-reconciliations-per-tool", uint(worker.DefaultMaxReconciliationsPerTool), "")
 	fs.UintVar(&o.perSession, "max-reconciliations-per-session", uint(worker.DefaultMaxReconciliationsPerSession), "")
-	// Reserved for the conformance suite's crash and mutation tests; not in the usage text.
-	fs.Var(&o.faults, "fault", "")
-	fs.BoolVar(&o.listFaults, "list-faults", false, "")
+	if more != nil {
+		more(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usageText)
@@ -118,55 +96,6 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return o, nil
-}
-
-// listFaults writes one line per fault: its name, a tab and its description.
-func listFaults(w io.Writer) {
-	for _, p := range worker.Points() {
-		fmt.Fprintf(w, "pause-%s\tannounce the pause on standard error and block forever %s (crash tests)\n", p, strings.ReplaceAll(p.String(), "-", " "))
-	}
-	for _, info := range worker.FaultInfos() {
-		fmt.Fprintf(w, "%s\t%s\n", info.Name, info.Description)
-	}
-}
-
-// faults returns the faults named by --fault (WRK-095); without names it returns nil. A
-// "pause-<point>" fault announces the pause on stderr and then blocks forever at that point,
-// so a test can kill the process there; every other name is a deliberate bug of the runtime
-// or the process.
-func faults(names []string, stderr io.Writer) (*worker.Faults, error) {
-	if len(names) == 0 {
-		return nil, nil
-	}
-	f := &worker.Faults{}
-	var pauses []worker.Point
-	for _, name := range names {
-		if pointName, ok := strings.CutPrefix(name, "pause-"); ok {
-			point, known := worker.ParsePoint(pointName)
-			if !known {
-				return nil, fmt.Errorf("unknown fault %q", name)
-			}
-			pauses = append(pauses, point)
-			continue
-		}
-		fault, known := worker.ParseFault(name)
-		if !known {
-			return nil, fmt.Errorf("unknown fault %q (--list-faults lists them)", name)
-		}
-		f.Enabled = f.Enabled.With(fault)
-	}
-	if len(pauses) > 0 {
-		f.At = func(p worker.Point) {
-			if !slices.Contains(pauses, p) {
-				return
-			}
-			fmt.Fprintf(stderr, "splash-worker: fault: paused %s\n", p)
-			for {
-				time.Sleep(time.Hour)
-			}
-		}
-	}
-	return f, nil
 }
 
 func storageKey(path string) (storage.Key, bool, error) {
@@ -193,48 +122,58 @@ func storageKey(path string) (storage.Key, bool, error) {
 	return storage.NewKey(raw), false, nil
 }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var leakedKey string // only ever set by the leak-key fault
-	report := func(code int, err error) int {
-		if leakedKey != "" {
-			fmt.Fprintf(stderr, "splash-worker: %s: %v (session key %s)\n", worker.ExitClassName(code), err, leakedKey)
-			return code
+// report writes the diagnostic line of a failed process and returns its exit status.
+func report(stderr io.Writer, code int, err error) int {
+	fmt.Fprintf(stderr, "splash-worker: %s: %v\n", worker.ExitClassName(code), err)
+	return code
+}
+
+// process is the worker process once its flags are parsed and its stores are open, before it
+// reads standard input.
+type process struct {
+	mode canonjson.Mode
+	// serve is the session's configuration without Auth, Lines and Output.
+	serve   worker.ServeConfig
+	closers []func()
+}
+
+// close releases what setUp opened.
+func (p *process) close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+}
+
+// setUp opens the journal store and the effect log and registers the profile, as o says. On
+// error it returns the exit status.
+func setUp(o options, stderr io.Writer) (p *process, code int, err error) {
+	p = &process{}
+	defer func() {
+		if err != nil {
+			p.close()
 		}
-		fmt.Fprintf(stderr, "splash-worker: %s: %v\n", worker.ExitClassName(code), err)
-		return code
-	}
-	o, err := parseFlags(args, stderr)
-	if err != nil {
-		return report(worker.ExitUsage, err)
-	}
-	if o.listFaults {
-		listFaults(stdout)
-		return worker.ExitClean
-	}
+	}()
 	mode, err := canonjson.ParseMode(o.numberMode)
 	if err != nil {
-		return report(worker.ExitUsage, err)
+		return p, worker.ExitUsage, err
 	}
+	p.mode = mode
 	limits, err := worker.NewLimits(uint32(min(o.perTool, 1<<32-1)), uint32(min(o.perSession, 1<<32-1)))
 	if err != nil {
-		return report(worker.ExitUsage, err)
-	}
-	fault, err := faults(o.faults, stderr)
-	if err != nil {
-		return report(worker.ExitUsage, err)
+		return p, worker.ExitUsage, err
 	}
 	key, testKey, err := storageKey(o.keyFile)
 	if err != nil {
-		return report(worker.ExitUsage, err)
+		return p, worker.ExitUsage, err
 	}
-	defer key.Wipe()
+	p.closers = append(p.closers, key.Wipe)
 	keyID := storage.KeyID(o.keyID)
 	if testKey && o.keyID == "storage-v1" {
 		keyID = "test-only"
 	}
 	keyring, err := storage.NewKeyring(keyID, key)
 	if err != nil {
-		return report(worker.ExitUsage, err)
+		return p, worker.ExitUsage, err
 	}
 	if testKey && o.journalPath != "" {
 		fmt.Fprintln(stderr, "splash-worker: warning: the journal is protected by the public test storage key; use --storage-key-file outside tests")
@@ -245,116 +184,40 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if o.journalPath != "" {
 		sqlite, err := storage.OpenSQLite(ctx, o.journalPath, nil)
 		if err != nil {
-			return report(worker.ExitPersistence, err)
+			return p, worker.ExitPersistence, err
 		}
-		defer sqlite.Close()
+		p.closers = append(p.closers, func() { sqlite.Close() })
 		backend = sqlite
 	}
 	store := storage.NewAuthenticatedStore(backend, keyring)
 	journalStore, err := worker.NewStorageJournalStore(store, o.namespace, o.scope, mode)
 	if err != nil {
-		return report(worker.ExitUsage, err)
+		return p, worker.ExitUsage, err
 	}
 	admission, err := worker.NewStoreAdmission(store, journalStore, o.admissionNamespace)
 	if err != nil {
-		return report(worker.ExitUsage, err)
+		return p, worker.ExitUsage, err
 	}
 	effects := profile.NewEffectLog(nil, nil)
 	if o.effectLog != "" {
 		var f *os.File
 		effects, f, err = profile.OpenEffectLogFile(o.effectLog, mode)
 		if err != nil {
-			return report(worker.ExitPersistence, err)
+			return p, worker.ExitPersistence, err
 		}
-		defer f.Close()
+		p.closers = append(p.closers, func() { f.Close() })
 	}
 	registry := worker.NewRegistry()
 	if err := profile.Register(registry, profile.Options{Effects: effects}); err != nil {
-		return report(worker.ExitInternal, err)
+		return p, worker.ExitInternal, err
 	}
-
-	in := bufio.NewReaderSize(stdin, 64<<10)
-	var bootIn io.Reader = in
-	if fault.Has(worker.FaultLateBootstrapChecks) {
-		whole := readWholeBootstrap(in)
-		defer clear(whole)
-		bootIn = bytes.NewReader(whole)
-	}
-	boot, err := bootstrap.Read(bootIn)
-	if err != nil {
-		if fault.Has(worker.FaultWrongBootstrapStatus) {
-			return report(worker.ExitTransport, err)
-		}
-		return report(worker.ExitBootstrap, err)
-	}
-	if fault.NeedsSessionKey() || fault.Has(worker.FaultLeakKey) {
-		key, leaked, err := faultKey(boot.Key, fault.Has(worker.FaultLeakKey))
-		if err != nil {
-			boot.Key.Close()
-			return report(worker.ExitInternal, err)
-		}
-		defer key.Close()
-		fault.SessionKey, leakedKey = key, leaked
-	}
-	auth, err := boot.WorkerAuthenticator(mode)
-	boot.Key.Close()
-	if err != nil {
-		return report(worker.ExitBootstrap, err)
-	}
-	defer auth.Close()
-
-	err = worker.Serve(ctx, worker.ServeConfig{
-		Auth:      auth,
-		Lines:     fault.FrameReader(in),
-		Output:    stdout,
-		Store:     journalStore,
-		Registry:  registry,
-		Limits:    limits,
-		Admission: admission,
-		Faults:    fault,
-	})
-	code := worker.ExitCode(err)
-	if code != worker.ExitClean {
-		report(code, err)
-		if fault.Has(worker.FaultExitZeroOnReject) {
-			return worker.ExitClean
-		}
-	}
-	return code
+	p.serve = worker.ServeConfig{Store: journalStore, Registry: registry, Limits: limits, Admission: admission}
+	return p, worker.ExitClean, nil
 }
 
-// bootstrapHeaderBytes is the length of the bootstrap before the session id: the magic, the
-// version and the length byte.
-const bootstrapHeaderBytes = 10
-
-// readWholeBootstrap reads a bootstrap's 42 + L bytes, or as many as the input holds, without
-// checking any of them (the late-bootstrap-checks fault). The caller clears the result, which
-// holds the key.
-func readWholeBootstrap(r io.Reader) []byte {
-	buf := make([]byte, bootstrapHeaderBytes, bootstrapHeaderBytes+255+protocol.SessionKeyBytes)
-	n, err := io.ReadFull(r, buf)
-	if err != nil {
-		return buf[:n]
-	}
-	rest := buf[n : n+int(buf[n-1])+protocol.SessionKeyBytes]
-	m, _ := io.ReadFull(r, rest)
-	return buf[:n+m]
-}
-
-// faultKey returns a copy of the session key for the faults that authenticate or seal frames
-// themselves and, only for the leak-key fault, its hexadecimal encoding.
-func faultKey(k *protocol.SessionKey, leak bool) (*protocol.SessionKey, string, error) {
-	raw, err := k.ExposeSecret()
-	defer clear(raw[:])
-	if err != nil {
-		return nil, "", err
-	}
-	key, err := protocol.NewSessionKey(raw[:])
-	if err != nil {
-		return nil, "", err
-	}
-	if leak {
-		return key, hex.EncodeToString(raw[:]), nil
-	}
-	return key, "", nil
+// authenticator builds the worker-role authenticator from the bootstrap and closes the
+// bootstrap's key.
+func (p *process) authenticator(boot bootstrap.Bootstrap) (*protocol.Authenticator, error) {
+	defer boot.Key.Close()
+	return boot.WorkerAuthenticator(p.mode)
 }

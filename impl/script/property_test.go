@@ -347,3 +347,34 @@ func TestPropertyCheckAgreesWithEval(t *testing.T) {
 		}
 	})
 }
+
+// Both operands of an operator are evaluated even when the left one raises: in
+// ((0 + "") + (false + 0)) each inner sum raises its own error (two diagnostics), the outer sum
+// passes the left error on without a third, and inside try the first raised error yields the
+// fallback. A regression seed found by TestPropertyOperatorsMatchOracle, whose oracle once
+// expected a single diagnostic here.
+func TestRegressionEachOperandRaisesItsOwnError(t *testing.T) {
+	const src = `((0 + "") + (false + 0))`
+	h := newFakeHost(t)
+	m := h.newMachine(Limits{})
+	ev, err := m.Eval(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Value.Kind() != KindError || ev.Succeeded() || len(ev.Diagnostics) != 2 {
+		t.Fatalf("%s: got %v with %v, want an error value and two diagnostics", src, ev.Value, ev.Diagnostics)
+	}
+	for i, want := range []string{"1:5: operator `+` expects two numbers or two strings, found a number and a string",
+		"1:20: operator `+` expects two numbers or two strings, found a bool and a number"} {
+		if got := ev.Diagnostics[i].String(); !strings.Contains(got, want) {
+			t.Errorf("%s: diagnostic %d is %q, want %q", src, i, got, want)
+		}
+	}
+	if !strings.Contains(ev.Value.String(), "found a number and a string") {
+		t.Errorf("%s: the value is %v, want the left operand's error", src, ev.Value)
+	}
+	ev, _ = m.Eval("try " + src + ` catch "fallback"`)
+	if len(ev.Diagnostics) != 0 || ev.Value.Text() != "fallback" {
+		t.Fatalf("try %s: got %v with %v, want the fallback", src, ev.Value, ev.Diagnostics)
+	}
+}

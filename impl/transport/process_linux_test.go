@@ -8,11 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -25,64 +22,31 @@ import (
 	"github.com/splashv5/conform/impl/transport"
 	"github.com/splashv5/conform/impl/transport/transporttest"
 	"github.com/splashv5/conform/impl/worker"
+	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
 // workerBinary is the reference worker, built once for the package's tests.
-var workerBinary string
+var (
+	binaries     workertest.Binaries
+	workerBinary string
+)
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "transport-test-worker-")
-	if err != nil {
+	var err error
+	if workerBinary, err = binaries.Worker(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	workerBinary = filepath.Join(dir, "splash-worker")
-	build := exec.Command("go", "build", "-o", workerBinary, "github.com/splashv5/conform/cmd/splash-worker")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the reference worker:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	binaries.Remove()
 	os.Exit(code)
-}
-
-// lockedBuffer collects a worker's standard error.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startWorker launches the reference worker for session under clock (nil: the system clock)
 // and terminates it when the test ends.
-func startWorker(t testing.TB, session string, clock transport.Clock) (*transport.Process, *lockedBuffer) {
+func startWorker(t testing.TB, session string, clock transport.Clock) (*transport.Process, *workertest.Output) {
 	t.Helper()
-	stderr := &lockedBuffer{}
-	p, err := transport.StartProcess(transport.ProcessConfig{Path: workerBinary, SessionID: session, Stderr: stderr,
-		Clock: clock, Env: []string{"SPLASH_TEST=1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := p.Terminate(); err != nil {
-			t.Error(err)
-		}
-	})
-	return p, stderr
+	return transporttest.StartWorker(t, workerBinary, session, clock, []string{"SPLASH_TEST=1"})
 }
 
 // slowManifest grants the two cancellable slow tools of the profile, so the worker runs its

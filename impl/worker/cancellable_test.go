@@ -89,7 +89,7 @@ type driverRig struct {
 
 const gateTool = "t.gate"
 
-func newDriverRig(t *testing.T, faults ...worker.Fault) *driverRig {
+func newDriverRig(t *testing.T, configs ...configure) *driverRig {
 	t.Helper()
 	host, err := workertest.NewHost("session-1")
 	if err != nil {
@@ -107,10 +107,14 @@ func newDriverRig(t *testing.T, faults ...worker.Fault) *driverRig {
 	}
 	grant := workertest.Grant(gateTool, protocol.FormatText, 10, 0)
 	grant.MaxOutputBytes = 50
-	s, err := worker.Open(context.Background(), auth, host.Seal(host.OpenSession(grant)), worker.Config{
-		Journal: newMemStore(t).durable, Registry: reg, Faults: faultsFor(t, host, faults...),
+	cfg := worker.Config{
+		Journal: newMemStore(t).durable, Registry: reg,
 		Admission: worker.AdmissionFunc(func(context.Context, protocol.CapabilityManifest, string) (uint64, error) { return 1, nil }),
-	})
+	}
+	for _, c := range configs {
+		cfg = c(cfg, host)
+	}
+	s, err := worker.Open(context.Background(), auth, host.Seal(host.OpenSession(grant)), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

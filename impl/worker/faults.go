@@ -1,16 +1,26 @@
+//go:build splashfaults
+
 package worker
 
+// The faulty build: deliberate bugs of the worker runtime and process, for the conformance
+// suite's mutation test and the crash tests. Nothing here exists in the default build; see
+// docs/conformance.md.
+
 import (
+	"context"
+	"errors"
 	"strings"
 
+	"github.com/splashv5/conform/impl/authorizer"
+	"github.com/splashv5/conform/impl/journal"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// Point names a place in a durable flow at which a fault can be injected. The points are the
-// persistence points of the worker-runtime chapter, seen from just after each one.
+// Point names a persistence point of a durable flow, seen from just after it. A crash test
+// pauses the worker there and kills it.
 type Point uint8
 
-// The fault points.
+// The persistence points, in flow order.
 const (
 	// PointAdmissionPersisted: a new dispatch or compensation record is durable as pending and
 	// the adapter has not run yet.
@@ -46,14 +56,12 @@ func ParsePoint(name string) (Point, bool) {
 	return 0, false
 }
 
-// Points returns every fault point in flow order.
+// Points returns every persistence point in flow order.
 func Points() []Point {
 	return []Point{PointAdmissionPersisted, PointAdapterReturned, PointObservationPersisted, PointReconciliationPersisted}
 }
 
-// Fault is one deliberate bug of the worker runtime. Faults exist only so that the
-// conformance suite's mutation test can show that its checks fail against a worker that has
-// the bug (WRK-095); a worker never enables one by default.
+// Fault is one deliberate bug of the worker runtime or process.
 type Fault uint8
 
 // The deliberate faults. Each one breaks exactly one rule; FaultInfos describes them.
@@ -149,53 +157,97 @@ const (
 	faultEnd
 )
 
-// FaultInfo names and describes one fault.
+// FaultInfo is one entry of the fault catalog.
 type FaultInfo struct {
-	Fault       Fault
-	Name        string
+	Fault Fault
+	// Name is the fault's name for --fault, such as "accept-replay".
+	Name string
+	// Rule is the requirement ID of the rule the fault breaks.
+	Rule string
+	// Checks are the conformance checks of which at least one must fail while the fault is
+	// active.
+	Checks []string
+	// Description says in one line what the faulty worker does.
 	Description string
 }
 
+// faultInfos is the fault catalog: the one list of the deliberate faults.
 var faultInfos = [...]FaultInfo{
-	{FaultAcceptReplay, "accept-replay", "open frames whatever their sequence number: replays and gaps pass"},
-	{FaultSkipTagCheck, "skip-tag-check", "open frames without verifying their authentication tag"},
-	{FaultAcceptReflectedRole, "accept-reflected-role", "also open frames tagged with the worker role as sender"},
-	{FaultReuseOutgoingSequence, "reuse-outgoing-sequence", "seal every answer at outgoing sequence 1"},
-	{FaultIgnoreInputLimit, "ignore-input-limit", "authorize invocation, dispatch and compensation inputs over max_input_bytes"},
-	{FaultIgnoreCallBudget, "ignore-call-budget", "authorize invocations and dispatches beyond max_calls"},
-	{FaultForgetRequestID, "forget-request-id", "authorize request and cancellation ids already used, and beyond 1,024 per session"},
-	{FaultRerunDuplicateDispatch, "rerun-duplicate-dispatch", "run the adapter again for an exact duplicate dispatch"},
-	{FaultPersistAfterEffect, "persist-after-effect", "run the adapter before the pending record is persisted"},
-	{FaultPendingAsSuccess, "pending-as-success", "answer a duplicate of a pending record as succeeded"},
-	{FaultIgnoreFence, "ignore-fence", "persist under the record's current fence and revision, not the session's lease"},
-	{FaultResultAfterAck, "result-after-ack", "acknowledge a cancel at once and write the result when the adapter completes"},
-	{FaultTooLateBeforeResult, "too-late-before-result", "write the too_late outcome before the result it follows"},
-	{FaultNoLineCap, "no-line-cap", "read frame lines up to 8 MiB and only stop at the line feed"},
-	{FaultAcceptVersion4, "accept-version-4", "open messages and manifests with protocol_version 4"},
-	{FaultSkipOutputValidation, "skip-output-validation", "send an invocation's output without checking it against the grant"},
-	{FaultSkipSessionCheck, "skip-session-check", "open a frame whose message names another session"},
-	{FaultExitZeroOnReject, "exit-zero-on-reject", "exit with status 0 after a rejected frame"},
-	{FaultContinueAfterReject, "continue-after-reject", "skip a rejected frame and keep reading (baseline session)"},
-	{FaultLeakKey, "leak-key", "write the session key in the diagnostic line"},
-	{FaultIgnoreGrant, "ignore-grant", "invoke registered tools the manifest does not grant"},
-	{FaultNoReconcileBudget, "no-reconcile-budget", "never exhaust the reconciliation budgets"},
-	{FaultNoCompensationBudget, "no-compensation-budget", "authorize compensations under max_compensations 0 or beyond the budget"},
-	{FaultSkipFingerprintCheck, "skip-fingerprint-check", "authorize a compensation whose grant fingerprint does not match"},
-	{FaultSkipScopeCheck, "skip-scope-check", "admit a compensation for any tenant scope"},
-	{FaultAcceptSecondCompensationKey, "accept-second-compensation-key", "replace an operation's compensation by one under a new key"},
-	{FaultRerunDuplicateCompensation, "rerun-duplicate-compensation", "run the compensation handler again for an exact duplicate"},
-	{FaultAdmitReplayedSession, "admit-replayed-session", "admit a session id already admitted for the journal"},
-	{FaultIgnoreCancel, "ignore-cancel", "never set the cancellation token when a cancel is authorized"},
-	{FaultDetachOnFatal, "detach-on-fatal", "end the driver after a fatal error without waiting for the running adapter"},
-	{FaultAcceptScalarJSON, "accept-scalar-json", "authorize JSON invocation inputs that are scalars or nested deeper than 32"},
-	{FaultUndeclaredSafetyOK, "undeclared-safety-ok", "invoke adapters that declare no invocation safety"},
-	{FaultLimitOffByOne, "limit-off-by-one", "refuse inputs and invocation outputs whose size equals the byte limit (>= instead of >)"},
-	{FaultCancelInBaseline, "cancel-in-baseline", "answer cancel with too_late and accept close_session in a baseline session"},
-	{FaultWrongBootstrapStatus, "wrong-bootstrap-status", "exit with status 4 (transport), not 3, when the bootstrap is invalid"},
-	{FaultLateBootstrapChecks, "late-bootstrap-checks", "read the whole bootstrap (42 + L bytes) before checking any part of it"},
+	{FaultAcceptReplay, "accept-replay", "FRM-025", []string{"CNF-FRAME-06", "CNF-FRAME-07", "CNF-OPEN-04"},
+		"open frames whatever their sequence number: replays and gaps pass"},
+	{FaultSkipTagCheck, "skip-tag-check", "FRM-014", []string{"CNF-FRAME-01", "CNF-FRAME-02", "CNF-FRAME-03", "CNF-OPEN-03", "CNF-FRAME-09"},
+		"open frames without verifying their authentication tag"},
+	{FaultAcceptReflectedRole, "accept-reflected-role", "FRM-028", []string{"CNF-FRAME-04", "CNF-FRAME-05"},
+		"also open frames tagged with the worker role as sender"},
+	{FaultReuseOutgoingSequence, "reuse-outgoing-sequence", "WRK-023", []string{"CNF-FRAME-22", "CNF-PROFILE-11", "CNF-PROC-03"},
+		"seal every answer at outgoing sequence 1"},
+	{FaultIgnoreInputLimit, "ignore-input-limit", "AUZ-008", []string{"CNF-AUTHZ-03", "CNF-AUTHZ-05", "CNF-AUTHZ-16", "CNF-COMP-16"},
+		"authorize invocation, dispatch and compensation inputs over max_input_bytes"},
+	{FaultIgnoreCallBudget, "ignore-call-budget", "AUZ-008", []string{"CNF-AUTHZ-06", "CNF-AUTHZ-13"},
+		"authorize invocations and dispatches beyond max_calls"},
+	{FaultForgetRequestID, "forget-request-id", "AUZ-005", []string{"CNF-AUTHZ-07", "CNF-AUTHZ-08", "CNF-CANCEL-18", "CNF-AUTHZ-09", "CNF-AUTHZ-17"},
+		"authorize request and cancellation ids already used, and beyond 1,024 per session"},
+	{FaultRerunDuplicateDispatch, "rerun-duplicate-dispatch", "WRK-041", []string{"CNF-DURABLE-04", "CNF-DURABLE-15"},
+		"run the adapter again for an exact duplicate dispatch"},
+	{FaultPersistAfterEffect, "persist-after-effect", "WRK-042", []string{"CNF-DURABLE-19"},
+		"run the adapter before the pending record is persisted"},
+	{FaultPendingAsSuccess, "pending-as-success", "WRK-041", []string{"CNF-DURABLE-16", "CNF-DURABLE-17"},
+		"answer a duplicate of a pending record as succeeded"},
+	{FaultIgnoreFence, "ignore-fence", "WRK-070", []string{"CNF-DURABLE-19"},
+		"persist under the record's current fence and revision, not the session's lease"},
+	{FaultResultAfterAck, "result-after-ack", "CAN-016", []string{"CNF-CANCEL-01"},
+		"acknowledge a cancel at once and write the result when the adapter completes"},
+	{FaultTooLateBeforeResult, "too-late-before-result", "CAN-015", []string{"CNF-CANCEL-02"},
+		"write the too_late outcome before the result it follows"},
+	{FaultNoLineCap, "no-line-cap", "FRM-032", []string{"CNF-FRAME-12", "CNF-FRAME-11"},
+		"read frame lines up to 8 MiB and only stop at the line feed"},
+	{FaultAcceptVersion4, "accept-version-4", "MSG-001", []string{"CNF-FRAME-17", "CNF-OPEN-15"},
+		"open messages and manifests with protocol_version 4"},
+	{FaultSkipOutputValidation, "skip-output-validation", "AUZ-021", []string{"CNF-OUTPUT-01", "CNF-OUTPUT-03", "CNF-CANCEL-17"},
+		"send an invocation's output without checking it against the grant"},
+	{FaultSkipSessionCheck, "skip-session-check", "FRM-027", []string{"CNF-FRAME-10", "CNF-OPEN-05"},
+		"open a frame whose message names another session"},
+	{FaultExitZeroOnReject, "exit-zero-on-reject", "WRK-092", []string{"CNF-FRAME-02", "CNF-AUTHZ-01", "CNF-OUTPUT-04"},
+		"exit with status 0 after a rejected frame"},
+	{FaultContinueAfterReject, "continue-after-reject", "WRK-091", []string{"CNF-FRAME-14", "CNF-AUTHZ-07"},
+		"skip a rejected frame and keep reading (baseline session)"},
+	{FaultLeakKey, "leak-key", "WRK-093", []string{"CNF-PROC-02", "CNF-PROC-01"},
+		"write the session key in the diagnostic line"},
+	{FaultIgnoreGrant, "ignore-grant", "AUZ-008", []string{"CNF-AUTHZ-01"},
+		"invoke registered tools the manifest does not grant"},
+	{FaultNoReconcileBudget, "no-reconcile-budget", "WRK-061", []string{"CNF-DURABLE-13"},
+		"never exhaust the reconciliation budgets"},
+	{FaultNoCompensationBudget, "no-compensation-budget", "AUZ-013", []string{"CNF-COMP-03", "CNF-COMP-04"},
+		"authorize compensations under max_compensations 0 or beyond the budget"},
+	{FaultSkipFingerprintCheck, "skip-fingerprint-check", "AUZ-013", []string{"CNF-COMP-05"},
+		"authorize a compensation whose grant fingerprint does not match"},
+	{FaultSkipScopeCheck, "skip-scope-check", "JRN-008", []string{"CNF-COMP-11"},
+		"admit a compensation for any tenant scope"},
+	{FaultAcceptSecondCompensationKey, "accept-second-compensation-key", "JRN-021", []string{"CNF-COMP-08"},
+		"replace an operation's compensation by one under a new key"},
+	{FaultRerunDuplicateCompensation, "rerun-duplicate-compensation", "WRK-051", []string{"CNF-COMP-10"},
+		"run the compensation handler again for an exact duplicate"},
+	{FaultAdmitReplayedSession, "admit-replayed-session", "WRK-094", []string{"CNF-DURABLE-18"},
+		"admit a session id already admitted for the journal"},
+	{FaultIgnoreCancel, "ignore-cancel", "CAN-006", []string{"CNF-CANCEL-01"},
+		"never set the cancellation token when a cancel is authorized"},
+	{FaultDetachOnFatal, "detach-on-fatal", "CAN-019", []string{"CNF-CANCEL-12"},
+		"end the driver after a fatal error without waiting for the running adapter"},
+	{FaultAcceptScalarJSON, "accept-scalar-json", "MSG-035", []string{"CNF-AUTHZ-10", "CNF-AUTHZ-11"},
+		"authorize JSON invocation inputs that are scalars or nested deeper than 32"},
+	{FaultUndeclaredSafetyOK, "undeclared-safety-ok", "WRK-030", []string{"CNF-AUTHZ-12"},
+		"invoke adapters that declare no invocation safety"},
+	{FaultLimitOffByOne, "limit-off-by-one", "AUZ-010", []string{"CNF-AUTHZ-04", "CNF-OUTPUT-02", "CNF-OUTPUT-05"},
+		"refuse inputs and invocation outputs whose size equals the byte limit (>= instead of >)"},
+	{FaultCancelInBaseline, "cancel-in-baseline", "CAN-022", []string{"CNF-CANCEL-06", "CNF-CANCEL-11"},
+		"answer cancel with too_late and accept close_session in a baseline session"},
+	{FaultWrongBootstrapStatus, "wrong-bootstrap-status", "WRK-092", []string{"CNF-BOOT-01", "CNF-BOOT-02", "CNF-BOOT-03", "CNF-BOOT-04", "CNF-BOOT-05", "CNF-BOOT-06", "CNF-BOOT-07", "CNF-BOOT-08", "CNF-BOOT-09", "CNF-BOOT-10"},
+		"exit with status 4 (transport), not 3, when the bootstrap is invalid"},
+	{FaultLateBootstrapChecks, "late-bootstrap-checks", "BOOT-006", []string{"CNF-BOOT-02", "CNF-BOOT-03", "CNF-BOOT-04", "CNF-BOOT-06"},
+		"read the whole bootstrap (42 + L bytes) before checking any part of it"},
 }
 
-// FaultInfos returns every fault with its name and a one-line description, in a fixed order.
+// FaultInfos returns the fault catalog in a fixed order.
 func FaultInfos() []FaultInfo { return faultInfos[:] }
 
 // String returns the fault's name, such as "accept-replay".
@@ -246,18 +298,21 @@ func (s FaultSet) String() string {
 	return strings.Join(names, ",")
 }
 
-// Faults injects deliberate misbehaviour for the crash and mutation tests of the conformance
-// suite. A nil *Faults, or the zero value, injects nothing and the runtime behaves exactly as
-// without it (WRK-095).
+// Faults are the deliberate faults of one session or process. The zero value injects
+// nothing: the runtime then behaves exactly as the default build.
 type Faults struct {
-	// At, when set, is called each time a flow reaches a point. A crash test blocks here and
-	// kills the process.
+	// At, when set, is called each time a flow reaches a persistence point. A crash test
+	// blocks here and kills the process. The points are seen through the adapters' durable
+	// calls and the journal store's writes, so At applies to a session run by Serve with
+	// WithServeFaults.
 	At func(Point)
 	// Enabled are the deliberate bugs to behave as.
 	Enabled FaultSet
 	// SessionKey is the session key, needed by the faults that re-implement frame
 	// authentication or sealing (NeedsSessionKey). The caller keeps it and closes it.
 	SessionKey *protocol.SessionKey
+
+	paused *pauses // where the session stands for At
 }
 
 // Has reports whether fault x is enabled; a nil *Faults has none.
@@ -272,8 +327,118 @@ func (f *Faults) NeedsSessionKey() bool {
 	return f != nil && (f.Enabled.Any(frameFaults...) || f.Enabled.Has(FaultReuseOutgoingSequence))
 }
 
-func (f *Faults) at(p Point) {
-	if f != nil && f.At != nil {
-		f.At(p)
+// WithFaults returns cfg with the faults f; a nil f leaves cfg as it is.
+func WithFaults(cfg Config, f *Faults) Config {
+	if f != nil {
+		cfg.hooks = f
 	}
+	return cfg
+}
+
+// WithServeFaults returns cfg with the faults f (with FaultIgnoreFence its store then writes
+// as f.Persister does); a nil f leaves cfg as it is.
+func WithServeFaults(cfg ServeConfig, f *Faults) ServeConfig {
+	if f != nil {
+		cfg.hooks = f
+		if f.Has(FaultIgnoreFence) {
+			cfg.Store = unfencedStore{cfg.Store}
+		}
+		if f.At != nil {
+			cfg.Store = pausingStore{cfg.Store, f.pauses()}
+		}
+	}
+	return cfg
+}
+
+// Persister returns store, or with FaultIgnoreFence a store that writes under the record's
+// current fence and revision instead of those it is given.
+func (f *Faults) Persister(store JournalPersister) JournalPersister {
+	if !f.Has(FaultIgnoreFence) {
+		return store
+	}
+	return unfencedPersister{store}
+}
+
+// The hooks of the runtime (testOnlyHooks). A hook whose faults are not enabled reports
+// ok == false, or returns what it was given, so that the runtime goes its own way.
+
+func (f *Faults) open(auth *protocol.Authenticator, p *sessionParts) error {
+	opener, err := f.frameOpener(auth)
+	if err != nil {
+		return err
+	}
+	sealer, err := f.frameSealer(auth)
+	if err != nil {
+		return err
+	}
+	p.opener, p.sealer = opener, sealer
+	p.admission = f.admission(p.admission)
+	p.registry = f.registry(p.registry)
+	if f.Has(FaultNoReconcileBudget) {
+		p.limits = Limits{^uint32(0), ^uint32(0)}
+	}
+	return nil
+}
+
+func (f *Faults) skipRejected(err error) bool {
+	return f.Has(FaultContinueAfterReject) && !errors.Is(err, ErrEndOfInput)
+}
+
+func (f *Faults) detachOnFatal() bool { return f.Has(FaultDetachOnFatal) }
+
+// otherMessage answers cancel and close_session in a baseline session (FaultCancelInBaseline).
+func (f *Faults) otherMessage(s *Session, m protocol.Message) ([]byte, bool, error) {
+	if !f.Has(FaultCancelInBaseline) {
+		return nil, false, nil
+	}
+	answer, err := s.cancelInBaseline(m)
+	return answer, true, err
+}
+
+// admitCompensation admits, with FaultAcceptSecondCompensationKey, a compensation under a
+// new key in place of the one its operation already has.
+func (f *Faults) admitCompensation(s *Session, c authorizer.AuthorizedOperationCompensation, admit func() (journal.Admission, error)) func() (journal.Admission, error) {
+	if !f.Has(FaultAcceptSecondCompensationKey) {
+		return admit
+	}
+	return func() (journal.Admission, error) {
+		admission, err := admit()
+		if err != nil {
+			return s.replaceCompensation(c, err)
+		}
+		return admission, nil
+	}
+}
+
+// duplicate answers an exact duplicate found in the journal under the enabled faults: a
+// stored pending state becomes succeeded (FaultPendingAsSuccess), and with the rerun fault of
+// the flow the adapter runs again, its effect happening a second time; its outcome is
+// ignored and the answer is still the stored state.
+func (f *Faults) duplicate(s *Session, stored protocol.OperationStatus, d *durableRequest) (protocol.OperationStatus, bool) {
+	if stored.State == protocol.StatePending {
+		if !f.Has(FaultPendingAsSuccess) {
+			return protocol.OperationStatus{}, false
+		}
+		stored = protocol.Succeeded(emptyPayload(d.grant.Format))
+	}
+	rerun := FaultRerunDuplicateDispatch
+	if d.compensation {
+		rerun = FaultRerunDuplicateCompensation
+	}
+	if f.Has(rerun) {
+		if a, err := s.adapter(d.tool); err == nil {
+			_ = guard(d.tool, func() error { _, e := d.run(a); return e })
+		}
+	}
+	return stored, true
+}
+
+// journaledCall runs the adapter before the pending record is persisted
+// (FaultPersistAfterEffect): an effect can happen that the journal never knew about.
+func (f *Faults) journaledCall(ctx context.Context, s *Session, store JournalPersister, before *journal.Journal, d *durableRequest) (protocol.OperationStatus, bool, error) {
+	if !f.Has(FaultPersistAfterEffect) {
+		return protocol.OperationStatus{}, false, nil
+	}
+	status, err := s.effectFirst(ctx, store, before, d)
+	return status, true, err
 }

@@ -1,3 +1,5 @@
+//go:build splashfaults
+
 package worker
 
 // Deliberate faults in authorization. The session authorizer (package authorizer) cannot be
@@ -14,7 +16,6 @@ package worker
 //     so that later checks still count them, and routes the validation of their answers to
 //     the authorizer that issued them.
 //
-// Nothing here runs unless an authorization fault is enabled.
 
 import (
 	"math"
@@ -24,21 +25,6 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// sessionAuthorizer is the part of *authorizer.SessionAuthorizer the runtime uses.
-type sessionAuthorizer interface {
-	Manifest() protocol.CapabilityManifest
-	Authorize(protocol.ToolInvocation) (authorizer.AuthorizedInvocation, error)
-	AuthorizeOperation(protocol.OperationDispatchRequest) (authorizer.AuthorizedOperationInvocation, error)
-	AuthorizeReconciliation(protocol.OperationReconcileRequest) (authorizer.AuthorizedOperationReconciliation, error)
-	AuthorizeCompensation(protocol.OperationCompensationRequest) (authorizer.AuthorizedOperationCompensation, error)
-	AuthorizeCancellation(protocol.WorkerCancellationRequest, authorizer.AuthorizedInvocation) (authorizer.AuthorizedWorkerCancellation, error)
-	ValidateResult(authorizer.AuthorizedInvocation, protocol.ToolResult) error
-	ValidateOperationResult(authorizer.AuthorizedOperationInvocation, protocol.OperationReconcileResult) error
-	ValidateReconciliationResult(authorizer.AuthorizedOperationReconciliation, protocol.OperationReconcileResult) error
-	ValidateCompensationResult(authorizer.AuthorizedOperationCompensation, protocol.OperationCompensationResult) error
-	ValidateCancellationResult(authorizer.AuthorizedWorkerCancellation, protocol.WorkerCancellationResult) error
-}
-
 // authorizerFaults are the faults the faulty authorizer implements.
 var authorizerFaults = []Fault{
 	FaultIgnoreInputLimit, FaultIgnoreCallBudget, FaultForgetRequestID, FaultSkipOutputValidation,
@@ -46,9 +32,9 @@ var authorizerFaults = []Fault{
 	FaultAcceptScalarJSON, FaultLimitOffByOne, FaultCancelInBaseline,
 }
 
-// sessionAuthorizer returns az, or a faulty authorizer around it when an authorization fault
+// authorizer returns az, or a faulty authorizer around it when an authorization fault
 // is enabled. journalScope is the scope of the session's journal.
-func (f *Faults) sessionAuthorizer(az *authorizer.SessionAuthorizer, journalScope string) sessionAuthorizer {
+func (f *Faults) authorizer(az *authorizer.SessionAuthorizer, journalScope string) sessionAuthorizer {
 	if f == nil || !f.Enabled.Any(authorizerFaults...) {
 		return az
 	}

@@ -1,7 +1,8 @@
+//go:build splashfaults
+
 package worker
 
 // Deliberate faults in the session flows, persistence, admission and the cancellable driver.
-// Nothing here runs unless a fault is enabled.
 
 import (
 	"context"
@@ -28,11 +29,10 @@ func (f *Faults) admission(a Admission) Admission {
 	})
 }
 
-// unfencedTarget returns the revision and lease of a write that ignores the session's own
-// (FaultIgnoreFence): the record's current revision and fence, read just before the write, so
-// that a superseded session overwrites the journal of the session that fenced it out.
-func (s *Session) unfencedTarget(ctx context.Context, store JournalPersister) (uint64, Lease) {
-	expected, lease := s.revision, s.lease
+// unfencedPersist writes j under the record's current revision and fence, read just before
+// the write, instead of expected and lease (FaultIgnoreFence): a superseded session
+// overwrites the journal of the session that fenced it out.
+func unfencedPersist(ctx context.Context, store JournalPersister, j *journal.Journal, expected uint64, lease Lease) (uint64, error) {
 	if js, ok := store.(JournalStore); ok {
 		if _, rev, err := js.Load(ctx); err == nil {
 			expected = rev
@@ -45,57 +45,157 @@ func (s *Session) unfencedTarget(ctx context.Context, store JournalPersister) (u
 			lease = Lease{t}
 		}
 	}
-	return expected, lease
+	return store.Persist(ctx, j, expected, lease)
 }
 
-// durableOutcomeEffectFirst is durableOutcome with the adapter run before the pending record
-// is persisted (FaultPersistAfterEffect): an effect can happen that the journal never knew
-// about.
-func (s *Session) durableOutcomeEffectFirst(
-	ctx context.Context, store JournalPersister, tool string, before *journal.Journal,
-	run func() (protocol.OperationStatus, error),
-	observe func(protocol.OperationStatus) error,
-	indeterminate func(cause error) error,
-) (protocol.OperationStatus, error) {
+// unfencedPersister is a persister with FaultIgnoreFence.
+type unfencedPersister struct{ store JournalPersister }
+
+// Persist writes j ignoring expected and lease.
+func (u unfencedPersister) Persist(ctx context.Context, j *journal.Journal, expected uint64, lease Lease) (uint64, error) {
+	return unfencedPersist(ctx, u.store, j, expected, lease)
+}
+
+// unfencedStore is a journal store with FaultIgnoreFence.
+type unfencedStore struct{ JournalStore }
+
+// Persist writes j ignoring expected and lease.
+func (u unfencedStore) Persist(ctx context.Context, j *journal.Journal, expected uint64, lease Lease) (uint64, error) {
+	return unfencedPersist(ctx, u.JournalStore, j, expected, lease)
+}
+
+// registry returns r, or a copy with its adapters wrapped: with FaultUndeclaredSafetyOK every
+// adapter that declares no invocation safety claims to be read-only when the baseline
+// session invokes it, and with At the durable calls reach the persistence points. The
+// cancellable driver still sees the adapters as registered.
+func (f *Faults) registry(r *Registry) *Registry {
+	undeclaredOK := f.Has(FaultUndeclaredSafetyOK)
+	if !undeclaredOK && f.At == nil {
+		return r
+	}
+	c := NewRegistry()
+	for tool, e := range r.entries {
+		if undeclaredOK && e.adapter.InvocationSafety() == SafetyUndeclared {
+			e.adapter = claimsSafety{e.adapter}
+		}
+		if f.At != nil {
+			e.adapter = pausingAdapter{e.adapter, f.pauses()}
+		}
+		c.entries[tool] = e
+	}
+	return c
+}
+
+// pauses tracks, for At, where a session's durable flow stands between the adapter's durable
+// calls and the journal store's writes: a new record's pending state is durable when the
+// adapter is called (PointAdmissionPersisted), the adapter has returned when its call returns
+// without error (PointAdapterReturned), and the write after that makes the observed status
+// durable (PointObservationPersisted, or PointReconciliationPersisted after a
+// reconciliation).
+type pauses struct {
+	at    func(Point)
+	armed Point // the point the next successful journal write reaches; 0 for none
+}
+
+// pauses returns the pause state of the session run with f.
+func (f *Faults) pauses() *pauses {
+	if f.paused == nil {
+		f.paused = &pauses{at: f.At}
+	}
+	return f.paused
+}
+
+// durable runs the durable call of a new dispatch or compensation.
+func (p *pauses) durable(call func() (protocol.OperationStatus, error)) (protocol.OperationStatus, error) {
+	p.at(PointAdmissionPersisted)
+	status, err := call()
+	if err == nil {
+		p.at(PointAdapterReturned)
+		p.armed = PointObservationPersisted
+	}
+	return status, err
+}
+
+// written is called after each successful journal write.
+func (p *pauses) written() {
+	if armed := p.armed; armed != 0 {
+		p.armed = 0
+		p.at(armed)
+	}
+}
+
+// pausingAdapter is an adapter whose durable calls reach the persistence points.
+type pausingAdapter struct {
+	Adapter
+	p *pauses
+}
+
+// DispatchOperation runs the adapter's dispatch between the points around it.
+func (a pausingAdapter) DispatchOperation(req protocol.OperationDispatchRequest, g protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	return a.p.durable(func() (protocol.OperationStatus, error) { return a.Adapter.DispatchOperation(req, g) })
+}
+
+// CompensateOperation runs the adapter's compensation between the points around it.
+func (a pausingAdapter) CompensateOperation(req protocol.OperationCompensationRequest, g protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	return a.p.durable(func() (protocol.OperationStatus, error) { return a.Adapter.CompensateOperation(req, g) })
+}
+
+// ReconcileOperation runs the adapter's reconciliation; the next write makes it durable.
+func (a pausingAdapter) ReconcileOperation(req protocol.OperationReconcileRequest, g protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	status, err := a.Adapter.ReconcileOperation(req, g)
+	if err == nil {
+		a.p.armed = PointReconciliationPersisted
+	}
+	return status, err
+}
+
+// pausingStore is a journal store whose writes reach the persistence points.
+type pausingStore struct {
+	JournalStore
+	p *pauses
+}
+
+// Persist writes j and then reaches the point the last durable call armed.
+func (s pausingStore) Persist(ctx context.Context, j *journal.Journal, expected uint64, lease Lease) (uint64, error) {
+	rev, err := s.JournalStore.Persist(ctx, j, expected, lease)
+	if err == nil {
+		s.p.written()
+	}
+	return rev, err
+}
+
+// claimsSafety is an adapter that claims to be read-only.
+type claimsSafety struct{ Adapter }
+
+// InvocationSafety returns ReadOnly.
+func (claimsSafety) InvocationSafety() InvocationSafety { return ReadOnly }
+
+// effectFirst is the journaled call of runDurable with the adapter run before the pending
+// record is persisted (FaultPersistAfterEffect).
+func (s *Session) effectFirst(ctx context.Context, store JournalPersister, before *journal.Journal, d *durableRequest) (protocol.OperationStatus, error) {
+	a, err := s.adapter(d.tool)
+	if err != nil {
+		return protocol.OperationStatus{}, err
+	}
 	var status protocol.OperationStatus
-	runErr := guard(tool, func() (e error) {
-		status, e = run()
+	runErr := guard(d.tool, func() (e error) {
+		status, e = d.run(a)
 		return e
 	})
 	if err := s.persist(ctx, store, before); err != nil {
 		return protocol.OperationStatus{}, err
 	}
 	if runErr != nil {
-		var we *Error
-		if !errors.As(runErr, &we) && AdapterKindOf(runErr) == AdapterIndeterminate {
-			return protocol.OperationStatus{}, indeterminate(runErr)
-		}
-		return protocol.OperationStatus{}, adapterFailure(tool, runErr)
+		return protocol.OperationStatus{}, d.adapterError(runErr)
 	}
 	pending := s.journal.Clone()
-	if err := observe(status); err != nil {
-		return protocol.OperationStatus{}, indeterminate(protocolError(StageObserve, err))
+	if err := d.observe(status); err != nil {
+		return protocol.OperationStatus{}, d.indeterminate(protocolError(StageObserve, err))
 	}
 	if err := s.persist(ctx, store, pending); err != nil {
-		return protocol.OperationStatus{}, indeterminate(err)
+		return protocol.OperationStatus{}, d.indeterminate(err)
 	}
 	return status, nil
-}
-
-// faultyDuplicate answers an exact duplicate found in the journal under the enabled faults:
-// a stored pending state becomes succeeded (FaultPendingAsSuccess), and with the rerun fault
-// the adapter runs again, its effect happening a second time; its outcome is ignored and the
-// answer is still the stored state.
-func (s *Session) faultyDuplicate(stored protocol.OperationStatus, tool string, grant protocol.CapabilityGrant,
-	rerunFault Fault, rerun func() (protocol.OperationStatus, error),
-) protocol.OperationStatus {
-	if stored.State == protocol.StatePending && s.faults.Has(FaultPendingAsSuccess) {
-		stored = protocol.Succeeded(emptyPayload(grant.Format))
-	}
-	if s.faults.Has(rerunFault) {
-		_ = guard(tool, func() error { _, e := rerun(); return e })
-	}
-	return stored
 }
 
 // replaceCompensation admits a compensation under a new key for an operation that already
@@ -177,34 +277,57 @@ func (s *Session) cancelInBaseline(m protocol.Message) ([]byte, error) {
 	return nil, &Error{Kind: ErrUnexpectedMessage, MessageType: string(m.Type())}
 }
 
-// cancelUnderFaults acts on an authorized cancellation of r when faults are configured: with
-// FaultResultAfterAck it acknowledges at once and leaves the adapter running, with
-// FaultIgnoreCancel it does nothing, and otherwise it sets the token as the driver does.
-func (d *Driver) cancelUnderFaults(r *running, c authorizer.AuthorizedWorkerCancellation,
-	sendOutcome func(authorizer.AuthorizedWorkerCancellation, protocol.WorkerCancellationOutcome) error,
-) error {
-	switch faults := d.session.faults; {
-	case faults.Has(FaultResultAfterAck):
-		r.ackedEarly = true
-		return sendOutcome(c, protocol.OutcomeAcknowledged)
-	case faults.Has(FaultIgnoreCancel):
-		return nil
+// cancel acts on an authorized cancellation of r: with FaultResultAfterAck it acknowledges at
+// once and leaves the adapter running, with FaultIgnoreCancel it does nothing.
+func (f *Faults) cancel(d *Driver, r *running, c authorizer.AuthorizedWorkerCancellation) (bool, error) {
+	switch {
+	case f.Has(FaultResultAfterAck):
+		return true, d.sendOutcome(c, protocol.OutcomeAcknowledged)
+	case f.Has(FaultIgnoreCancel):
+		return true, nil
 	}
-	r.token.request()
-	return nil
+	return false, nil
 }
 
-// completeAfterEarlyAck writes the result of an invocation whose cancellation was already
-// acknowledged (FaultResultAfterAck). The authorizer would refuse a result after an
-// acknowledgement, so it is not asked.
-func (d *Driver) completeAfterEarlyAck(r *running, send func(protocol.Message) error) error {
-	if r.completion.Acknowledged {
-		return nil
+// completion answers the completion of r: with FaultResultAfterAck, whose cancellation was
+// already acknowledged, it writes the result without asking the authorizer (which would refuse
+// a result after an acknowledgement); with FaultTooLateBeforeResult it writes too_late before
+// the result it follows.
+func (f *Faults) completion(d *Driver, r *running) (bool, error) {
+	switch {
+	case r.cancellation != nil && f.Has(FaultResultAfterAck):
+		if !r.completion.Acknowledged {
+			inv := r.authorized.Invocation()
+			result, err := protocol.NewToolResult(inv.SessionID, inv.RequestID, r.completion.Payload)
+			if err != nil {
+				return true, protocolError(StageResult, err)
+			}
+			if err := d.send(protocol.ResultMessage{Result: result}); err != nil {
+				return true, err
+			}
+		}
+		d.permit()
+		d.loop.last = nil
+		return true, nil
+	case r.cancellation != nil && !r.completion.Acknowledged && f.Has(FaultTooLateBeforeResult):
+		inv := r.authorized.Invocation()
+		result, err := protocol.NewToolResult(inv.SessionID, inv.RequestID, r.completion.Payload)
+		if err != nil {
+			return true, protocolError(StageResult, err)
+		}
+		if err := d.session.authorizer.ValidateResult(r.authorized, result); err != nil {
+			return true, protocolError(StageResult, err)
+		}
+		if err := d.sendOutcome(*r.cancellation, protocol.OutcomeTooLate); err != nil {
+			return true, err
+		}
+		d.permit()
+		if err := d.send(protocol.ResultMessage{Result: result}); err != nil {
+			return true, err
+		}
+		authorized := r.authorized
+		d.loop.last = &authorized
+		return true, nil
 	}
-	inv := r.authorized.Invocation()
-	result, err := protocol.NewToolResult(inv.SessionID, inv.RequestID, r.completion.Payload)
-	if err != nil {
-		return protocolError(StageResult, err)
-	}
-	return send(protocol.ResultMessage{Result: result})
+	return false, nil
 }

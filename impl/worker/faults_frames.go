@@ -1,7 +1,8 @@
+//go:build splashfaults
+
 package worker
 
-// Deliberate faults in the framing layer: opening, sealing and reading frame lines. Nothing
-// here runs unless a fault is enabled.
+// Deliberate faults in the framing layer: opening, sealing and reading frame lines.
 
 import (
 	"bufio"
@@ -17,16 +18,6 @@ import (
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
 )
-
-// frameOpener authenticates incoming frame lines; *protocol.Authenticator is one.
-type frameOpener interface {
-	Open(line []byte) (protocol.Frame, error)
-}
-
-// frameSealer seals answers; *protocol.Authenticator is one.
-type frameSealer interface {
-	Seal(m protocol.Message) (protocol.Frame, []byte, error)
-}
 
 // errNoFaultKey: a fault needs the session key and Faults.SessionKey is not set.
 var errNoFaultKey = errors.New("worker: the enabled faults need Faults.SessionKey")

@@ -1,3 +1,5 @@
+//go:build splashfaults
+
 package worker_test
 
 import (
@@ -5,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +22,11 @@ import (
 // Every test here runs a scenario twice where that helps: without the fault, where the
 // runtime refuses, and with it, where the deliberate bug shows.
 
-// Spec: WRK-095
 func TestFaultRegistry(t *testing.T) {
 	infos := worker.FaultInfos()
-	if len(infos) != 36 {
-		t.Fatalf("%d faults, want 36", len(infos))
+	// Every fault constant has its catalog entry: the constants run from 1 without a gap.
+	if len(infos) == 0 || worker.Fault(len(infos)).String() == "fault?" || worker.Fault(len(infos)+1).String() != "fault?" {
+		t.Fatalf("the catalog has %d entries for the fault constants", len(infos))
 	}
 	seen := map[string]bool{}
 	for i, info := range infos {
@@ -54,11 +57,21 @@ func TestFaultRegistry(t *testing.T) {
 	if none.Has(worker.FaultLeakKey) || none.NeedsSessionKey() || (&worker.Faults{}).NeedsSessionKey() {
 		t.Fatal("a nil or zero Faults enables something")
 	}
+	rule := regexp.MustCompile(`^[A-Z]+-[0-9]{3}$`)
+	check := regexp.MustCompile(`^CNF-[A-Z]+-[0-9]{2}$`)
+	for _, info := range infos {
+		if !rule.MatchString(info.Rule) || len(info.Checks) == 0 {
+			t.Errorf("%s: rule %q, checks %v: want a requirement ID and at least one check", info.Name, info.Rule, info.Checks)
+		}
+		for _, id := range info.Checks {
+			if !check.MatchString(id) {
+				t.Errorf("%s: check %q is not a check ID", info.Name, id)
+			}
+		}
+	}
 }
 
 // A zero Faults behaves exactly like nil: the same script gets the same answers and errors.
-//
-// Spec: WRK-095
 func TestZeroFaultsChangeNothing(t *testing.T) {
 	script := func(r *rig) []string {
 		h := r.host
@@ -81,7 +94,9 @@ func TestZeroFaultsChangeNothing(t *testing.T) {
 	}
 	grants := []protocol.CapabilityGrant{profileGrant(echo, 5, 0), profileGrant(record, 5, 0), profileGrant(undeclared, 1, 0)}
 	plain := newRig(t, rigOptions{grants: grants})
-	zero := newRig(t, rigOptions{grants: grants, emptyFaults: true})
+	zero := newRig(t, rigOptions{grants: grants, configure: func(cfg worker.Config, _ *workertest.Host) worker.Config {
+		return worker.WithFaults(cfg, &worker.Faults{})
+	}})
 	a, b := script(plain), script(zero)
 	if strings.Join(a, "\n") != strings.Join(b, "\n") {
 		t.Fatalf("nil Faults:\n%s\nzero Faults:\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
@@ -112,14 +127,10 @@ func wantStage(t *testing.T, err error, st worker.Stage, pk protocol.ErrorKind) 
 
 func faultRig(t *testing.T, fault worker.Fault, grants ...protocol.CapabilityGrant) *rig {
 	t.Helper()
-	var faults []worker.Fault
-	if fault != 0 {
-		faults = []worker.Fault{fault}
-	}
-	return newRig(t, rigOptions{grants: grants, faults: faults})
+	return newRig(t, rigOptions{grants: grants, configure: faulty(t, nonZero(fault)...)})
 }
 
-// Spec: WRK-095, WRK-021
+// Spec: WRK-021
 func TestFaultAcceptReplay(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultAcceptReplay} {
 		r := faultRig(t, fault, profileGrant(echo, 5, 0))
@@ -141,7 +152,7 @@ func TestFaultAcceptReplay(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-021
+// Spec: WRK-021
 func TestFaultSkipTagCheck(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultSkipTagCheck} {
 		r := faultRig(t, fault, profileGrant(echo, 5, 0))
@@ -159,7 +170,7 @@ func TestFaultSkipTagCheck(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-021
+// Spec: WRK-021
 func TestFaultAcceptReflectedRole(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultAcceptReflectedRole} {
 		r := faultRig(t, fault, profileGrant(echo, 5, 0))
@@ -183,7 +194,7 @@ func TestFaultAcceptReflectedRole(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-021
+// Spec: WRK-021
 func TestFaultSkipSessionCheck(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultSkipSessionCheck} {
 		r := faultRig(t, fault, profileGrant(echo, 5, 0))
@@ -199,7 +210,7 @@ func TestFaultSkipSessionCheck(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-011, WRK-021
+// Spec: WRK-011, WRK-021
 func TestFaultAcceptVersion4(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultAcceptVersion4} {
 		host, err := workertest.NewHost("session-1")
@@ -219,14 +230,10 @@ func TestFaultAcceptVersion4(t *testing.T) {
 		}
 		open := host.OpenSession(profileGrant(echo, 5, 0)).(protocol.OpenSessionMessage)
 		open.Manifest.ProtocolVersion = 4
-		var faults []worker.Fault
-		if fault != 0 {
-			faults = append(faults, fault)
-		}
-		s, err := worker.Open(context.Background(), auth, host.Seal(open), worker.Config{
-			Journal: newMemStore(t).durable, Registry: reg, Faults: faultsFor(t, host, faults...),
+		s, err := worker.Open(context.Background(), auth, host.Seal(open), worker.WithFaults(worker.Config{
+			Journal: newMemStore(t).durable, Registry: reg,
 			Admission: worker.AdmissionFunc(func(context.Context, protocol.CapabilityManifest, string) (uint64, error) { return 1, nil }),
-		})
+		}, faultsFor(t, host, nonZero(fault)...)))
 		if fault == 0 {
 			wantStage(t, err, worker.StageOpen, protocol.ErrUnsupportedVersion)
 			continue
@@ -254,7 +261,7 @@ func TestFaultAcceptVersion4(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-023
+// Spec: WRK-023
 func TestFaultReuseOutgoingSequence(t *testing.T) {
 	r := faultRig(t, worker.FaultReuseOutgoingSequence, profileGrant(echo, 5, 0))
 	for i, s := range []string{"a", "b"} {
@@ -276,7 +283,7 @@ func TestFaultReuseOutgoingSequence(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-030
+// Spec: WRK-030
 func TestFaultIgnoreInputLimit(t *testing.T) {
 	small := profileGrant(echo, 5, 0)
 	small.MaxInputBytes = 4
@@ -303,7 +310,7 @@ func TestFaultIgnoreInputLimit(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-030, WRK-040
+// Spec: WRK-030, WRK-040
 func TestFaultIgnoreCallBudget(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultIgnoreCallBudget} {
 		r := faultRig(t, fault, profileGrant(echo, 1, 0), profileGrant(record, 1, 0))
@@ -324,7 +331,7 @@ func TestFaultIgnoreCallBudget(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-030, WRK-040
+// Spec: WRK-030, WRK-040
 func TestFaultForgetRequestID(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultForgetRequestID} {
 		r := faultRig(t, fault, profileGrant(echo, 3, 0), profileGrant(record, 3, 0))
@@ -345,7 +352,7 @@ func TestFaultForgetRequestID(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-030
+// Spec: WRK-030
 func TestFaultIgnoreGrant(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultIgnoreGrant} {
 		r := faultRig(t, fault, profileGrant(echo, 1, 0))
@@ -363,7 +370,7 @@ func TestFaultIgnoreGrant(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-030
+// Spec: WRK-030
 func TestFaultAcceptScalarJSON(t *testing.T) {
 	object := func(protocol.ToolInvocation) (protocol.ToolPayload, error) {
 		return workertest.JSON(`{"ok":true}`), nil
@@ -374,7 +381,7 @@ func TestFaultAcceptScalarJSON(t *testing.T) {
 			register: func(reg *worker.Registry) {
 				_ = reg.Register("t.json", &scripted{safety: worker.ReadOnly, invoke: object})
 			},
-			faults: nonZero(fault),
+			configure: faulty(t, nonZero(fault)...),
 		})
 		deep := workertest.JSON(strings.Repeat("[", 33) + strings.Repeat("]", 33))
 		got, err := r.send(r.host.Invoke("r1", "t.json", deep))
@@ -399,7 +406,7 @@ func nonZero(f worker.Fault) []worker.Fault {
 	return []worker.Fault{f}
 }
 
-// Spec: WRK-095, WRK-030
+// Spec: WRK-030
 func TestFaultLimitOffByOne(t *testing.T) {
 	in := profileGrant(echo, 5, 0)
 	in.MaxInputBytes = 4
@@ -421,7 +428,7 @@ func TestFaultLimitOffByOne(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-030
+// Spec: WRK-030
 func TestFaultSkipOutputValidation(t *testing.T) {
 	small := profileGrant(echo, 5, 0)
 	small.MaxOutputBytes = 4
@@ -439,7 +446,7 @@ func TestFaultSkipOutputValidation(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-030
+// Spec: WRK-030
 func TestFaultUndeclaredSafetyOK(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultUndeclaredSafetyOK} {
 		r := faultRig(t, fault, profileGrant(undeclared, 5, 0))
@@ -456,7 +463,7 @@ func TestFaultUndeclaredSafetyOK(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-041, WRK-051
+// Spec: WRK-041, WRK-051
 func TestFaultRerunDuplicates(t *testing.T) {
 	g := profileGrant(record, 5, 2)
 	for _, fault := range []worker.Fault{0, worker.FaultRerunDuplicateDispatch, worker.FaultRerunDuplicateCompensation} {
@@ -482,7 +489,7 @@ func TestFaultRerunDuplicates(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-041, WRK-051
+// Spec: WRK-041, WRK-051
 func TestFaultPendingAsSuccess(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultPendingAsSuccess} {
 		r := faultRig(t, fault, profileGrant(record, 5, 0))
@@ -504,7 +511,7 @@ func TestFaultPendingAsSuccess(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-042
+// Spec: WRK-042
 func TestFaultPersistAfterEffect(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultPersistAfterEffect} {
 		r := faultRig(t, fault, profileGrant(record, 5, 0))
@@ -520,14 +527,14 @@ func TestFaultPersistAfterEffect(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-061
+// Spec: WRK-061
 func TestFaultNoReconcileBudget(t *testing.T) {
 	limits, err := worker.NewLimits(1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, fault := range []worker.Fault{0, worker.FaultNoReconcileBudget} {
-		r := newRig(t, rigOptions{grants: []protocol.CapabilityGrant{profileGrant(record, 5, 0)}, limits: limits, faults: nonZero(fault)})
+		r := newRig(t, rigOptions{grants: []protocol.CapabilityGrant{profileGrant(record, 5, 0)}, limits: limits, configure: faulty(t, nonZero(fault)...)})
 		r.want(r.host.Dispatch("d1", record, "op-1", workertest.Record("fail", "1")), "operation_result failed "+absence)
 		r.want(r.host.Reconcile("q1", record, "op-1"), "reconciled_operation failed "+absence)
 		got, err := r.send(r.host.Reconcile("q2", record, "op-1"))
@@ -567,7 +574,7 @@ func (r *rig) compensateAs(req protocol.CompensateOperationMessage) (string, err
 	return workertest.Describe(m), nil
 }
 
-// Spec: WRK-095, WRK-050, WRK-052
+// Spec: WRK-050, WRK-052
 func TestFaultCompensationChecks(t *testing.T) {
 	undo := workertest.Record("succeed", `"u"`)
 	succeeded := `compensation_result succeeded json:{"compensation_key":"cmp-1","operation_key":"op-1","value":"u"}`
@@ -646,7 +653,7 @@ func TestFaultCompensationChecks(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-050
+// Spec: WRK-050
 func TestFaultAcceptSecondCompensationKey(t *testing.T) {
 	g := profileGrant(record, 5, 3)
 	for _, fault := range []worker.Fault{0, worker.FaultAcceptSecondCompensationKey} {
@@ -676,7 +683,7 @@ func TestFaultAcceptSecondCompensationKey(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-022, CAN-022
+// Spec: WRK-022, CAN-022
 func TestFaultCancelInBaseline(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultCancelInBaseline} {
 		r := faultRig(t, fault, profileGrant(echo, 5, 0))
@@ -739,11 +746,11 @@ func openStored(t *testing.T, js *worker.StorageJournalStore, adm worker.Admissi
 		t.Fatal(err)
 	}
 	s, err := worker.Open(context.Background(), auth, host.Seal(host.OpenSession(workertest.Grant(record, protocol.FormatText, 5, 0))),
-		worker.Config{Journal: j, Revision: rev, Registry: reg, Admission: adm, Faults: faultsFor(t, host, faults...)})
+		worker.WithFaults(worker.Config{Journal: j, Revision: rev, Registry: reg, Admission: adm}, faultsFor(t, host, faults...)))
 	return s, host, err
 }
 
-// Spec: WRK-095, WRK-015, WRK-094
+// Spec: WRK-015, WRK-094
 func TestFaultAdmitReplayedSession(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultAdmitReplayedSession} {
 		js, adm := storageRig(t)
@@ -766,7 +773,7 @@ func TestFaultAdmitReplayedSession(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-083
+// Spec: WRK-083
 func TestFaultIgnoreFence(t *testing.T) {
 	ctx := context.Background()
 	for _, fault := range []worker.Fault{0, worker.FaultIgnoreFence} {
@@ -782,7 +789,11 @@ func TestFaultIgnoreFence(t *testing.T) {
 		if _, err := newer.Handle(ctx, nh.Seal(nh.Dispatch("d1", record, "op-new", text("n"))), js); err != nil {
 			t.Fatal(err)
 		}
-		answer, err := older.Handle(ctx, oh.Seal(oh.Dispatch("d1", record, "op-old", text("o"))), js)
+		var olderStore worker.JournalPersister = js
+		if fault != 0 {
+			olderStore = (&worker.Faults{Enabled: worker.FaultSet(0).With(fault)}).Persister(js)
+		}
+		answer, err := older.Handle(ctx, oh.Seal(oh.Dispatch("d1", record, "op-old", text("o"))), olderStore)
 		if fault == 0 {
 			if !errors.Is(err, worker.ErrJournal) || !older.Poisoned() {
 				t.Fatalf("superseded persist: %v", err)
@@ -806,7 +817,7 @@ func TestFaultIgnoreFence(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-091
+// Spec: WRK-091
 func TestFaultContinueAfterReject(t *testing.T) {
 	for _, fault := range []worker.Fault{0, worker.FaultContinueAfterReject} {
 		js, adm := storageRig(t)
@@ -831,10 +842,10 @@ func TestFaultContinueAfterReject(t *testing.T) {
 		in.WriteString("not a frame\n")
 		in.Write(append(host.Seal(host.Invoke("r1", echo, text("good"))), '\n'))
 		var out bytes.Buffer
-		err = worker.Serve(context.Background(), worker.ServeConfig{
+		err = worker.Serve(context.Background(), worker.WithServeFaults(worker.ServeConfig{
 			Auth: auth, Lines: worker.NewFrameReader(&in), Output: &out, Store: js, Registry: reg,
-			Admission: adm, Faults: faultsFor(t, host, nonZero(fault)...),
-		})
+			Admission: adm,
+		}, faultsFor(t, host, nonZero(fault)...)))
 		if fault == 0 {
 			if worker.ExitCode(err) != worker.ExitTransport || out.Len() != 0 {
 				t.Fatalf("tampered frame: %v, output %q", err, out.String())
@@ -847,7 +858,7 @@ func TestFaultContinueAfterReject(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, WRK-090
+// Spec: WRK-090
 func TestFaultNoLineCap(t *testing.T) {
 	long := append(bytes.Repeat([]byte("x"), 2<<20), '\n')
 	var none *worker.Faults
@@ -879,9 +890,9 @@ func TestFaultNoLineCap(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, CAN-006, CAN-016
+// Spec: CAN-006, CAN-016
 func TestFaultIgnoreCancel(t *testing.T) {
-	r := newDriverRig(t, worker.FaultIgnoreCancel)
+	r := newDriverRig(t, faulty(t, worker.FaultIgnoreCancel))
 	h := r.host
 	r.send(h.Invoke("r1", gateTool, text("wait")))
 	r.started()
@@ -899,9 +910,9 @@ func TestFaultIgnoreCancel(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, CAN-016, CAN-020
+// Spec: CAN-016, CAN-020
 func TestFaultResultAfterAck(t *testing.T) {
-	r := newDriverRig(t, worker.FaultResultAfterAck)
+	r := newDriverRig(t, faulty(t, worker.FaultResultAfterAck))
 	h := r.host
 	r.send(h.Invoke("r1", gateTool, text("wait")))
 	r.started()
@@ -921,9 +932,9 @@ func TestFaultResultAfterAck(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, CAN-015
+// Spec: CAN-015
 func TestFaultTooLateBeforeResult(t *testing.T) {
-	r := newDriverRig(t, worker.FaultTooLateBeforeResult)
+	r := newDriverRig(t, faulty(t, worker.FaultTooLateBeforeResult))
 	h := r.host
 	// "hold" completes only after the cancel has set the token, so the fault's misordering is
 	// what the test sees, not a race between the cancel frame and the adapter.
@@ -939,9 +950,9 @@ func TestFaultTooLateBeforeResult(t *testing.T) {
 	}
 }
 
-// Spec: WRK-095, CAN-019
+// Spec: CAN-019
 func TestFaultDetachOnFatal(t *testing.T) {
-	r := newDriverRig(t, worker.FaultDetachOnFatal)
+	r := newDriverRig(t, faulty(t, worker.FaultDetachOnFatal))
 	r.send(r.host.Invoke("r1", gateTool, text("ignore")))
 	r.started()
 	r.sendLine([]byte("garbage"))
@@ -952,7 +963,6 @@ func TestFaultDetachOnFatal(t *testing.T) {
 	r.gate.release <- struct{}{}
 }
 
-// Spec: WRK-095
 func TestFrameFaultsNeedTheKey(t *testing.T) {
 	host, err := workertest.NewHost("session-1")
 	if err != nil {
@@ -965,12 +975,48 @@ func TestFrameFaultsNeedTheKey(t *testing.T) {
 	}
 	for _, f := range []worker.Fault{worker.FaultAcceptReplay, worker.FaultReuseOutgoingSequence} {
 		faults := &worker.Faults{Enabled: worker.FaultSet(0).With(f)}
-		_, err = worker.Open(context.Background(), auth, host.Seal(host.OpenSession()), worker.Config{
-			Journal: newMemStore(t).durable, Registry: worker.NewRegistry(), Faults: faults,
+		_, err = worker.Open(context.Background(), auth, host.Seal(host.OpenSession()), worker.WithFaults(worker.Config{
+			Journal: newMemStore(t).durable, Registry: worker.NewRegistry(),
 			Admission: worker.AdmissionFunc(func(context.Context, protocol.CapabilityManifest, string) (uint64, error) { return 1, nil }),
-		})
+		}, faults))
 		if err == nil || !faults.NeedsSessionKey() {
 			t.Fatalf("%v without a key: %v", f, err)
 		}
 	}
+}
+
+// faulty configures a session with faults.
+func faulty(t testing.TB, faults ...worker.Fault) configure {
+	return func(cfg worker.Config, host *workertest.Host) worker.Config {
+		return worker.WithFaults(cfg, faultsFor(t, host, faults...))
+	}
+}
+
+// faultsFor returns the Faults enabling faults, with the host's session key when they need
+// it; nil when faults is empty.
+func faultsFor(t testing.TB, host *workertest.Host, faults ...worker.Fault) *worker.Faults {
+	t.Helper()
+	if len(faults) == 0 {
+		return nil
+	}
+	f := &worker.Faults{}
+	for _, x := range faults {
+		f.Enabled = f.Enabled.With(x)
+	}
+	if f.NeedsSessionKey() {
+		f.SessionKey = hostKey(t, host)
+	}
+	return f
+}
+
+// hostKey returns a copy of the host's session key, taken from its bootstrap bytes.
+func hostKey(t testing.TB, host *workertest.Host) *protocol.SessionKey {
+	t.Helper()
+	boot := host.Bootstrap()
+	key, err := protocol.NewSessionKey(boot[len(boot)-protocol.SessionKeyBytes:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { key.Close() })
+	return key
 }

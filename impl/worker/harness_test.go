@@ -71,10 +71,13 @@ type rigOptions struct {
 	limits   worker.Limits
 	journal  *journal.Journal
 	effects  *profile.EffectLog // shared with an earlier rig, as a restarted worker would
-	faults   []worker.Fault
-	// emptyFaults opens the session with a zero, non-nil Faults.
-	emptyFaults bool
+	// configure, when set, adjusts the session's configuration (the faulty build's tests
+	// inject faults with it).
+	configure configure
 }
+
+// configure adjusts a session's configuration for a host.
+type configure func(worker.Config, *workertest.Host) worker.Config
 
 func profileGrant(tool string, calls, compensations uint32) protocol.CapabilityGrant {
 	return workertest.Grant(tool, profile.Formats[tool], calls, compensations)
@@ -107,14 +110,14 @@ func newRig(t testing.TB, o rigOptions) *rig {
 	if o.journal != nil {
 		j = o.journal
 	}
-	faults := faultsFor(t, host, o.faults...)
-	if o.emptyFaults {
-		faults = &worker.Faults{}
-	}
-	s, err := worker.Open(context.Background(), auth, host.Seal(host.OpenSession(o.grants...)), worker.Config{
-		Journal: j, Registry: reg, Limits: o.limits, Faults: faults,
+	cfg := worker.Config{
+		Journal: j, Registry: reg, Limits: o.limits,
 		Admission: worker.AdmissionFunc(func(context.Context, protocol.CapabilityManifest, string) (uint64, error) { return 7, nil }),
-	})
+	}
+	if o.configure != nil {
+		cfg = o.configure(cfg, host)
+	}
+	s, err := worker.Open(context.Background(), auth, host.Seal(host.OpenSession(o.grants...)), cfg)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -123,35 +126,6 @@ func newRig(t testing.TB, o rigOptions) *rig {
 		grants[g.Tool] = g
 	}
 	return &rig{t: t, host: host, session: s, store: store, effects: effects, grants: grants}
-}
-
-// faultsFor returns the Faults enabling faults, with the host's session key when they need
-// it; nil when faults is empty.
-func faultsFor(t testing.TB, host *workertest.Host, faults ...worker.Fault) *worker.Faults {
-	t.Helper()
-	if len(faults) == 0 {
-		return nil
-	}
-	f := &worker.Faults{}
-	for _, x := range faults {
-		f.Enabled = f.Enabled.With(x)
-	}
-	if f.NeedsSessionKey() {
-		f.SessionKey = hostKey(t, host)
-	}
-	return f
-}
-
-// hostKey returns a copy of the host's session key, taken from its bootstrap bytes.
-func hostKey(t testing.TB, host *workertest.Host) *protocol.SessionKey {
-	t.Helper()
-	boot := host.Bootstrap()
-	key, err := protocol.NewSessionKey(boot[len(boot)-protocol.SessionKeyBytes:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { key.Close() })
-	return key
 }
 
 // send seals m at the next host sequence, handles it and returns the answer description or

@@ -19,14 +19,15 @@ type ServeConfig struct {
 	Output io.Writer
 	// Store loads and persists the journal and reserves fences.
 	Store JournalStore
-	// Registry, Limits, Admission and Faults are passed to Open.
+	// Registry, Limits and Admission are passed to Open.
 	Registry  *Registry
 	Limits    Limits
 	Admission Admission
-	Faults    *Faults
 	// Opened, when set, is called once the session is open, with whether the cancellable
 	// driver runs it.
 	Opened func(s *Session, cancellable bool)
+
+	hooks testOnlyHooks // set only by the faulty build
 }
 
 // Serve runs one session to its end (WRK-090 to WRK-094, CAN-023): it loads the journal,
@@ -51,7 +52,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	}
 	s, err := Open(ctx, cfg.Auth, line, Config{
 		Journal: j, Revision: revision, Registry: cfg.Registry, Limits: cfg.Limits,
-		Admission: cfg.Admission, Faults: cfg.Faults,
+		Admission: cfg.Admission, hooks: cfg.hooks,
 	})
 	if err != nil {
 		return err
@@ -76,7 +77,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 			return err
 		}
 		answer, err := s.Handle(ctx, line, cfg.Store)
-		if err != nil && cfg.Faults.Has(FaultContinueAfterReject) && !errors.Is(err, ErrEndOfInput) {
+		if err != nil && cfg.hooks != nil && cfg.hooks.skipRejected(err) {
 			continue
 		}
 		if err != nil {

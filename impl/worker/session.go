@@ -92,8 +92,42 @@ type Config struct {
 	Limits Limits
 	// Admission admits the session and issues its lease.
 	Admission Admission
-	// Faults injects test faults; nil injects nothing.
-	Faults *Faults
+
+	hooks testOnlyHooks // set only by the faulty build
+}
+
+// frameOpener authenticates incoming frame lines; *protocol.Authenticator is one.
+type frameOpener interface {
+	Open(line []byte) (protocol.Frame, error)
+}
+
+// frameSealer seals answers; *protocol.Authenticator is one.
+type frameSealer interface {
+	Seal(m protocol.Message) (protocol.Frame, []byte, error)
+}
+
+// sessionAuthorizer is the part of *authorizer.SessionAuthorizer the runtime uses.
+type sessionAuthorizer interface {
+	Manifest() protocol.CapabilityManifest
+	Authorize(protocol.ToolInvocation) (authorizer.AuthorizedInvocation, error)
+	AuthorizeOperation(protocol.OperationDispatchRequest) (authorizer.AuthorizedOperationInvocation, error)
+	AuthorizeReconciliation(protocol.OperationReconcileRequest) (authorizer.AuthorizedOperationReconciliation, error)
+	AuthorizeCompensation(protocol.OperationCompensationRequest) (authorizer.AuthorizedOperationCompensation, error)
+	AuthorizeCancellation(protocol.WorkerCancellationRequest, authorizer.AuthorizedInvocation) (authorizer.AuthorizedWorkerCancellation, error)
+	ValidateResult(authorizer.AuthorizedInvocation, protocol.ToolResult) error
+	ValidateOperationResult(authorizer.AuthorizedOperationInvocation, protocol.OperationReconcileResult) error
+	ValidateReconciliationResult(authorizer.AuthorizedOperationReconciliation, protocol.OperationReconcileResult) error
+	ValidateCompensationResult(authorizer.AuthorizedOperationCompensation, protocol.OperationCompensationResult) error
+	ValidateCancellationResult(authorizer.AuthorizedWorkerCancellation, protocol.WorkerCancellationResult) error
+}
+
+// sessionParts are the parts of a session that Open assembles from its arguments.
+type sessionParts struct {
+	opener    frameOpener
+	sealer    frameSealer
+	admission Admission
+	registry  *Registry
+	limits    Limits
 }
 
 // Session is an open worker session (chapter 13): a pure state machine that takes frame lines
@@ -111,7 +145,7 @@ type Session struct {
 	recByTool  map[string]uint32
 	recTotal   uint32
 	poisoned   bool
-	faults     *Faults
+	hooks      testOnlyHooks
 }
 
 // Open opens a session from the first frame line (WRK-010 to WRK-018). Its checks run in
@@ -125,15 +159,17 @@ func Open(ctx context.Context, auth *protocol.Authenticator, line []byte, cfg Co
 	if auth == nil || auth.Role() != protocol.RoleWorker {
 		return nil, &Error{Kind: ErrRequiresWorkerAuthenticator}
 	}
-	opener, err := cfg.Faults.frameOpener(auth)
-	if err != nil {
-		return nil, err
+	limits := cfg.Limits
+	if limits == (Limits{}) {
+		limits = DefaultLimits()
 	}
-	sealer, err := cfg.Faults.frameSealer(auth)
-	if err != nil {
-		return nil, err
+	parts := sessionParts{opener: auth, sealer: auth, admission: cfg.Admission, registry: cfg.Registry, limits: limits}
+	if cfg.hooks != nil {
+		if err := cfg.hooks.open(auth, &parts); err != nil {
+			return nil, err
+		}
 	}
-	frame, err := opener.Open(line)
+	frame, err := parts.opener.Open(line)
 	if err != nil {
 		return nil, protocolError(StageOpen, err)
 	}
@@ -147,33 +183,33 @@ func Open(ctx context.Context, auth *protocol.Authenticator, line []byte, cfg Co
 	}
 	manifest := az.Manifest()
 	for _, g := range manifest.Grants {
-		if !cfg.Registry.Contains(g.Tool) {
+		if !parts.registry.Contains(g.Tool) {
 			return nil, &Error{Kind: ErrMissingAdapter, Tool: g.Tool}
 		}
 	}
-	token, err := cfg.Faults.admission(cfg.Admission).Admit(ctx, manifest, cfg.Journal.Scope())
+	token, err := parts.admission.Admit(ctx, manifest, cfg.Journal.Scope())
 	if err != nil {
 		return nil, &Error{Kind: ErrAdmission, Err: err}
 	}
 	if token == 0 {
 		return nil, &Error{Kind: ErrInvalidJournalLease}
 	}
-	limits := cfg.Limits
-	if limits == (Limits{}) {
-		limits = DefaultLimits()
+	var authz sessionAuthorizer = az
+	if cfg.hooks != nil {
+		authz = cfg.hooks.authorizer(az, cfg.Journal.Scope())
 	}
 	return &Session{
 		auth:       auth,
-		opener:     opener,
-		sealer:     sealer,
-		authorizer: cfg.Faults.sessionAuthorizer(az, cfg.Journal.Scope()),
+		opener:     parts.opener,
+		sealer:     parts.sealer,
+		authorizer: authz,
 		journal:    cfg.Journal,
 		revision:   cfg.Revision,
 		lease:      Lease{token},
-		registry:   cfg.Registry,
-		limits:     limits,
+		registry:   parts.registry,
+		limits:     parts.limits,
 		recByTool:  map[string]uint32{},
-		faults:     cfg.Faults,
+		hooks:      cfg.hooks,
 	}, nil
 }
 
@@ -222,8 +258,10 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 	case protocol.ReconcileOperationMessage:
 		return s.reconcile(ctx, m.Request, store)
 	default:
-		if s.faults.Has(FaultCancelInBaseline) {
-			return s.cancelInBaseline(m)
+		if s.hooks != nil {
+			if answer, handled, err := s.hooks.otherMessage(s, m); handled {
+				return answer, err
+			}
 		}
 		return nil, &Error{Kind: ErrUnexpectedMessage, MessageType: string(m.Type())}
 	}
@@ -268,14 +306,14 @@ func (s *Session) invoke(inv protocol.ToolInvocation) ([]byte, error) {
 	if err != nil {
 		return nil, protocolError(StageAuthorize, err)
 	}
-	// The adapter gets the invocation as received; the token holds the same one unless a
-	// fault authorized a stand-in.
+	// The adapter gets the invocation as received; the token holds the same one unless the
+	// faulty build authorized a stand-in.
 	req, grant := inv, authorized.Grant()
 	a, err := s.adapter(req.Tool)
 	if err != nil {
 		return nil, err
 	}
-	if a.InvocationSafety() == SafetyUndeclared && !s.faults.Has(FaultUndeclaredSafetyOK) {
+	if a.InvocationSafety() == SafetyUndeclared {
 		return nil, &Error{Kind: ErrInvocationSafetyNotDeclared, Tool: req.Tool}
 	}
 	var payload protocol.ToolPayload
@@ -306,11 +344,8 @@ func adapterFailure(tool string, err error) error {
 
 // persist writes the journal; on failure it restores before and poisons (WRK-070, WRK-071).
 func (s *Session) persist(ctx context.Context, store JournalPersister, before *journal.Journal) error {
-	expected, lease := s.revision, s.lease
-	if s.faults.Has(FaultIgnoreFence) {
-		expected, lease = s.unfencedTarget(ctx, store)
-	}
-	actual, err := store.Persist(ctx, s.journal, expected, lease)
+	expected := s.revision
+	actual, err := store.Persist(ctx, s.journal, expected, s.lease)
 	if err != nil {
 		s.journal, s.poisoned = before, true
 		return &Error{Kind: ErrJournal, Err: err}
@@ -323,44 +358,86 @@ func (s *Session) persist(ctx context.Context, store JournalPersister, before *j
 	return nil
 }
 
-// durableOutcome runs a durable adapter call between the two persistence points shared by
-// flows B and C (WRK-042 to WRK-046, WRK-052). indeterminate builds the flow's indeterminate
-// error from a cause.
-func (s *Session) durableOutcome(
-	ctx context.Context, store JournalPersister, tool string, before *journal.Journal,
-	run func() (protocol.OperationStatus, error),
-	observe func(protocol.OperationStatus) error,
-	indeterminate func(cause error) error,
-) (protocol.OperationStatus, error) {
-	if s.faults.Has(FaultPersistAfterEffect) {
-		return s.durableOutcomeEffectFirst(ctx, store, tool, before, run, observe, indeterminate)
+// durableRequest is what differs between flow B (dispatch) and flow C (compensation);
+// runDurable is the flow they share.
+type durableRequest struct {
+	tool         string
+	grant        protocol.CapabilityGrant
+	compensation bool
+	// admit admits the request into the in-memory journal.
+	admit func() (journal.Admission, error)
+	// pending is the refusal of an exact duplicate whose record is still pending.
+	pending func() error
+	// run calls the adapter.
+	run func(Adapter) (protocol.OperationStatus, error)
+	// observe records the adapter's status in the in-memory journal.
+	observe func(protocol.OperationStatus) error
+	// indeterminate builds the flow's indeterminate error from its cause.
+	indeterminate func(cause error) error
+}
+
+// runDurable runs the journaled part of a durable flow after authorization (WRK-042 to
+// WRK-047, WRK-052): the contract check, journal admission, the pending record made durable,
+// the adapter, the observed status made durable. An exact duplicate answers its recorded
+// status without running the adapter, or is refused while that status is pending.
+func (s *Session) runDurable(ctx context.Context, store JournalPersister, d *durableRequest) (protocol.OperationStatus, error) {
+	a, err := s.adapter(d.tool)
+	if err != nil {
+		return protocol.OperationStatus{}, err
+	}
+	if a.DurableContract() == ContractUndeclared {
+		return protocol.OperationStatus{}, &Error{Kind: ErrDurableOperationContractNotDeclared, Tool: d.tool}
+	}
+	before := s.journal.Clone()
+	admission, err := d.admit()
+	if err != nil {
+		return protocol.OperationStatus{}, protocolError(StageJournal, err)
+	}
+	if admission.Kind == journal.Existing {
+		if s.hooks != nil {
+			if status, handled := s.hooks.duplicate(s, admission.State, d); handled {
+				return status, nil
+			}
+		}
+		if admission.State.State == protocol.StatePending {
+			return protocol.OperationStatus{}, d.pending()
+		}
+		return admission.State, nil
+	}
+	if s.hooks != nil {
+		if status, handled, err := s.hooks.journaledCall(ctx, s, store, before, d); handled {
+			return status, err
+		}
 	}
 	if err := s.persist(ctx, store, before); err != nil {
 		return protocol.OperationStatus{}, err
 	}
-	s.faults.at(PointAdmissionPersisted)
 	var status protocol.OperationStatus
-	err := guard(tool, func() (e error) {
-		status, e = run()
+	err = guard(d.tool, func() (e error) {
+		status, e = d.run(a)
 		return e
 	})
 	if err != nil {
-		var we *Error
-		if !errors.As(err, &we) && AdapterKindOf(err) == AdapterIndeterminate {
-			return protocol.OperationStatus{}, indeterminate(err)
-		}
-		return protocol.OperationStatus{}, adapterFailure(tool, err)
+		return protocol.OperationStatus{}, d.adapterError(err)
 	}
-	s.faults.at(PointAdapterReturned)
 	pending := s.journal.Clone()
-	if err := observe(status); err != nil {
-		return protocol.OperationStatus{}, indeterminate(protocolError(StageObserve, err))
+	if err := d.observe(status); err != nil {
+		return protocol.OperationStatus{}, d.indeterminate(protocolError(StageObserve, err))
 	}
 	if err := s.persist(ctx, store, pending); err != nil {
-		return protocol.OperationStatus{}, indeterminate(err)
+		return protocol.OperationStatus{}, d.indeterminate(err)
 	}
-	s.faults.at(PointObservationPersisted)
 	return status, nil
+}
+
+// adapterError classifies an adapter failure of a durable call: an indeterminate adapter
+// error makes the outcome indeterminate (WRK-046), any other is an adapter failure.
+func (d *durableRequest) adapterError(err error) error {
+	var we *Error
+	if !errors.As(err, &we) && AdapterKindOf(err) == AdapterIndeterminate {
+		return d.indeterminate(err)
+	}
+	return adapterFailure(d.tool, err)
 }
 
 // dispatch is flow B (WRK-040 to WRK-047).
@@ -370,42 +447,23 @@ func (s *Session) dispatch(ctx context.Context, in protocol.OperationDispatchReq
 		return nil, protocolError(StageAuthorize, err)
 	}
 	req, grant := authorized.Request(), authorized.Grant()
-	a, err := s.adapter(req.Tool)
+	status, err := s.runDurable(ctx, store, &durableRequest{
+		tool: req.Tool, grant: grant,
+		admit: func() (journal.Admission, error) { return s.journal.Admit(authorized) },
+		pending: func() error {
+			return &Error{Kind: ErrPendingOperation, OperationKey: req.OperationKey}
+		},
+		run: func(a Adapter) (protocol.OperationStatus, error) { return a.DispatchOperation(req, grant) },
+		observe: func(st protocol.OperationStatus) error {
+			_, err := s.journal.Observe(authorized, st)
+			return err
+		},
+		indeterminate: func(cause error) error {
+			return &Error{Kind: ErrIndeterminateOperation, OperationKey: req.OperationKey, Err: cause}
+		},
+	})
 	if err != nil {
 		return nil, err
-	}
-	if a.DurableContract() == ContractUndeclared {
-		return nil, &Error{Kind: ErrDurableOperationContractNotDeclared, Tool: req.Tool}
-	}
-	before := s.journal.Clone()
-	admission, err := s.journal.Admit(authorized)
-	if err != nil {
-		return nil, protocolError(StageJournal, err)
-	}
-	var status protocol.OperationStatus
-	switch admission.Kind {
-	case journal.Existing:
-		if admission.State.State == protocol.StatePending && !s.faults.Has(FaultPendingAsSuccess) {
-			return nil, &Error{Kind: ErrPendingOperation, OperationKey: req.OperationKey}
-		}
-		status = admission.State
-		if s.faults != nil {
-			status = s.faultyDuplicate(status, req.Tool, grant, FaultRerunDuplicateDispatch,
-				func() (protocol.OperationStatus, error) { return a.DispatchOperation(req, grant) })
-		}
-	default:
-		status, err = s.durableOutcome(ctx, store, req.Tool, before,
-			func() (protocol.OperationStatus, error) { return a.DispatchOperation(req, grant) },
-			func(st protocol.OperationStatus) error {
-				_, err := s.journal.Observe(authorized, st)
-				return err
-			},
-			func(cause error) error {
-				return &Error{Kind: ErrIndeterminateOperation, OperationKey: req.OperationKey, Err: cause}
-			})
-		if err != nil {
-			return nil, err
-		}
 	}
 	result, err := protocol.NewOperationReconcileResult(req.SessionID, req.RequestID, req.Tool, req.OperationKey, status)
 	if err != nil {
@@ -424,49 +482,31 @@ func (s *Session) compensate(ctx context.Context, in protocol.OperationCompensat
 		return nil, protocolError(StageAuthorize, err)
 	}
 	req, grant := authorized.Request(), authorized.Grant()
-	a, err := s.adapter(req.Tool)
+	admit := func() (journal.Admission, error) { return s.journal.AdmitCompensation(authorized) }
+	if s.hooks != nil {
+		admit = s.hooks.admitCompensation(s, authorized, admit)
+	}
+	status, err := s.runDurable(ctx, store, &durableRequest{
+		tool: req.Tool, grant: grant, compensation: true,
+		admit: admit,
+		pending: func() error {
+			return &Error{Kind: ErrPendingCompensation, OperationKey: req.OperationKey, CompensationKey: req.CompensationKey}
+		},
+		run: func(a Adapter) (protocol.OperationStatus, error) { return a.CompensateOperation(req, grant) },
+		observe: func(st protocol.OperationStatus) error {
+			_, err := s.journal.ObserveCompensation(authorized, st)
+			return err
+		},
+		indeterminate: func(cause error) error {
+			return &Error{Kind: ErrIndeterminateCompensation, OperationKey: req.OperationKey,
+				CompensationKey: req.CompensationKey, Err: cause}
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
-	if a.DurableContract() == ContractUndeclared {
-		return nil, &Error{Kind: ErrDurableOperationContractNotDeclared, Tool: req.Tool}
-	}
-	before := s.journal.Clone()
-	admission, err := s.journal.AdmitCompensation(authorized)
-	if err != nil && s.faults.Has(FaultAcceptSecondCompensationKey) {
-		admission, err = s.replaceCompensation(authorized, err)
-	}
-	if err != nil {
-		return nil, protocolError(StageJournal, err)
-	}
-	var status protocol.OperationStatus
-	switch admission.Kind {
-	case journal.Existing:
-		if admission.State.State == protocol.StatePending && !s.faults.Has(FaultPendingAsSuccess) {
-			return nil, &Error{Kind: ErrPendingCompensation, OperationKey: req.OperationKey, CompensationKey: req.CompensationKey}
-		}
-		status = admission.State
-		if s.faults != nil {
-			status = s.faultyDuplicate(status, req.Tool, grant, FaultRerunDuplicateCompensation,
-				func() (protocol.OperationStatus, error) { return a.CompensateOperation(req, grant) })
-		}
-	default:
-		status, err = s.durableOutcome(ctx, store, req.Tool, before,
-			func() (protocol.OperationStatus, error) { return a.CompensateOperation(req, grant) },
-			func(st protocol.OperationStatus) error {
-				_, err := s.journal.ObserveCompensation(authorized, st)
-				return err
-			},
-			func(cause error) error {
-				return &Error{Kind: ErrIndeterminateCompensation, OperationKey: req.OperationKey,
-					CompensationKey: req.CompensationKey, Err: cause}
-			})
-		if err != nil {
-			return nil, err
-		}
-	}
-	// The answer repeats the binding as received; the token holds the same one unless a fault
-	// authorized a stand-in.
+	// The answer repeats the binding as received; the token holds the same one unless the
+	// faulty build authorized a stand-in.
 	result, err := protocol.NewOperationCompensationResult(in.SessionID, in.RequestID, in.Binding(), status)
 	if err != nil {
 		return nil, protocolError(StageResult, err)
@@ -479,10 +519,10 @@ func (s *Session) compensate(ctx context.Context, in protocol.OperationCompensat
 
 // reserveReconciliation spends one reconciliation of tool, session budget first (WRK-061).
 func (s *Session) reserveReconciliation(tool string) error {
-	if s.recTotal >= s.limits.perSession && !s.faults.Has(FaultNoReconcileBudget) {
+	if s.recTotal >= s.limits.perSession {
 		return &Error{Kind: ErrReconciliationSessionBudgetExhausted, Maximum: s.limits.perSession}
 	}
-	if s.recByTool[tool] >= s.limits.perTool && !s.faults.Has(FaultNoReconcileBudget) {
+	if s.recByTool[tool] >= s.limits.perTool {
 		return &Error{Kind: ErrReconciliationBudgetExhausted, Tool: tool, Maximum: s.limits.perTool}
 	}
 	s.recByTool[tool]++
@@ -522,7 +562,6 @@ func (s *Session) reconcile(ctx context.Context, in protocol.OperationReconcileR
 	if err := s.persist(ctx, store, before); err != nil {
 		return nil, err
 	}
-	s.faults.at(PointReconciliationPersisted)
 	result, err := protocol.NewOperationReconcileResult(req.SessionID, req.RequestID, req.Tool, req.OperationKey, status)
 	if err != nil {
 		return nil, protocolError(StageResult, err)

@@ -1,7 +1,9 @@
 // Package workertest provides a scripted host for testing worker implementations: it seals
 // host frames (also out of order or tampered), opens worker answers, and builds the messages
-// of the conformance profile. It is test support, not a host runtime: it keeps no
-// authorization state of its own.
+// of the conformance profile. It also builds the reference worker once per test binary
+// (Binaries) and collects a worker process's output (Output), for every package whose tests
+// run worker processes. It is test support, not a host runtime: it keeps no authorization
+// state of its own.
 package workertest
 
 import (
