@@ -153,6 +153,10 @@ const (
 	// FaultLateBootstrapChecks: the worker process reads the whole bootstrap (42 + L bytes)
 	// before it checks any part of it.
 	FaultLateBootstrapChecks
+	// FaultRefuseNonPortableAnswers: every answer holding a non-portable payload number is
+	// refused, as before ENC-053 and ENC-054: an echo of the host's own numbers fails, and a
+	// durable outcome with such numbers is never answered although its effect happened.
+	FaultRefuseNonPortableAnswers
 
 	faultEnd
 )
@@ -245,6 +249,8 @@ var faultInfos = [...]FaultInfo{
 		"exit with status 4 (transport), not 3, when the bootstrap is invalid"},
 	{FaultLateBootstrapChecks, "late-bootstrap-checks", "BOOT-006", []string{"CNF-BOOT-02", "CNF-BOOT-03", "CNF-BOOT-04", "CNF-BOOT-06"},
 		"read the whole bootstrap (42 + L bytes) before checking any part of it"},
+	{FaultRefuseNonPortableAnswers, "refuse-non-portable-answers", "WRK-048", []string{"CNF-DURABLE-26", "CNF-NUMBER-04"},
+		"refuse every answer holding a non-portable number: durable effects with such numbers are stranded"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.

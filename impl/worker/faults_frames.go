@@ -34,8 +34,12 @@ func (f *Faults) frameOpener(auth *protocol.Authenticator) (frameOpener, error) 
 	return &faultyOpener{key: f.SessionKey, sessionID: auth.SessionID(), mode: auth.Mode(), next: auth.NextIncoming(), faults: f.Enabled}, nil
 }
 
-// frameSealer returns auth, or a sealer that reuses outgoing sequence 1.
+// frameSealer returns auth, or a sealer that reuses outgoing sequence 1, or one that refuses
+// every non-portable answer.
 func (f *Faults) frameSealer(auth *protocol.Authenticator) (frameSealer, error) {
+	if f.Has(FaultRefuseNonPortableAnswers) {
+		return portableOnlySealer{auth}, nil
+	}
 	if !f.Has(FaultReuseOutgoingSequence) {
 		return auth, nil
 	}
@@ -278,4 +282,29 @@ func (u *uncappedLineReader) ReadLine() ([]byte, error) {
 			return nil, &Error{Kind: ErrFrame, Err: &jsonline.Error{Kind: jsonline.ErrIO, Err: err}}
 		}
 	}
+}
+
+// portableOnlySealer refuses answers whose payload holds a non-portable number, whatever the
+// peer proved and whatever the answer reports (FaultRefuseNonPortableAnswers).
+type portableOnlySealer struct{ inner frameSealer }
+
+// Seal refuses m when its payload is not portable, and otherwise seals it with the inner sealer.
+func (s portableOnlySealer) Seal(m protocol.Message) (protocol.Frame, []byte, error) {
+	var p protocol.ToolPayload
+	switch m := m.(type) {
+	case protocol.ResultMessage:
+		p = m.Result.Payload
+	case protocol.OperationResultMessage:
+		p = m.Result.Status.Payload
+	case protocol.ReconciledOperationMessage:
+		p = m.Result.Status.Payload
+	case protocol.CompensationResultMessage:
+		p = m.Result.Status.Payload
+	}
+	if p.Format == protocol.FormatJSON {
+		if _, token, portable := canonjson.AppendJSONPortability(nil, p.JSON); !portable {
+			return protocol.Frame{}, nil, &protocol.NonPortableNumberError{Token: token}
+		}
+	}
+	return s.inner.Seal(m)
 }
