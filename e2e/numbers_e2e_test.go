@@ -8,6 +8,7 @@ import (
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/transport"
+	"github.com/splashv5/conform/impl/transport/transporttest"
 )
 
 // textKeepingChannel starts the reference worker for session under a host that keeps number
@@ -15,13 +16,8 @@ import (
 // the session at end of input and requires a clean exit.
 func textKeepingChannel(t *testing.T, session string, args []string) (tr *transport.OperationTransport, end func()) {
 	t.Helper()
-	stderr := &lockedBuffer{}
-	p, err := transport.StartProcess(transport.ProcessConfig{Path: workerBinary, Args: args, SessionID: session,
-		Stderr: stderr, Env: []string{}, AuthOptions: []protocol.AuthenticatorOption{protocol.AllowNonPortableNumbers()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = p.Terminate() })
+	p, stderr := transporttest.StartWorkerWith(t, transport.ProcessConfig{Path: workerBinary, Args: args, SessionID: session,
+		Env: []string{}, AuthOptions: []protocol.AuthenticatorOption{protocol.AllowNonPortableNumbers()}})
 	return operationChannel(t, p, session), func() { endBaselineSession(t, p, stderr) }
 }
 

@@ -12,9 +12,15 @@ import (
 // terminated when the test ends, and a failure to terminate it fails the test.
 func StartWorker(t testing.TB, binary, session string, clock transport.Clock, env []string, args ...string) (*transport.Process, *workertest.Output) {
 	t.Helper()
+	return StartWorkerWith(t, transport.ProcessConfig{Path: binary, Args: args, SessionID: session, Clock: clock, Env: env})
+}
+
+// StartWorkerWith is StartWorker for a whole process configuration, whose Stderr it sets.
+func StartWorkerWith(t testing.TB, cfg transport.ProcessConfig) (*transport.Process, *workertest.Output) {
+	t.Helper()
 	stderr := &workertest.Output{}
-	p, err := transport.StartProcess(transport.ProcessConfig{Path: binary, Args: args, SessionID: session,
-		Stderr: stderr, Clock: clock, Env: env})
+	cfg.Stderr = stderr
+	p, err := transport.StartProcess(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
