@@ -411,7 +411,7 @@ type indexResult struct {
 // -json, and returns the page and the results of the JSON index (validated by its schema).
 func realRunPage(t *testing.T) (string, []indexResult) {
 	t.Helper()
-	cfg := referenceConfig(t, "--fault", "skip-tag-check")
+	cfg := faultyConfig(t, "--fault", "skip-tag-check")
 	dir := t.TempDir()
 	htmlPath, jsonPath := filepath.Join(dir, "report.html"), filepath.Join(dir, "report.json")
 	args := []string{"-run", `CNF-(FRAME-0[1-4]|BOOT-01|PROFILE-01)`, "-parallel", "4", "-timeout", "10s", "-scratch", dir, "-html", htmlPath, "-json", jsonPath, "--"}
