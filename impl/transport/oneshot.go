@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"time"
+
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -37,13 +39,16 @@ func (s OperationState) String() string {
 // fresh session from the worker's durable journal and reconciles there.
 //
 // The transport keeps its own fresh session authorizer for the manifest, so each request is
-// authorized on the host before it is sealed and each answer is validated against it. It is
-// not safe for concurrent use.
+// authorized on the host before it is sealed and each answer is validated against it. The
+// exchange waits at most its deadline (DefaultExchangeDeadline until SetDeadline; TRN-110); with
+// a Supervisor the worker is stopped when it elapses. It is not safe for concurrent use.
 type OperationTransport struct {
-	auth  *protocol.Authenticator
-	authz *authorizer.SessionAuthorizer
-	ch    FrameChannel
-	state OperationState
+	auth     *protocol.Authenticator
+	authz    *authorizer.SessionAuthorizer
+	ch       FrameChannel
+	sup      Supervisor
+	deadline time.Duration
+	state    OperationState
 }
 
 // NewOperationTransport returns a one-shot transport for manifest's session over ch. The host
@@ -62,8 +67,37 @@ func NewOperationTransport(manifest protocol.CapabilityManifest, auth *protocol.
 	if err != nil {
 		return nil, newError(ErrProtocol, err)
 	}
-	return &OperationTransport{auth: auth, authz: authz, ch: ch, state: OperationReady}, nil
+	return &OperationTransport{auth: auth, authz: authz, ch: ch, deadline: DefaultExchangeDeadline, state: OperationReady}, nil
 }
+
+// NewSupervisedOperationTransport is NewOperationTransport with a Supervisor of the same
+// worker, which stops the worker when the exchange's deadline elapses (TRN-110). Its checks are
+// NewOperationTransport's, then the supervisor names the session (ErrSessionMismatch).
+func NewSupervisedOperationTransport(manifest protocol.CapabilityManifest, auth *protocol.Authenticator, ch FrameChannel, sup Supervisor) (*OperationTransport, error) {
+	t, err := NewOperationTransport(manifest, auth, ch)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSupervisor(manifest.SessionID, sup); err != nil {
+		return nil, err
+	}
+	t.sup = sup
+	return t, nil
+}
+
+// SetDeadline sets the longest wait for the worker's answer, for example the remaining
+// deadline of the claimed operation (TRN-111). Error: ErrInvalidDeadline when d is not
+// positive; the transport is unchanged.
+func (t *OperationTransport) SetDeadline(d time.Duration) error {
+	if d <= 0 {
+		return newError(ErrInvalidDeadline, nil)
+	}
+	t.deadline = d
+	return nil
+}
+
+// Deadline returns the longest wait for the worker's answer.
+func (t *OperationTransport) Deadline() time.Duration { return t.deadline }
 
 // State returns the transport's state.
 func (t *OperationTransport) State() OperationState { return t.state }
@@ -83,8 +117,9 @@ func (t *OperationTransport) Discard() { t.state = OperationPoisoned }
 //
 // Errors: ErrConsumed or ErrPoisoned without any effect; then, each poisoning the transport:
 // ErrProtocol when host authorization or sealing fails (nothing is sent), ErrChannel when
-// sending or receiving fails, ErrProtocol when the answer does not open, ErrUnexpectedResponse
-// when it is not an operation_result, and ErrProtocol when the result fails validation.
+// sending or receiving fails, ErrIndeterminate when the deadline elapsed (ErrSupervisor when
+// supervision failed), ErrProtocol when the answer does not open, ErrUnexpectedResponse when it
+// is not an operation_result, and ErrProtocol when the result fails validation.
 func (t *OperationTransport) DispatchOperation(req protocol.OperationDispatchRequest) (protocol.OperationReconcileResult, error) {
 	if err := t.ready(); err != nil {
 		return protocol.OperationReconcileResult{}, err
@@ -177,14 +212,20 @@ func (t *OperationTransport) ready() error {
 	return nil
 }
 
-// exchange seals m, sends it and opens the one answer. Errors: ErrProtocol (seal or open),
-// ErrChannel.
+// exchange seals m, sends it and opens the one answer within the deadline. Errors:
+// ErrProtocol (seal or open), ErrChannel, and within's ErrIndeterminate and ErrSupervisor.
 func (t *OperationTransport) exchange(m protocol.Message) (protocol.Message, error) {
 	f, _, err := t.auth.Seal(m)
 	if err != nil {
 		return nil, newError(ErrProtocol, err)
 	}
-	return exchange(t.auth, t.ch, f)
+	var answer protocol.Message
+	err = within(t.deadline, t.sup, func() error {
+		var xerr error
+		answer, xerr = exchange(t.auth, t.ch, f)
+		return xerr
+	})
+	return answer, err
 }
 
 // finish moves to Completed after a success and to Poisoned after any failure, a host-side
@@ -216,8 +257,8 @@ func (t *OperationTransport) finish(err error) error {
 // ErrLineChannelRequired when the channel is not a LineChannel; ErrProtocol when the line does
 // not decode as a frame; ErrSessionMismatch when its message names another session;
 // ErrNotOperationRequest when it is not a dispatch_operation, reconcile_operation or
-// compensate_operation; ErrProtocol when host authorization refuses it (nothing is sent); and
-// ErrChannel when sending or receiving fails.
+// compensate_operation; ErrProtocol when host authorization refuses it (nothing is sent);
+// ErrChannel when sending or receiving fails; and ErrIndeterminate when the deadline elapsed.
 func (t *OperationTransport) ExchangeSealed(line []byte) ([]byte, error) {
 	if err := t.ready(); err != nil {
 		return nil, err
@@ -237,12 +278,19 @@ func (t *OperationTransport) ExchangeSealed(line []byte) ([]byte, error) {
 		if err := t.authorizeSealed(f.Message); err != nil {
 			return nil, err
 		}
-		if err := ch.SendLine(line); err != nil {
-			return nil, newError(ErrChannel, err)
-		}
-		answer, err := ch.ReceiveLine()
+		var answer []byte
+		err = within(t.deadline, t.sup, func() error {
+			if err := ch.SendLine(line); err != nil {
+				return newError(ErrChannel, err)
+			}
+			var rerr error
+			if answer, rerr = ch.ReceiveLine(); rerr != nil {
+				return newError(ErrChannel, rerr)
+			}
+			return nil
+		})
 		if err != nil {
-			return nil, newError(ErrChannel, err)
+			return nil, err
 		}
 		return answer, nil
 	}()

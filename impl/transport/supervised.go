@@ -55,8 +55,11 @@ func (s *SupervisedSession) ActiveExternalID() (host.OperationID, bool) {
 }
 
 // StartExternalTool arms supervision and starts the claimed external invocation inv under
-// requestID (TRN-082). Checks, in order: ErrPoisoned; ErrBusy while an invocation is active;
-// the binding is prepared (a failure is ErrBridge and does not poison); the deadline is armed
+// requestID (TRN-082). The armed deadline is the session's, shortened to the invocation's
+// remaining deferred deadline when that is shorter (TRN-111). Checks, in order: ErrPoisoned;
+// ErrBusy while an invocation is active; the binding is prepared (a failure is ErrBridge and
+// does not poison); an invocation whose deadline already elapsed is ErrBridge wrapping the
+// runtime's ErrDeadlineElapsed and does not poison; the deadline is armed
 // (a failure poisons, terminates the worker and is ErrSupervisor); the invoke is started. Any
 // start failure, a host-side authorization refusal included, poisons the session and is
 // resolved by failTransport.
@@ -71,7 +74,11 @@ func (s *SupervisedSession) StartExternalTool(inv host.Invocation, requestID str
 	if err != nil {
 		return newError(ErrBridge, err)
 	}
-	token, err := s.supervisor.BeginInvocation(s.deadline)
+	d := invocationDeadline(s.deadline, inv)
+	if d <= 0 {
+		return newError(ErrBridge, &host.ExternalError{Kind: host.ErrDeadlineElapsed, ID: inv.ID})
+	}
+	token, err := s.supervisor.BeginInvocation(d)
 	if err != nil {
 		s.poisoned = true
 		return s.supervisorFailed(err)
@@ -279,14 +286,7 @@ func (s *SupervisedSession) supervisorFailed(cause error) error {
 }
 
 // terminate stops the worker and records the outcome in e.
-func (s *SupervisedSession) terminate(e *Error) {
-	t, err := s.supervisor.Terminate()
-	if err != nil {
-		e.TerminationErr = err
-		return
-	}
-	e.Termination = &t
-}
+func (s *SupervisedSession) terminate(e *Error) { terminateInto(s.supervisor, e) }
 
 // lostTo maps a verdict other than FinishCompleted to its indeterminate cause. A verdict
 // outside the four defined ones counts as a termination: it is not proof that supervision
