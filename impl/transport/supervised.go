@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/splashv5/conform/impl/host"
@@ -92,8 +93,12 @@ func (s *SupervisedSession) StartExternalTool(inv host.Invocation, requestID str
 }
 
 // RequestExternalToolCancellation sends the runtime's cancellation request req for the active
-// invocation (TRN-083). Errors: ErrPoisoned; ErrNoActiveInvocation; a transport failure poisons
-// and is resolved by failTransport; any other binding refusal is ErrBridge without poisoning.
+// invocation (TRN-083). Errors: ErrPoisoned; ErrNoActiveInvocation; when the invocation was
+// started without an identity slot free for its cancellation, the worker is contained instead
+// (TRN-112): the session is poisoned, the worker stopped, and the error is ErrIndeterminate
+// with CauseContained, so the runtime's operation stays pending for reconciliation; a transport
+// failure poisons and is resolved by failTransport; any other binding refusal is ErrBridge
+// without poisoning.
 func (s *SupervisedSession) RequestExternalToolCancellation(req host.CancellationRequest, cancellationID string) error {
 	if s.poisoned {
 		return newError(ErrPoisoned, nil)
@@ -104,6 +109,9 @@ func (s *SupervisedSession) RequestExternalToolCancellation(req host.Cancellatio
 	err := s.active.RequestCancellation(req, cancellationID)
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, ErrCancelSlotUnavailable) {
+		return s.contain(err)
 	}
 	if e, ok := err.(*Error); ok && e.Kind == ErrTransport {
 		b := s.take()
@@ -274,6 +282,19 @@ func (s *SupervisedSession) failTransport(id host.OperationID, token Supervision
 		return &Error{Kind: ErrIndeterminate, Err: cause, ExternalID: id, Cause: c, Termination: &t}
 	}
 	e := &Error{Kind: ErrTransport, Err: cause}
+	s.terminate(e)
+	return e
+}
+
+// contain stops the worker of the active invocation, whose cancellation cannot be carried, and
+// reports the invocation indeterminate (TRN-112).
+func (s *SupervisedSession) contain(cause error) error {
+	b := s.take()
+	s.poisoned = true
+	if _, err := s.supervisor.FinishInvocation(s.token); err != nil {
+		return s.supervisorFailed(err)
+	}
+	e := &Error{Kind: ErrIndeterminate, Err: cause, ExternalID: b.ExternalID(), Cause: CauseContained}
 	s.terminate(e)
 	return e
 }
