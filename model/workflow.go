@@ -259,8 +259,8 @@ func (w *Workflow) Reconcile(op int, fail bool) string {
 	return ""
 }
 
-// Resume ends recovery with one decision ("none", "accept" or "fail") for every operation and
-// the empty step prefix.
+// Resume ends recovery with one decision ("none", "accept", "redispatch" or "fail") for every
+// operation and the empty step prefix.
 func (w *Workflow) Resume(decision string) string {
 	if w.Phase != "recovering" {
 		if e := w.usable(false); e != "" {
@@ -274,6 +274,10 @@ func (w *Workflow) Resume(decision string) string {
 		case "accept":
 			if !ledgerTerminal(op.State) {
 				return "UnreconciledOperation"
+			}
+		case "redispatch":
+			if ledgerTerminal(op.State) {
+				return "OperationAlreadyTerminal"
 			}
 		case "fail":
 			failed = true

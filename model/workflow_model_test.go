@@ -384,8 +384,9 @@ func TestWorkflowModel(t *testing.T) {
 				h.check(t, "reconcile", kind(err), h.m.Reconcile(op, fail))
 			},
 			"resume": func(t *rapid.T) {
-				decision := rapid.SampledFrom([]string{"none", "accept", "fail"}).Draw(t, "decision")
-				d := map[string]workflow.Decision{"none": workflow.DecisionNone, "accept": workflow.DecisionAccept, "fail": workflow.DecisionFail}[decision]
+				decision := rapid.SampledFrom([]string{"none", "accept", "redispatch", "fail"}).Draw(t, "decision")
+				d := map[string]workflow.Decision{"none": workflow.DecisionNone, "accept": workflow.DecisionAccept,
+					"redispatch": workflow.DecisionRedispatch, "fail": workflow.DecisionFail}[decision]
 				err := h.e.Resume(workflow.RecoveryPolicy{Decide: func(host.LedgerOperation) workflow.Decision { return d }})
 				h.check(t, "resume", kind(err), h.m.Resume(decision))
 			},

@@ -315,6 +315,43 @@ func (e *Engine) ApplyDispatchAnswer(ctx context.Context, req protocol.Operation
 	return Resolution{State: state, Settled: &s}, nil
 }
 
+// SealRetainedReconciliation seals a reconcile_operation request for the retained operation
+// under its persisted ledger key, for a fresh worker session after a dispatch whose answer was
+// lost (WFL-007). The claim is revalidated as host.Runtime.PrepareClaimedReconciliation does.
+func (e *Engine) SealRetainedReconciliation(requestID string, auth *protocol.Authenticator) (host.AuthenticatedReconciliation, error) {
+	if err := e.usable(false); err != nil {
+		return host.AuthenticatedReconciliation{}, err
+	}
+	if e.claimed == nil {
+		return host.AuthenticatedReconciliation{}, newError(ErrNoSuspendedExecution, "")
+	}
+	return e.rt.PrepareClaimedReconciliation(e.plan, e.completed, e.ledger, e.claimed, requestID, auth)
+}
+
+// ApplyRetainedReconciliation opens the worker's reconciled_operation frame for the retained
+// operation, records the observation in a copy of the ledger, persists it and only then resolves
+// the runtime operation, exactly as ApplyDispatchAnswer does for a dispatch (WFL-007).
+func (e *Engine) ApplyRetainedReconciliation(ctx context.Context, req protocol.OperationReconcileRequest, auth *protocol.Authenticator, frame protocol.Frame) (Resolution, error) {
+	if err := e.usable(false); err != nil {
+		return Resolution{}, err
+	}
+	if e.claimed == nil || e.claimed.OperationKey() != req.OperationKey {
+		return Resolution{}, newError(ErrBindingMismatch, req.OperationKey)
+	}
+	next := e.ledger.Clone()
+	state, rec, err := e.rt.ApplyClaimedReconciliation(e.plan, e.completed, next, e.claimed, req, auth, frame,
+		func(l *host.Ledger) error { return e.commit(ctx, l) })
+	if err != nil {
+		return Resolution{State: state}, err
+	}
+	if rec.Running {
+		return Resolution{State: state}, nil
+	}
+	s := rec.Settlement
+	e.claimed, e.step = nil, StepIdle
+	return Resolution{State: state, Settled: &s}, nil
+}
+
 // ApproveStep is the host's explicit approval that stepID, the current step, is complete, after
 // it validated whatever the step produced (WFL-005). Only then does the engine move to the next
 // step. Errors: the engine's phase; ErrStepMismatch; ErrExecutionInProgress while the step

@@ -62,6 +62,10 @@ const (
 	DecisionCompensate
 	// DecisionFail: the workflow fails; no step runs any more.
 	DecisionFail
+	// DecisionRedispatch: the operation is still pending or running and the host will
+	// dispatch it again under its persisted key (the worker's journal deduplicates it):
+	// the step that awaits it runs again and prepares it with the same nonce.
+	DecisionRedispatch
 )
 
 // RecoveryPolicy is the host's explicit restart policy (WFL-042).
@@ -73,11 +77,11 @@ type RecoveryPolicy struct {
 }
 
 // Resume ends recovery under policy (WFL-042). Every ledger operation needs an explicit
-// decision (RecoveryPolicyRequired names the first without one); an operation that is still
-// pending or running can only be failed (UnreconciledOperation); a DecisionFail fails the
-// workflow (the engine moves to PhaseFailed and Resume returns WorkflowFailed). Otherwise the
-// engine runs again from policy.CompletedSteps. The ledger's states alone never skip or resume a
-// step.
+// decision (RecoveryPolicyRequired names the first without one); only a terminal operation can
+// be accepted or compensated (UnreconciledOperation) and only a pending or running one
+// redispatched (OperationAlreadyTerminal); a DecisionFail fails the workflow (the engine moves to
+// PhaseFailed and Resume returns WorkflowFailed). Otherwise the engine runs again from
+// policy.CompletedSteps. The ledger's states alone never skip or resume a step.
 func (e *Engine) Resume(policy RecoveryPolicy) error {
 	if e.phase != PhaseRecovering {
 		if err := e.usable(false); err != nil {
@@ -97,6 +101,10 @@ func (e *Engine) Resume(policy RecoveryPolicy) error {
 		case DecisionAccept, DecisionCompensate:
 			if !op.State.Terminal() {
 				return newError(ErrUnreconciledOperation, op.OperationKey)
+			}
+		case DecisionRedispatch:
+			if op.State.Terminal() {
+				return &host.LedgerError{Kind: host.ErrLedgerOperationAlreadyTerminal, Value: op.OperationKey, State: op.State}
 			}
 		case DecisionFail:
 			failed = true
