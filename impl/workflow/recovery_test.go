@@ -140,3 +140,31 @@ func TestCompensationAcrossRestart(t *testing.T) {
 		t.Fatalf("answer %v %v", st, err)
 	}
 }
+
+// Spec: WFL-040
+// Restoring reserves a new fence: the engine of the crashed process, should it still run, can
+// no longer write; its write fails and poisons it, and the store keeps the restored ledger.
+func TestRestoreFencesOutTheOldWriter(t *testing.T) {
+	f := newFixture(t)
+	old := f.e
+	f.start("succeed", "1")
+	if _, err := old.Prepare(f.ctx, []byte("n0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.restart(0); err != nil {
+		t.Fatal(err)
+	}
+	d, err := old.SealDispatch("d1", f.host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = old.ApplyDispatchAnswer(f.ctx, d.Request, f.host, f.send(d.Line))
+	wantKind(t, err, workflow.ErrLedgerWrite)
+	if old.Phase() != workflow.PhasePoisoned {
+		t.Fatalf("old engine phase %v", old.Phase())
+	}
+	stored, _, _ := f.store.Load(f.ctx, testPlan)
+	if ops := stored.Operations(); len(ops) != 1 || ops[0].State != host.LedgerPending {
+		t.Fatalf("stored %+v", ops)
+	}
+}
