@@ -33,8 +33,10 @@ func (s OperationState) String() string {
 	return "OperationState(?)"
 }
 
-// OperationTransport performs exactly one durable exchange, a dispatch, a reconciliation or a
-// compensation, and is then consumed (TRN-020 to TRN-023). A durable effect can be left
+// OperationTransport performs exactly one durable exchange and is then consumed (TRN-020,
+// TRN-022, TRN-023, TRN-113): a dispatch or a reconciliation it seals itself, or one pre-sealed
+// dispatch, reconciliation or compensation (ExchangeSealed). It never seals a compensation: only
+// the step engine does, under a one-use approval for a recorded intent (package workflow). A durable effect can be left
 // ambiguous when a worker stops, so an interrupted stream is never reused: recovery opens a
 // fresh session from the worker's durable journal and reconciles there.
 //
@@ -173,34 +175,6 @@ func (t *OperationTransport) ReconcileOperation(req protocol.OperationReconcileR
 	return res, t.finish(err)
 }
 
-// CompensateOperation dispatches one approved compensation and returns the worker's validated
-// compensation_result. Its errors are those of DispatchOperation, with compensation_result as
-// the expected answer.
-func (t *OperationTransport) CompensateOperation(req protocol.OperationCompensationRequest) (protocol.OperationCompensationResult, error) {
-	if err := t.ready(); err != nil {
-		return protocol.OperationCompensationResult{}, err
-	}
-	res, err := func() (protocol.OperationCompensationResult, error) {
-		authorized, err := t.authz.AuthorizeCompensation(req)
-		if err != nil {
-			return protocol.OperationCompensationResult{}, newError(ErrProtocol, err)
-		}
-		m, err := t.exchange(protocol.CompensateOperationMessage{Request: authorized.Request()})
-		if err != nil {
-			return protocol.OperationCompensationResult{}, err
-		}
-		answer, ok := m.(protocol.CompensationResultMessage)
-		if !ok {
-			return protocol.OperationCompensationResult{}, newError(ErrUnexpectedResponse, nil)
-		}
-		if err := t.authz.ValidateCompensationResult(authorized, answer.Result); err != nil {
-			return protocol.OperationCompensationResult{}, newError(ErrProtocol, err)
-		}
-		return answer.Result, nil
-	}()
-	return res, t.finish(err)
-}
-
 // ready refuses a consumed (ErrConsumed) or poisoned (ErrPoisoned) transport.
 func (t *OperationTransport) ready() error {
 	switch t.state {
@@ -249,9 +223,10 @@ func (t *OperationTransport) finish(err error) error {
 // it to the function that opens it.
 //
 // Before sending, the line is decoded (never re-encoded: the sent bytes are the sealed ones)
-// and its request is authorized on the host, as DispatchOperation, ReconcileOperation and
-// CompensateOperation authorize theirs. The answer is bounded by the channel's 1 MiB line cap
-// and is not authenticated or validated here.
+// and its request is authorized on the host, as DispatchOperation and ReconcileOperation
+// authorize theirs. A compensation travels only this way, sealed by
+// workflow.Engine.SealCompensation (TRN-113). The answer is bounded by the channel's 1 MiB line
+// cap and is not authenticated or validated here.
 //
 // Errors: ErrConsumed or ErrPoisoned without any effect; then, each poisoning the transport:
 // ErrLineChannelRequired when the channel is not a LineChannel; ErrProtocol when the line does

@@ -292,7 +292,7 @@ func TestWorkerBrokenConnectionPoisonsChannel(t *testing.T) {
 	wantKind(t, err, transport.ErrPoisoned)
 }
 
-// Spec: TRN-020, TRN-021, TRN-022
+// Spec: TRN-020, TRN-113, TRN-022
 // Against the reference worker: one durable dispatch through the one-shot transport.
 func TestWorkerOneShotDispatch(t *testing.T) {
 	p, stderr := startWorker(t, testSession, nil)
