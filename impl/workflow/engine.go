@@ -289,11 +289,8 @@ type Resolution struct {
 // promise and the step becomes idle. An authenticated succeeded does not complete or approve the
 // step (WFL-005). When the write fails the promise is not resolved and the engine is poisoned.
 func (e *Engine) ApplyDispatchAnswer(ctx context.Context, req protocol.OperationDispatchRequest, auth *protocol.Authenticator, frame protocol.Frame) (Resolution, error) {
-	if err := e.usable(false); err != nil {
+	if err := e.retainedFor(req.OperationKey); err != nil {
 		return Resolution{}, err
-	}
-	if e.claimed == nil || e.claimed.OperationKey() != req.OperationKey {
-		return Resolution{}, newError(ErrBindingMismatch, req.OperationKey)
 	}
 	next := e.ledger.Clone()
 	state, res, err := host.ApplyDispatchResult(e.plan, next, req, auth, frame)
@@ -307,12 +304,29 @@ func (e *Engine) ApplyDispatchAnswer(ctx context.Context, req protocol.Operation
 	if err != nil {
 		return Resolution{State: state}, err
 	}
+	return e.resolved(state, rec), nil
+}
+
+// retainedFor refuses an unusable engine and an operation key that is not the retained one.
+func (e *Engine) retainedFor(key string) error {
+	if err := e.usable(false); err != nil {
+		return err
+	}
+	if e.claimed == nil || e.claimed.OperationKey() != key {
+		return newError(ErrBindingMismatch, key)
+	}
+	return nil
+}
+
+// resolved reports the runtime's answer for the retained operation; a terminal one settled its
+// promise, so the step no longer awaits it.
+func (e *Engine) resolved(state host.LedgerState, rec host.Reconciliation) Resolution {
 	if rec.Running {
-		return Resolution{State: state}, nil
+		return Resolution{State: state}
 	}
 	s := rec.Settlement
 	e.claimed, e.step = nil, StepIdle
-	return Resolution{State: state, Settled: &s}, nil
+	return Resolution{State: state, Settled: &s}
 }
 
 // SealRetainedReconciliation seals a reconcile_operation request for the retained operation
@@ -332,11 +346,8 @@ func (e *Engine) SealRetainedReconciliation(requestID string, auth *protocol.Aut
 // operation, records the observation in a copy of the ledger, persists it and only then resolves
 // the runtime operation, exactly as ApplyDispatchAnswer does for a dispatch (WFL-007).
 func (e *Engine) ApplyRetainedReconciliation(ctx context.Context, req protocol.OperationReconcileRequest, auth *protocol.Authenticator, frame protocol.Frame) (Resolution, error) {
-	if err := e.usable(false); err != nil {
+	if err := e.retainedFor(req.OperationKey); err != nil {
 		return Resolution{}, err
-	}
-	if e.claimed == nil || e.claimed.OperationKey() != req.OperationKey {
-		return Resolution{}, newError(ErrBindingMismatch, req.OperationKey)
 	}
 	next := e.ledger.Clone()
 	state, rec, err := e.rt.ApplyClaimedReconciliation(e.plan, e.completed, next, e.claimed, req, auth, frame,
@@ -344,12 +355,7 @@ func (e *Engine) ApplyRetainedReconciliation(ctx context.Context, req protocol.O
 	if err != nil {
 		return Resolution{State: state}, err
 	}
-	if rec.Running {
-		return Resolution{State: state}, nil
-	}
-	s := rec.Settlement
-	e.claimed, e.step = nil, StepIdle
-	return Resolution{State: state, Settled: &s}, nil
+	return e.resolved(state, rec), nil
 }
 
 // ApproveStep is the host's explicit approval that stepID, the current step, is complete, after
