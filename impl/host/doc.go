@@ -13,8 +13,10 @@
 //     ClaimNextExternal or ClaimExternal, dispatched by the host, and settled with
 //     CompleteExternal, CancelExternal, the cancellation pair RequestExternalCancellation /
 //     ConfirmExternalCancellation, or ReconcileExternal.
-//   - Deadlines are enforced when the host calls ExpireTimedOut; a result that arrives late is
-//     converted into a timeout.
+//   - Deadlines are enforced when the host calls ExpireTimedOut, which NextDeadline schedules; a
+//     result that arrives late is converted into a timeout. A handler that waits on a worker gets
+//     the remaining deadline (ToolRequest.Deadline), and ProtocolWorkerClient never waits longer
+//     than its own deadline.
 //   - Every outcome the reference records is appended to a bounded audit ring that can be
 //     exported with a cursor (AuditSince).
 //
@@ -22,7 +24,9 @@
 // was awaiting it; ScriptSession uses it to resume the evaluation.
 //
 // The ledger types (Ledger, PreparedOperation, LedgerStore) bind an external operation to a
-// durable, plan-bound workflow operation key before it is dispatched.
+// durable, plan-bound workflow operation key before it is dispatched, and hold at most one
+// compensation intent per succeeded operation. Package workflow drives them in the required
+// order.
 //
 // The check orders, messages and audit records follow the Rust reference
 // (crates/splash-capabilities and the ledger part of crates/splash-workflow); spec chapter 21

@@ -126,44 +126,67 @@ const (
 	ErrLedgerNoSuspendedStep
 	// ErrLedgerStore is a persistence failure of LedgerStore.
 	ErrLedgerStore
+	// The compensation variants of the reference.
+	ErrLedgerCompensationNotGranted
+	ErrLedgerCompensationGrantDenied
+	ErrLedgerCompensationActionDenied
+	ErrLedgerCompensationInputFingerprintMismatch
+	ErrLedgerCompensationAlreadyRecorded
+	ErrLedgerCompensationPolicyMismatch
+	ErrLedgerUnknownCompensation
+	ErrLedgerCompensationRequestMismatch
+	ErrLedgerCompensationDispatchRequiresHostAuthenticator
+	ErrLedgerUnexpectedCompensationMessage
+	ErrLedgerInvalidCompensationStateTransition
 )
 
 var ledgerKindNames = [...]string{
-	ErrLedgerTooLarge:                                "TooLarge",
-	ErrLedgerInvalidEncoding:                         "InvalidEncoding",
-	ErrLedgerUnsupportedVersion:                      "UnsupportedVersion",
-	ErrLedgerInvalidPlanFingerprint:                  "InvalidPlanFingerprint",
-	ErrLedgerTooManyOperations:                       "TooManyOperations",
-	ErrLedgerRevisionExhausted:                       "RevisionExhausted",
-	ErrLedgerStaleRevision:                           "StaleRevision",
-	ErrLedgerInputTooLarge:                           "InputTooLarge",
-	ErrLedgerEmptyOperationNonce:                     "EmptyOperationNonce",
-	ErrLedgerOperationNonceTooLarge:                  "OperationNonceTooLarge",
-	ErrLedgerInvalidStepID:                           "InvalidStepId",
-	ErrLedgerInvalidTool:                             "InvalidTool",
-	ErrLedgerInvalidOperationKey:                     "InvalidOperationKey",
-	ErrLedgerInvalidInputFingerprint:                 "InvalidInputFingerprint",
-	ErrLedgerInputFingerprintMismatch:                "InputFingerprintMismatch",
-	ErrLedgerOperationBindingMismatch:                "OperationBindingMismatch",
-	ErrLedgerOperationAlreadyTerminal:                "OperationAlreadyTerminal",
-	ErrLedgerInvalidCompensationKey:                  "InvalidCompensationKey",
-	ErrLedgerInvalidCompensationTenantScope:          "InvalidCompensationTenantScope",
-	ErrLedgerInvalidCompensationGrantFingerprint:     "InvalidCompensationGrantFingerprint",
-	ErrLedgerCompensationRequiresSucceededOperation:  "CompensationRequiresSucceededOperation",
-	ErrLedgerDuplicateOperationKey:                   "DuplicateOperationKey",
-	ErrLedgerPlanMismatch:                            "PlanMismatch",
-	ErrLedgerUnknownStep:                             "UnknownStep",
-	ErrLedgerUnknownOperation:                        "UnknownOperation",
-	ErrLedgerReconciliationMismatch:                  "ReconciliationMismatch",
-	ErrLedgerInvalidStateTransition:                  "InvalidStateTransition",
-	ErrLedgerDispatchRequiresHostAuthenticator:       "OperationDispatchRequiresHostAuthenticator",
-	ErrLedgerUnexpectedDispatchMessage:               "UnexpectedOperationDispatchMessage",
-	ErrLedgerReconciliationRequiresHostAuthenticator: "ReconciliationRequiresHostAuthenticator",
-	ErrLedgerUnexpectedReconciliationMessage:         "UnexpectedReconciliationMessage",
-	ErrLedgerProtocol:                                "Protocol",
-	ErrLedgerPreparedElsewhere:                       "ApprovalMismatch",
-	ErrLedgerNoSuspendedStep:                         "NoSuspendedExecution",
-	ErrLedgerStore:                                   "Store",
+	ErrLedgerTooLarge:                                      "TooLarge",
+	ErrLedgerInvalidEncoding:                               "InvalidEncoding",
+	ErrLedgerUnsupportedVersion:                            "UnsupportedVersion",
+	ErrLedgerInvalidPlanFingerprint:                        "InvalidPlanFingerprint",
+	ErrLedgerTooManyOperations:                             "TooManyOperations",
+	ErrLedgerRevisionExhausted:                             "RevisionExhausted",
+	ErrLedgerStaleRevision:                                 "StaleRevision",
+	ErrLedgerInputTooLarge:                                 "InputTooLarge",
+	ErrLedgerEmptyOperationNonce:                           "EmptyOperationNonce",
+	ErrLedgerOperationNonceTooLarge:                        "OperationNonceTooLarge",
+	ErrLedgerInvalidStepID:                                 "InvalidStepId",
+	ErrLedgerInvalidTool:                                   "InvalidTool",
+	ErrLedgerInvalidOperationKey:                           "InvalidOperationKey",
+	ErrLedgerInvalidInputFingerprint:                       "InvalidInputFingerprint",
+	ErrLedgerInputFingerprintMismatch:                      "InputFingerprintMismatch",
+	ErrLedgerOperationBindingMismatch:                      "OperationBindingMismatch",
+	ErrLedgerOperationAlreadyTerminal:                      "OperationAlreadyTerminal",
+	ErrLedgerInvalidCompensationKey:                        "InvalidCompensationKey",
+	ErrLedgerInvalidCompensationTenantScope:                "InvalidCompensationTenantScope",
+	ErrLedgerInvalidCompensationGrantFingerprint:           "InvalidCompensationGrantFingerprint",
+	ErrLedgerCompensationRequiresSucceededOperation:        "CompensationRequiresSucceededOperation",
+	ErrLedgerDuplicateOperationKey:                         "DuplicateOperationKey",
+	ErrLedgerPlanMismatch:                                  "PlanMismatch",
+	ErrLedgerUnknownStep:                                   "UnknownStep",
+	ErrLedgerUnknownOperation:                              "UnknownOperation",
+	ErrLedgerReconciliationMismatch:                        "ReconciliationMismatch",
+	ErrLedgerInvalidStateTransition:                        "InvalidStateTransition",
+	ErrLedgerDispatchRequiresHostAuthenticator:             "OperationDispatchRequiresHostAuthenticator",
+	ErrLedgerUnexpectedDispatchMessage:                     "UnexpectedOperationDispatchMessage",
+	ErrLedgerReconciliationRequiresHostAuthenticator:       "ReconciliationRequiresHostAuthenticator",
+	ErrLedgerUnexpectedReconciliationMessage:               "UnexpectedReconciliationMessage",
+	ErrLedgerProtocol:                                      "Protocol",
+	ErrLedgerPreparedElsewhere:                             "ApprovalMismatch",
+	ErrLedgerNoSuspendedStep:                               "NoSuspendedExecution",
+	ErrLedgerStore:                                         "Store",
+	ErrLedgerCompensationNotGranted:                        "CompensationNotGranted",
+	ErrLedgerCompensationGrantDenied:                       "CompensationGrantDenied",
+	ErrLedgerCompensationActionDenied:                      "CompensationActionDenied",
+	ErrLedgerCompensationInputFingerprintMismatch:          "CompensationInputFingerprintMismatch",
+	ErrLedgerCompensationAlreadyRecorded:                   "CompensationAlreadyRecorded",
+	ErrLedgerCompensationPolicyMismatch:                    "CompensationPolicyMismatch",
+	ErrLedgerUnknownCompensation:                           "UnknownCompensation",
+	ErrLedgerCompensationRequestMismatch:                   "CompensationRequestMismatch",
+	ErrLedgerCompensationDispatchRequiresHostAuthenticator: "CompensationDispatchRequiresHostAuthenticator",
+	ErrLedgerUnexpectedCompensationMessage:                 "UnexpectedCompensationMessage",
+	ErrLedgerInvalidCompensationStateTransition:            "InvalidCompensationStateTransition",
 }
 
 // String returns the variant name.
@@ -206,7 +229,8 @@ func (e *LedgerError) Error() string {
 	switch e.Kind {
 	case ErrLedgerStaleRevision, ErrLedgerInputTooLarge, ErrLedgerOperationNonceTooLarge:
 		msg += " (" + strconv.FormatUint(e.Actual, 10) + ", limit " + strconv.FormatUint(e.Maximum, 10) + ")"
-	case ErrLedgerInvalidStateTransition, ErrLedgerOperationAlreadyTerminal, ErrLedgerCompensationRequiresSucceededOperation:
+	case ErrLedgerInvalidStateTransition, ErrLedgerOperationAlreadyTerminal, ErrLedgerCompensationRequiresSucceededOperation,
+		ErrLedgerInvalidCompensationStateTransition:
 		msg += " (" + e.State.String()
 		if e.Observed != 0 {
 			msg += " -> " + e.Observed.String()

@@ -308,7 +308,11 @@ func (r *Runtime) execute(t *ticket) Result {
 	case tl.handler == nil:
 		res = Fail(Failed(t.name + " is registered for external completion"))
 	default:
-		out, err := tl.handler(ToolRequest{Name: t.name, Input: t.input, CallIndex: t.callIndex})
+		req := ToolRequest{Name: t.name, Input: t.input, CallIndex: t.callIndex}
+		if t.hasDeadline {
+			req.Deadline = t.maxDeferred - t.elapsed(r.clock())
+		}
+		out, err := tl.handler(req)
 		if err != nil {
 			res = Fail(err)
 		} else {
@@ -498,6 +502,23 @@ func (r *Runtime) ExpireTimedOutUpTo(n int) []Settlement {
 	return out
 }
 
+// NextDeadline returns the earliest deferred deadline among the operations that are not yet
+// settled, so that the host can schedule ExpireTimedOut for then (RUN-201). ok is false when
+// no pending operation has a deadline. The instant is on the runtime's clock.
+func (r *Runtime) NextDeadline() (at time.Time, ok bool) {
+	for _, id := range r.order {
+		rec := r.records[id]
+		if rec.state == StateReady || !rec.t.hasDeadline {
+			continue
+		}
+		due := rec.t.start.Add(rec.t.maxDeferred)
+		if !ok || due.Before(at) {
+			at, ok = due, true
+		}
+	}
+	return at, ok
+}
+
 // Invocation is the host's view of a claimed (or peeked) external operation.
 type Invocation struct {
 	ID             OperationID
@@ -514,6 +535,16 @@ type Invocation struct {
 	// was taken, in whole milliseconds, 0 once expired.
 	HasDeadline             bool
 	RemainingDeadlineMillis uint64
+}
+
+// RemainingDeadline returns the time left of the operation's deferred deadline when the
+// snapshot was taken, and whether it has one. A transport that carries the invocation arms no
+// longer a deadline than this (RUN-200).
+func (inv Invocation) RemainingDeadline() (time.Duration, bool) {
+	if !inv.HasDeadline {
+		return 0, false
+	}
+	return time.Duration(inv.RemainingDeadlineMillis) * time.Millisecond, true
 }
 
 // WorkerPayload converts the input to the exact worker payload: text as is, or the parsed JSON

@@ -50,6 +50,10 @@ type ToolRequest struct {
 	Name      string
 	Input     string
 	CallIndex int // 1-based reservation index of the tool
+	// Deadline is the time left of the operation's deferred deadline when the handler starts;
+	// 0 when the call has none (a synchronous call, or a policy without a deadline). A handler
+	// that waits on a worker passes it on (RUN-200).
+	Deadline time.Duration
 }
 
 // JSONToolRequest is what a JSON host-pump handler receives: the input parsed in the
@@ -58,6 +62,8 @@ type JSONToolRequest struct {
 	Name      string
 	Input     canonjson.Value
 	CallIndex int
+	// Deadline is ToolRequest.Deadline.
+	Deadline time.Duration
 }
 
 // TextHandler runs a host-pump tool. Return a *ToolError to choose the failure kind and message;
@@ -235,7 +241,7 @@ func jsonHandler(name string, handler JSONHandler) func(ToolRequest) (string, *T
 		if err != nil {
 			return "", Failed(name + " JSON input failed host validation: " + err.Error())
 		}
-		out, err := handler(JSONToolRequest{Name: req.Name, Input: input, CallIndex: req.CallIndex})
+		out, err := handler(JSONToolRequest{Name: req.Name, Input: input, CallIndex: req.CallIndex, Deadline: req.Deadline})
 		if err != nil {
 			return "", asToolError(name, err)
 		}

@@ -1,19 +1,30 @@
 package host
 
 import (
+	"errors"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
+// DefaultWorkerDeadline bounds one synchronous worker exchange of a ProtocolWorkerClient whose
+// host set no deadline of its own (RUN-200).
+const DefaultWorkerDeadline = 30 * time.Second
+
+// ErrInvalidWorkerDeadline rejects a worker deadline that is not positive.
+var ErrInvalidWorkerDeadline = errors.New("host runtime: the worker deadline must be positive")
+
 // WorkerTransport carries authorized ordinary invocations to a worker and returns its result.
 // Transports own their error detail; the runtime never shows it to scripts.
 type WorkerTransport interface {
-	// Dispatch sends one invocation and waits for its result.
-	Dispatch(inv protocol.ToolInvocation) (protocol.ToolResult, error)
+	// Dispatch sends one invocation and waits at most deadline (positive) for its result.
+	// When the deadline elapses first it returns an error, leaves the worker's answer
+	// indeterminate and is unusable afterwards (RUN-200).
+	Dispatch(inv protocol.ToolInvocation, deadline time.Duration) (protocol.ToolResult, error)
 	// Discard marks the worker session unusable after a failure; a contained transport should
 	// also stop its worker.
 	Discard()
@@ -26,6 +37,7 @@ type ProtocolWorkerClient struct {
 	auth      *authorizer.SessionAuthorizer
 	transport WorkerTransport
 	next      uint64
+	deadline  time.Duration
 }
 
 // NewProtocolWorkerClient returns a client for manifest (which must validate) over transport.
@@ -34,7 +46,29 @@ func NewProtocolWorkerClient(manifest protocol.CapabilityManifest, transport Wor
 	if err != nil {
 		return nil, err
 	}
-	return &ProtocolWorkerClient{auth: auth, transport: transport, next: 1}, nil
+	return &ProtocolWorkerClient{auth: auth, transport: transport, next: 1, deadline: DefaultWorkerDeadline}, nil
+}
+
+// SetDeadline sets the longest wait for one worker answer (DefaultWorkerDeadline until set).
+// Error: ErrInvalidWorkerDeadline when d is not positive.
+func (c *ProtocolWorkerClient) SetDeadline(d time.Duration) error {
+	if d <= 0 {
+		return ErrInvalidWorkerDeadline
+	}
+	c.deadline = d
+	return nil
+}
+
+// Deadline returns the longest wait for one worker answer.
+func (c *ProtocolWorkerClient) Deadline() time.Duration { return c.deadline }
+
+// exchangeDeadline is the client's deadline, shortened to the operation's remaining deferred
+// deadline when it has one.
+func (c *ProtocolWorkerClient) exchangeDeadline(remaining time.Duration) time.Duration {
+	if remaining > 0 && remaining < c.deadline {
+		return remaining
+	}
+	return c.deadline
 }
 
 // Manifest returns the session manifest.
@@ -62,8 +96,10 @@ func (c *ProtocolWorkerClient) SupportsJSONPolicy(policy Policy) bool {
 
 // DispatchJSON sends one JSON invocation: request id "request-<n>" (n from 1), host-side
 // authorization (a refusal is Denied "worker capability denied: …" and keeps the transport),
-// dispatch (any transport error discards the transport and is Failed "worker transport failed"
-// with no detail), result validation and a JSON payload check (both discard and fail).
+// dispatch under the client's deadline, shortened to req.Deadline when that is set and shorter
+// (any transport error, an elapsed deadline included, discards the transport and is Failed
+// "worker transport failed" with no detail), result validation and a JSON payload check (both
+// discard and fail).
 func (c *ProtocolWorkerClient) DispatchJSON(req JSONToolRequest) (canonjson.Value, *ToolError) {
 	if c.next == math.MaxUint64 {
 		return canonjson.Value{}, Failed("worker request sequence exhausted")
@@ -78,7 +114,7 @@ func (c *ProtocolWorkerClient) DispatchJSON(req JSONToolRequest) (canonjson.Valu
 	if err != nil {
 		return canonjson.Value{}, Denied("worker capability denied: " + err.Error())
 	}
-	res, err := c.transport.Dispatch(authorized.Invocation())
+	res, err := c.transport.Dispatch(authorized.Invocation(), c.exchangeDeadline(req.Deadline))
 	if err != nil {
 		c.transport.Discard()
 		return canonjson.Value{}, Failed("worker transport failed")

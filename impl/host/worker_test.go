@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
@@ -13,11 +14,13 @@ import (
 type fakeTransport struct {
 	answer    func(inv protocol.ToolInvocation) (protocol.ToolResult, error)
 	seen      []protocol.ToolInvocation
+	deadlines []time.Duration
 	discarded int
 }
 
-func (f *fakeTransport) Dispatch(inv protocol.ToolInvocation) (protocol.ToolResult, error) {
+func (f *fakeTransport) Dispatch(inv protocol.ToolInvocation, deadline time.Duration) (protocol.ToolResult, error) {
 	f.seen = append(f.seen, inv)
+	f.deadlines = append(f.deadlines, deadline)
 	return f.answer(inv)
 }
 

@@ -279,7 +279,7 @@ func TestFrameTransportHealthy(t *testing.T) {
 	for i, id := range []string{"r1", "r2"} {
 		f, _ := seal(t, worker, textResult(t, id, "out-"+id))
 		ch.reply(f)
-		res, err := tr.Dispatch(textInvocation(t, id, "in"))
+		res, err := tr.Dispatch(textInvocation(t, id, "in"), testDeadline)
 		if err != nil || res.RequestID != id || res.Payload.Text != "out-"+id {
 			t.Fatalf("dispatch %s: %+v, %v", id, res, err)
 		}
@@ -298,7 +298,7 @@ func TestFrameTransportHealthy(t *testing.T) {
 func TestFrameTransportSealFailureDoesNotPoison(t *testing.T) {
 	tr, ch, worker := frameFixture(t)
 	inv, _ := protocol.NewToolInvocation("session-2", "r1", toolText, protocol.TextPayload("x"))
-	_, err := tr.Dispatch(inv)
+	_, err := tr.Dispatch(inv, testDeadline)
 	wantKind(t, err, transport.ErrProtocol)
 	wantProtocolKind(t, err, protocol.ErrUnknownSession)
 	if tr.Poisoned() || len(ch.sent) != 0 {
@@ -306,7 +306,7 @@ func TestFrameTransportSealFailureDoesNotPoison(t *testing.T) {
 	}
 	f, _ := seal(t, worker, textResult(t, "r1", "out"))
 	ch.reply(f)
-	if _, err := tr.Dispatch(textInvocation(t, "r1", "x")); err != nil {
+	if _, err := tr.Dispatch(textInvocation(t, "r1", "x"), testDeadline); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := worker.OpenFrame(ch.sent[0]); err != nil || ch.sent[0].Sequence != 2 {
@@ -340,14 +340,14 @@ func TestFrameTransportPoisoning(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tr, ch, worker := frameFixture(t)
 			c.setup(t, ch, worker)
-			_, err := tr.Dispatch(textInvocation(t, "r1", "x"))
+			_, err := tr.Dispatch(textInvocation(t, "r1", "x"), testDeadline)
 			wantKind(t, err, c.kind)
 			if !tr.Poisoned() {
 				t.Fatal("not poisoned")
 			}
 			ch.sendErr = nil
 			sent := len(ch.sent)
-			_, err = tr.Dispatch(textInvocation(t, "r2", "x"))
+			_, err = tr.Dispatch(textInvocation(t, "r2", "x"), testDeadline)
 			wantKind(t, err, transport.ErrPoisoned)
 			if len(ch.sent) != sent {
 				t.Fatal("a poisoned transport sent a frame")
@@ -357,7 +357,7 @@ func TestFrameTransportPoisoning(t *testing.T) {
 	t.Run("discard", func(t *testing.T) {
 		tr, ch, _ := frameFixture(t)
 		tr.Discard()
-		_, err := tr.Dispatch(textInvocation(t, "r1", "x"))
+		_, err := tr.Dispatch(textInvocation(t, "r1", "x"), testDeadline)
 		wantKind(t, err, transport.ErrPoisoned)
 		if len(ch.sent) != 0 {
 			t.Fatal("sent after discard")

@@ -104,6 +104,7 @@ type Coordinator struct {
 	sessionID string
 	phase     Phase
 	active    authorizer.AuthorizedInvocation
+	slot      bool // an identity slot was free for the active invocation's cancellation
 	cancel    authorizer.AuthorizedWorkerCancellation
 	buffered  protocol.ToolResult
 	failure   *Error
@@ -167,6 +168,10 @@ func (c *Coordinator) Active() (requestID, tool string, ok bool) {
 // nothing and are not fatal: ErrUnavailable when stopped or closed; ErrBusy while an invocation
 // is active or the session is closing; ErrProtocol when host authorization fails. A failure to
 // seal the authorized invoke is fatal and returned as the stopping error.
+//
+// Before authorizing, Start notes whether one of the session's identity slots stays free for
+// the invocation's cancellation once the invoke has taken its own (TRN-112); when none does the
+// invocation still runs, but Cancel refuses it with ErrCancelSlotUnavailable.
 func (c *Coordinator) Start(inv protocol.ToolInvocation) (Output, error) {
 	switch c.phase {
 	case PhaseStopped, PhaseClosed:
@@ -174,6 +179,7 @@ func (c *Coordinator) Start(inv protocol.ToolInvocation) (Output, error) {
 	case PhaseActive, PhaseCancelling, PhaseResultBuffered, PhaseClosing:
 		return Output{}, newError(ErrBusy, nil)
 	}
+	slot := c.authz.ReservedRequestIDs()+1 < protocol.MaxSessionRequestIDs
 	authorized, err := c.authz.Authorize(inv)
 	if err != nil {
 		return Output{}, newError(ErrProtocol, err)
@@ -183,17 +189,28 @@ func (c *Coordinator) Start(inv protocol.ToolInvocation) (Output, error) {
 		out := c.fatal(newError(ErrProtocol, err))
 		return out, c.failure
 	}
-	c.phase, c.active = PhaseActive, authorized
+	c.phase, c.active, c.slot = PhaseActive, authorized, slot
 	return Output{Line: line}, nil
+}
+
+// CancelSlotKept reports whether the active invocation was started with an identity slot free
+// for its cancellation (TRN-112). It is false when nothing is active.
+func (c *Coordinator) CancelSlotKept() bool {
+	switch c.phase {
+	case PhaseActive, PhaseCancelling, PhaseResultBuffered:
+		return c.slot
+	}
+	return false
 }
 
 // Cancel authorizes a cancellation of the invocation (requestID, tool) with id cancellationID
 // and returns the cancel line to write (TRN-042). Refusals, in order, which change nothing and
 // are not fatal: ErrUnavailable when stopped or closed; ErrNoActiveInvocation; ErrTargetMismatch
 // when the active invocation is another; ErrCancellationPending while a cancellation awaits
-// its disposition or a result is buffered; ErrProtocol for an invalid request or a failed host
-// authorization (a second cancellation after unsupported fails here with
-// CancellationAlreadyRequested). A failure to seal is fatal.
+// its disposition or a result is buffered; ErrCancelSlotUnavailable when the invocation was
+// started without a free identity slot for its cancellation (TRN-112); ErrProtocol for an
+// invalid request or a failed host authorization (a second cancellation after unsupported fails
+// here with CancellationAlreadyRequested). A failure to seal is fatal.
 func (c *Coordinator) Cancel(cancellationID, requestID, tool string) (Output, error) {
 	switch c.phase {
 	case PhaseStopped, PhaseClosed:
@@ -206,6 +223,9 @@ func (c *Coordinator) Cancel(cancellationID, requestID, tool string) (Output, er
 	}
 	if c.phase != PhaseActive {
 		return Output{}, newError(ErrCancellationPending, nil)
+	}
+	if !c.slot {
+		return Output{}, newError(ErrCancelSlotUnavailable, nil)
 	}
 	req, err := protocol.NewWorkerCancellationRequest(c.sessionID, cancellationID, requestID, tool)
 	if err != nil {

@@ -18,7 +18,10 @@
 //     Supervisor that arms a deadline before each invoke, and Process, a Supervisor that runs a
 //     worker command in its own process group and kills that group at the deadline.
 //
-// None of these types is a sandbox, a key exchange or a timeout by itself. A stopped worker,
+// Every synchronous exchange waits at most a deadline (spec TRN-110); a Supervisor given to a
+// transport stops the worker's process group when the deadline elapses.
+//
+// None of these types is a sandbox or a key exchange. A stopped worker,
 // an end of stream, a transport error or a deadline is never a cancellation: only a positive,
 // authenticated acknowledgement from the worker is.
 package transport

@@ -70,6 +70,10 @@ const (
 	ErrUnavailable
 	// ErrAbandoned: the host abandoned the session while work was pending.
 	ErrAbandoned
+	// ErrCancelSlotUnavailable: the active invocation was started when no identity slot of
+	// the session stayed free for its cancellation, so it cannot be cancelled cooperatively;
+	// the host must contain the worker instead. The reference has no such variant.
+	ErrCancelSlotUnavailable
 )
 
 // Errors of the external-tool binding (TRN-070 to TRN-075).
@@ -123,6 +127,7 @@ var kindNames = map[ErrorKind]string{
 	ErrUnexpectedMessage:            "UnexpectedMessage",
 	ErrUnavailable:                  "Unavailable",
 	ErrAbandoned:                    "Abandoned",
+	ErrCancelSlotUnavailable:        "CancelSlotUnavailable",
 	ErrExternal:                     "External",
 	ErrTransport:                    "Transport",
 	ErrCancellationBindingMismatch:  "CancellationBindingMismatch",
@@ -155,6 +160,7 @@ var kindTexts = map[ErrorKind]string{
 	ErrUnexpectedMessage:            "the worker sent an unexpected frame",
 	ErrUnavailable:                  "the worker session is unavailable",
 	ErrAbandoned:                    "the worker session was abandoned",
+	ErrCancelSlotUnavailable:        "no identity slot was kept for this invocation's cancellation",
 	ErrExternal:                     "the external tool lifecycle failed",
 	ErrTransport:                    "the worker transport failed",
 	ErrCancellationBindingMismatch:  "the cancellation does not match its dispatched invocation",
@@ -193,6 +199,10 @@ const (
 	CauseSessionDeadlineElapsed
 	// CauseWorkerTerminated: the worker process ended or was stopped by lifecycle control.
 	CauseWorkerTerminated
+	// CauseContained: the host asked for a cancellation that the session had no identity
+	// slot left to carry, so the worker was stopped instead (TRN-112). The reference has no
+	// such variant.
+	CauseContained
 )
 
 // String returns the reference variant name.
@@ -204,6 +214,8 @@ func (c IndeterminateCause) String() string {
 		return "SessionDeadlineElapsed"
 	case CauseWorkerTerminated:
 		return "WorkerTerminated"
+	case CauseContained:
+		return "Contained"
 	}
 	return "IndeterminateCause(" + strconv.Itoa(int(c)) + ")"
 }

@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"time"
+
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -31,12 +33,17 @@ func SendOpenSession(auth *protocol.Authenticator, ch FrameChannel, manifest pro
 // performs no host-side authorization; the caller (a protocol worker client) authorizes every
 // invocation and validates every result.
 //
+// Every exchange is bounded by a deadline (TRN-110): with a Supervisor (NewSupervisedFrameTransport)
+// the worker is stopped when it elapses, without one the call returns then and the host must
+// stop the worker itself. Either way the outcome is ErrIndeterminate, never a cancellation.
+//
 // Health is Healthy or Poisoned. A failure after the invoke was sealed poisons the transport,
 // as does Discard; a poisoned transport refuses every later call with ErrPoisoned. It is not
 // safe for concurrent use.
 type FrameTransport struct {
 	auth     *protocol.Authenticator
 	ch       FrameChannel
+	sup      Supervisor
 	poisoned bool
 }
 
@@ -49,27 +56,54 @@ func NewFrameTransport(auth *protocol.Authenticator, ch FrameChannel) (*FrameTra
 	return &FrameTransport{auth: auth, ch: ch}, nil
 }
 
+// NewSupervisedFrameTransport is NewFrameTransport with a Supervisor of the same worker, which
+// stops the worker when an exchange's deadline elapses (TRN-110). Checks, in order: the
+// authenticator is the host's (ErrRequiresHostAuthenticator); the supervisor names its session
+// (ErrSessionMismatch).
+func NewSupervisedFrameTransport(auth *protocol.Authenticator, ch FrameChannel, sup Supervisor) (*FrameTransport, error) {
+	t, err := NewFrameTransport(auth, ch)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSupervisor(auth.SessionID(), sup); err != nil {
+		return nil, err
+	}
+	t.sup = sup
+	return t, nil
+}
+
 // Poisoned reports whether the transport refuses further calls.
 func (t *FrameTransport) Poisoned() bool { return t.poisoned }
 
 // Discard poisons the transport without sending anything.
 func (t *FrameTransport) Discard() { t.poisoned = true }
 
-// Dispatch runs one ordinary invocation and returns the worker's authenticated result.
+// Dispatch runs one ordinary invocation and returns the worker's authenticated result, waiting
+// at most deadline.
 //
-// Errors: ErrPoisoned; ErrProtocol for a seal failure, which does not poison (nothing was sent
-// and the outgoing sequence did not advance); then, all poisoning: ErrChannel for a send or
-// receive failure, ErrProtocol for an answer that does not open, ErrUnexpectedResponse for an
-// answer that is not a result.
-func (t *FrameTransport) Dispatch(inv protocol.ToolInvocation) (protocol.ToolResult, error) {
+// Errors: ErrPoisoned; ErrInvalidDeadline for a deadline that is not positive and ErrProtocol
+// for a seal failure, neither of which poisons (nothing was sent and the outgoing sequence did
+// not advance); then, all poisoning: ErrIndeterminate when the deadline elapsed or the
+// supervisor reports the worker stopped, ErrSupervisor when supervision failed, ErrChannel for
+// a send or receive failure, ErrProtocol for an answer that does not open,
+// ErrUnexpectedResponse for an answer that is not a result.
+func (t *FrameTransport) Dispatch(inv protocol.ToolInvocation, deadline time.Duration) (protocol.ToolResult, error) {
 	if t.poisoned {
 		return protocol.ToolResult{}, newError(ErrPoisoned, nil)
+	}
+	if deadline <= 0 {
+		return protocol.ToolResult{}, newError(ErrInvalidDeadline, nil)
 	}
 	f, _, err := t.auth.Seal(protocol.InvokeMessage{Invocation: inv})
 	if err != nil {
 		return protocol.ToolResult{}, newError(ErrProtocol, err)
 	}
-	m, err := exchange(t.auth, t.ch, f)
+	var m protocol.Message
+	err = within(deadline, t.sup, func() error {
+		var xerr error
+		m, xerr = exchange(t.auth, t.ch, f)
+		return xerr
+	})
 	if err != nil {
 		t.poisoned = true
 		return protocol.ToolResult{}, err

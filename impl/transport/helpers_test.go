@@ -3,11 +3,15 @@ package transport_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/transport"
 )
+
+// testDeadline bounds a synchronous exchange in tests that do not test deadlines.
+const testDeadline = 10 * time.Second
 
 const (
 	testSession = "session-1"

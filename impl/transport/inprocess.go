@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"time"
 
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/worker"
@@ -46,9 +47,30 @@ func (t *InProcessTransport) Poisoned() bool { return t.poisoned }
 // Discard poisons the transport.
 func (t *InProcessTransport) Discard() { t.poisoned = true }
 
-// Dispatch is DispatchContext with a background context.
-func (t *InProcessTransport) Dispatch(inv protocol.ToolInvocation) (protocol.ToolResult, error) {
-	return t.DispatchContext(context.Background(), inv)
+// Dispatch is DispatchContext bounded by deadline (TRN-110): the adapter's context ends at the
+// deadline, and when the session has not answered by then Dispatch returns ErrIndeterminate and
+// poisons the transport. An adapter that ignores its context keeps running on its own
+// goroutine; nothing in one process can stop it. Errors, before anything runs: ErrPoisoned,
+// ErrInvalidDeadline.
+func (t *InProcessTransport) Dispatch(inv protocol.ToolInvocation, deadline time.Duration) (protocol.ToolResult, error) {
+	if t.poisoned {
+		return protocol.ToolResult{}, newError(ErrPoisoned, nil)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	var res protocol.ToolResult
+	err := within(deadline, nil, func() error {
+		var herr error
+		res, herr = t.handle(ctx, inv)
+		return herr
+	})
+	if err != nil {
+		if e, ok := err.(*Error); ok && e.Kind == ErrIndeterminate {
+			t.poisoned = true
+		}
+		return protocol.ToolResult{}, err
+	}
+	return res, nil
 }
 
 // DispatchContext seals an invoke, hands its line to the worker session, opens the answer and
@@ -58,6 +80,11 @@ func (t *InProcessTransport) DispatchContext(ctx context.Context, inv protocol.T
 	if t.poisoned {
 		return protocol.ToolResult{}, newError(ErrPoisoned, nil)
 	}
+	return t.handle(ctx, inv)
+}
+
+// handle is DispatchContext after the poison check.
+func (t *InProcessTransport) handle(ctx context.Context, inv protocol.ToolInvocation) (protocol.ToolResult, error) {
 	_, line, err := t.auth.Seal(protocol.InvokeMessage{Invocation: inv})
 	if err != nil {
 		return protocol.ToolResult{}, newError(ErrProtocol, err)

@@ -35,11 +35,17 @@ func inProcessFixture(t *testing.T) (*protocol.Authenticator, *worker.Session) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, line := seal(t, host, protocol.OpenSessionMessage{Manifest: m})
 	reg := worker.NewRegistry()
 	if err := profile.Register(reg, profile.Options{Effects: profile.NewEffectLog(nil, nil)}); err != nil {
 		t.Fatal(err)
 	}
+	return host, openInProcess(t, host, workerAuth, m, reg)
+}
+
+// openInProcess opens a worker session for m over reg with a frame host sealed.
+func openInProcess(t *testing.T, host, workerAuth *protocol.Authenticator, m protocol.CapabilityManifest, reg *worker.Registry) *worker.Session {
+	t.Helper()
+	_, line := seal(t, host, protocol.OpenSessionMessage{Manifest: m})
 	j, err := journal.New("tenant-a")
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +55,7 @@ func inProcessFixture(t *testing.T) (*protocol.Authenticator, *worker.Session) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return host, s
+	return s
 }
 
 func profileInvocation(t *testing.T, requestID, tool, text string) protocol.ToolInvocation {
@@ -85,28 +91,28 @@ func TestInProcessDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := tr.Dispatch(profileInvocation(t, "r1", profile.ToolTextEcho, "hello"))
+	res, err := tr.Dispatch(profileInvocation(t, "r1", profile.ToolTextEcho, "hello"), testDeadline)
 	if err != nil || res.RequestID != "r1" || res.Payload.Text != "hello" {
 		t.Fatalf("echo: %+v, %v", res, err)
 	}
-	_, err = tr.Dispatch(profileInvocation(t, "r2", profile.ToolTextFail, "x"))
+	_, err = tr.Dispatch(profileInvocation(t, "r2", profile.ToolTextFail, "x"), testDeadline)
 	wantKind(t, err, transport.ErrWorker)
 	if tr.Poisoned() {
 		t.Fatal("a worker refusal poisoned the in-process transport")
 	}
 	// The host's outgoing sequence advanced for the refused frame, and the worker's incoming
 	// one too, so the session goes on.
-	res, err = tr.Dispatch(profileInvocation(t, "r3", profile.ToolTextEcho, "again"))
+	res, err = tr.Dispatch(profileInvocation(t, "r3", profile.ToolTextEcho, "again"), testDeadline)
 	if err != nil || res.Payload.Text != "again" {
 		t.Fatalf("echo after refusal: %+v, %v", res, err)
 	}
 	// A seal failure is Protocol and does not poison either.
 	bad := profileInvocation(t, "r4", profile.ToolTextEcho, "x")
 	bad.SessionID = "session-2"
-	_, err = tr.Dispatch(bad)
+	_, err = tr.Dispatch(bad, testDeadline)
 	wantKind(t, err, transport.ErrProtocol)
 	tr.Discard()
-	_, err = tr.Dispatch(profileInvocation(t, "r5", profile.ToolTextEcho, "x"))
+	_, err = tr.Dispatch(profileInvocation(t, "r5", profile.ToolTextEcho, "x"), testDeadline)
 	wantKind(t, err, transport.ErrPoisoned)
 	if s.Manifest().SessionID != testSession {
 		t.Fatal("session changed")

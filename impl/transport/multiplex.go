@@ -76,7 +76,7 @@ func (m *Multiplexed) Start(inv protocol.ToolInvocation) (*PendingInvocation, er
 	if err != nil {
 		return nil, err
 	}
-	h := &PendingInvocation{m: m, requestID: inv.RequestID, tool: inv.Tool, done: make(chan struct{})}
+	h := &PendingInvocation{m: m, requestID: inv.RequestID, tool: inv.Tool, cancellable: m.core.CancelSlotKept(), done: make(chan struct{})}
 	m.inv = h
 	if err := m.write(out.Line); err != nil {
 		return nil, err
@@ -180,12 +180,13 @@ func (m *Multiplexed) deliver(events []Event) {
 // PendingInvocation is the host's handle on one active multiplexed invocation. It resolves
 // once, with the invocation's outcome or with the error that stopped the transport.
 type PendingInvocation struct {
-	m         *Multiplexed
-	requestID string
-	tool      string
-	done      chan struct{}
-	outcome   InvocationOutcome
-	err       error
+	m           *Multiplexed
+	requestID   string
+	tool        string
+	cancellable bool
+	done        chan struct{}
+	outcome     InvocationOutcome
+	err         error
 }
 
 // RequestID returns the invocation's request id.
@@ -193,6 +194,10 @@ func (p *PendingInvocation) RequestID() string { return p.requestID }
 
 // Tool returns the invocation's tool.
 func (p *PendingInvocation) Tool() string { return p.tool }
+
+// Cancellable reports whether an identity slot was kept free for the invocation's
+// cancellation when it started (TRN-112).
+func (p *PendingInvocation) Cancellable() bool { return p.cancellable }
 
 // Done returns a channel that is closed once the handle has resolved.
 func (p *PendingInvocation) Done() <-chan struct{} { return p.done }

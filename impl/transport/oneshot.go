@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"time"
+
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -31,19 +33,24 @@ func (s OperationState) String() string {
 	return "OperationState(?)"
 }
 
-// OperationTransport performs exactly one durable exchange, a dispatch, a reconciliation or a
-// compensation, and is then consumed (TRN-020 to TRN-023). A durable effect can be left
+// OperationTransport performs exactly one durable exchange and is then consumed (TRN-020,
+// TRN-022, TRN-023, TRN-113): a dispatch or a reconciliation it seals itself, or one pre-sealed
+// dispatch, reconciliation or compensation (ExchangeSealed). It never seals a compensation: only
+// the step engine does, under a one-use approval for a recorded intent (package workflow). A durable effect can be left
 // ambiguous when a worker stops, so an interrupted stream is never reused: recovery opens a
 // fresh session from the worker's durable journal and reconciles there.
 //
 // The transport keeps its own fresh session authorizer for the manifest, so each request is
-// authorized on the host before it is sealed and each answer is validated against it. It is
-// not safe for concurrent use.
+// authorized on the host before it is sealed and each answer is validated against it. The
+// exchange waits at most its deadline (DefaultExchangeDeadline until SetDeadline; TRN-110); with
+// a Supervisor the worker is stopped when it elapses. It is not safe for concurrent use.
 type OperationTransport struct {
-	auth  *protocol.Authenticator
-	authz *authorizer.SessionAuthorizer
-	ch    FrameChannel
-	state OperationState
+	auth     *protocol.Authenticator
+	authz    *authorizer.SessionAuthorizer
+	ch       FrameChannel
+	sup      Supervisor
+	deadline time.Duration
+	state    OperationState
 }
 
 // NewOperationTransport returns a one-shot transport for manifest's session over ch. The host
@@ -62,8 +69,37 @@ func NewOperationTransport(manifest protocol.CapabilityManifest, auth *protocol.
 	if err != nil {
 		return nil, newError(ErrProtocol, err)
 	}
-	return &OperationTransport{auth: auth, authz: authz, ch: ch, state: OperationReady}, nil
+	return &OperationTransport{auth: auth, authz: authz, ch: ch, deadline: DefaultExchangeDeadline, state: OperationReady}, nil
 }
+
+// NewSupervisedOperationTransport is NewOperationTransport with a Supervisor of the same
+// worker, which stops the worker when the exchange's deadline elapses (TRN-110). Its checks are
+// NewOperationTransport's, then the supervisor names the session (ErrSessionMismatch).
+func NewSupervisedOperationTransport(manifest protocol.CapabilityManifest, auth *protocol.Authenticator, ch FrameChannel, sup Supervisor) (*OperationTransport, error) {
+	t, err := NewOperationTransport(manifest, auth, ch)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSupervisor(manifest.SessionID, sup); err != nil {
+		return nil, err
+	}
+	t.sup = sup
+	return t, nil
+}
+
+// SetDeadline sets the longest wait for the worker's answer, for example the remaining
+// deadline of the claimed operation (TRN-111). Error: ErrInvalidDeadline when d is not
+// positive; the transport is unchanged.
+func (t *OperationTransport) SetDeadline(d time.Duration) error {
+	if d <= 0 {
+		return newError(ErrInvalidDeadline, nil)
+	}
+	t.deadline = d
+	return nil
+}
+
+// Deadline returns the longest wait for the worker's answer.
+func (t *OperationTransport) Deadline() time.Duration { return t.deadline }
 
 // State returns the transport's state.
 func (t *OperationTransport) State() OperationState { return t.state }
@@ -83,8 +119,9 @@ func (t *OperationTransport) Discard() { t.state = OperationPoisoned }
 //
 // Errors: ErrConsumed or ErrPoisoned without any effect; then, each poisoning the transport:
 // ErrProtocol when host authorization or sealing fails (nothing is sent), ErrChannel when
-// sending or receiving fails, ErrProtocol when the answer does not open, ErrUnexpectedResponse
-// when it is not an operation_result, and ErrProtocol when the result fails validation.
+// sending or receiving fails, ErrIndeterminate when the deadline elapsed (ErrSupervisor when
+// supervision failed), ErrProtocol when the answer does not open, ErrUnexpectedResponse when it
+// is not an operation_result, and ErrProtocol when the result fails validation.
 func (t *OperationTransport) DispatchOperation(req protocol.OperationDispatchRequest) (protocol.OperationReconcileResult, error) {
 	if err := t.ready(); err != nil {
 		return protocol.OperationReconcileResult{}, err
@@ -138,34 +175,6 @@ func (t *OperationTransport) ReconcileOperation(req protocol.OperationReconcileR
 	return res, t.finish(err)
 }
 
-// CompensateOperation dispatches one approved compensation and returns the worker's validated
-// compensation_result. Its errors are those of DispatchOperation, with compensation_result as
-// the expected answer.
-func (t *OperationTransport) CompensateOperation(req protocol.OperationCompensationRequest) (protocol.OperationCompensationResult, error) {
-	if err := t.ready(); err != nil {
-		return protocol.OperationCompensationResult{}, err
-	}
-	res, err := func() (protocol.OperationCompensationResult, error) {
-		authorized, err := t.authz.AuthorizeCompensation(req)
-		if err != nil {
-			return protocol.OperationCompensationResult{}, newError(ErrProtocol, err)
-		}
-		m, err := t.exchange(protocol.CompensateOperationMessage{Request: authorized.Request()})
-		if err != nil {
-			return protocol.OperationCompensationResult{}, err
-		}
-		answer, ok := m.(protocol.CompensationResultMessage)
-		if !ok {
-			return protocol.OperationCompensationResult{}, newError(ErrUnexpectedResponse, nil)
-		}
-		if err := t.authz.ValidateCompensationResult(authorized, answer.Result); err != nil {
-			return protocol.OperationCompensationResult{}, newError(ErrProtocol, err)
-		}
-		return answer.Result, nil
-	}()
-	return res, t.finish(err)
-}
-
 // ready refuses a consumed (ErrConsumed) or poisoned (ErrPoisoned) transport.
 func (t *OperationTransport) ready() error {
 	switch t.state {
@@ -177,14 +186,20 @@ func (t *OperationTransport) ready() error {
 	return nil
 }
 
-// exchange seals m, sends it and opens the one answer. Errors: ErrProtocol (seal or open),
-// ErrChannel.
+// exchange seals m, sends it and opens the one answer within the deadline. Errors:
+// ErrProtocol (seal or open), ErrChannel, and within's ErrIndeterminate and ErrSupervisor.
 func (t *OperationTransport) exchange(m protocol.Message) (protocol.Message, error) {
 	f, _, err := t.auth.Seal(m)
 	if err != nil {
 		return nil, newError(ErrProtocol, err)
 	}
-	return exchange(t.auth, t.ch, f)
+	var answer protocol.Message
+	err = within(t.deadline, t.sup, func() error {
+		var xerr error
+		answer, xerr = exchange(t.auth, t.ch, f)
+		return xerr
+	})
+	return answer, err
 }
 
 // finish moves to Completed after a success and to Poisoned after any failure, a host-side
@@ -208,16 +223,17 @@ func (t *OperationTransport) finish(err error) error {
 // it to the function that opens it.
 //
 // Before sending, the line is decoded (never re-encoded: the sent bytes are the sealed ones)
-// and its request is authorized on the host, as DispatchOperation, ReconcileOperation and
-// CompensateOperation authorize theirs. The answer is bounded by the channel's 1 MiB line cap
-// and is not authenticated or validated here.
+// and its request is authorized on the host, as DispatchOperation and ReconcileOperation
+// authorize theirs. A compensation travels only this way, sealed by
+// workflow.Engine.SealCompensation (TRN-113). The answer is bounded by the channel's 1 MiB line
+// cap and is not authenticated or validated here.
 //
 // Errors: ErrConsumed or ErrPoisoned without any effect; then, each poisoning the transport:
 // ErrLineChannelRequired when the channel is not a LineChannel; ErrProtocol when the line does
 // not decode as a frame; ErrSessionMismatch when its message names another session;
 // ErrNotOperationRequest when it is not a dispatch_operation, reconcile_operation or
-// compensate_operation; ErrProtocol when host authorization refuses it (nothing is sent); and
-// ErrChannel when sending or receiving fails.
+// compensate_operation; ErrProtocol when host authorization refuses it (nothing is sent);
+// ErrChannel when sending or receiving fails; and ErrIndeterminate when the deadline elapsed.
 func (t *OperationTransport) ExchangeSealed(line []byte) ([]byte, error) {
 	if err := t.ready(); err != nil {
 		return nil, err
@@ -237,12 +253,19 @@ func (t *OperationTransport) ExchangeSealed(line []byte) ([]byte, error) {
 		if err := t.authorizeSealed(f.Message); err != nil {
 			return nil, err
 		}
-		if err := ch.SendLine(line); err != nil {
-			return nil, newError(ErrChannel, err)
-		}
-		answer, err := ch.ReceiveLine()
+		var answer []byte
+		err = within(t.deadline, t.sup, func() error {
+			if err := ch.SendLine(line); err != nil {
+				return newError(ErrChannel, err)
+			}
+			var rerr error
+			if answer, rerr = ch.ReceiveLine(); rerr != nil {
+				return newError(ErrChannel, rerr)
+			}
+			return nil
+		})
 		if err != nil {
-			return nil, newError(ErrChannel, err)
+			return nil, err
 		}
 		return answer, nil
 	}()

@@ -88,19 +88,11 @@ func TestOperationTransportConstruction(t *testing.T) {
 	wantProtocolKind(t, err, protocol.ErrDuplicateGrant)
 }
 
-// Spec: TRN-021, TRN-022
-// Ready → Completed: each of the three exchanges returns the validated answer, after which
-// every exchange is Consumed and sends nothing.
+// Spec: TRN-113, TRN-022
+// Ready → Completed: each of the two exchanges the transport seals returns the validated
+// answer, after which every exchange is Consumed and sends nothing.
 func TestOperationTransportCompletes(t *testing.T) {
 	succeeded := protocol.Succeeded(jsonPayload(t, `{"done":true}`))
-	fp, err := durableManifest(t).Grants[0].CompensationFingerprint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := protocol.NewOperationCompensationBinding(toolDurable, "op-1", "cmp-1", "tenant-a", fp)
-	if err != nil {
-		t.Fatal(err)
-	}
 	exchanges := map[string]func(t *testing.T, tr *transport.OperationTransport, ch *fakeChannel, w *protocol.Authenticator) error{
 		"dispatch": func(t *testing.T, tr *transport.OperationTransport, ch *fakeChannel, w *protocol.Authenticator) error {
 			f, _ := seal(t, w, protocol.OperationResultMessage{Result: operationResult(t, "r1", succeeded)})
@@ -116,17 +108,6 @@ func TestOperationTransportCompletes(t *testing.T) {
 			ch.reply(f)
 			req, _ := protocol.NewOperationReconcileRequest(testSession, "r1", toolDurable, "op-1")
 			_, err := tr.ReconcileOperation(req)
-			return err
-		},
-		"compensate": func(t *testing.T, tr *transport.OperationTransport, ch *fakeChannel, w *protocol.Authenticator) error {
-			r, _ := protocol.NewOperationCompensationResult(testSession, "r1", b, protocol.Failed("no effect"))
-			f, _ := seal(t, w, protocol.CompensationResultMessage{Result: r})
-			ch.reply(f)
-			req, err := protocol.NewOperationCompensationRequest(testSession, "r1", b, jsonPayload(t, `{}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = tr.CompensateOperation(req)
 			return err
 		},
 	}
@@ -157,7 +138,7 @@ func TestOperationTransportCompletes(t *testing.T) {
 	}
 }
 
-// Spec: TRN-021, TRN-023
+// Spec: TRN-113, TRN-023
 // Ready → Poisoned: host authorization, the channel, an answer of another kind and a failed
 // validation each poison; so does Discard. A poisoned transport sends nothing.
 func TestOperationTransportPoisoning(t *testing.T) {

@@ -234,7 +234,7 @@ func TestWorkerBrokenConnectionPoisonsChannel(t *testing.T) {
 		t.Fatal(err)
 	}
 	echo, _ := protocol.NewToolInvocation(testSession, "request-1", profile.ToolTextEcho, protocol.TextPayload("ping"))
-	res, err := tr.Dispatch(echo)
+	res, err := tr.Dispatch(echo, testDeadline)
 	if err != nil || res.Payload.Text != "ping" {
 		t.Fatalf("echo: %+v, %v (worker: %s)", res, err, stderr)
 	}
@@ -243,7 +243,7 @@ func TestWorkerBrokenConnectionPoisonsChannel(t *testing.T) {
 	}
 	<-p.Exited()
 	echo2, _ := protocol.NewToolInvocation(testSession, "request-2", profile.ToolTextEcho, protocol.TextPayload("ping"))
-	_, err = tr.Dispatch(echo2)
+	_, err = tr.Dispatch(echo2, testDeadline)
 	wantKind(t, err, transport.ErrChannel)
 	var le *jsonline.Error
 	if !errors.As(err, &le) || (le.Kind != jsonline.ErrIO && le.Kind != jsonline.ErrUnexpectedEndOfStream) {
@@ -252,11 +252,11 @@ func TestWorkerBrokenConnectionPoisonsChannel(t *testing.T) {
 	if !ch.Poisoned() || !tr.Poisoned() {
 		t.Fatalf("channel poisoned %v, transport poisoned %v", ch.Poisoned(), tr.Poisoned())
 	}
-	_, err = tr.Dispatch(echo2)
+	_, err = tr.Dispatch(echo2, testDeadline)
 	wantKind(t, err, transport.ErrPoisoned)
 }
 
-// Spec: TRN-020, TRN-021, TRN-022
+// Spec: TRN-020, TRN-113, TRN-022
 // Against the reference worker: one durable dispatch through the one-shot transport.
 func TestWorkerOneShotDispatch(t *testing.T) {
 	p, stderr := startWorker(t, testSession, nil)

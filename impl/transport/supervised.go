@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/splashv5/conform/impl/host"
@@ -55,8 +56,11 @@ func (s *SupervisedSession) ActiveExternalID() (host.OperationID, bool) {
 }
 
 // StartExternalTool arms supervision and starts the claimed external invocation inv under
-// requestID (TRN-082). Checks, in order: ErrPoisoned; ErrBusy while an invocation is active;
-// the binding is prepared (a failure is ErrBridge and does not poison); the deadline is armed
+// requestID (TRN-082). The armed deadline is the session's, shortened to the invocation's
+// remaining deferred deadline when that is shorter (TRN-111). Checks, in order: ErrPoisoned;
+// ErrBusy while an invocation is active; the binding is prepared (a failure is ErrBridge and
+// does not poison); an invocation whose deadline already elapsed is ErrBridge wrapping the
+// runtime's ErrDeadlineElapsed and does not poison; the deadline is armed
 // (a failure poisons, terminates the worker and is ErrSupervisor); the invoke is started. Any
 // start failure, a host-side authorization refusal included, poisons the session and is
 // resolved by failTransport.
@@ -71,7 +75,11 @@ func (s *SupervisedSession) StartExternalTool(inv host.Invocation, requestID str
 	if err != nil {
 		return newError(ErrBridge, err)
 	}
-	token, err := s.supervisor.BeginInvocation(s.deadline)
+	d := invocationDeadline(s.deadline, inv)
+	if d <= 0 {
+		return newError(ErrBridge, &host.ExternalError{Kind: host.ErrDeadlineElapsed, ID: inv.ID})
+	}
+	token, err := s.supervisor.BeginInvocation(d)
 	if err != nil {
 		s.poisoned = true
 		return s.supervisorFailed(err)
@@ -85,8 +93,12 @@ func (s *SupervisedSession) StartExternalTool(inv host.Invocation, requestID str
 }
 
 // RequestExternalToolCancellation sends the runtime's cancellation request req for the active
-// invocation (TRN-083). Errors: ErrPoisoned; ErrNoActiveInvocation; a transport failure poisons
-// and is resolved by failTransport; any other binding refusal is ErrBridge without poisoning.
+// invocation (TRN-083). Errors: ErrPoisoned; ErrNoActiveInvocation; when the invocation was
+// started without an identity slot free for its cancellation, the worker is contained instead
+// (TRN-112): the session is poisoned, the worker stopped, and the error is ErrIndeterminate
+// with CauseContained, so the runtime's operation stays pending for reconciliation; a transport
+// failure poisons and is resolved by failTransport; any other binding refusal is ErrBridge
+// without poisoning.
 func (s *SupervisedSession) RequestExternalToolCancellation(req host.CancellationRequest, cancellationID string) error {
 	if s.poisoned {
 		return newError(ErrPoisoned, nil)
@@ -97,6 +109,9 @@ func (s *SupervisedSession) RequestExternalToolCancellation(req host.Cancellatio
 	err := s.active.RequestCancellation(req, cancellationID)
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, ErrCancelSlotUnavailable) {
+		return s.contain(err)
 	}
 	if e, ok := err.(*Error); ok && e.Kind == ErrTransport {
 		b := s.take()
@@ -271,6 +286,19 @@ func (s *SupervisedSession) failTransport(id host.OperationID, token Supervision
 	return e
 }
 
+// contain stops the worker of the active invocation, whose cancellation cannot be carried, and
+// reports the invocation indeterminate (TRN-112).
+func (s *SupervisedSession) contain(cause error) error {
+	b := s.take()
+	s.poisoned = true
+	if _, err := s.supervisor.FinishInvocation(s.token); err != nil {
+		return s.supervisorFailed(err)
+	}
+	e := &Error{Kind: ErrIndeterminate, Err: cause, ExternalID: b.ExternalID(), Cause: CauseContained}
+	s.terminate(e)
+	return e
+}
+
 // supervisorFailed terminates the worker and returns ErrSupervisor.
 func (s *SupervisedSession) supervisorFailed(cause error) error {
 	e := &Error{Kind: ErrSupervisor, Err: cause}
@@ -279,14 +307,7 @@ func (s *SupervisedSession) supervisorFailed(cause error) error {
 }
 
 // terminate stops the worker and records the outcome in e.
-func (s *SupervisedSession) terminate(e *Error) {
-	t, err := s.supervisor.Terminate()
-	if err != nil {
-		e.TerminationErr = err
-		return
-	}
-	e.Termination = &t
-}
+func (s *SupervisedSession) terminate(e *Error) { terminateInto(s.supervisor, e) }
 
 // lostTo maps a verdict other than FinishCompleted to its indeterminate cause. A verdict
 // outside the four defined ones counts as a termination: it is not proof that supervision

@@ -419,3 +419,27 @@ func TestSupervisedClose(t *testing.T) {
 		t.Fatal("a failed close did not terminate the worker")
 	}
 }
+
+// Spec: TRN-111
+// A claim whose deferred deadline already elapsed is refused before anything is armed or
+// written, and the session stays usable.
+func TestSupervisedRefusesAnElapsedClaim(t *testing.T) {
+	f := newSupervised(t, nil)
+	rt, err := host.New(host.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.RegisterExternalTool(host.NewPolicy(toolText).WithDeadline(0), host.Metadata{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Start(toolText, "x"); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := rt.ClaimNextExternal()
+	err = f.s.StartExternalTool(inv, "request-1")
+	wantKind(t, err, transport.ErrBridge)
+	if !errors.Is(err, host.ErrDeadlineElapsed) || f.s.Poisoned() || f.sup.began != 0 {
+		t.Fatalf("err %v, poisoned %v, armed %d", err, f.s.Poisoned(), f.sup.began)
+	}
+	f.started()
+}

@@ -1,0 +1,119 @@
+package workflow
+
+import (
+	"strconv"
+
+	"github.com/splashv5/conform/impl/host"
+)
+
+// ErrorKind names one rule of the step engine. It implements error, so a kind is a valid
+// errors.Is target. Where the reference has a variant for the rule, String returns its name.
+type ErrorKind uint8
+
+// The step engine's error kinds.
+const (
+	// ErrPoisoned: an earlier ledger write failed; restore a fresh engine from the store.
+	ErrPoisoned ErrorKind = iota + 1
+	// ErrLedgerWrite: persisting the ledger failed (Err holds the store's error). The engine
+	// is poisoned and nothing that needed the write happened.
+	ErrLedgerWrite
+	// ErrExecutionInProgress: the current step is suspended on an operation.
+	ErrExecutionInProgress
+	// ErrNoSuspendedExecution: no operation is retained for the current step.
+	ErrNoSuspendedExecution
+	// ErrStepFailed: the current step failed (an acknowledged cancellation); the host must
+	// decide how the workflow goes on.
+	ErrStepFailed
+	// ErrStepMismatch: the approval names another step than the current one.
+	ErrStepMismatch
+	// ErrPlanComplete: every step of the plan has been approved.
+	ErrPlanComplete
+	// ErrApprovalMismatch: the compensation approval is used, from another engine, or bound
+	// to another ledger revision, operation, compensation, tenant, grant or session.
+	ErrApprovalMismatch
+	// ErrCompensationTargetRequired: a compensation target without both verifiers.
+	ErrCompensationTargetRequired
+	// ErrBindingMismatch: the worker event or cancellation names another operation than the
+	// retained one.
+	ErrBindingMismatch
+	// ErrRecovering: the engine was restored and waits for Resume.
+	ErrRecovering
+	// ErrRecoveryPolicyRequired: Resume without an explicit decision for every operation.
+	ErrRecoveryPolicyRequired
+	// ErrUnreconciledOperation: Resume would continue past an operation that is still pending
+	// or running in the ledger.
+	ErrUnreconciledOperation
+	// ErrWorkflowFailed: the recovery policy failed the workflow.
+	ErrWorkflowFailed
+	// ErrWorker: the supervised worker session failed (Err holds its error).
+	ErrWorker
+	// ErrInvalidConfig: the engine's configuration is incomplete.
+	ErrInvalidConfig
+)
+
+var kindNames = [...]string{
+	ErrPoisoned:                   "Poisoned",
+	ErrLedgerWrite:                "LedgerWrite",
+	ErrExecutionInProgress:        "ExecutionInProgress",
+	ErrNoSuspendedExecution:       "NoSuspendedExecution",
+	ErrStepFailed:                 "StepFailed",
+	ErrStepMismatch:               "StepMismatch",
+	ErrPlanComplete:               "PlanComplete",
+	ErrApprovalMismatch:           "ApprovalMismatch",
+	ErrCompensationTargetRequired: "CompensationTargetRequired",
+	ErrBindingMismatch:            "BindingMismatch",
+	ErrRecovering:                 "Recovering",
+	ErrRecoveryPolicyRequired:     "RecoveryPolicyRequired",
+	ErrUnreconciledOperation:      "UnreconciledOperation",
+	ErrWorkflowFailed:             "WorkflowFailed",
+	ErrWorker:                     "Worker",
+	ErrInvalidConfig:              "InvalidConfig",
+}
+
+// String returns the variant name.
+func (k ErrorKind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return "ErrorKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Error returns the variant name.
+func (k ErrorKind) Error() string { return "workflow: " + k.String() }
+
+// Error is a step engine refusal. Value names the step or operation key concerned; Err wraps
+// the store's, the runtime's or the worker session's error. Ledger rules are reported as the
+// host's *host.LedgerError instead.
+type Error struct {
+	Kind  ErrorKind
+	Value string
+	Err   error
+}
+
+func newError(kind ErrorKind, value string) *Error { return &Error{Kind: kind, Value: value} }
+
+// Error describes the refusal.
+func (e *Error) Error() string {
+	msg := e.Kind.Error()
+	if e.Value != "" {
+		msg += ": " + strconv.Quote(e.Value)
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is matches the error's kind.
+func (e *Error) Is(target error) bool {
+	k, ok := target.(ErrorKind)
+	return ok && k == e.Kind
+}
+
+// Unwrap returns the wrapped error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ledgerErr returns a ledger rule refusal with the reference's variant.
+func ledgerErr(kind host.LedgerErrorKind, value string) error {
+	return &host.LedgerError{Kind: kind, Value: value}
+}
