@@ -57,13 +57,16 @@ type Exploration[S, A any] struct {
 	// Violation is the first invariant violation found, with its shortest trace, or nil.
 	Violation *Violation[S, A]
 
-	states  []S
-	parent  []int32
-	action  []A
-	depth   []int32
-	leaf    []bool
-	descr   func(S) string
-	sysName string
+	states   []S
+	parent   []int32
+	action   []A
+	depth    []int32
+	leaf     []bool
+	move     []int32 // index of the move in its parent's Next list
+	next     func(S) []Move[S, A]
+	maxDepth int
+	descr    func(S) string
+	sysName  string
 }
 
 // Violation is a counterexample: the broken invariant and a shortest trace to it.
@@ -95,9 +98,9 @@ func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
 	if descr == nil {
 		descr = func(s S) string { return fmt.Sprintf("%+v", s) }
 	}
-	r := &Exploration[S, A]{Complete: true, descr: descr, sysName: sys.Name}
+	r := &Exploration[S, A]{Complete: true, descr: descr, sysName: sys.Name, next: sys.Next, maxDepth: sys.MaxDepth}
 	seen := map[string]int32{}
-	add := func(s S, parent int32, a A, depth int32) (int32, bool) {
+	add := func(s S, parent int32, a A, move int, depth int32) (int32, bool) {
 		k := sys.Key(s)
 		if i, ok := seen[k]; ok {
 			return i, false
@@ -109,6 +112,7 @@ func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
 		r.action = append(r.action, a)
 		r.depth = append(r.depth, depth)
 		r.leaf = append(r.leaf, true)
+		r.move = append(r.move, int32(move))
 		if int(depth) > r.Depth {
 			r.Depth = int(depth)
 		}
@@ -125,7 +129,7 @@ func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
 	}
 	var zero A
 	for _, s := range sys.Init {
-		if i, fresh := add(s, -1, zero, 0); fresh && !checkState(i) {
+		if i, fresh := add(s, -1, zero, -1, 0); fresh && !checkState(i) {
 			return r.finish()
 		}
 	}
@@ -136,7 +140,7 @@ func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
 			continue
 		}
 		from := r.states[i]
-		for _, mv := range sys.Next(from) {
+		for m, mv := range sys.Next(from) {
 			r.Transitions++
 			for _, inv := range sys.Invariants {
 				if inv.Step != nil && !inv.Step(from, mv.Action, mv.Next) {
@@ -150,7 +154,7 @@ func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
 					continue
 				}
 			}
-			j, fresh := add(mv.Next, i, mv.Action, r.depth[i]+1)
+			j, fresh := add(mv.Next, i, mv.Action, m, r.depth[i]+1)
 			if fresh {
 				r.leaf[i] = false
 				if !checkState(j) {
@@ -217,6 +221,40 @@ func (r *Exploration[S, A]) Traces(limit int) [][]A {
 	for _, i := range leaves {
 		a, _ := r.path(i)
 		out = append(out, a)
+	}
+	return out
+}
+
+// EdgeTraces returns, besides the traces of Traces(0), one trace for every explored transition
+// that is not on them: the shortest trace to its source followed by the transition. Replaying
+// them all takes every explored transition at least once. At most limit traces are returned
+// (0: all), spread evenly. System.Next must list moves in a deterministic order.
+func (r *Exploration[S, A]) EdgeTraces(limit int) [][]A {
+	out := r.Traces(0)
+	tree := map[[2]int32]bool{}
+	for j, p := range r.parent {
+		if p >= 0 {
+			tree[[2]int32{p, r.move[j]}] = true
+		}
+	}
+	for i := range r.states {
+		if r.maxDepth > 0 && int(r.depth[i]) >= r.maxDepth {
+			continue // not expanded
+		}
+		prefix, _ := r.path(int32(i))
+		for m, mv := range r.next(r.states[i]) {
+			if tree[[2]int32{int32(i), int32(m)}] {
+				continue
+			}
+			out = append(out, append(prefix[:len(prefix):len(prefix)], mv.Action))
+		}
+	}
+	if limit > 0 && len(out) > limit {
+		picked := make([][]A, 0, limit)
+		for k := 0; k < limit; k++ {
+			picked = append(picked, out[k*len(out)/limit])
+		}
+		out = picked
 	}
 	return out
 }

@@ -167,3 +167,30 @@ func expectCaught[S, A any](t *testing.T, r *model.Exploration[S, A], invariant 
 		t.Fatalf("unreadable counterexample:\n%s", text)
 	}
 }
+
+// Edge traces take every explored transition.
+func TestExplorerEdgeTraces(t *testing.T) {
+	sys := counterSystem(false)
+	sys.Invariants = nil
+	full := model.Explore(sys)
+	type edge struct {
+		from string
+		a    string
+	}
+	taken := map[edge]bool{}
+	for _, tr := range full.EdgeTraces(0) {
+		s := sys.Init[0]
+		for _, a := range tr {
+			for _, mv := range sys.Next(s) {
+				if mv.Action == a {
+					taken[edge{fmt.Sprint(s), a}] = true
+					s = mv.Next
+					break
+				}
+			}
+		}
+	}
+	if len(taken) != full.Transitions {
+		t.Fatalf("edge traces take %d of %d transitions", len(taken), full.Transitions)
+	}
+}
