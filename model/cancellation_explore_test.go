@@ -36,7 +36,7 @@ func cancellationBound() model.Cancellation {
 // Spec: CAN-004, CAN-006, CAN-007, CAN-009, CAN-012, CAN-013, CAN-014, CAN-015, CAN-016, CAN-019
 // Spec: CAN-020, TRN-042, TRN-050, TRN-051, TRN-052, TRN-053, TRN-059, TRN-061, TRN-062
 func TestCancellationExhaustive(t *testing.T) {
-	reportExploration(t, model.Explore(cancellationBound().System()))
+	reportExploration(t, explore("cancellation", cancellationBound().System))
 }
 
 func cancellationBroken(c model.Cancellation, broken func(s model.CancelState, mv model.Move[model.CancelState, model.CancelAction]) model.Move[model.CancelState, model.CancelAction]) model.System[model.CancelState, model.CancelAction] {
@@ -449,7 +449,7 @@ func replayCancellation(t *testing.T, c model.Cancellation, trace []model.Cancel
 // Spec: TRN-053, TRN-059
 func TestCancellationReplay(t *testing.T) {
 	c := cancellationBound()
-	r := model.Explore(c.System())
+	r := explore("cancellation", c.System)
 	limit := 0
 	if soak() {
 		limit = 20000

@@ -63,6 +63,7 @@ type Exploration[S, A any] struct {
 	depth    []int32
 	leaf     []bool
 	move     []int32 // index of the move in its parent's Next list
+	moves    []int32 // number of moves of an expanded state
 	next     func(S) []Move[S, A]
 	maxDepth int
 	descr    func(S) string
@@ -113,6 +114,7 @@ func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
 		r.depth = append(r.depth, depth)
 		r.leaf = append(r.leaf, true)
 		r.move = append(r.move, int32(move))
+		r.moves = append(r.moves, 0)
 		if int(depth) > r.Depth {
 			r.Depth = int(depth)
 		}
@@ -140,7 +142,9 @@ func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
 			continue
 		}
 		from := r.states[i]
-		for m, mv := range sys.Next(from) {
+		moves := sys.Next(from)
+		r.moves[i] = int32(len(moves))
+		for m, mv := range moves {
 			r.Transitions++
 			for _, inv := range sys.Invariants {
 				if inv.Step != nil && !inv.Step(from, mv.Action, mv.Next) {
@@ -228,33 +232,61 @@ func (r *Exploration[S, A]) Traces(limit int) [][]A {
 // EdgeTraces returns, besides the traces of Traces(0), one trace for every explored transition
 // that is not on them: the shortest trace to its source followed by the transition. Replaying
 // them all takes every explored transition at least once. At most limit traces are returned
-// (0: all), spread evenly. System.Next must list moves in a deterministic order.
+// (0: all), spread evenly over that list, so a sample is deterministic. System.Next must list
+// moves in a deterministic order.
 func (r *Exploration[S, A]) EdgeTraces(limit int) [][]A {
-	out := r.Traces(0)
+	leaves := r.Traces(0)
 	tree := map[[2]int32]bool{}
+	children := make([]int32, len(r.states))
 	for j, p := range r.parent {
 		if p >= 0 {
 			tree[[2]int32{p, r.move[j]}] = true
+			children[p]++
 		}
 	}
+	total := len(leaves)
 	for i := range r.states {
-		if r.maxDepth > 0 && int(r.depth[i]) >= r.maxDepth {
-			continue // not expanded
+		total += int(r.moves[i] - children[i])
+	}
+	picks := make([]int, 0, total)
+	for k := range total {
+		if limit > 0 && total > limit {
+			if k >= limit {
+				break
+			}
+			picks = append(picks, k*total/limit)
+		} else {
+			picks = append(picks, k)
+		}
+	}
+	out := make([][]A, 0, len(picks))
+	p := 0
+	for ; p < len(picks) && picks[p] < len(leaves); p++ {
+		out = append(out, leaves[picks[p]])
+	}
+	base := len(leaves)
+	for i := range r.states {
+		n := int(r.moves[i] - children[i])
+		if p >= len(picks) {
+			break
+		}
+		if picks[p] >= base+n {
+			base += n
+			continue
 		}
 		prefix, _ := r.path(int32(i))
+		k := base
 		for m, mv := range r.next(r.states[i]) {
 			if tree[[2]int32{int32(i), int32(m)}] {
 				continue
 			}
-			out = append(out, append(prefix[:len(prefix):len(prefix)], mv.Action))
+			for p < len(picks) && picks[p] == k {
+				out = append(out, append(prefix[:len(prefix):len(prefix)], mv.Action))
+				p++
+			}
+			k++
 		}
-	}
-	if limit > 0 && len(out) > limit {
-		picked := make([][]A, 0, limit)
-		for k := 0; k < limit; k++ {
-			picked = append(picked, out[k*len(out)/limit])
-		}
-		out = picked
+		base += n
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/splashv5/conform/model"
@@ -133,6 +134,19 @@ func TestExplorerStepInvariantAndBounds(t *testing.T) {
 	if got := len(full.Traces(2)); got != 2 {
 		t.Fatalf("sample of 2 traces has %d", got)
 	}
+}
+
+// explorations caches explorations shared by the exhaustive and the replay tests.
+var explorations sync.Map
+
+// explore returns the exploration of sys, computed once per test binary under name.
+func explore[S, A any](name string, sys func() model.System[S, A]) *model.Exploration[S, A] {
+	if r, ok := explorations.Load(name); ok {
+		return r.(*model.Exploration[S, A])
+	}
+	r := model.Explore(sys())
+	explorations.Store(name, r)
+	return r
 }
 
 // soak reports whether the larger bounds apply.

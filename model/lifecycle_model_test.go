@@ -49,9 +49,20 @@ type lifecycleHarness struct {
 }
 
 func newLifecycleHarness(t *rapid.T) *lifecycleHarness {
-	h := &lifecycleHarness{now: time.Unix(1_800_000_000, 0)}
 	maxPending := rapid.IntRange(2, 8).Draw(t, "maxPending")
 	auditCap := rapid.SampledFrom([]int{4, 16, 1024}).Draw(t, "auditCap")
+	return newLifecycleHarnessWith(t, lifecycleTools, maxPending, auditCap)
+}
+
+// fataler is what the harnesses need of a *testing.T or a *rapid.T.
+type fataler interface {
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// newLifecycleHarnessWith returns a runtime with tools registered and the model beside it.
+func newLifecycleHarnessWith(t fataler, tools []model.LifecycleTool, maxPending, auditCap int) *lifecycleHarness {
+	h := &lifecycleHarness{now: time.Unix(1_800_000_000, 0)}
 	nonce, err := host.NewSessionNonce(lifecycleNonce)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +75,7 @@ func newLifecycleHarness(t *rapid.T) *lifecycleHarness {
 	if err := rt.SetMaxAuditEvents(auditCap); err != nil {
 		t.Fatal(err)
 	}
-	for _, lt := range lifecycleTools {
+	for _, lt := range tools {
 		p := host.NewPolicy(lt.Name)
 		if lt.JSON {
 			p = host.JSONPolicy(lt.Name)
@@ -91,7 +102,7 @@ func newLifecycleHarness(t *rapid.T) *lifecycleHarness {
 		}
 	}
 	h.rt = rt
-	h.m = model.NewLifecycle(lifecycleTools, maxPending, auditCap, lifecycleLabel())
+	h.m = model.NewLifecycle(tools, maxPending, auditCap, lifecycleLabel())
 	return h
 }
 
@@ -135,7 +146,7 @@ func toModelSettlements(sts []host.Settlement) []model.LifecycleSettlement {
 	return out
 }
 
-func (h *lifecycleHarness) check(t *rapid.T, action string, got, want model.LifecycleResult) {
+func (h *lifecycleHarness) check(t fataler, action string, got, want model.LifecycleResult) {
 	h.steps = append(h.steps, action)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("%s: result differs (-model +runtime):\n%s\nsteps: %v", action, d, h.steps)
