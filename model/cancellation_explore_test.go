@@ -39,19 +39,6 @@ func TestCancellationExhaustive(t *testing.T) {
 	reportExploration(t, explore("cancellation", cancellationBound().System))
 }
 
-func cancellationBroken(c model.Cancellation, broken func(s model.CancelState, mv model.Move[model.CancelState, model.CancelAction]) model.Move[model.CancelState, model.CancelAction]) model.System[model.CancelState, model.CancelAction] {
-	sys := c.System()
-	next := sys.Next
-	sys.Next = func(s model.CancelState) []model.Move[model.CancelState, model.CancelAction] {
-		moves := next(s)
-		for i, mv := range moves {
-			moves[i] = broken(s, mv)
-		}
-		return moves
-	}
-	return sys
-}
-
 // Negative controls: a driver that acknowledges a cancellation it answered too late, and one
 // that returns a fatal error without waiting for the adapter, are each caught with a trace.
 //
@@ -59,7 +46,7 @@ func cancellationBroken(c model.Cancellation, broken func(s model.CancelState, m
 func TestCancellationNegativeControls(t *testing.T) {
 	c := model.Cancellation{Invocations: 2, Tampers: 1}
 	t.Run("too_late answered as acknowledged", func(t *testing.T) {
-		r := model.Explore(cancellationBroken(c, func(s model.CancelState, mv model.Move[model.CancelState, model.CancelAction]) model.Move[model.CancelState, model.CancelAction] {
+		r := model.Explore(broken(c.System(), func(s model.CancelState, mv model.Move[model.CancelState, model.CancelAction]) model.Move[model.CancelState, model.CancelAction] {
 			if mv.Action.Actor == model.ActorAdapter && len(mv.Action.Written) == 2 {
 				w := slices.Clone(mv.Action.Written)
 				w[1].Outcome = model.MuxAcknowledged
@@ -73,7 +60,7 @@ func TestCancellationNegativeControls(t *testing.T) {
 		expectCaught(t, r, "never an acknowledgement after a result")
 	})
 	t.Run("fatal error without waiting for the adapter", func(t *testing.T) {
-		r := model.Explore(cancellationBroken(c, func(s model.CancelState, mv model.Move[model.CancelState, model.CancelAction]) model.Move[model.CancelState, model.CancelAction] {
+		r := model.Explore(broken(c.System(), func(s model.CancelState, mv model.Move[model.CancelState, model.CancelAction]) model.Move[model.CancelState, model.CancelAction] {
 			if mv.Next.Worker.Phase == model.DriverStopping {
 				mv.Next.Worker.Phase = model.DriverStopped
 			}
@@ -423,23 +410,8 @@ func (r *cancelReplay) step(from, to model.CancelState, a model.CancelAction) {
 func replayCancellation(t *testing.T, c model.Cancellation, trace []model.CancelAction) {
 	r := newCancelReplay(t, c)
 	defer r.close()
-	s := c.Initial()
-	r.sync(model.Driver{}, s.Worker, 0) // the first permit
-	for i, a := range trace {
-		var next *model.CancelState
-		for _, mv := range c.Next(s) {
-			if mv.Action.Input() == a.Input() {
-				next = &mv.Next
-				break
-			}
-		}
-		if next == nil {
-			t.Fatalf("step %d %v is not a model transition", i+1, a)
-		}
-		r.t.Logf("step %d: %v", i+1, a)
-		r.step(s, *next, a)
-		s = *next
-	}
+	r.sync(model.Driver{}, c.Initial().Worker, 0) // the first permit
+	walk(t, c.System(), trace, model.CancelAction.Input, func(a model.CancelAction, from, to model.CancelState) { r.step(from, to, a) })
 }
 
 // The real coordinator and the real cancellable driver, joined by the replay, follow the model
@@ -455,11 +427,6 @@ func TestCancellationReplay(t *testing.T) {
 		limit = 20000
 	}
 	traces := r.EdgeTraces(limit)
-	for _, tr := range traces {
-		ok := t.Run("", func(t *testing.T) { replayCancellation(t, c, tr) })
-		if !ok {
-			break
-		}
-	}
+	replayEach(t, traces, func(t *testing.T, tr []model.CancelAction) { replayCancellation(t, c, tr) })
 	t.Logf("%s: replayed %d traces", r.Summary(), len(traces))
 }

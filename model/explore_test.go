@@ -208,3 +208,48 @@ func TestExplorerEdgeTraces(t *testing.T) {
 		t.Fatalf("edge traces take %d of %d transitions", len(taken), full.Transitions)
 	}
 }
+
+// broken returns sys with every transition passed through mutate: a negative control.
+func broken[S, A any](sys model.System[S, A], mutate func(s S, mv model.Move[S, A]) model.Move[S, A]) model.System[S, A] {
+	next := sys.Next
+	sys.Next = func(s S) []model.Move[S, A] {
+		moves := next(s)
+		for i, mv := range moves {
+			moves[i] = mutate(s, mv)
+		}
+		return moves
+	}
+	return sys
+}
+
+// walk follows trace through sys from its first initial state, matching each action to a
+// transition by input, and calls step with the action and the states around it.
+func walk[S, A any](t *testing.T, sys model.System[S, A], trace []A, input func(A) string, step func(a A, from, to S)) {
+	t.Helper()
+	s := sys.Init[0]
+	for i, a := range trace {
+		var next *S
+		for _, mv := range sys.Next(s) {
+			if input(mv.Action) == input(a) {
+				next = &mv.Next
+				break
+			}
+		}
+		if next == nil {
+			t.Fatalf("step %d %v is not a model transition", i+1, a)
+		}
+		t.Logf("step %d: %v", i+1, a)
+		step(a, s, *next)
+		s = *next
+	}
+}
+
+// replayEach replays every trace in a subtest of its own and stops at the first failure.
+func replayEach[A any](t *testing.T, traces [][]A, replay func(t *testing.T, trace []A)) {
+	t.Helper()
+	for _, tr := range traces {
+		if !t.Run("", func(t *testing.T) { replay(t, tr) }) {
+			return
+		}
+	}
+}

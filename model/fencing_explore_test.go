@@ -37,20 +37,6 @@ func TestFencingExhaustive(t *testing.T) {
 	}
 }
 
-// fencingBroken wraps the model's transitions with one deliberately broken rule.
-func fencingBroken(c model.Fencing, broken func(s model.FenceState, mv model.Move[model.FenceState, model.FenceAction]) model.Move[model.FenceState, model.FenceAction]) model.System[model.FenceState, model.FenceAction] {
-	sys := c.System()
-	next := sys.Next
-	sys.Next = func(s model.FenceState) []model.Move[model.FenceState, model.FenceAction] {
-		moves := next(s)
-		for i, mv := range moves {
-			moves[i] = broken(s, mv)
-		}
-		return moves
-	}
-	return sys
-}
-
 // Negative controls: a store that ignores the fence, a session that answers after a failed
 // write, and a session that runs the adapter again for a pending duplicate are each caught with
 // a counterexample trace.
@@ -59,7 +45,7 @@ func fencingBroken(c model.Fencing, broken func(s model.FenceState, mv model.Mov
 func TestFencingNegativeControls(t *testing.T) {
 	c := model.Fencing{Workers: 2, Keys: 1, Lives: 2}
 	t.Run("store ignores the fence", func(t *testing.T) {
-		r := model.Explore(fencingBroken(c, func(s model.FenceState, mv model.Move[model.FenceState, model.FenceAction]) model.Move[model.FenceState, model.FenceAction] {
+		r := model.Explore(broken(c.System(), func(s model.FenceState, mv model.Move[model.FenceState, model.FenceAction]) model.Move[model.FenceState, model.FenceAction] {
 			if mv.Action.Kind == model.FencePersist && mv.Action.Outcome == "FencingTokenRejected" {
 				forged := s
 				forged.Fence = s.W[mv.Action.Worker].Lease
@@ -72,7 +58,7 @@ func TestFencingNegativeControls(t *testing.T) {
 		expectCaught(t, r, "no write under a superseded lease")
 	})
 	t.Run("answer after a failed write", func(t *testing.T) {
-		r := model.Explore(fencingBroken(c, func(s model.FenceState, mv model.Move[model.FenceState, model.FenceAction]) model.Move[model.FenceState, model.FenceAction] {
+		r := model.Explore(broken(c.System(), func(s model.FenceState, mv model.Move[model.FenceState, model.FenceAction]) model.Move[model.FenceState, model.FenceAction] {
 			w := s.W[mv.Action.Worker]
 			if mv.Action.Kind == model.FencePersist && w.Phase == model.FencePersist2 && !mv.Action.Terminal() {
 				mv.Action.Outcome = model.FenceStateName(w.J[w.Key])
@@ -82,7 +68,7 @@ func TestFencingNegativeControls(t *testing.T) {
 		expectCaught(t, r, "a terminal answer is durable (none after a failed write)")
 	})
 	t.Run("pending duplicate runs the adapter again", func(t *testing.T) {
-		r := model.Explore(fencingBroken(c, func(s model.FenceState, mv model.Move[model.FenceState, model.FenceAction]) model.Move[model.FenceState, model.FenceAction] {
+		r := model.Explore(broken(c.System(), func(s model.FenceState, mv model.Move[model.FenceState, model.FenceAction]) model.Move[model.FenceState, model.FenceAction] {
 			if mv.Action.Kind == model.FenceDispatch && mv.Action.Outcome == "PendingOperation" {
 				n := s
 				n.W[mv.Action.Worker].Key = uint8(mv.Action.Key)
@@ -395,26 +381,14 @@ func (r *fenceReplay) compare(want model.FenceState) string {
 func replayFencing(t *testing.T, c model.Fencing, trace []model.FenceAction) {
 	r := newFenceReplay(t, c)
 	defer r.close()
-	s := c.System().Init[0]
-	for i, a := range trace {
-		var next *model.FenceState
-		for _, mv := range c.Next(s) {
-			if mv.Action == a {
-				next = &mv.Next
-				break
-			}
-		}
-		if next == nil {
-			t.Fatalf("step %d %v is not a model transition", i+1, a)
-		}
+	walk(t, c.System(), trace, model.FenceAction.String, func(a model.FenceAction, _, to model.FenceState) {
 		if got := r.step(a); got != a.Outcome {
-			t.Fatalf("step %d %v: implementation outcome %q\ntrace %v", i+1, a, got, trace[:i+1])
+			t.Fatalf("%v: implementation outcome %q", a, got)
 		}
-		s = *next
-		if d := r.compare(s); d != "" {
-			t.Fatalf("step %d %v: implementation %s, model %s\ntrace %v", i+1, a, d, c.Describe(s), trace[:i+1])
+		if d := r.compare(to); d != "" {
+			t.Fatalf("%v: implementation %s, model %s", a, d, c.Describe(to))
 		}
-	}
+	})
 }
 
 // The real journal store, fenced admission and worker sessions follow the model along every
@@ -426,16 +400,14 @@ func TestFencingReplay(t *testing.T) {
 	runs := []struct {
 		c     model.Fencing
 		limit int
-	}{{model.Fencing{Workers: 2, Keys: 1, Lives: 1}, 0}, {model.Fencing{Workers: 2, Keys: 1, Lives: 2}, 800}}
+	}{{model.Fencing{Workers: 2, Keys: 1, Lives: 1}, 0}, {model.Fencing{Workers: 2, Keys: 1, Lives: 2}, 400}}
 	if soak() {
 		runs[1].limit = 0
 	}
 	for _, run := range runs {
 		r := model.Explore(run.c.System())
 		traces := r.EdgeTraces(run.limit)
-		for _, tr := range traces {
-			replayFencing(t, run.c, tr)
-		}
+		replayEach(t, traces, func(t *testing.T, tr []model.FenceAction) { replayFencing(t, run.c, tr) })
 		t.Logf("%s: replayed %d traces", r.Summary(), len(traces))
 	}
 }

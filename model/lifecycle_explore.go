@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,7 +108,7 @@ func (m *Lifecycle) StateKey() string {
 	num(m.now)
 	num(int64(m.nextSeq))
 	num(int64(m.nextID))
-	for _, name := range sortedNames(m.calls) {
+	for _, name := range slices.Sorted(maps.Keys(m.calls)) {
 		str(name)
 		num(int64(m.calls[name]))
 	}
@@ -134,15 +135,6 @@ func (m *Lifecycle) StateKey() string {
 		flag(op.sync)
 	}
 	return string(b)
-}
-
-func sortedNames(m map[string]int) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // Call performs an action on m and returns its result.

@@ -41,17 +41,12 @@ func TestLifecycleExhaustive(t *testing.T) {
 // Spec: RUN-077, RUN-140
 func TestLifecycleNegativeControl(t *testing.T) {
 	c := lifecycleBound()
-	sys := c.System()
-	next := sys.Next
-	sys.Next = func(s model.LifeState) []model.Move[model.LifeState, model.LifeAction] {
-		moves := next(s)
-		for i, mv := range moves {
-			if mv.Action.Kind == "cancel" && mv.Action.Result.Err == "AlreadyCompleted" {
-				moves[i].Action.Result = model.LifecycleResult{Settled: []model.LifecycleSettlement{{ID: mv.Action.ID, Err: "Cancelled: again"}}}
-			}
+	sys := broken(c.System(), func(_ model.LifeState, mv model.Move[model.LifeState, model.LifeAction]) model.Move[model.LifeState, model.LifeAction] {
+		if mv.Action.Kind == "cancel" && mv.Action.Result.Err == "AlreadyCompleted" {
+			mv.Action.Result = model.LifecycleResult{Settled: []model.LifecycleSettlement{{ID: mv.Action.ID, Err: "Cancelled: again"}}}
 		}
-		return moves
-	}
+		return mv
+	})
 	expectCaught(t, model.Explore(sys), "an operation settles at most once")
 }
 
@@ -112,20 +107,7 @@ func lifecycleCall(t fataler, h *lifecycleHarness, a model.LifeAction, tool stri
 		}
 		status := map[string]protocol.OperationStatus{"running": protocol.Running(), "succeeded": protocol.Succeeded(protocol.TextPayload("ok")),
 			"failed": protocol.Failed("bad"), "cancelled": protocol.Cancelled()}[a.Arg]
-		req, err := protocol.NewOperationReconcileRequest("session-1", "reconcile-1", name, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := protocol.NewOperationReconcileResult("session-1", "reconcile-1", name, key, status)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := r.ReconcileExternal(id, req, res)
-		got := model.LifecycleResult{Err: hostErr(err), Running: rec.Running}
-		if err == nil && !rec.Running {
-			got.Settled = toModelSettlements([]host.Settlement{rec.Settlement})
-		}
-		return got
+		return reconcileExternal(t, r, id, name, key, status)
 	case "advance":
 		ms, _ := strconv.Atoi(a.Arg)
 		h.now = h.now.Add(time.Duration(ms) * time.Millisecond)

@@ -4,7 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -430,24 +431,12 @@ func TestLifecycleModel(t *testing.T) {
 				case "cancelled":
 					status = protocol.Cancelled()
 				}
-				req, err := protocol.NewOperationReconcileRequest("session-1", "reconcile-1", name, key)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := protocol.NewOperationReconcileResult("session-1", "reconcile-1", name, key, status)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rec, err := r.ReconcileExternal(host.OperationID(id), req, res)
-				got := model.LifecycleResult{Err: hostErr(err), Running: rec.Running}
-				if err == nil && !rec.Running {
-					got.Settled = toModelSettlements([]host.Settlement{rec.Settlement})
-				}
+				got := reconcileExternal(t, r, host.OperationID(id), name, key, status)
 				h.check(t, "reconcile "+state, got, m.Reconcile(id, state, modelPayload, jsonPayload))
 			},
 		}
 		var deck []string
-		for _, name := range sortedKeys(lifecycleWeights) {
+		for _, name := range slices.Sorted(maps.Keys(lifecycleWeights)) {
 			if actions[name] == nil {
 				t.Fatalf("no action %q", name)
 			}
@@ -462,11 +451,21 @@ func TestLifecycleModel(t *testing.T) {
 	})
 }
 
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// reconcileExternal applies a worker status for operation id of tool name under key and
+// describes the runtime's answer as the model does.
+func reconcileExternal(t fataler, r *host.Runtime, id host.OperationID, name, key string, status protocol.OperationStatus) model.LifecycleResult {
+	req, err := protocol.NewOperationReconcileRequest("session-1", "reconcile-1", name, key)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(keys)
-	return keys
+	res, err := protocol.NewOperationReconcileResult("session-1", "reconcile-1", name, key, status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.ReconcileExternal(id, req, res)
+	got := model.LifecycleResult{Err: hostErr(err), Running: rec.Running}
+	if err == nil && !rec.Running {
+		got.Settled = toModelSettlements([]host.Settlement{rec.Settlement})
+	}
+	return got
 }

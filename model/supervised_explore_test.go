@@ -38,21 +38,16 @@ func TestSupervisedExhaustive(t *testing.T) {
 //
 // Spec: TRN-084, TRN-088
 func TestSupervisedNegativeControl(t *testing.T) {
-	sys := model.Supervised{Invocations: 2}.System()
-	next := sys.Next
-	sys.Next = func(s model.SupState) []model.Move[model.SupState, model.SupAction] {
-		moves := next(s)
-		for i, mv := range moves {
-			if mv.Action.Outcome == model.SupIndeterminate && s.InvResolved == model.SupCompleted {
-				n := mv.Next
-				n.Poisoned = false
-				n.Ops = append([]string(nil), n.Ops...)
-				n.Ops[len(n.Ops)-1] = model.SupCompleted
-				moves[i].Next, moves[i].Action.Outcome = n, model.SupCompleted
-			}
+	sys := broken(model.Supervised{Invocations: 2}.System(), func(s model.SupState, mv model.Move[model.SupState, model.SupAction]) model.Move[model.SupState, model.SupAction] {
+		if mv.Action.Outcome == model.SupIndeterminate && s.InvResolved == model.SupCompleted {
+			n := mv.Next
+			n.Poisoned = false
+			n.Ops = append([]string(nil), n.Ops...)
+			n.Ops[len(n.Ops)-1] = model.SupCompleted
+			mv.Next, mv.Action.Outcome = n, model.SupCompleted
 		}
-		return moves
-	}
+		return mv
+	})
 	expectCaught(t, model.Explore(sys), "a lifecycle stop and a terminal event never both win")
 }
 
@@ -310,22 +305,7 @@ func (r *supReplay) step(a model.SupAction, to model.SupState) {
 func replaySupervised(t *testing.T, c model.Supervised, trace []model.SupAction) {
 	r := newSupReplay(t, c)
 	defer r.close()
-	s := c.Initial()
-	for i, a := range trace {
-		var next *model.SupState
-		for _, mv := range c.Next(s) {
-			if mv.Action.Input() == a.Input() {
-				next = &mv.Next
-				break
-			}
-		}
-		if next == nil {
-			t.Fatalf("step %d %v is not a model transition", i+1, a)
-		}
-		t.Logf("step %d: %v", i+1, a)
-		r.step(a, *next)
-		s = *next
-	}
+	walk(t, c.System(), trace, model.SupAction.Input, func(a model.SupAction, _, to model.SupState) { r.step(a, to) })
 }
 
 // The real supervised session, its multiplexed transport and the runtime follow the model
@@ -340,10 +320,6 @@ func TestSupervisedReplay(t *testing.T) {
 		limit = 5000
 	}
 	traces := r.EdgeTraces(limit)
-	for _, tr := range traces {
-		if !t.Run("", func(t *testing.T) { replaySupervised(t, c, tr) }) {
-			break
-		}
-	}
+	replayEach(t, traces, func(t *testing.T, tr []model.SupAction) { replaySupervised(t, c, tr) })
 	t.Logf("%s: replayed %d traces", r.Summary(), len(traces))
 }
