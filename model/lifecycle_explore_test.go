@@ -11,16 +11,16 @@ import (
 	"github.com/splashv5/conform/model"
 )
 
-// lifecycleBound is the explored external tool: two calls, two attempts, a 30 ms deadline,
-// crossed by a 15 ms clock step; the soak bound allows three calls and three pending
-// operations.
+// lifecycleBound is the explored external tool: two calls, two attempts, two pending
+// operations and a 30 ms deadline that one clock step reaches; the soak bound allows three
+// calls.
 func lifecycleBound() model.LifecycleExploration {
 	c := model.LifecycleExploration{
 		Tool:       model.LifecycleTool{Name: "remote", External: true, MaxCalls: 2, MaxAttempts: 2, MaxInput: 8, MaxOutput: 8, DeadlineMs: 30},
 		NonceLabel: lifecycleLabel(), MaxPending: 2, StepMs: 30, MaxMs: 30,
 	}
 	if soak() {
-		c.Tool.MaxCalls, c.MaxPending, c.StepMs = 3, 3, 15
+		c.Tool.MaxCalls = 3
 	}
 	return c
 }
