@@ -36,6 +36,7 @@ func cancellationBound() model.Cancellation {
 // Spec: CAN-004, CAN-006, CAN-007, CAN-009, CAN-012, CAN-013, CAN-014, CAN-015, CAN-016, CAN-019
 // Spec: CAN-020, TRN-042, TRN-050, TRN-051, TRN-052, TRN-053, TRN-059, TRN-061, TRN-062
 func TestCancellationExhaustive(t *testing.T) {
+	t.Parallel()
 	reportExploration(t, explore("cancellation", cancellationBound().System))
 }
 
@@ -420,6 +421,7 @@ func replayCancellation(t *testing.T, c model.Cancellation, trace []model.Cancel
 // Spec: CAN-003, CAN-006, CAN-014, CAN-015, CAN-016, CAN-018, CAN-019, TRN-050, TRN-051, TRN-052
 // Spec: TRN-053, TRN-059
 func TestCancellationReplay(t *testing.T) {
+	t.Parallel()
 	c := cancellationBound()
 	r := explore("cancellation", c.System)
 	limit := 0

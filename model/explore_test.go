@@ -137,16 +137,20 @@ func TestExplorerStepInvariantAndBounds(t *testing.T) {
 }
 
 // explorations caches explorations shared by the exhaustive and the replay tests.
-var explorations sync.Map
+var explorations sync.Map // name -> *exploration
 
-// explore returns the exploration of sys, computed once per test binary under name.
+type exploration struct {
+	once sync.Once
+	r    any
+}
+
+// explore returns the exploration of sys, computed once per test binary under name, also when
+// parallel tests ask for it at the same time.
 func explore[S, A any](name string, sys func() model.System[S, A]) *model.Exploration[S, A] {
-	if r, ok := explorations.Load(name); ok {
-		return r.(*model.Exploration[S, A])
-	}
-	r := model.Explore(sys())
-	explorations.Store(name, r)
-	return r
+	e, _ := explorations.LoadOrStore(name, &exploration{})
+	x := e.(*exploration)
+	x.once.Do(func() { x.r = model.Explore(sys()) })
+	return x.r.(*model.Exploration[S, A])
 }
 
 // soak reports whether the larger bounds apply.

@@ -32,6 +32,7 @@ func fencingBounds() []model.Fencing {
 // Spec: WRK-015, WRK-041, WRK-042, WRK-045, WRK-046, WRK-060, WRK-071, WRK-073, WRK-083, WRK-091
 // Spec: STO-026, STO-028
 func TestFencingExhaustive(t *testing.T) {
+	t.Parallel()
 	for _, c := range fencingBounds() {
 		reportExploration(t, model.Explore(c.System()))
 	}
@@ -397,6 +398,7 @@ func replayFencing(t *testing.T, c model.Fencing, trace []model.FenceAction) {
 //
 // Spec: WRK-041, WRK-042, WRK-046, WRK-082, WRK-083, WRK-094, STO-026, STO-028
 func TestFencingReplay(t *testing.T) {
+	t.Parallel()
 	runs := []struct {
 		c     model.Fencing
 		limit int

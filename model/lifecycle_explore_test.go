@@ -32,6 +32,7 @@ func lifecycleBound() model.LifecycleExploration {
 // Spec: RUN-033, RUN-051, RUN-053, RUN-054, RUN-055, RUN-076, RUN-077, RUN-078, RUN-083, RUN-100
 // Spec: RUN-101, RUN-110, RUN-114, RUN-140
 func TestLifecycleExhaustive(t *testing.T) {
+	t.Parallel()
 	reportExploration(t, explore("lifecycle", lifecycleBound().System))
 }
 
@@ -136,6 +137,7 @@ func lifecycleCall(t fataler, h *lifecycleHarness, a model.LifeAction, tool stri
 // Spec: RUN-050, RUN-051, RUN-054, RUN-055, RUN-071, RUN-076, RUN-077, RUN-078, RUN-083, RUN-100
 // Spec: RUN-110, RUN-111, RUN-113, RUN-114
 func TestLifecycleReplay(t *testing.T) {
+	t.Parallel()
 	c := lifecycleBound()
 	r := explore("lifecycle", c.System)
 	limit := 400

@@ -30,6 +30,7 @@ func supervisedBound() model.Supervised {
 //
 // Spec: TRN-062, TRN-074, TRN-082, TRN-084, TRN-085, TRN-087, TRN-088
 func TestSupervisedExhaustive(t *testing.T) {
+	t.Parallel()
 	reportExploration(t, explore("supervised", supervisedBound().System))
 }
 
@@ -313,6 +314,7 @@ func replaySupervised(t *testing.T, c model.Supervised, trace []model.SupAction)
 //
 // Spec: TRN-082, TRN-083, TRN-084, TRN-085, TRN-087, TRN-088
 func TestSupervisedReplay(t *testing.T) {
+	t.Parallel()
 	c := supervisedBound()
 	r := explore("supervised", c.System)
 	limit := 0
