@@ -36,6 +36,7 @@ const (
 	FenceEffect                // the pending record is durable; the adapter runs next
 	FencePersist2              // the adapter's status is observed in memory; persist 2 is next
 	FencePersistR              // a reconciliation observed a status in memory; its persist is next
+	FenceAnswer                // the flow's last persist succeeded; the answer is not sent yet
 )
 
 // Kinds of FenceAction.
@@ -46,6 +47,7 @@ const (
 	FenceReconcile = "reconcile" // the host sends reconcile_operation for Key (a pending record)
 	FencePersist   = "persist"   // the session's next persist reaches the store
 	FenceRunEffect = "effect"    // the adapter performs the operation's effect
+	FenceSend      = "answer"    // the session sends the answer of a flow whose journal is durable
 	FenceCrash     = "crash"     // the process dies
 )
 
@@ -119,7 +121,7 @@ func (c Fencing) Key(s FenceState) string {
 func (c Fencing) Describe(s FenceState) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "store rev %d fence %d %s effects %v |", s.Rev, s.Fence, c.journal(s.J), s.Effects[:c.Keys])
-	phases := [...]string{"down", "loaded", "idle", "persist1", "effect", "persist2", "persistR"}
+	phases := [...]string{"down", "loaded", "idle", "persist1", "effect", "persist2", "persistR", "answer"}
 	for i := 0; i < c.Workers; i++ {
 		w := s.W[i]
 		fmt.Fprintf(&b, " w%d %s", i, phases[w.Phase])
@@ -189,6 +191,10 @@ func (c Fencing) Next(s FenceState) []Move[FenceState, FenceAction] {
 		case FencePersist1, FencePersist2, FencePersistR:
 			n, a := FencePersistStep(s, i)
 			emit(n, a)
+		case FenceAnswer:
+			n := s
+			n.W[i].Phase = FenceIdle
+			emit(n, FenceAction{Worker: i, Kind: FenceSend, Key: int(w.Key), Outcome: FenceStateName(w.J[w.Key])})
 		}
 	}
 	return out
@@ -215,8 +221,8 @@ func (c Fencing) dispatch(s FenceState, i, k int) (FenceState, FenceAction) {
 }
 
 // FencePersistStep is worker i's persist reaching the store: a fenced compare-and-swap under
-// its lease expecting its revision (STO-028, WRK-082). On success the flow moves on; a
-// persist that ends a flow answers the host. On failure the process ends.
+// its lease expecting its revision (STO-028, WRK-082). On success the flow moves on to the
+// adapter or to its answer, which a crash may still prevent. On failure the process ends.
 func FencePersistStep(s FenceState, i int) (FenceState, FenceAction) {
 	w := s.W[i]
 	a := FenceAction{Worker: i, Kind: FencePersist, Key: int(w.Key)}
@@ -238,7 +244,7 @@ func FencePersistStep(s FenceState, i int) (FenceState, FenceAction) {
 	case FencePersist1:
 		nw.Phase, a.Outcome = FenceEffect, "ok"
 	default:
-		nw.Phase, a.Outcome = FenceIdle, FenceStateName(w.J[w.Key])
+		nw.Phase, a.Outcome = FenceAnswer, "ok"
 	}
 	return n, a
 }

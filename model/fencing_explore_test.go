@@ -61,8 +61,9 @@ func TestFencingNegativeControls(t *testing.T) {
 	t.Run("answer after a failed write", func(t *testing.T) {
 		r := model.Explore(broken(c.System(), func(s model.FenceState, mv model.Move[model.FenceState, model.FenceAction]) model.Move[model.FenceState, model.FenceAction] {
 			w := s.W[mv.Action.Worker]
-			if mv.Action.Kind == model.FencePersist && w.Phase == model.FencePersist2 && !mv.Action.Terminal() {
-				mv.Action.Outcome = model.FenceStateName(w.J[w.Key])
+			if mv.Action.Kind == model.FencePersist && w.Phase == model.FencePersist2 && mv.Action.Outcome != "ok" {
+				mv.Next.W[mv.Action.Worker] = w
+				mv.Next.W[mv.Action.Worker].Phase = model.FenceAnswer
 			}
 			return mv
 		}))
@@ -155,6 +156,7 @@ type fenceSlot struct {
 	session *worker.Session
 	flow    *fenceFlow
 	gate    *fenceGate
+	answer  string // an answer the session produced and the process has not sent yet
 	seq     int
 }
 
@@ -341,7 +343,13 @@ func (r *fenceReplay) step(a model.FenceAction) string {
 		out := r.outcome(s, ans)
 		if out != "succeeded" && out != "failed" {
 			r.crash(s)
+			return out
 		}
+		s.answer = out // sent by the next step, unless the process crashes first
+		return "ok"
+	case model.FenceSend:
+		out := s.answer
+		s.answer = ""
 		return out
 	}
 	return "unknown action"
