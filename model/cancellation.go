@@ -517,6 +517,14 @@ func CancellationInvariants() []Invariant[CancelState, CancelAction] {
 			},
 		},
 		{
+			Name: "a run ends only with both sides finished", Spec: "CAN-009, CAN-019, TRN-059, TRN-061",
+			Final: func(s CancelState) bool {
+				h, w := s.Host.Phase, s.Worker.Phase
+				return (h == MuxClosed || h == MuxStopped) && (w == DriverClosed || w == DriverStopped) &&
+					!s.Worker.Running && len(s.ToHost) == 0
+			},
+		},
+		{
 			Name: "an invocation resolves at most once", Spec: "TRN-050, TRN-052, TRN-053, TRN-061",
 			Step: func(from CancelState, a CancelAction, _ CancelState) bool {
 				for _, e := range a.Events {

@@ -40,8 +40,9 @@ func TestCancellationExhaustive(t *testing.T) {
 	reportExploration(t, explore("cancellation", cancellationBound().System))
 }
 
-// Negative controls: a driver that acknowledges a cancellation it answered too late, and one
-// that returns a fatal error without waiting for the adapter, are each caught with a trace.
+// Negative controls: a driver that acknowledges a cancellation it answered too late, one that
+// issues no read permit after too_late (the run deadlocks), and one that returns a fatal error
+// without waiting for the adapter, are each caught with a trace.
 //
 // Spec: CAN-015, CAN-019
 func TestCancellationNegativeControls(t *testing.T) {
@@ -59,6 +60,15 @@ func TestCancellationNegativeControls(t *testing.T) {
 			return mv
 		}))
 		expectCaught(t, r, "never an acknowledgement after a result")
+	})
+	t.Run("no read permit after too_late", func(t *testing.T) {
+		r := model.Explore(broken(c.System(), func(s model.CancelState, mv model.Move[model.CancelState, model.CancelAction]) model.Move[model.CancelState, model.CancelAction] {
+			if mv.Action.Actor == model.ActorAdapter && len(mv.Action.Written) == 2 {
+				mv.Next.Worker.Permit = false
+			}
+			return mv
+		}))
+		expectCaught(t, r, "a run ends only with both sides finished")
 	})
 	t.Run("fatal error without waiting for the adapter", func(t *testing.T) {
 		r := model.Explore(broken(c.System(), func(s model.CancelState, mv model.Move[model.CancelState, model.CancelAction]) model.Move[model.CancelState, model.CancelAction] {

@@ -16,14 +16,16 @@ type Move[S, A any] struct {
 	Next   S
 }
 
-// Invariant is one safety property of a System. Spec names the requirement IDs the property
-// checks. Exactly one of State and Step is set: State must hold in every reachable state,
-// Step on every transition.
+// Invariant is one property of a System. Spec names the requirement IDs the property checks.
+// Exactly one of State, Step and Final is set: State must hold in every reachable state, Step
+// on every transition, and Final in every reachable state that has no transition at all (so a
+// run that stops anywhere else is reported as a deadlock).
 type Invariant[S, A any] struct {
 	Name  string
 	Spec  string
 	State func(S) bool
 	Step  func(from S, a A, to S) bool
+	Final func(S) bool
 }
 
 // System is a finite transition system for Explore.
@@ -144,6 +146,14 @@ func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
 		from := r.states[i]
 		moves := sys.Next(from)
 		r.moves[i] = int32(len(moves))
+		if len(moves) == 0 {
+			for _, inv := range sys.Invariants {
+				if inv.Final != nil && !inv.Final(from) {
+					r.Violation = r.violation(inv.Name, inv.Spec, i, nil)
+					return r.finish()
+				}
+			}
+		}
 		for m, mv := range moves {
 			r.Transitions++
 			for _, inv := range sys.Invariants {

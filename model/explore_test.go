@@ -101,6 +101,14 @@ func TestExplorerStepInvariantAndBounds(t *testing.T) {
 	if r.Violation == nil || len(r.Violation.Actions) != 2 || r.Violation.Actions[1] != "p1 step" {
 		t.Fatalf("step violation: %v", r.Violation)
 	}
+	// A final invariant is checked where no transition is left.
+	sys.Invariants = []model.Invariant[counterState, string]{{
+		Name: "ends at 2", Spec: "toy", Final: func(s counterState) bool { return s.Shared == 2 },
+	}}
+	r = model.Explore(sys)
+	if r.Violation == nil || r.Violation.States[len(r.Violation.States)-1].Shared != 1 || len(r.Violation.Actions) != 4 {
+		t.Fatalf("final violation: %v", r.Violation)
+	}
 	sys.Invariants = nil
 	sys.MaxDepth = 2
 	r = model.Explore(sys)

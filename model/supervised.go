@@ -273,6 +273,10 @@ func SupervisedInvariants() []Invariant[SupState, SupAction] {
 			},
 		},
 		{
+			Name: "every started invocation is observed to its end", Spec: "TRN-084, TRN-087",
+			Final: func(s SupState) bool { return !s.Active && !s.Armed },
+		},
+		{
 			Name: "a poisoned session stays poisoned and idle", Spec: "TRN-082, TRN-087",
 			Step: func(from SupState, _ SupAction, to SupState) bool {
 				return !from.Poisoned || to.Poisoned && !to.Active
