@@ -164,7 +164,9 @@ type cancelReplay struct {
 
 const cancelWait = 5 * time.Second
 
-func newCancelReplay(t *testing.T, c model.Cancellation) *cancelReplay {
+// textSession returns a test host for the session, host and worker authenticators, and a
+// manifest granting one text tool calls calls.
+func textSession(t *testing.T, tool string, calls int) (*workertest.Host, *protocol.Authenticator, *protocol.Authenticator, protocol.CapabilityManifest) {
 	host, err := workertest.NewHost(muxSession)
 	if err != nil {
 		t.Fatal(err)
@@ -177,11 +179,15 @@ func newCancelReplay(t *testing.T, c model.Cancellation) *cancelReplay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := workertest.Grant(model.CancelTool, protocol.FormatText, uint32(c.Invocations), 0)
-	m, err := protocol.NewCapabilityManifest(muxSession, []protocol.CapabilityGrant{g})
+	m, err := protocol.NewCapabilityManifest(muxSession, []protocol.CapabilityGrant{workertest.Grant(tool, protocol.FormatText, uint32(calls), 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return host, hostAuth, workerAuth, m
+}
+
+func newCancelReplay(t *testing.T, c model.Cancellation) *cancelReplay {
+	host, hostAuth, workerAuth, m := textSession(t, model.CancelTool, c.Invocations)
 	coord, line, err := transport.NewCoordinator(m, hostAuth)
 	if err != nil {
 		t.Fatal(err)

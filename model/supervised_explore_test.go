@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
@@ -101,24 +100,7 @@ type supReplay struct {
 }
 
 func newSupReplay(t *testing.T, c model.Supervised) *supReplay {
-	h, err := workertest.NewHost(muxSession)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostAuth, err := h.Authenticator(protocol.RoleHost, canonjson.Preserve)
-	if err != nil {
-		t.Fatal(err)
-	}
-	workerAuth, err := h.WorkerAuthenticator(canonjson.Preserve)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := protocol.TextGrant(model.SupTool)
-	g.MaxCalls = uint32(c.Invocations)
-	m, err := protocol.NewCapabilityManifest(muxSession, []protocol.CapabilityGrant{g})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, hostAuth, workerAuth, m := textSession(t, model.SupTool, c.Invocations)
 	hostIn, workerOut, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
