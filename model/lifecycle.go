@@ -572,3 +572,6 @@ func (m *Lifecycle) Reconcile(id uint64, state, payload string, payloadJSON bool
 	}
 	return LifecycleResult{Settled: []LifecycleSettlement{m.settle(op, "", cancelledErr)}}
 }
+
+// MaxPending returns the pending limit.
+func (m *Lifecycle) MaxPending() int { return m.maxPending }

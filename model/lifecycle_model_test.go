@@ -4,7 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -49,9 +50,20 @@ type lifecycleHarness struct {
 }
 
 func newLifecycleHarness(t *rapid.T) *lifecycleHarness {
-	h := &lifecycleHarness{now: time.Unix(1_800_000_000, 0)}
 	maxPending := rapid.IntRange(2, 8).Draw(t, "maxPending")
 	auditCap := rapid.SampledFrom([]int{4, 16, 1024}).Draw(t, "auditCap")
+	return newLifecycleHarnessWith(t, lifecycleTools, maxPending, auditCap)
+}
+
+// fataler is what the harnesses need of a *testing.T or a *rapid.T.
+type fataler interface {
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// newLifecycleHarnessWith returns a runtime with tools registered and the model beside it.
+func newLifecycleHarnessWith(t fataler, tools []model.LifecycleTool, maxPending, auditCap int) *lifecycleHarness {
+	h := &lifecycleHarness{now: time.Unix(1_800_000_000, 0)}
 	nonce, err := host.NewSessionNonce(lifecycleNonce)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +76,7 @@ func newLifecycleHarness(t *rapid.T) *lifecycleHarness {
 	if err := rt.SetMaxAuditEvents(auditCap); err != nil {
 		t.Fatal(err)
 	}
-	for _, lt := range lifecycleTools {
+	for _, lt := range tools {
 		p := host.NewPolicy(lt.Name)
 		if lt.JSON {
 			p = host.JSONPolicy(lt.Name)
@@ -91,7 +103,7 @@ func newLifecycleHarness(t *rapid.T) *lifecycleHarness {
 		}
 	}
 	h.rt = rt
-	h.m = model.NewLifecycle(lifecycleTools, maxPending, auditCap, lifecycleLabel())
+	h.m = model.NewLifecycle(tools, maxPending, auditCap, lifecycleLabel())
 	return h
 }
 
@@ -135,7 +147,7 @@ func toModelSettlements(sts []host.Settlement) []model.LifecycleSettlement {
 	return out
 }
 
-func (h *lifecycleHarness) check(t *rapid.T, action string, got, want model.LifecycleResult) {
+func (h *lifecycleHarness) check(t fataler, action string, got, want model.LifecycleResult) {
 	h.steps = append(h.steps, action)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("%s: result differs (-model +runtime):\n%s\nsteps: %v", action, d, h.steps)
@@ -419,24 +431,12 @@ func TestLifecycleModel(t *testing.T) {
 				case "cancelled":
 					status = protocol.Cancelled()
 				}
-				req, err := protocol.NewOperationReconcileRequest("session-1", "reconcile-1", name, key)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := protocol.NewOperationReconcileResult("session-1", "reconcile-1", name, key, status)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rec, err := r.ReconcileExternal(host.OperationID(id), req, res)
-				got := model.LifecycleResult{Err: hostErr(err), Running: rec.Running}
-				if err == nil && !rec.Running {
-					got.Settled = toModelSettlements([]host.Settlement{rec.Settlement})
-				}
+				got := reconcileExternal(t, r, host.OperationID(id), name, key, status)
 				h.check(t, "reconcile "+state, got, m.Reconcile(id, state, modelPayload, jsonPayload))
 			},
 		}
 		var deck []string
-		for _, name := range sortedKeys(lifecycleWeights) {
+		for _, name := range slices.Sorted(maps.Keys(lifecycleWeights)) {
 			if actions[name] == nil {
 				t.Fatalf("no action %q", name)
 			}
@@ -451,11 +451,21 @@ func TestLifecycleModel(t *testing.T) {
 	})
 }
 
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// reconcileExternal applies a worker status for operation id of tool name under key and
+// describes the runtime's answer as the model does.
+func reconcileExternal(t fataler, r *host.Runtime, id host.OperationID, name, key string, status protocol.OperationStatus) model.LifecycleResult {
+	req, err := protocol.NewOperationReconcileRequest("session-1", "reconcile-1", name, key)
+	if err != nil {
+		t.Fatal(err)
 	}
-	sort.Strings(keys)
-	return keys
+	res, err := protocol.NewOperationReconcileResult("session-1", "reconcile-1", name, key, status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.ReconcileExternal(id, req, res)
+	got := model.LifecycleResult{Err: hostErr(err), Running: rec.Running}
+	if err == nil && !rec.Running {
+		got.Settled = toModelSettlements([]host.Settlement{rec.Settlement})
+	}
+	return got
 }

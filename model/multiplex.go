@@ -1,5 +1,11 @@
 package model
 
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
 // This file models the host's multiplexed transport (spec chapter 22, sections 22.5 and
 // 22.6): one cancellable ordinary invocation at a time, the cancellation orderings of its
 // worker frames, and the fatal failures that stop it. It is written from the ordering table
@@ -242,4 +248,41 @@ func (m *Multiplex) fatal(err string) MuxOutcome {
 	}
 	m.Phase = MuxStopped
 	return MuxOutcome{Events: events}
+}
+
+// Clone returns an independent copy of the model.
+func (m *Multiplex) Clone() *Multiplex {
+	c := *m
+	c.reserved, c.requested, c.accepted = cloneSet(m.reserved), cloneSet(m.requested), cloneSet(m.accepted)
+	return &c
+}
+
+// Key is a canonical encoding of the model's state.
+func (m *Multiplex) Key() string {
+	return m.Phase + "|" + m.active + "|" + m.cancelID + "|" + strconv.Itoa(m.calls) + "|" +
+		setKey(m.reserved) + "|" + setKey(m.requested) + "|" + setKey(m.accepted)
+}
+
+// Active returns the request id of the active invocation and the id of the cancellation
+// awaiting its disposition ("" when there is none).
+func (m *Multiplex) Active() (requestID, cancellationID string) { return m.active, m.cancelID }
+
+// Requested reports whether a cancellation was authorized for target.
+func (m *Multiplex) Requested(target string) bool { return m.requested[target] }
+
+func cloneSet(s map[string]bool) map[string]bool {
+	c := make(map[string]bool, len(s))
+	for k, v := range s {
+		c[k] = v
+	}
+	return c
+}
+
+func setKey(s map[string]bool) string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
 }

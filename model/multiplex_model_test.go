@@ -16,16 +16,10 @@ import (
 
 const (
 	muxSession  = "session-1"
-	muxTool     = "work.run"
+	fatalerool  = "work.run"
 	muxOther    = "work.other"
 	muxMaxCalls = 8
 )
-
-// muxT is what the harness needs of a *testing.T or a *rapid.T.
-type muxT interface {
-	Fatal(args ...any)
-	Fatalf(format string, args ...any)
-}
 
 // muxImpl is the implementation under test: the multiplexed transport's pure coordinator,
 // with a worker authenticator that opens every line the host writes and seals every worker
@@ -35,7 +29,7 @@ type muxImpl struct {
 	worker *protocol.Authenticator
 }
 
-func newMuxImpl(t muxT) *muxImpl {
+func newMuxImpl(t fataler) *muxImpl {
 	raw := make([]byte, protocol.SessionKeyBytes)
 	for i := range raw {
 		raw[i] = byte(i + 1)
@@ -53,7 +47,7 @@ func newMuxImpl(t muxT) *muxImpl {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, o := protocol.TextGrant(muxTool), protocol.TextGrant(muxOther)
+	g, o := protocol.TextGrant(fatalerool), protocol.TextGrant(muxOther)
 	g.MaxCalls, o.MaxCalls = muxMaxCalls, muxMaxCalls
 	m, err := protocol.NewCapabilityManifest(muxSession, []protocol.CapabilityGrant{g, o})
 	if err != nil {
@@ -71,18 +65,18 @@ func newMuxImpl(t muxT) *muxImpl {
 
 // step applies one abstract step to the coordinator and describes the result in the model's
 // vocabulary.
-func (w *muxImpl) step(t muxT, s model.MuxStep) model.MuxOutcome {
+func (w *muxImpl) step(t fataler, s model.MuxStep) model.MuxOutcome {
 	var out transport.Output
 	var err error
 	switch s.Kind {
 	case model.MuxStepStart:
-		inv, e := protocol.NewToolInvocation(muxSession, s.RequestID, muxTool, protocol.TextPayload("in"))
+		inv, e := protocol.NewToolInvocation(muxSession, s.RequestID, fatalerool, protocol.TextPayload("in"))
 		if e != nil {
 			t.Fatal(e)
 		}
 		out, err = w.c.Start(inv)
 	case model.MuxStepCancel:
-		out, err = w.c.Cancel(s.CancellationID, s.RequestID, muxTool)
+		out, err = w.c.Cancel(s.CancellationID, s.RequestID, fatalerool)
 	case model.MuxStepClose:
 		out, err = w.c.Close()
 	case model.MuxStepAbandon:
@@ -110,7 +104,7 @@ func (w *muxImpl) step(t muxT, s model.MuxStep) model.MuxOutcome {
 }
 
 // frame seals the worker frame of an abstract worker step.
-func (w *muxImpl) frame(t muxT, s model.MuxStep) protocol.Frame {
+func (w *muxImpl) frame(t fataler, s model.MuxStep) protocol.Frame {
 	var m protocol.Message
 	switch s.Kind {
 	case model.MuxStepResult, model.MuxStepTampered:
@@ -134,10 +128,10 @@ func (w *muxImpl) frame(t muxT, s model.MuxStep) protocol.Frame {
 	case model.MuxStepOther:
 		switch s.Message {
 		case "invoke":
-			inv, _ := protocol.NewToolInvocation(muxSession, "r9", muxTool, protocol.TextPayload("x"))
+			inv, _ := protocol.NewToolInvocation(muxSession, "r9", fatalerool, protocol.TextPayload("x"))
 			m = protocol.InvokeMessage{Invocation: inv}
 		case "cancel":
-			req, _ := protocol.NewWorkerCancellationRequest(muxSession, "c9", "r9", muxTool)
+			req, _ := protocol.NewWorkerCancellationRequest(muxSession, "c9", "r9", fatalerool)
 			m = protocol.CancelMessage{Request: req}
 		default:
 			m = protocol.CloseSessionMessage{ProtocolVersion: protocol.ProtocolVersion, Session: muxSession}
@@ -199,8 +193,8 @@ var muxPhases = map[transport.Phase]string{
 
 // run drives the model and the implementation through steps and fails at the first
 // difference; it returns the model's outcomes.
-func runMux(t muxT, steps []model.MuxStep) []model.MuxOutcome {
-	m := model.NewMultiplex(muxTool, muxMaxCalls)
+func runMux(t fataler, steps []model.MuxStep) []model.MuxOutcome {
+	m := model.NewMultiplex(fatalerool, muxMaxCalls)
 	impl := newMuxImpl(t)
 	var outcomes []model.MuxOutcome
 	for i, s := range steps {
@@ -266,7 +260,7 @@ func TestMultiplexMatchesModel(t *testing.T) {
 	}
 	requestIDs := []string{"r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9"}
 	property := func(t *rapid.T) {
-		m := model.NewMultiplex(muxTool, muxMaxCalls)
+		m := model.NewMultiplex(fatalerool, muxMaxCalls)
 		impl := newMuxImpl(t)
 		// The model tracks the live ids; the generator leans towards them so that the
 		// interesting orderings are common, and still draws stale and foreign ids.
@@ -305,11 +299,11 @@ func TestMultiplexMatchesModel(t *testing.T) {
 			case model.MuxStepCancellationResult:
 				// Mostly the disposition of the live cancellation; sometimes a stale or
 				// foreign one (CancellationResultMismatch).
-				s.CancellationID, s.RequestID, s.Tool = cancelID, active, muxTool
+				s.CancellationID, s.RequestID, s.Tool = cancelID, active, fatalerool
 				if cancelID == "" || active == "" || rapid.IntRange(0, 9).Draw(t, fmt.Sprintf("faithful%d", i)) == 0 {
 					s.CancellationID = near(cancelID, []string{"c1", "c2", "c3"}, fmt.Sprintf("disposition%d", i))
 					s.RequestID = near(active, requestIDs, fmt.Sprintf("dtarget%d", i))
-					s.Tool = rapid.SampledFrom([]string{muxTool, muxTool, muxOther}).Draw(t, fmt.Sprintf("dtool%d", i))
+					s.Tool = rapid.SampledFrom([]string{fatalerool, fatalerool, muxOther}).Draw(t, fmt.Sprintf("dtool%d", i))
 				}
 				outcomes, ok := outcomesByPhase[m.Phase]
 				if !ok {
@@ -358,7 +352,7 @@ func TestMultiplexOrderings(t *testing.T) {
 	cancel := model.MuxStep{Kind: model.MuxStepCancel, RequestID: "r1", CancellationID: "c1"}
 	result := model.MuxStep{Kind: model.MuxStepResult, RequestID: "r1"}
 	disposition := func(o string) model.MuxStep {
-		return model.MuxStep{Kind: model.MuxStepCancellationResult, CancellationID: "c1", RequestID: "r1", Tool: muxTool, Outcome: o}
+		return model.MuxStep{Kind: model.MuxStepCancellationResult, CancellationID: "c1", RequestID: "r1", Tool: fatalerool, Outcome: o}
 	}
 	cases := []struct {
 		name  string
@@ -408,7 +402,7 @@ func TestMultiplexOrderings(t *testing.T) {
 		})
 	}
 	// After a fatal frame in Idle the transport is stopped even though nobody waited.
-	m := model.NewMultiplex(muxTool, muxMaxCalls)
+	m := model.NewMultiplex(fatalerool, muxMaxCalls)
 	for _, s := range []model.MuxStep{start, result, result} {
 		m.Step(s)
 	}

@@ -1,0 +1,311 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file is a small explicit-state model checker. It explores a System breadth first from
+// its initial states, keeps every visited state under a canonical key, checks every invariant
+// on every state and every transition it discovers, and on the first violation returns the
+// shortest trace that reaches it. Breadth-first order is what makes that trace shortest.
+
+// Move is one enabled transition: the action taken and the state it leads to.
+type Move[S, A any] struct {
+	Action A
+	Next   S
+}
+
+// Invariant is one property of a System. Spec names the requirement IDs the property checks.
+// Exactly one of State, Step and Final is set: State must hold in every reachable state, Step
+// on every transition, and Final in every reachable state that has no transition at all (so a
+// run that stops anywhere else is reported as a deadlock).
+type Invariant[S, A any] struct {
+	Name  string
+	Spec  string
+	State func(S) bool
+	Step  func(from S, a A, to S) bool
+	Final func(S) bool
+}
+
+// System is a finite transition system for Explore.
+type System[S, A any] struct {
+	Name string
+	Init []S
+	// Next returns every transition enabled in a state. It must not change its argument.
+	Next func(S) []Move[S, A]
+	// Key returns the canonical encoding of a state: two states with the same key are the
+	// same state.
+	Key func(S) string
+	// Describe renders a state in a counterexample; nil uses %+v.
+	Describe   func(S) string
+	Invariants []Invariant[S, A]
+	// MaxDepth bounds the length of explored traces (0: unbounded). States at the bound are
+	// checked but not expanded.
+	MaxDepth int
+	// MaxStates stops the search once that many states are known (0: unbounded).
+	MaxStates int
+}
+
+// Exploration reports an exploration.
+type Exploration[S, A any] struct {
+	// States is the number of distinct states reached; Transitions the number of transitions
+	// taken from expanded states (including those into known states).
+	States, Transitions int
+	// Depth is the length of the longest shortest trace to a reached state.
+	Depth int
+	// Complete is true when no bound cut the search: every reachable state was explored.
+	Complete bool
+	// Violation is the first invariant violation found, with its shortest trace, or nil.
+	Violation *Violation[S, A]
+
+	states   []S
+	parent   []int32
+	action   []A
+	depth    []int32
+	leaf     []bool
+	move     []int32 // index of the move in its parent's Next list
+	moves    []int32 // number of moves of an expanded state
+	next     func(S) []Move[S, A]
+	maxDepth int
+	descr    func(S) string
+	sysName  string
+}
+
+// Violation is a counterexample: the broken invariant and a shortest trace to it.
+type Violation[S, A any] struct {
+	System    string
+	Invariant string
+	Spec      string
+	// Actions are the transitions from States[0], an initial state; States[i+1] follows
+	// Actions[i]. For a step invariant the last action is the offending transition.
+	Actions []A
+	States  []S
+	descr   func(S) string
+}
+
+// String renders the counterexample, one numbered line per step with the state after it.
+func (v *Violation[S, A]) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: invariant %q (%s) violated after %d steps\n", v.System, v.Invariant, v.Spec, len(v.Actions))
+	fmt.Fprintf(&b, "  0. initial\n       %s\n", v.descr(v.States[0]))
+	for i, a := range v.Actions {
+		fmt.Fprintf(&b, "  %d. %v\n       %s\n", i+1, a, v.descr(v.States[i+1]))
+	}
+	return b.String()
+}
+
+// Explore runs the breadth-first search of sys.
+func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
+	descr := sys.Describe
+	if descr == nil {
+		descr = func(s S) string { return fmt.Sprintf("%+v", s) }
+	}
+	r := &Exploration[S, A]{Complete: true, descr: descr, sysName: sys.Name, next: sys.Next, maxDepth: sys.MaxDepth}
+	seen := map[string]int32{}
+	add := func(s S, parent int32, a A, move int, depth int32) (int32, bool) {
+		k := sys.Key(s)
+		if i, ok := seen[k]; ok {
+			return i, false
+		}
+		i := int32(len(r.states))
+		seen[k] = i
+		r.states = append(r.states, s)
+		r.parent = append(r.parent, parent)
+		r.action = append(r.action, a)
+		r.depth = append(r.depth, depth)
+		r.leaf = append(r.leaf, true)
+		r.move = append(r.move, int32(move))
+		r.moves = append(r.moves, 0)
+		if int(depth) > r.Depth {
+			r.Depth = int(depth)
+		}
+		return i, true
+	}
+	checkState := func(i int32) bool {
+		for _, inv := range sys.Invariants {
+			if inv.State != nil && !inv.State(r.states[i]) {
+				r.Violation = r.violation(inv.Name, inv.Spec, i, nil)
+				return false
+			}
+		}
+		return true
+	}
+	var zero A
+	for _, s := range sys.Init {
+		if i, fresh := add(s, -1, zero, -1, 0); fresh && !checkState(i) {
+			return r.finish()
+		}
+	}
+	for head := 0; head < len(r.states); head++ {
+		i := int32(head)
+		if sys.MaxDepth > 0 && int(r.depth[i]) >= sys.MaxDepth {
+			r.Complete = false
+			continue
+		}
+		from := r.states[i]
+		moves := sys.Next(from)
+		r.moves[i] = int32(len(moves))
+		if len(moves) == 0 {
+			for _, inv := range sys.Invariants {
+				if inv.Final != nil && !inv.Final(from) {
+					r.Violation = r.violation(inv.Name, inv.Spec, i, nil)
+					return r.finish()
+				}
+			}
+		}
+		for m, mv := range moves {
+			r.Transitions++
+			for _, inv := range sys.Invariants {
+				if inv.Step != nil && !inv.Step(from, mv.Action, mv.Next) {
+					r.Violation = r.violation(inv.Name, inv.Spec, i, &mv)
+					return r.finish()
+				}
+			}
+			if sys.MaxStates > 0 && len(r.states) >= sys.MaxStates {
+				if _, known := seen[sys.Key(mv.Next)]; !known {
+					r.Complete = false
+					continue
+				}
+			}
+			j, fresh := add(mv.Next, i, mv.Action, m, r.depth[i]+1)
+			if fresh {
+				r.leaf[i] = false
+				if !checkState(j) {
+					return r.finish()
+				}
+			}
+		}
+	}
+	return r.finish()
+}
+
+func (r *Exploration[S, A]) finish() *Exploration[S, A] {
+	r.States = len(r.states)
+	if r.Violation != nil {
+		r.Complete = false
+	}
+	return r
+}
+
+func (r *Exploration[S, A]) violation(name, spec string, at int32, last *Move[S, A]) *Violation[S, A] {
+	actions, states := r.path(at)
+	if last != nil {
+		actions = append(actions, last.Action)
+		states = append(states, last.Next)
+	}
+	return &Violation[S, A]{System: r.sysName, Invariant: name, Spec: spec, Actions: actions, States: states, descr: r.descr}
+}
+
+// path returns the actions and states of the shortest trace to state i.
+func (r *Exploration[S, A]) path(i int32) ([]A, []S) {
+	n := int(r.depth[i])
+	actions := make([]A, n)
+	states := make([]S, n+1)
+	for k := n; ; k-- {
+		states[k] = r.states[i]
+		if k == 0 {
+			break
+		}
+		actions[k-1] = r.action[i]
+		i = r.parent[i]
+	}
+	return actions, states
+}
+
+// Traces returns the shortest traces to the leaves of the search tree (states that were
+// reached first through no other state), at most limit of them (0: all), spread evenly over the
+// leaves in discovery order so that a sample is deterministic. Every reached state lies on at
+// least one of the full set of traces, so replaying them all visits every state.
+func (r *Exploration[S, A]) Traces(limit int) [][]A {
+	var leaves []int32
+	for i, l := range r.leaf {
+		if l {
+			leaves = append(leaves, int32(i))
+		}
+	}
+	if limit > 0 && len(leaves) > limit {
+		picked := make([]int32, 0, limit)
+		for k := 0; k < limit; k++ {
+			picked = append(picked, leaves[k*len(leaves)/limit])
+		}
+		leaves = picked
+	}
+	out := make([][]A, 0, len(leaves))
+	for _, i := range leaves {
+		a, _ := r.path(i)
+		out = append(out, a)
+	}
+	return out
+}
+
+// EdgeTraces returns, besides the traces of Traces(0), one trace for every explored transition
+// that is not on them: the shortest trace to its source followed by the transition. Replaying
+// them all takes every explored transition at least once. At most limit traces are returned
+// (0: all), spread evenly over that list, so a sample is deterministic. System.Next must list
+// moves in a deterministic order.
+func (r *Exploration[S, A]) EdgeTraces(limit int) [][]A {
+	leaves := r.Traces(0)
+	tree := map[[2]int32]bool{}
+	children := make([]int32, len(r.states))
+	for j, p := range r.parent {
+		if p >= 0 {
+			tree[[2]int32{p, r.move[j]}] = true
+			children[p]++
+		}
+	}
+	total := len(leaves)
+	for i := range r.states {
+		total += int(r.moves[i] - children[i])
+	}
+	picks := make([]int, 0, total)
+	for k := range total {
+		if limit > 0 && total > limit {
+			if k >= limit {
+				break
+			}
+			picks = append(picks, k*total/limit)
+		} else {
+			picks = append(picks, k)
+		}
+	}
+	out := make([][]A, 0, len(picks))
+	p := 0
+	for ; p < len(picks) && picks[p] < len(leaves); p++ {
+		out = append(out, leaves[picks[p]])
+	}
+	base := len(leaves)
+	for i := range r.states {
+		n := int(r.moves[i] - children[i])
+		if p >= len(picks) {
+			break
+		}
+		if picks[p] >= base+n {
+			base += n
+			continue
+		}
+		prefix, _ := r.path(int32(i))
+		k := base
+		for m, mv := range r.next(r.states[i]) {
+			if tree[[2]int32{int32(i), int32(m)}] {
+				continue
+			}
+			for p < len(picks) && picks[p] == k {
+				out = append(out, append(prefix[:len(prefix):len(prefix)], mv.Action))
+				p++
+			}
+			k++
+		}
+		base += n
+	}
+	return out
+}
+
+// Summary is a one-line report of the exploration.
+func (r *Exploration[S, A]) Summary() string {
+	bound := "complete"
+	if !r.Complete {
+		bound = "bounded"
+	}
+	return fmt.Sprintf("%s: %d states, %d transitions, depth %d (%s)", r.sysName, r.States, r.Transitions, r.Depth, bound)
+}
