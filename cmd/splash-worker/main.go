@@ -32,6 +32,7 @@ import (
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/storage/boltstore"
 	"github.com/splashv5/conform/impl/worker"
 )
 
@@ -44,7 +45,7 @@ const usageText = `usage: splash-worker [flags] < bootstrap-and-frames > frames
 Serves one Splash worker protocol v5 session with the conformance adapter profile.
 
 flags:
-  --journal FILE            SQLite journal database (default: in memory, lost at exit)
+  --journal FILE            journal file, a bbolt database (default: in memory, lost at exit)
   --namespace NS            journal record namespace (default "splash-worker-journal")
   --admission-namespace NS  namespace of the admitted-session list (default "splash-worker-admission")
   --scope SCOPE             journal scope (default "conformance")
@@ -243,12 +244,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	var backend storage.Backend = storage.NewMemoryBackend()
 	if o.journalPath != "" {
-		sqlite, err := storage.OpenSQLite(ctx, o.journalPath, nil)
+		file, err := boltstore.Open(o.journalPath, nil)
 		if err != nil {
 			return report(worker.ExitPersistence, err)
 		}
-		defer sqlite.Close()
-		backend = sqlite
+		defer file.Close()
+		backend = file
 	}
 	store := storage.NewAuthenticatedStore(backend, keyring)
 	journalStore, err := worker.NewStorageJournalStore(store, o.namespace, o.scope, mode)
