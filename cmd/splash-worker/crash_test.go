@@ -146,7 +146,7 @@ func runCrashTrial(t *testing.T, i int, tr crashTrial, db, effects string) {
 		t.Fatalf("trial %d: the killed worker answered %q", i, line)
 	}
 	// The killed worker's lease is the journal's fence: nothing has written since.
-	store, journalStore, closeStore := openJournal()
+	_, journalStore, closeStore := openJournal()
 	oldLease, err := journalStore.CurrentFence(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func runCrashTrial(t *testing.T, i int, tr crashTrial, db, effects string) {
 		p.expectExit(0, "")
 	}
 	// The killed worker's lease can no longer write the journal.
-	store, journalStore, closeStore = openJournal()
+	store, journalStore, closeStore := openJournal()
 	rev := storage.ExpectRevision(0)
 	if r, err := store.Load(ctx, journalStore.RecordKey()); err != nil || r == nil {
 		t.Fatalf("trial %d: journal record: %v", i, err)

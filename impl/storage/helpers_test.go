@@ -7,26 +7,10 @@ import (
 
 var (
 	testKey   = RecordKey{Namespace: "workflow-ledger", Name: "release-42"}
-	otherKey  = RecordKey{Namespace: "workflow-ledger", Name: "release-43"}
 	vectorKey = RecordKey{Namespace: "worker-journal", Name: "tenant-release"}
 )
 
 func rev(r uint64) *uint64 { return &r }
-
-// kindOf returns the innermost storage error kind of err (the backend's own
-// kind for a wrapped backend error).
-func kindOf(err error) ErrorKind {
-	var last ErrorKind
-	for err != nil {
-		if se, ok := err.(*Error); ok {
-			last = se.Kind
-			err = se.Err
-			continue
-		}
-		break
-	}
-	return last
-}
 
 // wantKind fails unless err is a chain of storage errors whose kinds are
 // exactly kinds (outermost first), and returns the innermost one.

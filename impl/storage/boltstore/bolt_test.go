@@ -8,6 +8,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/storage/storagetest"
@@ -229,7 +230,7 @@ func TestBoltFileIsLockedPerOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := storagetest.WantKind(t, err, storage.ErrBolt)
-	if !errors.Is(e.Err, bolt.ErrTimeout) {
+	if !errors.Is(e.Err, bolterrors.ErrTimeout) {
 		t.Fatalf("load while the file is locked: %v, want a lock timeout", err)
 	}
 	if f, err := a.CurrentFence(context.Background(), storagetest.TestKey); err != nil || f != ta+1 {
