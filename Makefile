@@ -3,8 +3,11 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 STATICCHECK_VERSION ?= v0.8.2
+# The packages that run goroutines or processes concurrently, for the race detector.
+RACE_PKGS ?= ./impl/worker/... ./impl/transport/... ./impl/host/... ./impl/storage/... \
+	./conformance/... ./impl/canonjson/... ./e2e/... ./cmd/splash-worker
 
-.PHONY: all conform test fuzz bench vectors vectors-check lint soak
+.PHONY: all conform test race fuzz bench vectors vectors-check lint soak
 
 all: test
 
@@ -16,6 +19,10 @@ conform:
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+
+## race: the concurrent packages' tests under the race detector.
+race:
+	$(GO) test -race -count=1 $(RACE_PKGS)
 
 ## fuzz: each native fuzz target for FUZZTIME, one after another.
 fuzz:
