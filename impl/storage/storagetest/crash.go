@@ -73,7 +73,7 @@ func crashPayload(r uint64) []byte {
 // torn one.
 func RunKilledWriter(t *testing.T, open OpenDurable, check func(t *testing.T, b Durable)) {
 	rounds := 3
-	if Soak() {
+	if soak() {
 		rounds = 40
 	}
 	for round := range rounds {

@@ -174,8 +174,8 @@ var fencedRegisterModel = porcupine.NondeterministicModel{
 	},
 }
 
-// LinRecord is one completed call as recorded by a client.
-type LinRecord struct {
+// linRecord is one completed call as recorded by a client.
+type linRecord struct {
 	Client int       `json:"client"`
 	Input  linInput  `json:"input"`
 	Output linOutput `json:"output"`
@@ -228,11 +228,11 @@ func linCall(ctx context.Context, b storage.Backend, keys []storage.RecordKey, i
 	return out
 }
 
-// LinClient runs a random workload of n calls for one client. A client
+// linClient runs a random workload of n calls for one client. A client
 // keeps the lease it last reserved and the revision it last observed, as a
 // worker does, and sometimes misbehaves (a stale lease, token 0) so that
 // every branch of the model is exercised.
-func LinClient(ctx context.Context, b storage.Backend, keys []storage.RecordKey, client int, seed uint64, n int, clock func() int64, emit func(LinRecord)) {
+func linClient(ctx context.Context, b storage.Backend, keys []storage.RecordKey, client int, seed uint64, n int, clock func() int64, emit func(linRecord)) {
 	rng := rand.New(rand.NewPCG(seed, uint64(client)))
 	leases := make([]uint64, len(keys))
 	stale := make([]uint64, len(keys))
@@ -272,7 +272,7 @@ func LinClient(ctx context.Context, b storage.Backend, keys []storage.RecordKey,
 		if out.Unknown {
 			ret = math.MaxInt64
 		}
-		emit(LinRecord{Client: client, Input: in, Output: out, Call: call, Return: ret})
+		emit(linRecord{Client: client, Input: in, Output: out, Call: call, Return: ret})
 		switch {
 		case in.Op == linReserve && out.Err == 0 && !out.Unknown:
 			stale[in.Key], leases[in.Key] = leases[in.Key], out.Token
@@ -286,8 +286,8 @@ func LinClient(ctx context.Context, b storage.Backend, keys []storage.RecordKey,
 	}
 }
 
-// LinKeys returns the count record keys of history run.
-func LinKeys(run, count int) []storage.RecordKey {
+// linKeys returns the count record keys of history run.
+func linKeys(run, count int) []storage.RecordKey {
 	keys := make([]storage.RecordKey, count)
 	for i := range keys {
 		keys[i] = storage.RecordKey{Namespace: "linearizability", Name: fmt.Sprintf("run-%d-key-%d", run, i)}
@@ -303,9 +303,9 @@ func runGoroutineHistory(b storage.Backend, keys []storage.RecordKey, clients, o
 	var wg sync.WaitGroup
 	for c := range clients {
 		wg.Go(func() {
-			LinClient(context.Background(), b, keys, c, seed, opsPerClient, clock, func(r LinRecord) {
+			linClient(context.Background(), b, keys, c, seed, opsPerClient, clock, func(r linRecord) {
 				mu.Lock()
-				ops = append(ops, LinOperation(r))
+				ops = append(ops, linOperation(r))
 				mu.Unlock()
 			})
 		})
@@ -314,8 +314,8 @@ func runGoroutineHistory(b storage.Backend, keys []storage.RecordKey, clients, o
 	return ops
 }
 
-// LinOperation turns a recorded call into a porcupine operation.
-func LinOperation(r LinRecord) porcupine.Operation {
+// linOperation turns a recorded call into a porcupine operation.
+func linOperation(r linRecord) porcupine.Operation {
 	return porcupine.Operation{ClientId: r.Client, Input: r.Input, Output: r.Output, Call: r.Call, Return: r.Return}
 }
 
@@ -326,10 +326,10 @@ func monotonicClock() func() int64 {
 	return func() int64 { return int64(time.Since(start)) }
 }
 
-// CheckHistory runs porcupine and returns its verdict. When visualize is set
+// checkHistory runs porcupine and returns its verdict. When visualize is set
 // and the history is illegal, it writes porcupine's visualization to a
 // temporary file and logs its path.
-func CheckHistory(t testing.TB, ops []porcupine.Operation, visualize bool) porcupine.CheckResult {
+func checkHistory(t testing.TB, ops []porcupine.Operation, visualize bool) porcupine.CheckResult {
 	t.Helper()
 	model := fencedRegisterModel.ToModel()
 	result, info := porcupine.CheckOperationsVerbose(model, ops, 30*time.Second)
@@ -345,14 +345,15 @@ func CheckHistory(t testing.TB, ops []porcupine.Operation, visualize bool) porcu
 	return result
 }
 
-// LinStats counts what a set of histories exercised, so that a test cannot
+// linStats counts what a set of histories exercised, so that a test cannot
 // pass on histories too poor to be refuted (for example all outcomes
 // unknown, or no concurrency at all).
-type LinStats struct {
+type linStats struct {
 	calls, unknown, stored, conflicts, rejected, reserved, overlapping int
 }
 
-func (s *LinStats) Add(ops []porcupine.Operation) {
+// add counts the calls of one history.
+func (s *linStats) add(ops []porcupine.Operation) {
 	for i, op := range ops {
 		in, out := op.Input.(linInput), op.Output.(linOutput)
 		s.calls++
@@ -380,7 +381,7 @@ func (s *LinStats) Add(ops []porcupine.Operation) {
 
 // require fails unless the histories had known outcomes, successful and
 // failed writes, fencing rejections, and operations that overlapped in time.
-func (s LinStats) Require(t testing.TB) {
+func (s linStats) require(t testing.TB) {
 	t.Helper()
 	t.Logf("calls %d (unknown %d): %d stored, %d conflicts, %d fence rejections, %d reservations, %d overlapping",
 		s.calls, s.unknown, s.stored, s.conflicts, s.rejected, s.reserved, s.overlapping)
@@ -389,18 +390,18 @@ func (s LinStats) Require(t testing.TB) {
 	}
 }
 
-// LinPlan sizes a linearizability run: histories, keys per history, clients and calls per
+// linPlan sizes a linearizability run: histories, keys per history, clients and calls per
 // client.
-type LinPlan struct {
-	Runs, Keys, Clients, Ops int
+type linPlan struct {
+	runs, keys, clients, ops int
 }
 
-// Soak reports whether long runs were asked for (SPLASH_SOAK=1).
-func Soak() bool { return os.Getenv("SPLASH_SOAK") == "1" }
+// soak reports whether long runs were asked for (SPLASH_SOAK=1).
+func soak() bool { return os.Getenv("SPLASH_SOAK") == "1" }
 
-// LinScale returns long under Soak, else short.
-func LinScale(short, long LinPlan) LinPlan {
-	if Soak() {
+// linScale returns long under soak, else short.
+func linScale(short, long linPlan) linPlan {
+	if soak() {
 		return long
 	}
 	return short
@@ -411,23 +412,23 @@ func LinScale(short, long LinPlan) LinPlan {
 // model. jitter selects more and longer histories, with a random pause around each call, for
 // backends whose calls rarely overlap on their own (in memory, or serialized in-process).
 func RunLinearizable(t *testing.T, b storage.Backend, jitter bool) {
-	plan := LinScale(LinPlan{Runs: 4, Keys: 3, Clients: 4, Ops: 24}, LinPlan{Runs: 60, Keys: 4, Clients: 5, Ops: 30})
+	plan := linScale(linPlan{runs: 4, keys: 3, clients: 4, ops: 24}, linPlan{runs: 60, keys: 4, clients: 5, ops: 30})
 	seed := uint64(1000)
 	if jitter {
-		plan = LinScale(LinPlan{Runs: 10, Keys: 3, Clients: 4, Ops: 30}, LinPlan{Runs: 150, Keys: 4, Clients: 5, Ops: 40})
+		plan = linScale(linPlan{runs: 10, keys: 3, clients: 4, ops: 30}, linPlan{runs: 150, keys: 4, clients: 5, ops: 40})
 		b, seed = jitterBackend{b, 200 * time.Microsecond}, 0
 	}
 	histories := 0
-	var stats LinStats
-	for run := range plan.Runs {
-		ops := runGoroutineHistory(b, LinKeys(run, plan.Keys), plan.Clients, plan.Ops, uint64(run)+seed, monotonicClock())
-		if res := CheckHistory(t, ops, true); res != porcupine.Ok {
+	var stats linStats
+	for run := range plan.runs {
+		ops := runGoroutineHistory(b, linKeys(run, plan.keys), plan.clients, plan.ops, uint64(run)+seed, monotonicClock())
+		if res := checkHistory(t, ops, true); res != porcupine.Ok {
 			t.Fatalf("run %d: history is %s", run, res)
 		}
-		stats.Add(ops)
-		histories += plan.Keys
+		stats.add(ops)
+		histories += plan.keys
 	}
-	stats.Require(t)
+	stats.require(t)
 	t.Logf("%d linearizable histories", histories)
 }
 

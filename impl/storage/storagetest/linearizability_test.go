@@ -74,7 +74,7 @@ func (b ignoredFenceBackend) CompareAndSwapFenced(ctx context.Context, key stora
 func TestLinearizabilityCheckerRejectsRacyReservations(t *testing.T) {
 	const clients = 4
 	b := newRacyReserveBackend(storage.NewMemoryBackend(), clients)
-	ops := runGoroutineHistory(b, LinKeys(0, 2), clients, 12, 7, monotonicClock())
+	ops := runGoroutineHistory(b, linKeys(0, 2), clients, 12, 7, monotonicClock())
 	duplicates := map[uint64]int{}
 	for _, op := range ops {
 		if in, out := op.Input.(linInput), op.Output.(linOutput); in.Op == linReserve && in.Key == 0 && out.Err == 0 {
@@ -84,7 +84,7 @@ func TestLinearizabilityCheckerRejectsRacyReservations(t *testing.T) {
 	if duplicates[1] != clients {
 		t.Fatalf("the rendezvous did not force a collision: token 1 issued %d times", duplicates[1])
 	}
-	if res := CheckHistory(t, ops, false); res != porcupine.Illegal {
+	if res := checkHistory(t, ops, false); res != porcupine.Illegal {
 		t.Fatalf("a history with duplicated reservations was judged %s", res)
 	}
 }
@@ -95,7 +95,7 @@ func TestLinearizabilityCheckerRejectsRacyReservations(t *testing.T) {
 // Spec: STO-029, STO-028
 func TestLinearizabilityCheckerRejectsIgnoredFences(t *testing.T) {
 	b := ignoredFenceBackend{storage.NewMemoryBackend()}
-	keys := LinKeys(0, 1)
+	keys := linKeys(0, 1)
 	clock := monotonicClock()
 	var ops []porcupine.Operation
 	step := func(client int, in linInput) linOutput {
@@ -116,7 +116,7 @@ func TestLinearizabilityCheckerRejectsIgnoredFences(t *testing.T) {
 	}
 	// Concurrent traffic after the violation does not hide it.
 	ops = append(ops, runGoroutineHistory(b, keys, 3, 10, 11, clock)...)
-	if res := CheckHistory(t, ops, false); res != porcupine.Illegal {
+	if res := checkHistory(t, ops, false); res != porcupine.Illegal {
 		t.Fatalf("a history with a write under a stale fence was judged %s", res)
 	}
 }
@@ -183,7 +183,7 @@ func TestFencedRegisterModel(t *testing.T) {
 		}, porcupine.Illegal},
 	}
 	for _, c := range cases {
-		if got := CheckHistory(t, c.ops, false); got != c.want {
+		if got := checkHistory(t, c.ops, false); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}

@@ -83,7 +83,7 @@ func runLinearizabilityChild(open OpenDurable) int {
 	var wg sync.WaitGroup
 	for c := first; c < first+clients; c++ {
 		wg.Go(func() {
-			LinClient(ctx, b, LinKeys(run, nKeys), c, uint64(run)+5000, n, func() int64 { return time.Now().UnixNano() }, func(r LinRecord) {
+			linClient(ctx, b, linKeys(run, nKeys), c, uint64(run)+5000, n, func() int64 { return time.Now().UnixNano() }, func(r linRecord) {
 				mu.Lock()
 				_ = enc.Encode(r)
 				mu.Unlock()
@@ -105,12 +105,12 @@ func RunLinearizableProcesses(t *testing.T, open OpenDurable, variants ...string
 	if len(variants) == 0 {
 		variants = []string{""}
 	}
-	plan := LinScale(LinPlan{Runs: 2, Keys: 3, Clients: 2, Ops: 16}, LinPlan{Runs: 50, Keys: 4, Clients: 2, Ops: 24})
+	plan := linScale(linPlan{runs: 2, keys: 3, clients: 2, ops: 16}, linPlan{runs: 50, keys: 4, clients: 2, ops: 24})
 	const processes = 3
 	dir := t.TempDir()
 	histories := 0
-	var stats LinStats
-	for run := range plan.Runs {
+	var stats linStats
+	for run := range plan.runs {
 		// Cycle through the variants; each has its own file.
 		variant := variants[run%len(variants)]
 		path := filepath.Join(dir, "shared-"+variant+".db")
@@ -122,14 +122,14 @@ func RunLinearizableProcesses(t *testing.T, open OpenDurable, variants ...string
 			t.Fatal(err)
 		}
 		start := time.Now().Add(400 * time.Millisecond).UnixNano()
-		results := make([][]LinRecord, processes)
+		results := make([][]linRecord, processes)
 		errs := make([]error, processes)
 		var wg sync.WaitGroup
 		for p := range processes {
 			cmd := childCommand(t,
-				linDBEnv+"="+path, linVariantEnv+"="+variant, linRunEnv+"="+strconv.Itoa(run), linKeysEnv+"="+strconv.Itoa(plan.Keys),
-				linClientsEnv+"="+strconv.Itoa(plan.Clients), linFirstEnv+"="+strconv.Itoa(p*plan.Clients),
-				linOpsEnv+"="+strconv.Itoa(plan.Ops), linStartEnv+"="+strconv.FormatInt(start, 10))
+				linDBEnv+"="+path, linVariantEnv+"="+variant, linRunEnv+"="+strconv.Itoa(run), linKeysEnv+"="+strconv.Itoa(plan.keys),
+				linClientsEnv+"="+strconv.Itoa(plan.clients), linFirstEnv+"="+strconv.Itoa(p*plan.clients),
+				linOpsEnv+"="+strconv.Itoa(plan.ops), linStartEnv+"="+strconv.FormatInt(start, 10))
 			wg.Go(func() {
 				stdout, err := cmd.Output()
 				if err != nil {
@@ -138,7 +138,7 @@ func RunLinearizableProcesses(t *testing.T, open OpenDurable, variants ...string
 				}
 				sc := bufio.NewScanner(bytes.NewReader(stdout))
 				for sc.Scan() {
-					var r LinRecord
+					var r linRecord
 					if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 						errs[p] = err
 						return
@@ -153,19 +153,19 @@ func RunLinearizableProcesses(t *testing.T, open OpenDurable, variants ...string
 			if errs[p] != nil {
 				t.Fatal(errs[p])
 			}
-			if len(results[p]) != plan.Clients*plan.Ops {
-				t.Fatalf("child %d recorded %d calls, want %d", p, len(results[p]), plan.Clients*plan.Ops)
+			if len(results[p]) != plan.clients*plan.ops {
+				t.Fatalf("child %d recorded %d calls, want %d", p, len(results[p]), plan.clients*plan.ops)
 			}
 			for _, r := range results[p] {
-				ops = append(ops, LinOperation(r))
+				ops = append(ops, linOperation(r))
 			}
 		}
-		if res := CheckHistory(t, ops, true); res != porcupine.Ok {
+		if res := checkHistory(t, ops, true); res != porcupine.Ok {
 			t.Fatalf("run %d: history is %s", run, res)
 		}
-		stats.Add(ops)
-		histories += plan.Keys
+		stats.add(ops)
+		histories += plan.keys
 	}
-	stats.Require(t)
+	stats.require(t)
 	t.Logf("%d linearizable multi-process histories", histories)
 }
