@@ -3,8 +3,14 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 STATICCHECK_VERSION ?= v0.8.2
+# The packages that run goroutines or processes concurrently, for the race detector.
+RACE_PKGS ?= ./impl/worker/... ./impl/transport/... ./impl/host/... ./impl/storage/... \
+	./conformance/... ./impl/canonjson/... ./e2e/... ./cmd/splash-worker
+# The mutation harness runs the whole suite once per fault; it runs in make test, and under the
+# race detector it would only repeat the runner paths the other conformance tests take.
+RACE_SKIP ?= ^(TestMutationHarness|TestProxyMutants)$$
 
-.PHONY: all conform test fuzz bench vectors vectors-check lint soak
+.PHONY: all conform test race fuzz bench vectors vectors-check lint soak
 
 all: test
 
@@ -19,6 +25,10 @@ test:
 	$(GO) test -count=1 ./...
 	$(GO) vet -tags splashfaults ./impl/worker/ ./cmd/splash-worker/
 	$(GO) test -count=1 -tags splashfaults ./impl/worker/ ./cmd/splash-worker/
+
+## race: the concurrent packages' tests under the race detector.
+race:
+	$(GO) test -race -count=1 -skip '$(RACE_SKIP)' $(RACE_PKGS)
 
 ## fuzz: each native fuzz target for FUZZTIME, one after another.
 fuzz:

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/google/go-cmp v0.7.0
+	go.etcd.io/bbolt v1.4.3
 	golang.org/x/sys v0.49.0
 	lukechampine.com/blake3 v1.4.1
 	modernc.org/sqlite v1.62.0

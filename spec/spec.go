@@ -300,9 +300,10 @@ func FindModuleRoot(dir string) (string, error) {
 }
 
 // Cited scans the repository rooted at root for requirement IDs in Go test files (`*_test.go`
-// anywhere except the spec directory itself), vector files (`vectors/**/*.json`) and conformance
-// sources (`conformance/**/*.go`). Hidden directories, directories starting with `_` and
-// `testdata` directories are skipped. Citations are returned in file and line order.
+// anywhere except the spec directory itself), Go files of test-support packages (a directory
+// named after its parent plus "test", such as impl/storage/storagetest, imported only by
+// tests), vector files (`vectors/**/*.json`) and conformance sources (`conformance/**/*.go`).
+// Hidden directories, directories starting with `_` and `testdata` directories are skipped. Citations are returned in file and line order.
 func Cited(root string) ([]Citation, error) {
 	var citations []Citation
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -347,8 +348,16 @@ func isCitingFile(rel string) bool {
 		return true
 	case top == "conformance" && path.Ext(rel) == ".go":
 		return true
+	case path.Ext(rel) == ".go" && isTestSupportDir(path.Dir(rel)):
+		return true
 	}
 	return false
+}
+
+// isTestSupportDir reports whether dir holds a test-support package: its name is its parent's
+// followed by "test", as impl/storage/storagetest (the Go convention of net/http/httptest).
+func isTestSupportDir(dir string) bool {
+	return dir != "." && path.Base(dir) == path.Base(path.Dir(dir))+"test"
 }
 
 // scanFile returns the citations in one file.

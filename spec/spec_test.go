@@ -236,6 +236,9 @@ func TestCitedScansOnlyCitingFiles(t *testing.T) {
 		"vectors/v.json":                     `{"requirements":["BOOT-005"]}`,
 		"vectors/sub/w.json":                 `{"requirements":["MAN-006"]}`,
 		"conformance/check/c.go":             "// Spec: FP-007\n",
+		"impl/x/xtest/suite.go":              "// Spec: STO-020\n",
+		"impl/x/latest/notes.go":             "// Spec: STO-021 (a name ending in test is not enough)\n",
+		"impl/x/plain.go":                    "// Spec: STO-022 (not a test-support package)\n",
 		"conformance/check/testdata/t.go":    "// Spec: ERR-008 (testdata is skipped)\n",
 		"spec/spec_test.go":                  "// ENC-009 in the spec package does not count\n",
 		".hidden/h_test.go":                  "// ENC-010 hidden\n",
@@ -264,6 +267,7 @@ func TestCitedScansOnlyCitingFiles(t *testing.T) {
 		{ID: "FRM-003", File: "a/x_test.go", Line: 3},
 		{ID: "FP-007", File: "conformance/check/c.go", Line: 1},
 		{ID: "JRN-017", File: "conformance/deep/er/more/d_test.go", Line: 1},
+		{ID: "STO-020", File: "impl/x/xtest/suite.go", Line: 1},
 		{ID: "MAN-006", File: "vectors/sub/w.json", Line: 1},
 		{ID: "BOOT-005", File: "vectors/v.json", Line: 1},
 	}

@@ -55,8 +55,8 @@ func TestTypedLoaders(t *testing.T) {
 		vectorfmt.AuthorizerFile:    func() error { _, err := vectors.Authorizer(); return err },
 		vectorfmt.JournalFile:       func() error { _, err := vectors.Journal(); return err },
 		vectorfmt.StorageFile:       func() error { _, err := vectors.Storage(); return err },
-		vectors.HostScenariosFile:   func() error { _, err := vectors.HostScenarioFile(); return err },
-		vectors.LedgerFile:          func() error { _, err := vectors.LedgerVectors(); return err },
+		vectorfmt.HostScenariosFile: func() error { _, err := vectors.HostScenarioFile(); return err },
+		vectorfmt.LedgerFile:        func() error { _, err := vectors.LedgerVectors(); return err },
 	}
 	for _, name := range vectorfmt.FileNames {
 		if err := loaders[name](); err != nil {

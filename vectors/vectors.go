@@ -77,3 +77,13 @@ func Journal() (*vectorfmt.Journal, error) { return load[vectorfmt.Journal](vect
 
 // Storage loads storage.json.
 func Storage() (*vectorfmt.Storage, error) { return load[vectorfmt.Storage](vectorfmt.StorageFile) }
+
+// HostScenarioFile loads host_scenarios.json.
+func HostScenarioFile() (*vectorfmt.HostScenarios, error) {
+	return load[vectorfmt.HostScenarios](vectorfmt.HostScenariosFile)
+}
+
+// LedgerVectors loads ledger.json.
+func LedgerVectors() (*vectorfmt.Ledger, error) {
+	return load[vectorfmt.Ledger](vectorfmt.LedgerFile)
+}

@@ -29,19 +29,9 @@ func buildAuthorizer(c *checker) (string, any, *fileBuilder) {
 			b.failf("%q: ModeDependent flag does not match the expectations", row.comment)
 		}
 		for _, run := range runs {
-			what := row.comment + " [" + run.mode.String() + "]"
-			constructErr, outs := implAuthorizer(row.manifest, run.steps, run.mode)
 			testErr := row.manifestErr
-			if row.manifestErr != "" || constructErr != "" {
-				if constructErr != row.manifestErr {
-					b.failf("%s: expected authorizer creation error %q, implementation gave %q", what, row.manifestErr, constructErr)
-				}
-			}
 			t := vectorfmt.AuthorizerTest{Manifest: b.text(row.manifest), Steps: []vectorfmt.AuthorizerStep{}}
-			for i, s := range run.steps {
-				if i < len(outs) && outs[i] != s.err {
-					b.failf("%s: step %d (%s): expected %s, implementation gave %s", what, i, s.op, okOr(s.err), okOr(outs[i]))
-				}
+			for _, s := range run.steps {
 				if testErr == "" && s.err != "" {
 					testErr = s.err
 				}
@@ -61,13 +51,6 @@ func buildAuthorizer(c *checker) (string, any, *fileBuilder) {
 	return b.name, doc, b
 }
 
-func okOr(kind string) string {
-	if kind == "" {
-		return "success"
-	}
-	return "error " + kind
-}
-
 func sameStepOutcomes(a, b []azStep) bool {
 	if len(a) != len(b) {
 		return false
@@ -78,6 +61,14 @@ func sameStepOutcomes(a, b []azStep) bool {
 		}
 	}
 	return true
+}
+
+// authorizerOps lists the operations an authorizer step may name.
+var authorizerOps = map[string]bool{
+	vectorfmt.OpAuthorize: true, vectorfmt.OpAuthorizeOperation: true, vectorfmt.OpAuthorizeReconciliation: true,
+	vectorfmt.OpAuthorizeCompensation: true, vectorfmt.OpAuthorizeCancellation: true, vectorfmt.OpValidateResult: true,
+	vectorfmt.OpValidateCancellationResult: true, vectorfmt.OpValidateOperationResult: true,
+	vectorfmt.OpValidateReconciliationResult: true, vectorfmt.OpValidateCompensationResult: true,
 }
 
 // targetOps says which authorize operation must have issued the token each step type uses.
@@ -99,7 +90,7 @@ func checkAuthorizerRow(b *fileBuilder, row azCase) {
 	}
 	for _, steps := range [][]azStep{row.steps, row.lossy} {
 		for i, s := range steps {
-			if _, ok := bodyWrappers[s.op]; !ok {
+			if !authorizerOps[s.op] {
 				bad("step %d: unknown operation %q", i, s.op)
 			}
 			want, needs := targetOps[s.op]

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/hex"
 	"strings"
 
@@ -16,18 +15,8 @@ func buildBootstrap(c *checker) (string, any, *fileBuilder) {
 	for _, row := range bootstrapCases() {
 		if row.write {
 			want := indBootstrap(row.session, [32]byte(padKey(row.key)))
-			got, kind, wrapped := implBootstrapWrite(row.session, row.key)
-			if row.err != "" {
-				if kind != row.err || wrapped != row.wrapped {
-					b.failf("%q: expected error %s, implementation gave %q (error %q)", row.comment, row.err, hex.EncodeToString(got), kind)
-				}
-			} else {
-				if row.recordedBytes != "" && hex.EncodeToString(want) != row.recordedBytes {
-					b.failf("%q: independent bytes differ from the recorded reference bytes", row.comment)
-				}
-				if kind != "" || !bytes.Equal(got, want) {
-					b.failf("%q: expected %x, implementation gave %x (error %q)", row.comment, want, got, kind)
-				}
+			if row.err == "" && row.recordedBytes != "" && hex.EncodeToString(want) != row.recordedBytes {
+				b.failf("%q: independent bytes differ from the recorded reference bytes", row.comment)
 			}
 			t := vectorfmt.BootstrapTest{Case: b.newCase(row.meta, row.err), SessionID: strPtr(row.session), KeyHex: strPtr(hex.EncodeToString(row.key))}
 			if row.err == "" {
@@ -40,17 +29,10 @@ func buildBootstrap(c *checker) (string, any, *fileBuilder) {
 		if row.recordedBytes != "" && hex.EncodeToString(row.input) != row.recordedBytes {
 			b.failf("%q: input differs from the recorded reference bytes", row.comment)
 		}
-		sid, key, consumed, kind, wrapped := implBootstrapRead(row.input)
 		t := vectorfmt.BootstrapTest{Case: b.newCase(row.meta, row.err), InputHex: strPtr(hex.EncodeToString(row.input))}
 		if row.err != "" {
-			if kind != row.err || wrapped != row.wrapped {
-				b.failf("%q: expected error %s/%s, implementation gave %q/%q", row.comment, row.err, row.wrapped, kind, wrapped)
-			}
 			t.WrappedError = row.wrapped
 		} else {
-			if kind != "" || sid != row.session || !bytes.Equal(key, row.key) || consumed != row.consumed {
-				b.failf("%q: expected %q/%x/%d, implementation gave %q/%x/%d (error %q)", row.comment, row.session, row.key, row.consumed, sid, key, consumed, kind)
-			}
 			t.SessionID, t.KeyHex, t.Consumed = strPtr(row.session), strPtr(hex.EncodeToString(row.key)), &row.consumed
 		}
 		readG.Tests = append(readG.Tests, t)
@@ -71,10 +53,9 @@ func buildManifests(c *checker) (string, any, *fileBuilder) {
 	b := newFileBuilder(vectorfmt.ManifestsFile, c)
 	g := vectorfmt.ManifestGroup{Type: vectorfmt.ManifestValidateType, Tests: []vectorfmt.ManifestTest{}}
 	for _, row := range manifestCases() {
-		final := reconcile(b, row.comment, row.exp, implManifest([]byte(row.input)))
-		t := vectorfmt.ManifestTest{Case: b.newCase(row.meta, final.err), Input: b.text(row.input)}
-		if final.err == "" {
-			t.Output = b.text(final.out)
+		t := vectorfmt.ManifestTest{Case: b.newCase(row.meta, row.exp.err), Input: b.text(row.input)}
+		if row.exp.err == "" {
+			t.Output = b.text(row.exp.out)
 		}
 		g.Tests = append(g.Tests, t)
 	}
@@ -88,16 +69,9 @@ func buildAttenuation(c *checker) (string, any, *fileBuilder) {
 	grantG := vectorfmt.AttenuationGroup{Type: vectorfmt.GrantAttenuateType, Tests: []vectorfmt.AttenuationTest{}}
 	manG := vectorfmt.AttenuationGroup{Type: vectorfmt.ManifestAttenuateType, Tests: []vectorfmt.AttenuationTest{}}
 	for _, row := range attenuationCases() {
-		var got outcome
-		if row.manifest {
-			got = implManifestAttenuate([]byte(row.parent), []byte(row.att))
-		} else {
-			got = implGrantAttenuate([]byte(row.parent), []byte(row.att))
-		}
-		final := reconcile(b, row.comment, row.exp, got)
-		t := vectorfmt.AttenuationTest{Case: b.newCase(row.meta, final.err), Attenuation: b.text(row.att)}
-		if final.err == "" {
-			t.Output = b.text(final.out)
+		t := vectorfmt.AttenuationTest{Case: b.newCase(row.meta, row.exp.err), Attenuation: b.text(row.att)}
+		if row.exp.err == "" {
+			t.Output = b.text(row.exp.out)
 		}
 		if row.manifest {
 			t.Manifest = b.text(row.parent)
@@ -121,19 +95,11 @@ func buildFingerprints(c *checker) (string, any, *fileBuilder) {
 	grantG := vectorfmt.FingerprintGroup{Type: vectorfmt.GrantFingerprintType, Tests: []vectorfmt.FingerprintTest{}}
 	for _, row := range fingerprintCases() {
 		if row.grant {
-			fp, canon, kind := implGrantFingerprint([]byte(row.input))
 			t := vectorfmt.FingerprintTest{Case: b.newCase(row.meta, row.preserve.err), Grant: b.text(row.input)}
-			if row.preserve.err != "" {
-				if kind != row.preserve.err {
-					b.failf("%q: expected error %s, implementation gave %q (error %q)", row.comment, row.preserve.err, fp, kind)
-				}
-			} else {
+			if row.preserve.err == "" {
 				want := indGrantFingerprint(row.preserve.out)
 				if row.recordedFP != "" && want != row.recordedFP {
 					b.failf("%q: independent fingerprint %s differs from the recorded reference value %s", row.comment, want, row.recordedFP)
-				}
-				if kind != "" || fp != want || canon != row.preserve.out {
-					b.failf("%q: expected %s over %q, implementation gave %s over %q (error %q)", row.comment, want, row.preserve.out, fp, canon, kind)
 				}
 				t.Fingerprint = strPtr(want)
 			}
@@ -152,14 +118,9 @@ func buildFingerprints(c *checker) (string, any, *fileBuilder) {
 			if m == canonjson.Lossy {
 				exp = lossy
 			}
-			gotHex, gotFP, kind := implCanonicalInput([]byte(row.input), m)
 			t := vectorfmt.FingerprintTest{Case: b.newCase(row.meta, exp.err), Payload: b.text(row.input)}
 			what := row.comment + " [" + m.String() + "]"
-			if exp.err != "" {
-				if kind != exp.err {
-					b.failf("%s: expected error %s, implementation gave %q (error %q)", what, exp.err, gotHex, kind)
-				}
-			} else {
+			if exp.err == "" {
 				ci := indCanonicalInput(row.format, exp.out)
 				wantHex, wantFP := hex.EncodeToString(ci), indInputFingerprint(ci)
 				if row.recordedFP != "" && wantFP != row.recordedFP {
@@ -167,9 +128,6 @@ func buildFingerprints(c *checker) (string, any, *fileBuilder) {
 				}
 				if row.recordedPrefix != "" && !strings.HasPrefix(wantHex, row.recordedPrefix) {
 					b.failf("%s: independent bytes %s do not start with the recorded reference prefix %s", what, wantHex, row.recordedPrefix)
-				}
-				if kind != "" || gotHex != wantHex || gotFP != wantFP {
-					b.failf("%s: expected %s / %s, implementation gave %s / %s (error %q)", what, clip(wantHex), wantFP, clip(gotHex), gotFP, kind)
 				}
 				t.CanonicalHex, t.Fingerprint = strPtr(wantHex), strPtr(wantFP)
 			}

@@ -34,19 +34,10 @@ func buildFramesSeal(c *checker) (string, any, *fileBuilder) {
 				exp = row.lossy
 			}
 			what := fmt.Sprintf("%s [%s, %s seals]", row.comment, m, row.role)
-			got, err := implSeal(key07, row.session, row.role, m, row.start, row.msgs)
-			if err != nil {
-				b.failf("%s: cannot build the sealer: %v", what, err)
-				continue
-			}
 			results := make([]vectorfmt.SealResult, len(exp))
 			firstErr := ""
 			for i, e := range exp {
-				g := got[i]
 				if e.err != "" {
-					if g.err != e.err {
-						b.failf("%s: message %d: expected error %s, implementation gave %+v", what, i+1, e.err, clipStep(g))
-					}
 					results[i] = vectorfmt.SealResult{Error: e.err}
 					if firstErr == "" {
 						firstErr = e.err
@@ -56,9 +47,6 @@ func buildFramesSeal(c *checker) (string, any, *fileBuilder) {
 				ind := indSeal(key07, row.role, e.seq, row.session, e.canon)
 				if e.recordedTag != "" && ind.tag != e.recordedTag {
 					b.failf("%s: message %d: independent tag %s differs from the recorded reference tag %s", what, i+1, ind.tag, e.recordedTag)
-				}
-				if g.err != "" || g.seq != ind.seq || g.tag != ind.tag || g.line != ind.line || g.tagInput != ind.tagInput {
-					b.failf("%s: message %d: expected sequence %d tag %s line %q, implementation gave %+v", what, i+1, ind.seq, ind.tag, clip(ind.line), clipStep(g))
 				}
 				results[i] = vectorfmt.SealResult{Sequence: ind.seq, TagInput: b.text(ind.tagInput), Tag: ind.tag, Line: b.text(ind.line)}
 			}
@@ -87,9 +75,4 @@ func buildFramesSeal(c *checker) (string, any, *fileBuilder) {
 	}
 	doc.Header = b.header()
 	return b.name, doc, b
-}
-
-func clipStep(s sealStep) sealStep {
-	s.tagInput, s.line = clip(s.tagInput), clip(s.line)
-	return s
 }

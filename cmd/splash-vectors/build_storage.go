@@ -34,15 +34,11 @@ func (b *fileBuilder) payloadFields(p []byte) (*vectorfmt.Text, *string) {
 }
 
 func buildStorageSeal(b *fileBuilder, row stoCase, t *vectorfmt.StorageTest) {
-	gotEnv, gotTag, kind := implStorageSeal(row.key, row.keyID, row.namespace, row.name, row.revision, row.payload)
 	rev := row.revision
 	t.Revision = &rev
 	t.Payload, t.PayloadHex = b.payloadFields(row.payload)
 	t.Case = b.newCase(row.meta, row.err)
 	if row.err != "" {
-		if kind != row.err {
-			b.failf("%q: expected error %s, implementation gave %q (error %q)", row.comment, row.err, clip(gotEnv), kind)
-		}
 		return
 	}
 	wantTag := indStorageTag(row.key, row.namespace, row.name, row.keyID, row.revision, row.payload)
@@ -52,9 +48,6 @@ func buildStorageSeal(b *fileBuilder, row stoCase, t *vectorfmt.StorageTest) {
 	}
 	if row.b64 != "" && !strings.Contains(wantEnv, `"payload":"`+row.b64+`"`) {
 		b.failf("%q: the envelope does not carry the declared payload text %q", row.comment, row.b64)
-	}
-	if kind != "" || gotEnv != wantEnv || gotTag != wantTag {
-		b.failf("%q: expected %s / %s, implementation gave %s / %s (error %q)", row.comment, clip(wantEnv), wantTag, clip(gotEnv), gotTag, kind)
 	}
 	t.Envelope = b.text(wantEnv)
 	t.Tag = wantTag
@@ -67,20 +60,12 @@ func buildStorageOpen(b *fileBuilder, row stoCase, t *vectorfmt.StorageTest) {
 	for _, k := range row.readKeys {
 		t.ReadKeys = append(t.ReadKeys, vectorfmt.StorageKeyEntry{KeyID: k.id, KeyHex: hex.EncodeToString(k.key[:])})
 	}
-	rev, keyID, payload, kind := implStorageOpen(row.key, row.keyID, row.readKeys, row.namespace, row.name, row.envelope, row.recordRev, row.floor)
 	t.Case = b.newCase(row.meta, row.err)
 	if row.err != "" {
-		if kind != row.err {
-			b.failf("%q: expected error %s, implementation gave %q", row.comment, row.err, okOr(kind))
-		}
 		return
 	}
 	if row.payload == nil {
 		b.failf("%q: a valid open row declares its payload", row.comment)
-	}
-	if kind != "" || rev != row.revision || keyID != row.openedKeyID || !bytes.Equal(payload, row.payload) {
-		b.failf("%q: expected revision %d, key id %s, payload %q; implementation gave %d, %s, %q (%s)", row.comment,
-			row.revision, row.openedKeyID, clip(string(row.payload)), rev, keyID, clip(string(payload)), okOr(kind))
 	}
 	r := row.revision
 	t.Revision = &r

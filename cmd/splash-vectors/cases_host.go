@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/splashv5/conform/vectors"
+	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
 // ---- tools ----
@@ -12,13 +12,13 @@ func bp(b bool) *bool       { return &b }
 func ip(i int) *int         { return &i }
 
 // hostTools are the registrations the scenarios draw from, by name.
-var hostTools = map[string]vectors.HostTool{
+var hostTools = map[string]vectorfmt.HostTool{
 	"local":  {Name: "local", Kind: "host_pump", Format: "text", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64, Handler: "echo"},
 	"broken": {Name: "broken", Kind: "host_pump", Format: "text", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64, Handler: "fail"},
 	"slow": {Name: "slow", Kind: "host_pump", Format: "text", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64,
 		Handler: "echo", HandlerAdvanceMillis: 150, DeadlineMillis: u64p(100)},
 	"remote": {Name: "remote", Kind: "external", Format: "text", MaxCalls: 10, MaxAttempts: 3, MaxInputBytes: 64, MaxOutputBytes: 16,
-		Stream: &vectors.HostStream{MaxChunks: 3, MaxChunkBytes: 8, MaxTotalBytes: 12, MaxEmittedBytes: 10}},
+		Stream: &vectorfmt.HostStream{MaxChunks: 3, MaxChunkBytes: 8, MaxTotalBytes: 12, MaxEmittedBytes: 10}},
 	"timed": {Name: "timed", Kind: "external", Format: "text", MaxCalls: 10, MaxAttempts: 2, MaxInputBytes: 64, MaxOutputBytes: 64, DeadlineMillis: u64p(1000)},
 	"once":  {Name: "once", Kind: "external", Format: "text", MaxCalls: 1, MaxAttempts: 1, MaxInputBytes: 4, MaxOutputBytes: 64},
 	"doc": {Name: "doc", Kind: "external", Format: "json", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64,
@@ -27,34 +27,34 @@ var hostTools = map[string]vectors.HostTool{
 
 // ---- steps ----
 
-type hs vectors.HostStep
+type hs vectorfmt.HostStep
 
 func step(op string) hs { return hs{Op: op} }
 
 func startS(tool, input string, id uint64) hs {
-	s := hs{Op: vectors.HostOpStart, Tool: tool, Input: sp(input)}
+	s := hs{Op: vectorfmt.HostOpStart, Tool: tool, Input: sp(input)}
 	s.Expect.ID = id
 	return s
 }
 func startJSONS(tool, input string, id uint64) hs {
 	s := startS(tool, input, id)
-	s.Op = vectors.HostOpStartJSON
+	s.Op = vectorfmt.HostOpStartJSON
 	return s
 }
 func startDenied(tool, input, kind, message string) hs {
-	s := hs{Op: vectors.HostOpStart, Tool: tool, Input: sp(input)}
-	s.Expect.Error, s.Expect.ToolError = kind, &vectors.HostToolError{Kind: kind, Message: message}
+	s := hs{Op: vectorfmt.HostOpStart, Tool: tool, Input: sp(input)}
+	s.Expect.Error, s.Expect.ToolError = kind, &vectorfmt.HostToolError{Kind: kind, Message: message}
 	return s
 }
-func callS(tool, input string) hs { return hs{Op: vectors.HostOpCall, Tool: tool, Input: sp(input)} }
+func callS(tool, input string) hs { return hs{Op: vectorfmt.HostOpCall, Tool: tool, Input: sp(input)} }
 func on(op string, id uint64) hs  { return hs{Op: op, ID: id} }
-func claimS(id uint64, inv *vectors.HostInvocation) hs {
-	s := on(vectors.HostOpClaim, id)
+func claimS(id uint64, inv *vectorfmt.HostInvocation) hs {
+	s := on(vectorfmt.HostOpClaim, id)
 	s.Expect.Invocation = inv
 	return s.st("claimed")
 }
-func claimNextS(inv *vectors.HostInvocation) hs {
-	s := step(vectors.HostOpClaimNext)
+func claimNextS(inv *vectorfmt.HostInvocation) hs {
+	s := step(vectorfmt.HostOpClaimNext)
 	s.Expect.Found = bp(inv != nil)
 	s.Expect.Invocation = inv
 	if inv != nil {
@@ -62,8 +62,8 @@ func claimNextS(inv *vectors.HostInvocation) hs {
 	}
 	return s
 }
-func peekS(inv *vectors.HostInvocation) hs {
-	s := step(vectors.HostOpPeek)
+func peekS(inv *vectorfmt.HostInvocation) hs {
+	s := step(vectorfmt.HostOpPeek)
 	s.Expect.Found = bp(inv != nil)
 	s.Expect.Invocation = inv
 	if inv != nil {
@@ -72,30 +72,30 @@ func peekS(inv *vectors.HostInvocation) hs {
 	return s
 }
 func completeS(id uint64, output string) hs {
-	s := on(vectors.HostOpComplete, id)
+	s := on(vectorfmt.HostOpComplete, id)
 	s.Output = sp(output)
 	return s
 }
 func failS(id uint64, message string) hs {
-	s := on(vectors.HostOpFail, id)
-	s.Failure = &vectors.HostToolError{Kind: "Failed", Message: message}
+	s := on(vectorfmt.HostOpFail, id)
+	s.Failure = &vectorfmt.HostToolError{Kind: "Failed", Message: message}
 	return s
 }
 func retryS(id uint64, class string) hs {
-	s := on(vectors.HostOpRetry, id)
+	s := on(vectorfmt.HostOpRetry, id)
 	s.RetryClass = class
 	return s
 }
 func chunkS(id uint64, text string) hs {
-	s := on(vectors.HostOpPushChunk, id)
+	s := on(vectorfmt.HostOpPushChunk, id)
 	s.Chunk = sp(text)
 	return s
 }
-func advanceS(ms uint64) hs { s := step(vectors.HostOpAdvanceClock); s.Millis = ms; return s }
-func expireS(limit int) hs  { s := step(vectors.HostOpExpire); s.Limit = limit; return s }
-func pumpS(limit int) hs    { s := step(vectors.HostOpPump); s.Limit = limit; return s }
+func advanceS(ms uint64) hs { s := step(vectorfmt.HostOpAdvanceClock); s.Millis = ms; return s }
+func expireS(limit int) hs  { s := step(vectorfmt.HostOpExpire); s.Limit = limit; return s }
+func pumpS(limit int) hs    { s := step(vectorfmt.HostOpPump); s.Limit = limit; return s }
 func reconcileS(id uint64, status, text string) hs {
-	s := on(vectors.HostOpReconcile, id)
+	s := on(vectorfmt.HostOpReconcile, id)
 	s.Status = status
 	if text != "" || status == "succeeded" {
 		s.StatusText = sp(text)
@@ -103,12 +103,12 @@ func reconcileS(id uint64, status, text string) hs {
 	return s
 }
 func gcS(deleted int) hs {
-	s := step(vectors.HostOpCollectGarbage)
+	s := step(vectorfmt.HostOpCollectGarbage)
 	s.Expect.Deleted = ip(deleted)
 	return s
 }
 func releaseS(id uint64, found bool) hs {
-	s := on(vectors.HostOpReleasePromise, id)
+	s := on(vectorfmt.HostOpReleasePromise, id)
 	s.Expect.Found = bp(found)
 	return s
 }
@@ -116,58 +116,58 @@ func releaseS(id uint64, found bool) hs {
 // Expectation modifiers.
 func (s hs) st(state string) hs { s.Expect.State = state; return s }
 func (s hs) err(kind string) hs { s.Expect.Error = kind; return s }
-func (s hs) au(ev ...vectors.HostAuditEvent) hs {
+func (s hs) au(ev ...vectorfmt.HostAuditEvent) hs {
 	s.Expect.Audit = append(s.Expect.Audit, ev...)
 	return s
 }
-func (s hs) settles(st ...vectors.HostSettlement) hs {
+func (s hs) settles(st ...vectorfmt.HostSettlement) hs {
 	s.Expect.Settlements = append(s.Expect.Settlements, st...)
 	return s
 }
 func (s hs) output(o string) hs { s.Expect.Output = sp(o); return s }
 func (s hs) toolErr(kind, message string) hs {
-	s.Expect.ToolError = &vectors.HostToolError{Kind: kind, Message: message}
+	s.Expect.ToolError = &vectorfmt.HostToolError{Kind: kind, Message: message}
 	return s
 }
-func (s hs) ready(r bool) hs                  { s.Expect.Ready = bp(r); return s }
-func (s hs) running(r bool) hs                { s.Expect.Running = bp(r); return s }
-func (s hs) inv(i *vectors.HostInvocation) hs { s.Expect.Invocation = i; return s }
+func (s hs) ready(r bool) hs                    { s.Expect.Ready = bp(r); return s }
+func (s hs) running(r bool) hs                  { s.Expect.Running = bp(r); return s }
+func (s hs) inv(i *vectorfmt.HostInvocation) hs { s.Expect.Invocation = i; return s }
 func (s hs) chunk(index int, text string, q uint64) hs {
-	s.Expect.Chunk = &vectors.HostChunk{ChunkIndex: index, Text: text, IdempotencyKey: indIdempotencyKey(q)}
+	s.Expect.Chunk = &vectorfmt.HostChunk{ChunkIndex: index, Text: text, IdempotencyKey: indIdempotencyKey(q)}
 	return s
 }
 func (s hs) cancellation(id uint64, tool string, callIndex int, attempt uint32, q uint64) hs {
-	s.Expect.Cancellation = &vectors.HostCancellation{ID: id, Tool: tool, CallIndex: callIndex, Attempt: attempt, IdempotencyKey: indIdempotencyKey(q)}
+	s.Expect.Cancellation = &vectorfmt.HostCancellation{ID: id, Tool: tool, CallIndex: callIndex, Attempt: attempt, IdempotencyKey: indIdempotencyKey(q)}
 	return s
 }
 func (s hs) reconcileReq(tool string, q uint64) hs {
-	s.Expect.Reconcile = &vectors.HostReconcileRequest{Tool: tool, OperationKey: indIdempotencyKey(q)}
+	s.Expect.Reconcile = &vectorfmt.HostReconcileRequest{Tool: tool, OperationKey: indIdempotencyKey(q)}
 	return s
 }
 
 // ev is one expected audit record.
-func ev(seq, q uint64, tool string, in, out int, outcome string) vectors.HostAuditEvent {
-	return vectors.HostAuditEvent{EventSequence: seq, Sequence: q, Tool: tool, InputBytes: in, OutputBytes: out, Outcome: outcome}
+func ev(seq, q uint64, tool string, in, out int, outcome string) vectorfmt.HostAuditEvent {
+	return vectorfmt.HostAuditEvent{EventSequence: seq, Sequence: q, Tool: tool, InputBytes: in, OutputBytes: out, Outcome: outcome}
 }
-func evRetry(seq, q uint64, tool string, in int, class string) vectors.HostAuditEvent {
+func evRetry(seq, q uint64, tool string, in int, class string) vectorfmt.HostAuditEvent {
 	e := ev(seq, q, tool, in, 0, "retry_scheduled")
 	e.RetryClass = class
 	return e
 }
 
 // okSettle and errSettle are expected settlements.
-func okSettle(id uint64, awaited bool, output string) vectors.HostSettlement {
-	return vectors.HostSettlement{ID: id, Awaited: awaited, Output: sp(output)}
+func okSettle(id uint64, awaited bool, output string) vectorfmt.HostSettlement {
+	return vectorfmt.HostSettlement{ID: id, Awaited: awaited, Output: sp(output)}
 }
-func errSettle(id uint64, awaited bool, kind, message string) vectors.HostSettlement {
-	return vectors.HostSettlement{ID: id, Awaited: awaited, ToolError: &vectors.HostToolError{Kind: kind, Message: message}}
+func errSettle(id uint64, awaited bool, kind, message string) vectorfmt.HostSettlement {
+	return vectorfmt.HostSettlement{ID: id, Awaited: awaited, ToolError: &vectorfmt.HostToolError{Kind: kind, Message: message}}
 }
 
 // invOf is the expected invocation of the operation id of tool (its policy gives the
 // maximum attempts, format and output limit), reserved with sequence q.
-func invOf(id uint64, tool, input string, callIndex int, attempt uint32, q uint64) *vectors.HostInvocation {
+func invOf(id uint64, tool, input string, callIndex int, attempt uint32, q uint64) *vectorfmt.HostInvocation {
 	t := hostTools[tool]
-	return &vectors.HostInvocation{ID: id, Tool: tool, Input: input, CallIndex: callIndex, Attempt: attempt,
+	return &vectorfmt.HostInvocation{ID: id, Tool: tool, Input: input, CallIndex: callIndex, Attempt: attempt,
 		MaxAttempts: t.MaxAttempts, IdempotencyKey: indIdempotencyKey(q), Format: t.Format, MaxOutputBytes: t.MaxOutputBytes}
 }
 func (s hs) remaining(ms uint64) hs {
@@ -200,7 +200,7 @@ type hostState struct {
 func lifecycleStates() []hostState {
 	q := []hs{startS("remote", "abc", 1).st("queued")}
 	c := append(append([]hs{}, q...), claimS(1, invOf(1, "remote", "abc", 1, 1, 0)))
-	cr := append(append([]hs{}, c...), on(vectors.HostOpRequestCancellation, 1).cancellation(1, "remote", 1, 1, 0).
+	cr := append(append([]hs{}, c...), on(vectorfmt.HostOpRequestCancellation, 1).cancellation(1, "remote", 1, 1, 0).
 		au(ev(1, 0, "remote", 3, 0, "cancellation_requested")).st("cancellation_requested"))
 	r := append(append([]hs{}, c...), completeS(1, "ok").settles(okSettle(1, false, "ok")).
 		au(ev(1, 0, "remote", 3, 2, "allowed")).st("ready"))
@@ -223,16 +223,16 @@ var lifecycleRefusals = []struct {
 	req   string
 	cells map[string]string
 }{
-	{vectors.HostOpClaim, "RUN-072", map[string]string{"C": "AlreadyClaimed", "CR": "AlreadyClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
-	{vectors.HostOpValidate, "RUN-073", map[string]string{"Q": "NotClaimed", "CR": "CancellationRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
-	{vectors.HostOpRetry, "RUN-074", map[string]string{"Q": "NotClaimed", "CR": "CancellationRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
-	{vectors.HostOpRequestCancellation, "RUN-075", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
-	{vectors.HostOpConfirmCancellation, "RUN-076", map[string]string{"Q": "NotClaimed", "C": "CancellationNotRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
-	{vectors.HostOpCancel, "RUN-077", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
-	{vectors.HostOpComplete, "RUN-078", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
-	{vectors.HostOpPushChunk, "RUN-079", map[string]string{"Q": "NotClaimed", "CR": "CancellationRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
-	{vectors.HostOpReconcileRequest, "RUN-080", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
-	{vectors.HostOpReconcile, "RUN-081", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectorfmt.HostOpClaim, "RUN-072", map[string]string{"C": "AlreadyClaimed", "CR": "AlreadyClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectorfmt.HostOpValidate, "RUN-073", map[string]string{"Q": "NotClaimed", "CR": "CancellationRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectorfmt.HostOpRetry, "RUN-074", map[string]string{"Q": "NotClaimed", "CR": "CancellationRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectorfmt.HostOpRequestCancellation, "RUN-075", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectorfmt.HostOpConfirmCancellation, "RUN-076", map[string]string{"Q": "NotClaimed", "C": "CancellationNotRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectorfmt.HostOpCancel, "RUN-077", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectorfmt.HostOpComplete, "RUN-078", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectorfmt.HostOpPushChunk, "RUN-079", map[string]string{"Q": "NotClaimed", "CR": "CancellationRequested", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectorfmt.HostOpReconcileRequest, "RUN-080", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
+	{vectorfmt.HostOpReconcile, "RUN-081", map[string]string{"Q": "NotClaimed", "HP": "NotExternal", "R": "AlreadyCompleted"}},
 }
 
 // hostCase is one scenario row.
@@ -256,16 +256,16 @@ func hostCases() []hostCase {
 				continue
 			}
 			last := on(row.op, s.id).err(kind).st(s.state)
-			if row.op == vectors.HostOpPushChunk {
+			if row.op == vectorfmt.HostOpPushChunk {
 				last.Chunk = sp("x")
 			}
-			if row.op == vectors.HostOpComplete {
+			if row.op == vectorfmt.HostOpComplete {
 				last.Output = sp("late")
 			}
-			if row.op == vectors.HostOpRetry {
+			if row.op == vectorfmt.HostOpRetry {
 				last.RetryClass = "transient"
 			}
-			if row.op == vectors.HostOpReconcile {
+			if row.op == vectorfmt.HostOpReconcile {
 				last.Status, last.StatusText = "succeeded", sp("x")
 			}
 			reqs := []string{row.req}
@@ -287,7 +287,7 @@ func hostCases() []hostCase {
 
 // cancelReq is the expected request_cancellation step for operation 1 of "remote" (q 0).
 func cancelReq(seq uint64) hs {
-	return on(vectors.HostOpRequestCancellation, 1).cancellation(1, "remote", 1, 1, 0).
+	return on(vectorfmt.HostOpRequestCancellation, 1).cancellation(1, "remote", 1, 1, 0).
 		au(ev(seq, 0, "remote", 3, 0, "cancellation_requested")).st("cancellation_requested")
 }
 
@@ -314,7 +314,7 @@ func hostScenarioCases() []hostCase {
 				peekS(invOf(2, "remote", "a", 1, 1, 1)), peekS(invOf(2, "remote", "a", 1, 1, 1)),
 				claimS(2, invOf(2, "remote", "a", 1, 1, 1)), peekS(nil)}},
 		{meta{"validating a claimed operation within its deadline succeeds and changes nothing", []string{"Lifecycle"}, []string{"RUN-073"}}, rem, 0,
-			with(claimedRemote(), on(vectors.HostOpValidate, 1).st("claimed"), on(vectors.HostOpValidate, 1).st("claimed"))},
+			with(claimedRemote(), on(vectorfmt.HostOpValidate, 1).st("claimed"), on(vectorfmt.HostOpValidate, 1).st("claimed"))},
 		{meta{"retries keep the key and call index, advance the attempt, audit the class, and stop at the attempt limit", []string{"Retry", "IdempotencyKey"}, []string{"RUN-100", "RUN-101", "RUN-033", "RUN-005"}}, rem, 0,
 			with(claimedRemote(),
 				retryS(1, "transient").inv(invOf(1, "remote", "abc", 1, 2, 0)).au(evRetry(1, 0, "remote", 3, "transient")).st("claimed"),
@@ -326,25 +326,25 @@ func hostScenarioCases() []hostCase {
 				retryS(1, "transient").err("RetryLimitReached").st("claimed")}},
 		{meta{"a cancellation request moves claimed to cancellation-requested; repeating it returns the same request and writes nothing", []string{"Cancellation"}, []string{"RUN-130", "RUN-075"}}, rem, 0,
 			with(claimedRemote(), cancelReq(1),
-				on(vectors.HostOpRequestCancellation, 1).cancellation(1, "remote", 1, 1, 0).st("cancellation_requested"))},
+				on(vectorfmt.HostOpRequestCancellation, 1).cancellation(1, "remote", 1, 1, 0).st("cancellation_requested"))},
 		{meta{"confirming a requested cancellation settles it as cancelled; a later result is refused", []string{"Cancellation"}, []string{"RUN-132", "RUN-076"}}, rem, 0,
 			with(claimedRemote(), cancelReq(1),
-				on(vectors.HostOpConfirmCancellation, 1).settles(errSettle(1, false, "Cancelled", msgCancelled)).au(ev(2, 0, "remote", 3, 0, "cancelled")).st("ready"),
+				on(vectorfmt.HostOpConfirmCancellation, 1).settles(errSettle(1, false, "Cancelled", msgCancelled)).au(ev(2, 0, "remote", 3, 0, "cancelled")).st("ready"),
 				completeS(1, "late").err("AlreadyCompleted").st("ready"))},
 		{meta{"a direct cancel settles a claimed operation without a prior request", []string{"Cancellation"}, []string{"RUN-133", "RUN-077"}}, rem, 0,
 			with(claimedRemote(),
-				on(vectors.HostOpCancel, 1).settles(errSettle(1, false, "Cancelled", msgCancelled)).au(ev(1, 0, "remote", 3, 0, "cancelled")).st("ready"))},
+				on(vectorfmt.HostOpCancel, 1).settles(errSettle(1, false, "Cancelled", msgCancelled)).au(ev(1, 0, "remote", 3, 0, "cancelled")).st("ready"))},
 		{meta{"a direct cancel settles a cancellation-requested operation", []string{"Cancellation"}, []string{"RUN-133", "RUN-077"}}, rem, 0,
 			with(claimedRemote(), cancelReq(1),
-				on(vectors.HostOpCancel, 1).settles(errSettle(1, false, "Cancelled", msgCancelled)).au(ev(2, 0, "remote", 3, 0, "cancelled")).st("ready"))},
+				on(vectorfmt.HostOpCancel, 1).settles(errSettle(1, false, "Cancelled", msgCancelled)).au(ev(2, 0, "remote", 3, 0, "cancelled")).st("ready"))},
 		{meta{"cancellation race: a successful result after the request wins and the confirmation is refused", []string{"CancellationRace"}, []string{"RUN-131", "RUN-078", "RUN-132"}}, rem, 0,
 			with(claimedRemote(), cancelReq(1),
 				completeS(1, "done").settles(okSettle(1, false, "done")).au(ev(2, 0, "remote", 3, 4, "allowed")).st("ready"),
-				on(vectors.HostOpConfirmCancellation, 1).err("AlreadyCompleted").st("ready"))},
+				on(vectorfmt.HostOpConfirmCancellation, 1).err("AlreadyCompleted").st("ready"))},
 		{meta{"cancellation race: a failure after the request wins with its own message", []string{"CancellationRace"}, []string{"RUN-131", "RUN-078"}}, rem, 0,
 			with(claimedRemote(), cancelReq(1),
 				failS(1, "worker broke").settles(errSettle(1, false, "Failed", "worker broke")).au(ev(2, 0, "remote", 3, 0, "failed")).st("ready"),
-				on(vectors.HostOpCancel, 1).err("AlreadyCompleted").st("ready"))},
+				on(vectorfmt.HostOpCancel, 1).err("AlreadyCompleted").st("ready"))},
 		{meta{"completing a claimed operation with a successful output audits its length", []string{"Lifecycle"}, []string{"RUN-078", "RUN-140", "RUN-151", "RUN-150"}}, rem, 0,
 			with(claimedRemote(), completeS(1, "0123456789abcdef").settles(okSettle(1, false, "0123456789abcdef")).au(ev(1, 0, "remote", 3, 16, "allowed")).st("ready"))},
 		{meta{"an output one byte over the output limit is denied", []string{"OutputRules"}, []string{"RUN-140", "RUN-078"}}, rem, 0,
@@ -387,8 +387,8 @@ func hostScenarioCases() []hostCase {
 
 		// ---- reconciliation ----
 		{meta{"a reconcile request names the tool and the idempotency key, for claimed and cancellation-requested operations", []string{"Reconcile"}, []string{"RUN-080", "RUN-160"}}, rem, 0,
-			with(claimedRemote(), on(vectors.HostOpReconcileRequest, 1).reconcileReq("remote", 0).st("claimed"), cancelReq(1),
-				on(vectors.HostOpReconcileRequest, 1).reconcileReq("remote", 0).st("cancellation_requested"))},
+			with(claimedRemote(), on(vectorfmt.HostOpReconcileRequest, 1).reconcileReq("remote", 0).st("claimed"), cancelReq(1),
+				on(vectorfmt.HostOpReconcileRequest, 1).reconcileReq("remote", 0).st("cancellation_requested"))},
 		{meta{"a running reconciliation changes nothing; a succeeded one completes through the output rules", []string{"Reconcile"}, []string{"RUN-081", "RUN-161"}}, rem, 0,
 			with(claimedRemote(), reconcileS(1, "running", "").running(true).st("claimed"),
 				reconcileS(1, "succeeded", "done").running(false).settles(okSettle(1, false, "done")).au(ev(1, 0, "remote", 3, 4, "allowed")).st("ready"))},
@@ -402,7 +402,7 @@ func hostScenarioCases() []hostCase {
 		// ---- deadlines ----
 		{meta{"the remaining deadline shrinks with the clock and the operation expires exactly at its maximum", []string{"Deadline"}, []string{"RUN-114", "RUN-110", "RUN-073", "RUN-034"}}, tm, 0,
 			[]hs{startS("timed", "t", 1).st("queued"), advanceS(300), claimS(1, invOf(1, "timed", "t", 1, 1, 0)).remaining(700),
-				advanceS(699), on(vectors.HostOpValidate, 1).st("claimed"), advanceS(1), on(vectors.HostOpValidate, 1).err("DeadlineElapsed").st("claimed")}},
+				advanceS(699), on(vectorfmt.HostOpValidate, 1).st("claimed"), advanceS(1), on(vectorfmt.HostOpValidate, 1).err("DeadlineElapsed").st("claimed")}},
 		{meta{"a completion after the deadline is converted into a timeout", []string{"Deadline"}, []string{"RUN-111", "RUN-140"}}, tm, 0,
 			[]hs{startS("timed", "t", 1).st("queued"), claimS(1, invOf(1, "timed", "t", 1, 1, 0)).remaining(1000), advanceS(1000),
 				completeS(1, "ok").settles(errSettle(1, false, "TimedOut", deadlineMsg("timed"))).au(ev(1, 0, "timed", 1, 0, "timed_out")).st("ready")}},
@@ -410,10 +410,10 @@ func hostScenarioCases() []hostCase {
 			[]hs{startS("timed", "t", 1).st("queued"), claimS(1, invOf(1, "timed", "t", 1, 1, 0)).remaining(1000), advanceS(1500),
 				retryS(1, "transient").err("DeadlineElapsed").st("claimed"),
 				chunkS(1, "x").err("DeadlineElapsed").st("claimed"),
-				on(vectors.HostOpReconcileRequest, 1).err("DeadlineElapsed").st("claimed"),
+				on(vectorfmt.HostOpReconcileRequest, 1).err("DeadlineElapsed").st("claimed"),
 				reconcileS(1, "running", "").err("DeadlineElapsed").st("claimed"),
-				on(vectors.HostOpRequestCancellation, 1).cancellation(1, "timed", 1, 1, 0).au(ev(1, 0, "timed", 1, 0, "cancellation_requested")).st("cancellation_requested"),
-				on(vectors.HostOpConfirmCancellation, 1).settles(errSettle(1, false, "TimedOut", deadlineMsg("timed"))).au(ev(2, 0, "timed", 1, 0, "timed_out")).st("ready")}},
+				on(vectorfmt.HostOpRequestCancellation, 1).cancellation(1, "timed", 1, 1, 0).au(ev(1, 0, "timed", 1, 0, "cancellation_requested")).st("cancellation_requested"),
+				on(vectorfmt.HostOpConfirmCancellation, 1).settles(errSettle(1, false, "TimedOut", deadlineMsg("timed"))).au(ev(2, 0, "timed", 1, 0, "timed_out")).st("ready")}},
 		{meta{"expiry settles only expired operations, in ID order, up to its batch size", []string{"Deadline"}, []string{"RUN-083", "RUN-112", "RUN-110"}}, tm, 0,
 			[]hs{startS("timed", "a", 1).st("queued"), startS("timed", "b", 2).st("queued"), claimS(2, invOf(2, "timed", "b", 2, 1, 1)).remaining(1000),
 				advanceS(999), expireS(0), advanceS(1),
@@ -424,7 +424,7 @@ func hostScenarioCases() []hostCase {
 			[]hs{startS("timed", "t", 1).st("queued"), advanceS(5000), claimS(1, invOf(1, "timed", "t", 1, 1, 0)).remaining(0)}},
 		{meta{"a direct cancel after the deadline is a timeout", []string{"Deadline", "Cancellation"}, []string{"RUN-111", "RUN-133"}}, tm, 0,
 			[]hs{startS("timed", "t", 1).st("queued"), claimS(1, invOf(1, "timed", "t", 1, 1, 0)).remaining(1000), advanceS(1000),
-				on(vectors.HostOpCancel, 1).settles(errSettle(1, false, "TimedOut", deadlineMsg("timed"))).au(ev(1, 0, "timed", 1, 0, "timed_out")).st("ready")}},
+				on(vectorfmt.HostOpCancel, 1).settles(errSettle(1, false, "TimedOut", deadlineMsg("timed"))).au(ev(1, 0, "timed", 1, 0, "timed_out")).st("ready")}},
 		{meta{"a host-pump handler that finishes after the deadline is a timeout", []string{"Deadline", "Pump"}, []string{"RUN-111", "RUN-082"}}, []string{"slow"}, 0,
 			[]hs{startS("slow", "s", 1).st("host_pump"),
 				pumpS(0).settles(errSettle(1, false, "TimedOut", deadlineMsg("slow"))).au(ev(1, 0, "slow", 1, 0, "timed_out"))}},
@@ -446,31 +446,31 @@ func hostScenarioCases() []hostCase {
 
 		// ---- await ----
 		{meta{"awaiting a pending operation suspends once; the settlement reports the waiter; a settled one yields its output every time", []string{"Await"}, []string{"RUN-053", "RUN-055"}}, rem, 0,
-			[]hs{startS("remote", "abc", 1).st("queued"), on(vectors.HostOpAwait, 1).ready(false).st("queued"),
-				on(vectors.HostOpAwait, 1).err("PromiseAlreadyAwaited").st("queued"),
+			[]hs{startS("remote", "abc", 1).st("queued"), on(vectorfmt.HostOpAwait, 1).ready(false).st("queued"),
+				on(vectorfmt.HostOpAwait, 1).err("PromiseAlreadyAwaited").st("queued"),
 				claimS(1, invOf(1, "remote", "abc", 1, 1, 0)),
 				completeS(1, "ok").settles(okSettle(1, true, "ok")).au(ev(1, 0, "remote", 3, 2, "allowed")).st("ready"),
-				on(vectors.HostOpAwait, 1).ready(true).output("ok").st("ready"),
-				on(vectors.HostOpAwait, 1).ready(true).output("ok").st("ready")}},
+				on(vectorfmt.HostOpAwait, 1).ready(true).output("ok").st("ready"),
+				on(vectorfmt.HostOpAwait, 1).ready(true).output("ok").st("ready")}},
 		{meta{"awaiting a failed operation raises its tool error every time; an unknown promise is refused", []string{"Await"}, []string{"RUN-053"}}, rem, 0,
 			with(claimedRemote(), failS(1, "boom").settles(errSettle(1, false, "Failed", "boom")).au(ev(1, 0, "remote", 3, 0, "failed")).st("ready"),
-				on(vectors.HostOpAwait, 1).ready(true).toolErr("Failed", "boom").st("ready"),
-				on(vectors.HostOpAwait, 1).ready(true).toolErr("Failed", "boom").st("ready"),
-				on(vectors.HostOpAwait, 9).err("UnknownPromise"))},
+				on(vectorfmt.HostOpAwait, 1).ready(true).toolErr("Failed", "boom").st("ready"),
+				on(vectorfmt.HostOpAwait, 1).ready(true).toolErr("Failed", "boom").st("ready"),
+				on(vectorfmt.HostOpAwait, 9).err("UnknownPromise"))},
 
 		// ---- garbage collection and pending budget ----
 		{meta{"the pending budget counts queued operations; a collected queued operation frees its slot without an audit record", []string{"GarbageCollection", "Reservation"}, []string{"RUN-030", "RUN-051", "RUN-054", "RUN-053", "RUN-004", "RUN-084"}}, rem, 2,
 			[]hs{startS("remote", "a", 1).st("queued"), startS("remote", "b", 2).st("queued"),
 				startDenied("remote", "c", "Denied", "pending tool budget of 2 exhausted").au(ev(1, 2, "remote", 1, 0, "denied")),
 				releaseS(1, true).st("queued"), gcS(1),
-				on(vectors.HostOpAwait, 1).err("UnknownPromise"),
-				on(vectors.HostOpClaim, 1).err("Unknown"),
+				on(vectorfmt.HostOpAwait, 1).err("UnknownPromise"),
+				on(vectorfmt.HostOpClaim, 1).err("Unknown"),
 				startS("remote", "d", 3).st("queued"),
 				claimNextS(invOf(2, "remote", "b", 2, 1, 1)), claimNextS(invOf(3, "remote", "d", 3, 1, 3))}},
 		{meta{"a collected claimed operation is kept as an orphan and deleted once it settles, after its audit record", []string{"GarbageCollection"}, []string{"RUN-054"}}, rem, 0,
 			with(claimedRemote(), releaseS(1, true).st("claimed"), gcS(0),
 				completeS(1, "ok").settles(okSettle(1, false, "ok")).au(ev(1, 0, "remote", 3, 2, "allowed")),
-				on(vectors.HostOpClaim, 1).err("Unknown"))},
+				on(vectorfmt.HostOpClaim, 1).err("Unknown"))},
 		{meta{"collection deletes released host-pump and settled operations; releasing an unknown ID reports nothing", []string{"GarbageCollection"}, []string{"RUN-054", "RUN-051"}}, lr, 0,
 			[]hs{startS("local", "a", 1).st("host_pump"), startS("remote", "b", 2).st("queued"), claimS(2, invOf(2, "remote", "b", 1, 1, 1)),
 				completeS(2, "ok").settles(okSettle(2, false, "ok")).au(ev(1, 1, "remote", 1, 2, "allowed")).st("ready"),
@@ -490,7 +490,7 @@ func hostScenarioCases() []hostCase {
 		{meta{"start_json of a text tool is denied", []string{"Reservation"}, []string{"RUN-031"}}, rem, 0,
 			[]hs{func() hs {
 				s := startDenied("remote", `{"a":1}`, "Denied", "remote is not registered for JSON envelopes").au(ev(1, 0, "remote", 7, 0, "denied"))
-				s.Op = vectors.HostOpStartJSON
+				s.Op = vectorfmt.HostOpStartJSON
 				return s
 			}()}},
 		{meta{"a JSON tool's input that is not JSON, or not an object or array, is denied", []string{"Reservation"}, []string{"RUN-031"}}, []string{"doc"}, 0,
@@ -524,43 +524,47 @@ func hostRows() []hostRow {
 }
 
 // extTool is a valid external text tool with small limits; hpTool is a host-pump one.
-func extTool(name string) vectors.HostTool {
-	return vectors.HostTool{Name: name, Kind: "external", Format: "text", MaxCalls: 1, MaxAttempts: 1, MaxInputBytes: 8, MaxOutputBytes: 8}
+func extTool(name string) vectorfmt.HostTool {
+	return vectorfmt.HostTool{Name: name, Kind: "external", Format: "text", MaxCalls: 1, MaxAttempts: 1, MaxInputBytes: 8, MaxOutputBytes: 8}
 }
-func hpTool(name string) vectors.HostTool {
+func hpTool(name string) vectorfmt.HostTool {
 	t := extTool(name)
 	t.Kind, t.Handler = "host_pump", "echo"
 	return t
 }
-func withTool(t vectors.HostTool, change func(*vectors.HostTool)) vectors.HostTool {
+func withTool(t vectorfmt.HostTool, change func(*vectorfmt.HostTool)) vectorfmt.HostTool {
 	change(&t)
 	return t
 }
 
-func registerS(t vectors.HostTool) hs { s := step(vectors.HostOpRegister); s.Register = &t; return s }
-func issueLeaseS(grants ...vectors.HostLeaseGrant) hs {
-	s := step(vectors.HostOpIssueLease)
+func registerS(t vectorfmt.HostTool) hs {
+	s := step(vectorfmt.HostOpRegister)
+	s.Register = &t
+	return s
+}
+func issueLeaseS(grants ...vectorfmt.HostLeaseGrant) hs {
+	s := step(vectorfmt.HostOpIssueLease)
 	s.Lease = grants
 	return s
 }
-func grant(tool string, calls int) vectors.HostLeaseGrant {
-	return vectors.HostLeaseGrant{Tool: tool, MaxCalls: calls}
+func grant(tool string, calls int) vectorfmt.HostLeaseGrant {
+	return vectorfmt.HostLeaseGrant{Tool: tool, MaxCalls: calls}
 }
 func auditCapS(n int, dropped uint64) hs {
-	s := step(vectors.HostOpSetAuditCapacity)
+	s := step(vectorfmt.HostOpSetAuditCapacity)
 	s.Limit = n
 	s.Expect.Dropped = u64p(dropped)
 	return s
 }
 func clearAuditS() hs {
-	s := step(vectors.HostOpClearAudit)
+	s := step(vectorfmt.HostOpClearAudit)
 	s.Expect.Dropped = u64p(0)
 	return s
 }
 
 // exportS is an export from cursor that returns events and the next sequence.
-func exportS(cursor, next, dropped uint64, events ...vectors.HostAuditEvent) hs {
-	s := step(vectors.HostOpExportAudit)
+func exportS(cursor, next, dropped uint64, events ...vectorfmt.HostAuditEvent) hs {
+	s := step(vectorfmt.HostOpExportAudit)
 	s.Cursor = cursor
 	s.Expect.Exported, s.Expect.Next, s.Expect.Dropped = events, u64p(next), u64p(dropped)
 	return s
@@ -569,7 +573,7 @@ func exportS(cursor, next, dropped uint64, events ...vectors.HostAuditEvent) hs 
 // exportRefusedS is an export from cursor refused with kind; available is the earliest
 // (Evicted) or next (Ahead) sequence, unused for InvalidCursor.
 func exportRefusedS(cursor uint64, kind string, available, dropped uint64) hs {
-	s := step(vectors.HostOpExportAudit)
+	s := step(vectorfmt.HostOpExportAudit)
 	s.Cursor = cursor
 	s.Expect.Error, s.Expect.Dropped = kind, u64p(dropped)
 	if kind != "InvalidCursor" {
@@ -579,10 +583,10 @@ func exportRefusedS(cursor uint64, kind string, available, dropped uint64) hs {
 }
 
 // allowedEcho is the allowed record of the "local" echo handler for a one-byte input.
-func allowedEcho(seq, q uint64) vectors.HostAuditEvent { return ev(seq, q, "local", 1, 6, "allowed") }
+func allowedEcho(seq, q uint64) vectorfmt.HostAuditEvent { return ev(seq, q, "local", 1, 6, "allowed") }
 
 func registrationRows() []hostRow {
-	stream := &vectors.HostStream{MaxChunks: 3, MaxChunkBytes: 8, MaxTotalBytes: 12, MaxEmittedBytes: 10}
+	stream := &vectorfmt.HostStream{MaxChunks: 3, MaxChunkBytes: 8, MaxTotalBytes: 12, MaxEmittedBytes: 10}
 	long := make([]byte, 4097)
 	for i := range long {
 		long[i] = 'd'
@@ -592,32 +596,32 @@ func registrationRows() []hostRow {
 	}
 	return []hostRow{
 		reg(meta{"a stream policy on a host-pump tool is InvalidPolicy, checked before the duplicate name", []string{"Registration"}, []string{"RUN-011", "RUN-120"}}, []string{"local"},
-			registerS(withTool(hpTool("local"), func(t *vectors.HostTool) { t.Stream = stream })).err("InvalidPolicy")),
+			registerS(withTool(hpTool("local"), func(t *vectorfmt.HostTool) { t.Stream = stream })).err("InvalidPolicy")),
 		reg(meta{"zero calls, attempts, input bytes or output bytes are InvalidPolicy, checked before the duplicate name", []string{"Registration"}, []string{"RUN-011", "RUN-012"}}, []string{"remote"},
-			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.MaxCalls = 0 })).err("InvalidPolicy"),
-			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.MaxAttempts = 0 })).err("InvalidPolicy"),
-			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.MaxInputBytes = 0 })).err("InvalidPolicy"),
-			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.MaxOutputBytes = 0 })).err("InvalidPolicy"),
+			registerS(withTool(extTool("remote"), func(t *vectorfmt.HostTool) { t.MaxCalls = 0 })).err("InvalidPolicy"),
+			registerS(withTool(extTool("remote"), func(t *vectorfmt.HostTool) { t.MaxAttempts = 0 })).err("InvalidPolicy"),
+			registerS(withTool(extTool("remote"), func(t *vectorfmt.HostTool) { t.MaxInputBytes = 0 })).err("InvalidPolicy"),
+			registerS(withTool(extTool("remote"), func(t *vectorfmt.HostTool) { t.MaxOutputBytes = 0 })).err("InvalidPolicy"),
 			registerS(extTool("remote")).err("Duplicate")),
 		reg(meta{"a stream policy with a zero limit or a per-chunk limit above the aggregate is InvalidPolicy; a failed registration leaves the name free", []string{"Registration"}, []string{"RUN-012", "RUN-018"}}, []string{"local"},
-			registerS(withTool(extTool("feed"), func(t *vectors.HostTool) {
-				t.Stream = &vectors.HostStream{MaxChunks: 0, MaxChunkBytes: 8, MaxTotalBytes: 12, MaxEmittedBytes: 10}
+			registerS(withTool(extTool("feed"), func(t *vectorfmt.HostTool) {
+				t.Stream = &vectorfmt.HostStream{MaxChunks: 0, MaxChunkBytes: 8, MaxTotalBytes: 12, MaxEmittedBytes: 10}
 			})).err("InvalidPolicy"),
-			registerS(withTool(extTool("feed"), func(t *vectors.HostTool) {
-				t.Stream = &vectors.HostStream{MaxChunks: 3, MaxChunkBytes: 13, MaxTotalBytes: 12, MaxEmittedBytes: 10}
+			registerS(withTool(extTool("feed"), func(t *vectorfmt.HostTool) {
+				t.Stream = &vectorfmt.HostStream{MaxChunks: 3, MaxChunkBytes: 13, MaxTotalBytes: 12, MaxEmittedBytes: 10}
 			})).err("InvalidPolicy"),
-			registerS(withTool(extTool("feed"), func(t *vectors.HostTool) {
-				t.Stream = &vectors.HostStream{MaxChunks: 3, MaxChunkBytes: 12, MaxTotalBytes: 12, MaxEmittedBytes: 10}
+			registerS(withTool(extTool("feed"), func(t *vectorfmt.HostTool) {
+				t.Stream = &vectorfmt.HostStream{MaxChunks: 3, MaxChunkBytes: 12, MaxTotalBytes: 12, MaxEmittedBytes: 10}
 			})),
 			registerS(extTool("feed")).err("Duplicate")),
 		reg(meta{"a description over 4,096 bytes is InvalidMetadata before the duplicate name and after the policy; 4,096 bytes are accepted", []string{"Registration"}, []string{"RUN-011", "RUN-013", "RUN-018"}}, []string{"remote"},
-			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.Description = string(long) })).err("InvalidMetadata"),
-			registerS(withTool(extTool("remote"), func(t *vectors.HostTool) { t.Description, t.MaxCalls = string(long), 0 })).err("InvalidPolicy"),
-			registerS(withTool(extTool("notes"), func(t *vectors.HostTool) { t.Description = string(long[:4096]) }))),
+			registerS(withTool(extTool("remote"), func(t *vectorfmt.HostTool) { t.Description = string(long) })).err("InvalidMetadata"),
+			registerS(withTool(extTool("remote"), func(t *vectorfmt.HostTool) { t.Description, t.MaxCalls = string(long), 0 })).err("InvalidPolicy"),
+			registerS(withTool(extTool("notes"), func(t *vectorfmt.HostTool) { t.Description = string(long[:4096]) }))),
 		reg(meta{"a schema on a text tool or a schema that is not an object is InvalidMetadata; a descriptive schema on a JSON tool is accepted", []string{"Registration"}, []string{"RUN-013", "RUN-016", "RUN-018"}}, []string{"local"},
-			registerS(withTool(extTool("plain"), func(t *vectors.HostTool) { t.MetadataSchema = `{"type":"object"}` })).err("InvalidMetadata"),
-			registerS(withTool(extTool("listed"), func(t *vectors.HostTool) { t.Format, t.MetadataSchema = "json", `[1]` })).err("InvalidMetadata"),
-			registerS(withTool(extTool("plain"), func(t *vectors.HostTool) { t.Format, t.MetadataSchema = "json", `{"type":"object"}` }))),
+			registerS(withTool(extTool("plain"), func(t *vectorfmt.HostTool) { t.MetadataSchema = `{"type":"object"}` })).err("InvalidMetadata"),
+			registerS(withTool(extTool("listed"), func(t *vectorfmt.HostTool) { t.Format, t.MetadataSchema = "json", `[1]` })).err("InvalidMetadata"),
+			registerS(withTool(extTool("plain"), func(t *vectorfmt.HostTool) { t.Format, t.MetadataSchema = "json", `{"type":"object"}` }))),
 		{hostCase: hostCase{meta: meta{"an invalid name and a duplicate name are reported before the catalog tool limit", []string{"Registration"}, []string{"RUN-011", "RUN-012", "RUN-014"}}, tools: []string{"local"},
 			steps: []hs{registerS(extTool("bad name")).err("InvalidName"), registerS(hpTool("local")).err("Duplicate"),
 				registerS(extTool("extra")).err("CatalogToolLimitExceeded"), registerS(hpTool("extra")).err("CatalogToolLimitExceeded")}}, maxTools: 1},
@@ -627,11 +631,11 @@ func registrationRows() []hostRow {
 			steps: []hs{registerS(extTool("aa")), registerS(extTool("bb")), registerS(extTool("cc")).err("CatalogByteLimitExceeded"),
 				registerS(extTool("cc")).err("CatalogByteLimitExceeded"), registerS(extTool("aa")).err("Duplicate")}}, maxCatalogBytes: 335},
 		reg(meta{"while a lease is active every registration is ActiveCapabilityLease, before the policy checks; after deactivation registration works again", []string{"Registration", "Lease"}, []string{"RUN-011", "RUN-036"}}, []string{"local"},
-			issueLeaseS(grant("local", 1)), step(vectors.HostOpActivateLease),
-			registerS(withTool(hpTool("local"), func(t *vectors.HostTool) { t.Stream = stream })).err("ActiveCapabilityLease"),
+			issueLeaseS(grant("local", 1)), step(vectorfmt.HostOpActivateLease),
+			registerS(withTool(hpTool("local"), func(t *vectorfmt.HostTool) { t.Stream = stream })).err("ActiveCapabilityLease"),
 			registerS(extTool("later")).err("ActiveCapabilityLease"),
-			step(vectors.HostOpDeactivateLease),
-			registerS(withTool(hpTool("local"), func(t *vectors.HostTool) { t.Stream = stream })).err("InvalidPolicy"),
+			step(vectorfmt.HostOpDeactivateLease),
+			registerS(withTool(hpTool("local"), func(t *vectorfmt.HostTool) { t.Stream = stream })).err("InvalidPolicy"),
 			registerS(extTool("later"))),
 	}
 }
@@ -684,17 +688,17 @@ func leaseRows() []hostRow {
 	}
 	return []hostRow{
 		row(meta{"under an active lease a tool outside it is denied and the lease's call budget is enforced; only admitted calls count; deactivation lifts it", []string{"Lease", "Reservation"}, []string{"RUN-035", "RUN-030", "RUN-033", "RUN-004"}}, []string{"remote", "timed"},
-			issueLeaseS(grant("remote", 2)), step(vectors.HostOpActivateLease),
+			issueLeaseS(grant("remote", 2)), step(vectorfmt.HostOpActivateLease),
 			startDenied("timed", "x", "Denied", "timed is not granted by the active capability lease").au(ev(1, 0, "timed", 1, 0, "denied")),
 			startS("remote", "a", 2).st("queued"), startS("remote", "b", 3).st("queued"),
 			startDenied("remote", "c", "Denied", "remote exhausted its capability lease call budget of 2").au(ev(2, 3, "remote", 1, 0, "denied")),
-			step(vectors.HostOpDeactivateLease),
+			step(vectorfmt.HostOpDeactivateLease),
 			startS("remote", "d", 5).st("queued"),
 			claimNextS(invOf(2, "remote", "a", 1, 1, 1)),
 			claimNextS(invOf(3, "remote", "b", 2, 1, 2)),
 			claimNextS(invOf(5, "remote", "d", 3, 1, 4))),
 		row(meta{"a reservation denied before the lease check does not count against the lease, and the policy's call budget is checked before the lease's", []string{"Lease", "Reservation"}, []string{"RUN-035", "RUN-031"}}, []string{"once"},
-			issueLeaseS(grant("once", 1)), step(vectors.HostOpActivateLease),
+			issueLeaseS(grant("once", 1)), step(vectorfmt.HostOpActivateLease),
 			startDenied("once", "toolong", "Denied", "once input exceeds 4 bytes").au(ev(1, 0, "once", 7, 0, "denied")),
 			startS("once", "ab", 2).st("queued"),
 			startDenied("once", "ab", "Denied", "once exhausted its 1 call budget").au(ev(2, 2, "once", 2, 0, "denied"))),
@@ -704,14 +708,14 @@ func leaseRows() []hostRow {
 			issueLeaseS(grant("remote", 0)).err("ZeroCallLimit"),
 			issueLeaseS(grant("once", 2)).err("CallLimitExceedsPolicy"),
 			issueLeaseS(grant("once", 1), grant("remote", 10)),
-			step(vectors.HostOpActivateLease),
+			step(vectorfmt.HostOpActivateLease),
 			issueLeaseS(grant("remote", 1)).err("LeaseAlreadyActive")),
 		row(meta{"a lease issued before the catalog changed cannot be activated; one issued afterwards can", []string{"Lease", "Registration"}, []string{"RUN-036", "RUN-035"}}, []string{"remote"},
 			issueLeaseS(grant("remote", 1)),
 			registerS(extTool("extra")),
-			step(vectors.HostOpActivateLease).err("CatalogChanged"),
+			step(vectorfmt.HostOpActivateLease).err("CatalogChanged"),
 			issueLeaseS(grant("remote", 1)),
-			step(vectors.HostOpActivateLease),
+			step(vectorfmt.HostOpActivateLease),
 			startDenied("extra", "x", "Denied", "extra is not granted by the active capability lease").au(ev(1, 0, "extra", 1, 0, "denied"))),
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/splashv5/conform/vectors"
+	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
 // The durable ledger case table (RUN-180 to RUN-182). Every expected canonical ledger is laid
@@ -132,17 +132,17 @@ func ledgerEstimateDoc() (string, int) {
 func ledgerCases() []ledgerRow {
 	var rows []ledgerRow
 	fp := func(comment string, fl []string, input string) {
-		rows = append(rows, ledgerRow{meta: meta{comment, fl, reqs("RUN-181")}, kind: vectors.LedgerInputFingerprintType, input: input})
+		rows = append(rows, ledgerRow{meta: meta{comment, fl, reqs("RUN-181")}, kind: vectorfmt.LedgerInputFingerprintType, input: input})
 	}
 	key := func(comment string, fl []string, plan string, steps []string, step, tool, input, nonce, err string) {
-		rows = append(rows, ledgerRow{meta: meta{comment, fl, reqs("RUN-181", "RUN-183")}, kind: vectors.LedgerOperationKeyType,
+		rows = append(rows, ledgerRow{meta: meta{comment, fl, reqs("RUN-181", "RUN-183")}, kind: vectorfmt.LedgerOperationKeyType,
 			plan: plan, steps: steps, step: step, tool: tool, input: input, nonce: nonce, err: err})
 	}
 	dec := func(comment string, fl []string, input, output, err string) {
-		rows = append(rows, ledgerRow{meta: meta{comment, fl, reqs("RUN-180")}, kind: vectors.LedgerDecodeType, input: input, output: output, err: err})
+		rows = append(rows, ledgerRow{meta: meta{comment, fl, reqs("RUN-180")}, kind: vectorfmt.LedgerDecodeType, input: input, output: output, err: err})
 	}
 	rec := func(comment string, fl []string, output string, records ...ledgerRecordRow) {
-		rows = append(rows, ledgerRow{meta: meta{comment, fl, reqs("RUN-180", "RUN-181", "RUN-182")}, kind: vectors.LedgerRecordType,
+		rows = append(rows, ledgerRow{meta: meta{comment, fl, reqs("RUN-180", "RUN-181", "RUN-182")}, kind: vectorfmt.LedgerRecordType,
 			recordsPlan: ledgerPlan, records: records, output: output})
 	}
 

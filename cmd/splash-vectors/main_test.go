@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/splashv5/conform/vectors"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -124,5 +127,63 @@ func TestRunWritesFiles(t *testing.T) {
 	}
 	if code := run(nil, &out, &errOut); code != 2 {
 		t.Errorf("missing -out: exit %d, want 2", code)
+	}
+}
+
+// TestCheckAllPass replays the committed vectors in-process and checks the summary: one line
+// per embedded vector file and a final "N passed, 0 failed" with N > 0.
+func TestCheckAllPass(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"check"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasSuffix(last, " passed, 0 failed") || strings.HasPrefix(last, "0 ") {
+		t.Errorf("final line %q", last)
+	}
+	files, err := fs.Glob(vectors.FS, "*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != len(files)+1 {
+		t.Errorf("%d lines, want %d file lines and a total:\n%s", len(lines), len(files), out.String())
+	}
+}
+
+// TestCheckRejectsArguments checks the usage error of the replay form.
+func TestCheckRejectsArguments(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"check", "extra"}, &out, &errOut); code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+}
+
+// TestGenerateRefusesWhatReplayRejects checks that the replay is the generator's oracle: a
+// rendered file whose expectation the implementation does not meet is reported.
+func TestGenerateRefusesWhatReplayRejects(t *testing.T) {
+	files, problems := generate()
+	if len(problems) != 0 {
+		t.Fatalf("generation has problems: %v", problems)
+	}
+	for i, f := range files {
+		if f.name != vectorfmt.CanonicalJSONFile {
+			continue
+		}
+		// Turning the first expected output "[1…" into "[2…" makes one test wrong without
+		// breaking the file's structure.
+		edited := bytes.Replace(f.body, []byte(`"output": "[1`), []byte(`"output": "[2`), 1)
+		if bytes.Equal(edited, f.body) {
+			t.Fatal("no output to edit")
+		}
+		files[i].body = edited
+	}
+	c := &checker{}
+	replayGenerated(c, files)
+	if len(c.problems) == 0 {
+		t.Fatal("an edited expectation was not reported")
+	}
+	if !strings.Contains(c.problems[0], "the implementation disagrees") {
+		t.Errorf("problem %q", c.problems[0])
 	}
 }

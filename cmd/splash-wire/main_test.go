@@ -304,7 +304,7 @@ func TestLedgerOperations(t *testing.T) {
 	}
 	ran := 0
 	for _, g := range file.TestGroups {
-		if g.Type != vectors.LedgerInputFingerprintType && g.Type != vectors.LedgerOperationKeyType {
+		if g.Type != vectorfmt.LedgerInputFingerprintType && g.Type != vectorfmt.LedgerOperationKeyType {
 			continue
 		}
 		for _, c := range g.Tests {
@@ -318,7 +318,7 @@ func TestLedgerOperations(t *testing.T) {
 				}
 			}
 			cmd := map[string]any{"op": "ledger_input_fingerprint", "input_hex": hex.EncodeToString(input)}
-			if g.Type == vectors.LedgerOperationKeyType {
+			if g.Type == vectorfmt.LedgerOperationKeyType {
 				cmd = map[string]any{"op": "ledger_operation_key", "input_hex": hex.EncodeToString(input),
 					"plan_fingerprint": *c.PlanFingerprint, "plan_steps": c.PlanSteps, "step_id": *c.StepID,
 					"tool": *c.Tool, "nonce_hex": *c.NonceHex}
@@ -330,7 +330,7 @@ func TestLedgerOperations(t *testing.T) {
 				if errKind(r) != c.Error {
 					t.Errorf("tcId %d (%s): error %v, want %s", c.TcID, c.Comment, r, c.Error)
 				}
-			case g.Type == vectors.LedgerInputFingerprintType:
+			case g.Type == vectorfmt.LedgerInputFingerprintType:
 				if r["fingerprint"] != *c.Fingerprint {
 					t.Errorf("tcId %d (%s): %v, want fingerprint %s", c.TcID, c.Comment, r, *c.Fingerprint)
 				}

@@ -70,11 +70,11 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 	p.end()
 }
 
-// One durable dispatch of a new operation key against the SQLite journal: the admission and
+// One durable dispatch of a new operation key against the journal file: the admission and
 // the observation are each persisted (fenced compare-and-swap, synchronous commit) and the
 // effect line is synced before the answer. A journal scope holds at most 64 operations, so a
 // new worker with a new scope is started (with the timer stopped) every 60 dispatches.
-func BenchmarkDurableDispatchSQLite(b *testing.B) {
+func BenchmarkDurableDispatch(b *testing.B) {
 	dir := b.TempDir()
 	db := filepath.Join(dir, "journal.db")
 	effects := filepath.Join(dir, "effects.log")

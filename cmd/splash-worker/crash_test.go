@@ -15,14 +15,15 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/storage/boltstore"
 	"github.com/splashv5/conform/impl/worker"
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
-// crashStore opens the worker's SQLite journal from the test side, with the same test key.
+// crashStore opens the worker's journal file from the test side, with the same test key.
 func crashStore(t testing.TB, db string) (*storage.AuthenticatedStore, func()) {
 	t.Helper()
-	backend, err := storage.OpenSQLite(context.Background(), db, nil)
+	backend, err := boltstore.Open(db, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +74,6 @@ func TestCrashConsistency(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "journal.db")
 	effects := filepath.Join(dir, "effects.log")
-	store, closeStore := crashStore(t, db)
-	defer closeStore()
 	points := []string{"after-admission", "after-adapter", "after-observation", "after-reconciliation"}
 	counts := map[string]int{}
 	for i := 0; i < trials; i++ {
@@ -87,7 +86,7 @@ func TestCrashConsistency(t *testing.T) {
 		default:
 			tr.mode = []string{"succeed", "running", "fail"}[rng.IntN(3)]
 		}
-		runCrashTrial(t, i, tr, db, effects, store)
+		runCrashTrial(t, i, tr, db, effects)
 		wantState, _ := crashExpectations(tr)
 		counts[fmt.Sprintf("%-22s %-13s -> %s", tr.point, tr.mode, wantState)]++
 	}
@@ -102,7 +101,9 @@ func TestCrashConsistency(t *testing.T) {
 	}
 }
 
-func runCrashTrial(t *testing.T, i int, tr crashTrial, db, effects string, store *storage.AuthenticatedStore) {
+// runCrashTrial runs one trial. The journal file is opened from the test side only while no
+// worker runs: a worker holds the file's lock for as long as it lives.
+func runCrashTrial(t *testing.T, i int, tr crashTrial, db, effects string) {
 	t.Helper()
 	ctx := context.Background()
 	sc := "t" + strconv.Itoa(i)
@@ -113,9 +114,13 @@ func runCrashTrial(t *testing.T, i int, tr crashTrial, db, effects string, store
 	dispatch := func(h *workertest.Host, id string) protocol.Message {
 		return h.Dispatch(id, recordTool, key, workertest.Record(tr.mode, value))
 	}
-	journalStore, err := worker.NewStorageJournalStore(store, "splash-worker-journal", sc, canonjson.Preserve)
-	if err != nil {
-		t.Fatal(err)
+	openJournal := func() (*storage.AuthenticatedStore, *worker.StorageJournalStore, func()) {
+		store, closeStore := crashStore(t, db)
+		journalStore, err := worker.NewStorageJournalStore(store, "splash-worker-journal", sc, canonjson.Preserve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store, journalStore, closeStore
 	}
 
 	// Before a reconciliation crash, leave a pending operation whose effect happened.
@@ -135,13 +140,15 @@ func runCrashTrial(t *testing.T, i int, tr crashTrial, db, effects string, store
 		p.send(dispatch(p.host, "d1"))
 	}
 	p.waitFor("fault: paused " + tr.point)
-	oldLease, err := journalStore.CurrentFence(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p.kill()
 	if line, err := readLine(p.stdout, 2*time.Second); len(line) != 0 || err == nil {
 		t.Fatalf("trial %d: the killed worker answered %q", i, line)
+	}
+	// The killed worker's lease is the journal's fence: nothing has written since.
+	_, journalStore, closeStore := openJournal()
+	oldLease, err := journalStore.CurrentFence(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	// The journal loads (it is never torn) and holds exactly the state of the point.
@@ -154,6 +161,7 @@ func runCrashTrial(t *testing.T, i int, tr crashTrial, db, effects string, store
 	if !ok || rec.State.State.WireName() != wantState {
 		t.Fatalf("trial %d %+v: durable state %v, want %s", i, tr, rec.State.State, wantState)
 	}
+	closeStore()
 
 	// A restarted worker answers the exact duplicate from the journal, never a pending state.
 	p = launch(t, "s"+sc+"-2", args...)
@@ -173,6 +181,7 @@ func runCrashTrial(t *testing.T, i int, tr crashTrial, db, effects string, store
 		p.expectExit(0, "")
 	}
 	// The killed worker's lease can no longer write the journal.
+	store, journalStore, closeStore := openJournal()
 	rev := storage.ExpectRevision(0)
 	if r, err := store.Load(ctx, journalStore.RecordKey()); err != nil || r == nil {
 		t.Fatalf("trial %d: journal record: %v", i, err)
@@ -183,6 +192,7 @@ func runCrashTrial(t *testing.T, i int, tr crashTrial, db, effects string, store
 	if !errors.Is(err, storage.ErrFencingTokenRejected) {
 		t.Fatalf("trial %d: the old lease %d could still write: %v", i, oldLease, err)
 	}
+	closeStore()
 
 	// Reconciliation reports the truth of the effect log, and the effect happened at most once.
 	effectsSeen := effectLines(t, effects, "effect", key)

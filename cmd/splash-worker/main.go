@@ -10,7 +10,6 @@
 package main
 
 import (
-	"context"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -28,6 +27,7 @@ import (
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/storage/boltstore"
 	"github.com/splashv5/conform/impl/worker"
 )
 
@@ -40,7 +40,7 @@ const usageText = `usage: splash-worker [flags] < bootstrap-and-frames > frames
 Serves one Splash worker protocol v5 session with the conformance adapter profile.
 
 flags:
-  --journal FILE            SQLite journal database (default: in memory, lost at exit)
+  --journal FILE            journal file, a bbolt database (default: in memory, lost at exit)
   --namespace NS            journal record namespace (default "splash-worker-journal")
   --admission-namespace NS  namespace of the admitted-session list (default "splash-worker-admission")
   --scope SCOPE             journal scope (default "conformance")
@@ -179,15 +179,14 @@ func setUp(o options, stderr io.Writer) (p *process, code int, err error) {
 		fmt.Fprintln(stderr, "splash-worker: warning: the journal is protected by the public test storage key; use --storage-key-file outside tests")
 	}
 
-	ctx := context.Background()
 	var backend storage.Backend = storage.NewMemoryBackend()
 	if o.journalPath != "" {
-		sqlite, err := storage.OpenSQLite(ctx, o.journalPath, nil)
+		file, err := boltstore.Open(o.journalPath, nil)
 		if err != nil {
 			return p, worker.ExitPersistence, err
 		}
-		p.closers = append(p.closers, func() { sqlite.Close() })
-		backend = sqlite
+		p.closers = append(p.closers, func() { file.Close() })
+		backend = file
 	}
 	store := storage.NewAuthenticatedStore(backend, keyring)
 	journalStore, err := worker.NewStorageJournalStore(store, o.namespace, o.scope, mode)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/bits"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Deferred reading of canonical containers.
@@ -305,7 +304,7 @@ func Expand(n *Node) *Node {
 	if n == nil || n.Kind != NodeRaw {
 		return n
 	}
-	p := parser{data: unsafe.Slice(unsafe.StringData(n.Text), len(n.Text)), text: n.Text}
+	p := parser{data: stringBytes(n.Text), text: n.Text}
 	e, err := p.document()
 	if err != nil { // unreachable for verified text; the caller reports a type error
 		return n

@@ -3,7 +3,6 @@ package canonjson
 import (
 	"fmt"
 	"sync"
-	"unsafe"
 )
 
 // A deferred Value is an array or object whose canonical text was verified when it was
@@ -29,8 +28,7 @@ type deferredDoc struct {
 
 // deferredValue returns a deferred Value of kind k over the canonical text.
 func deferredValue(k Kind, text string, mode Mode, depth int, textNumbers bool) Value {
-	d := &deferredDoc{text: text, mode: mode, depth: depth, textNumbers: textNumbers}
-	return Value{kind: k, num: numDeferred, ptr: unsafe.Pointer(d)}
+	return deferredRef(k, &deferredDoc{text: text, mode: mode, depth: depth, textNumbers: textNumbers})
 }
 
 // deferred returns v's deferredDoc, or nil when v is not deferred.
@@ -38,7 +36,7 @@ func (v Value) deferred() *deferredDoc {
 	if v.num != numDeferred || (v.kind != KindArray && v.kind != KindObject) {
 		return nil
 	}
-	return (*deferredDoc)(v.ptr)
+	return v.rawDeferred()
 }
 
 // materialized returns v with a deferred container built; other values are returned as
@@ -61,7 +59,7 @@ var buildParsers = sync.Pool{New: func() any { return new(Parser) }}
 func (d *deferredDoc) build() {
 	ps := buildParsers.Get().(*Parser)
 	defer buildParsers.Put(ps)
-	n, err := ps.parseText(unsafe.Slice(unsafe.StringData(d.text), len(d.text)), d.text)
+	n, err := ps.parseText(stringBytes(d.text), d.text)
 	if err == nil {
 		d.built, err = fromNode(n, d.mode, 0)
 	}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unsafe"
 )
 
 // Kind is the kind of a Value.
@@ -25,49 +24,12 @@ const (
 // String returns the lower-case JSON name of the kind.
 func (k Kind) String() string { return NodeKind(k).String() }
 
-// Value is the Go counterpart of serde_json::Value. Objects hold unique keys sorted by
-// raw byte order (serde_json's BTreeMap); numbers are held as u64, negative i64, f64 or,
-// for Preserve-mode non-integers, as number text. The zero Value is null. Values are
-// immutable once built; the slices returned by Elems and Entries must not be modified.
-type Value struct {
-	// ptr points at the bytes of a string or of Preserve number text, at the first element
-	// of an array, or at the first entry of an object; it is nil for other kinds (and for
-	// nil slices). Keeping one pointer and one length instead of a string and two slices
-	// makes a Value 24 bytes rather than 80, which matters for large documents.
-	ptr unsafe.Pointer
-	// bits is the number of a numUint, numInt or numFloat number, and otherwise the length
-	// of what ptr points at.
-	bits uint64
-	kind Kind
-	num  numRepr
-	b    bool
-}
-
-// textValue returns a Value of kind k (and number representation num) holding s.
-func textValue(k Kind, num numRepr, s string) Value {
-	return Value{kind: k, num: num, ptr: unsafe.Pointer(unsafe.StringData(s)), bits: uint64(len(s))}
-}
-
-// arrayValue returns an array Value holding elems (retained).
-func arrayValue(elems []Value) Value {
-	return Value{kind: KindArray, ptr: unsafe.Pointer(unsafe.SliceData(elems)), bits: uint64(len(elems))}
-}
-
-// objectValue returns an object Value holding ents (retained), which must be sorted with
-// unique keys.
-func objectValue(ents []Entry) Value {
-	return Value{kind: KindObject, ptr: unsafe.Pointer(unsafe.SliceData(ents)), bits: uint64(len(ents))}
-}
-
-// str returns the string of a KindString value or the text of a numText number.
-func (v Value) str() string { return unsafe.String((*byte)(v.ptr), int(v.bits)) }
-
 // elems returns the elements of a KindArray value, building a deferred one first.
 func (v Value) elems() []Value {
 	if v.num == numDeferred {
 		v = v.materialized()
 	}
-	return unsafe.Slice((*Value)(v.ptr), int(v.bits))
+	return v.rawElems()
 }
 
 // ents returns the entries of a KindObject value, building a deferred one first.
@@ -75,7 +37,7 @@ func (v Value) ents() []Entry {
 	if v.num == numDeferred {
 		v = v.materialized()
 	}
-	return unsafe.Slice((*Entry)(v.ptr), int(v.bits))
+	return v.rawEnts()
 }
 
 // Entry is one key/value pair of an object Value.

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // AppendJSON appends the compact serde_json serialization of v to dst: no whitespace,
@@ -46,7 +45,7 @@ func appendValue(dst []byte, v *Value, chk *portabilityCheck) []byte {
 		if v.num == numDeferred {
 			return appendDeferred(dst, v, chk)
 		}
-		elems := unsafe.Slice((*Value)(v.ptr), int(v.bits))
+		elems := v.rawElems()
 		if len(elems) == 0 {
 			return append(dst, '[', ']')
 		}
@@ -67,7 +66,7 @@ func appendValue(dst []byte, v *Value, chk *portabilityCheck) []byte {
 		if v.num == numDeferred {
 			return appendDeferred(dst, v, chk)
 		}
-		ents := unsafe.Slice((*Entry)(v.ptr), int(v.bits))
+		ents := v.rawEnts()
 		if len(ents) == 0 {
 			return append(dst, '{', '}')
 		}

@@ -229,39 +229,60 @@ func matchesOracle(v Value, o oval) bool {
 //
 // Spec: SCR-031, SCR-032, SCR-033, SCR-040, SCR-042, SCR-043, SCR-022
 func TestPropertyOperatorsMatchOracle(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		tree := drawNode(t, 6)
-		src := tree.source()
-		want, raised := tree.eval()
-		h := newFakeHost(t)
-		m := h.newMachine(Limits{})
-		ev, err := m.Eval(src)
-		if err != nil {
-			t.Fatalf("%s: %v", src, err)
+	rapid.Check(t, func(t *rapid.T) { checkOperatorTree(t, drawNode(t, 6)) })
+}
+
+// A regression seed that rapid once found: both operands of the outer + raise an error of
+// their own. (It replaces the committed rapid failure file, whose format the current rapid
+// no longer reads.)
+//
+// Spec: SCR-031, SCR-040
+func TestOperatorTreeBothOperandsRaise(t *testing.T) {
+	num := func(n float64) *pnode { return &pnode{op: "lit", lit: oval{kind: 'n', n: n}} }
+	tree := &pnode{op: "+",
+		x: &pnode{op: "+", x: num(0), y: &pnode{op: "lit", lit: oval{kind: 's', s: ""}}},
+		y: &pnode{op: "+", x: &pnode{op: "lit", lit: oval{kind: 'b', b: false}}, y: num(0)},
+	}
+	if src := tree.source(); src != `((0 + "") + (false + 0))` {
+		t.Fatalf("the seed reads %s", src)
+	}
+	checkOperatorTree(t, tree)
+}
+
+// checkOperatorTree evaluates tree, alone and inside try, and compares the outcome and the
+// diagnostics with the oracle.
+func checkOperatorTree(t reporter, tree *pnode) {
+	t.Helper()
+	src := tree.source()
+	want, raised := tree.eval()
+	h := newFakeHost(t)
+	m := h.newMachine(Limits{})
+	ev, err := m.Eval(src)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	if len(ev.Diagnostics) != raised {
+		t.Fatalf("%s: %d diagnostics %v, want %d", src, len(ev.Diagnostics), ev.Diagnostics, raised)
+	}
+	if want.kind == 'e' {
+		if ev.Value.Kind() != KindError || ev.Succeeded() {
+			t.Fatalf("%s: got %v, want an error value", src, ev.Value)
 		}
-		if len(ev.Diagnostics) != raised {
-			t.Fatalf("%s: %d diagnostics %v, want %d", src, len(ev.Diagnostics), ev.Diagnostics, raised)
+	} else if !ev.Succeeded() || !matchesOracle(ev.Value, want) {
+		t.Fatalf("%s: got %v (%v), want %+v", src, ev.Value, ev.Diagnostics, want)
+	}
+	// Inside try, the first raised error abandons the branch and yields the fallback.
+	ev, _ = m.Eval("try " + src + " catch \"fallback\"")
+	if len(ev.Diagnostics) != 0 {
+		t.Fatalf("try %s: diagnostics %v", src, ev.Diagnostics)
+	}
+	if raised > 0 {
+		if ev.Value.Text() != "fallback" {
+			t.Fatalf("try %s: got %v, want the fallback", src, ev.Value)
 		}
-		if want.kind == 'e' {
-			if ev.Value.Kind() != KindError || ev.Succeeded() {
-				t.Fatalf("%s: got %v, want an error value", src, ev.Value)
-			}
-		} else if !ev.Succeeded() || !matchesOracle(ev.Value, want) {
-			t.Fatalf("%s: got %v (%v), want %+v", src, ev.Value, ev.Diagnostics, want)
-		}
-		// Inside try, the first raised error abandons the branch and yields the fallback.
-		ev, _ = m.Eval("try " + src + " catch \"fallback\"")
-		if len(ev.Diagnostics) != 0 {
-			t.Fatalf("try %s: diagnostics %v", src, ev.Diagnostics)
-		}
-		if raised > 0 {
-			if ev.Value.Text() != "fallback" {
-				t.Fatalf("try %s: got %v, want the fallback", src, ev.Value)
-			}
-		} else if !matchesOracle(ev.Value, want) {
-			t.Fatalf("try %s: got %v", src, ev.Value)
-		}
-	})
+	} else if !matchesOracle(ev.Value, want) {
+		t.Fatalf("try %s: got %v", src, ev.Value)
+	}
 }
 
 var soupFragments = []string{

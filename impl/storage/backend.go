@@ -71,17 +71,10 @@ type Backend interface {
 	CompareAndSwapFenced(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, token uint64) (CASOutcome, error)
 }
 
-// anchorState is the rollback-protected state a backend keeps per key.
-type anchorState struct {
-	floor      uint64
-	commitment *[32]byte
-	fence      uint64
-}
-
-// checkFence applies the fencing rule of a compare-and-swap: a fenced write
-// needs a nonzero token equal to the current fence; a plain write needs an
-// unfenced record.
-func checkFence(current uint64, fenced bool, token uint64) error {
+// CheckFence applies the fencing rule of a compare-and-swap, for backends: a
+// fenced write needs a nonzero token equal to the current fence; a plain
+// write needs an unfenced record.
+func CheckFence(current uint64, fenced bool, token uint64) error {
 	if fenced {
 		if token == 0 {
 			return &Error{Kind: ErrInvalidFencingToken}
@@ -97,10 +90,11 @@ func checkFence(current uint64, fenced bool, token uint64) error {
 	return nil
 }
 
-// checkSwap applies the revision rule of a compare-and-swap over the current
-// record revision (nil = absent) and floor. It returns either a conflict
-// outcome with revision 0, or the (nonzero) revision the replacement carries.
-func checkSwap(actual *uint64, floor uint64, expected *uint64, replacement uint64) (CASOutcome, uint64, error) {
+// CheckSwap applies the revision rule of a compare-and-swap over the current
+// record revision (nil = absent) and floor, for backends. It returns either
+// a conflict outcome with revision 0, or the (nonzero) revision the
+// replacement carries, or the error of an invalid replacement.
+func CheckSwap(actual *uint64, floor uint64, expected *uint64, replacement uint64) (CASOutcome, uint64, error) {
 	if !sameRevision(actual, expected) || revisionOrZero(actual) != floor {
 		return CASOutcome{ActualRevision: copyRevision(actual), RevisionFloor: floor}, 0, nil
 	}
@@ -114,8 +108,29 @@ func checkSwap(actual *uint64, floor uint64, expected *uint64, replacement uint6
 	return CASOutcome{}, prev + 1, nil
 }
 
-// checkEstablish applies the EstablishFence rule and returns the new fence.
-func checkEstablish(current, token uint64) (uint64, error) {
+// PlanSwap applies every rule of a compare-and-swap, for a durable backend, to the state it
+// read inside its write transaction (current fence, record revision, nil = absent, and
+// floor), in the reference order: the fence, then the revision against expected and the floor
+// (a conflict is an outcome, not an error), then the MaxRecordBytes limit, then the
+// replacement revision. It returns either the conflict outcome with revision 0, or the
+// revision to write, or an error.
+func PlanSwap(fence uint64, fenced bool, token uint64, actual *uint64, floor uint64, expected *uint64, replacement StoredRecord) (CASOutcome, uint64, error) {
+	if err := CheckFence(fence, fenced, token); err != nil {
+		return CASOutcome{}, 0, err
+	}
+	conflict, revision, err := CheckSwap(actual, floor, expected, replacement.Revision)
+	if err == nil && revision == 0 {
+		return conflict, 0, nil
+	}
+	if len(replacement.Bytes) > MaxRecordBytes {
+		return CASOutcome{}, 0, &Error{Kind: ErrStoredRecordTooLarge, Size: len(replacement.Bytes), Limit: MaxRecordBytes}
+	}
+	return CASOutcome{}, revision, err
+}
+
+// CheckEstablish applies the EstablishFence rule, for backends, and returns
+// the new fence.
+func CheckEstablish(current, token uint64) (uint64, error) {
 	if token == 0 {
 		return 0, &Error{Kind: ErrInvalidFencingToken}
 	}
@@ -125,8 +140,9 @@ func checkEstablish(current, token uint64) (uint64, error) {
 	return token, nil
 }
 
-// nextFence applies the ReserveFence rule.
-func nextFence(current uint64) (uint64, error) {
+// NextFence applies the ReserveFence rule, for backends: the fence after
+// current, or ErrFencingTokenExhausted.
+func NextFence(current uint64) (uint64, error) {
 	if current == ^uint64(0) {
 		return 0, &Error{Kind: ErrFencingTokenExhausted}
 	}

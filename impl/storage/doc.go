@@ -8,9 +8,12 @@
 // reference implementation.
 //
 // Persistence is delegated to a [Backend]: an atomic compare-and-swap register
-// per record key with a rollback floor and a fencing token. Two backends are
-// provided: [MemoryBackend] (process-local, for tests) and [SQLiteBackend]
-// (durable, safe for several processes sharing one database file).
+// per record key with a rollback floor and a fencing token. This package
+// provides [MemoryBackend] (process-local, for tests); the durable backends
+// live in packages of their own, so that a program links only the one it
+// imports: boltstore (one bbolt file) and sqlitestore (one SQLite file), both
+// safe for several processes sharing the file. Package storagetest holds the
+// contract every backend's tests run.
 //
 // [AuthenticatedStore] combines a Backend with a [Keyring] and checks every
 // record it loads, in the reference order, before returning it.

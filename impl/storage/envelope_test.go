@@ -152,7 +152,7 @@ func TestSealEnvelopeLimits(t *testing.T) {
 // whatever it accepts survives a canonical re-encoding unchanged.
 func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte(vector10Envelope))
-	f.Add([]byte(`[1,"storage-v1",1,"aGVsbG8","` + v10Tag + `"]`))
+	f.Add([]byte(`[1,"storage-v1",1,"aGVsbG8","364a8f1bc9e6cdeca3b4612a14dc81029d96c050c62886c46140a43b7776eecd"]`))
 	f.Add([]byte(`{"format\u005fversion":1,"key_id":"\ud83d\ude00","revision":18446744073709551615,"payload":"","auth_tag":""}`))
 	f.Add([]byte(`{"format_version":1,"format_version":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -238,5 +238,35 @@ func TestTagComparisonIsConstantTime(t *testing.T) {
 	})
 	if !constantTime {
 		t.Fatal("openEnvelope does not call subtle.ConstantTimeCompare")
+	}
+}
+
+// Check 11 (re-encoding reproduces the text) cannot fail after check 9: a
+// strict decoder that rejects padding, foreign bytes and nonzero trailing
+// bits only accepts canonical text. This test pins that property, so the
+// re-encoding check stays a redundant guard rather than a dead difference.
+//
+// Spec: STO-046
+func TestLoadCheck11CanonicalBase64(t *testing.T) {
+	alphabet := "AB+/=\n Qw9"
+	var walk func(prefix string, depth int)
+	count := 0
+	walk = func(prefix string, depth int) {
+		if decoded, ok := decodePayload(prefix); ok {
+			count++
+			if payloadEncoding.EncodeToString(decoded) != prefix {
+				t.Fatalf("%q decodes to %x, which re-encodes differently", prefix, decoded)
+			}
+		}
+		if depth == 0 {
+			return
+		}
+		for i := range len(alphabet) {
+			walk(prefix+alphabet[i:i+1], depth-1)
+		}
+	}
+	walk("", 5)
+	if count < 1000 {
+		t.Fatalf("only %d strings decoded; the walk is not exercising the decoder", count)
 	}
 }

@@ -63,7 +63,7 @@ const (
 	ErrWriteConflict
 )
 
-// Backend errors (VolatileMemoryStoreError, plus the SQLite backend's own).
+// Backend errors (VolatileMemoryStoreError, plus the durable backends' own).
 const (
 	// ErrBackendRevisionExhausted: the backend cannot compute the next revision.
 	ErrBackendRevisionExhausted ErrorKind = iota + 48
@@ -91,6 +91,9 @@ const (
 	ErrUnexpectedRecordCommitment
 	// ErrBackendClosed: the backend was used after Close.
 	ErrBackendClosed
+	// ErrBolt: the bbolt database file failed, or another process holds its lock; the
+	// underlying error is wrapped.
+	ErrBolt
 )
 
 var kindNames = map[ErrorKind]string{
@@ -127,6 +130,7 @@ var kindNames = map[ErrorKind]string{
 	ErrMissingRecordCommitment:    "MissingRecordCommitment",
 	ErrUnexpectedRecordCommitment: "UnexpectedRecordCommitment",
 	ErrBackendClosed:              "BackendClosed",
+	ErrBolt:                       "Bolt",
 }
 
 var kindMessages = map[ErrorKind]string{
@@ -163,6 +167,7 @@ var kindMessages = map[ErrorKind]string{
 	ErrMissingRecordCommitment:    "anchor state with a nonzero floor has no record commitment",
 	ErrUnexpectedRecordCommitment: "anchor state with a zero floor carries a record commitment",
 	ErrBackendClosed:              "backend is closed",
+	ErrBolt:                       "bbolt failure",
 }
 
 // String returns the name of the reference variant this kind stands for.

@@ -63,14 +63,14 @@ func (m *MemoryBackend) swap(ctx context.Context, key RecordKey, expected *uint6
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := checkFence(m.fences[key], fenced, token); err != nil {
+	if err := CheckFence(m.fences[key], fenced, token); err != nil {
 		return CASOutcome{}, err
 	}
 	var actual *uint64
 	if r, ok := m.records[key]; ok {
 		actual = ExpectRevision(r.Revision)
 	}
-	conflict, revision, err := checkSwap(actual, m.floors[key], expected, replacement.Revision)
+	conflict, revision, err := CheckSwap(actual, m.floors[key], expected, replacement.Revision)
 	if err != nil {
 		return CASOutcome{}, err
 	}
@@ -99,7 +99,7 @@ func (m *MemoryBackend) ReserveFence(ctx context.Context, key RecordKey) (uint64
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	next, err := nextFence(m.fences[key])
+	next, err := NextFence(m.fences[key])
 	if err != nil {
 		return 0, err
 	}
@@ -114,7 +114,7 @@ func (m *MemoryBackend) EstablishFence(ctx context.Context, key RecordKey, token
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	next, err := checkEstablish(m.fences[key], token)
+	next, err := CheckEstablish(m.fences[key], token)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/splashv5/conform/impl/journal"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/storage/boltstore"
 	"github.com/splashv5/conform/impl/worker"
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
@@ -138,7 +139,7 @@ func TestStorageJournalStore(t *testing.T) {
 // Spec: WRK-083, WRK-094, WRK-015
 func TestStoreAdmissionFencesAndRefusesReplays(t *testing.T) {
 	ctx := context.Background()
-	backend, err := storage.OpenSQLite(ctx, filepath.Join(t.TempDir(), "j.db"), nil)
+	backend, err := boltstore.Open(filepath.Join(t.TempDir(), "j.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

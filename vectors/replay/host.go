@@ -12,18 +12,17 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
-	"github.com/splashv5/conform/vectors"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
 // replayHostScenarios replays host_scenarios.json.
 func replayHostScenarios(fsys fs.FS, fr *fileRun) error {
-	var f vectors.HostScenarios
-	if err := vectorfmt.Load(fsys, vectors.HostScenariosFile, &f); err != nil {
+	var f vectorfmt.HostScenarios
+	if err := vectorfmt.Load(fsys, vectorfmt.HostScenariosFile, &f); err != nil {
 		return err
 	}
-	return replayGroups(fr, f.TestGroups, func(g *vectors.HostScenarioGroup) ([]vectors.HostScenarioTest, func(*vectors.HostScenarioTest) (*vectorfmt.Case, []string), error) {
-		return g.Tests, func(t *vectors.HostScenarioTest) (*vectorfmt.Case, []string) {
+	return replayGroups(fr, f.TestGroups, func(g *vectorfmt.HostScenarioGroup) ([]vectorfmt.HostScenarioTest, func(*vectorfmt.HostScenarioTest) (*vectorfmt.Case, []string), error) {
+		return g.Tests, func(t *vectorfmt.HostScenarioTest) (*vectorfmt.Case, []string) {
 			return &t.Case, CheckHostScenario(t)
 		}, nil
 	})
@@ -32,7 +31,7 @@ func replayHostScenarios(fsys fs.FS, fr *fileRun) error {
 // CheckHostScenario runs one host scenario against impl/host and returns every difference
 // between the observed and the declared step outcomes (none when the test passes), and a
 // difference between the test's result and error and its first failing step.
-func CheckHostScenario(t *vectors.HostScenarioTest) []string {
+func CheckHostScenario(t *vectorfmt.HostScenarioTest) []string {
 	got, err := RunHostScenario(t)
 	if err != nil {
 		return []string{err.Error()}
@@ -58,7 +57,7 @@ func CheckHostScenario(t *vectors.HostScenarioTest) []string {
 	return problems
 }
 
-func normalizeExpect(e vectors.HostExpect) vectors.HostExpect {
+func normalizeExpect(e vectorfmt.HostExpect) vectorfmt.HostExpect {
 	if len(e.Settlements) == 0 {
 		e.Settlements = nil
 	}
@@ -68,7 +67,7 @@ func normalizeExpect(e vectors.HostExpect) vectors.HostExpect {
 	return e
 }
 
-func describe(e vectors.HostExpect) string {
+func describe(e vectorfmt.HostExpect) string {
 	b, err := jsonMarshal(e)
 	if err != nil {
 		return fmt.Sprintf("%+v", e)
@@ -82,7 +81,7 @@ const hostHandlerFailure = "handler broke"
 // RunHostScenario runs one host scenario against impl/host and returns the observed outcome
 // of every step, in the shape of the declared ones. An error means the scenario itself could
 // not be set up (a bad configuration or registration).
-func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) {
+func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, error) {
 	now := time.UnixMilli(t.Config.ClockStartMillis)
 	clock := func() time.Time { return now }
 	nonceBytes, err := hex.DecodeString(t.Config.NonceHex)
@@ -106,14 +105,14 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 	}
 	var lease *host.Lease
 	cursor := uint64(1)
-	out := make([]vectors.HostExpect, len(t.Steps))
+	out := make([]vectorfmt.HostExpect, len(t.Steps))
 	for i, s := range t.Steps {
-		var e vectors.HostExpect
+		var e vectorfmt.HostExpect
 		id := host.OperationID(s.ID)
 		switch s.Op {
-		case vectors.HostOpStart, vectors.HostOpStartJSON:
+		case vectorfmt.HostOpStart, vectorfmt.HostOpStartJSON:
 			start := rt.Start
-			if s.Op == vectors.HostOpStartJSON {
+			if s.Op == vectorfmt.HostOpStartJSON {
 				start = rt.StartJSON
 			}
 			got, err := start(s.Tool, deref(s.Input))
@@ -123,16 +122,16 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 				id = got
 				e.ID = uint64(got)
 			}
-		case vectors.HostOpCall:
+		case vectorfmt.HostOpCall:
 			output, err := rt.Call(s.Tool, deref(s.Input))
 			if err != nil {
 				setToolErr(&e, err)
 			} else {
 				e.Output = &output
 			}
-		case vectors.HostOpClaimNext, vectors.HostOpPeek:
+		case vectorfmt.HostOpClaimNext, vectorfmt.HostOpPeek:
 			next := rt.ClaimNextExternal
-			if s.Op == vectors.HostOpPeek {
+			if s.Op == vectorfmt.HostOpPeek {
 				next = rt.PeekNextExternal
 			}
 			inv, ok := next()
@@ -141,12 +140,12 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 				e.Invocation = invocationOf(inv)
 				id = inv.ID
 			}
-		case vectors.HostOpClaim:
+		case vectorfmt.HostOpClaim:
 			inv, err := rt.ClaimExternal(id)
 			if setErr(&e, err) {
 				e.Invocation = invocationOf(inv)
 			}
-		case vectors.HostOpRetry:
+		case vectorfmt.HostOpRetry:
 			class := host.RetryTransient
 			if s.RetryClass == "rate_limited" {
 				class = host.RetryRateLimited
@@ -155,44 +154,44 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 			if setErr(&e, err) {
 				e.Invocation = invocationOf(inv)
 			}
-		case vectors.HostOpValidate:
+		case vectorfmt.HostOpValidate:
 			setErr(&e, rt.ValidateClaimedExternal(id))
-		case vectors.HostOpComplete, vectors.HostOpFail:
+		case vectorfmt.HostOpComplete, vectorfmt.HostOpFail:
 			res := host.OK(deref(s.Output))
-			if s.Op == vectors.HostOpFail {
+			if s.Op == vectorfmt.HostOpFail {
 				res = host.Fail(toolErrorOf(s.Failure))
 			}
 			st, err := rt.CompleteExternal(id, res)
 			if setErr(&e, err) {
-				e.Settlements = []vectors.HostSettlement{settlementOf(st)}
+				e.Settlements = []vectorfmt.HostSettlement{settlementOf(st)}
 			}
-		case vectors.HostOpPushChunk:
+		case vectorfmt.HostOpPushChunk:
 			ch, err := rt.PushExternalChunk(id, deref(s.Chunk))
 			if setErr(&e, err) {
-				e.Chunk = &vectors.HostChunk{ChunkIndex: ch.ChunkIndex, Text: ch.Text, IdempotencyKey: ch.IdempotencyKey}
+				e.Chunk = &vectorfmt.HostChunk{ChunkIndex: ch.ChunkIndex, Text: ch.Text, IdempotencyKey: ch.IdempotencyKey}
 			}
-		case vectors.HostOpRequestCancellation:
+		case vectorfmt.HostOpRequestCancellation:
 			req, err := rt.RequestExternalCancellation(id)
 			if setErr(&e, err) {
-				e.Cancellation = &vectors.HostCancellation{ID: uint64(req.ID), Tool: req.Name, CallIndex: req.CallIndex, Attempt: req.Attempt, IdempotencyKey: req.IdempotencyKey}
+				e.Cancellation = &vectorfmt.HostCancellation{ID: uint64(req.ID), Tool: req.Name, CallIndex: req.CallIndex, Attempt: req.Attempt, IdempotencyKey: req.IdempotencyKey}
 			}
-		case vectors.HostOpConfirmCancellation, vectors.HostOpCancel:
+		case vectorfmt.HostOpConfirmCancellation, vectorfmt.HostOpCancel:
 			settle := rt.ConfirmExternalCancellation
-			if s.Op == vectors.HostOpCancel {
+			if s.Op == vectorfmt.HostOpCancel {
 				settle = rt.CancelExternal
 			}
 			st, err := settle(id)
 			if setErr(&e, err) {
-				e.Settlements = []vectors.HostSettlement{settlementOf(st)}
+				e.Settlements = []vectorfmt.HostSettlement{settlementOf(st)}
 			}
-		case vectors.HostOpAdvanceClock:
+		case vectorfmt.HostOpAdvanceClock:
 			now = now.Add(time.Duration(s.Millis) * time.Millisecond)
-		case vectors.HostOpExpire, vectors.HostOpPump:
+		case vectorfmt.HostOpExpire, vectorfmt.HostOpPump:
 			var sts []host.Settlement
 			switch {
-			case s.Op == vectors.HostOpExpire && s.Limit == 0:
+			case s.Op == vectorfmt.HostOpExpire && s.Limit == 0:
 				sts = rt.ExpireTimedOut()
-			case s.Op == vectors.HostOpExpire:
+			case s.Op == vectorfmt.HostOpExpire:
 				sts = rt.ExpireTimedOutUpTo(s.Limit)
 			case s.Limit == 0:
 				sts = rt.Pump()
@@ -202,13 +201,13 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 			for _, st := range sts {
 				e.Settlements = append(e.Settlements, settlementOf(st))
 			}
-		case vectors.HostOpAwait:
+		case vectorfmt.HostOpAwait:
 			output, ready, err := rt.Await(id)
 			var te *host.ToolError
 			switch {
 			case errors.As(err, &te):
 				e.Ready = &ready
-				e.ToolError = &vectors.HostToolError{Kind: te.Kind.String(), Message: te.Message}
+				e.ToolError = &vectorfmt.HostToolError{Kind: te.Kind.String(), Message: te.Message}
 			case errors.Is(err, host.ErrUnknownPromise):
 				e.Error = "UnknownPromise"
 			case errors.Is(err, host.ErrPromiseAlreadyAwaited):
@@ -221,32 +220,32 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 					e.Output = &output
 				}
 			}
-		case vectors.HostOpReleasePromise:
+		case vectorfmt.HostOpReleasePromise:
 			found := rt.ReleasePromise(id)
 			e.Found = &found
-		case vectors.HostOpCollectGarbage:
+		case vectorfmt.HostOpCollectGarbage:
 			n := rt.CollectGarbage()
 			e.Deleted = &n
-		case vectors.HostOpReconcileRequest:
+		case vectorfmt.HostOpReconcileRequest:
 			req, err := rt.ExternalReconcileRequest(id, "session-1", "reconcile-1")
 			if setErr(&e, err) {
-				e.Reconcile = &vectors.HostReconcileRequest{Tool: req.Tool, OperationKey: req.OperationKey}
+				e.Reconcile = &vectorfmt.HostReconcileRequest{Tool: req.Tool, OperationKey: req.OperationKey}
 			}
-		case vectors.HostOpReconcile:
+		case vectorfmt.HostOpReconcile:
 			rec, err := reconcile(rt, id, s)
 			if setErr(&e, err) {
 				running := rec.Running
 				e.Running = &running
 				if !running {
-					e.Settlements = []vectors.HostSettlement{settlementOf(rec.Settlement)}
+					e.Settlements = []vectorfmt.HostSettlement{settlementOf(rec.Settlement)}
 				}
 			}
-		case vectors.HostOpRegister:
+		case vectorfmt.HostOpRegister:
 			if s.Register == nil {
 				return nil, fmt.Errorf("step %d: register without a tool", i+1)
 			}
 			setRegistrationErr(&e, registerHostTool(rt, *s.Register, advance))
-		case vectors.HostOpIssueLease:
+		case vectorfmt.HostOpIssueLease:
 			grants := make([]host.LeaseGrant, len(s.Lease))
 			for j, g := range s.Lease {
 				grants[j] = host.LeaseGrant{Name: g.Tool, MaxCalls: g.MaxCalls}
@@ -257,15 +256,15 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 			} else {
 				lease = l
 			}
-		case vectors.HostOpActivateLease:
+		case vectorfmt.HostOpActivateLease:
 			if lease == nil {
 				return nil, fmt.Errorf("step %d: no lease was issued", i+1)
 			}
 			setLeaseErr(&e, rt.ActivateLease(lease))
-		case vectors.HostOpDeactivateLease:
+		case vectorfmt.HostOpDeactivateLease:
 			rt.DeactivateLease()
-		case vectors.HostOpSetAuditCapacity, vectors.HostOpClearAudit:
-			if s.Op == vectors.HostOpClearAudit {
+		case vectorfmt.HostOpSetAuditCapacity, vectorfmt.HostOpClearAudit:
+			if s.Op == vectorfmt.HostOpClearAudit {
 				rt.ClearAudit()
 			} else if err := rt.SetMaxAuditEvents(s.Limit); errors.Is(err, host.ErrInvalidLimits) {
 				e.Error = "InvalidLimits"
@@ -274,7 +273,7 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 			}
 			dropped := rt.DroppedAuditEvents()
 			e.Dropped = &dropped
-		case vectors.HostOpExportAudit:
+		case vectorfmt.HostOpExportAudit:
 			batch, err := rt.AuditSince(s.Cursor)
 			var ce *host.AuditCursorError
 			switch {
@@ -318,7 +317,7 @@ func RunHostScenario(t *vectors.HostScenarioTest) ([]vectors.HostExpect, error) 
 
 // reconcile builds the reconcile request for the operation (by its current invocation when
 // one can be built, else for an unclaimed tool and key) and applies the step's status.
-func reconcile(rt *host.Runtime, id host.OperationID, s vectors.HostStep) (host.Reconciliation, error) {
+func reconcile(rt *host.Runtime, id host.OperationID, s vectorfmt.HostStep) (host.Reconciliation, error) {
 	tool, key := "unclaimed", "unclaimed-key"
 	if info, ok := rt.Operation(id); ok {
 		tool = info.Name
@@ -356,7 +355,7 @@ func reconcile(rt *host.Runtime, id host.OperationID, s vectors.HostStep) (host.
 	return rt.ReconcileExternal(id, req, res)
 }
 
-func registerHostTool(rt *host.Runtime, t vectors.HostTool, advance func(time.Duration)) error {
+func registerHostTool(rt *host.Runtime, t vectorfmt.HostTool, advance func(time.Duration)) error {
 	p := host.NewPolicy(t.Name)
 	if t.Format == "json" {
 		p = host.JSONPolicy(t.Name)
@@ -433,10 +432,10 @@ var leaseKindNames = map[host.LeaseErrorKind]string{
 	host.ErrLeaseAlreadyActive:          "LeaseAlreadyActive",
 }
 
-func auditEventsOf(events []host.AuditEvent) []vectors.HostAuditEvent {
-	var out []vectors.HostAuditEvent
+func auditEventsOf(events []host.AuditEvent) []vectorfmt.HostAuditEvent {
+	var out []vectorfmt.HostAuditEvent
 	for _, ev := range events {
-		a := vectors.HostAuditEvent{EventSequence: ev.EventSequence, Sequence: ev.Sequence, Tool: ev.Tool,
+		a := vectorfmt.HostAuditEvent{EventSequence: ev.EventSequence, Sequence: ev.Sequence, Tool: ev.Tool,
 			InputBytes: ev.InputBytes, OutputBytes: ev.OutputBytes, Outcome: ev.Outcome.String()}
 		if ev.RetryClass != 0 {
 			a.RetryClass = ev.RetryClass.String()
@@ -446,7 +445,7 @@ func auditEventsOf(events []host.AuditEvent) []vectors.HostAuditEvent {
 	return out
 }
 
-func setRegistrationErr(e *vectors.HostExpect, err error) {
+func setRegistrationErr(e *vectorfmt.HostExpect, err error) {
 	if err == nil {
 		return
 	}
@@ -458,7 +457,7 @@ func setRegistrationErr(e *vectors.HostExpect, err error) {
 	e.Error = "Unclassified"
 }
 
-func setLeaseErr(e *vectors.HostExpect, err error) {
+func setLeaseErr(e *vectorfmt.HostExpect, err error) {
 	if err == nil {
 		return
 	}
@@ -480,7 +479,7 @@ func deref(s *string) string {
 }
 
 // setErr records an error kind and reports whether the call succeeded.
-func setErr(e *vectors.HostExpect, err error) bool {
+func setErr(e *vectorfmt.HostExpect, err error) bool {
 	if err == nil {
 		return true
 	}
@@ -493,17 +492,17 @@ func setErr(e *vectors.HostExpect, err error) bool {
 	return false
 }
 
-func setToolErr(e *vectors.HostExpect, err error) {
+func setToolErr(e *vectorfmt.HostExpect, err error) {
 	var te *host.ToolError
 	if errors.As(err, &te) {
 		e.Error = te.Kind.String()
-		e.ToolError = &vectors.HostToolError{Kind: te.Kind.String(), Message: te.Message}
+		e.ToolError = &vectorfmt.HostToolError{Kind: te.Kind.String(), Message: te.Message}
 		return
 	}
 	e.Error = "Unclassified"
 }
 
-func toolErrorOf(t *vectors.HostToolError) *host.ToolError {
+func toolErrorOf(t *vectorfmt.HostToolError) *host.ToolError {
 	if t == nil {
 		return host.Failed("")
 	}
@@ -518,8 +517,8 @@ func toolErrorOf(t *vectors.HostToolError) *host.ToolError {
 	return host.Failed(t.Message)
 }
 
-func invocationOf(inv host.Invocation) *vectors.HostInvocation {
-	h := &vectors.HostInvocation{ID: uint64(inv.ID), Tool: inv.Name, Input: inv.Input, CallIndex: inv.CallIndex,
+func invocationOf(inv host.Invocation) *vectorfmt.HostInvocation {
+	h := &vectorfmt.HostInvocation{ID: uint64(inv.ID), Tool: inv.Name, Input: inv.Input, CallIndex: inv.CallIndex,
 		Attempt: inv.Attempt, MaxAttempts: inv.MaxAttempts, IdempotencyKey: inv.IdempotencyKey,
 		Format: inv.Format.String(), MaxOutputBytes: inv.MaxOutputBytes}
 	if inv.HasDeadline {
@@ -529,10 +528,10 @@ func invocationOf(inv host.Invocation) *vectors.HostInvocation {
 	return h
 }
 
-func settlementOf(st host.Settlement) vectors.HostSettlement {
-	s := vectors.HostSettlement{ID: uint64(st.ID), Awaited: st.Awaited}
+func settlementOf(st host.Settlement) vectorfmt.HostSettlement {
+	s := vectorfmt.HostSettlement{ID: uint64(st.ID), Awaited: st.Awaited}
 	if st.Err != nil {
-		s.ToolError = &vectors.HostToolError{Kind: st.Err.Kind.String(), Message: st.Err.Message}
+		s.ToolError = &vectorfmt.HostToolError{Kind: st.Err.Kind.String(), Message: st.Err.Message}
 	} else {
 		out := st.Output
 		s.Output = &out

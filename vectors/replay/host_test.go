@@ -6,6 +6,7 @@ import (
 
 	"github.com/splashv5/conform/vectors"
 	"github.com/splashv5/conform/vectors/replay"
+	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
 // TestHostScenarioReplayDetectsChanges checks that the host scenario replay notices a changed
@@ -16,7 +17,7 @@ func TestHostScenarioReplayDetectsChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keyed, audited, refused, exported, registered *vectors.HostScenarioTest
+	var keyed, audited, refused, exported, registered *vectorfmt.HostScenarioTest
 	for i := range f.TestGroups[0].Tests {
 		tc := &f.TestGroups[0].Tests[i]
 		if len(replay.CheckHostScenario(tc)) != 0 {
@@ -40,10 +41,10 @@ func TestHostScenarioReplayDetectsChanges(t *testing.T) {
 	if keyed == nil || audited == nil || refused == nil || exported == nil || registered == nil {
 		t.Fatal("the file lacks a keyed, an audited, a refused, an exporting or a registering step")
 	}
-	mutate := func(tc *vectors.HostScenarioTest, change func(*vectors.HostExpect) bool) {
+	mutate := func(tc *vectorfmt.HostScenarioTest, change func(*vectorfmt.HostExpect) bool) {
 		t.Helper()
 		c := *tc
-		c.Steps = append([]vectors.HostStep{}, tc.Steps...)
+		c.Steps = append([]vectorfmt.HostStep{}, tc.Steps...)
 		for i := range c.Steps {
 			e := c.Steps[i].Expect
 			if change(&e) {
@@ -55,7 +56,7 @@ func TestHostScenarioReplayDetectsChanges(t *testing.T) {
 			t.Errorf("tcId %d: a changed expectation still replays", tc.TcID)
 		}
 	}
-	mutate(keyed, func(e *vectors.HostExpect) bool {
+	mutate(keyed, func(e *vectorfmt.HostExpect) bool {
 		if e.Invocation == nil {
 			return false
 		}
@@ -64,29 +65,29 @@ func TestHostScenarioReplayDetectsChanges(t *testing.T) {
 		e.Invocation = &inv
 		return true
 	})
-	mutate(audited, func(e *vectors.HostExpect) bool {
+	mutate(audited, func(e *vectorfmt.HostExpect) bool {
 		if len(e.Audit) == 0 {
 			return false
 		}
-		e.Audit = append([]vectors.HostAuditEvent{}, e.Audit...)
+		e.Audit = append([]vectorfmt.HostAuditEvent{}, e.Audit...)
 		e.Audit[0].EventSequence++
 		return true
 	})
-	mutate(refused, func(e *vectors.HostExpect) bool {
+	mutate(refused, func(e *vectorfmt.HostExpect) bool {
 		if e.Error != "NotClaimed" {
 			return false
 		}
 		e.Error = "NotExternal"
 		return true
 	})
-	mutate(exported, func(e *vectors.HostExpect) bool {
+	mutate(exported, func(e *vectorfmt.HostExpect) bool {
 		if len(e.Exported) == 0 {
 			return false
 		}
 		e.Exported = e.Exported[1:]
 		return true
 	})
-	mutate(registered, func(e *vectors.HostExpect) bool {
+	mutate(registered, func(e *vectorfmt.HostExpect) bool {
 		if e.Error != "InvalidPolicy" {
 			return false
 		}

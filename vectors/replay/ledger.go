@@ -15,23 +15,22 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
-	"github.com/splashv5/conform/vectors"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
 // replayLedger replays ledger.json.
 func replayLedger(fsys fs.FS, fr *fileRun) error {
-	var f vectors.Ledger
-	if err := vectorfmt.Load(fsys, vectors.LedgerFile, &f); err != nil {
+	var f vectorfmt.Ledger
+	if err := vectorfmt.Load(fsys, vectorfmt.LedgerFile, &f); err != nil {
 		return err
 	}
-	return replayGroups(fr, f.TestGroups, func(g *vectors.LedgerGroup) ([]vectors.LedgerTest, func(*vectors.LedgerTest) (*vectorfmt.Case, []string), error) {
+	return replayGroups(fr, f.TestGroups, func(g *vectorfmt.LedgerGroup) ([]vectorfmt.LedgerTest, func(*vectorfmt.LedgerTest) (*vectorfmt.Case, []string), error) {
 		switch g.Type {
-		case vectors.LedgerInputFingerprintType, vectors.LedgerOperationKeyType, vectors.LedgerDecodeType, vectors.LedgerRecordType:
+		case vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType:
 		default:
 			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
-		return g.Tests, func(t *vectors.LedgerTest) (*vectorfmt.Case, []string) {
+		return g.Tests, func(t *vectorfmt.LedgerTest) (*vectorfmt.Case, []string) {
 			return &t.Case, CheckLedgerTest(g.Type, t)
 		}, nil
 	})
@@ -53,22 +52,22 @@ func LedgerKindName(err error) string {
 
 // CheckLedgerTest runs one ledger.json test of group type groupType against impl/host and
 // returns every difference from the declared outcome (none when it passes).
-func CheckLedgerTest(groupType string, t *vectors.LedgerTest) []string {
+func CheckLedgerTest(groupType string, t *vectorfmt.LedgerTest) []string {
 	switch groupType {
-	case vectors.LedgerInputFingerprintType:
+	case vectorfmt.LedgerInputFingerprintType:
 		return checkLedgerFingerprint(t)
-	case vectors.LedgerOperationKeyType:
+	case vectorfmt.LedgerOperationKeyType:
 		return checkLedgerOperationKey(t)
-	case vectors.LedgerDecodeType:
+	case vectorfmt.LedgerDecodeType:
 		return checkLedgerDecode(t)
-	case vectors.LedgerRecordType:
+	case vectorfmt.LedgerRecordType:
 		return checkLedgerRecord(t)
 	}
 	return []string{fmt.Sprintf("unknown group type %q", groupType)}
 }
 
 // ledgerInput returns the test's input bytes from input or input_hex (exactly one present).
-func ledgerInput(t *vectors.LedgerTest) ([]byte, error) {
+func ledgerInput(t *vectorfmt.LedgerTest) ([]byte, error) {
 	switch {
 	case t.Input != nil && t.InputHex == nil:
 		return []byte(*t.Input), nil
@@ -78,7 +77,7 @@ func ledgerInput(t *vectors.LedgerTest) ([]byte, error) {
 	return nil, errors.New("exactly one of input and input_hex must be present")
 }
 
-func checkLedgerFingerprint(t *vectors.LedgerTest) []string {
+func checkLedgerFingerprint(t *vectorfmt.LedgerTest) []string {
 	input, err := ledgerInput(t)
 	if err != nil {
 		return []string{err.Error()}
@@ -89,7 +88,7 @@ func checkLedgerFingerprint(t *vectors.LedgerTest) []string {
 	return compare("fingerprint", *t.Fingerprint, host.LedgerInputFingerprint(input))
 }
 
-func checkLedgerOperationKey(t *vectors.LedgerTest) []string {
+func checkLedgerOperationKey(t *vectorfmt.LedgerTest) []string {
 	input, err := ledgerInput(t)
 	if err != nil {
 		return []string{err.Error()}
@@ -232,7 +231,7 @@ func canonicalInputBody(input []byte) (host.DataFormat, string, bool) {
 	return 0, "", false
 }
 
-func checkLedgerDecode(t *vectors.LedgerTest) []string {
+func checkLedgerDecode(t *vectorfmt.LedgerTest) []string {
 	if t.Input == nil {
 		return []string{"a decode test needs input"}
 	}
@@ -264,7 +263,7 @@ func checkLedgerDecode(t *vectors.LedgerTest) []string {
 	return problems
 }
 
-func checkLedgerRecord(t *vectors.LedgerTest) []string {
+func checkLedgerRecord(t *vectorfmt.LedgerTest) []string {
 	if t.PlanFingerprint == nil || t.Output == nil || len(t.Records) == 0 {
 		return []string{"a record test needs plan_fingerprint, records and output"}
 	}

@@ -28,44 +28,44 @@ func TestLedgerReplayDetectsChanges(t *testing.T) {
 				t.Fatalf("tcId %d does not replay: %v", tc.TcID, p)
 			}
 			seen[g.Type]++
-			check := func(what string, change func(c *vectors.LedgerTest)) {
+			check := func(what string, change func(c *vectorfmt.LedgerTest)) {
 				t.Helper()
 				c := *tc
-				c.Records = append([]vectors.LedgerRecord{}, tc.Records...)
+				c.Records = append([]vectorfmt.LedgerRecord{}, tc.Records...)
 				change(&c)
 				if len(replay.CheckLedgerTest(g.Type, &c)) == 0 {
 					t.Errorf("tcId %d: a changed %s still replays", tc.TcID, what)
 				}
 			}
 			if tc.Fingerprint != nil {
-				check("fingerprint", func(c *vectors.LedgerTest) { c.Fingerprint = flipHex(*tc.Fingerprint) })
+				check("fingerprint", func(c *vectorfmt.LedgerTest) { c.Fingerprint = flipHex(*tc.Fingerprint) })
 			}
 			switch {
 			case tc.OperationKey != nil:
-				check("operation key", func(c *vectors.LedgerTest) { c.OperationKey = flipHex(*tc.OperationKey) })
-			case g.Type == vectors.LedgerOperationKeyType:
-				check("argument error kind", func(c *vectors.LedgerTest) { c.Error = "PlanMismatch" })
-				check("argument outcome", func(c *vectors.LedgerTest) {
+				check("operation key", func(c *vectorfmt.LedgerTest) { c.OperationKey = flipHex(*tc.OperationKey) })
+			case g.Type == vectorfmt.LedgerOperationKeyType:
+				check("argument error kind", func(c *vectorfmt.LedgerTest) { c.Error = "PlanMismatch" })
+				check("argument outcome", func(c *vectorfmt.LedgerTest) {
 					c.Result, c.Error = vectorfmt.Valid, ""
 					c.OperationKey, c.Fingerprint = strPtr("op-"+strings.Repeat("0", 64)), strPtr(strings.Repeat("0", 64))
 				})
 			case tc.Output != nil:
-				check("encoding", func(c *vectors.LedgerTest) {
+				check("encoding", func(c *vectorfmt.LedgerTest) {
 					o := vectorfmt.Text(strings.Replace(string(*tc.Output), `"revision":`, `"revision":1`, 1))
 					c.Output = &o
 				})
-			case g.Type == vectors.LedgerDecodeType:
-				check("decoding error kind", func(c *vectors.LedgerTest) { c.Error = "PlanMismatch" })
+			case g.Type == vectorfmt.LedgerDecodeType:
+				check("decoding error kind", func(c *vectorfmt.LedgerTest) { c.Error = "PlanMismatch" })
 			}
 			for j, r := range tc.Records {
 				if r.Error != "" {
-					check("record error kind", func(c *vectors.LedgerTest) { c.Records[j].Error = "PlanMismatch" })
+					check("record error kind", func(c *vectorfmt.LedgerTest) { c.Records[j].Error = "PlanMismatch" })
 					break
 				}
 			}
 		}
 	}
-	for _, typ := range []string{vectors.LedgerInputFingerprintType, vectors.LedgerOperationKeyType, vectors.LedgerDecodeType, vectors.LedgerRecordType} {
+	for _, typ := range []string{vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType} {
 		if seen[typ] == 0 {
 			t.Errorf("no %s tests", typ)
 		}
@@ -83,7 +83,7 @@ func TestLedgerKeyPreparedPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, g := range f.TestGroups {
-		if g.Type != vectors.LedgerOperationKeyType {
+		if g.Type != vectorfmt.LedgerOperationKeyType {
 			continue
 		}
 		for i := range g.Tests {

@@ -91,8 +91,8 @@ var runners = map[string]func(fs.FS, *fileRun) error{
 	vectorfmt.AuthorizerFile:    replayAuthorizer,
 	vectorfmt.JournalFile:       replayJournal,
 	vectorfmt.StorageFile:       replayStorage,
-	"host_scenarios.json":       replayHostScenarios, // vectors.HostScenariosFile
-	"ledger.json":               replayLedger,        // vectors.LedgerFile
+	"host_scenarios.json":       replayHostScenarios, // vectorfmt.HostScenariosFile
+	"ledger.json":               replayLedger,        // vectorfmt.LedgerFile
 }
 
 // RunFile replays one vector file.

@@ -12,8 +12,9 @@
 // Test case IDs (tcId) are unique within a file and permanent: new cases are only ever
 // appended, so a port may pin or skip individual tcIds across regenerations.
 //
-// Both the generator (cmd/splash-vectors) and the readers (package vectors, package
-// vectors/replay) use these types, so the writer and the readers cannot drift apart.
+// Every schema type of every vector file is defined here, and nowhere else. Both the generator
+// (cmd/splash-vectors) and the readers (package vectors, package vectors/replay) use these
+// types, so the writer and the readers cannot drift apart.
 package vectorfmt
 
 // Result values of a test.
@@ -55,8 +56,8 @@ var FileNames = []string{
 	AuthorizerFile,
 	JournalFile,
 	StorageFile,
-	"host_scenarios.json", // vectors.HostScenariosFile
-	"ledger.json",         // vectors.LedgerFile
+	HostScenariosFile,
+	LedgerFile,
 }
 
 // SchemaName returns the JSON Schema file name (in vectors/schema) for a vector file name.

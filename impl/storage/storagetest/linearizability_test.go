@@ -1,4 +1,4 @@
-package storage
+package storagetest
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/splashv5/conform/impl/storage"
 )
 
 // racyReserveBackend allocates fencing tokens the forbidden way: it reads
@@ -20,12 +21,12 @@ import (
 // `rendezvous` reservations wait for each other after the read and again
 // after the write, so they all read the same fence and all succeed.
 type racyReserveBackend struct {
-	Backend
+	storage.Backend
 	afterRead, afterWrite *sync.WaitGroup
 	remaining             *atomic.Int64
 }
 
-func newRacyReserveBackend(b Backend, rendezvous int) racyReserveBackend {
+func newRacyReserveBackend(b storage.Backend, rendezvous int) racyReserveBackend {
 	r := racyReserveBackend{Backend: b, afterRead: &sync.WaitGroup{}, afterWrite: &sync.WaitGroup{}, remaining: &atomic.Int64{}}
 	r.afterRead.Add(rendezvous)
 	r.afterWrite.Add(rendezvous)
@@ -33,7 +34,7 @@ func newRacyReserveBackend(b Backend, rendezvous int) racyReserveBackend {
 	return r
 }
 
-func (r racyReserveBackend) ReserveFence(ctx context.Context, key RecordKey) (uint64, error) {
+func (r racyReserveBackend) ReserveFence(ctx context.Context, key storage.RecordKey) (uint64, error) {
 	current, err := r.Backend.CurrentFence(ctx, key)
 	if err != nil {
 		return 0, err
@@ -59,12 +60,12 @@ func (r racyReserveBackend) ReserveFence(ctx context.Context, key RecordKey) (ui
 
 // ignoredFenceBackend performs fenced swaps under whatever fence is current,
 // ignoring the caller's token: the bug that lets a superseded writer write.
-type ignoredFenceBackend struct{ Backend }
+type ignoredFenceBackend struct{ storage.Backend }
 
-func (b ignoredFenceBackend) CompareAndSwapFenced(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, _ uint64) (CASOutcome, error) {
+func (b ignoredFenceBackend) CompareAndSwapFenced(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, _ uint64) (storage.CASOutcome, error) {
 	current, err := b.Backend.CurrentFence(ctx, key)
 	if err != nil {
-		return CASOutcome{}, err
+		return storage.CASOutcome{}, err
 	}
 	return b.Backend.CompareAndSwapFenced(ctx, key, expected, replacement, current)
 }
@@ -76,23 +77,19 @@ func (b ignoredFenceBackend) CompareAndSwapFenced(ctx context.Context, key Recor
 // Spec: STO-029, STO-071
 func TestLinearizabilityCheckerRejectsRacyReservations(t *testing.T) {
 	const clients = 4
-	for _, h := range []harness{memoryHarness(), sqliteHarness(JournalWAL)} {
-		t.Run(h.name, func(t *testing.T) {
-			b := newRacyReserveBackend(h.open(t), clients)
-			ops := runGoroutineHistory(b, linKeys(0, 2), clients, 12, 7, monotonicClock())
-			duplicates := map[uint64]int{}
-			for _, op := range ops {
-				if in, out := op.Input.(linInput), op.Output.(linOutput); in.Op == linReserve && in.Key == 0 && out.Err == 0 {
-					duplicates[out.Token]++
-				}
-			}
-			if duplicates[1] != clients {
-				t.Fatalf("the rendezvous did not force a collision: token 1 issued %d times", duplicates[1])
-			}
-			if res, _ := checkHistory(t, ops); res != porcupine.Illegal {
-				t.Fatalf("a history with duplicated reservations was judged %s", res)
-			}
-		})
+	b := newRacyReserveBackend(storage.NewMemoryBackend(), clients)
+	ops := runGoroutineHistory(b, linKeys(0, 2), clients, 12, 7, monotonicClock())
+	duplicates := map[uint64]int{}
+	for _, op := range ops {
+		if in, out := op.Input.(linInput), op.Output.(linOutput); in.Op == linReserve && in.Key == 0 && out.Err == 0 {
+			duplicates[out.Token]++
+		}
+	}
+	if duplicates[1] != clients {
+		t.Fatalf("the rendezvous did not force a collision: token 1 issued %d times", duplicates[1])
+	}
+	if res, _ := checkHistory(t, ops); res != porcupine.Illegal {
+		t.Fatalf("a history with duplicated reservations was judged %s", res)
 	}
 }
 
@@ -101,34 +98,30 @@ func TestLinearizabilityCheckerRejectsRacyReservations(t *testing.T) {
 //
 // Spec: STO-029, STO-028
 func TestLinearizabilityCheckerRejectsIgnoredFences(t *testing.T) {
-	for _, h := range []harness{memoryHarness(), sqliteHarness(JournalWAL)} {
-		t.Run(h.name, func(t *testing.T) {
-			b := ignoredFenceBackend{h.open(t)}
-			keys := linKeys(0, 1)
-			clock := monotonicClock()
-			var ops []porcupine.Operation
-			step := func(client int, in linInput) linOutput {
-				call := clock()
-				out := linCall(context.Background(), b, keys, in)
-				ops = append(ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: clock()})
-				return out
-			}
-			old := step(0, linInput{Op: linReserve})
-			newer := step(1, linInput{Op: linReserve})
-			if old.Token != 1 || newer.Token != 2 {
-				t.Fatalf("reservations %d and %d", old.Token, newer.Token)
-			}
-			// The superseded writer writes with token 1 after token 2 exists.
-			out := step(0, linInput{Op: linFencedSwap, Token: old.Token, Value: "stale writer"})
-			if !out.Stored {
-				t.Fatalf("the broken backend did not let the stale writer through: %+v", out)
-			}
-			// Concurrent traffic after the violation does not hide it.
-			ops = append(ops, runGoroutineHistory(b, keys, 3, 10, 11, clock)...)
-			if res, _ := checkHistory(t, ops); res != porcupine.Illegal {
-				t.Fatalf("a history with a write under a stale fence was judged %s", res)
-			}
-		})
+	b := ignoredFenceBackend{storage.NewMemoryBackend()}
+	keys := linKeys(0, 1)
+	clock := monotonicClock()
+	var ops []porcupine.Operation
+	step := func(client int, in linInput) linOutput {
+		call := clock()
+		out := linCall(context.Background(), b, keys, in)
+		ops = append(ops, porcupine.Operation{ClientId: client, Input: in, Output: out, Call: call, Return: clock()})
+		return out
+	}
+	old := step(0, linInput{Op: linReserve})
+	newer := step(1, linInput{Op: linReserve})
+	if old.Token != 1 || newer.Token != 2 {
+		t.Fatalf("reservations %d and %d", old.Token, newer.Token)
+	}
+	// The superseded writer writes with token 1 after token 2 exists.
+	out := step(0, linInput{Op: linFencedSwap, Token: old.Token, Value: "stale writer"})
+	if !out.Stored {
+		t.Fatalf("the broken backend did not let the stale writer through: %+v", out)
+	}
+	// Concurrent traffic after the violation does not hide it.
+	ops = append(ops, runGoroutineHistory(b, keys, 3, 10, 11, clock)...)
+	if res, _ := checkHistory(t, ops); res != porcupine.Illegal {
+		t.Fatalf("a history with a write under a stale fence was judged %s", res)
 	}
 }
 
@@ -172,7 +165,7 @@ func TestFencedRegisterModel(t *testing.T) {
 		}, porcupine.Illegal},
 		{"write with a higher, unestablished token", []porcupine.Operation{
 			op(0, 0, 1, linInput{Op: linEstablish, Token: 5}, linOutput{}),
-			op(1, 2, 3, linInput{Op: linFencedSwap, Token: 6, Value: "x"}, linOutput{Err: ErrFencingTokenRejected, ErrCurrent: 5}),
+			op(1, 2, 3, linInput{Op: linFencedSwap, Token: 6, Value: "x"}, linOutput{Err: storage.ErrFencingTokenRejected, ErrCurrent: 5}),
 		}, porcupine.Ok},
 		{"lost update", []porcupine.Operation{
 			op(0, 0, 1, linInput{Op: linEstablish, Token: 1}, linOutput{}),

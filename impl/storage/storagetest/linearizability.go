@@ -1,15 +1,11 @@
-package storage
+package storagetest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,13 +13,15 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/splashv5/conform/impl/storage"
 )
 
 // This file checks that backends are linearizable per record key (STO-029)
 // with porcupine, against a model of a fenced register: the state of one key
 // is its fence, its revision (0 = absent) and the value written at that
-// revision. Clients run as goroutines and, for SQLite, as separate
-// processes. A deliberately broken backend proves the checker can fail.
+// revision. Clients run as goroutines here and, for a backend that several
+// processes share, as separate processes in that backend's tests. A
+// deliberately broken backend proves the checker can fail.
 
 type linOp uint8
 
@@ -53,17 +51,17 @@ type linInput struct {
 // linOutput is one observed result. Unknown marks a call whose outcome is
 // unknown (an I/O failure): it may or may not have taken effect.
 type linOutput struct {
-	Unknown    bool      `json:"unknown,omitempty"`
-	Err        ErrorKind `json:"err,omitempty"`
-	ErrCurrent uint64    `json:"err_current,omitempty"`
-	Token      uint64    `json:"token,omitempty"`
-	Stored     bool      `json:"stored,omitempty"`
-	Floor      uint64    `json:"floor,omitempty"`
-	HasActual  bool      `json:"has_actual,omitempty"`
-	Actual     uint64    `json:"actual,omitempty"`
-	HasRecord  bool      `json:"has_record,omitempty"`
-	Revision   uint64    `json:"revision,omitempty"`
-	Value      string    `json:"value,omitempty"`
+	Unknown    bool              `json:"unknown,omitempty"`
+	Err        storage.ErrorKind `json:"err,omitempty"`
+	ErrCurrent uint64            `json:"err_current,omitempty"`
+	Token      uint64            `json:"token,omitempty"`
+	Stored     bool              `json:"stored,omitempty"`
+	Floor      uint64            `json:"floor,omitempty"`
+	HasActual  bool              `json:"has_actual,omitempty"`
+	Actual     uint64            `json:"actual,omitempty"`
+	HasRecord  bool              `json:"has_record,omitempty"`
+	Revision   uint64            `json:"revision,omitempty"`
+	Value      string            `json:"value,omitempty"`
 }
 
 type linState struct {
@@ -82,25 +80,25 @@ func linApply(s linState, in linInput) (linState, linOutput) {
 		return s, linOutput{Token: s.Fence}
 	case linReserve:
 		if s.Fence == math.MaxUint64 {
-			return s, linOutput{Err: ErrFencingTokenExhausted}
+			return s, linOutput{Err: storage.ErrFencingTokenExhausted}
 		}
 		s.Fence++
 		return s, linOutput{Token: s.Fence}
 	case linEstablish:
 		switch {
 		case in.Token == 0:
-			return s, linOutput{Err: ErrInvalidFencingToken}
+			return s, linOutput{Err: storage.ErrInvalidFencingToken}
 		case in.Token < s.Fence:
-			return s, linOutput{Err: ErrFencingTokenRejected, ErrCurrent: s.Fence}
+			return s, linOutput{Err: storage.ErrFencingTokenRejected, ErrCurrent: s.Fence}
 		}
 		s.Fence = in.Token
 		return s, linOutput{}
 	case linFencedSwap:
 		switch {
 		case in.Token == 0:
-			return s, linOutput{Err: ErrInvalidFencingToken}
+			return s, linOutput{Err: storage.ErrInvalidFencingToken}
 		case in.Token != s.Fence:
-			return s, linOutput{Err: ErrFencingTokenRejected, ErrCurrent: s.Fence}
+			return s, linOutput{Err: storage.ErrFencingTokenRejected, ErrCurrent: s.Fence}
 		}
 		matches := in.HasExpected == (s.Revision != 0) && (!in.HasExpected || in.Expected == s.Revision)
 		if !matches {
@@ -187,13 +185,13 @@ type linRecord struct {
 }
 
 // linCall performs in against b and translates the result.
-func linCall(ctx context.Context, b Backend, keys []RecordKey, in linInput) linOutput {
+func linCall(ctx context.Context, b storage.Backend, keys []storage.RecordKey, in linInput) linOutput {
 	key := keys[in.Key]
 	var out linOutput
 	var err error
 	switch in.Op {
 	case linLoad:
-		var snap Snapshot
+		var snap storage.Snapshot
 		snap, err = b.Load(ctx, key)
 		out.Floor = snap.RevisionFloor
 		if snap.Record != nil {
@@ -208,10 +206,10 @@ func linCall(ctx context.Context, b Backend, keys []RecordKey, in linInput) linO
 	case linFencedSwap:
 		var expected *uint64
 		if in.HasExpected {
-			expected = ExpectRevision(in.Expected)
+			expected = storage.ExpectRevision(in.Expected)
 		}
-		var res CASOutcome
-		res, err = b.CompareAndSwapFenced(ctx, key, expected, StoredRecord{Revision: in.Expected + 1, Bytes: []byte(in.Value)}, in.Token)
+		var res storage.CASOutcome
+		res, err = b.CompareAndSwapFenced(ctx, key, expected, storage.StoredRecord{Revision: in.Expected + 1, Bytes: []byte(in.Value)}, in.Token)
 		out.Stored, out.Floor = res.Stored, res.RevisionFloor
 		if res.ActualRevision != nil {
 			out.HasActual, out.Actual = true, *res.ActualRevision
@@ -220,9 +218,9 @@ func linCall(ctx context.Context, b Backend, keys []RecordKey, in linInput) linO
 	if err != nil {
 		out = linOutput{}
 		switch k := kindOf(err); k {
-		case ErrFencingTokenRejected:
-			out.Err, out.ErrCurrent = k, err.(*Error).CurrentFence
-		case ErrInvalidFencingToken, ErrFencingTokenExhausted:
+		case storage.ErrFencingTokenRejected:
+			out.Err, out.ErrCurrent = k, err.(*storage.Error).CurrentFence
+		case storage.ErrInvalidFencingToken, storage.ErrFencingTokenExhausted:
 			out.Err = k
 		default:
 			out.Unknown = true
@@ -235,7 +233,7 @@ func linCall(ctx context.Context, b Backend, keys []RecordKey, in linInput) linO
 // keeps the lease it last reserved and the revision it last observed, as a
 // worker does, and sometimes misbehaves (a stale lease, token 0) so that
 // every branch of the model is exercised.
-func linClient(ctx context.Context, b Backend, keys []RecordKey, client int, seed uint64, n int, clock func() int64, emit func(linRecord)) {
+func linClient(ctx context.Context, b storage.Backend, keys []storage.RecordKey, client int, seed uint64, n int, clock func() int64, emit func(linRecord)) {
 	rng := rand.New(rand.NewPCG(seed, uint64(client)))
 	leases := make([]uint64, len(keys))
 	stale := make([]uint64, len(keys))
@@ -289,17 +287,18 @@ func linClient(ctx context.Context, b Backend, keys []RecordKey, client int, see
 	}
 }
 
-func linKeys(run, count int) []RecordKey {
-	keys := make([]RecordKey, count)
+// linKeys returns the count record keys of history run.
+func linKeys(run, count int) []storage.RecordKey {
+	keys := make([]storage.RecordKey, count)
 	for i := range keys {
-		keys[i] = RecordKey{Namespace: "linearizability", Name: fmt.Sprintf("run-%d-key-%d", run, i)}
+		keys[i] = storage.RecordKey{Namespace: "linearizability", Name: fmt.Sprintf("run-%d-key-%d", run, i)}
 	}
 	return keys
 }
 
 // runGoroutineHistory runs clients concurrently against b and returns the
 // recorded history.
-func runGoroutineHistory(b Backend, keys []RecordKey, clients, opsPerClient int, seed uint64, clock func() int64) []porcupine.Operation {
+func runGoroutineHistory(b storage.Backend, keys []storage.RecordKey, clients, opsPerClient int, seed uint64, clock func() int64) []porcupine.Operation {
 	var mu sync.Mutex
 	var ops []porcupine.Operation
 	var wg sync.WaitGroup
@@ -307,7 +306,7 @@ func runGoroutineHistory(b Backend, keys []RecordKey, clients, opsPerClient int,
 		wg.Go(func() {
 			linClient(context.Background(), b, keys, c, seed, opsPerClient, clock, func(r linRecord) {
 				mu.Lock()
-				ops = append(ops, recordToOperation(r))
+				ops = append(ops, linOperation(r))
 				mu.Unlock()
 			})
 		})
@@ -316,7 +315,8 @@ func runGoroutineHistory(b Backend, keys []RecordKey, clients, opsPerClient int,
 	return ops
 }
 
-func recordToOperation(r linRecord) porcupine.Operation {
+// linOperation turns a recorded call into a porcupine operation.
+func linOperation(r linRecord) porcupine.Operation {
 	return porcupine.Operation{ClientId: r.Client, Input: r.Input, Output: r.Output, Call: r.Call, Return: r.Return}
 }
 
@@ -385,6 +385,7 @@ type linStats struct {
 	calls, unknown, stored, conflicts, rejected, reserved, overlapping int
 }
 
+// add counts the calls of one history.
 func (s *linStats) add(ops []porcupine.Operation) {
 	for i, op := range ops {
 		in, out := op.Input.(linInput), op.Output.(linOutput)
@@ -392,7 +393,7 @@ func (s *linStats) add(ops []porcupine.Operation) {
 		switch {
 		case out.Unknown:
 			s.unknown++
-		case out.Err == ErrFencingTokenRejected:
+		case out.Err == storage.ErrFencingTokenRejected:
 			s.rejected++
 		case in.Op == linFencedSwap && out.Err == 0 && out.Stored:
 			s.stored++
@@ -422,10 +423,16 @@ func (s linStats) require(t testing.TB) {
 	}
 }
 
+// linPlan sizes a linearizability run: histories, keys per history, clients and calls per
+// client.
 type linPlan struct {
 	runs, keys, clients, ops int
 }
 
+// soak reports whether long runs were asked for (SPLASH_SOAK=1).
+func soak() bool { return os.Getenv("SPLASH_SOAK") == "1" }
+
+// linScale returns long under soak, else short.
 func linScale(short, long linPlan) linPlan {
 	if soak() {
 		return long
@@ -433,190 +440,64 @@ func linScale(short, long linPlan) linPlan {
 	return short
 }
 
-// Spec: STO-029, STO-026, STO-027, STO-028
-func TestLinearizableMemoryBackend(t *testing.T) {
-	plan := linScale(linPlan{runs: 10, keys: 3, clients: 4, ops: 30}, linPlan{runs: 150, keys: 4, clients: 5, ops: 40})
-	histories := 0
-	var stats linStats
-	for run := range plan.runs {
-		ops := runGoroutineHistory(jitterBackend{NewMemoryBackend(), 200 * time.Microsecond}, linKeys(run, plan.keys), plan.clients, plan.ops, uint64(run), monotonicClock())
-		requireLinearizable(t, ops, fmt.Sprintf("run %d", run))
-		stats.add(ops)
-		histories += plan.keys
-	}
-	stats.require(t)
-	t.Logf("%d linearizable histories", histories)
-}
-
-// Spec: STO-029, STO-061
-func TestLinearizableSQLiteBackendGoroutines(t *testing.T) {
+// RunLinearizable runs concurrent clients against b, several histories over several keys,
+// and checks with porcupine that every history is linearizable under the fenced register
+// model. jitter selects more and longer histories, with a random pause around each call, for
+// backends whose calls rarely overlap on their own (in memory, or serialized in-process).
+func RunLinearizable(t *testing.T, b storage.Backend, jitter bool) {
 	plan := linScale(linPlan{runs: 4, keys: 3, clients: 4, ops: 24}, linPlan{runs: 60, keys: 4, clients: 5, ops: 30})
-	b := openTestSQLite(t, JournalWAL)
+	seed := uint64(1000)
+	if jitter {
+		plan = linScale(linPlan{runs: 10, keys: 3, clients: 4, ops: 30}, linPlan{runs: 150, keys: 4, clients: 5, ops: 40})
+		b, seed = jitterBackend{b, 200 * time.Microsecond}, 0
+	}
 	histories := 0
 	var stats linStats
 	for run := range plan.runs {
-		ops := runGoroutineHistory(b, linKeys(run, plan.keys), plan.clients, plan.ops, uint64(run)+1000, monotonicClock())
+		ops := runGoroutineHistory(b, linKeys(run, plan.keys), plan.clients, plan.ops, uint64(run)+seed, monotonicClock())
 		requireLinearizable(t, ops, fmt.Sprintf("run %d", run))
 		stats.add(ops)
 		histories += plan.keys
 	}
 	stats.require(t)
 	t.Logf("%d linearizable histories", histories)
-}
-
-// Environment of a linearizability child process.
-const (
-	linDBEnv      = "SPLASH_STORAGE_LIN_DB"
-	linModeEnv    = "SPLASH_STORAGE_LIN_JOURNAL_MODE"
-	linRunEnv     = "SPLASH_STORAGE_LIN_RUN"
-	linKeysEnv    = "SPLASH_STORAGE_LIN_KEYS"
-	linClientsEnv = "SPLASH_STORAGE_LIN_CLIENTS"
-	linFirstEnv   = "SPLASH_STORAGE_LIN_FIRST_CLIENT"
-	linOpsEnv     = "SPLASH_STORAGE_LIN_OPS"
-	linStartEnv   = "SPLASH_STORAGE_LIN_START"
-)
-
-// runLinearizabilityChild runs this process's clients against the shared
-// database and prints every recorded call as one JSON line. Timestamps are
-// wall-clock nanoseconds, comparable between processes of one machine.
-func runLinearizabilityChild() int {
-	env := func(name string) int {
-		v, err := strconv.Atoi(os.Getenv(name))
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-			os.Exit(2)
-		}
-		return v
-	}
-	run, nKeys, clients, first, n, start := env(linRunEnv), env(linKeysEnv), env(linClientsEnv), env(linFirstEnv), env(linOpsEnv), env(linStartEnv)
-	ctx := context.Background()
-	mode := JournalWAL
-	if os.Getenv(linModeEnv) == JournalDelete.String() {
-		mode = JournalDelete
-	}
-	b, err := OpenSQLite(ctx, os.Getenv(linDBEnv), &SQLiteOptions{JournalMode: mode})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer b.Close()
-	// Start together with the other processes.
-	time.Sleep(time.Until(time.Unix(0, int64(start))))
-	var mu sync.Mutex
-	out := bufio.NewWriter(os.Stdout)
-	enc := json.NewEncoder(out)
-	var wg sync.WaitGroup
-	for c := first; c < first+clients; c++ {
-		wg.Go(func() {
-			linClient(ctx, b, linKeys(run, nKeys), c, uint64(run)+5000, n, func() int64 { return time.Now().UnixNano() }, func(r linRecord) {
-				mu.Lock()
-				_ = enc.Encode(r)
-				mu.Unlock()
-			})
-		})
-	}
-	wg.Wait()
-	if err := out.Flush(); err != nil {
-		return 1
-	}
-	return 0
-}
-
-// Spec: STO-029, STO-061
-func TestLinearizableSQLiteBackendProcesses(t *testing.T) {
-	plan := linScale(linPlan{runs: 2, keys: 3, clients: 2, ops: 16}, linPlan{runs: 50, keys: 4, clients: 2, ops: 24})
-	const processes = 3
-	dir := t.TempDir()
-	histories := 0
-	var stats linStats
-	for run := range plan.runs {
-		// Alternate the journal modes; each has its own database file.
-		mode := []SQLiteJournalMode{JournalWAL, JournalDelete}[run%2]
-		path := filepath.Join(dir, "shared-"+mode.String()+".db")
-		setup := openSQLiteAt(t, path, mode)
-		_ = setup.Close()
-		start := time.Now().Add(400 * time.Millisecond).UnixNano()
-		results := make([][]linRecord, processes)
-		errs := make([]error, processes)
-		var wg sync.WaitGroup
-		for p := range processes {
-			cmd := childCommand(t, "linearizability-client",
-				linDBEnv+"="+path, linModeEnv+"="+mode.String(), linRunEnv+"="+strconv.Itoa(run), linKeysEnv+"="+strconv.Itoa(plan.keys),
-				linClientsEnv+"="+strconv.Itoa(plan.clients), linFirstEnv+"="+strconv.Itoa(p*plan.clients),
-				linOpsEnv+"="+strconv.Itoa(plan.ops), linStartEnv+"="+strconv.FormatInt(start, 10))
-			wg.Go(func() {
-				stdout, err := cmd.Output()
-				if err != nil {
-					errs[p] = fmt.Errorf("child %d: %w", p, err)
-					return
-				}
-				sc := bufio.NewScanner(bytes.NewReader(stdout))
-				for sc.Scan() {
-					var r linRecord
-					if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-						errs[p] = err
-						return
-					}
-					results[p] = append(results[p], r)
-				}
-			})
-		}
-		wg.Wait()
-		var ops []porcupine.Operation
-		for p := range processes {
-			if errs[p] != nil {
-				t.Fatal(errs[p])
-			}
-			if len(results[p]) != plan.clients*plan.ops {
-				t.Fatalf("child %d recorded %d calls, want %d", p, len(results[p]), plan.clients*plan.ops)
-			}
-			for _, r := range results[p] {
-				ops = append(ops, recordToOperation(r))
-			}
-		}
-		requireLinearizable(t, ops, fmt.Sprintf("run %d", run))
-		stats.add(ops)
-		histories += plan.keys
-	}
-	stats.require(t)
-	t.Logf("%d linearizable multi-process histories", histories)
 }
 
 // jitterBackend delays each call before and after the wrapped backend runs
 // it, so that calls of fast backends overlap in time. The wrapped call stays
 // atomic, so a linearizable backend stays linearizable.
 type jitterBackend struct {
-	Backend
+	storage.Backend
 	max time.Duration
 }
 
 func (j jitterBackend) pause() { time.Sleep(time.Duration(rand.Int64N(int64(j.max)))) }
 
-func (j jitterBackend) Load(ctx context.Context, key RecordKey) (Snapshot, error) {
+func (j jitterBackend) Load(ctx context.Context, key storage.RecordKey) (storage.Snapshot, error) {
 	j.pause()
 	defer j.pause()
 	return j.Backend.Load(ctx, key)
 }
 
-func (j jitterBackend) CurrentFence(ctx context.Context, key RecordKey) (uint64, error) {
+func (j jitterBackend) CurrentFence(ctx context.Context, key storage.RecordKey) (uint64, error) {
 	j.pause()
 	defer j.pause()
 	return j.Backend.CurrentFence(ctx, key)
 }
 
-func (j jitterBackend) ReserveFence(ctx context.Context, key RecordKey) (uint64, error) {
+func (j jitterBackend) ReserveFence(ctx context.Context, key storage.RecordKey) (uint64, error) {
 	j.pause()
 	defer j.pause()
 	return j.Backend.ReserveFence(ctx, key)
 }
 
-func (j jitterBackend) EstablishFence(ctx context.Context, key RecordKey, token uint64) error {
+func (j jitterBackend) EstablishFence(ctx context.Context, key storage.RecordKey, token uint64) error {
 	j.pause()
 	defer j.pause()
 	return j.Backend.EstablishFence(ctx, key, token)
 }
 
-func (j jitterBackend) CompareAndSwapFenced(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, token uint64) (CASOutcome, error) {
+func (j jitterBackend) CompareAndSwapFenced(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, token uint64) (storage.CASOutcome, error) {
 	j.pause()
 	defer j.pause()
 	return j.Backend.CompareAndSwapFenced(ctx, key, expected, replacement, token)

@@ -1,6 +1,4 @@
-package vectors
-
-import "github.com/splashv5/conform/vectors/vectorfmt"
+package vectorfmt
 
 // LedgerFile is the file name of the host's durable ledger vectors.
 const LedgerFile = "ledger.json"
@@ -21,7 +19,7 @@ const (
 
 // Ledger is ledger.json: the durable ledger's derivations and encoding.
 type Ledger struct {
-	vectorfmt.Header
+	Header
 	TestGroups []LedgerGroup `json:"testGroups"`
 }
 
@@ -40,10 +38,10 @@ type LedgerGroup struct {
 //   - LedgerRecordType: PlanFingerprint and Records in; the encoding Output of the ledger after
 //     every record (a refused record changes nothing).
 type LedgerTest struct {
-	vectorfmt.Case
+	Case
 	// Input is the canonical operation input (fingerprint and key tests) or the stored
 	// ledger document (decode tests).
-	Input *vectorfmt.Text `json:"input,omitempty"`
+	Input *Text `json:"input,omitempty"`
 	// InputHex is Input in hex, for inputs that are not valid UTF-8.
 	InputHex *string `json:"input_hex,omitempty"`
 	// Fingerprint is the expected ledger input fingerprint.
@@ -63,18 +61,15 @@ type LedgerTest struct {
 	// Records are the operations recorded into a new ledger, in order.
 	Records []LedgerRecord `json:"records,omitempty"`
 	// Output is the exact canonical ledger encoding.
-	Output *vectorfmt.Text `json:"output,omitempty"`
+	Output *Text `json:"output,omitempty"`
 }
 
 // LedgerRecord is one operation recorded into a ledger; Error is the expected refusal, absent
 // when the record succeeds.
 type LedgerRecord struct {
-	StepID       string          `json:"step_id"`
-	Tool         string          `json:"tool"`
-	OperationKey string          `json:"operation_key"`
-	Input        *vectorfmt.Text `json:"input"`
-	Error        string          `json:"error,omitempty"`
+	StepID       string `json:"step_id"`
+	Tool         string `json:"tool"`
+	OperationKey string `json:"operation_key"`
+	Input        *Text  `json:"input"`
+	Error        string `json:"error,omitempty"`
 }
-
-// LedgerVectors loads ledger.json.
-func LedgerVectors() (*Ledger, error) { return load[Ledger](LedgerFile) }

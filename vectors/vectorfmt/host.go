@@ -1,6 +1,4 @@
-package vectors
-
-import "github.com/splashv5/conform/vectors/vectorfmt"
+package vectorfmt
 
 // HostScenariosFile is the file name of the host runtime scenario vectors.
 const HostScenariosFile = "host_scenarios.json"
@@ -44,7 +42,7 @@ const (
 // HostScenarios is host_scenarios.json: sequences of host-runtime calls with the expected
 // result and audit records of every call.
 type HostScenarios struct {
-	vectorfmt.Header
+	Header
 	TestGroups []HostScenarioGroup `json:"testGroups"`
 }
 
@@ -56,7 +54,7 @@ type HostScenarioGroup struct {
 
 // HostScenarioTest is one scenario: a fresh runtime, its tools, and the steps run in order.
 type HostScenarioTest struct {
-	vectorfmt.Case
+	Case
 	Config HostConfig `json:"config"`
 	Tools  []HostTool `json:"tools"`
 	Steps  []HostStep `json:"steps"`
@@ -236,6 +234,3 @@ type HostAuditEvent struct {
 	Outcome       string `json:"outcome"`
 	RetryClass    string `json:"retry_class,omitempty"`
 }
-
-// HostScenarioFile loads host_scenarios.json.
-func HostScenarioFile() (*HostScenarios, error) { return load[HostScenarios](HostScenariosFile) }

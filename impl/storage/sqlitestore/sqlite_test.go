@@ -1,24 +1,20 @@
-package storage
+package sqlitestore
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/splashv5/conform/impl/storage"
 	"lukechampine.com/blake3"
 )
 
-func openSQLiteAt(t testing.TB, path string, mode SQLiteJournalMode) *SQLiteBackend {
+func openSQLiteAt(t testing.TB, path string, mode JournalMode) *Backend {
 	t.Helper()
-	b, err := OpenSQLite(context.Background(), path, &SQLiteOptions{JournalMode: mode})
+	b, err := Open(context.Background(), path, &Options{JournalMode: mode})
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
@@ -28,11 +24,11 @@ func openSQLiteAt(t testing.TB, path string, mode SQLiteJournalMode) *SQLiteBack
 
 // Spec: STO-060
 func TestSQLitePersistsAcrossReopen(t *testing.T) {
-	for _, mode := range []SQLiteJournalMode{JournalWAL, JournalDelete} {
+	for _, mode := range []JournalMode{JournalWAL, JournalDelete} {
 		t.Run(mode.String(), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "store.db")
 			b := openSQLiteAt(t, path, mode)
-			s := NewAuthenticatedStore(b, testKeyring(t))
+			s := storage.NewAuthenticatedStore(b, testKeyring(t))
 			token, err := s.ReserveFence(ctxb(), testKey)
 			if err != nil {
 				t.Fatal(err)
@@ -44,22 +40,22 @@ func TestSQLitePersistsAcrossReopen(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = b.Load(ctxb(), testKey)
-			wantKind(t, err, ErrBackendClosed)
+			wantKind(t, err, storage.ErrBackendClosed)
 
-			reopened := NewAuthenticatedStore(openSQLiteAt(t, path, mode), testKeyring(t))
+			reopened := storage.NewAuthenticatedStore(openSQLiteAt(t, path, mode), testKeyring(t))
 			wantLoaded(t, reopened, testKey, 1, "storage-v1", "durable")
 			if f, err := reopened.CurrentFence(ctxb(), testKey); err != nil || f != token {
 				t.Fatalf("fence %d, %v", f, err)
 			}
 			var journal string
-			if err := reopened.Backend().(*SQLiteBackend).db.QueryRow("PRAGMA journal_mode").Scan(&journal); err != nil {
+			if err := reopened.Backend().(*Backend).db.QueryRow("PRAGMA journal_mode").Scan(&journal); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.EqualFold(journal, mode.String()) {
 				t.Fatalf("journal mode %s, want %s", journal, mode)
 			}
 			var sync int
-			if err := reopened.Backend().(*SQLiteBackend).db.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil || sync != 2 {
+			if err := reopened.Backend().(*Backend).db.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil || sync != 2 {
 				t.Fatalf("synchronous = %d (%v), want 2 (FULL)", sync, err)
 			}
 		})
@@ -68,15 +64,15 @@ func TestSQLitePersistsAcrossReopen(t *testing.T) {
 
 func TestSQLiteRejectsNonFilePaths(t *testing.T) {
 	for _, p := range []string{"", ":memory:", "file:x.db", "x.db?mode=memory"} {
-		_, err := OpenSQLite(ctxb(), p, nil)
-		wantKind(t, err, ErrSQLite)
+		_, err := Open(ctxb(), p, nil)
+		wantKind(t, err, storage.ErrSQLite)
 	}
 }
 
 // Spec: STO-063
 func TestSQLiteCommitmentFormula(t *testing.T) {
 	b := openTestSQLite(t, JournalWAL)
-	s := NewAuthenticatedStore(b, testKeyring(t))
+	s := storage.NewAuthenticatedStore(b, testKeyring(t))
 	if _, err := s.Create(ctxb(), vectorKey, []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +91,7 @@ func TestSQLiteCommitmentFormula(t *testing.T) {
 	if floor != 1 || fence != 0 || !bytes.Equal(commitment, want[:]) {
 		t.Fatalf("anchor = (%d, %x, %d), want (1, %x, 0)", floor, commitment, fence, want)
 	}
-	if got := RecordCommitment(vectorKey, 1, []byte(vector10Envelope)); got != want {
+	if got := storage.RecordCommitment(vectorKey, 1, []byte(vector10Envelope)); got != want {
 		t.Fatalf("RecordCommitment = %x", got)
 	}
 }
@@ -103,7 +99,7 @@ func TestSQLiteCommitmentFormula(t *testing.T) {
 // Spec: STO-062, STO-063, STO-065, STO-040
 func TestSQLiteDetectsRowTampering(t *testing.T) {
 	b := openTestSQLite(t, JournalWAL)
-	s := NewAuthenticatedStore(b, testKeyring(t))
+	s := storage.NewAuthenticatedStore(b, testKeyring(t))
 	if _, err := s.Create(ctxb(), testKey, []byte("first payload")); err != nil {
 		t.Fatal(err)
 	}
@@ -145,45 +141,45 @@ func TestSQLiteDetectsRowTampering(t *testing.T) {
 	// The record row is restored from an older copy of the table.
 	exec(`UPDATE splash_storage_records SET revision = ?, record = ?`, oldRev, oldRecord)
 	_, err := s.Load(ctxb(), testKey)
-	if e := wantKind(t, err, ErrRollbackDetected); *e.Actual != 1 || e.Floor != 2 {
+	if e := wantKind(t, err, storage.ErrRollbackDetected); *e.Actual != 1 || e.Floor != 2 {
 		t.Fatalf("%v", e)
 	}
 	// A rolled-back record also blocks writes.
 	_, err = s.Replace(ctxb(), testKey, 1, []byte("x"))
-	wantKind(t, err, ErrRollbackDetected)
+	wantKind(t, err, storage.ErrRollbackDetected)
 
 	reset()
 	exec(`DELETE FROM splash_storage_records`)
 	_, err = s.Load(ctxb(), testKey)
-	if e := wantKind(t, err, ErrRollbackDetected); e.Actual != nil || e.Floor != 2 {
+	if e := wantKind(t, err, storage.ErrRollbackDetected); e.Actual != nil || e.Floor != 2 {
 		t.Fatalf("%v", e)
 	}
 	_, err = s.Create(ctxb(), testKey, []byte("x"))
-	wantKind(t, err, ErrRollbackDetected)
+	wantKind(t, err, storage.ErrRollbackDetected)
 
 	// The bytes change but the revision does not.
 	reset()
 	exec(`UPDATE splash_storage_records SET record = ?`, bytes.Replace(goodRecord, []byte(`"revision":2`), []byte(`"revision": 2`), 1))
 	_, err = s.Load(ctxb(), testKey)
-	wantKind(t, err, ErrBackend, ErrRecordCommitmentMismatch)
+	wantKind(t, err, storage.ErrBackend, storage.ErrRecordCommitmentMismatch)
 
 	reset()
 	exec(`UPDATE splash_storage_anchors SET record_commitment = NULL`)
 	_, err = s.Load(ctxb(), testKey)
-	wantKind(t, err, ErrBackend, ErrMissingRecordCommitment)
+	wantKind(t, err, storage.ErrBackend, storage.ErrMissingRecordCommitment)
 	_, err = s.ReserveFence(ctxb(), testKey)
-	wantKind(t, err, ErrBackend, ErrMissingRecordCommitment)
+	wantKind(t, err, storage.ErrBackend, storage.ErrMissingRecordCommitment)
 
 	reset()
 	exec(`UPDATE splash_storage_anchors SET revision_floor = ?`, u64Blob(0))
 	_, err = s.Load(ctxb(), testKey)
-	wantKind(t, err, ErrBackend, ErrUnexpectedRecordCommitment)
+	wantKind(t, err, storage.ErrBackend, storage.ErrUnexpectedRecordCommitment)
 
 	// The anchor row disappears: the record is ahead of a zero floor.
 	reset()
 	exec(`DELETE FROM splash_storage_anchors`)
 	_, err = s.Load(ctxb(), testKey)
-	if e := wantKind(t, err, ErrRevisionFloorMismatch); *e.Actual != 2 || e.Floor != 0 {
+	if e := wantKind(t, err, storage.ErrRevisionFloorMismatch); *e.Actual != 2 || e.Floor != 0 {
 		t.Fatalf("%v", e)
 	}
 
@@ -191,28 +187,16 @@ func TestSQLiteDetectsRowTampering(t *testing.T) {
 	reset()
 	exec(`UPDATE splash_storage_records SET revision = ?`, []byte{1, 2, 3, 4, 5, 6, 7, 8})
 	_, err = s.Load(ctxb(), testKey)
-	if e := wantKind(t, err, ErrRevisionFloorMismatch); *e.Actual != 0x0102030405060708 || e.Floor != 2 {
+	if e := wantKind(t, err, storage.ErrRevisionFloorMismatch); *e.Actual != 0x0102030405060708 || e.Floor != 2 {
 		t.Fatalf("%v", e)
 	}
-}
-
-// Spec: STO-064
-func TestSQLiteRejectsOversizedReplacement(t *testing.T) {
-	b := openTestSQLite(t, JournalWAL)
-	_, err := b.CompareAndSwap(ctxb(), testKey, nil, StoredRecord{Revision: 1, Bytes: make([]byte, MaxRecordBytes+1)})
-	if e := wantKind(t, err, ErrStoredRecordTooLarge); e.Size != MaxRecordBytes+1 {
-		t.Fatalf("%v", e)
-	}
-	wantSnapshot(t, mustLoad(t, b, testKey), nil, "", 0)
-	out, err := b.CompareAndSwap(ctxb(), testKey, nil, StoredRecord{Revision: 1, Bytes: make([]byte, MaxRecordBytes)})
-	wantStored(t, out, err, 1)
 }
 
 // Spec: STO-061
 func TestSQLiteSharedBetweenHandles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
-	a := NewAuthenticatedStore(openSQLiteAt(t, path, JournalWAL), testKeyring(t))
-	b := NewAuthenticatedStore(openSQLiteAt(t, path, JournalWAL), testKeyring(t))
+	a := storage.NewAuthenticatedStore(openSQLiteAt(t, path, JournalWAL), testKeyring(t))
+	b := storage.NewAuthenticatedStore(openSQLiteAt(t, path, JournalWAL), testKeyring(t))
 	ta, err := a.ReserveFence(ctxb(), testKey)
 	if err != nil {
 		t.Fatal(err)
@@ -223,109 +207,9 @@ func TestSQLiteSharedBetweenHandles(t *testing.T) {
 	}
 	// Writer a was superseded by b's reservation.
 	_, err = a.CompareAndSwapFenced(ctxb(), testKey, nil, []byte("a"), ta)
-	wantKind(t, err, ErrBackend, ErrFencingTokenRejected)
+	wantKind(t, err, storage.ErrBackend, storage.ErrFencingTokenRejected)
 	if _, err := b.CompareAndSwapFenced(ctxb(), testKey, nil, []byte("b"), tb); err != nil {
 		t.Fatal(err)
 	}
 	wantLoaded(t, a, testKey, 1, "storage-v1", "b")
 }
-
-const crashDBEnv = "SPLASH_STORAGE_CRASH_DB"
-
-// runCrashWriter is a child process: it writes revision after revision
-// under the fence in the environment and prints each acknowledged revision.
-func runCrashWriter() int {
-	ctx := context.Background()
-	path := os.Getenv(crashDBEnv)
-	token, err := strconv.ParseUint(os.Getenv("SPLASH_STORAGE_CRASH_TOKEN"), 10, 64)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	b, err := OpenSQLite(ctx, path, nil)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	ring, _ := NewKeyring("storage-v1", vector10Key())
-	s := NewAuthenticatedStore(b, ring)
-	out := bufio.NewWriter(os.Stdout)
-	var expected *uint64
-	for r := uint64(1); ; r++ {
-		payload := bytes.Repeat([]byte(fmt.Sprintf("rev-%d;", r)), 1+int(r%7)*500)
-		rec, err := s.CompareAndSwapFenced(ctx, testKey, expected, payload, token)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		fmt.Fprintln(out, rec.Revision)
-		_ = out.Flush()
-		expected = ExpectRevision(rec.Revision)
-	}
-}
-
-// A writer process killed at an arbitrary point leaves a database that
-// passes SQLite's integrity check and holds a complete, verifiable record no
-// older than the last acknowledged write: never a torn one.
-//
-// Spec: STO-060, STO-061
-func TestSQLiteSurvivesAKilledWriter(t *testing.T) {
-	rounds := 3
-	if soak() {
-		rounds = 40
-	}
-	for round := range rounds {
-		path := filepath.Join(t.TempDir(), "crash.db")
-		setup := openSQLiteAt(t, path, JournalWAL)
-		token, err := setup.ReserveFence(ctxb(), testKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = setup.Close()
-
-		cmd := childCommand(t, "crash-writer", crashDBEnv+"="+path, "SPLASH_STORAGE_CRASH_TOKEN="+strconv.FormatUint(token, 10))
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		killAfter := 2 + rand.IntN(25)
-		var acked uint64
-		lines := bufio.NewScanner(stdout)
-		for lines.Scan() {
-			acked, err = strconv.ParseUint(lines.Text(), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if acked >= uint64(killAfter) {
-				break
-			}
-		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if acked < uint64(killAfter) {
-			t.Fatalf("round %d: the writer stopped after %d revisions", round, acked)
-		}
-
-		b := openSQLiteAt(t, path, JournalWAL)
-		var check string
-		if err := b.db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
-			t.Fatalf("integrity check: %q, %v", check, err)
-		}
-		rec, err := NewAuthenticatedStore(b, testKeyring(t)).Load(ctxb(), testKey)
-		if err != nil {
-			t.Fatalf("round %d: load after the kill: %v", round, err)
-		}
-		if rec == nil || rec.Revision < acked {
-			t.Fatalf("round %d: revision %v after %d acknowledged writes", round, rec, acked)
-		}
-		want := bytes.Repeat([]byte(fmt.Sprintf("rev-%d;", rec.Revision)), 1+int(rec.Revision%7)*500)
-		if !bytes.Equal(rec.Payload, want) {
-			t.Fatalf("round %d: payload of revision %d is torn", round, rec.Revision)
-		}
-	}
-}
-
-func soak() bool { return os.Getenv("SPLASH_SOAK") == "1" }

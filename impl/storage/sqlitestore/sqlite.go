@@ -1,4 +1,8 @@
-package storage
+// Package sqlitestore is a durable storage.Backend in one SQLite database file that several
+// processes may share. It is a package of its own so that only programs that choose SQLite
+// link it: the driver (modernc.org/sqlite, a translation of SQLite to Go) takes about a minute
+// to compile from a cold build cache.
+package sqlitestore
 
 import (
 	"bytes"
@@ -13,39 +17,40 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/splashv5/conform/impl/storage"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
-// SQLiteJournalMode selects how SQLite makes transactions atomic.
-type SQLiteJournalMode uint8
+// JournalMode selects how SQLite makes transactions atomic.
+type JournalMode uint8
 
 const (
 	// JournalWAL uses a write-ahead log: readers do not block the writer.
 	// The database file must be on a local file system.
-	JournalWAL SQLiteJournalMode = iota
+	JournalWAL JournalMode = iota
 	// JournalDelete uses a rollback journal that is deleted on commit, the
 	// setting of the reference implementation.
 	JournalDelete
 )
 
 // String returns the SQLite pragma value.
-func (m SQLiteJournalMode) String() string {
+func (m JournalMode) String() string {
 	if m == JournalDelete {
 		return "DELETE"
 	}
 	return "WAL"
 }
 
-// DefaultSQLiteBusyTimeout is how long a connection waits for another
+// DefaultBusyTimeout is how long a connection waits for another
 // process's write lock before failing.
-const DefaultSQLiteBusyTimeout = 5 * time.Second
+const DefaultBusyTimeout = 5 * time.Second
 
-// SQLiteOptions configures OpenSQLite. The zero value selects WAL, the
+// Options configures Open. The zero value selects WAL, the
 // default busy timeout and four pooled connections.
-type SQLiteOptions struct {
-	JournalMode SQLiteJournalMode
+type Options struct {
+	JournalMode JournalMode
 	// BusyTimeout bounds the wait for a lock held by another connection or
-	// process (default DefaultSQLiteBusyTimeout).
+	// process (default DefaultBusyTimeout).
 	BusyTimeout time.Duration
 	// MaxOpenConns bounds the connection pool (default 4).
 	MaxOpenConns int
@@ -69,7 +74,7 @@ CREATE TABLE IF NOT EXISTS splash_storage_records (
 ) WITHOUT ROWID;
 `
 
-// SQLiteBackend is a durable Backend in one SQLite database file. Several
+// Backend is a durable Backend in one SQLite database file. Several
 // processes may open the same file at once: every operation is one SQLite
 // transaction (writes use BEGIN IMMEDIATE), so reservations and fenced swaps
 // are atomic across processes, and with synchronous=FULL a write is on disk
@@ -83,26 +88,26 @@ CREATE TABLE IF NOT EXISTS splash_storage_records (
 // (ErrRecordCommitmentMismatch). Because the anchor lives in the same file,
 // restoring the whole file to an older copy is not detected; a deployment
 // that must detect that needs an external monotonic anchor.
-type SQLiteBackend struct {
+type Backend struct {
 	db     *sql.DB
 	closed atomic.Bool
 }
 
-// OpenSQLite opens (creating if needed) the database at path and prepares
+// Open opens (creating if needed) the database at path and prepares
 // its schema. path is a plain file path; it must not contain '?'.
-func OpenSQLite(ctx context.Context, path string, opts *SQLiteOptions) (*SQLiteBackend, error) {
-	var o SQLiteOptions
+func Open(ctx context.Context, path string, opts *Options) (*Backend, error) {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	if o.BusyTimeout <= 0 {
-		o.BusyTimeout = DefaultSQLiteBusyTimeout
+		o.BusyTimeout = DefaultBusyTimeout
 	}
 	if o.MaxOpenConns <= 0 {
 		o.MaxOpenConns = 4
 	}
 	if path == "" || strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") || path == ":memory:" {
-		return nil, &Error{Kind: ErrSQLite, Err: fmt.Errorf("database path %q is not a plain file path", path)}
+		return nil, &storage.Error{Kind: storage.ErrSQLite, Err: fmt.Errorf("database path %q is not a plain file path", path)}
 	}
 	q := url.Values{}
 	q.Set("_busy_timeout", strconv.FormatInt(o.BusyTimeout.Milliseconds(), 10))
@@ -111,11 +116,11 @@ func OpenSQLite(ctx context.Context, path string, opts *SQLiteOptions) (*SQLiteB
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", path+"?"+q.Encode())
 	if err != nil {
-		return nil, &Error{Kind: ErrSQLite, Err: err}
+		return nil, &storage.Error{Kind: storage.ErrSQLite, Err: err}
 	}
 	db.SetMaxOpenConns(o.MaxOpenConns)
 	db.SetMaxIdleConns(o.MaxOpenConns)
-	b := &SQLiteBackend{db: db}
+	b := &Backend{db: db}
 	if err := b.inWriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, sqliteSchema)
 		return err
@@ -126,13 +131,20 @@ func OpenSQLite(ctx context.Context, path string, opts *SQLiteOptions) (*SQLiteB
 	return b, nil
 }
 
+// anchorState is the rollback-protected state kept per key.
+type anchorState struct {
+	floor      uint64
+	commitment *[32]byte
+	fence      uint64
+}
+
 // Close releases the database connections.
-func (b *SQLiteBackend) Close() error {
+func (b *Backend) Close() error {
 	if b.closed.Swap(true) {
 		return nil
 	}
 	if err := b.db.Close(); err != nil {
-		return &Error{Kind: ErrSQLite, Err: err}
+		return &storage.Error{Kind: storage.ErrSQLite, Err: err}
 	}
 	return nil
 }
@@ -140,32 +152,32 @@ func (b *SQLiteBackend) Close() error {
 // sqliteError wraps a driver failure, preferring the context's error when the
 // context ended.
 func sqliteError(ctx context.Context, err error) error {
-	var se *Error
+	var se *storage.Error
 	if errors.As(err, &se) {
 		return err
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return &Error{Kind: ErrSQLite, Err: ctxErr}
+		return &storage.Error{Kind: storage.ErrSQLite, Err: ctxErr}
 	}
-	return &Error{Kind: ErrSQLite, Err: err}
+	return &storage.Error{Kind: storage.ErrSQLite, Err: err}
 }
 
-func (b *SQLiteBackend) prelude(key RecordKey) error {
+func (b *Backend) prelude(key storage.RecordKey) error {
 	if err := key.Validate(); err != nil {
 		return err
 	}
 	if b.closed.Load() {
-		return &Error{Kind: ErrBackendClosed}
+		return &storage.Error{Kind: storage.ErrBackendClosed}
 	}
 	return nil
 }
 
 // inWriteTx runs fn inside BEGIN IMMEDIATE … COMMIT.
-func (b *SQLiteBackend) inWriteTx(ctx context.Context, fn func(*sql.Tx) error) error {
+func (b *Backend) inWriteTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return b.inTx(ctx, false, fn)
 }
 
-func (b *SQLiteBackend) inTx(ctx context.Context, readOnly bool, fn func(*sql.Tx) error) error {
+func (b *Backend) inTx(ctx context.Context, readOnly bool, fn func(*sql.Tx) error) error {
 	tx, err := b.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: readOnly})
 	if err != nil {
 		return sqliteError(ctx, err)
@@ -184,14 +196,14 @@ func u64Blob(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
 func blobU64(column string, b []byte) (uint64, error) {
 	if len(b) != 8 {
-		return 0, &Error{Kind: ErrSQLite, Err: fmt.Errorf("column %s holds %d bytes, want 8", column, len(b))}
+		return 0, &storage.Error{Kind: storage.ErrSQLite, Err: fmt.Errorf("column %s holds %d bytes, want 8", column, len(b))}
 	}
 	return binary.BigEndian.Uint64(b), nil
 }
 
 // readAnchor reads and validates the anchor state of key (the initial state
 // when no row exists).
-func readAnchor(ctx context.Context, tx *sql.Tx, key RecordKey) (anchorState, error) {
+func readAnchor(ctx context.Context, tx *sql.Tx, key storage.RecordKey) (anchorState, error) {
 	var floorBlob, commitment, fenceBlob []byte
 	err := tx.QueryRowContext(ctx,
 		`SELECT revision_floor, record_commitment, fencing_token FROM splash_storage_anchors WHERE namespace = ? AND name = ?`,
@@ -211,11 +223,11 @@ func readAnchor(ctx context.Context, tx *sql.Tx, key RecordKey) (anchorState, er
 	}
 	switch {
 	case commitment != nil && len(commitment) != 32:
-		return anchorState{}, &Error{Kind: ErrSQLite, Err: fmt.Errorf("column record_commitment holds %d bytes, want 32", len(commitment))}
+		return anchorState{}, &storage.Error{Kind: storage.ErrSQLite, Err: fmt.Errorf("column record_commitment holds %d bytes, want 32", len(commitment))}
 	case st.floor == 0 && commitment != nil:
-		return anchorState{}, &Error{Kind: ErrUnexpectedRecordCommitment}
+		return anchorState{}, &storage.Error{Kind: storage.ErrUnexpectedRecordCommitment}
 	case st.floor != 0 && commitment == nil:
-		return anchorState{}, &Error{Kind: ErrMissingRecordCommitment}
+		return anchorState{}, &storage.Error{Kind: storage.ErrMissingRecordCommitment}
 	case commitment != nil:
 		st.commitment = (*[32]byte)(commitment)
 	}
@@ -224,7 +236,7 @@ func readAnchor(ctx context.Context, tx *sql.Tx, key RecordKey) (anchorState, er
 
 // readRevision returns the stored record's revision and byte length, or nil
 // when no record row exists.
-func readRevision(ctx context.Context, tx *sql.Tx, key RecordKey) (*uint64, int64, error) {
+func readRevision(ctx context.Context, tx *sql.Tx, key storage.RecordKey) (*uint64, int64, error) {
 	var revBlob []byte
 	var length int64
 	err := tx.QueryRowContext(ctx,
@@ -243,7 +255,7 @@ func readRevision(ctx context.Context, tx *sql.Tx, key RecordKey) (*uint64, int6
 	return &rev, length, nil
 }
 
-func writeAnchor(ctx context.Context, tx *sql.Tx, key RecordKey, st anchorState) error {
+func writeAnchor(ctx context.Context, tx *sql.Tx, key storage.RecordKey, st anchorState) error {
 	var commitment []byte
 	if st.commitment != nil {
 		commitment = st.commitment[:]
@@ -261,11 +273,11 @@ func writeAnchor(ctx context.Context, tx *sql.Tx, key RecordKey, st anchorState)
 
 // Load reads the anchor state and the record in one read transaction. The
 // record's size is checked before its bytes are read.
-func (b *SQLiteBackend) Load(ctx context.Context, key RecordKey) (Snapshot, error) {
+func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snapshot, error) {
 	if err := b.prelude(key); err != nil {
-		return Snapshot{}, err
+		return storage.Snapshot{}, err
 	}
-	var snap Snapshot
+	var snap storage.Snapshot
 	err := b.inTx(ctx, true, func(tx *sql.Tx) error {
 		st, err := readAnchor(ctx, tx, key)
 		if err != nil {
@@ -276,14 +288,14 @@ func (b *SQLiteBackend) Load(ctx context.Context, key RecordKey) (Snapshot, erro
 		if err != nil || rev == nil {
 			return err
 		}
-		if length > MaxRecordBytes {
-			return &Error{Kind: ErrStoredRecordTooLarge, Size: int(min(length, int64(^uint(0)>>1))), Limit: MaxRecordBytes}
+		if length > storage.MaxRecordBytes {
+			return &storage.Error{Kind: storage.ErrStoredRecordTooLarge, Size: int(min(length, int64(^uint(0)>>1))), Limit: storage.MaxRecordBytes}
 		}
 		var data []byte
 		err = tx.QueryRowContext(ctx,
 			`SELECT CAST(record AS BLOB) FROM splash_storage_records
 			 WHERE namespace = ? AND name = ? AND length(CAST(record AS BLOB)) <= ?`,
-			key.Namespace, key.Name, MaxRecordBytes).Scan(&data)
+			key.Namespace, key.Name, storage.MaxRecordBytes).Scan(&data)
 		if err != nil {
 			return err
 		}
@@ -291,64 +303,55 @@ func (b *SQLiteBackend) Load(ctx context.Context, key RecordKey) (Snapshot, erro
 			data = []byte{}
 		}
 		if *rev == st.floor && st.commitment != nil {
-			want := RecordCommitment(key, *rev, data)
+			want := storage.RecordCommitment(key, *rev, data)
 			if !bytes.Equal(want[:], st.commitment[:]) {
-				return &Error{Kind: ErrRecordCommitmentMismatch}
+				return &storage.Error{Kind: storage.ErrRecordCommitmentMismatch}
 			}
 		}
-		snap.Record = &StoredRecord{Revision: *rev, Bytes: data}
+		snap.Record = &storage.StoredRecord{Revision: *rev, Bytes: data}
 		return nil
 	})
 	if err != nil {
-		return Snapshot{}, err
+		return storage.Snapshot{}, err
 	}
 	return snap, nil
 }
 
 // CompareAndSwap implements Backend.CompareAndSwap in one write transaction.
-func (b *SQLiteBackend) CompareAndSwap(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord) (CASOutcome, error) {
+func (b *Backend) CompareAndSwap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord) (storage.CASOutcome, error) {
 	return b.swap(ctx, key, expected, replacement, false, 0)
 }
 
 // CompareAndSwapFenced implements Backend.CompareAndSwapFenced in one write
 // transaction: the fence check and the swap commit together.
-func (b *SQLiteBackend) CompareAndSwapFenced(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, token uint64) (CASOutcome, error) {
+func (b *Backend) CompareAndSwapFenced(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, token uint64) (storage.CASOutcome, error) {
 	return b.swap(ctx, key, expected, replacement, true, token)
 }
 
-func (b *SQLiteBackend) swap(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, fenced bool, token uint64) (CASOutcome, error) {
+func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, fenced bool, token uint64) (storage.CASOutcome, error) {
 	if err := b.prelude(key); err != nil {
-		return CASOutcome{}, err
+		return storage.CASOutcome{}, err
 	}
 	if fenced && token == 0 {
 		// Rejected before any lock is taken; checkFence repeats the rule.
-		return CASOutcome{}, &Error{Kind: ErrInvalidFencingToken}
+		return storage.CASOutcome{}, &storage.Error{Kind: storage.ErrInvalidFencingToken}
 	}
-	var outcome CASOutcome
+	var outcome storage.CASOutcome
 	err := b.inWriteTx(ctx, func(tx *sql.Tx) error {
 		st, err := readAnchor(ctx, tx, key)
 		if err != nil {
-			return err
-		}
-		if err := checkFence(st.fence, fenced, token); err != nil {
 			return err
 		}
 		actual, _, err := readRevision(ctx, tx, key)
 		if err != nil {
 			return err
 		}
-		if !sameRevision(actual, expected) || revisionOrZero(actual) != st.floor {
-			outcome = CASOutcome{ActualRevision: actual, RevisionFloor: st.floor}
-			return nil
-		}
-		if len(replacement.Bytes) > MaxRecordBytes {
-			return &Error{Kind: ErrStoredRecordTooLarge, Size: len(replacement.Bytes), Limit: MaxRecordBytes}
-		}
-		_, revision, err := checkSwap(actual, st.floor, expected, replacement.Revision)
-		if err != nil {
+		conflict, revision, err := storage.PlanSwap(st.fence, fenced, token, actual, st.floor, expected, replacement)
+		if err != nil || revision == 0 {
+			outcome = conflict
 			return err
 		}
-		commitment := RecordCommitment(key, revision, replacement.Bytes)
+		commitment := storage.RecordCommitment(key, revision, replacement.Bytes)
 		data := replacement.Bytes
 		if data == nil {
 			data = []byte{}
@@ -362,17 +365,17 @@ func (b *SQLiteBackend) swap(ctx context.Context, key RecordKey, expected *uint6
 		if err := writeAnchor(ctx, tx, key, anchorState{floor: revision, commitment: &commitment, fence: st.fence}); err != nil {
 			return err
 		}
-		outcome = CASOutcome{Stored: true, RevisionFloor: revision}
+		outcome = storage.CASOutcome{Stored: true, RevisionFloor: revision}
 		return nil
 	})
 	if err != nil {
-		return CASOutcome{}, err
+		return storage.CASOutcome{}, err
 	}
 	return outcome, nil
 }
 
 // CurrentFence implements Backend.CurrentFence.
-func (b *SQLiteBackend) CurrentFence(ctx context.Context, key RecordKey) (uint64, error) {
+func (b *Backend) CurrentFence(ctx context.Context, key storage.RecordKey) (uint64, error) {
 	if err := b.prelude(key); err != nil {
 		return 0, err
 	}
@@ -386,7 +389,7 @@ func (b *SQLiteBackend) CurrentFence(ctx context.Context, key RecordKey) (uint64
 }
 
 // ReserveFence implements Backend.ReserveFence as one write transaction.
-func (b *SQLiteBackend) ReserveFence(ctx context.Context, key RecordKey) (uint64, error) {
+func (b *Backend) ReserveFence(ctx context.Context, key storage.RecordKey) (uint64, error) {
 	if err := b.prelude(key); err != nil {
 		return 0, err
 	}
@@ -396,7 +399,7 @@ func (b *SQLiteBackend) ReserveFence(ctx context.Context, key RecordKey) (uint64
 		if err != nil {
 			return err
 		}
-		if token, err = nextFence(st.fence); err != nil {
+		if token, err = storage.NextFence(st.fence); err != nil {
 			return err
 		}
 		st.fence = token
@@ -409,19 +412,19 @@ func (b *SQLiteBackend) ReserveFence(ctx context.Context, key RecordKey) (uint64
 }
 
 // EstablishFence implements Backend.EstablishFence as one write transaction.
-func (b *SQLiteBackend) EstablishFence(ctx context.Context, key RecordKey, token uint64) error {
+func (b *Backend) EstablishFence(ctx context.Context, key storage.RecordKey, token uint64) error {
 	if err := b.prelude(key); err != nil {
 		return err
 	}
 	if token == 0 {
-		return &Error{Kind: ErrInvalidFencingToken}
+		return &storage.Error{Kind: storage.ErrInvalidFencingToken}
 	}
 	return b.inWriteTx(ctx, func(tx *sql.Tx) error {
 		st, err := readAnchor(ctx, tx, key)
 		if err != nil {
 			return err
 		}
-		next, err := checkEstablish(st.fence, token)
+		next, err := storage.CheckEstablish(st.fence, token)
 		if err != nil || next == st.fence {
 			return err
 		}

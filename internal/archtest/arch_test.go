@@ -1,0 +1,246 @@
+// Package archtest guards the dependency direction of the module (docs/architecture.md): a
+// test fails when a package imports against the layering.
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/splashv5/conform"
+
+// wireCore is the wire core: the packages that frame, seal, encode and bootstrap a session, and
+// all the conformance runner may use.
+var wireCore = []string{"impl/canonjson", "impl/derive", "impl/protocol", "impl/bootstrap", "impl/jsonline"}
+
+// runnerExternals are the only modules outside the standard library and this module that the
+// conformance runner links: BLAKE3 (frame tags) and its CPU feature detection.
+var runnerExternals = []string{"lukechampine.com/blake3", "github.com/klauspost/cpuid/v2"}
+
+// pkg is one package of the build graph, with module paths relative to the module.
+type pkg struct {
+	Path     string   // relative to the module for module packages
+	Standard bool     // in the standard library
+	Module   bool     // in this module
+	Deps     []string // every package it links, relative to the module where they are in it
+}
+
+// rule is one layering rule: a check of one package's place in the graph.
+type rule struct {
+	name  string
+	check func(p pkg) error
+}
+
+// moduleDeps returns the module packages among deps.
+func moduleDeps(p pkg, all map[string]pkg, deps []string) []string {
+	var out []string
+	for _, d := range deps {
+		if all[d].Module && d != p.Path {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// under reports whether path is dir or below it.
+func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
+
+// isTestSupport reports whether path is a test-support package, named after its parent plus
+// "test" (impl/storage/storagetest), which only tests may import.
+func isTestSupport(path string) bool {
+	i := strings.LastIndex(path, "/")
+	if i < 0 {
+		return false
+	}
+	parent := path[:i]
+	return path[i+1:] == parent[strings.LastIndex(parent, "/")+1:]+"test"
+}
+
+// rules returns the layering rules over the graph all.
+func rules(all map[string]pkg) []rule {
+	only := func(p pkg, deps []string, allowed func(string) bool) error {
+		var bad []string
+		for _, d := range deps {
+			if !allowed(d) {
+				bad = append(bad, d)
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("%s links %s", p.Path, strings.Join(bad, ", "))
+		}
+		return nil
+	}
+	inWireCore := func(d string) bool { return slices.Contains(wireCore, d) }
+	return []rule{
+		{"impl/canonjson imports nothing of the module", func(p pkg) error {
+			if p.Path != "impl/canonjson" {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(string) bool { return false })
+		}},
+		{"model imports nothing of the module outside model", func(p pkg) error {
+			if !under(p.Path, "model") {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return under(d, "model") })
+		}},
+		{"the wire core links only the wire core", func(p pkg) error {
+			if !slices.Contains(wireCore, p.Path) {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), inWireCore)
+		}},
+		{"conformance links only the wire core", func(p pkg) error {
+			if !under(p.Path, "conformance") {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return inWireCore(d) || under(d, "conformance") })
+		}},
+		{"splash-conform links the runner, the wire core, the standard library and BLAKE3 only", func(p pkg) error {
+			if p.Path != "cmd/splash-conform" {
+				return nil
+			}
+			return only(p, p.Deps, func(d string) bool {
+				q := all[d]
+				return q.Standard || inWireCore(d) || d == "conformance" ||
+					slices.ContainsFunc(runnerExternals, func(e string) bool { return under(d, e) })
+			})
+		}},
+		{"impl depends on impl only", func(p pkg) error {
+			if !under(p.Path, "impl") {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return under(d, "impl") })
+		}},
+		{"only sqlitestore links SQLite, only boltstore links bbolt", func(p pkg) error {
+			return only(p, p.Deps, func(d string) bool {
+				switch {
+				case under(d, "modernc.org/sqlite"):
+					return under(p.Path, "impl/storage/sqlitestore")
+				case under(d, "go.etcd.io/bbolt"):
+					return p.Path == "impl/storage/boltstore" || p.Path == "cmd/splash-worker"
+				}
+				return true
+			})
+		}},
+		{"only tests import test-support packages", func(p pkg) error {
+			if isTestSupport(p.Path) {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return !isTestSupport(d) })
+		}},
+	}
+}
+
+// violations applies every rule to every module package of all.
+func violations(all map[string]pkg) []string {
+	var out []string
+	for _, r := range rules(all) {
+		for _, p := range all {
+			if !p.Module {
+				continue
+			}
+			if err := r.check(p); err != nil {
+				out = append(out, r.name+": "+err.Error())
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// load lists the module's packages and everything they link, without tests.
+func load(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Standard,Module,Deps", module+"/...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	rel := func(path string) string {
+		if path == module {
+			return "."
+		}
+		return strings.TrimPrefix(path, module+"/")
+	}
+	all := map[string]pkg{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var raw struct {
+			ImportPath string
+			Standard   bool
+			Module     *struct{ Path string }
+			Deps       []string
+		}
+		if err := dec.Decode(&raw); err != nil {
+			t.Fatal(err)
+		}
+		p := pkg{Path: rel(raw.ImportPath), Standard: raw.Standard, Module: raw.Module != nil && raw.Module.Path == module}
+		for _, d := range raw.Deps {
+			p.Deps = append(p.Deps, rel(d))
+		}
+		all[p.Path] = p
+	}
+	return all
+}
+
+// TestLayering fails when a package of the module imports against the architecture.
+func TestLayering(t *testing.T) {
+	all := load(t)
+	for _, must := range append([]string{"cmd/splash-conform", "conformance", "model", "impl/storage/sqlitestore", "impl/storage/boltstore"}, wireCore...) {
+		if !all[must].Module {
+			t.Fatalf("package %s is not in the graph; the rules would guard nothing", must)
+		}
+	}
+	for _, v := range violations(all) {
+		t.Error(v)
+	}
+}
+
+// TestRulesCatchViolations builds graphs that break each rule and checks that each is
+// reported, so that TestLayering can fail.
+func TestRulesCatchViolations(t *testing.T) {
+	mod := func(path string, deps ...string) pkg { return pkg{Path: path, Module: true, Deps: deps} }
+	ext := func(path string) pkg { return pkg{Path: path} }
+	cases := []struct {
+		name string
+		pkgs []pkg
+		want string
+	}{
+		{"canonjson imports the module", []pkg{mod("impl/canonjson", "impl/derive"), mod("impl/derive")},
+			"impl/canonjson imports nothing of the module: impl/canonjson links impl/derive"},
+		{"model imports impl", []pkg{mod("model/flow", "impl/protocol"), mod("impl/protocol")},
+			"model imports nothing of the module outside model: model/flow links impl/protocol"},
+		{"conformance imports storage", []pkg{mod("conformance", "impl/storage"), mod("impl/storage")},
+			"conformance links only the wire core: conformance links impl/storage"},
+		{"the runner links SQLite", []pkg{mod("cmd/splash-conform", "conformance", "modernc.org/sqlite"), mod("conformance"), ext("modernc.org/sqlite")},
+			"splash-conform links the runner, the wire core, the standard library and BLAKE3 only: cmd/splash-conform links modernc.org/sqlite"},
+		{"the worker links SQLite", []pkg{mod("cmd/splash-worker", "modernc.org/sqlite"), ext("modernc.org/sqlite")},
+			"only sqlitestore links SQLite, only boltstore links bbolt: cmd/splash-worker links modernc.org/sqlite"},
+		{"impl imports conformance", []pkg{mod("impl/worker", "conformance"), mod("conformance")},
+			"impl depends on impl only: impl/worker links conformance"},
+		{"a command imports a test-support package", []pkg{mod("cmd/splash-worker", "impl/storage/storagetest"), mod("impl/storage/storagetest")},
+			"only tests import test-support packages: cmd/splash-worker links impl/storage/storagetest"},
+		{"the wire core imports the worker", []pkg{mod("impl/protocol", "impl/worker"), mod("impl/worker")},
+			"the wire core links only the wire core: impl/protocol links impl/worker"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			all := map[string]pkg{}
+			for _, p := range c.pkgs {
+				all[p.Path] = p
+			}
+			got := violations(all)
+			if !slices.Contains(got, c.want) {
+				t.Fatalf("violations %q lack %q", got, c.want)
+			}
+		})
+	}
+}
