@@ -5,7 +5,7 @@ BENCHTIME ?= 1s
 STATICCHECK_VERSION ?= v0.8.2
 # The packages that run goroutines or processes concurrently, for the race detector.
 RACE_PKGS ?= ./impl/worker/... ./impl/transport/... ./impl/host/... ./impl/storage/... \
-	./conformance/... ./impl/canonjson/... ./e2e/... ./cmd/splash-worker
+	./impl/workflow/... ./conformance/... ./impl/canonjson/... ./e2e/... ./cmd/splash-worker
 # The mutation harness runs the whole suite once per fault; it runs in make test, and under the
 # race detector it would only repeat the runner paths the other conformance tests take.
 RACE_SKIP ?= ^(TestMutationHarness|TestProxyMutants)$$

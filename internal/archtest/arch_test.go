@@ -77,6 +77,12 @@ func rules(all map[string]pkg) []rule {
 	}
 	inWireCore := func(d string) bool { return slices.Contains(wireCore, d) }
 	return []rule{
+		{"spec imports nothing of the module", func(p pkg) error {
+			if p.Path != "spec" {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(string) bool { return false })
+		}},
 		{"impl/canonjson imports nothing of the module", func(p pkg) error {
 			if p.Path != "impl/canonjson" {
 				return nil
@@ -95,19 +101,19 @@ func rules(all map[string]pkg) []rule {
 			}
 			return only(p, moduleDeps(p, all, p.Deps), inWireCore)
 		}},
-		{"conformance links only the wire core", func(p pkg) error {
+		{"conformance links only the wire core and the spec text", func(p pkg) error {
 			if !under(p.Path, "conformance") {
 				return nil
 			}
-			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return inWireCore(d) || under(d, "conformance") })
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return inWireCore(d) || d == "spec" || under(d, "conformance") })
 		}},
-		{"splash-conform links the runner, the wire core, the standard library and BLAKE3 only", func(p pkg) error {
+		{"splash-conform links the runner, the wire core, the spec text, the standard library and BLAKE3 only", func(p pkg) error {
 			if p.Path != "cmd/splash-conform" {
 				return nil
 			}
 			return only(p, p.Deps, func(d string) bool {
 				q := all[d]
-				return q.Standard || inWireCore(d) || d == "conformance" ||
+				return q.Standard || inWireCore(d) || d == "conformance" || d == "spec" ||
 					slices.ContainsFunc(runnerExternals, func(e string) bool { return under(d, e) })
 			})
 		}},
@@ -219,9 +225,9 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"model imports impl", []pkg{mod("model/flow", "impl/protocol"), mod("impl/protocol")},
 			"model imports nothing of the module outside model: model/flow links impl/protocol"},
 		{"conformance imports storage", []pkg{mod("conformance", "impl/storage"), mod("impl/storage")},
-			"conformance links only the wire core: conformance links impl/storage"},
+			"conformance links only the wire core and the spec text: conformance links impl/storage"},
 		{"the runner links SQLite", []pkg{mod("cmd/splash-conform", "conformance", "modernc.org/sqlite"), mod("conformance"), ext("modernc.org/sqlite")},
-			"splash-conform links the runner, the wire core, the standard library and BLAKE3 only: cmd/splash-conform links modernc.org/sqlite"},
+			"splash-conform links the runner, the wire core, the spec text, the standard library and BLAKE3 only: cmd/splash-conform links modernc.org/sqlite"},
 		{"the worker links SQLite", []pkg{mod("cmd/splash-worker", "modernc.org/sqlite"), ext("modernc.org/sqlite")},
 			"only sqlitestore links SQLite, only boltstore links bbolt: cmd/splash-worker links modernc.org/sqlite"},
 		{"impl imports conformance", []pkg{mod("impl/worker", "conformance"), mod("conformance")},
