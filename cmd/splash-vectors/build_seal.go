@@ -55,6 +55,9 @@ func buildFramesSeal(c *checker) (string, any, *fileBuilder) {
 				s := row.start
 				t.StartSequence = &s
 			}
+			for i, msg := range row.received {
+				t.Received = append(t.Received, *b.text(indSeal(key07, peerRole(row.role), uint64(i+1), row.session, msg).line))
+			}
 			for _, msg := range row.msgs {
 				t.Messages = append(t.Messages, *b.text(msg))
 			}
@@ -75,4 +78,12 @@ func buildFramesSeal(c *checker) (string, any, *fileBuilder) {
 	}
 	doc.Header = b.header()
 	return b.name, doc, b
+}
+
+// peerRole returns the role that sends to role.
+func peerRole(role string) string {
+	if role == "host" {
+		return "worker"
+	}
+	return "host"
 }

@@ -22,9 +22,12 @@ func sealFails(kind string) sealExp             { return sealExp{err: kind} }
 // fresh sealer (key 07…07) of the given role and session.
 type sealCase struct {
 	meta
-	role      string
-	session   string
-	start     uint64
+	role    string
+	session string
+	start   uint64
+	// received are canonical messages of the peer, sealed at its sequences 1, 2, … and opened
+	// before msgs are sealed.
+	received  []string
 	msgs      []string
 	preserve  []sealExp
 	lossy     []sealExp
@@ -79,6 +82,24 @@ func sealCases() []sealCase {
 		role: "worker", session: sessionOne, msgs: []string{rep(mOpResult, `{"total":3}`, `{"total":3.10}`)},
 		preserve: []sealExp{sealedAs(1, rep(mOpResult, `{"total":3}`, `{"total":3.10}`))},
 		lossy:    []sealExp{sealedAs(1, rep(mOpResult, `{"total":3}`, `{"total":3.1}`))}, alsoLossy: true})
+	resultWithJSON := func(value string) string {
+		return rep(mResult, `{"format":"text","value":"ok"}`, `{"format":"json","value":`+value+`}`)
+	}
+	add(sealCase{meta: meta{"a received 0.10 proves a text-keeping peer: the echo of 0.10 is then sealed", flags("Seal", "NonPortable", "PeerProof"), reqs("ENC-053")},
+		role: "worker", session: sessionOne, received: []string{invokeWithJSON(`{"x":0.10}`)},
+		msgs: []string{resultWithJSON(`{"x":0.10}`)}, preserve: []sealExp{sealedAs(1, resultWithJSON(`{"x":0.10}`))}})
+	add(sealCase{meta: meta{"a received 1e+2 and a 20-digit integer prove it too; any non-portable number may follow", flags("Seal", "NonPortable", "PeerProof"), reqs("ENC-053")},
+		role: "worker", session: sessionOne, received: []string{invokeWithJSON(`[1e+2]`), invokeWithJSON(`[99999999999999999999]`)},
+		msgs: []string{resultWithJSON(`[1.50,1e+400]`)}, preserve: []sealExp{sealedAs(1, resultWithJSON(`[1.50,1e+400]`))}})
+	add(sealCase{meta: meta{"portable numbers and 0.10 inside a string prove nothing: 0.10 is still refused", flags("Seal", "NonPortable", "PeerProof", "StateUnchanged"), reqs("ENC-053", "ENC-037")},
+		role: "worker", session: sessionOne, received: []string{invokeWithJSON(`{"a":0.1,"b":100.0,"c":"0.10","d":18446744073709551615}`)},
+		msgs: []string{resultWithJSON(`{"x":0.10}`), mResult}, preserve: []sealExp{sealFails("NonPortableNumber"), sealedAs(1, mResult)}})
+	add(sealCase{meta: meta{"a Lossy layout the reference's Lossy parser does not read back is non-portable but no proof", flags("Seal", "NonPortable", "PeerProof", "LossyRounding"), reqs("ENC-053")},
+		role: "worker", session: sessionOne, received: []string{invokeWithJSON(`[1.4651248189898814e+246]`)},
+		msgs: []string{resultWithJSON(`[1.4651248189898814e+246]`)}, preserve: []sealExp{sealFails("NonPortableNumber")}})
+	add(sealCase{meta: meta{"a host that received a worker's 18446744073709551616 may send 1e+2", flags("Seal", "NonPortable", "PeerProof"), reqs("ENC-053")},
+		role: "host", session: sessionOne, received: []string{resultWithJSON(`[18446744073709551616]`)},
+		msgs: []string{dispatchWithJSON(`{"n":1e+2}`)}, preserve: []sealExp{sealedAs(1, dispatchWithJSON(`{"n":1e+2}`))}})
 	add(sealCase{meta: meta{"-0 becomes 0 in preserve mode and -0.0 in lossy mode; both are portable", flags("Seal", "NegativeZero", "ModeDependent"), reqs("ENC-024", "ENC-028", "ENC-034")},
 		role: "host", session: sessionOne, msgs: []string{dispatchWithJSON(`[-0]`)},
 		preserve: []sealExp{sealedAs(1, dispatchWithJSON(`[0]`))},

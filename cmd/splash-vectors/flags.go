@@ -36,6 +36,7 @@ var flagNotes = map[string]string{
 	"LossyRounding":      "The lossy reader's conversion is not correctly rounded; the expected value reproduces the reference's drift.",
 	"OutOfRange":         "A magnitude beyond binary64: rejected in lossy mode, kept in preserve mode; underflow becomes zero.",
 	"ModeDependent":      "The expected outcome differs between preserve and lossy mode.",
+	"PeerProof":          "Frames the peer sent are opened first; a payload number no Lossy writer writes proves a text-keeping peer (ENC-053).",
 	"DurableOutcome":     "A durable answer (operation_result, reconciled_operation, compensation_result), sealed whatever its numbers (ENC-054).",
 	"PrivateNumberKey":   "The $serde_json::private::Number object quirk of preserve mode.",
 	"RecursionLimit":     "The reader's whole-document nesting limit (127 levels accepted, 128 rejected).",

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -245,6 +246,31 @@ func TestNonPortablePolicy(t *testing.T) {
 	s := steps(t, exec(t, []string{"-allow-nonportable"}, cmd)[0])[0]
 	if !strings.Contains(s["line"].(string), "[1.50]") {
 		t.Errorf("allowed: %v", s)
+	}
+}
+
+// TestSealAfterReceivedProof: frames the peer sent, opened first, can prove a text-keeping
+// peer, after which a non-portable number seals; a received line that does not open fails the
+// command.
+//
+// Spec: ENC-053
+func TestSealAfterReceivedProof(t *testing.T) {
+	invoke := `{"type":"invoke","invocation":{"protocol_version":5,"session_id":"s","request_id":"r","tool":"t","payload":{"format":"json","value":[0.10]}}}`
+	result := `{"type":"result","result":{"protocol_version":5,"session_id":"s","request_id":"r","payload":{"format":"json","value":[0.10]}}}`
+	sealed := steps(t, exec(t, []string{"-allow-nonportable"},
+		map[string]any{"op": "seal", "key_hex": key07, "session_id": "s", "role": "host", "messages": []string{invoke}})[0])[0]
+	line := sealed["line"].(string)
+	cmd := map[string]any{"op": "seal", "key_hex": key07, "session_id": "s", "role": "worker", "messages": []string{result}}
+	if k := errKind(steps(t, exec(t, nil, cmd)[0])[0]); k != "NonPortableNumber" {
+		t.Errorf("without the received frame: %s", k)
+	}
+	cmd["received"] = []string{line}
+	if s := steps(t, exec(t, nil, cmd)[0])[0]; !strings.Contains(fmt.Sprint(s["line"]), "[0.10]") {
+		t.Errorf("after the proof: %v", s)
+	}
+	cmd["received"] = []string{strings.Replace(line, `"sequence":1`, `"sequence":2`, 1)}
+	if k := errKind(exec(t, nil, cmd)[0]); k != "InvalidAuthenticationTag" {
+		t.Errorf("a received frame that does not open: %s", k)
 	}
 }
 

@@ -24,6 +24,7 @@ type command struct {
 	Role          string          `json:"role,omitempty"`
 	StartSequence *uint64         `json:"start_sequence,omitempty"`
 	Messages      []document      `json:"messages,omitempty"`
+	Received      []string        `json:"received,omitempty"`
 	Lines         []string        `json:"lines,omitempty"`
 	LinesHex      []string        `json:"lines_hex,omitempty"`
 	Line          *string         `json:"line,omitempty"`
@@ -200,6 +201,11 @@ func opSeal(c *command, mode canonjson.Mode, cfg config) (result, error) {
 		return nil, err
 	}
 	defer a.Close()
+	for i, line := range c.Received {
+		if _, err := a.Open([]byte(line)); err != nil {
+			return nil, fail{errorOf(err).Kind, fmt.Sprintf("received[%d] does not open: %v", i, err)}
+		}
+	}
 	results := []any{}
 	for _, raw := range c.Messages {
 		m, err := protocol.DecodeMessage(raw, mode)

@@ -151,6 +151,11 @@ func checkSeal(g *vectorfmt.FrameSealGroup, mode canonjson.Mode, t *vectorfmt.Se
 		return []string{"building the sealer: " + err.Error()}
 	}
 	defer a.Close()
+	for i, line := range t.Received {
+		if _, err := a.Open([]byte(textOf(&line))); err != nil {
+			return []string{fmt.Sprintf("received frame %d does not open: %v", i+1, err)}
+		}
+	}
 	var problems []string
 	var errs []string
 	for i, raw := range t.Messages {

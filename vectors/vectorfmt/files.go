@@ -109,9 +109,13 @@ type SealTest struct {
 	Case
 	// StartSequence, when present, is the sealer's first outgoing sequence instead of 1
 	// (used to reach the end of the sequence space).
-	StartSequence *uint64      `json:"start_sequence,omitempty"`
-	Messages      []Text       `json:"messages"`
-	Results       []SealResult `json:"results"`
+	StartSequence *uint64 `json:"start_sequence,omitempty"`
+	// Received, when present, are frame lines from the peer (same key and session) that the
+	// authenticator opens, in order, before it seals anything; each must open. A payload
+	// number among them that no Lossy writer writes proves a text-keeping peer (ENC-053).
+	Received []Text       `json:"received,omitempty"`
+	Messages []Text       `json:"messages"`
+	Results  []SealResult `json:"results"`
 }
 
 // SealResult is the outcome of sealing one message.
