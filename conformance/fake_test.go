@@ -146,10 +146,14 @@ const realWorkerEnv = "SPLASH_CONFORM_REAL_WORKER"
 //	resequence  renumber every frame to the next expected sequence and retag it (no replay
 //	            or gap check)
 //	exit-zero   forward unchanged, but always exit with status 0
+//	exit-one    forward unchanged, but exit with status 1 instead of any non-zero status
 func runProxy(in *bufio.Reader, mutation string) int {
 	status := func(code int) int {
-		if mutation == "exit-zero" {
+		switch {
+		case mutation == "exit-zero":
 			return 0
+		case mutation == "exit-one" && code != 0:
+			return 1
 		}
 		return code
 	}
@@ -262,7 +266,9 @@ func TestFakeWorkers(t *testing.T) {
 		{mode: "flood", answer: Fail, reject: Fail, detail: "longer than 1 MiB"},
 		{mode: "garbage", answer: Fail, reject: Fail, detail: "cannot open"},
 		{mode: "hang", answer: Timeout, reject: Timeout, detail: "waiting for a result", slowAnswerReject: true},
-		{mode: "exit-early", answer: Fail, reject: Fail, detail: "exited with status 1 (not a WRK-092 status); stderr: fake: giving up at once"},
+		// A worker that exits 1 at once meets the MUST part of a rejection check (no answer, a
+		// non-zero exit); only the status class, a SHOULD, tells it apart (WRK-095, WRK-096).
+		{mode: "exit-early", answer: Fail, reject: Info, detail: "exited with status 1 (not a WRK-092 status); stderr: fake: giving up at once"},
 		{mode: "panic", answer: Crash, reject: Crash, detail: "runtime crash report"},
 		{mode: "killed", answer: Crash, reject: Crash, detail: "killed by signal killed"},
 		{mode: "echo", answer: Fail, reject: Fail, detail: "cannot open"},

@@ -273,3 +273,59 @@ func TestProxyMutants(t *testing.T) {
 	}
 	t.Logf("proxy mutation score: %d of %d mutants killed", killed, len(proxyMutants))
 }
+
+// Spec: WRK-095, WRK-096
+// TestExitStatusClassIsAdvice runs the whole suite against the reference worker behind a proxy
+// that turns every non-zero exit status into 1, as a worker without the project's status
+// classes would: every MUST check must still pass, the class mismatches are INFO, and under
+// --strict they fail.
+func TestExitStatusClassIsAdvice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the reference worker")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := referenceWorkerBinary(t)
+	run := func(strict bool) *Report {
+		report, err := Run(context.Background(), Config{
+			Worker: append([]string{exe}, ReferenceWorkerArgs...), Strict: strict, Timeout: 10 * time.Second,
+			Env: append(os.Environ(), fakeEnv+"=proxy-exit-one", realWorkerEnv+"="+real),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return report
+	}
+	lenient := run(false)
+	infos := 0
+	for _, r := range lenient.Results {
+		switch {
+		case r.Outcome == Info && r.Level == Must:
+			infos++
+			if !strings.Contains(r.Detail, "status 1") {
+				t.Errorf("%s: INFO %q does not name status 1", r.ID, r.Detail)
+			}
+		case r.Outcome != Pass && r.Outcome != Info:
+			t.Errorf("%s %s with exit statuses rewritten to 1: %s", r.Outcome, r.ID, r.Detail)
+		}
+	}
+	if infos < 20 {
+		t.Errorf("%d checks reported a status-class deviation; want every rejection check", infos)
+	}
+	if lenient.ExitCode() != 0 {
+		t.Errorf("the lenient run exits %d; want 0", lenient.ExitCode())
+	}
+	strict := run(true)
+	failed := 0
+	for _, r := range strict.Results {
+		if r.Outcome == Fail {
+			failed++
+		}
+	}
+	if failed != infos {
+		t.Errorf("under --strict %d checks fail; want the %d deviations", failed, infos)
+	}
+	t.Logf("%d of %d checks report only a status-class deviation", infos, len(lenient.Results))
+}

@@ -255,6 +255,16 @@ func runCheck(st *runState, c *Check) (Result, error) {
 		Expected:     t.expected,
 		Actual:       t.actual,
 	}
+	if r.Outcome == Pass && len(t.deviations) > 0 {
+		r.Outcome = Fail
+		r.Detail = "SHOULD part missed: " + strings.Join(t.deviations, "; ")
+		if !st.strict {
+			r.Outcome = Info
+			r.Detail = "deviation from a SHOULD (it counts under --strict): " + strings.Join(t.deviations, "; ")
+		}
+	} else if r.Outcome == Pass || r.Outcome == Skip {
+		r.Expected, r.Actual = "", ""
+	}
 	if c.Level == Should && !st.strict && (r.Outcome == Fail || r.Outcome == Timeout) {
 		r.Outcome = Info
 		r.Detail = "deviation from a SHOULD (it counts under --strict): " + r.Detail
