@@ -127,6 +127,7 @@ var Areas = []Area{
 	{"COMP", "compensation", CompChecks},
 	{"CANCEL", "cooperative cancellation", CancelChecks},
 	{"NUMBER", "number-model interoperability", NumberChecks},
+	{"DECODE", "decoding of legal spellings and of illegal ones a lenient decoder accepts", DecodeChecks},
 	{"PROC", "process behaviour, diagnostics and key hygiene", ProcChecks},
 }
 

@@ -251,5 +251,18 @@ func CompChecks() []*Check {
 				t.expectEffects("a dispatch and a compensation refused by the input limit", effectLine("op-1", "1"))
 			},
 		},
+		&Check{
+			ID: "CNF-COMP-17", Level: Must, Requirements: []string{"MSG-004", "MSG-018"},
+			Needs: comp,
+			Title: "a compensation key without the cmp- prefix is refused (status 4: it does not decode)",
+			run: func(t *T) {
+				g := durableGrant(1)
+				w := t.session(g)
+				w.dispatch("op-1", `{"value":1}`)
+				req := w.compensationRequest(g, "op-1", "cmp-undo-1", t.scope(), `{"value":1}`)
+				w.writeLine(w.forgeReplaced(protocol.CompensateOperationMessage{Request: req}, `"cmp-undo-1"`, `"undo-1"`))
+				w.expectExit(exitTransport, "a compensation key undo-1")
+			},
+		},
 	}
 }

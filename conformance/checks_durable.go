@@ -383,5 +383,24 @@ func DurableChecks() []*Check {
 			Title: "an admitted dispatch holding non-portable numbers is answered, reconciled in a fresh session and answered again as a duplicate",
 			run:   durableNumbers,
 		},
+		&Check{
+			ID: "CNF-DURABLE-27", Level: Must, Requirements: []string{"WRK-049", "WRK-041", "JRN-013", "WRK-096"},
+			Needs: durableJournal,
+			Title: "an exact duplicate is checked against the live grant: a smaller max_output_bytes or another format refuses it",
+			run: func(t *T) {
+				w1 := t.durableSession(0)
+				want := succeededRecord("op-1", `"a value of some length"`)
+				t.expectStatus("the status", want, w1.dispatch("op-1", `{"value":"a value of some length"}`))
+				w1.endInput()
+				small := durableGrant(0)
+				small.MaxOutputBytes = 16
+				w2 := t.session(small)
+				w2.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":"a value of some length"}`))
+				w2.expectExit(exitRejected, "an exact duplicate whose stored output exceeds max_output_bytes 16")
+				w3 := t.session(textGrant(toolDurable))
+				w3.sendDispatch(toolDurable, "op-1", text(`{"value":"a value of some length"}`))
+				w3.expectRefused("a dispatch of op-1 under a text grant, after it was recorded under a json grant")
+			},
+		},
 	}
 }

@@ -464,17 +464,7 @@ func (w *Worker) expectExit(code int, why string) {
 	if code == exitClean {
 		want = fmt.Sprintf("end of output and exit %s after %s", describeExit(code), why)
 	}
-	for {
-		ev := w.next(want)
-		if ev.err != nil {
-			if !errors.Is(ev.err, jsonline.ErrUnexpectedEndOfStream) {
-				w.t.failf(want, w.describeEnd(ev.err))
-			}
-			break
-		}
-		w.answers++
-		w.t.failf(want, "the worker wrote a frame: "+describeLine(w.host, ev.line))
-	}
+	w.expectEndOfOutput(want)
 	w.t.logf("worker %d: end of output", w.index)
 	if !w.waitExit(time.Until(w.t.deadline)) {
 		w.t.timeoutf("worker %d ended its output but did not exit (expected exit %s)", w.index, describeExit(code))
@@ -487,10 +477,41 @@ func (w *Worker) expectExit(code int, why string) {
 	case code != exitClean && got != exitClean:
 		// The protocol demands only that a rejected session ends; the status classes of
 		// WRK-092 are this project's convention, so another non-zero status is a SHOULD
-		// deviation (WRK-095).
+		// deviation (WRK-096).
 		w.t.shouldf(fmt.Sprintf("exit %s after %s", describeExit(code), why), "exit "+w.exitText()+lastStderrLine(w.stderr.excerpt()))
 	default:
 		w.t.failf(want, "exit "+w.exitText()+lastStderrLine(w.stderr.excerpt()))
+	}
+}
+
+// expectRefused expects that the worker ends the session without an answer and with a
+// non-zero status, whatever its class (WRK-096).
+func (w *Worker) expectRefused(why string) {
+	want := "no answer to " + why + ", end of output and a non-zero exit"
+	w.expectEndOfOutput(want)
+	if !w.waitExit(time.Until(w.t.deadline)) {
+		w.t.timeoutf("worker %d ended its output but did not exit", w.index)
+	}
+	w.t.logf("worker %d: exited with %s", w.index, w.exitText())
+	w.checkCrash()
+	if w.exitCode() == exitClean {
+		w.t.failf(want, "exit "+w.exitText())
+	}
+}
+
+// expectEndOfOutput fails the check unless the worker ends its output without writing another
+// frame; want describes the expectation for messages.
+func (w *Worker) expectEndOfOutput(want string) {
+	for {
+		ev := w.next(want)
+		if ev.err != nil {
+			if !errors.Is(ev.err, jsonline.ErrUnexpectedEndOfStream) {
+				w.t.failf(want, w.describeEnd(ev.err))
+			}
+			return
+		}
+		w.answers++
+		w.t.failf(want, "the worker wrote a frame: "+describeLine(w.host, ev.line))
 	}
 }
 

@@ -157,6 +157,9 @@ const (
 	// refused, as before ENC-053 and ENC-054: an echo of the host's own numbers fails, and a
 	// durable outcome with such numbers is never answered although its effect happened.
 	FaultRefuseNonPortableAnswers
+	// FaultUncheckedDuplicate: an exact duplicate dispatch is answered from the journal without
+	// checking the stored status against the live grant.
+	FaultUncheckedDuplicate
 
 	faultEnd
 )
@@ -179,7 +182,7 @@ type FaultInfo struct {
 var faultInfos = [...]FaultInfo{
 	{FaultAcceptReplay, "accept-replay", "FRM-025", []string{"CNF-FRAME-06", "CNF-FRAME-07", "CNF-OPEN-04"},
 		"open frames whatever their sequence number: replays and gaps pass"},
-	{FaultSkipTagCheck, "skip-tag-check", "FRM-014", []string{"CNF-FRAME-01", "CNF-FRAME-02", "CNF-FRAME-03", "CNF-OPEN-03", "CNF-FRAME-09"},
+	{FaultSkipTagCheck, "skip-tag-check", "FRM-014", []string{"CNF-FRAME-01", "CNF-FRAME-02", "CNF-FRAME-03", "CNF-OPEN-03", "CNF-FRAME-09", "CNF-CANCEL-22"},
 		"open frames without verifying their authentication tag"},
 	{FaultAcceptReflectedRole, "accept-reflected-role", "FRM-028", []string{"CNF-FRAME-04", "CNF-FRAME-05"},
 		"also open frames tagged with the worker role as sender"},
@@ -189,7 +192,7 @@ var faultInfos = [...]FaultInfo{
 		"authorize invocation, dispatch and compensation inputs over max_input_bytes"},
 	{FaultIgnoreCallBudget, "ignore-call-budget", "AUZ-008", []string{"CNF-AUTHZ-06", "CNF-AUTHZ-13"},
 		"authorize invocations and dispatches beyond max_calls"},
-	{FaultForgetRequestID, "forget-request-id", "AUZ-005", []string{"CNF-AUTHZ-07", "CNF-AUTHZ-08", "CNF-CANCEL-18", "CNF-AUTHZ-09", "CNF-AUTHZ-17"},
+	{FaultForgetRequestID, "forget-request-id", "AUZ-005", []string{"CNF-AUTHZ-07", "CNF-AUTHZ-08", "CNF-CANCEL-18", "CNF-AUTHZ-09", "CNF-AUTHZ-17", "CNF-CANCEL-21"},
 		"authorize request and cancellation ids already used, and beyond 1,024 per session"},
 	{FaultRerunDuplicateDispatch, "rerun-duplicate-dispatch", "WRK-041", []string{"CNF-DURABLE-04", "CNF-DURABLE-15"},
 		"run the adapter again for an exact duplicate dispatch"},
@@ -251,6 +254,8 @@ var faultInfos = [...]FaultInfo{
 		"read the whole bootstrap (42 + L bytes) before checking any part of it"},
 	{FaultRefuseNonPortableAnswers, "refuse-non-portable-answers", "WRK-048", []string{"CNF-DURABLE-26", "CNF-NUMBER-04"},
 		"refuse every answer holding a non-portable number: durable effects with such numbers are stranded"},
+	{FaultUncheckedDuplicate, "unchecked-duplicate", "WRK-049", []string{"CNF-DURABLE-27"},
+		"answer an exact duplicate from the journal without checking it against the live grant"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
@@ -391,6 +396,29 @@ func (f *Faults) skipRejected(err error) bool {
 }
 
 func (f *Faults) detachOnFatal() bool { return f.Has(FaultDetachOnFatal) }
+
+func (f *Faults) uncheckedDuplicate() bool { return f.Has(FaultUncheckedDuplicate) }
+
+// admitDispatch admits, with FaultUncheckedDuplicate, an exact duplicate whose stored status
+// the live grant rejects: the journal's refusal is replaced by the stored status.
+func (f *Faults) admitDispatch(s *Session, auth authorizer.AuthorizedOperationInvocation, admit func() (journal.Admission, error)) func() (journal.Admission, error) {
+	if !f.Has(FaultUncheckedDuplicate) {
+		return admit
+	}
+	return func() (journal.Admission, error) {
+		admission, err := admit()
+		if err == nil {
+			return admission, nil
+		}
+		req := auth.Request()
+		r, ok := s.journal.Operation(req.OperationKey)
+		fp, fpErr := protocol.OperationInputFingerprint(req.Payload)
+		if ok && fpErr == nil && r.Tool == req.Tool && r.InputFingerprint == fp && r.State.State != protocol.StatePending {
+			return journal.Admission{Kind: journal.Existing, State: r.State}, nil
+		}
+		return admission, err
+	}
+}
 
 // otherMessage answers cancel and close_session in a baseline session (FaultCancelInBaseline).
 func (f *Faults) otherMessage(s *Session, m protocol.Message) ([]byte, bool, error) {
