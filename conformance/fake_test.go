@@ -479,7 +479,7 @@ func TestNoCheckPassesVacuously(t *testing.T) {
 	}
 	for _, mode := range []string{"exit-zero", "exit-early"} {
 		report, err := Run(context.Background(), Config{
-			Worker:  []string{exe, "--journal", PlaceholderJournal, "--effects", PlaceholderEffects},
+			Worker:  []string{exe, "--journal", PlaceholderJournal, "--effects", PlaceholderEffects, "--write-trigger", PlaceholderStoreFault},
 			Timeout: 10 * time.Second, Parallel: 8, Strict: true,
 			Env: append(os.Environ(), fakeEnv+"="+mode), TempDir: t.TempDir(),
 		})

@@ -246,20 +246,10 @@ func TestProxyMutants(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the reference worker")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	real := referenceWorkerBinary(t)
 	run := func(mutation, pattern string, timeout time.Duration) *Report {
-		cfg := Config{
-			Worker:   append([]string{exe}, ReferenceWorkerArgs...),
-			Run:      pattern,
-			Timeout:  timeout,
-			Parallel: 4,
-			Strict:   true, // a SHOULD check or the status class may be what catches a mutant
-			Env:      append(os.Environ(), fakeEnv+"=proxy-"+mutation, realWorkerEnv+"="+real),
-		}
+		cfg := proxyConfig(t, mutation)
+		cfg.Run, cfg.Timeout, cfg.Parallel = pattern, timeout, 4
+		cfg.Strict = true // a SHOULD check or the status class may be what catches a mutant
 		report, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -310,16 +300,10 @@ func TestExitStatusClassIsAdvice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the reference worker")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	real := referenceWorkerBinary(t)
 	run := func(strict bool) *Report {
-		report, err := Run(context.Background(), Config{
-			Worker: append([]string{exe}, ReferenceWorkerArgs...), Strict: strict, Timeout: 10 * time.Second,
-			Env: append(os.Environ(), fakeEnv+"=proxy-exit-one", realWorkerEnv+"="+real),
-		})
+		cfg := proxyConfig(t, "exit-one")
+		cfg.Strict, cfg.Timeout = strict, 10*time.Second
+		report, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,4 +339,16 @@ func TestExitStatusClassIsAdvice(t *testing.T) {
 		t.Errorf("under --strict %d checks fail; want the %d deviations", failed, infos)
 	}
 	t.Logf("%d of %d checks report only a status-class deviation", infos, len(lenient.Results))
+}
+
+// proxyConfig runs the reference worker behind the proxy fake with the given mutation.
+func proxyConfig(t *testing.T, mutation string) Config {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Config{
+		Worker: append([]string{exe}, ReferenceWorkerArgs...),
+		Env:    append(os.Environ(), fakeEnv+"=proxy-"+mutation, realWorkerEnv+"="+referenceWorkerBinary(t)),
+	}
 }

@@ -37,6 +37,10 @@ type Config struct {
 	Parallel int
 	// Verbose keeps the transcript of every check, not only of failed ones.
 	Verbose bool
+	// FullFrames writes every frame in full in the transcripts (within the per-check bound of
+	// frame records), so that a frame can be copied from them and replayed; otherwise a
+	// transcript line shows the first 300 bytes. The command sets it for -v and -json.
+	FullFrames bool
 	// Without lists needs the worker does not offer (beyond the missing placeholders).
 	Without []Need
 	// Scope is the journal scope of the worker; empty means DefaultScope.
@@ -68,7 +72,9 @@ type runState struct {
 	offers  map[Need]bool
 	strict  bool
 	verbose bool
-	tempDir string
+	// fullFrames is Config.FullFrames.
+	fullFrames bool
+	tempDir    string
 	// frameBytes counts the frame records held by running checks and kept results
 	// (bounded by maxRunFrameBytes).
 	frameBytes atomic.Int64
@@ -81,6 +87,7 @@ func (cfg Config) Offered() map[Need]bool {
 	offers := map[Need]bool{
 		NeedJournal:      cmd.has(PlaceholderJournal),
 		NeedEffects:      cmd.has(PlaceholderEffects),
+		NeedStoreFault:   cmd.has(PlaceholderStoreFault),
 		NeedDurable:      true,
 		NeedCompensation: true,
 		NeedCancel:       true,
@@ -108,13 +115,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, &LaunchError{Err: err}
 	}
 	st := &runState{
-		command: commandTemplate(cfg.Worker),
-		env:     cfg.Env,
-		timeout: cfg.Timeout,
-		scope:   cfg.Scope,
-		offers:  cfg.Offered(),
-		strict:  cfg.Strict,
-		verbose: cfg.Verbose,
+		command:    commandTemplate(cfg.Worker),
+		env:        cfg.Env,
+		timeout:    cfg.Timeout,
+		scope:      cfg.Scope,
+		offers:     cfg.Offered(),
+		strict:     cfg.Strict,
+		verbose:    cfg.Verbose,
+		fullFrames: cfg.FullFrames,
 	}
 	if st.env == nil {
 		st.env = os.Environ()

@@ -224,7 +224,7 @@ func (w *Worker) bootstrapBytes() []byte {
 
 // writeRaw writes bytes that hold no session key and shows them in the transcript.
 func (w *Worker) writeRaw(p []byte) {
-	w.t.logf("→ worker %d: %d bytes: %s", w.index, len(p), clip(fmt.Sprintf("%q", p), 200))
+	w.t.logf("→ worker %d: %d bytes: %s", w.index, len(p), w.t.clipFrame(fmt.Sprintf("%q", p), 200))
 	w.t.recordFrame(w, true, FrameBytes, p)
 	w.write(p)
 }
@@ -251,7 +251,7 @@ func (w *Worker) write(p []byte) {
 // writeLine writes line and a line feed in one write. Lines never hold key material, so the
 // transcript shows them.
 func (w *Worker) writeLine(line []byte) {
-	w.t.logf("→ worker %d: %s", w.index, clip(strings.ToValidUTF8(string(line), "\uFFFD"), 300))
+	w.t.logf("→ worker %d: %s", w.index, w.t.clipFrame(strings.ToValidUTF8(string(line), "\uFFFD"), 300))
 	w.t.recordFrame(w, true, FrameLine, line)
 	buf := make([]byte, 0, len(line)+1)
 	buf = append(buf, line...)
@@ -332,7 +332,7 @@ func (w *Worker) recv(want string) protocol.Message {
 
 // logReceived reports a line the worker wrote in the transcript and keeps it in full.
 func (w *Worker) logReceived(line []byte) {
-	w.t.logf("← worker %d: %s", w.index, clip(strings.ToValidUTF8(string(line), "\uFFFD"), 300))
+	w.t.logf("← worker %d: %s", w.index, w.t.clipFrame(strings.ToValidUTF8(string(line), "\uFFFD"), 300))
 	w.t.recordFrame(w, false, FrameLine, line)
 }
 
@@ -341,9 +341,27 @@ func (w *Worker) openAnswer(want string, line []byte) protocol.Message {
 	w.answers++
 	f, err := w.host.Open(line)
 	if err != nil {
-		w.t.failf(want, fmt.Sprintf("a frame that the host cannot open (%s): %s", errorKind(err), clip(string(line), 200)))
+		w.t.failf(want, fmt.Sprintf("a frame that the host cannot open (%s): %s%s", errorKind(err), clip(string(line), 200), w.hashedTagInput(err, line)))
 	}
 	return f.Message
+}
+
+// maxShownTagInput bounds the tag input quoted in a failure message; the frame records of the
+// -json and HTML reports keep it whole.
+const maxShownTagInput = 8 << 10
+
+// hashedTagInput returns, for a frame whose tag does not verify, the tag input the runner
+// hashed (FRM-007) to say what the worker should have tagged, or "" for any other error.
+func (w *Worker) hashedTagInput(err error, line []byte) string {
+	if k, ok := protocol.KindOf(err); !ok || k != protocol.ErrInvalidAuthenticationTag {
+		return ""
+	}
+	f, derr := protocol.DecodeFrame(line, canonjson.Preserve)
+	if derr != nil {
+		return ""
+	}
+	input := protocol.TagInput(w.SessionID, protocol.RoleWorker, f.Sequence, f.Message)
+	return "; the runner hashed this tag input: " + clip(string(input), maxShownTagInput)
 }
 
 // describeEnd explains why the output ended, waiting briefly for the exit status.

@@ -160,6 +160,9 @@ const (
 	// FaultUncheckedDuplicate: an exact duplicate dispatch is answered from the journal without
 	// checking the stored status against the live grant.
 	FaultUncheckedDuplicate
+	// FaultIgnorePersistFailure: a failed journal write is ignored; the flow goes on and
+	// answers as if the journal had been persisted.
+	FaultIgnorePersistFailure
 
 	faultEnd
 )
@@ -196,7 +199,7 @@ var faultInfos = [...]FaultInfo{
 		"authorize request and cancellation ids already used, and beyond 1,024 per session"},
 	{FaultRerunDuplicateDispatch, "rerun-duplicate-dispatch", "WRK-041", []string{"CNF-DURABLE-04", "CNF-DURABLE-15"},
 		"run the adapter again for an exact duplicate dispatch"},
-	{FaultPersistAfterEffect, "persist-after-effect", "WRK-042", []string{"CNF-DURABLE-19"},
+	{FaultPersistAfterEffect, "persist-after-effect", "WRK-042", []string{"CNF-DURABLE-19", "CNF-DURABLE-28", "CNF-COMP-18"},
 		"run the adapter before the pending record is persisted"},
 	{FaultPendingAsSuccess, "pending-as-success", "WRK-041", []string{"CNF-DURABLE-16", "CNF-DURABLE-17"},
 		"answer a duplicate of a pending record as succeeded"},
@@ -256,6 +259,8 @@ var faultInfos = [...]FaultInfo{
 		"refuse every answer holding a non-portable number: durable effects with such numbers are stranded"},
 	{FaultUncheckedDuplicate, "unchecked-duplicate", "WRK-049", []string{"CNF-DURABLE-27"},
 		"answer an exact duplicate from the journal without checking it against the live grant"},
+	{FaultIgnorePersistFailure, "ignore-persist-failure", "WRK-071", []string{"CNF-DURABLE-28", "CNF-DURABLE-29", "CNF-DURABLE-30", "CNF-COMP-18"},
+		"ignore a failed journal write: no restore, no poisoning, the effect runs and the answer is sent"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
@@ -398,6 +403,8 @@ func (f *Faults) skipRejected(err error) bool {
 func (f *Faults) detachOnFatal() bool { return f.Has(FaultDetachOnFatal) }
 
 func (f *Faults) uncheckedDuplicate() bool { return f.Has(FaultUncheckedDuplicate) }
+
+func (f *Faults) ignorePersistFailure() bool { return f.Has(FaultIgnorePersistFailure) }
 
 // admitDispatch admits, with FaultUncheckedDuplicate, an exact duplicate whose stored status
 // the live grant rejects: the journal's refusal is replaced by the stored status.

@@ -30,6 +30,9 @@ type testOnlyHooks interface {
 	journaledCall(ctx context.Context, s *Session, store JournalPersister, before *journal.Journal, d *durableRequest) (status protocol.OperationStatus, handled bool, err error)
 	// admitDispatch may wrap the journal admission of a dispatch.
 	admitDispatch(s *Session, auth authorizer.AuthorizedOperationInvocation, admit func() (journal.Admission, error)) func() (journal.Admission, error)
+	// ignorePersistFailure reports whether a failed journal write is ignored: no restore, no
+	// poisoning, and the flow goes on as if it had been persisted.
+	ignorePersistFailure() bool
 	// uncheckedDuplicate reports whether the answer to an exact duplicate dispatch skips the
 	// check against the live grant.
 	uncheckedDuplicate() bool
