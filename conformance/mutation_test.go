@@ -162,7 +162,7 @@ func TestMutationHarness(t *testing.T) {
 		}
 	}
 	sort.Strings(uncovered)
-	t.Logf("checks failed by at least one fault: %d of %d; unreachable by design: %d", len(Catalog())-len(uncovered)-unreachable, len(Catalog()), unreachable)
+	t.Logf("checks failed by at least one fault or proxy mutant: %d of %d; unreachable by design: %d", len(Catalog())-len(uncovered)-unreachable, len(Catalog()), unreachable)
 	if len(uncovered) > 0 {
 		t.Errorf("checks that no fault makes fail and that give no Unreachable reason: %s", strings.Join(uncovered, " "))
 	}
