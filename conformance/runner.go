@@ -180,8 +180,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 		}()
 	}
+	// The long checks (those that declare a longer time limit) start first, so that none of
+	// them is left running alone at the end; results keep the catalog order.
+	order := make([]int, 0, len(checks))
+	for i, c := range checks {
+		if c.Timeout > 0 {
+			order = append(order, i)
+		}
+	}
+	for i, c := range checks {
+		if c.Timeout == 0 {
+			order = append(order, i)
+		}
+	}
 schedule:
-	for i := range checks {
+	for _, i := range order {
 		mu.Lock()
 		stop := launchErr != nil
 		mu.Unlock()
