@@ -22,6 +22,7 @@ const maxTriggerBytes = 32
 // path exists, journal writes fail. The file may hold a decimal count N: the first N journal
 // writes of the process then still succeed, and every later one fails. An empty file makes
 // every write fail. The trigger is a test fixture; a worker offers it only in its test mode.
+// It serves one session and is not safe for concurrent use.
 type WriteTrigger struct {
 	path   string
 	writes int // journal writes attempted by this process
