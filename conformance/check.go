@@ -44,9 +44,9 @@ func (o Outcome) Failed() bool { return o == Fail || o == Crash || o == Timeout 
 // Need is a capability a check requires from the worker command.
 type Need string
 
-// The needs a check can declare. NeedJournal and NeedEffects are declared by the placeholders
-// {journal} and {effects} in the worker command; the others are assumed unless --without lists
-// them.
+// The needs a check can declare. NeedJournal, NeedEffects and NeedStoreFault are declared by
+// the placeholders {journal}, {effects} and {store-fault} in the worker command; the others are
+// assumed unless --without lists them.
 const (
 	// NeedJournal: the worker keeps its operation journal in the file given by {journal}, so
 	// that a restarted worker sees the journal of the previous one.
@@ -61,10 +61,13 @@ const (
 	NeedCompensation Need = "compensation"
 	// NeedCancel: the worker runs the cancellable driver of chapter 14 for the slow tools.
 	NeedCancel Need = "cancel"
+	// NeedStoreFault: the worker's test mode offers the store fault trigger of PRF-021 at the
+	// file given by {store-fault}: while the file exists, journal writes fail.
+	NeedStoreFault Need = "store-fault"
 )
 
 // AllNeeds lists every need in documentation order.
-var AllNeeds = []Need{NeedJournal, NeedEffects, NeedDurable, NeedCompensation, NeedCancel}
+var AllNeeds = []Need{NeedJournal, NeedEffects, NeedDurable, NeedCompensation, NeedCancel, NeedStoreFault}
 
 // ParseNeed returns the need with the given name.
 func ParseNeed(name string) (Need, bool) {
@@ -127,6 +130,7 @@ var Areas = []Area{
 	{"COMP", "compensation", CompChecks},
 	{"CANCEL", "cooperative cancellation", CancelChecks},
 	{"NUMBER", "number-model interoperability", NumberChecks},
+	{"DECODE", "decoding of legal spellings and of illegal ones a lenient decoder accepts", DecodeChecks},
 	{"PROC", "process behaviour, diagnostics and key hygiene", ProcChecks},
 }
 

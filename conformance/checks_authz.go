@@ -21,7 +21,7 @@ func nestedArrays(n int, inner string) string {
 func AuthzChecks() []*Check {
 	return []*Check{
 		&Check{
-			ID: "CNF-AUTHZ-01", Level: Must, Requirements: []string{"AUZ-008", "WRK-030", "WRK-091"},
+			ID: "CNF-AUTHZ-01", Level: Must, Requirements: []string{"AUZ-008", "WRK-030", "WRK-091", "WRK-096", "WRK-097"},
 			Title: "an invocation of a tool the manifest does not grant is refused (status 5)",
 			run: func(t *T) {
 				w := t.session(textGrant(toolTextEcho))

@@ -261,5 +261,44 @@ func CancelChecks() []*Check {
 				w.expectExit(exitClean, "close_session right after opening")
 			},
 		},
+		&Check{
+			ID: "CNF-CANCEL-20", Level: Must, Requirements: []string{"MSG-015", "MSG-021", "ENC-044"},
+			Needs: cancelNeeds,
+			Title: "a cancel with a member beyond its five fields is rejected (status 4: the structure denies unknown fields)",
+			run: func(t *T) {
+				w := t.cancellable()
+				target := w.sendInvoke(toolCancellable, text("3000"))
+				c := w.cancelRequest(target, toolCancellable)
+				w.writeLine(w.respell(protocol.CancelMessage{Request: c}, `"tool":`, `"x_extra":true,"tool":`))
+				w.expectExit(exitTransport, "a cancel with the unknown member x_extra")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-21", Level: Must, Requirements: []string{"AUZ-005", "AUZ-006", "AUZ-015"},
+			Needs: cancelNeeds,
+			// 1,024 round trips: under a loaded machine they need more than the default limit.
+			Timeout: 10 * time.Second,
+			Title:   "a cancellation id takes an identity slot: after an invoke took the 1,024th, a cancel is refused (status 5)",
+			run: func(t *T) {
+				w := t.session(limitedGrant(toolCancellable, protocol.FormatText, 2000, 64, 64), textGrant(toolUncooperative))
+				for i := 1; i < 1024; i++ {
+					w.expectResult(w.sendInvoke(toolCancellable, text("0")))
+				}
+				target := w.sendInvoke(toolCancellable, text("3000"))
+				w.send(protocol.CancelMessage{Request: w.cancelRequest(target, toolCancellable)})
+				w.expectExit(exitRejected, "a cancel after the invoke that took identity 1,024")
+			},
+		},
+		&Check{
+			ID: "CNF-CANCEL-22", Level: Must, Requirements: []string{"CAN-006", "FRM-014", "WRK-091"},
+			Needs: cancelNeeds,
+			Title: "a cancel whose tag does not verify is never acted on: no acknowledgement, no frame, status 4",
+			run: func(t *T) {
+				w := t.cancellable()
+				target := w.sendInvoke(toolCancellable, text("3000"))
+				w.writeLine(flipTagDigit(w.seal(protocol.CancelMessage{Request: w.cancelRequest(target, toolCancellable)})))
+				w.expectExit(exitTransport, "a cancel with one tag digit changed while conf.slow.cancellable runs")
+			},
+		},
 	}
 }

@@ -251,5 +251,38 @@ func CompChecks() []*Check {
 				t.expectEffects("a dispatch and a compensation refused by the input limit", effectLine("op-1", "1"))
 			},
 		},
+		&Check{
+			ID: "CNF-COMP-17", Level: Must, Requirements: []string{"MSG-004", "MSG-018"},
+			Needs: comp,
+			Title: "a compensation key without the cmp- prefix is refused (status 4: it does not decode)",
+			run: func(t *T) {
+				g := durableGrant(1)
+				w := t.session(g)
+				w.dispatch("op-1", `{"value":1}`)
+				req := w.compensationRequest(g, "op-1", "cmp-undo-1", t.scope(), `{"value":1}`)
+				w.writeLine(w.forgeReplaced(protocol.CompensateOperationMessage{Request: req}, `"cmp-undo-1"`, `"undo-1"`))
+				w.expectExit(exitTransport, "a compensation key undo-1")
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-18", Level: Must, Requirements: []string{"WRK-052", "WRK-071", "PRF-021"},
+			Needs: append([]Need{NeedCompensation}, storeFault...),
+			Title: "a compensation whose admission cannot be persisted runs no handler and is never answered (status 7)",
+			run: func(t *T) {
+				g := durableGrant(1)
+				w1 := t.session(g)
+				w1.dispatch("op-1", `{"value":1}`)
+				t.armStoreFault(-1)
+				w1.send(protocol.CompensateOperationMessage{Request: w1.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"u"}`)})
+				w1.expectExit(exitPersistence, "a compensation while every journal write fails")
+				t.expectEffects("a compensation whose admission was never persisted", effectLine("op-1", "1"))
+				t.disarmStoreFault()
+				w2 := t.session(g)
+				want := compensationSucceeded("op-1", "cmp-1", `"u"`)
+				t.expectStatus("the compensation status once writes succeed", want, w2.compensate(w2.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"u"}`)))
+				w2.endInput()
+				t.expectEffects("the compensation performed once writes succeed", effectLine("op-1", "1"), compensationLine("op-1", "cmp-1", `"u"`))
+			},
+		},
 	}
 }

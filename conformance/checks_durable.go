@@ -8,6 +8,7 @@ func (t *T) durableSession(compensations uint32) *Worker {
 }
 
 var (
+	storeFault     = []Need{NeedDurable, NeedJournal, NeedEffects, NeedStoreFault}
 	durable        = []Need{NeedDurable}
 	durableEffects = []Need{NeedDurable, NeedEffects}
 	durableJournal = []Need{NeedDurable, NeedJournal}
@@ -382,6 +383,86 @@ func DurableChecks() []*Check {
 			Needs: durableBoth,
 			Title: "an admitted dispatch holding non-portable numbers is answered, reconciled in a fresh session and answered again as a duplicate",
 			run:   durableNumbers,
+		},
+		&Check{
+			ID: "CNF-DURABLE-27", Level: Must, Requirements: []string{"WRK-049", "WRK-041", "JRN-013", "WRK-096"},
+			Needs: durableJournal,
+			Title: "an exact duplicate is checked against the live grant: a smaller max_output_bytes or another format refuses it",
+			run: func(t *T) {
+				w1 := t.durableSession(0)
+				want := succeededRecord("op-1", `"a value of some length"`)
+				t.expectStatus("the status", want, w1.dispatch("op-1", `{"value":"a value of some length"}`))
+				w1.endInput()
+				small := durableGrant(0)
+				small.MaxOutputBytes = 16
+				w2 := t.session(small)
+				w2.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":"a value of some length"}`))
+				w2.expectExit(exitRejected, "an exact duplicate whose stored output exceeds max_output_bytes 16")
+				w3 := t.session(textGrant(toolDurable))
+				w3.sendDispatch(toolDurable, "op-1", text(`{"value":"a value of some length"}`))
+				w3.expectRefused("a dispatch of op-1 under a text grant, after it was recorded under a json grant")
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-28", Level: Must, Requirements: []string{"WRK-042", "WRK-071", "PRF-021", "WRK-096"},
+			Needs: storeFault,
+			Title: "a dispatch whose admission cannot be persisted performs no effect and is never answered (status 7)",
+			run: func(t *T) {
+				t.armStoreFault(-1)
+				w1 := t.durableSession(0)
+				w1.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":1}`))
+				w1.expectExit(exitPersistence, "a dispatch while every journal write fails")
+				t.expectEffects("a dispatch whose admission was never persisted")
+				t.disarmStoreFault()
+				w2 := t.durableSession(0)
+				t.expectStatus("the status of the same dispatch once writes succeed", succeededRecord("op-1", "1"), w2.dispatch("op-1", `{"value":1}`))
+				w2.endInput()
+				t.expectEffects("the dispatch performed once writes succeed", effectLine("op-1", "1"))
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-29", Level: Must, Requirements: []string{"WRK-046", "WRK-071", "WRK-041", "PRF-021"},
+			Needs: storeFault,
+			Title: "a dispatch whose observation cannot be persisted is never answered; a fresh session reconciles it",
+			run: func(t *T) {
+				t.armStoreFault(1)
+				w1 := t.durableSession(0)
+				w1.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":1}`))
+				w1.expectExit(exitPersistence, "a dispatch whose observation write fails after its admission was persisted")
+				t.expectEffects("the effect of the admitted dispatch", effectLine("op-1", "1"))
+				t.disarmStoreFault()
+				w2 := t.durableSession(0)
+				t.expectStatus("the reconciled status", succeededRecord("op-1", "1"), w2.reconcile("op-1"))
+				w2.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-30", Level: Must, Requirements: []string{"WRK-062", "WRK-071", "PRF-021"},
+			Needs: storeFault,
+			Title: "a reconciliation whose observation cannot be persisted is never answered; a later one is",
+			run: func(t *T) {
+				w1 := t.durableSession(0)
+				t.expectStatus("the status", protocol.Running(), w1.dispatch("op-1", `{"mode":"running","value":1}`))
+				t.armStoreFault(-1)
+				w1.sendReconcile(toolDurable, "op-1")
+				w1.expectExit(exitPersistence, "a reconciliation while every journal write fails")
+				t.disarmStoreFault()
+				w2 := t.durableSession(0)
+				t.expectStatus("the reconciled status once writes succeed", succeededRecord("op-1", "1"), w2.reconcile("op-1"))
+				w2.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-31", Unreachable: unreachableAdapter, Level: Must, Requirements: []string{"PRF-022", "WRK-040"},
+			Needs: durableEffects,
+			Title: "the durable tool receives the exact operation key: the effect line carries it unchanged",
+			run: func(t *T) {
+				const key = "op.-_exact.key-0042_z"
+				w := t.durableSession(0)
+				t.expectStatus("the status", succeededRecord(key, "1"), w.dispatch(key, `{"value":1}`))
+				w.endInput()
+				t.expectEffects("a dispatch under operation key "+key, effectLine(key, "1"))
+			},
 		},
 	}
 }

@@ -30,7 +30,7 @@ func NumberChecks() []*Check {
 		&Check{
 			ID: "CNF-NUMBER-01", Unreachable: unreachableNumberMode, Level: Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
 			Needs: durable,
-			Title: "a host frame whose payload holds the number 1e2 is verified and answered",
+			Title: "a host frame whose payload holds the number 1e+2 (a text-keeping host's form of 1e2) is verified and answered",
 			run:   func(t *T) { numberCheck(t, "1e2") },
 		},
 		&Check{

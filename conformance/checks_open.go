@@ -168,6 +168,41 @@ func OpenChecks() []*Check {
 				w.expectExit(exitTransport, "a version-4 manifest")
 			},
 		},
+		&Check{
+			ID: "CNF-OPEN-16", Level: Must, Requirements: []string{"MSG-006", "ENC-051", "WRK-011"},
+			Title: "a grant whose format is neither text nor json is refused (status 4: it does not decode)",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				w.writeLine(w.forgeReplaced(protocol.OpenSessionMessage{Manifest: w.manifest(textGrant(toolTextEcho))}, `"format":"text"`, `"format":"xml"`))
+				w.expectExit(exitTransport, `a grant with format "xml"`)
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-17", Level: Must, Requirements: []string{"MSG-006", "MSG-007", "ENC-051"},
+			Title: "a resource selector of a kind outside the four is refused (status 4: it does not decode)",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				g := withSelectors(textGrant(toolTextEcho), 1)
+				w.writeLine(w.forgeReplaced(protocol.OpenSessionMessage{Manifest: w.manifest(g)}, `"kind":"secret"`, `"kind":"database"`))
+				w.expectExit(exitTransport, `a selector of kind "database"`)
+			},
+		},
+		&Check{
+			ID: "CNF-OPEN-18", Level: Must, Requirements: []string{"CAN-023", "CAN-025", "CAN-022"},
+			Needs: cancelNeeds,
+			Title: "a manifest mixing cancellable and ordinary tools opens a baseline session: slow tools answer, cancel is unexpected (status 5)",
+			run: func(t *T) {
+				w := t.session(textGrant(toolTextEcho), textGrant(toolCancellable))
+				t.expectPayload("the echo", text("mixed"), w.invoke(toolTextEcho, text("mixed")))
+				t.expectPayload("the slow tool's answer", text("done 0"), w.invoke(toolCancellable, text("0")))
+				target := w.sendInvoke(toolTextEcho, text("then"))
+				w.expectResult(target)
+				w.send(protocol.CancelMessage{Request: w.cancelRequest(target, toolTextEcho)})
+				w.expectExit(exitRejected, "a cancel in the baseline session of a mixed manifest")
+			},
+		},
 	}
 }
 

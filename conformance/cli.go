@@ -76,6 +76,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	cfg := Config{
 		Worker: fs.Args(), Run: *runPattern, Strict: *strict, Timeout: *timeout,
 		Parallel: *parallel, Verbose: *verbose, Scope: *scope, TempDir: *scratch,
+		FullFrames: *verbose || *jsonPath != "",
 	}
 	if *timeout <= 0 {
 		fmt.Fprintln(stderr, "splash-conform: -timeout must be positive")

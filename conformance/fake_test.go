@@ -146,10 +146,14 @@ const realWorkerEnv = "SPLASH_CONFORM_REAL_WORKER"
 //	resequence  renumber every frame to the next expected sequence and retag it (no replay
 //	            or gap check)
 //	exit-zero   forward unchanged, but always exit with status 0
+//	exit-one    forward unchanged, but exit with status 1 instead of any non-zero status
 func runProxy(in *bufio.Reader, mutation string) int {
 	status := func(code int) int {
-		if mutation == "exit-zero" {
+		switch {
+		case mutation == "exit-zero":
 			return 0
+		case mutation == "exit-one" && code != 0:
+			return 1
 		}
 		return code
 	}
@@ -171,8 +175,13 @@ func runProxy(in *bufio.Reader, mutation string) int {
 	if err := bootstrap.Write(child, b.SessionID, b.Key); err != nil {
 		return 8
 	}
+	plant, planted := plantedBugs[mutation]
 	go func() {
 		defer child.Close()
+		if planted {
+			forwardPlanted(in, child, b, plant)
+			return
+		}
 		if mutation != "retag" && mutation != "resequence" {
 			_, _ = io.Copy(child, in) // byte for byte, so line limits stay the real worker's
 			return
@@ -262,7 +271,9 @@ func TestFakeWorkers(t *testing.T) {
 		{mode: "flood", answer: Fail, reject: Fail, detail: "longer than 1 MiB"},
 		{mode: "garbage", answer: Fail, reject: Fail, detail: "cannot open"},
 		{mode: "hang", answer: Timeout, reject: Timeout, detail: "waiting for a result", slowAnswerReject: true},
-		{mode: "exit-early", answer: Fail, reject: Fail, detail: "exited with status 1 (not a WRK-092 status); stderr: fake: giving up at once"},
+		// A worker that exits 1 at once meets the MUST part of a rejection check (no answer, a
+		// non-zero exit); only the status class, a SHOULD, tells it apart (WRK-096, WRK-097).
+		{mode: "exit-early", answer: Fail, reject: Info, detail: "exited with status 1 (not a WRK-092 status); stderr: fake: giving up at once"},
 		{mode: "panic", answer: Crash, reject: Crash, detail: "runtime crash report"},
 		{mode: "killed", answer: Crash, reject: Crash, detail: "killed by signal killed"},
 		{mode: "echo", answer: Fail, reject: Fail, detail: "cannot open"},
@@ -468,7 +479,7 @@ func TestNoCheckPassesVacuously(t *testing.T) {
 	}
 	for _, mode := range []string{"exit-zero", "exit-early"} {
 		report, err := Run(context.Background(), Config{
-			Worker:  []string{exe, "--journal", PlaceholderJournal, "--effects", PlaceholderEffects},
+			Worker:  []string{exe, "--journal", PlaceholderJournal, "--effects", PlaceholderEffects, "--write-trigger", PlaceholderStoreFault},
 			Timeout: 10 * time.Second, Parallel: 8, Strict: true,
 			Env: append(os.Environ(), fakeEnv+"="+mode), TempDir: t.TempDir(),
 		})
@@ -481,4 +492,112 @@ func TestNoCheckPassesVacuously(t *testing.T) {
 			}
 		}
 	}
+}
+
+// plantedBug is a decoding or validation bug that a proxy plants in front of the real worker:
+// reject makes the proxy end the session with status 4 at the first line holding it (a worker
+// whose decoder or canonical form differs fails that frame), and rewrite turns a line the real
+// worker rejects into one it accepts (a worker too lenient to see the difference), re-tagged
+// as the host would tag what the lenient worker reads.
+type plantedBug struct {
+	reject  []string
+	rewrite func(line []byte) []byte
+}
+
+// replaceAll returns a rewrite that replaces old by new.
+func replaceAll(old, new string) func([]byte) []byte {
+	return func(line []byte) []byte { return bytes.ReplaceAll(line, []byte(old), []byte(new)) }
+}
+
+// plantedBugs are the proxy mutants that plant one bug each (see proxyMutants).
+var plantedBugs = map[string]plantedBug{
+	"utf16-key-order":          {reject: []string{"\ue000"}},
+	"hash-wire-numbers":        {reject: []string{"1E2"}},
+	"no-private-number":        {reject: []string{"$serde_json::private::Number"}},
+	"reject-body-minus-zero":   {reject: []string{":-0,", ":-0}"}},
+	"reject-positional":        {reject: []string{`"invocation":[`}},
+	"require-sorted-resources": {reject: []string{`"secret-01"},{"kind":"secret","id":"secret-00"`}},
+	"refuse-mixed-manifest":    {reject: []string{`"tool":"conf.slow.cancellable"`}},
+	"accept-unknown-members":   {rewrite: replaceAll(`"x_extra":true,`, "")},
+	"accept-repeated-field":    {rewrite: replaceAll(`"tool":"conf.text.echo","tool":"conf.text.echo"`, `"tool":"conf.text.echo"`)},
+	"accept-float-integer":     {rewrite: replaceAll(`"protocol_version":5.0,`, `"protocol_version":5,`)},
+	"no-depth-limit":           {rewrite: func(line []byte) []byte { return cutMember(line, `"x_deep":`) }},
+	"no-tag-input-check":       {rewrite: func(line []byte) []byte { return shrinkRun(line, 'x', 1<<20-4096) }},
+	"accept-unknown-format":    {rewrite: replaceAll(`"format":"xml"`, `"format":"text"`)},
+	"accept-unknown-kind":      {rewrite: replaceAll(`"kind":"database"`, `"kind":"secret"`)},
+	"accept-compensation-key":  {rewrite: replaceAll(`"compensation_key":"undo-1"`, `"compensation_key":"cmp-undo-1"`)},
+}
+
+// cutMember removes the member whose key is key (its value being nested arrays) and the comma
+// after it.
+func cutMember(line []byte, key string) []byte {
+	i := bytes.Index(line, []byte(key))
+	if i < 0 {
+		return line
+	}
+	j := i + len(key)
+	for j < len(line) && (line[j] == '[' || line[j] == ']') {
+		j++
+	}
+	if j < len(line) && line[j] == ',' {
+		j++
+	}
+	return append(bytes.Clone(line[:i]), line[j:]...)
+}
+
+// shrinkRun shortens the first run of c longer than n to n bytes.
+func shrinkRun(line []byte, c byte, n int) []byte {
+	run := bytes.Repeat([]byte{c}, n+1)
+	i := bytes.Index(line, run)
+	if i < 0 {
+		return line
+	}
+	j := i
+	for j < len(line) && line[j] == c {
+		j++
+	}
+	return append(bytes.Clone(line[:i+n]), line[j:]...)
+}
+
+// forwardPlanted forwards the proxy's input line by line with the bug planted.
+func forwardPlanted(in *bufio.Reader, child io.Writer, b bootstrap.Bootstrap, plant plantedBug) {
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(line) > 0 {
+			for _, r := range plant.reject {
+				if bytes.Contains(line, []byte(r)) {
+					fmt.Fprintf(os.Stderr, "proxy: planted bug: rejecting a frame holding %q\n", r)
+					os.Exit(4)
+				}
+			}
+			if plant.rewrite != nil {
+				if body, ok := bytes.CutSuffix(line, []byte("\n")); ok {
+					if changed := plant.rewrite(body); !bytes.Equal(changed, body) {
+						line = append(retagged(changed, b), '\n')
+					}
+				}
+			}
+			if _, werr := child.Write(line); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// retagged returns the frame line with the tag the host computes for its decoded message, or
+// the line unchanged when it does not decode.
+func retagged(line []byte, b bootstrap.Bootstrap) []byte {
+	f, err := protocol.DecodeFrame(line, canonjson.Preserve)
+	if err != nil {
+		return line
+	}
+	tag, err := protocol.ComputeTag(b.Key, b.SessionID, protocol.RoleHost, f.Sequence, f.Message)
+	if err != nil {
+		return line
+	}
+	f.Tag = tag
+	return f.AppendJSON(nil)
 }

@@ -20,8 +20,10 @@ const ModulePath = "github.com/splashv5/conform"
 const ReferenceWorkerPackage = "./cmd/splash-worker"
 
 // ReferenceWorkerArgs are the arguments that give the reference worker a journal, an effect
-// log and a scope per check, so that every check of the catalog can run against it.
-var ReferenceWorkerArgs = []string{"--journal", PlaceholderJournal, "--effect-log", PlaceholderEffects, "--scope", PlaceholderScope}
+// log, a scope and a store fault trigger per check, so that every check of the catalog can run
+// against it.
+var ReferenceWorkerArgs = []string{"--journal", PlaceholderJournal, "--effect-log", PlaceholderEffects, "--scope", PlaceholderScope,
+	"--write-trigger", PlaceholderStoreFault}
 
 // ReferenceWorker returns the command that runs the bundled reference worker under the suite,
 // placeholders included, and a cleanup function that removes whatever was built. It uses a

@@ -37,6 +37,10 @@ type Config struct {
 	Parallel int
 	// Verbose keeps the transcript of every check, not only of failed ones.
 	Verbose bool
+	// FullFrames writes every frame in full in the transcripts (within the per-check bound of
+	// frame records), so that a frame can be copied from them and replayed; otherwise a
+	// transcript line shows the first 300 bytes. The command sets it for -v and -json.
+	FullFrames bool
 	// Without lists needs the worker does not offer (beyond the missing placeholders).
 	Without []Need
 	// Scope is the journal scope of the worker; empty means DefaultScope.
@@ -68,7 +72,9 @@ type runState struct {
 	offers  map[Need]bool
 	strict  bool
 	verbose bool
-	tempDir string
+	// fullFrames is Config.FullFrames.
+	fullFrames bool
+	tempDir    string
 	// frameBytes counts the frame records held by running checks and kept results
 	// (bounded by maxRunFrameBytes).
 	frameBytes atomic.Int64
@@ -81,6 +87,7 @@ func (cfg Config) Offered() map[Need]bool {
 	offers := map[Need]bool{
 		NeedJournal:      cmd.has(PlaceholderJournal),
 		NeedEffects:      cmd.has(PlaceholderEffects),
+		NeedStoreFault:   cmd.has(PlaceholderStoreFault),
 		NeedDurable:      true,
 		NeedCompensation: true,
 		NeedCancel:       true,
@@ -108,13 +115,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, &LaunchError{Err: err}
 	}
 	st := &runState{
-		command: commandTemplate(cfg.Worker),
-		env:     cfg.Env,
-		timeout: cfg.Timeout,
-		scope:   cfg.Scope,
-		offers:  cfg.Offered(),
-		strict:  cfg.Strict,
-		verbose: cfg.Verbose,
+		command:    commandTemplate(cfg.Worker),
+		env:        cfg.Env,
+		timeout:    cfg.Timeout,
+		scope:      cfg.Scope,
+		offers:     cfg.Offered(),
+		strict:     cfg.Strict,
+		verbose:    cfg.Verbose,
+		fullFrames: cfg.FullFrames,
 	}
 	if st.env == nil {
 		st.env = os.Environ()
@@ -172,8 +180,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 		}()
 	}
+	// The long checks (those that declare a longer time limit) start first, so that none of
+	// them is left running alone at the end; results keep the catalog order.
+	order := make([]int, 0, len(checks))
+	for i, c := range checks {
+		if c.Timeout > 0 {
+			order = append(order, i)
+		}
+	}
+	for i, c := range checks {
+		if c.Timeout == 0 {
+			order = append(order, i)
+		}
+	}
 schedule:
-	for i := range checks {
+	for _, i := range order {
 		mu.Lock()
 		stop := launchErr != nil
 		mu.Unlock()
@@ -254,6 +275,16 @@ func runCheck(st *runState, c *Check) (Result, error) {
 		Detail:       t.detail,
 		Expected:     t.expected,
 		Actual:       t.actual,
+	}
+	if r.Outcome == Pass && len(t.deviations) > 0 {
+		r.Outcome = Fail
+		r.Detail = "SHOULD part missed: " + strings.Join(t.deviations, "; ")
+		if !st.strict {
+			r.Outcome = Info
+			r.Detail = "deviation from a SHOULD (it counts under --strict): " + strings.Join(t.deviations, "; ")
+		}
+	} else if r.Outcome == Pass || r.Outcome == Skip {
+		r.Expected, r.Actual = "", ""
 	}
 	if c.Level == Should && !st.strict && (r.Outcome == Fail || r.Outcome == Timeout) {
 		r.Outcome = Info

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -19,6 +20,9 @@ const (
 	PlaceholderEffects = "{effects}"
 	// PlaceholderScope is replaced by the journal scope the runner uses for compensation.
 	PlaceholderScope = "{scope}"
+	// PlaceholderStoreFault is replaced by the path of the check's store fault trigger
+	// (PRF-021), a file the runner creates to make the worker's journal writes fail.
+	PlaceholderStoreFault = "{store-fault}"
 )
 
 // commandTemplate is the worker command with its placeholders.
@@ -70,6 +74,18 @@ type T struct {
 	frames     []FrameRecord // the frames the transcript reports, in full
 	frameBytes int           // bytes kept in frames (bounded by maxCheckFrameBytes)
 	launchErr  error
+	// deviations are the SHOULD parts of a MUST check that the worker missed, such as the
+	// status class of a rejection; they make a passing check INFO (FAIL under --strict).
+	deviations []string
+}
+
+// shouldf records a deviation from the SHOULD part of a check and lets the check go on.
+func (t *T) shouldf(expected, actual string) {
+	t.logf("SHOULD deviation: expected %s; got %s", expected, actual)
+	t.deviations = append(t.deviations, "expected "+expected+"; got "+actual)
+	if t.expected == "" {
+		t.expected, t.actual = expected, actual
+	}
 }
 
 // logf adds a line to the check's transcript.
@@ -80,6 +96,15 @@ func (t *T) logf(format string, args ...any) {
 	} else if len(t.transcript) == maxTranscript {
 		t.transcript = append(t.transcript, "[transcript truncated]")
 	}
+}
+
+// clipFrame returns the text of a frame for a transcript line: whole when the run keeps full
+// frames and the check's frame records are within their bound, else its first n bytes.
+func (t *T) clipFrame(s string, n int) string {
+	if t.run.fullFrames && t.frameBytes+len(s) <= maxCheckFrameBytes {
+		return s
+	}
+	return clip(s, n)
 }
 
 // end records the verdict and stops the check.
@@ -163,10 +188,39 @@ func (t *T) appendEffectLog(text string) {
 // placeholders returns the values of the placeholders for this check.
 func (t *T) placeholders() map[string]string {
 	return map[string]string{
-		PlaceholderJournal: t.journalPath(),
-		PlaceholderEffects: t.effectsPath(),
-		PlaceholderScope:   t.run.scope,
+		PlaceholderJournal:    t.journalPath(),
+		PlaceholderEffects:    t.effectsPath(),
+		PlaceholderScope:      t.run.scope,
+		PlaceholderStoreFault: t.storeFaultPath(),
 	}
+}
+
+// storeFaultPath is the file substituted for {store-fault}.
+func (t *T) storeFaultPath() string { return filepath.Join(t.scratch(), "store-fault") }
+
+// armStoreFault creates the store fault trigger: after the worker's next allowed journal
+// writes (counted per process; -1 for none), every journal write fails (PRF-021).
+func (t *T) armStoreFault(allowed int) {
+	content := ""
+	if allowed >= 0 {
+		content = strconv.Itoa(allowed)
+	}
+	if err := os.WriteFile(t.storeFaultPath(), []byte(content), 0o600); err != nil {
+		t.internal(err)
+	}
+	if allowed < 0 {
+		t.logf("runner: store fault armed: every journal write fails")
+	} else {
+		t.logf("runner: store fault armed: journal writes after the first %d of a process fail", allowed)
+	}
+}
+
+// disarmStoreFault removes the store fault trigger.
+func (t *T) disarmStoreFault() {
+	if err := os.Remove(t.storeFaultPath()); err != nil {
+		t.internal(err)
+	}
+	t.logf("runner: store fault disarmed")
 }
 
 // scope is the journal scope of the worker under test.

@@ -80,9 +80,9 @@ func bootstrapCases() []bootCase {
 		{meta: meta{"reference anchor A9 written", flags("ReferenceAnchor", "Bootstrap"), reqs("BOOT-001", "BOOT-004")}, write: true, session: sessionOne, key: keyAB[:], recordedBytes: recordedBootstrapHex},
 		{meta: meta{"writer with a one-byte session id", flags("Bootstrap"), reqs("BOOT-001", "BOOT-003")}, write: true, session: "s", key: key07[:]},
 		{meta: meta{"writer with a 128-byte session id", flags("Bootstrap", "Boundary"), reqs("BOOT-001", "BOOT-003")}, write: true, session: long, key: key08[:]},
-		{meta: meta{"writer refuses a session id that is not a token", flags("Bootstrap", "Token"), reqs("BOOT-003")}, write: true, session: "Session-1", key: keyAB[:], err: "Protocol", wrapped: "InvalidToken"},
-		{meta: meta{"writer refuses an empty session id", flags("Bootstrap", "Token"), reqs("BOOT-003")}, write: true, session: "", key: keyAB[:], err: "Protocol", wrapped: "InvalidToken"},
-		{meta: meta{"writer refuses a 129-byte session id", flags("Bootstrap", "Token", "Boundary"), reqs("BOOT-003", "MSG-041")}, write: true, session: strings.Repeat("s", 129), key: keyAB[:], err: "Protocol", wrapped: "InvalidToken"},
+		{meta: meta{"writer refuses a session id that is not a token", flags("Bootstrap", "Token"), reqs("BOOT-003")}, write: true, session: "Session-1", key: keyAB[:], err: "InvalidToken"},
+		{meta: meta{"writer refuses an empty session id", flags("Bootstrap", "Token"), reqs("BOOT-003")}, write: true, session: "", key: keyAB[:], err: "InvalidToken"},
+		{meta: meta{"writer refuses a 129-byte session id", flags("Bootstrap", "Token", "Boundary"), reqs("BOOT-003", "MSG-041")}, write: true, session: strings.Repeat("s", 129), key: keyAB[:], err: "InvalidToken"},
 		{meta: meta{"writer refuses an all-zero key", flags("Bootstrap"), reqs("BOOT-003", "FRM-039")}, write: true, session: sessionOne, key: zero[:], err: "WeakSessionKey"},
 		{meta: meta{"writer refuses a 31-byte key", flags("Bootstrap", "Boundary"), reqs("BOOT-003", "FRM-038")}, write: true, session: sessionOne, key: keyAB[:31], err: "InvalidSessionKeyLength"},
 	}

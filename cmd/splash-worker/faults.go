@@ -101,7 +101,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	cfg := p.serve
 	cfg.Auth, cfg.Lines, cfg.Output = auth, fault.FrameReader(in), stdout
-	err = worker.Serve(context.Background(), worker.WithServeFaults(cfg, fault))
+	err = worker.Serve(context.Background(), p.withWriteTrigger(worker.WithServeFaults(cfg, fault)))
 	if code := worker.ExitCode(err); code != worker.ExitClean {
 		fail(code, err)
 		if fault.Has(worker.FaultExitZeroOnReject) {

@@ -48,6 +48,8 @@ flags:
   --storage-key-file FILE   storage key: 32 raw bytes or 64 hex digits (default: the public test key)
   --storage-key-id ID       storage key id (default "storage-v1")
   --number-mode MODE        "preserve" or "lossy" (default "preserve")
+  --write-trigger FILE      tests only: while FILE exists, journal writes fail (FILE may hold
+                            a count of writes that still succeed first); see docs/conformance.md
   --max-reconciliations-per-tool N     (default 16)
   --max-reconciliations-per-session N  (default 64)
 
@@ -58,6 +60,7 @@ exit status: 0 clean, 2 usage, 3 bootstrap, 4 transport, 5 rejected, 6 adapter,
 type options struct {
 	journalPath, namespace, admissionNamespace, scope string
 	effectLog, keyFile, keyID, numberMode             string
+	writeTrigger                                      string
 	perTool, perSession                               uint
 }
 
@@ -81,6 +84,7 @@ func parseFlags(args []string, stderr io.Writer, more func(*flag.FlagSet)) (opti
 	fs.StringVar(&o.keyFile, "storage-key-file", "", "")
 	fs.StringVar(&o.keyID, "storage-key-id", "storage-v1", "")
 	fs.StringVar(&o.numberMode, "number-mode", "preserve", "")
+	fs.StringVar(&o.writeTrigger, "write-trigger", "", "")
 	fs.UintVar(&o.perTool, "max-reconciliations-per-tool", uint(worker.DefaultMaxReconciliationsPerTool), "")
 	fs.UintVar(&o.perSession, "max-reconciliations-per-session", uint(worker.DefaultMaxReconciliationsPerSession), "")
 	if more != nil {
@@ -135,6 +139,17 @@ type process struct {
 	// serve is the session's configuration without Auth, Lines and Output.
 	serve   worker.ServeConfig
 	closers []func()
+	// writeTrigger is the profile's store fault trigger (--write-trigger), or nil.
+	writeTrigger *profile.WriteTrigger
+}
+
+// withWriteTrigger returns cfg with its journal store subject to the store fault trigger, when
+// --write-trigger was given. It is applied last, around whatever store cfg holds.
+func (p *process) withWriteTrigger(cfg worker.ServeConfig) worker.ServeConfig {
+	if p.writeTrigger != nil {
+		cfg.Store = p.writeTrigger.Wrap(cfg.Store)
+	}
+	return cfg
 }
 
 // close releases what setUp opened.
@@ -192,6 +207,9 @@ func setUp(o options, stderr io.Writer) (p *process, code int, err error) {
 	journalStore, err := worker.NewStorageJournalStore(store, o.namespace, o.scope, mode)
 	if err != nil {
 		return p, worker.ExitUsage, err
+	}
+	if o.writeTrigger != "" {
+		p.writeTrigger = profile.NewWriteTrigger(o.writeTrigger)
 	}
 	admission, err := worker.NewStoreAdmission(store, journalStore, o.admissionNamespace)
 	if err != nil {

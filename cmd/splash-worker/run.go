@@ -37,7 +37,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	cfg := p.serve
 	cfg.Auth, cfg.Lines, cfg.Output = auth, worker.NewFrameReader(in), stdout
-	err = worker.Serve(context.Background(), cfg)
+	err = worker.Serve(context.Background(), p.withWriteTrigger(cfg))
 	if code := worker.ExitCode(err); code != worker.ExitClean {
 		return report(stderr, code, err)
 	}

@@ -66,11 +66,14 @@ func (b Bootstrap) Format(f fmt.State, verb rune) { _, _ = io.WriteString(f, b.S
 
 // Write writes the bootstrap for sessionID and key to w in a single Write
 // call and then flushes w if it has a Flush() error method. The session id
-// must be an identifier token and key a usable session key; otherwise nothing
-// is written. Failures of w are reported as ErrIO.
+// must be an identifier token (else the protocol error InvalidToken, not wrapped) and key a
+// usable session key (else ErrProtocol wrapping WeakSessionKey); otherwise nothing is
+// written. Failures of w are reported as ErrIO.
 func Write(w io.Writer, sessionID string, key *protocol.SessionKey) error {
+	// The reference checks the session id when it builds the bootstrap value, before any
+	// bootstrap error exists, so this failure is the bare InvalidToken (BOOT-003).
 	if err := protocol.ValidateToken("session id", sessionID); err != nil {
-		return &Error{Kind: ErrProtocol, Err: err}
+		return err
 	}
 	if len(sessionID) > MaxSessionIDBytes { // unreachable after the token check
 		return &Error{Kind: ErrInvalidSessionIDLength, Actual: len(sessionID), Maximum: MaxSessionIDBytes}

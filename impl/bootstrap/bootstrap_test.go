@@ -66,16 +66,17 @@ func TestWriteRefusesInvalidInputsAndWritesNothing(t *testing.T) {
 		session string
 		key     *protocol.SessionKey
 		want    error
+		wrapped bool // reported as ErrProtocol wrapping want, not as want alone
 	}{
-		{"uppercase id", "Session", key(t, 1), protocol.ErrInvalidToken},
-		{"empty id", "", key(t, 1), protocol.ErrInvalidToken},
-		{"129-byte id", strings.Repeat("a", 129), key(t, 1), protocol.ErrInvalidToken},
-		{"nil key", "s", nil, protocol.ErrWeakSessionKey},
-		{"closed key", "s", closed, protocol.ErrWeakSessionKey},
+		{"uppercase id", "Session", key(t, 1), protocol.ErrInvalidToken, false},
+		{"empty id", "", key(t, 1), protocol.ErrInvalidToken, false},
+		{"129-byte id", strings.Repeat("a", 129), key(t, 1), protocol.ErrInvalidToken, false},
+		{"nil key", "s", nil, protocol.ErrWeakSessionKey, true},
+		{"closed key", "s", closed, protocol.ErrWeakSessionKey, true},
 	} {
 		var out bytes.Buffer
 		err := Write(&out, tc.session, tc.key)
-		if !errors.Is(err, ErrProtocol) || !errors.Is(err, tc.want) || out.Len() != 0 {
+		if errors.Is(err, ErrProtocol) != tc.wrapped || !errors.Is(err, tc.want) || out.Len() != 0 {
 			t.Fatalf("%s: error %v, wrote %d bytes", tc.name, err, out.Len())
 		}
 	}

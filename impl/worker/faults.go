@@ -157,6 +157,12 @@ const (
 	// refused, as before ENC-053 and ENC-054: an echo of the host's own numbers fails, and a
 	// durable outcome with such numbers is never answered although its effect happened.
 	FaultRefuseNonPortableAnswers
+	// FaultUncheckedDuplicate: an exact duplicate dispatch is answered from the journal without
+	// checking the stored status against the live grant.
+	FaultUncheckedDuplicate
+	// FaultIgnorePersistFailure: a failed journal write is ignored; the flow goes on and
+	// answers as if the journal had been persisted.
+	FaultIgnorePersistFailure
 
 	faultEnd
 )
@@ -179,7 +185,7 @@ type FaultInfo struct {
 var faultInfos = [...]FaultInfo{
 	{FaultAcceptReplay, "accept-replay", "FRM-025", []string{"CNF-FRAME-06", "CNF-FRAME-07", "CNF-OPEN-04"},
 		"open frames whatever their sequence number: replays and gaps pass"},
-	{FaultSkipTagCheck, "skip-tag-check", "FRM-014", []string{"CNF-FRAME-01", "CNF-FRAME-02", "CNF-FRAME-03", "CNF-OPEN-03", "CNF-FRAME-09"},
+	{FaultSkipTagCheck, "skip-tag-check", "FRM-014", []string{"CNF-FRAME-01", "CNF-FRAME-02", "CNF-FRAME-03", "CNF-OPEN-03", "CNF-FRAME-09", "CNF-CANCEL-22"},
 		"open frames without verifying their authentication tag"},
 	{FaultAcceptReflectedRole, "accept-reflected-role", "FRM-028", []string{"CNF-FRAME-04", "CNF-FRAME-05"},
 		"also open frames tagged with the worker role as sender"},
@@ -189,11 +195,11 @@ var faultInfos = [...]FaultInfo{
 		"authorize invocation, dispatch and compensation inputs over max_input_bytes"},
 	{FaultIgnoreCallBudget, "ignore-call-budget", "AUZ-008", []string{"CNF-AUTHZ-06", "CNF-AUTHZ-13"},
 		"authorize invocations and dispatches beyond max_calls"},
-	{FaultForgetRequestID, "forget-request-id", "AUZ-005", []string{"CNF-AUTHZ-07", "CNF-AUTHZ-08", "CNF-CANCEL-18", "CNF-AUTHZ-09", "CNF-AUTHZ-17"},
+	{FaultForgetRequestID, "forget-request-id", "AUZ-005", []string{"CNF-AUTHZ-07", "CNF-AUTHZ-08", "CNF-CANCEL-18", "CNF-AUTHZ-09", "CNF-AUTHZ-17", "CNF-CANCEL-21"},
 		"authorize request and cancellation ids already used, and beyond 1,024 per session"},
 	{FaultRerunDuplicateDispatch, "rerun-duplicate-dispatch", "WRK-041", []string{"CNF-DURABLE-04", "CNF-DURABLE-15"},
 		"run the adapter again for an exact duplicate dispatch"},
-	{FaultPersistAfterEffect, "persist-after-effect", "WRK-042", []string{"CNF-DURABLE-19"},
+	{FaultPersistAfterEffect, "persist-after-effect", "WRK-042", []string{"CNF-DURABLE-19", "CNF-DURABLE-28", "CNF-COMP-18"},
 		"run the adapter before the pending record is persisted"},
 	{FaultPendingAsSuccess, "pending-as-success", "WRK-041", []string{"CNF-DURABLE-16", "CNF-DURABLE-17"},
 		"answer a duplicate of a pending record as succeeded"},
@@ -251,6 +257,10 @@ var faultInfos = [...]FaultInfo{
 		"read the whole bootstrap (42 + L bytes) before checking any part of it"},
 	{FaultRefuseNonPortableAnswers, "refuse-non-portable-answers", "WRK-048", []string{"CNF-DURABLE-26", "CNF-NUMBER-04"},
 		"refuse every answer holding a non-portable number: durable effects with such numbers are stranded"},
+	{FaultUncheckedDuplicate, "unchecked-duplicate", "WRK-049", []string{"CNF-DURABLE-27"},
+		"answer an exact duplicate from the journal without checking it against the live grant"},
+	{FaultIgnorePersistFailure, "ignore-persist-failure", "WRK-071", []string{"CNF-DURABLE-28", "CNF-DURABLE-29", "CNF-DURABLE-30", "CNF-COMP-18"},
+		"ignore a failed journal write: no restore, no poisoning, the effect runs and the answer is sent"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
@@ -391,6 +401,31 @@ func (f *Faults) skipRejected(err error) bool {
 }
 
 func (f *Faults) detachOnFatal() bool { return f.Has(FaultDetachOnFatal) }
+
+func (f *Faults) uncheckedDuplicate() bool { return f.Has(FaultUncheckedDuplicate) }
+
+func (f *Faults) ignorePersistFailure() bool { return f.Has(FaultIgnorePersistFailure) }
+
+// admitDispatch admits, with FaultUncheckedDuplicate, an exact duplicate whose stored status
+// the live grant rejects: the journal's refusal is replaced by the stored status.
+func (f *Faults) admitDispatch(s *Session, auth authorizer.AuthorizedOperationInvocation, admit func() (journal.Admission, error)) func() (journal.Admission, error) {
+	if !f.Has(FaultUncheckedDuplicate) {
+		return admit
+	}
+	return func() (journal.Admission, error) {
+		admission, err := admit()
+		if err == nil {
+			return admission, nil
+		}
+		req := auth.Request()
+		r, ok := s.journal.Operation(req.OperationKey)
+		fp, fpErr := protocol.OperationInputFingerprint(req.Payload)
+		if ok && fpErr == nil && r.Tool == req.Tool && r.InputFingerprint == fp && r.State.State != protocol.StatePending {
+			return journal.Admission{Kind: journal.Existing, State: r.State}, nil
+		}
+		return admission, err
+	}
+}
 
 // otherMessage answers cancel and close_session in a baseline session (FaultCancelInBaseline).
 func (f *Faults) otherMessage(s *Session, m protocol.Message) ([]byte, bool, error) {

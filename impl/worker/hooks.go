@@ -28,6 +28,14 @@ type testOnlyHooks interface {
 	// journaledCall may replace the adapter call of a new durable request between its two
 	// persistence points.
 	journaledCall(ctx context.Context, s *Session, store JournalPersister, before *journal.Journal, d *durableRequest) (status protocol.OperationStatus, handled bool, err error)
+	// admitDispatch may wrap the journal admission of a dispatch.
+	admitDispatch(s *Session, auth authorizer.AuthorizedOperationInvocation, admit func() (journal.Admission, error)) func() (journal.Admission, error)
+	// ignorePersistFailure reports whether a failed journal write is ignored: no restore, no
+	// poisoning, and the flow goes on as if it had been persisted.
+	ignorePersistFailure() bool
+	// uncheckedDuplicate reports whether the answer to an exact duplicate dispatch skips the
+	// check against the live grant.
+	uncheckedDuplicate() bool
 	// skipRejected reports whether the baseline serve loop goes on after err.
 	skipRejected(err error) bool
 	// cancel may act on an authorized cancellation of the running invocation r in place of
