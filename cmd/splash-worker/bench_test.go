@@ -33,16 +33,16 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(percentile(lat, 0.99), "p99-µs")
 }
 
-// childCPU returns the CPU time all threads of process pid have used so far, from the
-// scheduler's per-thread accounting (nanosecond resolution, unlike rusage's clock ticks),
-// or -1 where that is not available.
-func childCPU(pid int) time.Duration {
+// childStats returns the CPU time all threads of process pid have used so far, from the
+// scheduler's per-thread accounting (nanosecond resolution, unlike rusage's clock ticks), and
+// how many times they have been switched out (voluntarily: blocked or slept; and
+// involuntarily), or ok == false where that is not available.
+func childStats(pid int) (cpu time.Duration, switches int64, ok bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
 	tasks, err := os.ReadDir(dir)
 	if err != nil {
-		return -1
+		return 0, 0, false
 	}
-	var total time.Duration
 	for _, t := range tasks {
 		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
 		if err != nil {
@@ -50,15 +50,70 @@ func childCPU(pid int) time.Duration {
 		}
 		f := strings.Fields(string(data))
 		if len(f) == 0 {
-			return -1
+			return 0, 0, false
 		}
 		ns, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			return -1
+			return 0, 0, false
 		}
-		total += time.Duration(ns)
+		cpu += time.Duration(ns)
+		status, err := os.ReadFile(dir + "/" + t.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(status)) {
+			if rest, found := strings.CutPrefix(line, "voluntary_ctxt_switches:"); found {
+				n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+				switches += n
+			} else if rest, found := strings.CutPrefix(line, "nonvoluntary_ctxt_switches:"); found {
+				n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+				switches += n
+			}
+		}
 	}
-	return total
+	return cpu, switches, true
+}
+
+// childUsage accumulates a child's CPU time and context switches over measured stretches.
+type childUsage struct {
+	pid               int
+	startCPU          time.Duration
+	startSwitches     int64
+	cpu               time.Duration
+	switches          int64
+	measuring, broken bool
+}
+
+func (u *childUsage) start(pid int) {
+	u.pid = pid
+	u.startCPU, u.startSwitches, u.measuring = 0, 0, false
+	if cpu, sw, ok := childStats(pid); ok {
+		u.startCPU, u.startSwitches, u.measuring = cpu, sw, true
+	} else {
+		u.broken = true
+	}
+}
+
+func (u *childUsage) stop() {
+	if !u.measuring {
+		return
+	}
+	u.measuring = false
+	if cpu, sw, ok := childStats(u.pid); ok {
+		u.cpu += cpu - u.startCPU
+		u.switches += sw - u.startSwitches
+	} else {
+		u.broken = true
+	}
+}
+
+// report adds the usage per round trip as name-cpu-µs and name-switches.
+func (u *childUsage) report(b *testing.B, name string) {
+	if u.broken || b.N == 0 {
+		return
+	}
+	b.ReportMetric(float64(u.cpu)/1e3/float64(b.N), name+"-cpu-µs")
+	b.ReportMetric(float64(u.switches)/float64(b.N), name+"-switches")
 }
 
 // echoChild is a bare line echo (cat) driven exactly like the worker: the host seals each
@@ -130,38 +185,32 @@ func (e *echoChild) roundTrip(b *testing.B, m protocol.Message) {
 // Every iteration also sends the same invoke through a bare line echo (cat), the floor of a
 // round trip over two pipes on this machine, right before the worker's, so both see the same
 // load. Besides the worker's p50 and p99 it reports the echo's (echo-p50-µs, echo-p99-µs),
-// the worker's own cost (own-p50-µs: its p50 minus the echo's; own-p99-µs likewise), and the
-// CPU time each child used per round trip (worker-cpu-µs, echo-cpu-µs). ns/op covers both
-// round trips.
+// the worker's own cost (own-p50-µs: its p50 minus the echo's; own-p99-µs likewise), and per
+// round trip the CPU time each child used (worker-cpu-µs, echo-cpu-µs) and how often its
+// threads were switched out (worker-switches, echo-switches), which depends much less on
+// the machine's load than latency does. ns/op covers both round trips.
 func BenchmarkInvokeRoundTrip(b *testing.B) {
 	payload := text(strings.Repeat("x", 256))
 	const perSession = 1000
 	var p *proc
-	var workerCPU time.Duration
+	var workerUsage, echoUsage childUsage
 	sessions, n := 0, 0
-	sessionCPU := time.Duration(0)
-	endSession := func() {
-		if p == nil {
-			return
-		}
-		if c := childCPU(p.cmd.Process.Pid); c >= 0 && sessionCPU >= 0 {
-			workerCPU += c - sessionCPU
-		}
-		p.end()
-	}
 	restart := func() {
-		endSession()
+		if p != nil {
+			workerUsage.stop()
+			p.end()
+		}
 		sessions++
 		p = launch(b, "bench-"+strconv.Itoa(sessions))
 		p.open(grant(echoTool, perSession, 0))
-		// Wait for the session to be open, then start counting the worker's CPU.
+		// Wait for the session to be open, then start counting the worker's usage.
 		p.call(p.host.Invoke("warm", echoTool, payload), "result text:"+strings.Repeat("x", 256))
-		sessionCPU = childCPU(p.cmd.Process.Pid)
+		workerUsage.start(p.cmd.Process.Pid)
 		n = 1
 	}
 	echo := startEcho(b)
 	restart()
-	echoStart := childCPU(echo.cmd.Process.Pid)
+	echoUsage.start(echo.cmd.Process.Pid)
 	lat := make([]time.Duration, 0, b.N)
 	echoLat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -188,18 +237,17 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 		n++
 	}
 	b.StopTimer()
-	echoCPU := childCPU(echo.cmd.Process.Pid) - echoStart
-	endSession()
+	echoUsage.stop()
+	workerUsage.stop()
+	p.end()
 	reportLatencies(b, lat)
 	slices.Sort(echoLat)
 	b.ReportMetric(percentile(echoLat, 0.50), "echo-p50-µs")
 	b.ReportMetric(percentile(echoLat, 0.99), "echo-p99-µs")
 	b.ReportMetric(percentile(lat, 0.50)-percentile(echoLat, 0.50), "own-p50-µs")
 	b.ReportMetric(percentile(lat, 0.99)-percentile(echoLat, 0.99), "own-p99-µs")
-	if workerCPU > 0 && echoStart >= 0 {
-		b.ReportMetric(float64(workerCPU)/1e3/float64(b.N), "worker-cpu-µs")
-		b.ReportMetric(float64(echoCPU)/1e3/float64(b.N), "echo-cpu-µs")
-	}
+	workerUsage.report(b, "worker")
+	echoUsage.report(b, "echo")
 }
 
 // One durable dispatch of a new operation key against the SQLite journal: the admission and
