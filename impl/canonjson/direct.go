@@ -180,20 +180,32 @@ func (b *canonicalBuilder) array(depth int) (Value, bool) {
 			return Value{}, false
 		}
 		b.elems = append(b.elems, v)
-		c := b.text[b.pos]
-		b.pos++
-		if c == ']' {
+		if last, ok := b.separator(']'); !ok {
+			return Value{}, false
+		} else if last {
 			break
 		}
-		if c != ',' {
-			return Value{}, false
-		}
 	}
-	elems := b.values.take(len(b.elems) - base)
-	copy(elems, b.elems[base:])
-	clear(b.elems[base:])
-	b.elems = b.elems[:base]
+	var elems []Value
+	elems, b.elems = carve(&b.values, b.elems, base)
 	return arrayValue(elems), true
+}
+
+// separator reads the byte after a container's element or member: ',' before another one
+// (last false), or the closing byte (last true).
+func (b *canonicalBuilder) separator(closing byte) (last, ok bool) {
+	c := b.text[b.pos]
+	b.pos++
+	return c == closing, c == closing || c == ','
+}
+
+// carve moves stack[base:], the children of the container just read, into a slice taken
+// from s, and returns that slice and the stack without them.
+func carve[T any](s *slab[T], stack []T, base int) (children, rest []T) {
+	children = s.take(len(stack) - base)
+	copy(children, stack[base:])
+	clear(stack[base:])
+	return children, stack[:base]
 }
 
 func (b *canonicalBuilder) object(depth int) (Value, bool) {
@@ -228,18 +240,13 @@ func (b *canonicalBuilder) object(depth int) (Value, bool) {
 			return Value{}, false
 		}
 		b.members = append(b.members, Entry{Key: key, Value: v})
-		c := b.text[b.pos]
-		b.pos++
-		if c == '}' {
+		if last, ok := b.separator('}'); !ok {
+			return Value{}, false
+		} else if last {
 			break
 		}
-		if c != ',' {
-			return Value{}, false
-		}
 	}
-	ents := b.entries.take(len(b.members) - base)
-	copy(ents, b.members[base:])
-	clear(b.members[base:])
-	b.members = b.members[:base]
+	var ents []Entry
+	ents, b.members = carve(&b.entries, b.members, base)
 	return objectValue(ents), true
 }
