@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -8,8 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
+
+// percentile returns the p-quantile of sorted latencies in microseconds.
+func percentile(sorted []time.Duration, p float64) float64 {
+	return float64(sorted[int(p*float64(len(sorted)-1))]) / 1e3
+}
 
 // reportLatencies adds throughput and latency percentiles to a benchmark's output.
 func reportLatencies(b *testing.B, lat []time.Duration) {
@@ -17,35 +28,191 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 		return
 	}
 	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		i := int(p * float64(len(lat)-1))
-		return float64(lat[i].Microseconds())
-	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
+	b.ReportMetric(percentile(lat, 0.50), "p50-µs")
+	b.ReportMetric(percentile(lat, 0.99), "p99-µs")
+}
+
+// childStats returns the CPU time all threads of process pid have used so far, from the
+// scheduler's per-thread accounting (nanosecond resolution, unlike rusage's clock ticks), and
+// how many times they have been switched out (voluntarily: blocked or slept; and
+// involuntarily), or ok == false where that is not available.
+func childStats(pid int) (cpu time.Duration, switches int64, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, t := range tasks {
+		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(data))
+		if len(f) == 0 {
+			return 0, 0, false
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		cpu += time.Duration(ns)
+		status, err := os.ReadFile(dir + "/" + t.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(status)) {
+			if rest, found := strings.CutPrefix(line, "voluntary_ctxt_switches:"); found {
+				n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+				switches += n
+			} else if rest, found := strings.CutPrefix(line, "nonvoluntary_ctxt_switches:"); found {
+				n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+				switches += n
+			}
+		}
+	}
+	return cpu, switches, true
+}
+
+// childUsage accumulates a child's CPU time and context switches over measured stretches.
+type childUsage struct {
+	pid               int
+	startCPU          time.Duration
+	startSwitches     int64
+	cpu               time.Duration
+	switches          int64
+	measuring, broken bool
+}
+
+func (u *childUsage) start(pid int) {
+	u.pid = pid
+	u.startCPU, u.startSwitches, u.measuring = 0, 0, false
+	if cpu, sw, ok := childStats(pid); ok {
+		u.startCPU, u.startSwitches, u.measuring = cpu, sw, true
+	} else {
+		u.broken = true
+	}
+}
+
+func (u *childUsage) stop() {
+	if !u.measuring {
+		return
+	}
+	u.measuring = false
+	if cpu, sw, ok := childStats(u.pid); ok {
+		u.cpu += cpu - u.startCPU
+		u.switches += sw - u.startSwitches
+	} else {
+		u.broken = true
+	}
+}
+
+// report adds the usage per round trip as name-cpu-µs and name-switches.
+func (u *childUsage) report(b *testing.B, name string) {
+	if u.broken || b.N == 0 {
+		return
+	}
+	b.ReportMetric(float64(u.cpu)/1e3/float64(b.N), name+"-cpu-µs")
+	b.ReportMetric(float64(u.switches)/float64(b.N), name+"-switches")
+}
+
+// echoChild is a bare line echo (cat) driven exactly like the worker: the host seals each
+// invoke and a worker-role authenticator opens what comes back, so the echo's round trip
+// carries the same host-side work (one seal, one open of a frame of the same size) and only
+// the worker process is missing from it.
+type echoChild struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	host   *workertest.Host
+	opener *protocol.Authenticator
+}
+
+func startEcho(b *testing.B) *echoChild {
+	b.Helper()
+	path, err := exec.LookPath("cat")
+	if err != nil {
+		b.Skip("no cat to measure the floor with")
+	}
+	host, err := workertest.NewHost("bench-echo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	opener, err := host.WorkerAuthenticator(canonjson.Preserve)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := &echoChild{cmd: exec.Command(path), host: host, opener: opener}
+	if e.stdin, err = e.cmd.StdinPipe(); err != nil {
+		b.Fatal(err)
+	}
+	out, err := e.cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.stdout = bufio.NewReader(out)
+	if err := e.cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = e.stdin.Close()
+		_ = e.cmd.Wait()
+		opener.Close()
+		host.Close()
+	})
+	return e
+}
+
+// roundTrip sends one sealed invoke through the echo and opens it.
+func (e *echoChild) roundTrip(b *testing.B, m protocol.Message) {
+	if _, err := e.stdin.Write(append(e.host.Seal(m), '\n')); err != nil {
+		b.Fatal(err)
+	}
+	line, err := readLine(e.stdout, 10*time.Second)
+	if err != nil {
+		b.Fatalf("no echo: %v", err)
+	}
+	if _, err := e.opener.Open(line[:len(line)-1]); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // One 256-byte text echo over the worker's real stdin and stdout pipes: the host seals the
 // invoke, the worker opens, authorizes, runs the adapter, validates and seals the result, and
 // the host opens it. A session can reserve at most 1,024 request ids, so a new worker is
 // started (with the timer stopped) every 1,000 calls.
+//
+// Every iteration also sends the same invoke through a bare line echo (cat), the floor of a
+// round trip over two pipes on this machine, right before the worker's, so both see the same
+// load. Besides the worker's p50 and p99 it reports the echo's (echo-p50-µs, echo-p99-µs),
+// the worker's own cost (own-p50-µs: its p50 minus the echo's; own-p99-µs likewise), and per
+// round trip the CPU time each child used (worker-cpu-µs, echo-cpu-µs) and how often its
+// threads were switched out (worker-switches, echo-switches), which depends much less on
+// the machine's load than latency does. ns/op covers both round trips.
 func BenchmarkInvokeRoundTrip(b *testing.B) {
 	payload := text(strings.Repeat("x", 256))
 	const perSession = 1000
 	var p *proc
+	var workerUsage, echoUsage childUsage
 	sessions, n := 0, 0
 	restart := func() {
 		if p != nil {
+			workerUsage.stop()
 			p.end()
 		}
 		sessions++
 		p = launch(b, "bench-"+strconv.Itoa(sessions))
 		p.open(grant(echoTool, perSession, 0))
-		n = 0
+		// Wait for the session to be open, then start counting the worker's usage.
+		p.call(p.host.Invoke("warm", echoTool, payload), "result text:"+strings.Repeat("x", 256))
+		workerUsage.start(p.cmd.Process.Pid)
+		n = 1
 	}
+	echo := startEcho(b)
 	restart()
+	echoUsage.start(echo.cmd.Process.Pid)
 	lat := make([]time.Duration, 0, b.N)
+	echoLat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if n == perSession {
@@ -54,6 +221,10 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 			b.StartTimer()
 		}
 		start := time.Now()
+		echo.roundTrip(b, echo.host.Invoke("r"+strconv.Itoa(i), echoTool, payload))
+		echoLat = append(echoLat, time.Since(start))
+
+		start = time.Now()
 		p.send(p.host.Invoke("r"+strconv.Itoa(n), echoTool, payload))
 		line, err := readLine(p.stdout, 10*time.Second)
 		if err != nil {
@@ -66,8 +237,17 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 		n++
 	}
 	b.StopTimer()
-	reportLatencies(b, lat)
+	echoUsage.stop()
+	workerUsage.stop()
 	p.end()
+	reportLatencies(b, lat)
+	slices.Sort(echoLat)
+	b.ReportMetric(percentile(echoLat, 0.50), "echo-p50-µs")
+	b.ReportMetric(percentile(echoLat, 0.99), "echo-p99-µs")
+	b.ReportMetric(percentile(lat, 0.50)-percentile(echoLat, 0.50), "own-p50-µs")
+	b.ReportMetric(percentile(lat, 0.99)-percentile(echoLat, 0.99), "own-p99-µs")
+	workerUsage.report(b, "worker")
+	echoUsage.report(b, "echo")
 }
 
 // One durable dispatch of a new operation key against the journal file: the admission and

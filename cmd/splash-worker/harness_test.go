@@ -28,7 +28,9 @@ var (
 
 func TestMain(m *testing.M) {
 	var err error
-	if workerBinary, err = binaries.Worker(); err != nil {
+	// SPLASH_WORKER_TAGS builds the worker under test with build tags, such as
+	// splashprofile for profiling it under the benchmarks (docs/performance.md).
+	if workerBinary, err = binaries.Worker(strings.Fields(os.Getenv("SPLASH_WORKER_TAGS"))...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

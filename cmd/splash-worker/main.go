@@ -67,8 +67,14 @@ type options struct {
 func main() {
 	// A host that stops reading must make a write fail (exit status 4), not kill the process.
 	signal.Ignore(syscall.SIGPIPE)
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stopProfiles()
+	os.Exit(code)
 }
+
+// stopProfiles ends the profiles of the profiling build (profile.go); it does nothing in
+// the released build.
+var stopProfiles = func() {}
 
 // parseFlags parses the command line; more, when set, defines further flags.
 func parseFlags(args []string, stderr io.Writer, more func(*flag.FlagSet)) (options, error) {

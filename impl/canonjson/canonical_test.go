@@ -263,3 +263,52 @@ func TestDeferredValueConcurrentReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildCanonicalMatchesParse checks on random documents that the direct builder of
+// deferred values accepts every text the verifier accepts (so deferred values never fall
+// back to the general parser) and builds exactly the value parsing and converting gives.
+//
+// Spec: ENC-052
+func TestBuildCanonicalMatchesParse(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	texts := []string{
+		`[]`, `{}`, `[[],{}]`, `{"a":"\"\\\b\f\n\r\t\u0000\u001f x é"}`, `["é\"", "\\"]`,
+		`{"items":[{"id":0,"name":"item-0","note":"text with \"quotes\" and é","score":0.5,"tags":["alpha","beta"]}]}`,
+		`[1.5,-2,1e+30,18446744073709551615,-9223372036854775808,0.1,true,false,null]`,
+	}
+	for range 20000 {
+		var b strings.Builder
+		b.WriteByte('[')
+		randomJSON(r, &b, 1)
+		b.WriteByte(']')
+		texts = append(texts, b.String())
+	}
+	accepted := 0
+	for _, text := range texts {
+		for _, m := range []Mode{Preserve, Lossy} {
+			if end, _, _, ok := verifyCanonical(text, 0, 0, m); !ok || end != len(text) {
+				continue
+			}
+			accepted++
+			want, err := ParseValue([]byte(text), m)
+			if err != nil {
+				t.Fatalf("%v: %s: %v", m, text, err)
+			}
+			got, ok := buildCanonical(text, m)
+			if !ok {
+				t.Fatalf("%v: the builder gave up on verified text %s", m, text)
+			}
+			if !Equal(got, want) || string(got.JSON()) != text || HoldsPreserveOnlyNumber(got) != HoldsPreserveOnlyNumber(want) {
+				t.Fatalf("%v: built %s, parsed %s", m, got.JSON(), want.JSON())
+			}
+		}
+	}
+	if accepted < 2000 {
+		t.Fatalf("only %d documents accepted", accepted)
+	}
+	for _, bad := range []string{`[`, `[1,]`, `{"a"}`, `{"b":1,"a":2}`, `{"a":1,"a":2}`, `["\/"]`, `["\u0041"]`, `{"a\"":1}`, `[1]x`, `"`, `["x`, `[tru]`, `[-]`} {
+		if _, ok := buildCanonical(bad, Preserve); ok {
+			t.Errorf("the builder accepted %s", bad)
+		}
+	}
+}

@@ -54,9 +54,14 @@ func (v Value) materialized() Value {
 // memory instead of allocating it each time; the Values built hold no nodes.
 var buildParsers = sync.Pool{New: func() any { return new(Parser) }}
 
-// build parses the verified text. It cannot fail on text the verifier accepted; if it did
+// build builds the value of the verified text, directly when buildCanonical can and
+// otherwise by parsing and converting it. It cannot fail on text the verifier accepted; if it did
 // (a bug), the failure is reported loudly rather than turned into a different value.
 func (d *deferredDoc) build() {
+	if v, ok := buildCanonical(d.text, d.mode); ok {
+		d.built = v
+		return
+	}
 	ps := buildParsers.Get().(*Parser)
 	defer buildParsers.Put(ps)
 	n, err := ps.parseText(stringBytes(d.text), d.text)

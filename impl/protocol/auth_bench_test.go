@@ -19,22 +19,64 @@ import (
 //
 // docs/performance.md records the numbers and how to read them.
 
+// benchShape names how a benchmark payload is built.
+type benchShape int
+
+const (
+	// shapeRecords is an array of small objects (the main case).
+	shapeRecords benchShape = iota
+	// shapeBlob is one long string in an object, which isolates the
+	// authenticator's own cost from JSON tokenization.
+	shapeBlob
+	// shapeItems is the Rust reference's own benchmark payload, so the two
+	// implementations can be compared on the same bytes.
+	shapeItems
+)
+
 // benchSizes are the payload sizes and shapes; "1MiB" is the largest payload
-// of its shape whose tag input still fits the 1 MiB limit. "records" is an
-// array of small objects (the main case); "blob" is one long string in an
-// object, which isolates the authenticator's own cost from JSON
-// tokenization.
+// of its shape whose tag input still fits the 1 MiB limit.
 var benchSizes = []struct {
 	name  string
 	bytes int
-	blob  bool
+	shape benchShape
 }{
-	{"256B", 256, false},
-	{"4KiB", 4 << 10, false},
-	{"64KiB", 64 << 10, false},
-	{"1MiB", -1, false},
-	{"blob-4KiB", 4 << 10, true},
-	{"blob-64KiB", 64 << 10, true},
+	{"256B", 256, shapeRecords},
+	{"4KiB", 4 << 10, shapeRecords},
+	{"64KiB", 64 << 10, shapeRecords},
+	{"1MiB", -1, shapeRecords},
+	{"blob-4KiB", 4 << 10, shapeBlob},
+	{"blob-64KiB", 64 << 10, shapeBlob},
+	{"items-256B", 256, shapeItems},
+	{"items-4KiB", 4 << 10, shapeItems},
+	{"items-64KiB", 64 << 10, shapeItems},
+}
+
+// benchItems returns the Rust reference's benchmark payload: {"items":[…]}
+// where item i is
+//
+//	{"id":i,"name":"item-i","note":"text with \"quotes\" and é","score":i*1.25+0.5,"tags":["alpha","beta"]}
+//
+// with items added until the canonical encoding is at least n bytes (306,
+// 4,144 and 65,538 bytes for 256, 4,096 and 65,536).
+func benchItems(n int) canonjson.Value {
+	var items []canonjson.Value
+	size := len(`{"items":[]}`)
+	for i := 0; size < n; i++ {
+		score, _ := canonjson.Float(float64(i)*1.25 + 0.5)
+		item := canonjson.Object(
+			canonjson.Entry{Key: "id", Value: canonjson.Uint(uint64(i))},
+			canonjson.Entry{Key: "name", Value: canonjson.String("item-" + strconv.Itoa(i))},
+			canonjson.Entry{Key: "note", Value: canonjson.String("text with \"quotes\" and é")},
+			canonjson.Entry{Key: "score", Value: score},
+			canonjson.Entry{Key: "tags", Value: canonjson.Array(canonjson.String("alpha"), canonjson.String("beta"))},
+		)
+		if len(items) > 0 {
+			size++ // comma
+		}
+		size += len(item.JSON())
+		items = append(items, item)
+	}
+	return canonjson.Object(canonjson.Entry{Key: "items", Value: canonjson.Array(items...)})
 }
 
 // benchBlob returns {"blob":"xxx..."} with a canonical encoding of n bytes.
@@ -76,16 +118,21 @@ type authBench struct {
 	line     []byte
 }
 
-func newAuthBench(b *testing.B, n int, blob bool) *authBench {
+func newAuthBench(b *testing.B, n int, shape benchShape) *authBench {
 	b.Helper()
 	key, err := NewSessionKey(bytes.Repeat([]byte{7}, SessionKeyBytes))
 	if err != nil {
 		b.Fatal(err)
 	}
 	build := func(n int) InvokeMessage {
-		v := benchPayload(n)
-		if blob {
+		var v canonjson.Value
+		switch shape {
+		case shapeRecords:
+			v = benchPayload(n)
+		case shapeBlob:
 			v = benchBlob(n)
+		case shapeItems:
+			v = benchItems(n)
 		}
 		inv, err := NewToolInvocation("session-1", "request-1", "json.tool", JSONPayload(v))
 		if err != nil {
@@ -116,7 +163,7 @@ func (ab *authBench) auth(b *testing.B, role Role) *Authenticator {
 
 func BenchmarkAuthSeal(b *testing.B) {
 	for _, size := range benchSizes {
-		ab := newAuthBench(b, size.bytes, size.blob)
+		ab := newAuthBench(b, size.bytes, size.shape)
 		b.Run(size.name, func(b *testing.B) {
 			host := ab.auth(b, RoleHost)
 			b.SetBytes(int64(len(ab.tagInput)))
@@ -136,7 +183,7 @@ func BenchmarkAuthSeal(b *testing.B) {
 // the per-frame line allocation (and its garbage collection) from Seal.
 func BenchmarkAuthSealAppend(b *testing.B) {
 	for _, size := range benchSizes {
-		ab := newAuthBench(b, size.bytes, size.blob)
+		ab := newAuthBench(b, size.bytes, size.shape)
 		b.Run(size.name, func(b *testing.B) {
 			host := ab.auth(b, RoleHost)
 			var m Message = ab.msg
@@ -157,7 +204,7 @@ func BenchmarkAuthSealAppend(b *testing.B) {
 
 func BenchmarkAuthOpen(b *testing.B) {
 	for _, size := range benchSizes {
-		ab := newAuthBench(b, size.bytes, size.blob)
+		ab := newAuthBench(b, size.bytes, size.shape)
 		b.Run(size.name, func(b *testing.B) {
 			worker := ab.auth(b, RoleWorker)
 			_, opener := worker.Split()
@@ -181,7 +228,7 @@ func BenchmarkAuthOpen(b *testing.B) {
 // the cost when that text is then needed as values.
 func BenchmarkAuthOpenBuild(b *testing.B) {
 	for _, size := range benchSizes {
-		ab := newAuthBench(b, size.bytes, size.blob)
+		ab := newAuthBench(b, size.bytes, size.shape)
 		b.Run(size.name, func(b *testing.B) {
 			worker := ab.auth(b, RoleWorker)
 			_, opener := worker.Split()
@@ -220,7 +267,7 @@ func buildAll(v canonjson.Value) bool {
 
 func BenchmarkAuthSealOpen(b *testing.B) {
 	for _, size := range benchSizes {
-		ab := newAuthBench(b, size.bytes, size.blob)
+		ab := newAuthBench(b, size.bytes, size.shape)
 		b.Run(size.name, func(b *testing.B) {
 			host, worker := ab.auth(b, RoleHost), ab.auth(b, RoleWorker)
 			b.SetBytes(int64(len(ab.tagInput)))
@@ -244,7 +291,7 @@ func BenchmarkAuthSealOpen(b *testing.B) {
 // into a reused line buffer, as a writer that sends each line at once can.
 func BenchmarkAuthSealAppendOpen(b *testing.B) {
 	for _, size := range benchSizes {
-		ab := newAuthBench(b, size.bytes, size.blob)
+		ab := newAuthBench(b, size.bytes, size.shape)
 		b.Run(size.name, func(b *testing.B) {
 			host, worker := ab.auth(b, RoleHost), ab.auth(b, RoleWorker)
 			var m Message = ab.msg
@@ -270,7 +317,7 @@ func BenchmarkAuthSealAppendOpen(b *testing.B) {
 // rules, validation), for reading the Open numbers.
 func BenchmarkAuthDecodeFrame(b *testing.B) {
 	for _, size := range benchSizes {
-		ab := newAuthBench(b, size.bytes, size.blob)
+		ab := newAuthBench(b, size.bytes, size.shape)
 		b.Run(size.name, func(b *testing.B) {
 			b.SetBytes(int64(len(ab.line)))
 			b.ReportAllocs()
@@ -296,7 +343,7 @@ func BenchmarkAuthDecodeFrame(b *testing.B) {
 //     Seal and Open use).
 func BenchmarkAuthBareHash(b *testing.B) {
 	for _, size := range benchSizes {
-		ab := newAuthBench(b, size.bytes, size.blob)
+		ab := newAuthBench(b, size.bytes, size.shape)
 		secret := ab.key.b
 		input := append(make([]byte, 0, len(ab.tagInput)+hashBatchBytes), ab.tagInput...)
 		run := func(name string, f func()) {
@@ -342,7 +389,7 @@ func BenchmarkAuthBareHash(b *testing.B) {
 // numbers checked for portability on the way, as Seal does.
 func BenchmarkAuthSealParts(b *testing.B) {
 	for _, size := range benchSizes {
-		ab := newAuthBench(b, size.bytes, size.blob)
+		ab := newAuthBench(b, size.bytes, size.shape)
 		msg := ab.msg.AppendJSON(nil)
 		b.Run(size.name+"/append-message", func(b *testing.B) {
 			buf := make([]byte, 0, 2*len(msg))
@@ -369,5 +416,19 @@ func BenchmarkAuthSealParts(b *testing.B) {
 			}
 			cpu.stop()
 		})
+	}
+}
+
+// TestBenchItemsSizes pins the reference payload's sizes, so the benchmarks
+// measure the same bytes as the Rust reference's.
+func TestBenchItemsSizes(t *testing.T) {
+	for n, want := range map[int]int{256: 306, 4 << 10: 4144, 64 << 10: 65538} {
+		v := benchItems(n)
+		if got := len(v.JSON()); got != want {
+			t.Errorf("items payload for %d bytes: %d bytes, want %d", n, got, want)
+		}
+	}
+	if got, want := string(benchItems(len(`{"items":[]}`)+1).JSON()), `{"items":[{"id":0,"name":"item-0","note":"text with \"quotes\" and é","score":0.5,"tags":["alpha","beta"]}]}`; got != want {
+		t.Errorf("one item: %s, want %s", got, want)
 	}
 }
