@@ -519,16 +519,17 @@ func (o *Opener) authenticate(f Frame) error {
 	}
 	o.next++
 	if o.mode == canonjson.Preserve && !o.peer.keepsText() {
-		if p, ok := messagePayload(f.Message); ok && p.Format == FormatJSON && canonjson.HoldsPreserveOnlyNumber(p.JSON) {
+		if p, ok := PayloadOf(f.Message); ok && p.Format == FormatJSON && canonjson.HoldsPreserveOnlyNumber(p.JSON) {
 			o.peer.provedKeepsText()
 		}
 	}
 	return nil
 }
 
-// messagePayload returns the payload m carries, if any: the only free-form JSON of a
-// message, and so the only place a Preserve-only number can stand.
-func messagePayload(m Message) (ToolPayload, bool) {
+// PayloadOf returns the payload m carries, if it has one (inside the status for the
+// durable answers): a message's only free-form JSON, and so the only place a non-portable
+// or Preserve-only number can stand.
+func PayloadOf(m Message) (ToolPayload, bool) {
 	switch m := m.(type) {
 	case InvokeMessage:
 		return m.Invocation.Payload, true

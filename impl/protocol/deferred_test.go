@@ -185,8 +185,8 @@ func FuzzDeferredDecode(f *testing.F) {
 			if (lazy.Validate() == nil) != (eager.Validate() == nil) {
 				t.Fatalf("%v: validation differs", mode)
 			}
-			if p, ok := payloadOf(lazy); ok {
-				q, _ := payloadOf(eager)
+			if p, ok := PayloadOf(lazy); ok {
+				q, _ := PayloadOf(eager)
 				if !p.Equal(q) {
 					t.Fatalf("%v: payloads differ", mode)
 				}
@@ -198,25 +198,4 @@ func FuzzDeferredDecode(f *testing.F) {
 			}
 		}
 	})
-}
-
-// payloadOf returns the payload a message carries, if it has one.
-func payloadOf(m Message) (ToolPayload, bool) {
-	switch m := m.(type) {
-	case InvokeMessage:
-		return m.Invocation.Payload, true
-	case ResultMessage:
-		return m.Result.Payload, true
-	case DispatchOperationMessage:
-		return m.Request.Payload, true
-	case CompensateOperationMessage:
-		return m.Request.Payload, true
-	case OperationResultMessage:
-		return m.Result.Status.Payload, true
-	case CompensationResultMessage:
-		return m.Result.Status.Payload, true
-	case ReconciledOperationMessage:
-		return m.Result.Status.Payload, true
-	}
-	return ToolPayload{}, false
 }

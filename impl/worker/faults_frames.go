@@ -290,17 +290,7 @@ type portableOnlySealer struct{ inner frameSealer }
 
 // Seal refuses m when its payload is not portable, and otherwise seals it with the inner sealer.
 func (s portableOnlySealer) Seal(m protocol.Message) (protocol.Frame, []byte, error) {
-	var p protocol.ToolPayload
-	switch m := m.(type) {
-	case protocol.ResultMessage:
-		p = m.Result.Payload
-	case protocol.OperationResultMessage:
-		p = m.Result.Status.Payload
-	case protocol.ReconciledOperationMessage:
-		p = m.Result.Status.Payload
-	case protocol.CompensationResultMessage:
-		p = m.Result.Status.Payload
-	}
+	p, _ := protocol.PayloadOf(m)
 	if p.Format == protocol.FormatJSON {
 		if _, token, portable := canonjson.AppendJSONPortability(nil, p.JSON); !portable {
 			return protocol.Frame{}, nil, &protocol.NonPortableNumberError{Token: token}
