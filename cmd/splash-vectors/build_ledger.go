@@ -8,16 +8,19 @@ import (
 
 // ledgerFlagNotes explains the flags of ledger.json.
 var ledgerFlagNotes = map[string]string{
-	"LedgerFingerprint":  "A ledger input fingerprint (RUN-181).",
-	"OperationKey":       "A derived plan-bound operation key (RUN-181).",
-	"ArgumentCheck":      "An argument check of preparing, run before the key is derived, in the reference's order: unknown step, tool token, input size, empty nonce, nonce size.",
-	"Binary":             "Input or nonce bytes that are not valid UTF-8 (the input is given as input_hex).",
-	"LedgerEncoding":     "Decoding a stored ledger and its canonical encoding (RUN-180).",
-	"OperationLimit":     "The limit of 64 operations per ledger.",
-	"FingerprintHex":     "A fingerprint member must be exactly 64 lowercase hex digits.",
-	"LedgerCompensation": "A compensation record inside a ledger operation.",
-	"SizeEstimate":       "The encoder refuses a ledger whose conservative size estimate exceeds 65,536 bytes before encoding: 224 bytes, plus 256 and the lengths of step ID, tool, operation key and input fingerprint per operation, plus 320 and the lengths of compensation key, input fingerprint, tenant scope and grant fingerprint per compensation (the reference's estimate).",
-	"Record":             "Recording operations into a new ledger; a refused record changes nothing (RUN-182).",
+	"LedgerFingerprint":      "A ledger input fingerprint (RUN-181).",
+	"OperationKey":           "A derived plan-bound operation key (RUN-181).",
+	"ArgumentCheck":          "An argument check of preparing, run before the key is derived, in the reference's order: unknown step, tool token, input size, empty nonce, nonce size.",
+	"Binary":                 "Input or nonce bytes that are not valid UTF-8 (the input is given as input_hex).",
+	"LedgerEncoding":         "Decoding a stored ledger and its canonical encoding (RUN-180).",
+	"OperationLimit":         "The limit of 64 operations per ledger.",
+	"FingerprintHex":         "A fingerprint member must be exactly 64 lowercase hex digits.",
+	"LedgerCompensation":     "A compensation record inside a ledger operation.",
+	"SizeEstimate":           "The encoder refuses a ledger whose conservative size estimate exceeds 65,536 bytes before encoding: 224 bytes, plus 256 and the lengths of step ID, tool, operation key and input fingerprint per operation, plus 320 and the lengths of compensation key, input fingerprint, tenant scope and grant fingerprint per compensation (the reference's estimate).",
+	"Record":                 "Recording operations into a new ledger; a refused record changes nothing (RUN-182).",
+	"DerivedCompensationKey": "A derived compensation key (WFL-010).",
+	"LengthPrefix":           "Two derivations whose concatenated fields are equal but split differently; the length prefixes keep their keys apart.",
+	"CompensationRecord":     "Recording compensation intents into a stored ledger; a refused intent changes nothing (WFL-011).",
 }
 
 func init() {
@@ -28,7 +31,8 @@ func init() {
 
 func buildLedger(c *checker) (string, any, *fileBuilder) {
 	b := newFileBuilder(vectorfmt.LedgerFile, c)
-	order := []string{vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType}
+	order := []string{vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType,
+		vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType}
 	groups := map[string]*vectorfmt.LedgerGroup{}
 	for _, typ := range order {
 		groups[typ] = &vectorfmt.LedgerGroup{Type: typ, Tests: []vectorfmt.LedgerTest{}}
@@ -103,6 +107,33 @@ func buildLedgerTest(b *fileBuilder, row ledgerRow) (vectorfmt.LedgerTest, bool)
 			t.Records = append(t.Records, vectorfmt.LedgerRecord{StepID: r.step, Tool: r.tool, OperationKey: r.key, Input: b.text(r.input), Error: r.err})
 		}
 		t.Output = b.text(row.output)
+	case vectorfmt.LedgerCompensationKeyType:
+		t.Case = b.newCase(row.meta, "")
+		t.Input, t.InputHex = b.inputField(row.input)
+		t.PlanFingerprint, t.OperationKey, t.Tool = strPtr(row.plan), strPtr(row.opKey), strPtr(row.tool)
+		t.TenantScope, t.GrantFingerprint = strPtr(row.tenant), strPtr(row.grant)
+		t.NonceHex = strPtr(hex.EncodeToString([]byte(row.nonce)))
+		t.CompensationKey = strPtr(indCompensationKey(row.plan, row.opKey, row.tool, row.tenant, row.grant, []byte(row.input), []byte(row.nonce)))
+		if len(row.nonce) < 1 || len(row.nonce) > ledgerMaxNonce || len(row.input) > ledgerMaxInput {
+			b.failf("%q: a compensation key row outside the nonce and input limits of WFL-010", row.comment)
+		}
+	case vectorfmt.LedgerCompensationRecordType:
+		firstErr := ""
+		for _, r := range row.comps {
+			if firstErr == "" {
+				firstErr = r.err
+			}
+		}
+		t.Case = b.newCase(row.meta, firstErr)
+		t.Ledger = b.text(row.ledger)
+		for _, r := range row.comps {
+			t.Compensations = append(t.Compensations, vectorfmt.LedgerCompensationRecord{OperationKey: r.opKey, Tool: r.tool,
+				TenantScope: r.tenant, GrantFingerprint: r.grant, CompensationKey: r.ckey, Input: b.text(r.input), Error: r.err})
+		}
+		t.Output = b.text(row.output)
+		if firstErr != "" && len(row.comps) == 1 && row.output != row.ledger {
+			b.failf("%q: a refused intent changed the ledger", row.comment)
+		}
 	default:
 		return t, false
 	}

@@ -53,6 +53,17 @@ type ledgerRow struct {
 	output      string // decode and record rows: the expected canonical ledger
 	records     []ledgerRecordRow
 	recordsPlan string
+	// Compensation key rows: the original operation key, tenant scope and grant fingerprint
+	// (plan, tool, input and nonce as for key rows).
+	opKey, tenant, grant string
+	// Compensation record rows: the stored ledger and the intents recorded into it.
+	ledger string
+	comps  []ledgerCompRow
+}
+
+// ledgerCompRow is one Ledger.RecordCompensation call of a compensation record test.
+type ledgerCompRow struct {
+	opKey, tool, tenant, grant, ckey, input, err string
 }
 
 // ldoc lays out a ledger in the member order of RUN-180.
@@ -346,5 +357,110 @@ func ledgerCases() []ledgerRow {
 	rec("a refused record does not stop later ones", flags("Record"),
 		ldoc(ledgerPlan, "2", lop("fetch", "remote", "op-1", fpOf(textHi), "pending", ""), lop("publish", "remote", "op-2", fpOf(""), "pending", "")),
 		first, r("fetch", "remote", "cmp-x", textHi, "InvalidOperationKey"), r("publish", "remote", "op-2", "", ""))
+
+	// Compensation keys (WFL-010): every expectation comes from indCompensationKey.
+	ckey := func(comment string, fl []string, opKey, tool, tenant, grant, input, nonce string) {
+		rows = append(rows, ledgerRow{meta: meta{comment, fl, reqs("WFL-010")}, kind: vectorfmt.LedgerCompensationKeyType,
+			plan: ledgerPlan, opKey: opKey, tool: tool, tenant: tenant, grant: grant, input: input, nonce: nonce})
+	}
+	opJSON := indLedgerOperationKey(ledgerPlan, "publish", "remote.json", []byte(jsonIn), []byte("run-1/op-1"))
+	ckey("inverse of a prepared json operation", flags("DerivedCompensationKey"), opJSON, "remote.json", "tenant-a", ledgerGrant, jsonIn, "cmp-nonce-1")
+	ckey("the same intent under another nonce gives another key", flags("DerivedCompensationKey"), opJSON, "remote.json", "tenant-a", ledgerGrant, jsonIn, "cmp-nonce-2")
+	ckey("the same intent for another tenant scope gives another key", flags("DerivedCompensationKey"), opJSON, "remote.json", "tenant-b", ledgerGrant, jsonIn, "cmp-nonce-1")
+	ckey("the same intent under another grant gives another key", flags("DerivedCompensationKey"), opJSON, "remote.json", "tenant-a", ledgerFP2, jsonIn, "cmp-nonce-1")
+	ckey("the same intent for another operation gives another key", flags("DerivedCompensationKey"), "op-1", "remote.json", "tenant-a", ledgerGrant, jsonIn, "cmp-nonce-1")
+	ckey("empty inverse input, one-byte nonce", flags("DerivedCompensationKey", "Boundary"), "op-1", "remote", "tenant-a", ledgerGrant, "", "n")
+	ckey("non-ASCII canonical text input and nonce", flags("DerivedCompensationKey", "Unicode"), "op-1", "text.echo", "tenant-a", ledgerGrant, unicodeText, "nonce-ü✓")
+	ckey("input and nonce that are not UTF-8", flags("DerivedCompensationKey", "Binary"), "op-1", "remote", "tenant-a", ledgerGrant, binIn, "\xff\x00")
+	ckey("input of exactly 262,144 bytes", flags("DerivedCompensationKey", "Boundary", "LargeInput"), "op-1", "remote", "tenant-a", ledgerGrant, maxInput, "n")
+	ckey("a long run between short texts", flags("DerivedCompensationKey", "LargeInput"), "op-1", "remote", "tenant-a", ledgerGrant, "prefix-"+strings.Repeat("z", 5000)+"-suffix", "n")
+	ckey("128-byte nonce", flags("DerivedCompensationKey", "Boundary"), "op-1", "remote", "tenant-a", ledgerGrant, textHi, nonceBytes(ledgerMaxNonce))
+	ckey("128-byte operation key, tool and tenant scope", flags("DerivedCompensationKey", "Boundary", "Token"), "op-"+strings.Repeat("k", 125), strings.Repeat("t", 128), strings.Repeat("a", 128), ledgerGrant, textHi, "n")
+	ckey("operation key ab and tool c", flags("DerivedCompensationKey", "LengthPrefix"), "ab", "c", "tenant-a", ledgerGrant, textHi, "n")
+	ckey("operation key a and tool bc: the length prefixes separate the fields", flags("DerivedCompensationKey", "LengthPrefix"), "a", "bc", "tenant-a", ledgerGrant, textHi, "n")
+
+	// Recording compensation intents into a stored ledger (WFL-011). The stored ledger holds
+	// one operation in every state the rules tell apart.
+	cgrant := ledgerGrant
+	cPlain := indCompensationKey(ledgerPlan, "op-s", "remote", "tenant-a", cgrant, []byte(textHi), []byte("n1"))
+	cOther := indCompensationKey(ledgerPlan, "op-t", "remote.json", "tenant-b", ledgerFP2, []byte(jsonIn), []byte("n2"))
+	compC := lcomp("cmp-c", ledgerFP2, "tenant-a", cgrant, "pending")
+	storedOps := func(s, t string) []string {
+		return []string{
+			lop("fetch", "remote", "op-s", ledgerFP1, "succeeded", s),
+			lop("fetch", "remote", "op-p", ledgerFP1, "pending", ""),
+			lop("transform", "remote", "op-r", ledgerFP1, "running", ""),
+			lop("transform", "remote", "op-f", ledgerFP1, "failed", ""),
+			lop("publish", "remote.json", "op-t", ledgerFP1, "succeeded", t),
+			lop("publish", "remote", "op-c", ledgerFP1, "succeeded", compC),
+		}
+	}
+	stored := func(rev string, s, t string) string { return ldoc(ledgerPlan, rev, storedOps(s, t)...) }
+	base := stored("6", "", "")
+	crec := func(comment string, fl []string, ledger, output string, comps ...ledgerCompRow) {
+		rows = append(rows, ledgerRow{meta: meta{comment, fl, reqs("WFL-011")}, kind: vectorfmt.LedgerCompensationRecordType,
+			ledger: ledger, output: output, comps: comps})
+	}
+	c := func(opKey, tool, tenant, grant, key, input, err string) ledgerCompRow {
+		return ledgerCompRow{opKey, tool, tenant, grant, key, input, err}
+	}
+	okS := c("op-s", "remote", "tenant-a", cgrant, cPlain, textHi, "")
+	afterS := stored("7", lcomp(cPlain, fpOf(textHi), "tenant-a", cgrant, "pending"), "")
+	refused := func(comment string, fl []string, r ledgerCompRow) {
+		crec(comment, append(flags("CompensationRecord"), fl...), base, base, r)
+	}
+	crec("one intent: the revision increments and only the input's fingerprint is stored", flags("CompensationRecord"), base, afterS, okS)
+	crec("intent with an empty inverse input", flags("CompensationRecord", "Boundary"), base,
+		stored("7", lcomp("cmp-e", fpOf(""), "tenant-a", cgrant, "pending"), ""), c("op-s", "remote", "tenant-a", cgrant, "cmp-e", "", ""))
+	crec("intent with an inverse input of exactly 262,144 bytes", flags("CompensationRecord", "Boundary", "LargeInput"), base,
+		stored("7", lcomp("cmp-l", fpOf(maxInput), "tenant-a", cgrant, "pending"), ""), c("op-s", "remote", "tenant-a", cgrant, "cmp-l", maxInput, ""))
+	crec("two intents on two operations, each on its own operation", flags("CompensationRecord", "Unicode"), base,
+		stored("8", lcomp(cPlain, fpOf(textHi), "tenant-a", cgrant, "pending"), lcomp(cOther, fpOf(unicodeText), "tenant-b", ledgerFP2, "pending")),
+		c("op-t", "remote.json", "tenant-b", ledgerFP2, cOther, unicodeText, ""), okS)
+	crec("128-byte compensation key and tenant scope", flags("CompensationRecord", "Boundary", "Token"), base,
+		stored("7", lcomp("cmp-"+strings.Repeat("c", 124), fpOf(textHi), strings.Repeat("a", 128), cgrant, "pending"), ""),
+		c("op-s", "remote", strings.Repeat("a", 128), cgrant, "cmp-"+strings.Repeat("c", 124), textHi, ""))
+	crec("the last revision before exhaustion", flags("CompensationRecord", "Boundary", "IntegerField"), stored("18446744073709551614", "", ""),
+		stored("18446744073709551615", lcomp(cPlain, fpOf(textHi), "tenant-a", cgrant, "pending"), ""), okS)
+	crec("a second intent for the same operation is refused, even under another key", flags("CompensationRecord"), base, afterS,
+		okS, c("op-s", "remote", "tenant-a", cgrant, "cmp-second", "other", "CompensationAlreadyRecorded"))
+	crec("a refused intent does not stop a later one", flags("CompensationRecord"), base, afterS,
+		c("op-x", "remote", "tenant-a", cgrant, cPlain, textHi, "UnknownOperation"), okS)
+
+	refused("unknown operation", nil, c("op-x", "remote", "tenant-a", cgrant, cPlain, textHi, "UnknownOperation"))
+	refused("pending operation", nil, c("op-p", "remote", "tenant-a", cgrant, cPlain, textHi, "CompensationRequiresSucceededOperation"))
+	refused("running operation", nil, c("op-r", "remote", "tenant-a", cgrant, cPlain, textHi, "CompensationRequiresSucceededOperation"))
+	refused("failed operation", nil, c("op-f", "remote", "tenant-a", cgrant, cPlain, textHi, "CompensationRequiresSucceededOperation"))
+	refused("the policy's tool is not the operation's", nil, c("op-s", "remote.json", "tenant-a", cgrant, cPlain, textHi, "CompensationPolicyMismatch"))
+	refused("operation that already has an intent", nil, c("op-c", "remote", "tenant-a", cgrant, cPlain, textHi, "CompensationAlreadyRecorded"))
+	refused("operation that already has an intent, under the same key", nil, c("op-c", "remote", "tenant-a", cgrant, "cmp-c", textHi, "CompensationAlreadyRecorded"))
+	refused("compensation key with the op- prefix", flags("Token"), c("op-s", "remote", "tenant-a", cgrant, "op-9", textHi, "InvalidCompensationKey"))
+	refused("empty compensation key", flags("Token"), c("op-s", "remote", "tenant-a", cgrant, "", textHi, "InvalidCompensationKey"))
+	refused("compensation key with an upper-case letter", flags("Token"), c("op-s", "remote", "tenant-a", cgrant, "cmp-A", textHi, "InvalidCompensationKey"))
+	refused("compensation key of 129 bytes", flags("Token", "Boundary"), c("op-s", "remote", "tenant-a", cgrant, "cmp-"+strings.Repeat("c", 125), textHi, "InvalidCompensationKey"))
+	refused("tool that is not a token", flags("Token"), c("op-s", "Remote", "tenant-a", cgrant, cPlain, textHi, "InvalidTool"))
+	refused("tenant scope with an upper-case letter", flags("Token"), c("op-s", "remote", "Tenant-a", cgrant, cPlain, textHi, "InvalidCompensationTenantScope"))
+	refused("empty tenant scope", flags("Token"), c("op-s", "remote", "", cgrant, cPlain, textHi, "InvalidCompensationTenantScope"))
+	refused("tenant scope of 129 bytes", flags("Token", "Boundary"), c("op-s", "remote", strings.Repeat("a", 129), cgrant, cPlain, textHi, "InvalidCompensationTenantScope"))
+	refused("grant fingerprint in upper-case hex", flags("FingerprintHex"), c("op-s", "remote", "tenant-a", strings.ToUpper(cgrant), cPlain, textHi, "InvalidCompensationGrantFingerprint"))
+	refused("grant fingerprint of 63 digits", flags("FingerprintHex", "Boundary"), c("op-s", "remote", "tenant-a", cgrant[:63], cPlain, textHi, "InvalidCompensationGrantFingerprint"))
+	refused("inverse input of 262,145 bytes", flags("Boundary", "LargeInput"), c("op-s", "remote", "tenant-a", cgrant, cPlain, overInput, "InputTooLarge"))
+	crec("ledger at the last revision", flags("CompensationRecord", "Boundary", "IntegerField"), stored("18446744073709551615", "", ""), stored("18446744073709551615", "", ""),
+		c("op-s", "remote", "tenant-a", cgrant, cPlain, textHi, "RevisionExhausted"))
+
+	// Two broken rules: the earlier check names the refusal.
+	order := func(comment string, r ledgerCompRow) { refused(comment, flags("CheckOrder"), r) }
+	order("bad tool and bad tenant scope: the tool comes first", c("op-s", "Remote", "Tenant", cgrant, cPlain, textHi, "InvalidTool"))
+	order("bad tenant scope and bad grant fingerprint: the tenant scope comes first", c("op-s", "remote", "Tenant", "AB", cPlain, textHi, "InvalidCompensationTenantScope"))
+	order("bad grant fingerprint and an input over the limit: the fingerprint comes first", c("op-s", "remote", "tenant-a", "AB", cPlain, overInput, "InvalidCompensationGrantFingerprint"))
+	order("input over the limit for an unknown operation: the input size comes first", c("op-x", "remote", "tenant-a", cgrant, cPlain, overInput, "InputTooLarge"))
+	order("bad tenant scope for an unknown operation: the tenant scope comes first", c("op-x", "remote", "", cgrant, cPlain, textHi, "InvalidCompensationTenantScope"))
+	order("unknown operation and a bad compensation key: the operation comes first", c("op-x", "remote", "tenant-a", cgrant, "op-9", textHi, "UnknownOperation"))
+	order("pending operation under another tool: the state comes first", c("op-p", "remote.json", "tenant-a", cgrant, cPlain, textHi, "CompensationRequiresSucceededOperation"))
+	order("already recorded under another tool: the tool comes first", c("op-c", "remote.json", "tenant-a", cgrant, cPlain, textHi, "CompensationPolicyMismatch"))
+	order("already recorded and a bad compensation key: the existing intent comes first", c("op-c", "remote", "tenant-a", cgrant, "op-9", textHi, "CompensationAlreadyRecorded"))
+	order("policy mismatch and a bad compensation key: the tool comes first", c("op-s", "remote.json", "tenant-a", cgrant, "bad key", textHi, "CompensationPolicyMismatch"))
+	crec("exhausted revision and a bad compensation key: the key comes first", flags("CompensationRecord", "CheckOrder", "IntegerField"),
+		stored("18446744073709551615", "", ""), stored("18446744073709551615", "", ""), c("op-s", "remote", "tenant-a", cgrant, "op-9", textHi, "InvalidCompensationKey"))
 	return rows
 }

@@ -33,3 +33,16 @@ func indLedgerOperationKey(planFingerprint, step, tool string, input, nonce []by
 	sum := blake3.Sum256(data)
 	return "op-" + hex.EncodeToString(sum[:])
 }
+
+// indCompensationKey is "cmp-" || hex(BLAKE3("splash-workflow-compensation-key-v1" ||
+// lp(plan fingerprint) || lp(operation key) || lp(tool) || lp(tenant scope) ||
+// lp(grant fingerprint) || lp(input) || lp(nonce))) (WFL-010).
+func indCompensationKey(planFingerprint, operationKey, tool, tenantScope, grantFingerprint string, input, nonce []byte) string {
+	data := []byte("splash-workflow-compensation-key-v1")
+	for _, part := range [][]byte{[]byte(planFingerprint), []byte(operationKey), []byte(tool),
+		[]byte(tenantScope), []byte(grantFingerprint), input, nonce} {
+		data = indLP(data, part)
+	}
+	sum := blake3.Sum256(data)
+	return "cmp-" + hex.EncodeToString(sum[:])
+}

@@ -26,7 +26,8 @@ func replayLedger(fsys fs.FS, fr *fileRun) error {
 	}
 	return replayGroups(fr, f.TestGroups, func(g *vectorfmt.LedgerGroup) ([]vectorfmt.LedgerTest, func(*vectorfmt.LedgerTest) (*vectorfmt.Case, []string), error) {
 		switch g.Type {
-		case vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType:
+		case vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType,
+			vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType:
 		default:
 			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
@@ -62,6 +63,10 @@ func CheckLedgerTest(groupType string, t *vectorfmt.LedgerTest) []string {
 		return checkLedgerDecode(t)
 	case vectorfmt.LedgerRecordType:
 		return checkLedgerRecord(t)
+	case vectorfmt.LedgerCompensationKeyType:
+		return checkCompensationKey(t)
+	case vectorfmt.LedgerCompensationRecordType:
+		return checkCompensationRecord(t)
 	}
 	return []string{fmt.Sprintf("unknown group type %q", groupType)}
 }
@@ -292,6 +297,72 @@ func checkLedgerRecord(t *vectorfmt.LedgerTest) []string {
 	}
 	if t.Error != firstErr {
 		problems = append(problems, fmt.Sprintf("test error %q is not the first failing record's %q", t.Error, firstErr))
+	}
+	out, err := l.Encode()
+	if err != nil {
+		return append(problems, "encode: "+unexpectedLedger(err))
+	}
+	return append(problems, compare("encoding", string(*t.Output), string(out))...)
+}
+
+func checkCompensationKey(t *vectorfmt.LedgerTest) []string {
+	input, err := ledgerInput(t)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	nonce, err := hex.DecodeString(deref(t.NonceHex))
+	if err != nil || t.NonceHex == nil || t.PlanFingerprint == nil || t.OperationKey == nil || t.Tool == nil ||
+		t.TenantScope == nil || t.GrantFingerprint == nil {
+		return []string{"a compensation key test needs plan_fingerprint, operation_key, tool, tenant_scope, grant_fingerprint and nonce_hex (hex)"}
+	}
+	if t.Result != vectorfmt.Valid || t.CompensationKey == nil {
+		return []string{"a compensation key test must be valid and give compensation_key"}
+	}
+	got := host.DeriveCompensationKey(*t.PlanFingerprint, *t.OperationKey, *t.Tool, *t.TenantScope, *t.GrantFingerprint, input, nonce)
+	return compare("compensation key", *t.CompensationKey, got)
+}
+
+func checkCompensationRecord(t *vectorfmt.LedgerTest) []string {
+	if t.Ledger == nil || t.Output == nil || len(t.Compensations) == 0 {
+		return []string{"a compensation record test needs ledger, compensations and output"}
+	}
+	l, err := host.DecodeLedger([]byte(*t.Ledger))
+	if err != nil {
+		return []string{"decode ledger: " + unexpectedLedger(err)}
+	}
+	var problems []string
+	firstErr := ""
+	for i, r := range t.Compensations {
+		var input []byte
+		if r.Input != nil {
+			input = []byte(*r.Input)
+		}
+		before, err := l.Encode()
+		if err != nil {
+			return append(problems, "encode: "+unexpectedLedger(err))
+		}
+		err = l.RecordCompensation(r.OperationKey, r.Tool, r.TenantScope, r.GrantFingerprint, r.CompensationKey, input)
+		if firstErr == "" {
+			firstErr = r.Error
+		}
+		step := fmt.Sprintf("compensation %d", i+1)
+		switch {
+		case r.Error == "" && err != nil:
+			problems = append(problems, step+": "+unexpectedLedger(err))
+		case r.Error != "":
+			problems = append(problems, ledgerWrongKind(step+": ", r.Error, err)...)
+			if after, err := l.Encode(); err != nil || !bytes.Equal(before, after) {
+				problems = append(problems, step+": the refusal changed the ledger")
+			}
+		default:
+			// The recorded intent accepts exactly its own inverse input.
+			if err := l.VerifyCompensationInput(r.OperationKey, input); err != nil {
+				problems = append(problems, step+": verify input: "+unexpectedLedger(err))
+			}
+		}
+	}
+	if t.Error != firstErr {
+		problems = append(problems, fmt.Sprintf("test error %q is not the first refused intent's %q", t.Error, firstErr))
 	}
 	out, err := l.Encode()
 	if err != nil {

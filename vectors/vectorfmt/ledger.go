@@ -15,6 +15,11 @@ const (
 	// LedgerRecordType groups tests that record operations into a new ledger and compare its
 	// encoding (RUN-180, RUN-182).
 	LedgerRecordType = "LedgerRecordTest"
+	// LedgerCompensationKeyType groups compensation key derivations (WFL-010).
+	LedgerCompensationKeyType = "LedgerCompensationKeyTest"
+	// LedgerCompensationRecordType groups tests that record compensation intents into a
+	// stored ledger and compare its encoding (WFL-011).
+	LedgerCompensationRecordType = "LedgerCompensationRecordTest"
 )
 
 // Ledger is ledger.json: the durable ledger's derivations and encoding.
@@ -37,6 +42,11 @@ type LedgerGroup struct {
 //   - LedgerDecodeType: the stored document Input in; the canonical encoding Output out.
 //   - LedgerRecordType: PlanFingerprint and Records in; the encoding Output of the ledger after
 //     every record (a refused record changes nothing).
+//   - LedgerCompensationKeyType: PlanFingerprint, OperationKey, Tool, TenantScope,
+//     GrantFingerprint, Input (or InputHex) and NonceHex in; CompensationKey out.
+//   - LedgerCompensationRecordType: the stored document Ledger and Compensations in; the
+//     encoding Output of the ledger after every compensation record (a refused one changes
+//     nothing).
 type LedgerTest struct {
 	Case
 	// Input is the canonical operation input (fingerprint and key tests) or the stored
@@ -56,8 +66,20 @@ type LedgerTest struct {
 	Tool *string `json:"tool,omitempty"`
 	// NonceHex is the operation nonce in hex ("" for an empty nonce).
 	NonceHex *string `json:"nonce_hex,omitempty"`
-	// OperationKey is the expected derived key.
+	// OperationKey is the expected derived key (key tests) or the original operation's key
+	// (compensation key tests).
 	OperationKey *string `json:"operation_key,omitempty"`
+	// TenantScope is the compensation's tenant scope (compensation key tests).
+	TenantScope *string `json:"tenant_scope,omitempty"`
+	// GrantFingerprint is the fingerprint of the grant the compensation policy carries
+	// (compensation key tests).
+	GrantFingerprint *string `json:"grant_fingerprint,omitempty"`
+	// CompensationKey is the expected derived compensation key.
+	CompensationKey *string `json:"compensation_key,omitempty"`
+	// Ledger is the stored ledger document compensations are recorded into.
+	Ledger *Text `json:"ledger,omitempty"`
+	// Compensations are the compensation intents recorded into Ledger, in order.
+	Compensations []LedgerCompensationRecord `json:"compensations,omitempty"`
 	// Records are the operations recorded into a new ledger, in order.
 	Records []LedgerRecord `json:"records,omitempty"`
 	// Output is the exact canonical ledger encoding.
@@ -72,4 +94,16 @@ type LedgerRecord struct {
 	OperationKey string `json:"operation_key"`
 	Input        *Text  `json:"input"`
 	Error        string `json:"error,omitempty"`
+}
+
+// LedgerCompensationRecord is one compensation intent recorded into a ledger; Error is the
+// expected refusal, absent when the record succeeds.
+type LedgerCompensationRecord struct {
+	OperationKey     string `json:"operation_key"`
+	Tool             string `json:"tool"`
+	TenantScope      string `json:"tenant_scope"`
+	GrantFingerprint string `json:"grant_fingerprint"`
+	CompensationKey  string `json:"compensation_key"`
+	Input            *Text  `json:"input"`
+	Error            string `json:"error,omitempty"`
 }
