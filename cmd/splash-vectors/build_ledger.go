@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/hex"
+	"encoding/json"
+	"math"
+	"strings"
 
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
@@ -49,6 +52,14 @@ func buildLedger(c *checker) (string, any, *fileBuilder) {
 		}
 		g.Tests = append(g.Tests, t)
 	}
+	// Every compensation key row differs from the others in some argument, so every key differs.
+	seen := map[string]string{}
+	for _, t := range groups[vectorfmt.LedgerCompensationKeyType].Tests {
+		if prev, ok := seen[*t.CompensationKey]; ok {
+			b.failf("%q derives the same compensation key as %q", t.Comment, prev)
+		}
+		seen[*t.CompensationKey] = t.Comment
+	}
 	doc := vectorfmt.Ledger{}
 	for _, typ := range order {
 		doc.TestGroups = append(doc.TestGroups, *groups[typ])
@@ -95,12 +106,7 @@ func buildLedgerTest(b *fileBuilder, row ledgerRow) (vectorfmt.LedgerTest, bool)
 			}
 		}
 	case vectorfmt.LedgerRecordType:
-		firstErr := ""
-		for _, r := range row.records {
-			if firstErr == "" {
-				firstErr = r.err
-			}
-		}
+		firstErr := firstError(row.records, func(r ledgerRecordRow) string { return r.err })
 		t.Case = b.newCase(row.meta, firstErr)
 		t.PlanFingerprint = strPtr(row.recordsPlan)
 		for _, r := range row.records {
@@ -118,12 +124,7 @@ func buildLedgerTest(b *fileBuilder, row ledgerRow) (vectorfmt.LedgerTest, bool)
 			b.failf("%q: a compensation key row outside the nonce and input limits of WFL-010", row.comment)
 		}
 	case vectorfmt.LedgerCompensationRecordType:
-		firstErr := ""
-		for _, r := range row.comps {
-			if firstErr == "" {
-				firstErr = r.err
-			}
-		}
+		firstErr := firstError(row.comps, func(r ledgerCompRow) string { return r.err })
 		t.Case = b.newCase(row.meta, firstErr)
 		t.Ledger = b.text(row.ledger)
 		for _, r := range row.comps {
@@ -133,6 +134,15 @@ func buildLedgerTest(b *fileBuilder, row ledgerRow) (vectorfmt.LedgerTest, bool)
 		t.Output = b.text(row.output)
 		if firstErr != "" && len(row.comps) == 1 && row.output != row.ledger {
 			b.failf("%q: a refused intent changed the ledger", row.comment)
+		}
+		if got, err := compensationRecordErrors(row.ledger, row.comps); err != nil {
+			b.failf("%q: %v", row.comment, err)
+		} else {
+			for i, r := range row.comps {
+				if got[i] != r.err {
+					b.failf("%q: intent %d: the table expects %q, the rules of WFL-011 give %q", row.comment, i+1, r.err, got[i])
+				}
+			}
 		}
 	default:
 		return t, false
@@ -153,4 +163,86 @@ func ledgerKeyArgumentsValid(row ledgerRow) bool {
 		tokenOK = tokenOK && ('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-')
 	}
 	return inPlan && tokenOK && len(row.input) <= ledgerMaxInput && len(row.nonce) >= 1 && len(row.nonce) <= ledgerMaxNonce
+}
+
+// firstError is the first non-empty expected error of a sequence of calls.
+func firstError[T any](calls []T, errOf func(T) string) string {
+	for _, c := range calls {
+		if e := errOf(c); e != "" {
+			return e
+		}
+	}
+	return ""
+}
+
+// compensationRecordErrors applies the rules of WFL-011, in the order docs/vectors.md gives,
+// to the intents of a compensation record row, on a model of the stored ledger read with
+// encoding/json, and returns the refusal of each intent ("" when it is recorded). It is a
+// cross-check of the table's expected errors, written independently of impl/host.
+func compensationRecordErrors(ledger string, comps []ledgerCompRow) ([]string, error) {
+	var doc struct {
+		Revision   uint64 `json:"revision"`
+		Operations []struct {
+			Tool         string          `json:"tool"`
+			OperationKey string          `json:"operation_key"`
+			State        string          `json:"state"`
+			Compensation json.RawMessage `json:"compensation"`
+		} `json:"operations"`
+	}
+	if err := json.Unmarshal([]byte(ledger), &doc); err != nil {
+		return nil, err
+	}
+	type op struct {
+		tool, state string
+		compensated bool
+	}
+	ops := map[string]*op{}
+	for _, o := range doc.Operations {
+		ops[o.OperationKey] = &op{o.Tool, o.State, string(o.Compensation) != "null"}
+	}
+	isToken := func(s string) bool {
+		ok := len(s) >= 1 && len(s) <= 128
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			ok = ok && ('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-')
+		}
+		return ok
+	}
+	isHex64 := func(s string) bool {
+		ok := len(s) == 64
+		for i := 0; i < len(s); i++ {
+			ok = ok && strings.IndexByte("0123456789abcdef", s[i]) >= 0
+		}
+		return ok
+	}
+	out := make([]string, len(comps))
+	for i, c := range comps {
+		o := ops[c.opKey]
+		switch {
+		case !isToken(c.tool):
+			out[i] = "InvalidTool"
+		case !isToken(c.tenant):
+			out[i] = "InvalidCompensationTenantScope"
+		case !isHex64(c.grant):
+			out[i] = "InvalidCompensationGrantFingerprint"
+		case len(c.input) > ledgerMaxInput:
+			out[i] = "InputTooLarge"
+		case o == nil:
+			out[i] = "UnknownOperation"
+		case o.state != "succeeded":
+			out[i] = "CompensationRequiresSucceededOperation"
+		case o.tool != c.tool:
+			out[i] = "CompensationPolicyMismatch"
+		case o.compensated:
+			out[i] = "CompensationAlreadyRecorded"
+		case !strings.HasPrefix(c.ckey, "cmp-") || !isToken(c.ckey):
+			out[i] = "InvalidCompensationKey"
+		case doc.Revision == math.MaxUint64:
+			out[i] = "RevisionExhausted"
+		default:
+			o.compensated = true
+			doc.Revision++
+		}
+	}
+	return out, nil
 }

@@ -276,33 +276,10 @@ func checkLedgerRecord(t *vectorfmt.LedgerTest) []string {
 	if err != nil {
 		return []string{"new ledger: " + unexpectedLedger(err)}
 	}
-	var problems []string
-	firstErr := ""
-	for i, r := range t.Records {
-		var input []byte
-		if r.Input != nil {
-			input = []byte(*r.Input)
-		}
-		err := l.Record(r.StepID, r.Tool, r.OperationKey, input)
-		if firstErr == "" {
-			firstErr = r.Error
-		}
-		step := fmt.Sprintf("record %d", i+1)
-		switch {
-		case r.Error == "" && err != nil:
-			problems = append(problems, step+": "+unexpectedLedger(err))
-		case r.Error != "":
-			problems = append(problems, ledgerWrongKind(step+": ", r.Error, err)...)
-		}
-	}
-	if t.Error != firstErr {
-		problems = append(problems, fmt.Sprintf("test error %q is not the first failing record's %q", t.Error, firstErr))
-	}
-	out, err := l.Encode()
-	if err != nil {
-		return append(problems, "encode: "+unexpectedLedger(err))
-	}
-	return append(problems, compare("encoding", string(*t.Output), string(out))...)
+	return replayLedgerCalls(l, t, "record", len(t.Records), func(i int) (string, func() error, error) {
+		r := t.Records[i]
+		return r.Error, nil, l.Record(r.StepID, r.Tool, r.OperationKey, textBytes(r.Input))
+	})
 }
 
 func checkCompensationKey(t *vectorfmt.LedgerTest) []string {
@@ -330,45 +307,62 @@ func checkCompensationRecord(t *vectorfmt.LedgerTest) []string {
 	if err != nil {
 		return []string{"decode ledger: " + unexpectedLedger(err)}
 	}
+	return replayLedgerCalls(l, t, "compensation", len(t.Compensations), func(i int) (string, func() error, error) {
+		r := t.Compensations[i]
+		input := textBytes(r.Input)
+		err := l.RecordCompensation(r.OperationKey, r.Tool, r.TenantScope, r.GrantFingerprint, r.CompensationKey, input)
+		// The recorded intent accepts exactly its own inverse input.
+		return r.Error, func() error { return l.VerifyCompensationInput(r.OperationKey, input) }, err
+	})
+}
+
+// replayLedgerCalls runs n calls on l in order: call i returns its expected error kind ("" for
+// success), an optional check of a successful call, and its error. A refused call must leave the
+// encoding unchanged; the test's error must be the first refusal's, and its output the encoding
+// after the last call.
+func replayLedgerCalls(l *host.Ledger, t *vectorfmt.LedgerTest, label string, n int, call func(int) (string, func() error, error)) []string {
 	var problems []string
 	firstErr := ""
-	for i, r := range t.Compensations {
-		var input []byte
-		if r.Input != nil {
-			input = []byte(*r.Input)
-		}
+	for i := range n {
 		before, err := l.Encode()
 		if err != nil {
 			return append(problems, "encode: "+unexpectedLedger(err))
 		}
-		err = l.RecordCompensation(r.OperationKey, r.Tool, r.TenantScope, r.GrantFingerprint, r.CompensationKey, input)
+		want, after, err := call(i)
 		if firstErr == "" {
-			firstErr = r.Error
+			firstErr = want
 		}
-		step := fmt.Sprintf("compensation %d", i+1)
+		step := fmt.Sprintf("%s %d", label, i+1)
 		switch {
-		case r.Error == "" && err != nil:
+		case want == "" && err != nil:
 			problems = append(problems, step+": "+unexpectedLedger(err))
-		case r.Error != "":
-			problems = append(problems, ledgerWrongKind(step+": ", r.Error, err)...)
-			if after, err := l.Encode(); err != nil || !bytes.Equal(before, after) {
+		case want != "":
+			problems = append(problems, ledgerWrongKind(step+": ", want, err)...)
+			if now, err := l.Encode(); err != nil || !bytes.Equal(before, now) {
 				problems = append(problems, step+": the refusal changed the ledger")
 			}
-		default:
-			// The recorded intent accepts exactly its own inverse input.
-			if err := l.VerifyCompensationInput(r.OperationKey, input); err != nil {
-				problems = append(problems, step+": verify input: "+unexpectedLedger(err))
+		case after != nil:
+			if err := after(); err != nil {
+				problems = append(problems, step+": "+unexpectedLedger(err))
 			}
 		}
 	}
 	if t.Error != firstErr {
-		problems = append(problems, fmt.Sprintf("test error %q is not the first refused intent's %q", t.Error, firstErr))
+		problems = append(problems, fmt.Sprintf("test error %q is not the first refusal's %q", t.Error, firstErr))
 	}
 	out, err := l.Encode()
 	if err != nil {
 		return append(problems, "encode: "+unexpectedLedger(err))
 	}
 	return append(problems, compare("encoding", string(*t.Output), string(out))...)
+}
+
+// textBytes is the bytes of an optional text field (nil when absent).
+func textBytes(t *vectorfmt.Text) []byte {
+	if t == nil {
+		return nil
+	}
+	return []byte(*t)
 }
 
 // ledgerWrongKind compares an error with an expected ledger error kind.
