@@ -11,19 +11,20 @@ import (
 
 // ledgerFlagNotes explains the flags of ledger.json.
 var ledgerFlagNotes = map[string]string{
-	"LedgerFingerprint":      "A ledger input fingerprint (RUN-181).",
-	"OperationKey":           "A derived plan-bound operation key (RUN-181).",
-	"ArgumentCheck":          "An argument check of preparing, run before the key is derived, in the reference's order: unknown step, tool token, input size, empty nonce, nonce size.",
-	"Binary":                 "Input or nonce bytes that are not valid UTF-8 (the input is given as input_hex).",
-	"LedgerEncoding":         "Decoding a stored ledger and its canonical encoding (RUN-180).",
-	"OperationLimit":         "The limit of 64 operations per ledger.",
-	"FingerprintHex":         "A fingerprint member must be exactly 64 lowercase hex digits.",
-	"LedgerCompensation":     "A compensation record inside a ledger operation.",
-	"SizeEstimate":           "The encoder refuses a ledger whose conservative size estimate exceeds 65,536 bytes before encoding: 224 bytes, plus 256 and the lengths of step ID, tool, operation key and input fingerprint per operation, plus 320 and the lengths of compensation key, input fingerprint, tenant scope and grant fingerprint per compensation (the reference's estimate).",
-	"Record":                 "Recording operations into a new ledger; a refused record changes nothing (RUN-182).",
-	"DerivedCompensationKey": "A derived compensation key (WFL-010).",
-	"LengthPrefix":           "Two derivations whose concatenated fields are equal but split differently; the length prefixes keep their keys apart.",
-	"CompensationRecord":     "Recording compensation intents into a stored ledger; a refused intent changes nothing (WFL-011).",
+	"LedgerFingerprint":       "A ledger input fingerprint (RUN-181).",
+	"OperationKey":            "A derived plan-bound operation key (RUN-181).",
+	"ArgumentCheck":           "An argument check of preparing, run before the key is derived, in the reference's order: unknown step, tool token, input size, empty nonce, nonce size.",
+	"Binary":                  "Input or nonce bytes that are not valid UTF-8 (the input is given as input_hex).",
+	"LedgerEncoding":          "Decoding a stored ledger and its canonical encoding (RUN-180).",
+	"OperationLimit":          "The limit of 64 operations per ledger.",
+	"FingerprintHex":          "A fingerprint member must be exactly 64 lowercase hex digits.",
+	"LedgerCompensation":      "A compensation record inside a ledger operation.",
+	"SizeEstimate":            "The encoder refuses a ledger whose conservative size estimate exceeds 65,536 bytes before encoding: 224 bytes, plus 256 and the lengths of step ID, tool, operation key and input fingerprint per operation, plus 320 and the lengths of compensation key, input fingerprint, tenant scope and grant fingerprint per compensation (the reference's estimate).",
+	"Record":                  "Recording operations into a new ledger; a refused record changes nothing (RUN-182).",
+	"DerivedCompensationKey":  "A derived compensation key (WFL-010).",
+	"LengthPrefix":            "Two derivations whose concatenated fields are equal but split differently; the length prefixes keep their keys apart.",
+	"CompensationObservation": "Recording authenticated compensation observations into a stored ledger; a refused one changes nothing (WFL-012).",
+	"CompensationRecord":      "Recording compensation intents into a stored ledger; a refused intent changes nothing (WFL-011).",
 }
 
 func init() {
@@ -35,7 +36,7 @@ func init() {
 func buildLedger(c *checker) (string, any, *fileBuilder) {
 	b := newFileBuilder(vectorfmt.LedgerFile, c)
 	order := []string{vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType,
-		vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType}
+		vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType, vectorfmt.LedgerCompensationObservationType}
 	groups := map[string]*vectorfmt.LedgerGroup{}
 	for _, typ := range order {
 		groups[typ] = &vectorfmt.LedgerGroup{Type: typ, Tests: []vectorfmt.LedgerTest{}}
@@ -144,6 +145,16 @@ func buildLedgerTest(b *fileBuilder, row ledgerRow) (vectorfmt.LedgerTest, bool)
 				}
 			}
 		}
+	case vectorfmt.LedgerCompensationObservationType:
+		t.Case = b.newCase(row.meta, firstError(row.obs, func(o ledgerObsRow) string { return o.err }))
+		t.Ledger = b.text(row.ledger)
+		for _, o := range row.obs {
+			if (o.err == "") == (o.state == "") {
+				b.failf("%q: an observation needs exactly one of state and error", row.comment)
+			}
+			t.Observations = append(t.Observations, vectorfmt.LedgerCompensationObservation{Request: *b.text(o.req), Result: *b.text(o.res), State: o.state, Error: o.err})
+		}
+		t.Output = b.text(row.output)
 	default:
 		return t, false
 	}

@@ -59,6 +59,13 @@ type ledgerRow struct {
 	// Compensation record rows: the stored ledger and the intents recorded into it.
 	ledger string
 	comps  []ledgerCompRow
+	obs    []ledgerObsRow
+}
+
+// ledgerObsRow is one Ledger.ApplyVerifiedCompensation call of an observation test: the
+// request and result messages, the expected state or the expected error.
+type ledgerObsRow struct {
+	req, res, state, err string
 }
 
 // ledgerCompRow is one Ledger.RecordCompensation call of a compensation record test.
@@ -462,5 +469,61 @@ func ledgerCases() []ledgerRow {
 	order("policy mismatch and a bad compensation key: the tool comes first", c("op-s", "remote.json", "tenant-a", cgrant, "bad key", textHi, "CompensationPolicyMismatch"))
 	crec("exhausted revision and a bad compensation key: the key comes first", flags("CompensationRecord", "CheckOrder", "IntegerField"),
 		stored("18446744073709551615", "", ""), stored("18446744073709551615", "", ""), c("op-s", "remote", "tenant-a", cgrant, "op-9", textHi, "InvalidCompensationKey"))
+
+	// Compensation observations (WFL-012) on a ledger whose op-s carries the intent cmp-k for
+	// the canonical text input "undo".
+	undoFP := fpOf(canonicalInputOf("text", "undo"))
+	obsLedger := func(rev, state string) string {
+		return ldoc(ledgerPlan, rev,
+			lop("fetch", "remote", "op-s", ledgerFP1, "succeeded", lcomp("cmp-k", undoFP, "tenant-a", cgrant, state)),
+			lop("publish", "remote", "op-t", ledgerFP1, "succeeded", ""))
+	}
+	type binding struct{ req, op, tool, ckey, tenant, grant string }
+	bind := binding{"compensate-1", "op-s", "remote", "cmp-k", "tenant-a", cgrant}
+	header := func(b binding) string {
+		return `"protocol_version":5,"session_id":"session-1","request_id":"` + b.req + `","tool":"` + b.tool + `","operation_key":"` + b.op +
+			`","compensation_key":"` + b.ckey + `","tenant_scope":"` + b.tenant + `","grant_fingerprint":"` + b.grant + `"`
+	}
+	reqMsg := func(b binding, text string) string {
+		return `{"type":"compensate_operation","request":{` + header(b) + `,"payload":{"format":"text","value":"` + text + `"}}}`
+	}
+	resMsg := func(b binding, status string) string {
+		return `{"type":"compensation_result","result":{` + header(b) + `,"status":` + status + `}}`
+	}
+	running, succeeded, failed := `{"state":"running"}`, `{"state":"succeeded","payload":{"format":"text","value":"undone"}}`, `{"state":"failed","message":"undo failed"}`
+	ob := func(b binding, status, state, err string) ledgerObsRow {
+		return ledgerObsRow{reqMsg(b, "undo"), resMsg(b, status), state, err}
+	}
+	orec := func(comment string, fl []string, output string, obs ...ledgerObsRow) {
+		rows = append(rows, ledgerRow{meta: meta{comment, append(flags("CompensationObservation"), fl...), reqs("WFL-012")},
+			kind: vectorfmt.LedgerCompensationObservationType, ledger: obsLedger("7", "pending"), output: output, obs: obs})
+	}
+	with := func(f func(*binding)) binding { b := bind; f(&b); return b }
+	base7 := obsLedger("7", "pending")
+	orec("running: the compensation state changes and the revision increments", nil, obsLedger("8", "running"), ob(bind, running, "running", ""))
+	orec("running, then succeeded", nil, obsLedger("9", "succeeded"), ob(bind, running, "running", ""), ob(bind, succeeded, "succeeded", ""))
+	orec("succeeded straight from pending", nil, obsLedger("8", "succeeded"), ob(bind, succeeded, "succeeded", ""))
+	orec("failed", nil, obsLedger("8", "failed"), ob(bind, failed, "failed", ""))
+	orec("an identical observation changes nothing, not even the revision", nil, obsLedger("8", "running"), ob(bind, running, "running", ""), ob(bind, running, "running", ""))
+	orec("a terminal state accepts itself without a new revision", nil, obsLedger("8", "succeeded"), ob(bind, succeeded, "succeeded", ""), ob(bind, succeeded, "succeeded", ""))
+	orec("a terminal state refuses running", nil, obsLedger("8", "succeeded"), ob(bind, succeeded, "succeeded", ""), ob(bind, running, "", "InvalidCompensationStateTransition"))
+	orec("a terminal state refuses another terminal state", nil, obsLedger("8", "failed"), ob(bind, failed, "failed", ""), ob(bind, succeeded, "", "InvalidCompensationStateTransition"))
+	orec("result for another request ID", nil, base7, ledgerObsRow{reqMsg(bind, "undo"), resMsg(with(func(b *binding) { b.req = "compensate-2" }), running), "", "CompensationRequestMismatch"})
+	orec("result for another compensation key", nil, base7, ledgerObsRow{reqMsg(bind, "undo"), resMsg(with(func(b *binding) { b.ckey = "cmp-z" }), running), "", "CompensationRequestMismatch"})
+	orec("unknown operation", nil, base7, ob(with(func(b *binding) { b.op = "op-x" }), running, "", "UnknownOperation"))
+	orec("request under another tool than the operation's", nil, base7, ob(with(func(b *binding) { b.tool = "remote.json" }), running, "", "CompensationRequestMismatch"))
+	orec("operation without an intent", nil, base7, ob(with(func(b *binding) { b.op = "op-t" }), running, "", "UnknownCompensation"))
+	orec("request with another inverse input", nil, base7, ledgerObsRow{reqMsg(bind, "redo"), resMsg(bind, running), "", "CompensationInputFingerprintMismatch"})
+	orec("request under another compensation key", nil, base7, ob(with(func(b *binding) { b.ckey = "cmp-z" }), running, "", "CompensationRequestMismatch"))
+	orec("request for another tenant scope", nil, base7, ob(with(func(b *binding) { b.tenant = "tenant-b" }), running, "", "CompensationRequestMismatch"))
+	orec("request under another grant", nil, base7, ob(with(func(b *binding) { b.grant = ledgerFP2 }), running, "", "CompensationRequestMismatch"))
+	orec("unknown operation in a mismatched pair: the pairing comes first", flags("CheckOrder"), base7,
+		ledgerObsRow{reqMsg(with(func(b *binding) { b.op = "op-x" }), "undo"), resMsg(bind, running), "", "CompensationRequestMismatch"})
+	orec("operation without an intent under another tool: the tool comes first", flags("CheckOrder"), base7,
+		ob(with(func(b *binding) { b.op = "op-t"; b.tool = "remote.json" }), running, "", "CompensationRequestMismatch"))
+	orec("another inverse input under another key: the input comes first", flags("CheckOrder"), base7,
+		ledgerObsRow{reqMsg(with(func(b *binding) { b.ckey = "cmp-z" }), "redo"), resMsg(with(func(b *binding) { b.ckey = "cmp-z" }), running), "", "CompensationInputFingerprintMismatch"})
+	orec("a refused observation does not stop a later one", nil, obsLedger("8", "running"),
+		ob(with(func(b *binding) { b.op = "op-t" }), running, "", "UnknownCompensation"), ob(bind, running, "running", ""))
 	return rows
 }

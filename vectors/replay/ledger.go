@@ -27,7 +27,7 @@ func replayLedger(fsys fs.FS, fr *fileRun) error {
 	return replayGroups(fr, f.TestGroups, func(g *vectorfmt.LedgerGroup) ([]vectorfmt.LedgerTest, func(*vectorfmt.LedgerTest) (*vectorfmt.Case, []string), error) {
 		switch g.Type {
 		case vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType,
-			vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType:
+			vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType, vectorfmt.LedgerCompensationObservationType:
 		default:
 			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
@@ -67,6 +67,8 @@ func CheckLedgerTest(groupType string, t *vectorfmt.LedgerTest) []string {
 		return checkCompensationKey(t)
 	case vectorfmt.LedgerCompensationRecordType:
 		return checkCompensationRecord(t)
+	case vectorfmt.LedgerCompensationObservationType:
+		return checkCompensationObservation(t)
 	}
 	return []string{fmt.Sprintf("unknown group type %q", groupType)}
 }
@@ -300,12 +302,9 @@ func checkCompensationKey(t *vectorfmt.LedgerTest) []string {
 }
 
 func checkCompensationRecord(t *vectorfmt.LedgerTest) []string {
-	if t.Ledger == nil || t.Output == nil || len(t.Compensations) == 0 {
-		return []string{"a compensation record test needs ledger, compensations and output"}
-	}
-	l, err := host.DecodeLedger([]byte(*t.Ledger))
-	if err != nil {
-		return []string{"decode ledger: " + unexpectedLedger(err)}
+	l, problems := storedLedger(t, len(t.Compensations))
+	if l == nil {
+		return problems
 	}
 	return replayLedgerCalls(l, t, "compensation", len(t.Compensations), func(i int) (string, func() error, error) {
 		r := t.Compensations[i]
@@ -314,6 +313,64 @@ func checkCompensationRecord(t *vectorfmt.LedgerTest) []string {
 		// The recorded intent accepts exactly its own inverse input.
 		return r.Error, func() error { return l.VerifyCompensationInput(r.OperationKey, input) }, err
 	})
+}
+
+func checkCompensationObservation(t *vectorfmt.LedgerTest) []string {
+	l, problems := storedLedger(t, len(t.Observations))
+	if l == nil {
+		return problems
+	}
+	return replayLedgerCalls(l, t, "observation", len(t.Observations), func(i int) (string, func() error, error) {
+		o := t.Observations[i]
+		req, res, err := compensationPair(o)
+		if err != nil {
+			return o.Error, nil, err
+		}
+		state, err := l.ApplyVerifiedCompensation(req, res)
+		return o.Error, func() error {
+			if state.String() != o.State {
+				return fmt.Errorf("observed state %s, want %s", state, o.State)
+			}
+			return nil
+		}, err
+	})
+}
+
+// storedLedger decodes the stored ledger of a test that records n calls into it; it returns
+// nil and the problems when the test is malformed.
+func storedLedger(t *vectorfmt.LedgerTest, n int) (*host.Ledger, []string) {
+	if t.Ledger == nil || t.Output == nil || n == 0 {
+		return nil, []string{"the test needs ledger, at least one call and output"}
+	}
+	l, err := host.DecodeLedger([]byte(*t.Ledger))
+	if err != nil {
+		return nil, []string{"decode ledger: " + unexpectedLedger(err)}
+	}
+	return l, nil
+}
+
+// compensationPair decodes the compensate_operation and compensation_result messages of an
+// observation.
+func compensationPair(o vectorfmt.LedgerCompensationObservation) (protocol.OperationCompensationRequest, protocol.OperationCompensationResult, error) {
+	var req protocol.OperationCompensationRequest
+	var res protocol.OperationCompensationResult
+	m, err := protocol.DecodeMessage([]byte(o.Request), canonjson.Preserve)
+	if err != nil {
+		return req, res, fmt.Errorf("request: %w", err)
+	}
+	rm, ok := m.(protocol.CompensateOperationMessage)
+	if !ok {
+		return req, res, fmt.Errorf("request is a %T, not compensate_operation", m)
+	}
+	m, err = protocol.DecodeMessage([]byte(o.Result), canonjson.Preserve)
+	if err != nil {
+		return req, res, fmt.Errorf("result: %w", err)
+	}
+	sm, ok := m.(protocol.CompensationResultMessage)
+	if !ok {
+		return req, res, fmt.Errorf("result is a %T, not compensation_result", m)
+	}
+	return rm.Request, sm.Result, nil
 }
 
 // replayLedgerCalls runs n calls on l in order: call i returns its expected error kind ("" for

@@ -20,6 +20,9 @@ const (
 	// LedgerCompensationRecordType groups tests that record compensation intents into a
 	// stored ledger and compare its encoding (WFL-011).
 	LedgerCompensationRecordType = "LedgerCompensationRecordTest"
+	// LedgerCompensationObservationType groups tests that record authenticated compensation
+	// observations into a stored ledger and compare its encoding (WFL-012).
+	LedgerCompensationObservationType = "LedgerCompensationObservationTest"
 )
 
 // Ledger is ledger.json: the durable ledger's derivations and encoding.
@@ -47,6 +50,8 @@ type LedgerGroup struct {
 //   - LedgerCompensationRecordType: the stored document Ledger and Compensations in; the
 //     encoding Output of the ledger after every compensation record (a refused one changes
 //     nothing).
+//   - LedgerCompensationObservationType: the stored document Ledger and Observations in; the
+//     encoding Output of the ledger after every observation (a refused one changes nothing).
 type LedgerTest struct {
 	Case
 	// Input is the canonical operation input (fingerprint and key tests) or the stored
@@ -80,6 +85,8 @@ type LedgerTest struct {
 	Ledger *Text `json:"ledger,omitempty"`
 	// Compensations are the compensation intents recorded into Ledger, in order.
 	Compensations []LedgerCompensationRecord `json:"compensations,omitempty"`
+	// Observations are the compensation observations recorded into Ledger, in order.
+	Observations []LedgerCompensationObservation `json:"observations,omitempty"`
 	// Records are the operations recorded into a new ledger, in order.
 	Records []LedgerRecord `json:"records,omitempty"`
 	// Output is the exact canonical ledger encoding.
@@ -106,4 +113,14 @@ type LedgerCompensationRecord struct {
 	CompensationKey  string `json:"compensation_key"`
 	Input            *Text  `json:"input"`
 	Error            string `json:"error,omitempty"`
+}
+
+// LedgerCompensationObservation is one authenticated compensation observation: the
+// compensate_operation message the host sent and the compensation_result message it opened.
+// State is the expected compensation state after it; Error the expected refusal.
+type LedgerCompensationObservation struct {
+	Request Text   `json:"request"`
+	Result  Text   `json:"result"`
+	State   string `json:"state,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
