@@ -1,0 +1,306 @@
+package host
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/impl/bootstrap"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+const (
+	must   = conformance.Must
+	should = conformance.Should
+)
+
+func bootChecks() []*Check {
+	return []*Check{
+		{ID: "CNF-HBOOT-01", Level: must, Requirements: []string{"BOOT-001", "BOOT-016", "HDR-020"}, Needs: []string{FeatureInvoke},
+			Title: "the worker's standard input starts with the exact bootstrap for the manifest's session",
+			run: func(t *T) {
+				m := t.manifest(echoGrant())
+				w, id := t.startWorker(m)
+				want := bootstrap.Size(len(m.SessionID))
+				raw := w.bootRaw
+				if len(raw) != want || string(raw[:8]) != bootstrap.Magic || raw[8] != bootstrap.Version ||
+					int(raw[9]) != len(m.SessionID) || string(raw[10:10+len(m.SessionID)]) != m.SessionID {
+					t.failf(fmt.Sprintf("%d bootstrap bytes SPLPBOOT 01 %02x %s KEY", want, len(m.SessionID), m.SessionID),
+						fmt.Sprintf("%d bytes %q", len(raw), clip(string(raw), 80)))
+				}
+				w.recv(protocol.TypeOpenSession)
+				t.await(id)
+			}},
+		{ID: "CNF-HBOOT-02", Level: must, Requirements: []string{"FRM-041", "TRN-093"}, Needs: []string{FeatureInvoke},
+			Title: "every launch gets a fresh session key", Unreachable: unreachableKey,
+			run: func(t *T) {
+				first := t.session(echoGrant())
+				t.call(map[string]any{"op": "close"})
+				first.exit(0)
+				t.call(map[string]any{"op": "wait"})
+				second := t.session(echoGrant())
+				if first.boot.Key.Equal(second.boot.Key) {
+					t.failf("two launches with two different keys", "the same key twice")
+				}
+			}},
+		{ID: "CNF-HBOOT-03", Level: must, Requirements: []string{"FRM-040", "FRM-043", "BOOT-017", "HDR-025"}, Needs: []string{FeatureInvoke},
+			Title: "the key never appears in the worker's argv or environment, nor in the driver's output",
+			Unreachable: unreachableKey,
+			run: func(t *T) {
+				w := t.session(echoGrant())
+				roundTrip(t, w, "req-1")
+				t.call(map[string]any{"op": "close"})
+				w.exit(0)
+				t.call(map[string]any{"op": "wait"})
+				stderr, output := t.drv.texts()
+				where := leaks(w.boot.Key, map[string]string{
+					"the worker's argv": strings.Join(w.hello.Argv, "\x00"), "the worker's environment": strings.Join(w.hello.Env, "\x00"),
+					"the driver's standard error": stderr, "the driver's outcome lines": output,
+				})
+				if where != "" {
+					t.failf("no encoding of the session key outside the bootstrap", "the key in "+where)
+				}
+			}},
+		{ID: "CNF-HBOOT-04", Level: must, Requirements: []string{"HDR-020"}, Needs: []string{FeatureInvoke},
+			Title: "the driver runs the given worker command line unchanged, once per start",
+			run: func(t *T) {
+				m := t.manifest(echoGrant())
+				w, id := t.startWorker(m)
+				want := append(slices.Clone(t.run.fake), t.sock)
+				if !slices.Equal(w.hello.Argv[1:], want[1:]) {
+					t.failf(fmt.Sprintf("argv %q", want), fmt.Sprintf("%q", w.hello.Argv))
+				}
+				w.recv(protocol.TypeOpenSession)
+				t.await(id)
+				select {
+				case <-t.conns:
+					t.failf("one worker per start command", "a second worker")
+				case <-time.After(100 * time.Millisecond):
+				}
+			}},
+	}
+}
+
+func openChecks() []*Check {
+	return []*Check{
+		{ID: "CNF-HOPEN-01", Level: must, Requirements: []string{"TRN-011", "FRM-019", "HDR-020"}, Needs: []string{FeatureInvoke},
+			Title: "the first frame is open_session, sequence 1, with the manifest given",
+			run: func(t *T) {
+				m := t.manifest(echoGrant(), jsonGrant())
+				w, id := t.startWorker(m)
+				got := w.recv(protocol.TypeOpenSession).(protocol.OpenSessionMessage)
+				if w.auth.NextIncoming() != 2 {
+					t.failf("open_session at sequence 1", fmt.Sprintf("next incoming %d", w.auth.NextIncoming()))
+				}
+				if !bytes.Equal(got.Manifest.AppendJSON(nil), m.AppendJSON(nil)) {
+					t.failf("the manifest "+string(m.AppendJSON(nil)), string(got.Manifest.AppendJSON(nil)))
+				}
+				if o := t.await(id); !o.OK {
+					t.failf("start answered with ok", string(o.raw))
+				}
+			}},
+		{ID: "CNF-HOPEN-02", Level: must, Requirements: []string{"FRM-019", "FRM-021", "HDR-023"}, Needs: []string{FeatureInvoke},
+			Title: "host sequences run 1, 2, 3 … through invocations and close_session, then the input ends",
+			run: func(t *T) {
+				w := t.session(echoGrant())
+				roundTrip(t, w, "req-1")
+				roundTrip(t, w, "req-2")
+				id := t.sendCommand(map[string]any{"op": "close"})
+				w.recv(protocol.TypeCloseSession)
+				if w.auth.NextIncoming() != 5 {
+					t.failf("close_session at sequence 4", fmt.Sprintf("next incoming %d", w.auth.NextIncoming()))
+				}
+				if line, why := w.next(time.Second); line != nil || !strings.Contains(why, "closed") {
+					t.failf("end of the worker's input after close_session (HDR-023)", why+string(line))
+				}
+				t.await(id)
+			}},
+		{ID: "CNF-HOPEN-03", Level: must, Requirements: []string{"HDR-021", "FRM-005"}, Needs: []string{FeatureInvoke},
+			Title: "an invoke frame carries the session, request id, tool and payload given",
+			run: func(t *T) {
+				w := t.session(echoGrant(), jsonGrant())
+				p := jsonPayload(`{"b":[1,2.5,"x"],"a":null}`)
+				id := t.invoke("req-7", jsonTool, p)
+				inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage).Invocation
+				if inv.SessionID != w.boot.SessionID || inv.RequestID != "req-7" || inv.Tool != jsonTool ||
+					!bytes.Equal(inv.Payload.AppendJSON(nil), p.AppendJSON(nil)) {
+					t.failf(fmt.Sprintf("invoke %s req-7 %s %s", w.boot.SessionID, jsonTool, p.AppendJSON(nil)),
+						fmt.Sprintf("invoke %s %s %s %s", inv.SessionID, inv.RequestID, inv.Tool, inv.Payload.AppendJSON(nil)))
+				}
+				w.send(w.result("req-7", jsonPayload(`{"ok":true}`)))
+				if o := t.await(id); !o.OK || string(o.Payload) != `{"format":"json","value":{"ok":true}}` {
+					t.failf(`ok with the payload {"format":"json","value":{"ok":true}}`, string(o.raw))
+				}
+			}},
+	}
+}
+
+func frameChecks() []*Check {
+	seal := func(w *fakeWorker, inv protocol.InvokeMessage) protocol.Message {
+		return w.result(inv.Invocation.RequestID, text("pong"))
+	}
+	c := func(id, title string, reqs []string, answer func(w *fakeWorker, inv protocol.InvokeMessage) []byte) *Check {
+		return &Check{ID: id, Level: must, Requirements: append(reqs, "FRM-036", "TRN-003", "TRN-012"), Needs: []string{FeatureInvoke},
+			Title: title, run: func(t *T) { hostile(t, title, answer) }}
+	}
+	return []*Check{
+		c("CNF-HFRAME-01", "an answer with a tampered tag is rejected and poisons the session", []string{"FRM-025", "FRM-017"},
+			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
+				line := w.forge(1, protocol.RoleWorker, w.boot.SessionID, seal(w, inv))
+				i := bytes.LastIndex(line, []byte(`"`)) - 1
+				line[i] ^= 1 // a hex digit becomes another one
+				if line[i] > 'f' || (line[i] > '9' && line[i] < 'a') {
+					line[i] = '0'
+				}
+				return line
+			}),
+		c("CNF-HFRAME-02", "an answer sealed under the host's role is rejected", []string{"FRM-008"},
+			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
+				return w.forge(1, protocol.RoleHost, w.boot.SessionID, seal(w, inv))
+			}),
+		c("CNF-HFRAME-03", "an answer with an out-of-order sequence is rejected", []string{"FRM-026"},
+			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
+				return w.forge(2, protocol.RoleWorker, w.boot.SessionID, seal(w, inv))
+			}),
+		c("CNF-HFRAME-04", "an answer for another session is rejected", []string{"FRM-027"},
+			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
+				m := protocol.ResultMessage{Result: protocol.ToolResult{ProtocolVersion: protocol.ProtocolVersion,
+					SessionID: "other-session", RequestID: inv.Invocation.RequestID, Payload: text("pong")}}
+				return w.forge(1, protocol.RoleWorker, "other-session", m)
+			}),
+		c("CNF-HFRAME-05", "an answer line over 1 MiB is rejected", []string{"FRM-003", "FRM-032"},
+			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
+				return append(bytes.Repeat([]byte(" "), 1<<20+1), '\n')
+			}),
+		c("CNF-HFRAME-06", "an answer without a line feed before the end of the stream is rejected", []string{"FRM-034"},
+			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
+				line := w.forge(1, protocol.RoleWorker, w.boot.SessionID, seal(w, inv))
+				_ = w.enc.Encode(relayCommand{Write: line[:len(line)-1], CloseOutput: true})
+				return nil
+			}),
+		c("CNF-HFRAME-07", "a garbage answer line is rejected", []string{"FRM-002"},
+			func(w *fakeWorker, inv protocol.InvokeMessage) []byte { return []byte("not json at all\n") }),
+		{ID: "CNF-HFRAME-08", Level: must, Requirements: []string{"FRM-026", "FRM-036"}, Needs: []string{FeatureInvoke},
+			Title: "a replayed answer is rejected and poisons the session",
+			run: func(t *T) {
+				w := t.session(echoGrant())
+				id := t.invoke("req-1", echoTool, text("ping"))
+				w.recv(protocol.TypeInvoke)
+				line := w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", text("pong")))
+				w.write(line)
+				if o := t.await(id); !o.OK {
+					t.failf("the first answer accepted", string(o.raw))
+				}
+				id = t.invoke("req-2", echoTool, text("ping"))
+				w.recv(protocol.TypeInvoke)
+				w.write(line)
+				t.expectError(id, "the host rejects a replay of sequence 1")
+				id = t.invoke("req-3", echoTool, text("ping"))
+				w.expectSilence(150*time.Millisecond, "the channel is poisoned after the replay")
+				t.expectError(id, "an invocation on the poisoned session fails (TRN-012)")
+			}},
+	}
+}
+
+func resultChecks() []*Check {
+	c := func(id, title string, reqs []string, grant protocol.CapabilityGrant, input protocol.ToolPayload,
+		answer func(w *fakeWorker, inv protocol.InvokeMessage) protocol.Message) *Check {
+		return &Check{ID: id, Level: must, Requirements: append(reqs, "AUZ-021"), Needs: []string{FeatureInvoke}, Title: title,
+			run: func(t *T) {
+				w := t.session(grant)
+				id := t.invoke("req-1", grant.Tool, input)
+				inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage)
+				w.send(answer(w, inv))
+				t.expectError(id, "the host validates the result against the invocation")
+			}}
+	}
+	return []*Check{
+		c("CNF-HRESULT-01", "a result for an unknown request id is rejected", nil, echoGrant(), text("ping"),
+			func(w *fakeWorker, inv protocol.InvokeMessage) protocol.Message { return w.result("req-99", text("pong")) }),
+		c("CNF-HRESULT-02", "a text result for a JSON grant is rejected", nil, jsonGrant(), jsonPayload(`{}`),
+			func(w *fakeWorker, inv protocol.InvokeMessage) protocol.Message { return w.result("req-1", text("{}")) }),
+		c("CNF-HRESULT-03", "a result over the grant's max_output_bytes is rejected", nil, echoGrant(), text("ping"),
+			func(w *fakeWorker, inv protocol.InvokeMessage) protocol.Message {
+				return w.result("req-1", text(strings.Repeat("x", 65)))
+			}),
+		c("CNF-HRESULT-04", "a JSON result nested deeper than allowed is rejected", []string{"ENC-021"}, jsonGrant(), jsonPayload(`{}`),
+			func(w *fakeWorker, inv protocol.InvokeMessage) protocol.Message {
+				return w.result("req-1", jsonPayload(strings.Repeat("[", 70)+strings.Repeat("]", 70)))
+			}),
+		{ID: "CNF-HRESULT-05", Level: must, Requirements: []string{"AUZ-023"}, Needs: []string{FeatureInvoke},
+			Title: "a second result for an answered request id is rejected",
+			run: func(t *T) {
+				w := t.session(echoGrant())
+				roundTrip(t, w, "req-1")
+				w.send(w.result("req-1", text("again")))
+				id := t.invoke("req-2", echoTool, text("ping"))
+				w.recv(protocol.TypeInvoke)
+				t.expectError(id, "the host refuses the repeated result for req-1")
+			}},
+		{ID: "CNF-HRESULT-06", Level: must, Requirements: []string{"HDR-021", "HDR-022"}, Needs: []string{FeatureInvoke},
+			Title: "an invocation the manifest does not grant fails with Denied and sends no frame",
+			run: func(t *T) {
+				w := t.session(echoGrant())
+				id := t.invoke("req-1", "conf.unknown", text("x"))
+				w.expectSilence(150*time.Millisecond, "the host authorizes before it sends")
+				if o := t.expectError(id, "the host refuses the ungranted tool"); o.Error != "Denied" {
+					t.failf(`error kind "Denied" (HDR-022)`, o.Error)
+				}
+				roundTrip(t, w, "req-2")
+			}},
+	}
+}
+
+func deadlineChecks() []*Check {
+	return []*Check{
+		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "HDR-022"}, Needs: []string{FeatureInvoke},
+			Title: "a worker that never answers is contained within the deadline, reported Indeterminate",
+			run: func(t *T) {
+				w := t.session(echoGrant())
+				start := time.Now()
+				id := t.invoke("req-1", echoTool, text("ping"))
+				w.recv(protocol.TypeInvoke)
+				o := t.awaitUntil(id, start.Add(deadlineMS*time.Millisecond+time.Second))
+				if o.OK || o.Error != "Indeterminate" {
+					t.failf(`error "Indeterminate" within the deadline`, string(o.raw))
+				}
+			}},
+		{ID: "CNF-HDEADLINE-02", Level: must, Requirements: []string{"TRN-094", "TRN-096"}, Needs: []string{FeatureInvoke},
+			Title: "an elapsed deadline kills the worker's whole process group",
+			run: func(t *T) {
+				m := t.manifest(echoGrant())
+				w, id := t.startWorker(m, "--child")
+				w.recv(protocol.TypeOpenSession)
+				t.await(id)
+				if w.hello.Child == 0 {
+					t.internal(fmt.Errorf("the fake worker could not start its child"))
+				}
+				id = t.invoke("req-1", echoTool, text("ping"))
+				w.recv(protocol.TypeInvoke)
+				t.expectError(id, "the deadline elapses")
+				until := time.Now().Add(time.Second)
+				for alive(w.hello.Pid) || alive(w.hello.Child) {
+					if time.Now().After(until) {
+						t.failf("the worker and its child gone after the deadline", fmt.Sprintf("worker alive %v, child alive %v",
+							alive(w.hello.Pid), alive(w.hello.Child)))
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}},
+		{ID: "CNF-HDEADLINE-03", Level: must, Requirements: []string{"TRN-110", "TRN-012"}, Needs: []string{FeatureInvoke},
+			Title: "after an elapsed deadline the session is unusable: a late answer is never accepted",
+			run: func(t *T) {
+				w := t.session(echoGrant())
+				id := t.invoke("req-1", echoTool, text("ping"))
+				w.recv(protocol.TypeInvoke)
+				t.expectError(id, "the deadline elapses")
+				w.send(w.result("req-1", text("late")))
+				id = t.invoke("req-2", echoTool, text("ping"))
+				w.expectSilence(150*time.Millisecond, "the session ended with the deadline")
+				t.expectError(id, "an invocation after the deadline fails")
+			}},
+	}
+}
