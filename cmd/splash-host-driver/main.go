@@ -20,7 +20,7 @@ import (
 	"github.com/splashv5/conform/impl/transport"
 )
 
-// command is one driver command (HDR-010).
+// command is one driver command (HDR-002).
 type command struct {
 	ID         uint64          `json:"id"`
 	Op         string          `json:"op"`
@@ -32,7 +32,7 @@ type command struct {
 	Payload    json.RawMessage `json:"payload"`
 }
 
-// outcome is one outcome line (HDR-011).
+// outcome is one outcome line (HDR-003).
 type outcome struct {
 	ID       uint64          `json:"id"`
 	OK       bool            `json:"ok"`

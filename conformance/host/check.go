@@ -10,7 +10,7 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// FeatureInvoke is the driver feature of ordinary invocations (HDR-012).
+// FeatureInvoke is the driver feature of ordinary invocations (HDR-010).
 const FeatureInvoke = "invoke"
 
 // Check is one host conformance check.
@@ -23,7 +23,7 @@ type Check struct {
 	Requirements []string
 	// Title is a one-line description of the expected behaviour.
 	Title string
-	// Needs lists the driver features the check requires (HDR-012).
+	// Needs lists the driver features the check requires (HDR-010, HDR-011).
 	Needs []string
 	// Unreachable, when set, says why no deliberate fault of the reference driver can make
 	// this check fail.

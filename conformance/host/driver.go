@@ -17,7 +17,7 @@ import (
 // maxDriverStderr bounds the driver's standard error kept for the report and the key scan.
 const maxDriverStderr = 64 << 10
 
-// outcomeLine is one outcome of the driver (HDR-011).
+// outcomeLine is one outcome of the driver (HDR-003).
 type outcomeLine struct {
 	ID       uint64          `json:"id"`
 	OK       bool            `json:"ok"`
@@ -127,11 +127,11 @@ func (d *driver) await(id uint64, deadline time.Time) (outcomeLine, error) {
 			}
 			var o outcomeLine
 			if err := json.Unmarshal(ev.line, &o); err != nil {
-				return outcomeLine{}, fmt.Errorf("the driver wrote a line that is not an outcome (HDR-011): %q", clip(string(ev.line), 200))
+				return outcomeLine{}, fmt.Errorf("the driver wrote a line that is not an outcome (HDR-003): %q", clip(string(ev.line), 200))
 			}
 			o.raw = ev.line
 			if o.ID != id {
-				return outcomeLine{}, fmt.Errorf("the driver answered command %d while command %d was pending (HDR-011)", o.ID, id)
+				return outcomeLine{}, fmt.Errorf("the driver answered command %d while command %d was pending (HDR-001, HDR-002)", o.ID, id)
 			}
 			return o, nil
 		case <-timer.C:

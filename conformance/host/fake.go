@@ -35,7 +35,7 @@ type relayCommand struct {
 	Exiting bool `json:"exiting,omitempty"`
 }
 
-// FakeWorkerMain is the fake worker (args after "fake-worker"): SOCKET [--child]. It connects
+// FakeWorkerMain is the fake worker (HDR-030) (args after "fake-worker"): SOCKET [--child]. It connects
 // to the runner's unix socket SOCKET, reports its argv, environment and process identity, then
 // relays every byte of its standard input to the runner and writes to its standard output what
 // the runner tells it to. With --child it first starts a child in its process group that only

@@ -287,7 +287,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}{
 		{*jsonPath, report.WriteJSON},
 		{*junitPath, report.WriteJUnit},
-		{*htmlPath, func(w io.Writer) error { return report.WriteHTML(w, conformance.HTMLOptions{SpecBase: conformance.DefaultSpecBase}) }},
+		{*htmlPath, func(w io.Writer) error {
+			return report.WriteHTML(w, conformance.HTMLOptions{SpecBase: conformance.DefaultSpecBase})
+		}},
 	} {
 		if out.path != "" {
 			if err := conformance.WriteReportFile(out.path, out.write); err != nil {

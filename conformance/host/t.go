@@ -62,7 +62,7 @@ func (t *T) skipf(format string, args ...any) { t.end(conformance.Skip, fmt.Spri
 
 func (t *T) internal(err error) { t.end(conformance.Fail, "internal runner error: "+err.Error()) }
 
-// open starts the driver and asks for its features (HDR-012); the check is SKIP when the
+// open starts the driver and asks for its features (HDR-010); the check is SKIP (HDR-011) when the
 // driver does not declare one of its needs.
 func (t *T) open() {
 	dir, err := os.MkdirTemp(t.run.tempDir, strings.ToLower(t.check.ID)+"-")
@@ -95,7 +95,7 @@ func (t *T) open() {
 	}
 	o := t.call(map[string]any{"op": "hello"})
 	if !o.OK {
-		t.failf("hello answered with ok (HDR-012)", string(o.raw))
+		t.failf("hello answered with ok (HDR-010)", string(o.raw))
 	}
 	t.features = o.Features
 	for _, n := range t.check.Needs {
@@ -132,7 +132,7 @@ func (t *T) awaitUntil(id uint64, deadline time.Time) outcomeLine {
 			t.end(conformance.Crash, "the driver exited: "+err.Error())
 		case <-time.After(50 * time.Millisecond):
 		}
-		t.failf("one outcome line per command (HDR-011)", err.Error())
+		t.failf("one outcome line per command (HDR-001)", err.Error())
 	}
 	t.logf("driver: outcome %s", clip(string(o.raw), 200))
 	return o
