@@ -123,19 +123,31 @@ func start(c command) (*session, error) {
 	if err != nil {
 		return nil, errors.New("BadManifest")
 	}
+	args := c.Command[1:]
+	if fault == "argv" {
+		args = append(args, "--extra")
+	}
 	proc, err := transport.StartProcess(transport.ProcessConfig{
-		Path: c.Command[0], Args: c.Command[1:], SessionID: m.SessionID, Stderr: os.Stderr,
+		Path: c.Command[0], Args: args, SessionID: m.SessionID, Stderr: os.Stderr,
 	})
 	if err != nil {
 		return nil, errors.New("StartFailed")
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
 	s.ch = transport.NewChannel(proc.Output(), proc.Input(), canonjson.Preserve)
-	if err := transport.SendOpenSession(proc.HostAuthenticator(), s.ch, m); err != nil {
-		_, _ = proc.Terminate()
-		return nil, err
+	if fault != "noopen" {
+		if err := transport.SendOpenSession(proc.HostAuthenticator(), s.ch, m); err != nil {
+			_, _ = proc.Terminate()
+			return nil, err
+		}
 	}
 	s.frames, err = transport.NewSupervisedFrameTransport(proc.HostAuthenticator(), s.ch, proc)
+	if fault == "nokill" {
+		s.frames, err = transport.NewFrameTransport(proc.HostAuthenticator(), s.ch)
+	}
+	if fault == "nodeadline" {
+		s.deadline = time.Hour
+	}
 	return s, err
 }
 
@@ -147,9 +159,15 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	if err != nil {
 		return nil, errors.New("BadCommand")
 	}
+	if fault == "reqid" {
+		c.RequestID += "x"
+	}
 	inv, err := protocol.NewToolInvocation(s.auth.SessionID(), c.RequestID, c.Tool, p)
 	if err != nil {
 		return nil, denied{err}
+	}
+	if fault == "authorize-late" {
+		_, _ = s.frames.Dispatch(inv, s.deadline)
 	}
 	authorized, err := s.auth.Authorize(inv)
 	if err != nil {
@@ -157,7 +175,14 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	}
 	res, err := s.frames.Dispatch(authorized.Invocation(), s.deadline)
 	if err != nil {
+		if fault == "nopoison" {
+			s.ch = transport.NewChannel(s.proc.Output(), s.proc.Input(), canonjson.Preserve)
+			s.frames, _ = transport.NewFrameTransport(s.proc.HostAuthenticator(), s.ch)
+		}
 		return nil, err
+	}
+	if fault == "novalidate" {
+		return res.Payload.AppendJSON(nil), nil
 	}
 	if err := s.auth.ValidateResult(authorized, res); err != nil {
 		s.frames.Discard()
@@ -173,6 +198,9 @@ func (s *session) close() error {
 	}
 	if s.frames.Poisoned() {
 		return errors.New("Poisoned")
+	}
+	if fault == "noclose" {
+		return s.proc.CloseInput()
 	}
 	f, _, err := s.proc.HostAuthenticator().Seal(protocol.CloseSessionMessage{ProtocolVersion: protocol.ProtocolVersion, Session: s.auth.SessionID()})
 	if err == nil {
@@ -192,7 +220,7 @@ func (s *session) wait() int {
 		_, _ = s.proc.Terminate()
 	}
 	t := s.proc.Wait()
-	if !t.Exited {
+	if !t.Exited || fault == "exitcode" {
 		return -1
 	}
 	return t.ExitCode
