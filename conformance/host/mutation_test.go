@@ -1,0 +1,71 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// hostFaults lists the deliberate faults of the splashfaults build of the reference driver
+// (cmd/splash-host-driver/main.go, SPLASH_HOST_FAULT).
+var hostFaults = []string{
+	"argv",           // adds an argument to the worker command line
+	"noopen",         // never sends open_session
+	"nokill",         // an elapsed deadline returns without stopping the worker
+	"nodeadline",     // waits an hour instead of the deadline
+	"reqid",          // alters the request id of the invoke frame
+	"authorize-late", // sends the invoke before authorizing it
+	"nopoison",       // keeps using the channel after a failed exchange
+	"novalidate",     // accepts a result without validating it
+	"noclose",        // closes the input without close_session
+	"exitcode",       // reports -1 for a worker that exited by itself
+}
+
+// TestHostMutationHarness runs the suite against the driver once per fault: every fault must
+// fail some check, and every check must be failed by some fault or say why none can. It prints
+// the score.
+func TestHostMutationHarness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the faulty driver and runs the suite once per fault")
+	}
+	bin, cleanup, err := BuildDriver("splashfaults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	killedBy := map[string][]string{}
+	caught := 0
+	for _, f := range hostFaults {
+		report := runSuite(t, []string{bin}, "", append(os.Environ(), "SPLASH_HOST_FAULT="+f))
+		var failed []string
+		for _, r := range report.Results {
+			if r.Outcome.Failed() {
+				failed = append(failed, r.ID)
+				killedBy[r.ID] = append(killedBy[r.ID], f)
+			}
+		}
+		if len(failed) == 0 {
+			t.Errorf("fault %s: no check fails", f)
+		} else {
+			caught++
+		}
+		t.Logf("fault %-15s caught by %s", f, strings.Join(failed, " "))
+	}
+	reasoned := 0
+	var unkilled []string
+	for _, c := range Catalog() {
+		switch {
+		case len(killedBy[c.ID]) > 0:
+		case c.Unreachable != "":
+			reasoned++
+		default:
+			unkilled = append(unkilled, c.ID)
+		}
+	}
+	if len(unkilled) > 0 {
+		t.Errorf("no fault fails %s, and they give no reason", strings.Join(unkilled, " "))
+	}
+	fmt.Printf("host mutation score: %d/%d faults caught; %d/%d checks failed by a fault, %d with a written reason\n",
+		caught, len(hostFaults), len(Catalog())-reasoned-len(unkilled), len(Catalog()), reasoned)
+}
