@@ -127,9 +127,11 @@ func start(c command) (*session, error) {
 	if fault == "argv" {
 		args = append(args, "--extra")
 	}
-	proc, err := transport.StartProcess(transport.ProcessConfig{
-		Path: c.Command[0], Args: args, SessionID: m.SessionID, Stderr: os.Stderr,
-	})
+	cfg := transport.ProcessConfig{Path: c.Command[0], Args: args, SessionID: m.SessionID, Stderr: os.Stderr}
+	if fault == "nonportable" {
+		cfg.AuthOptions = []protocol.AuthenticatorOption{protocol.AllowNonPortableNumbers()}
+	}
+	proc, err := transport.StartProcess(cfg)
 	if err != nil {
 		return nil, errors.New("StartFailed")
 	}

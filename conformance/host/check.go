@@ -33,7 +33,7 @@ type Check struct {
 
 // Catalog returns every host check, ordered by ID.
 func Catalog() []*Check {
-	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks())
+	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks())
 	slices.SortStableFunc(all, func(a, b *Check) int { return strings.Compare(a.ID, b.ID) })
 	return all
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/bootstrap"
+	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -254,6 +255,26 @@ func resultChecks() []*Check {
 					t.failf(`error kind "Denied" (HDR-022)`, o.Error)
 				}
 				roundTrip(t, w, "req-2")
+			}},
+	}
+}
+
+func numberChecks() []*Check {
+	return []*Check{
+		{ID: "CNF-HNUMBER-01", Level: should, Requirements: []string{"ENC-034", "ENC-037", "FRM-022"}, Needs: []string{FeatureInvoke},
+			Title: "the host sends only portable numbers: a payload number the other number model reads differently is refused or never sent as is",
+			run: func(t *T) {
+				w := t.session(jsonGrant())
+				id := t.invoke("req-1", jsonTool, jsonPayload(`{"big":18446744073709551616,"n":1}`))
+				line, _ := w.next(300 * time.Millisecond)
+				if line != nil {
+					if tok, bad := canonjson.FirstNonPortableNumber(string(line)); bad {
+						t.failf("no frame with a non-portable number (ENC-037)", "the host sent "+tok+" in "+clip(string(line), 200))
+					}
+					w.send(w.result("req-1", jsonPayload(`{}`)))
+				}
+				o := t.await(id)
+				t.logf("host answered %s", clip(string(o.raw), 100))
 			}},
 	}
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -20,10 +21,11 @@ var hostFaults = []string{
 	"novalidate",     // accepts a result without validating it
 	"noclose",        // closes the input without close_session
 	"exitcode",       // reports -1 for a worker that exited by itself
+	"nonportable",    // seals payload numbers that the other number model reads differently
 }
 
 // TestHostMutationHarness runs the suite against the driver once per fault: every fault must
-// fail some check, and every check must be failed by some fault or say why none can. It prints
+// fail some check (SHOULD checks count: the run is strict), and every check must be failed by some fault or say why none can. It prints
 // the score.
 func TestHostMutationHarness(t *testing.T) {
 	if testing.Short() {
@@ -37,7 +39,11 @@ func TestHostMutationHarness(t *testing.T) {
 	killedBy := map[string][]string{}
 	caught := 0
 	for _, f := range hostFaults {
-		report := runSuite(t, []string{bin}, "", append(os.Environ(), "SPLASH_HOST_FAULT="+f))
+		report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t), Strict: true,
+			Env: append(os.Environ(), "SPLASH_HOST_FAULT="+f), TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
 		var failed []string
 		for _, r := range report.Results {
 			if r.Outcome.Failed() {
