@@ -30,6 +30,7 @@ type command struct {
 	RequestID  string          `json:"request_id"`
 	Tool       string          `json:"tool"`
 	Payload    json.RawMessage `json:"payload"`
+	Key        string          `json:"key"`
 }
 
 // outcome is one outcome line (HDR-003).
@@ -38,6 +39,7 @@ type outcome struct {
 	OK       bool            `json:"ok"`
 	Error    string          `json:"error,omitempty"`
 	Payload  json.RawMessage `json:"payload,omitempty"`
+	Status   json.RawMessage `json:"status,omitempty"`
 	Features []string        `json:"features,omitempty"`
 	ExitCode *int            `json:"exit_code,omitempty"`
 }
@@ -47,6 +49,7 @@ type session struct {
 	proc     *transport.Process
 	ch       *transport.Channel
 	frames   *transport.FrameTransport
+	ops      *transport.OperationTransport // one-shot: one durable exchange per session
 	auth     *authorizer.SessionAuthorizer
 	deadline time.Duration
 }
@@ -66,17 +69,22 @@ func main() {
 		var err error
 		switch c.Op {
 		case "hello":
-			o.Features = []string{"invoke"}
+			o.Features = []string{"invoke", "durable"}
 		case "start":
 			s, err = start(c)
 		case "invoke":
 			o.Payload, err = s.invoke(c)
+		case "dispatch", "reconcile":
+			o.Status, err = s.operation(c)
 		case "close":
 			err = s.close()
 		case "wait":
 			code := s.wait()
 			o.ExitCode = &code
 		default:
+			if fault == "unknownexit" {
+				os.Exit(2)
+			}
 			err = errors.New("Unsupported")
 		}
 		if err != nil {
@@ -192,6 +200,51 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 		return nil, invalidResult{err}
 	}
 	return res.Payload.AppendJSON(nil), nil
+}
+
+// operation runs one durable exchange, a dispatch or a reconciliation, on the session's
+// one-shot operation transport (HDR-026, HDR-027).
+func (s *session) operation(c command) (json.RawMessage, error) {
+	if s == nil {
+		return nil, errors.New("NotStarted")
+	}
+	if fault == "redispatch" {
+		c.Op = "dispatch"
+	}
+	if s.ops == nil || fault == "reuse" {
+		ops, err := transport.NewSupervisedOperationTransport(s.auth.Manifest(), s.proc.HostAuthenticator(), s.ch, s.proc)
+		if err != nil {
+			return nil, err
+		}
+		s.ops = ops
+		_ = s.ops.SetDeadline(s.deadline)
+	}
+	var res protocol.OperationReconcileResult
+	if c.Op == "dispatch" {
+		if fault == "redispatch" && c.Payload == nil {
+			c.Payload = json.RawMessage(`{"format":"json","value":{}}`)
+		}
+		p, err := protocol.DecodeToolPayload(c.Payload, canonjson.Preserve)
+		if err != nil {
+			return nil, errors.New("BadCommand")
+		}
+		req, err := protocol.NewOperationDispatchRequest(s.auth.SessionID(), c.RequestID, c.Tool, c.Key, p)
+		if err != nil {
+			return nil, denied{err}
+		}
+		if res, err = s.ops.DispatchOperation(req); err != nil {
+			return nil, err
+		}
+	} else {
+		req, err := protocol.NewOperationReconcileRequest(s.auth.SessionID(), c.RequestID, c.Tool, c.Key)
+		if err != nil {
+			return nil, denied{err}
+		}
+		if res, err = s.ops.ReconcileOperation(req); err != nil {
+			return nil, err
+		}
+	}
+	return res.Status.AppendJSON(nil), nil
 }
 
 func (s *session) close() error {

@@ -10,8 +10,13 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// FeatureInvoke is the driver feature of ordinary invocations (HDR-010).
-const FeatureInvoke = "invoke"
+// Driver features (HDR-010).
+const (
+	// FeatureInvoke: start, invoke, close and wait.
+	FeatureInvoke = "invoke"
+	// FeatureDurable: dispatch and reconcile.
+	FeatureDurable = "durable"
+)
 
 // Check is one host conformance check.
 type Check struct {
@@ -33,7 +38,7 @@ type Check struct {
 
 // Catalog returns every host check, ordered by ID.
 func Catalog() []*Check {
-	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks())
+	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks(), durableChecks())
 	slices.SortStableFunc(all, func(a, b *Check) int { return strings.Compare(a.ID, b.ID) })
 	return all
 }

@@ -89,6 +89,16 @@ func bootChecks() []*Check {
 
 func openChecks() []*Check {
 	return []*Check{
+		{ID: "CNF-HOPEN-04", Level: must, Requirements: []string{"HDR-012", "HDR-002"},
+			Title: "the driver answers an unknown command with Unsupported and keeps serving",
+			run: func(t *T) {
+				if o := t.call(map[string]any{"op": "conformance.unknown", "extra": 1}); o.OK || o.Error != "Unsupported" {
+					t.failf(`{"ok":false,"error":"Unsupported"}`, string(o.raw))
+				}
+				if o := t.call(map[string]any{"op": "hello"}); !o.OK {
+					t.failf("hello answered with ok after the unknown command", string(o.raw))
+				}
+			}},
 		{ID: "CNF-HOPEN-01", Level: must, Requirements: []string{"TRN-011", "FRM-019", "HDR-020"}, Needs: []string{FeatureInvoke},
 			Title: "the first frame is open_session, sequence 1, with the manifest given",
 			run: func(t *T) {
@@ -255,6 +265,93 @@ func resultChecks() []*Check {
 					t.failf(`error kind "Denied" (HDR-022)`, o.Error)
 				}
 				roundTrip(t, w, "req-2")
+			}},
+	}
+}
+
+// durableTool is the tool of the durable checks.
+const durableTool = "conf.durable.record"
+
+func durableGrant() protocol.CapabilityGrant { return protocol.JSONGrant(durableTool) }
+
+// dispatchCommand sends a dispatch command without waiting.
+func (t *T) dispatch(requestID, key string, p protocol.ToolPayload) uint64 {
+	return t.sendCommand(map[string]any{"op": "dispatch", "request_id": requestID, "tool": durableTool, "key": key,
+		"payload": rawJSON(p.AppendJSON(nil))})
+}
+
+// operationResult answers a dispatch with status.
+func (w *fakeWorker) operationResult(req protocol.OperationDispatchRequest, key string, status protocol.OperationStatus) protocol.Message {
+	return protocol.OperationResultMessage{Result: protocol.OperationReconcileResult{ProtocolVersion: protocol.ProtocolVersion,
+		SessionID: w.boot.SessionID, RequestID: req.RequestID, Tool: req.Tool, OperationKey: key, Status: status}}
+}
+
+const unreachableOpValidation = "the operation result is validated by impl/transport's one-shot transport and impl/authorizer, " +
+	"which the driver's fault switch does not alter; they have their own tests"
+
+func durableChecks() []*Check {
+	done := protocol.Succeeded(jsonPayload(`{"value":1}`))
+	return []*Check{
+		{ID: "CNF-HDURABLE-01", Level: must, Requirements: []string{"HDR-026"}, Needs: []string{FeatureInvoke, FeatureDurable},
+			Title: "a dispatch carries the operation key, tool and payload given, and the worker's status is the outcome",
+			run: func(t *T) {
+				w := t.session(durableGrant())
+				id := t.dispatch("req-1", "op-1", jsonPayload(`{"value":1}`))
+				req := w.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
+				if req.OperationKey != "op-1" || req.Tool != durableTool || req.RequestID != "req-1" || req.SessionID != w.boot.SessionID ||
+					string(req.Payload.AppendJSON(nil)) != `{"format":"json","value":{"value":1}}` {
+					t.failf("dispatch_operation req-1 op-1 "+durableTool, clip(string(protocol.DispatchOperationMessage{Request: req}.AppendJSON(nil)), 300))
+				}
+				w.send(w.operationResult(req, "op-1", done))
+				if o := t.await(id); !o.OK || string(o.Status) != string(done.AppendJSON(nil)) {
+					t.failf("ok with the status "+string(done.AppendJSON(nil)), string(o.raw))
+				}
+			}},
+		{ID: "CNF-HDURABLE-02", Level: must, Requirements: []string{"AUZ-022"}, Needs: []string{FeatureInvoke, FeatureDurable},
+			Title: "an operation result bound to another operation key is rejected", Unreachable: unreachableOpValidation,
+			run: func(t *T) {
+				w := t.session(durableGrant())
+				id := t.dispatch("req-1", "op-1", jsonPayload(`{"value":1}`))
+				req := w.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
+				w.send(w.operationResult(req, "op-2", done))
+				t.expectError(id, "the host refuses a result for another operation")
+			}},
+		{ID: "CNF-HDURABLE-03", Level: must, Requirements: []string{"TRN-113"}, Needs: []string{FeatureInvoke, FeatureDurable},
+			Title: "a session carries one durable exchange: a second dispatch on it fails without a frame",
+			run: func(t *T) {
+				w := t.session(durableGrant())
+				id := t.dispatch("req-1", "op-1", jsonPayload(`{"value":1}`))
+				req := w.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
+				w.send(w.operationResult(req, "op-1", done))
+				t.await(id)
+				id = t.dispatch("req-2", "op-2", jsonPayload(`{"value":2}`))
+				w.expectSilence(150*time.Millisecond, "the one-shot session is consumed")
+				t.expectError(id, "the second exchange is refused")
+			}},
+		{ID: "CNF-HDURABLE-04", Level: must, Requirements: []string{"RUN-187", "TRN-113", "HDR-027", "FRM-041"}, Needs: []string{FeatureInvoke, FeatureDurable},
+			Title: "after a worker dies mid-dispatch, recovery reconciles the same operation key under a fresh session, never dispatching again",
+			run: func(t *T) {
+				first := t.session(durableGrant())
+				id := t.dispatch("req-1", "op-1", jsonPayload(`{"value":1}`))
+				first.recv(protocol.TypeDispatchOperation)
+				first.exit(1)
+				if o := t.await(id); o.OK {
+					t.failf("an error: the worker died without answering", string(o.raw))
+				}
+				second := t.session(durableGrant())
+				if second.boot.SessionID == first.boot.SessionID || second.boot.Key.Equal(first.boot.Key) {
+					t.failf("a fresh session and key for the recovery", "the dead session's")
+				}
+				id = t.sendCommand(map[string]any{"op": "reconcile", "request_id": "req-2", "tool": durableTool, "key": "op-1"})
+				req := second.recv(protocol.TypeReconcileOperation).(protocol.ReconcileOperationMessage).Request
+				if req.OperationKey != "op-1" || req.Tool != durableTool {
+					t.failf("reconcile_operation of op-1", req.OperationKey+" "+req.Tool)
+				}
+				second.send(protocol.ReconciledOperationMessage{Result: protocol.OperationReconcileResult{ProtocolVersion: protocol.ProtocolVersion,
+					SessionID: req.SessionID, RequestID: req.RequestID, Tool: req.Tool, OperationKey: req.OperationKey, Status: done}})
+				if o := t.await(id); !o.OK || string(o.Status) != string(done.AppendJSON(nil)) {
+					t.failf("ok with the reconciled status", string(o.raw))
+				}
 			}},
 	}
 }

@@ -23,6 +23,7 @@ type outcomeLine struct {
 	OK       bool            `json:"ok"`
 	Error    string          `json:"error,omitempty"`
 	Payload  json.RawMessage `json:"payload,omitempty"`
+	Status   json.RawMessage `json:"status,omitempty"`
 	Features []string        `json:"features,omitempty"`
 	ExitCode *int            `json:"exit_code,omitempty"`
 	raw      []byte

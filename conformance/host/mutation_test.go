@@ -22,6 +22,9 @@ var hostFaults = []string{
 	"noclose",        // closes the input without close_session
 	"exitcode",       // reports -1 for a worker that exited by itself
 	"nonportable",    // seals payload numbers that the other number model reads differently
+	"redispatch",     // recovers an operation by dispatching it again instead of reconciling
+	"reuse",          // runs a second durable exchange on a session
+	"unknownexit",    // exits on an unknown command instead of answering Unsupported
 }
 
 // TestHostMutationHarness runs the suite against the driver once per fault: every fault must
