@@ -145,6 +145,9 @@ func start(c command) (*session, error) {
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
 	s.ch = transport.NewChannel(proc.Output(), proc.Input(), canonjson.Preserve)
+	if fault == "manifest" && len(m.Grants) > 1 {
+		m.Grants = m.Grants[1:]
+	}
 	if fault != "noopen" {
 		if err := transport.SendOpenSession(proc.HostAuthenticator(), s.ch, m); err != nil {
 			_, _ = proc.Terminate()
@@ -210,6 +213,9 @@ func (s *session) operation(c command) (json.RawMessage, error) {
 	}
 	if fault == "redispatch" {
 		c.Op = "dispatch"
+	}
+	if fault == "opkey" {
+		c.Key += "-x"
 	}
 	if s.ops == nil || fault == "reuse" {
 		ops, err := transport.NewSupervisedOperationTransport(s.auth.Manifest(), s.proc.HostAuthenticator(), s.ch, s.proc)

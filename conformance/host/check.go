@@ -111,6 +111,6 @@ func hostile(t *T, why string, answer func(w *fakeWorker, inv protocol.InvokeMes
 	o := t.expectError(id, "the host rejects "+why)
 	t.logf("host rejected it with %s", o.Error)
 	id = t.invoke("req-2", echoTool, text("ping"))
-	w.expectSilence(150*time.Millisecond, "after "+why+" the channel is poisoned (FRM-036, TRN-003)")
 	t.expectError(id, "an invocation on the poisoned session fails (TRN-012)")
+	w.expectSilence(150*time.Millisecond, "after "+why+" the channel is poisoned (FRM-036, TRN-003)")
 }

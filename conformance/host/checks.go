@@ -13,6 +13,9 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
+const unreachableBootstrap = "the bootstrap is written by impl/transport.StartProcess with impl/bootstrap, which the " +
+	"driver's fault switch does not alter; impl/bootstrap has its own tests and vectors"
+
 const (
 	must   = conformance.Must
 	should = conformance.Should
@@ -21,7 +24,8 @@ const (
 func bootChecks() []*Check {
 	return []*Check{
 		{ID: "CNF-HBOOT-01", Level: must, Requirements: []string{"BOOT-001", "BOOT-016", "HDR-020"}, Needs: []string{FeatureInvoke},
-			Title: "the worker's standard input starts with the exact bootstrap for the manifest's session",
+			Title:       "the worker's standard input starts with the exact bootstrap for the manifest's session",
+			Unreachable: unreachableBootstrap,
 			run: func(t *T) {
 				m := t.manifest(echoGrant())
 				w, id := t.startWorker(m)
@@ -212,8 +216,8 @@ func frameChecks() []*Check {
 				w.write(line)
 				t.expectError(id, "the host rejects a replay of sequence 1")
 				id = t.invoke("req-3", echoTool, text("ping"))
-				w.expectSilence(150*time.Millisecond, "the channel is poisoned after the replay")
 				t.expectError(id, "an invocation on the poisoned session fails (TRN-012)")
+				w.expectSilence(150*time.Millisecond, "the channel is poisoned after the replay")
 			}},
 	}
 }
@@ -260,10 +264,10 @@ func resultChecks() []*Check {
 			run: func(t *T) {
 				w := t.session(echoGrant())
 				id := t.invoke("req-1", "conf.unknown", text("x"))
-				w.expectSilence(150*time.Millisecond, "the host authorizes before it sends")
 				if o := t.expectError(id, "the host refuses the ungranted tool"); o.Error != "Denied" {
 					t.failf(`error kind "Denied" (HDR-022)`, o.Error)
 				}
+				w.expectSilence(150*time.Millisecond, "the host authorizes before it sends")
 				roundTrip(t, w, "req-2")
 			}},
 	}
@@ -325,8 +329,8 @@ func durableChecks() []*Check {
 				w.send(w.operationResult(req, "op-1", done))
 				t.await(id)
 				id = t.dispatch("req-2", "op-2", jsonPayload(`{"value":2}`))
-				w.expectSilence(150*time.Millisecond, "the one-shot session is consumed")
 				t.expectError(id, "the second exchange is refused")
+				w.expectSilence(150*time.Millisecond, "the one-shot session is consumed")
 			}},
 		{ID: "CNF-HDURABLE-04", Level: must, Requirements: []string{"RUN-187", "TRN-113", "HDR-027", "FRM-041"}, Needs: []string{FeatureInvoke, FeatureDurable},
 			Title: "after a worker dies mid-dispatch, recovery reconciles the same operation key under a fresh session, never dispatching again",
@@ -421,8 +425,8 @@ func deadlineChecks() []*Check {
 				t.expectError(id, "the deadline elapses")
 				w.send(w.result("req-1", text("late")))
 				id = t.invoke("req-2", echoTool, text("ping"))
-				w.expectSilence(150*time.Millisecond, "the session ended with the deadline")
 				t.expectError(id, "an invocation after the deadline fails")
+				w.expectSilence(150*time.Millisecond, "the session ended with the deadline")
 			}},
 	}
 }

@@ -25,7 +25,13 @@ var hostFaults = []string{
 	"redispatch",     // recovers an operation by dispatching it again instead of reconciling
 	"reuse",          // runs a second durable exchange on a session
 	"unknownexit",    // exits on an unknown command instead of answering Unsupported
+	"manifest",       // opens the session with a manifest that lacks the first grant
+	"opkey",          // alters the operation key of a durable request
 }
+
+// catchAll is the fault that fails nearly every check (no open_session); a check it alone fails
+// is not counted as killed, so that each check is proved by a fault aimed at it or a reason.
+const catchAll = "noopen"
 
 // TestHostMutationHarness runs the suite against the driver once per fault: every fault must
 // fail some check (SHOULD checks count: the run is strict), and every check must be failed by some fault or say why none can. It prints
@@ -51,7 +57,9 @@ func TestHostMutationHarness(t *testing.T) {
 		for _, r := range report.Results {
 			if r.Outcome.Failed() {
 				failed = append(failed, r.ID)
-				killedBy[r.ID] = append(killedBy[r.ID], f)
+				if f != catchAll {
+					killedBy[r.ID] = append(killedBy[r.ID], f)
+				}
 			}
 		}
 		if len(failed) == 0 {
@@ -75,6 +83,6 @@ func TestHostMutationHarness(t *testing.T) {
 	if len(unkilled) > 0 {
 		t.Errorf("no fault fails %s, and they give no reason", strings.Join(unkilled, " "))
 	}
-	fmt.Printf("host mutation score: %d/%d faults caught; %d/%d checks failed by a fault, %d with a written reason\n",
-		caught, len(hostFaults), len(Catalog())-reasoned-len(unkilled), len(Catalog()), reasoned)
+	fmt.Printf("host mutation score: %d/%d faults caught; %d/%d checks failed by a fault other than %s, %d with a written reason\n",
+		caught, len(hostFaults), len(Catalog())-reasoned-len(unkilled), len(Catalog()), catchAll, reasoned)
 }
