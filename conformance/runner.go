@@ -255,11 +255,7 @@ func runCheck(st *runState, c *Check) (Result, error) {
 		Expected:     t.expected,
 		Actual:       t.actual,
 	}
-	if c.Level == Should && !st.strict && (r.Outcome == Fail || r.Outcome == Timeout) {
-		r.Outcome = Info
-		r.Detail = "deviation from a SHOULD (it counts under --strict): " + r.Detail
-	}
-	r.Counted = r.Outcome != Skip && r.Outcome != Info && (c.Level == Must || st.strict)
+	r.Settle(st.strict)
 	if r.Outcome != Pass && r.Outcome != Skip || st.verbose {
 		r.Stderr = t.stderrExcerpt()
 		r.Transcript = t.transcript

@@ -22,3 +22,14 @@ func FormatDuration(d time.Duration) string { return formatDuration(d) }
 
 // WriteReportFile writes a report through write into path, atomically.
 func WriteReportFile(path string, write func(io.Writer) error) error { return writeFile(path, write) }
+
+// Settle applies the run's counting rule to a result whose Level and Outcome are set: without
+// strict, a SHOULD check that failed or timed out becomes INFO; MUST checks, and SHOULD checks
+// under strict, count unless skipped or INFO.
+func (r *Result) Settle(strict bool) {
+	if r.Level == Should && !strict && (r.Outcome == Fail || r.Outcome == Timeout) {
+		r.Outcome = Info
+		r.Detail = "deviation from a SHOULD (it counts under --strict): " + r.Detail
+	}
+	r.Counted = r.Outcome != Skip && r.Outcome != Info && (r.Level == Must || strict)
+}

@@ -153,11 +153,7 @@ func runCheck(st *runState, c *Check) conformance.Result {
 		ID: c.ID, Level: c.Level, Title: c.Title, Requirements: c.Requirements,
 		Outcome: t.outcome, Duration: time.Since(start), Detail: t.detail, Expected: t.expected, Actual: t.actual,
 	}
-	if c.Level == conformance.Should && !st.strict && (r.Outcome == conformance.Fail || r.Outcome == conformance.Timeout) {
-		r.Outcome = conformance.Info
-		r.Detail = "deviation from a SHOULD (it counts under --strict): " + r.Detail
-	}
-	r.Counted = r.Outcome != conformance.Skip && r.Outcome != conformance.Info && (c.Level == conformance.Must || st.strict)
+	r.Settle(st.strict)
 	if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip || st.verbose {
 		r.Transcript = t.transcript
 		if t.drv != nil {
