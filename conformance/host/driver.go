@@ -86,6 +86,7 @@ func startDriver(argv []string, env []string) (*driver, error) {
 		r := jsonline.NewReader(out)
 		for {
 			line, err := r.ReadLine()
+			line = bytes.Clone(line) // the reader reuses its buffer
 			if err == nil {
 				boundedWriter{&d.mu, &d.output, maxDriverStderr}.Write(append(line, '\n'))
 			}

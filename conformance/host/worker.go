@@ -87,6 +87,7 @@ func (t *T) acceptWorker(why string) *fakeWorker {
 		r := jsonline.NewReader(br)
 		for {
 			line, err := r.ReadLine()
+			line = bytes.Clone(line) // the reader reuses its buffer
 			w.lines <- fakeEvent{line: line, err: err}
 			if err != nil {
 				return
