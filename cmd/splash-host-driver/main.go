@@ -8,6 +8,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,9 @@ type command struct {
 	Tool       string          `json:"tool"`
 	Payload    json.RawMessage `json:"payload"`
 	Key        string          `json:"key"`
+	// Cancellable starts a multiplexed session (feature cancel); CancellationID names a cancel.
+	Cancellable    bool   `json:"cancellable"`
+	CancellationID string `json:"cancellation_id"`
 }
 
 // outcome is one outcome line (HDR-003).
@@ -42,6 +46,9 @@ type outcome struct {
 	Status   json.RawMessage `json:"status,omitempty"`
 	Features []string        `json:"features,omitempty"`
 	ExitCode *int            `json:"exit_code,omitempty"`
+	// Disposition is a cancel's outcome; Cancelled says that finish saw the acknowledgement.
+	Disposition string `json:"disposition,omitempty"`
+	Cancelled   bool   `json:"cancelled,omitempty"`
 }
 
 // session is the one worker the driver runs at a time.
@@ -50,6 +57,8 @@ type session struct {
 	ch       *transport.Channel
 	frames   *transport.FrameTransport
 	ops      *transport.OperationTransport // one-shot: one durable exchange per session
+	mux      *transport.Multiplexed        // a cancellable session (feature cancel)
+	pending  map[string]*transport.PendingInvocation
 	auth     *authorizer.SessionAuthorizer
 	deadline time.Duration
 }
@@ -69,13 +78,19 @@ func main() {
 		var err error
 		switch c.Op {
 		case "hello":
-			o.Features = []string{"invoke", "durable"}
+			o.Features = []string{"invoke", "durable", "cancel"}
 		case "start":
 			s, err = start(c)
 		case "invoke":
 			o.Payload, err = s.invoke(c)
 		case "dispatch", "reconcile":
 			o.Status, err = s.operation(c)
+		case "begin":
+			err = s.begin(c)
+		case "cancel":
+			o.Disposition, err = s.cancel(c)
+		case "finish":
+			o.Payload, o.Cancelled, err = s.finish(c)
 		case "close":
 			err = s.close()
 		case "wait":
@@ -145,6 +160,11 @@ func start(c command) (*session, error) {
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
 	s.ch = transport.NewChannel(proc.Output(), proc.Input(), canonjson.Preserve)
+	if c.Cancellable {
+		s.pending = map[string]*transport.PendingInvocation{}
+		s.mux, err = transport.NewMultiplexed(m, proc.HostAuthenticator(), proc.Output(), proc.Input())
+		return s, err
+	}
 	if fault == "manifest" && len(m.Grants) > 1 {
 		m.Grants = m.Grants[1:]
 	}
@@ -253,9 +273,86 @@ func (s *session) operation(c command) (json.RawMessage, error) {
 	return res.Status.AppendJSON(nil), nil
 }
 
+// begin starts a cancellable invocation on a multiplexed session and returns at once.
+func (s *session) begin(c command) error {
+	if s == nil || s.mux == nil {
+		return errors.New("NotStarted")
+	}
+	p, err := protocol.DecodeToolPayload(c.Payload, canonjson.Preserve)
+	if err != nil {
+		return errors.New("BadCommand")
+	}
+	inv, err := protocol.NewToolInvocation(s.auth.SessionID(), c.RequestID, c.Tool, p)
+	if err != nil {
+		return denied{err}
+	}
+	h, err := s.mux.Start(inv)
+	if err == nil {
+		s.pending[c.RequestID] = h
+	}
+	return err
+}
+
+// cancel requests the cancellation of a begun invocation and waits for its disposition.
+func (s *session) cancel(c command) (string, error) {
+	if s == nil || s.pending[c.RequestID] == nil {
+		return "", errors.New("NotStarted")
+	}
+	if fault == "cancel-id" {
+		c.CancellationID += "x"
+	}
+	h, err := s.pending[c.RequestID].RequestCancellation(c.CancellationID)
+	if err != nil {
+		return "", err
+	}
+	ctx, stop := context.WithTimeout(context.Background(), s.deadline)
+	defer stop()
+	res, err := h.Wait(ctx)
+	if err != nil {
+		return "", s.contain(err)
+	}
+	return res.Outcome.String(), nil
+}
+
+// finish waits for the outcome of a begun invocation.
+func (s *session) finish(c command) (json.RawMessage, bool, error) {
+	if s == nil || s.pending[c.RequestID] == nil {
+		return nil, false, errors.New("NotStarted")
+	}
+	ctx, stop := context.WithTimeout(context.Background(), s.deadline)
+	defer stop()
+	out, err := s.pending[c.RequestID].Wait(ctx)
+	if err != nil {
+		return nil, false, s.contain(err)
+	}
+	if out.Cancelled || fault == "finish-cancelled" {
+		return nil, true, nil
+	}
+	return out.Result.Payload.AppendJSON(nil), false, nil
+}
+
+// contain stops the worker after a failed or timed-out wait on a multiplexed session.
+func (s *session) contain(err error) error {
+	_, _ = s.proc.Terminate()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return errors.New("Indeterminate")
+	}
+	return err
+}
+
 func (s *session) close() error {
 	if s == nil {
 		return errors.New("NotStarted")
+	}
+	if s.mux != nil {
+		done := make(chan error, 1)
+		go func() { done <- s.mux.Close() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(s.deadline):
+			return s.contain(context.DeadlineExceeded)
+		}
 	}
 	if s.frames.Poisoned() {
 		return errors.New("Poisoned")

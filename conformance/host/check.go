@@ -16,6 +16,8 @@ const (
 	FeatureInvoke = "invoke"
 	// FeatureDurable: dispatch and reconcile.
 	FeatureDurable = "durable"
+	// FeatureCancel: cancellable sessions, begin, cancel and finish.
+	FeatureCancel = "cancel"
 )
 
 // Check is one host conformance check.
@@ -38,7 +40,7 @@ type Check struct {
 
 // Catalog returns every host check, ordered by ID.
 func Catalog() []*Check {
-	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks(), durableChecks())
+	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks(), durableChecks(), cancelChecks())
 	slices.SortStableFunc(all, func(a, b *Check) int { return strings.Compare(a.ID, b.ID) })
 	return all
 }

@@ -360,6 +360,130 @@ func durableChecks() []*Check {
 	}
 }
 
+const unreachableCoordinator = "the rule is enforced by impl/transport's cancellation coordinator and impl/authorizer, " +
+	"which the driver's fault switch does not alter; they have their own tests, one per state and message"
+
+// cancellable starts a multiplexed session for the slow tool and begins req-1 on it; it returns
+// the worker and the invoke it saw.
+func cancellable(t *T) (*fakeWorker, protocol.ToolInvocation) {
+	m := t.manifest(echoGrant())
+	cmd := append(slices.Clone(t.run.fake), t.sock)
+	id := t.sendCommand(map[string]any{"op": "start", "command": cmd, "manifest": rawJSON(m.AppendJSON(nil)),
+		"deadline_ms": deadlineMS, "cancellable": true})
+	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
+	w.recv(protocol.TypeOpenSession)
+	if o := t.await(id); !o.OK {
+		t.failf("start answered with ok", string(o.raw))
+	}
+	id = t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": echoTool, "payload": rawJSON(text("slow").AppendJSON(nil))})
+	inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage).Invocation
+	if o := t.await(id); !o.OK {
+		t.failf("begin answered with ok (HDR-028)", string(o.raw))
+	}
+	return w, inv
+}
+
+// cancelRequest sends a cancel command for req-1 and returns the cancel frame the worker saw.
+func cancelRequest(t *T, w *fakeWorker, cancellationID string) (uint64, protocol.WorkerCancellationRequest) {
+	id := t.sendCommand(map[string]any{"op": "cancel", "request_id": "req-1", "cancellation_id": cancellationID})
+	req := w.recv(protocol.TypeCancel).(protocol.CancelMessage).Request
+	return id, req
+}
+
+// disposition answers a cancel.
+func (w *fakeWorker) disposition(req protocol.WorkerCancellationRequest, o protocol.WorkerCancellationOutcome) protocol.Message {
+	return protocol.CancellationResultMessage{Result: protocol.WorkerCancellationResult{ProtocolVersion: protocol.ProtocolVersion,
+		SessionID: req.SessionID, CancellationID: req.CancellationID, RequestID: req.RequestID, Tool: req.Tool, Outcome: o}}
+}
+
+func (t *T) finish() outcomeLine {
+	return t.call(map[string]any{"op": "finish", "request_id": "req-1"})
+}
+
+func cancelChecks() []*Check {
+	needs := []string{FeatureInvoke, FeatureCancel}
+	return []*Check{
+		{ID: "CNF-HCANCEL-01", Level: must, Requirements: []string{"TRN-042", "TRN-046", "TRN-052", "HDR-028"}, Needs: needs,
+			Title: "a cancel names the running invocation and the cancellation id given; an acknowledgement cancels it",
+			run: func(t *T) {
+				w, inv := cancellable(t)
+				id, req := cancelRequest(t, w, "cancel-1")
+				if req.CancellationID != "cancel-1" || req.RequestID != inv.RequestID || req.Tool != inv.Tool || req.SessionID != inv.SessionID {
+					t.failf("cancel cancel-1 of req-1 "+echoTool, fmt.Sprintf("cancel %s of %s %s", req.CancellationID, req.RequestID, req.Tool))
+				}
+				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
+				if o := t.await(id); !o.OK || o.Disposition != "acknowledged" {
+					t.failf(`disposition "acknowledged"`, string(o.raw))
+				}
+				if o := t.finish(); !o.OK || !o.Cancelled {
+					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.raw))
+				}
+			}},
+		{ID: "CNF-HCANCEL-02", Level: must, Requirements: []string{"AUZ-016", "TRN-042"}, Needs: needs, Unreachable: unreachableCoordinator,
+			Title: "one cancel per target: a second cancel of the same invocation fails without a frame",
+			run: func(t *T) {
+				w, _ := cancellable(t)
+				id, req := cancelRequest(t, w, "cancel-1")
+				w.send(w.disposition(req, protocol.OutcomeUnsupported))
+				t.await(id)
+				id = t.sendCommand(map[string]any{"op": "cancel", "request_id": "req-1", "cancellation_id": "cancel-2"})
+				t.expectError(id, "a second cancel of req-1 is refused")
+				w.expectSilence(150*time.Millisecond, "one cancel per target (AUZ-016)")
+			}},
+		{ID: "CNF-HCANCEL-03", Level: must, Requirements: []string{"AUZ-019", "TRN-051", "TRN-053"}, Needs: needs,
+			Title: "a result that wins the race is kept: too_late, and the result is the outcome",
+			run: func(t *T) {
+				w, _ := cancellable(t)
+				id, req := cancelRequest(t, w, "cancel-1")
+				w.send(w.result("req-1", text("done")))
+				w.send(w.disposition(req, protocol.OutcomeTooLate))
+				if o := t.await(id); !o.OK || o.Disposition != "too_late" {
+					t.failf(`disposition "too_late"`, string(o.raw))
+				}
+				if o := t.finish(); !o.OK || o.Cancelled || string(o.Payload) != string(text("done").AppendJSON(nil)) {
+					t.failf(`finish with the result "done"`, string(o.raw))
+				}
+			}},
+		{ID: "CNF-HCANCEL-04", Level: must, Requirements: []string{"AUZ-019", "TRN-057"}, Needs: needs, Unreachable: unreachableCoordinator,
+			Title: "an acknowledgement after the result is rejected",
+			run: func(t *T) {
+				w, _ := cancellable(t)
+				id, req := cancelRequest(t, w, "cancel-1")
+				w.send(w.result("req-1", text("done")))
+				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
+				t.expectError(id, "the host refuses an acknowledgement that follows the result")
+			}},
+		{ID: "CNF-HCANCEL-05", Level: must, Requirements: []string{"AUZ-020", "TRN-055"}, Needs: needs, Unreachable: unreachableCoordinator,
+			Title: "a result after an acknowledgement is rejected and stops the session",
+			run: func(t *T) {
+				w, _ := cancellable(t)
+				id, req := cancelRequest(t, w, "cancel-1")
+				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
+				t.await(id)
+				t.finish()
+				w.send(w.result("req-1", text("late")))
+				time.Sleep(100 * time.Millisecond)
+				id = t.sendCommand(map[string]any{"op": "begin", "request_id": "req-2", "tool": echoTool, "payload": rawJSON(text("x").AppendJSON(nil))})
+				t.expectError(id, "the session stopped at the late result")
+				w.expectSilence(150*time.Millisecond, "no invoke on a stopped session")
+			}},
+		{ID: "CNF-HCANCEL-06", Level: must, Requirements: []string{"TRN-054", "AUZ-019"}, Needs: needs,
+			Title: "unsupported leaves the invocation running: its later result is the outcome",
+			run: func(t *T) {
+				w, _ := cancellable(t)
+				id, req := cancelRequest(t, w, "cancel-1")
+				w.send(w.disposition(req, protocol.OutcomeUnsupported))
+				if o := t.await(id); !o.OK || o.Disposition != "unsupported" {
+					t.failf(`disposition "unsupported"`, string(o.raw))
+				}
+				w.send(w.result("req-1", text("done")))
+				if o := t.finish(); !o.OK || o.Cancelled || string(o.Payload) != string(text("done").AppendJSON(nil)) {
+					t.failf(`finish with the result "done"`, string(o.raw))
+				}
+			}},
+	}
+}
+
 func numberChecks() []*Check {
 	return []*Check{
 		{ID: "CNF-HNUMBER-01", Level: should, Requirements: []string{"ENC-034", "ENC-037", "FRM-022"}, Needs: []string{FeatureInvoke},

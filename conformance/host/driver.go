@@ -19,14 +19,17 @@ const maxDriverStderr = 64 << 10
 
 // outcomeLine is one outcome of the driver (HDR-003).
 type outcomeLine struct {
-	ID       uint64          `json:"id"`
-	OK       bool            `json:"ok"`
-	Error    string          `json:"error,omitempty"`
-	Payload  json.RawMessage `json:"payload,omitempty"`
-	Status   json.RawMessage `json:"status,omitempty"`
-	Features []string        `json:"features,omitempty"`
-	ExitCode *int            `json:"exit_code,omitempty"`
-	raw      []byte
+	ID      uint64          `json:"id"`
+	OK      bool            `json:"ok"`
+	Error   string          `json:"error,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	Status  json.RawMessage `json:"status,omitempty"`
+	// Disposition and Cancelled are the outcomes of cancel and finish (feature cancel).
+	Disposition string   `json:"disposition,omitempty"`
+	Cancelled   bool     `json:"cancelled,omitempty"`
+	Features    []string `json:"features,omitempty"`
+	ExitCode    *int     `json:"exit_code,omitempty"`
+	raw         []byte
 }
 
 // driverEvent is a line of the driver's output, or the error that ended it.

@@ -11,22 +11,24 @@ import (
 // hostFaults lists the deliberate faults of the splashfaults build of the reference driver
 // (cmd/splash-host-driver/main.go, SPLASH_HOST_FAULT).
 var hostFaults = []string{
-	"argv",           // adds an argument to the worker command line
-	"noopen",         // never sends open_session
-	"nokill",         // an elapsed deadline returns without stopping the worker
-	"nodeadline",     // waits an hour instead of the deadline
-	"reqid",          // alters the request id of the invoke frame
-	"authorize-late", // sends the invoke before authorizing it
-	"nopoison",       // keeps using the channel after a failed exchange
-	"novalidate",     // accepts a result without validating it
-	"noclose",        // closes the input without close_session
-	"exitcode",       // reports -1 for a worker that exited by itself
-	"nonportable",    // seals payload numbers that the other number model reads differently
-	"redispatch",     // recovers an operation by dispatching it again instead of reconciling
-	"reuse",          // runs a second durable exchange on a session
-	"unknownexit",    // exits on an unknown command instead of answering Unsupported
-	"manifest",       // opens the session with a manifest that lacks the first grant
-	"opkey",          // alters the operation key of a durable request
+	"argv",             // adds an argument to the worker command line
+	"noopen",           // never sends open_session
+	"nokill",           // an elapsed deadline returns without stopping the worker
+	"nodeadline",       // waits an hour instead of the deadline
+	"reqid",            // alters the request id of the invoke frame
+	"authorize-late",   // sends the invoke before authorizing it
+	"nopoison",         // keeps using the channel after a failed exchange
+	"novalidate",       // accepts a result without validating it
+	"noclose",          // closes the input without close_session
+	"exitcode",         // reports -1 for a worker that exited by itself
+	"nonportable",      // seals payload numbers that the other number model reads differently
+	"redispatch",       // recovers an operation by dispatching it again instead of reconciling
+	"reuse",            // runs a second durable exchange on a session
+	"unknownexit",      // exits on an unknown command instead of answering Unsupported
+	"manifest",         // opens the session with a manifest that lacks the first grant
+	"opkey",            // alters the operation key of a durable request
+	"cancel-id",        // alters the cancellation id
+	"finish-cancelled", // reports every cancelled-or-not invocation as cancelled
 }
 
 // catchAll is the fault that fails nearly every check (no open_session); a check it alone fails
