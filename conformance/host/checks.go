@@ -188,10 +188,12 @@ func frameChecks() []*Check {
 					SessionID: "other-session", RequestID: inv.Invocation.RequestID, Payload: text("pong")}}
 				return w.forge(1, protocol.RoleWorker, "other-session", m)
 			}),
-		c("CNF-HFRAME-05", "an answer line over 1 MiB is rejected", []string{"FRM-003", "FRM-032"},
+		withReason(c("CNF-HFRAME-05", "an answer line over 1 MiB is rejected", []string{"FRM-003", "FRM-032"},
 			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
 				return append(bytes.Repeat([]byte(" "), 1<<20+1), '\n')
-			}),
+			}), "the 1 MiB cap is enforced by impl/jsonline, which the driver's fault switch does not alter; the nopoison "+
+			"fault fails this check only when its second invoke wins the race against the supervised transport's kill "+
+			"of the worker, so it cannot be relied on"),
 		c("CNF-HFRAME-06", "an answer without a line feed before the end of the stream is rejected", []string{"FRM-034"},
 			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
 				line := w.forge(1, protocol.RoleWorker, w.boot.SessionID, seal(w, inv))
@@ -220,6 +222,12 @@ func frameChecks() []*Check {
 				w.expectSilence(150*time.Millisecond, "the channel is poisoned after the replay")
 			}},
 	}
+}
+
+// withReason sets the reason why no fault of the reference driver reliably fails c.
+func withReason(c *Check, reason string) *Check {
+	c.Unreachable = reason
+	return c
 }
 
 func resultChecks() []*Check {
