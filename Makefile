@@ -8,22 +8,25 @@ RACE_PKGS ?= ./impl/worker/... ./impl/transport/... ./impl/host/... ./impl/stora
 	./impl/workflow/... ./conformance/... ./impl/canonjson/... ./e2e/... ./cmd/splash-worker
 # The mutation harness runs the whole suite once per fault; it runs in make test, and under the
 # race detector it would only repeat the runner paths the other conformance tests take.
-RACE_SKIP ?= ^(TestMutationHarness|TestProxyMutants)$$
+RACE_SKIP ?= ^(TestMutationHarness|TestProxyMutants|TestHostMutationHarness)$$
 
 .PHONY: all conform test race fuzz bench vectors vectors-check lint soak
 
 all: test
 
-## conform: the main job: run the conformance suite against the bundled reference worker.
+## conform: the main job: run the worker suite against the bundled reference worker, then the
+## host suite against the bundled reference host driver; fails when either fails.
 conform:
-	$(GO) run ./cmd/splash-conform
+	@$(GO) run ./cmd/splash-conform; worker=$$?; \
+	echo; $(GO) run ./cmd/splash-conform host; host=$$?; \
+	test $$worker -eq 0 && test $$host -eq 0
 
 ## test: vet, then every test (vector replay, fuzz seed corpora, property and model tests),
 ## then the in-process tests of the faulty build (build tag splashfaults).
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
-	$(GO) vet -tags splashfaults ./impl/worker/ ./cmd/splash-worker/
+	$(GO) vet -tags splashfaults ./impl/worker/ ./cmd/splash-worker/ ./cmd/splash-host-driver/
 	$(GO) test -count=1 -tags splashfaults ./impl/worker/ ./cmd/splash-worker/
 
 ## race: the concurrent packages' tests under the race detector.

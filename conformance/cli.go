@@ -26,6 +26,7 @@ const (
 )
 
 const usageText = `usage: splash-conform [flags] [-- WORKER-COMMAND [ARGS...]]
+       splash-conform host [flags] [-- DRIVER-COMMAND [ARGS...]]   (the host suite; see host -h)
 
 Runs the Splash worker protocol v5 conformance suite against a worker executable. The runner
 starts the worker once per check, writes the private-pipe bootstrap (with a fresh key) on its

@@ -276,21 +276,7 @@ func runCheck(st *runState, c *Check) (Result, error) {
 		Expected:     t.expected,
 		Actual:       t.actual,
 	}
-	if r.Outcome == Pass && len(t.deviations) > 0 {
-		r.Outcome = Fail
-		r.Detail = "SHOULD part missed: " + strings.Join(t.deviations, "; ")
-		if !st.strict {
-			r.Outcome = Info
-			r.Detail = "deviation from a SHOULD (it counts under --strict): " + strings.Join(t.deviations, "; ")
-		}
-	} else if r.Outcome == Pass || r.Outcome == Skip {
-		r.Expected, r.Actual = "", ""
-	}
-	if c.Level == Should && !st.strict && (r.Outcome == Fail || r.Outcome == Timeout) {
-		r.Outcome = Info
-		r.Detail = "deviation from a SHOULD (it counts under --strict): " + r.Detail
-	}
-	r.Counted = r.Outcome != Skip && r.Outcome != Info && (c.Level == Must || st.strict)
+	r.Settle(st.strict, t.deviations)
 	if r.Outcome != Pass && r.Outcome != Skip || st.verbose {
 		r.Stderr = t.stderrExcerpt()
 		r.Transcript = t.transcript

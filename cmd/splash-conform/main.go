@@ -1,10 +1,12 @@
 // Command splash-conform runs the Splash worker protocol v5 conformance suite.
 //
 //	splash-conform [flags] [-- WORKER-COMMAND [ARGS...]]
+//	splash-conform host [flags] [-- DRIVER-COMMAND [ARGS...]]
 //
 // It launches a worker executable once per check and reports, check by check, what conforms
 // (see docs/conformance.md and package conformance). Without a worker command it runs against
-// the bundled reference worker, cmd/splash-worker.
+// the bundled reference worker, cmd/splash-worker. The host subcommand runs the host suite
+// (package conformance/host) against a host driver; fake-worker is the worker it plays.
 //
 // It exits with status 0 when every counted check passed, 1 on a failure and 2 on a usage or
 // launch error. It links the wire core only (docs/architecture.md); the golden vectors are
@@ -15,8 +17,17 @@ import (
 	"os"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/host"
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "host":
+			os.Exit(host.Main(os.Args[2:], os.Stdout, os.Stderr))
+		case host.FakeWorkerCommand:
+			os.Exit(host.FakeWorkerMain(os.Args[2:]))
+		}
+	}
 	os.Exit(conformance.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

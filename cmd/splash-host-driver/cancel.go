@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// begin starts a cancellable invocation on a multiplexed session and returns at once.
+func (s *session) begin(c command) error {
+	if s == nil || s.mux == nil {
+		return errors.New("NotStarted")
+	}
+	p, err := protocol.DecodeToolPayload(c.Payload, canonjson.Preserve)
+	if err != nil {
+		return errors.New("BadCommand")
+	}
+	inv, err := protocol.NewToolInvocation(s.auth.SessionID(), c.RequestID, c.Tool, p)
+	if err != nil {
+		return denied{err}
+	}
+	h, err := s.mux.Start(inv)
+	if err == nil {
+		s.pending[c.RequestID] = h
+	}
+	return err
+}
+
+// cancel requests the cancellation of a begun invocation and waits for its disposition.
+func (s *session) cancel(c command) (string, error) {
+	if s == nil || s.pending[c.RequestID] == nil {
+		return "", errors.New("NotStarted")
+	}
+	if fault == "cancel-id" {
+		c.CancellationID += "x"
+	}
+	h, err := s.pending[c.RequestID].RequestCancellation(c.CancellationID)
+	if err != nil {
+		return "", err
+	}
+	ctx, stop := context.WithTimeout(context.Background(), s.deadline)
+	defer stop()
+	res, err := h.Wait(ctx)
+	if err != nil {
+		return "", s.contain(err)
+	}
+	return res.Outcome.String(), nil
+}
+
+// finish waits for the outcome of a begun invocation.
+func (s *session) finish(c command) (json.RawMessage, bool, error) {
+	if s == nil || s.pending[c.RequestID] == nil {
+		return nil, false, errors.New("NotStarted")
+	}
+	ctx, stop := context.WithTimeout(context.Background(), s.deadline)
+	defer stop()
+	out, err := s.pending[c.RequestID].Wait(ctx)
+	if err != nil {
+		return nil, false, s.contain(err)
+	}
+	if out.Cancelled || fault == "finish-cancelled" {
+		return nil, true, nil
+	}
+	return out.Result.Payload.AppendJSON(nil), false, nil
+}
+
+// contain stops the worker after a failed or timed-out wait on a multiplexed session.
+func (s *session) contain(err error) error {
+	_, _ = s.proc.Terminate()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return errors.New("Indeterminate")
+	}
+	return err
+}

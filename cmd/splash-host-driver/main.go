@@ -1,0 +1,270 @@
+// Command splash-host-driver is the reference host driver of the host conformance suite
+// (spec/30-host-driver.md, docs/conformance-host.md): it reads driver commands as JSON lines on
+// standard input and answers each with one outcome line on standard output, playing the host
+// with impl/host's authorizer and impl/transport's supervised worker process.
+//
+//	splash-conform host -- splash-host-driver
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/splashv5/conform/impl/authorizer"
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/transport"
+)
+
+// command is one driver command (HDR-002).
+type command struct {
+	ID         uint64          `json:"id"`
+	Op         string          `json:"op"`
+	Command    []string        `json:"command"`
+	Manifest   json.RawMessage `json:"manifest"`
+	DeadlineMS int64           `json:"deadline_ms"`
+	RequestID  string          `json:"request_id"`
+	Tool       string          `json:"tool"`
+	Payload    json.RawMessage `json:"payload"`
+	Key        string          `json:"key"`
+	// Cancellable starts a multiplexed session (feature cancel); CancellationID names a cancel.
+	Cancellable    bool   `json:"cancellable"`
+	CancellationID string `json:"cancellation_id"`
+}
+
+// outcome is one outcome line (HDR-003).
+type outcome struct {
+	ID       uint64          `json:"id"`
+	OK       bool            `json:"ok"`
+	Error    string          `json:"error,omitempty"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
+	Status   json.RawMessage `json:"status,omitempty"`
+	Features []string        `json:"features,omitempty"`
+	ExitCode *int            `json:"exit_code,omitempty"`
+	// Disposition is a cancel's outcome; Cancelled says that finish saw the acknowledgement.
+	Disposition string `json:"disposition,omitempty"`
+	Cancelled   bool   `json:"cancelled,omitempty"`
+}
+
+// session is the one worker the driver runs at a time.
+type session struct {
+	proc     *transport.Process
+	ch       *transport.Channel
+	frames   *transport.FrameTransport
+	ops      *transport.OperationTransport // one-shot: one durable exchange per session
+	mux      *transport.Multiplexed        // a cancellable session (feature cancel)
+	pending  map[string]*transport.PendingInvocation
+	auth     *authorizer.SessionAuthorizer
+	deadline time.Duration
+}
+
+func main() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 64<<10), 4<<20)
+	out := json.NewEncoder(os.Stdout)
+	var s *session
+	for in.Scan() {
+		var c command
+		if err := json.Unmarshal(in.Bytes(), &c); err != nil {
+			fmt.Fprintln(os.Stderr, "splash-host-driver: bad command:", err)
+			os.Exit(2)
+		}
+		o := outcome{ID: c.ID, OK: true}
+		var err error
+		switch c.Op {
+		case "hello":
+			o.Features = []string{"invoke", "durable", "cancel"}
+		case "start":
+			s, err = start(c)
+		case "invoke":
+			o.Payload, err = s.invoke(c)
+		case "dispatch", "reconcile":
+			o.Status, err = s.operation(c)
+		case "begin":
+			err = s.begin(c)
+		case "cancel":
+			o.Disposition, err = s.cancel(c)
+		case "finish":
+			o.Payload, o.Cancelled, err = s.finish(c)
+		case "close":
+			err = s.close()
+		case "wait":
+			code := s.wait()
+			o.ExitCode = &code
+		default:
+			if fault == "unknownexit" {
+				os.Exit(2)
+			}
+			err = errors.New("Unsupported")
+		}
+		if err != nil {
+			o.OK, o.Error = false, kind(err)
+		}
+		if err := out.Encode(o); err != nil {
+			os.Exit(2)
+		}
+	}
+	if s != nil {
+		_, _ = s.proc.Terminate()
+	}
+}
+
+// kind names an error after the reference's variants: the transport's kinds, or the
+// authorizer's refusals (Denied before sending, InvalidResult after receiving).
+func kind(err error) string {
+	if k, ok := transport.KindOf(err); ok {
+		return k.String()
+	}
+	var d denied
+	if errors.As(err, &d) {
+		return "Denied"
+	}
+	var r invalidResult
+	if errors.As(err, &r) {
+		return "InvalidResult"
+	}
+	return err.Error()
+}
+
+type denied struct{ error }
+type invalidResult struct{ error }
+
+func start(c command) (*session, error) {
+	if len(c.Command) == 0 || c.DeadlineMS <= 0 {
+		return nil, errors.New("BadCommand")
+	}
+	m, err := protocol.DecodeManifest(c.Manifest)
+	if err != nil {
+		return nil, errors.New("BadManifest")
+	}
+	auth, err := authorizer.New(m)
+	if err != nil {
+		return nil, errors.New("BadManifest")
+	}
+	args := c.Command[1:]
+	if fault == "argv" {
+		args = append(args, "--extra")
+	}
+	cfg := transport.ProcessConfig{Path: c.Command[0], Args: args, SessionID: m.SessionID, Stderr: os.Stderr}
+	if fault == "nonportable" {
+		cfg.AuthOptions = []protocol.AuthenticatorOption{protocol.AllowNonPortableNumbers()}
+	}
+	proc, err := transport.StartProcess(cfg)
+	if err != nil {
+		return nil, errors.New("StartFailed")
+	}
+	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
+	s.ch = transport.NewChannel(proc.Output(), proc.Input(), canonjson.Preserve)
+	if c.Cancellable {
+		s.pending = map[string]*transport.PendingInvocation{}
+		s.mux, err = transport.NewMultiplexed(m, proc.HostAuthenticator(), proc.Output(), proc.Input())
+		return s, err
+	}
+	if fault == "manifest" && len(m.Grants) > 1 {
+		m.Grants = m.Grants[1:]
+	}
+	if fault != "noopen" {
+		if err := transport.SendOpenSession(proc.HostAuthenticator(), s.ch, m); err != nil {
+			_, _ = proc.Terminate()
+			return nil, err
+		}
+	}
+	s.frames, err = transport.NewSupervisedFrameTransport(proc.HostAuthenticator(), s.ch, proc)
+	if fault == "nokill" {
+		s.frames, err = transport.NewFrameTransport(proc.HostAuthenticator(), s.ch)
+	}
+	if fault == "nodeadline" {
+		s.deadline = time.Hour
+	}
+	return s, err
+}
+
+func (s *session) invoke(c command) (json.RawMessage, error) {
+	if s == nil {
+		return nil, errors.New("NotStarted")
+	}
+	p, err := protocol.DecodeToolPayload(c.Payload, canonjson.Preserve)
+	if err != nil {
+		return nil, errors.New("BadCommand")
+	}
+	if fault == "reqid" {
+		c.RequestID += "x"
+	}
+	inv, err := protocol.NewToolInvocation(s.auth.SessionID(), c.RequestID, c.Tool, p)
+	if err != nil {
+		return nil, denied{err}
+	}
+	if fault == "authorize-late" {
+		_, _ = s.frames.Dispatch(inv, s.deadline)
+	}
+	authorized, err := s.auth.Authorize(inv)
+	if err != nil {
+		return nil, denied{err}
+	}
+	res, err := s.frames.Dispatch(authorized.Invocation(), s.deadline)
+	if err != nil {
+		if fault == "nopoison" {
+			s.ch = transport.NewChannel(s.proc.Output(), s.proc.Input(), canonjson.Preserve)
+			s.frames, _ = transport.NewFrameTransport(s.proc.HostAuthenticator(), s.ch)
+		}
+		return nil, err
+	}
+	if fault == "novalidate" {
+		return res.Payload.AppendJSON(nil), nil
+	}
+	if err := s.auth.ValidateResult(authorized, res); err != nil {
+		s.frames.Discard()
+		_, _ = s.proc.Terminate()
+		return nil, invalidResult{err}
+	}
+	return res.Payload.AppendJSON(nil), nil
+}
+
+func (s *session) close() error {
+	if s == nil {
+		return errors.New("NotStarted")
+	}
+	if s.mux != nil {
+		done := make(chan error, 1)
+		go func() { done <- s.mux.Close() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(s.deadline):
+			return s.contain(context.DeadlineExceeded)
+		}
+	}
+	if s.frames.Poisoned() {
+		return errors.New("Poisoned")
+	}
+	if fault == "noclose" {
+		return s.proc.CloseInput()
+	}
+	f, _, err := s.proc.HostAuthenticator().Seal(protocol.CloseSessionMessage{ProtocolVersion: protocol.ProtocolVersion, Session: s.auth.SessionID()})
+	if err == nil {
+		err = s.ch.Send(f)
+	}
+	_ = s.proc.CloseInput()
+	return err
+}
+
+func (s *session) wait() int {
+	if s == nil {
+		return -1
+	}
+	select {
+	case <-s.proc.Exited():
+	case <-time.After(s.deadline):
+		_, _ = s.proc.Terminate()
+	}
+	t := s.proc.Wait()
+	if !t.Exited || fault == "exitcode" {
+		return -1
+	}
+	return t.ExitCode
+}

@@ -1,0 +1,118 @@
+package host
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// Driver features (HDR-010).
+const (
+	// FeatureInvoke: start, invoke, close and wait.
+	FeatureInvoke = "invoke"
+	// FeatureDurable: dispatch and reconcile.
+	FeatureDurable = "durable"
+	// FeatureCancel: cancellable sessions, begin, cancel and finish.
+	FeatureCancel = "cancel"
+)
+
+// Check is one host conformance check.
+type Check struct {
+	// ID is the permanent identifier, CNF-HAREA-NN.
+	ID string
+	// Level is MUST or SHOULD.
+	Level conformance.Level
+	// Requirements are the spec requirement IDs the check proves.
+	Requirements []string
+	// Title is a one-line description of the expected behaviour.
+	Title string
+	// Needs lists the driver features the check requires (HDR-010, HDR-011).
+	Needs []string
+	// Unreachable, when set, says why no deliberate fault of the reference driver can make
+	// this check fail.
+	Unreachable string
+	run         func(t *T)
+}
+
+// Catalog returns every host check, ordered by ID.
+func Catalog() []*Check {
+	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks(), durableChecks(), cancelChecks())
+	slices.SortStableFunc(all, func(a, b *Check) int { return strings.Compare(a.ID, b.ID) })
+	return all
+}
+
+// Select returns the checks whose ID starts with or matches pattern, or that cite it.
+func Select(checks []*Check, pattern string) ([]*Check, error) {
+	var out []*Check
+	for _, c := range checks {
+		sel, err := conformance.Select([]*conformance.Check{{ID: c.ID, Requirements: c.Requirements}}, pattern)
+		if err != nil {
+			return nil, err
+		}
+		if len(sel) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+const unreachableKey = "the reference driver never holds the key bytes (impl/transport.StartProcess draws, writes and " +
+	"closes them), so no fault of it can leak or reuse a key; TestHostileDrivers proves the check with a driver that does"
+
+// Tools of the checks' manifests.
+const (
+	echoTool = "conf.echo"
+	jsonTool = "conf.json"
+)
+
+func echoGrant() protocol.CapabilityGrant {
+	g := protocol.TextGrant(echoTool)
+	g.MaxCalls, g.MaxOutputBytes = 8, 64
+	return g
+}
+
+func jsonGrant() protocol.CapabilityGrant {
+	g := protocol.JSONGrant(jsonTool)
+	g.MaxCalls = 8
+	return g
+}
+
+func text(s string) protocol.ToolPayload { return protocol.TextPayload(s) }
+
+func jsonPayload(s string) protocol.ToolPayload {
+	v, err := canonjson.ParseValue([]byte(s), canonjson.Preserve)
+	if err != nil {
+		panic(err)
+	}
+	return protocol.JSONPayload(v)
+}
+
+// roundTrip runs one invocation the worker answers correctly and returns the invoke it saw.
+func roundTrip(t *T, w *fakeWorker, requestID string) protocol.InvokeMessage {
+	id := t.invoke(requestID, echoTool, text("ping"))
+	inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage)
+	w.send(w.result(requestID, text("pong")))
+	o := t.await(id)
+	if !o.OK || string(o.Payload) != string(text("pong").AppendJSON(nil)) {
+		t.failf(`the worker's result as the outcome, {"format":"text",...} "pong" (HDR-021)`, clip(string(o.raw), 200))
+	}
+	return inv
+}
+
+// hostile runs one invocation that the worker answers with the bytes answer builds, expects an
+// error outcome, then expects the session poisoned: a second invocation fails without a frame.
+func hostile(t *T, why string, answer func(w *fakeWorker, inv protocol.InvokeMessage) []byte) {
+	w := t.session(echoGrant())
+	id := t.invoke("req-1", echoTool, text("ping"))
+	inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage)
+	w.write(answer(w, inv))
+	o := t.expectError(id, "the host rejects "+why)
+	t.logf("host rejected it with %s", o.Error)
+	id = t.invoke("req-2", echoTool, text("ping"))
+	t.expectError(id, "an invocation on the poisoned session fails (TRN-012)")
+	w.expectSilence(150*time.Millisecond, "after "+why+" the channel is poisoned (FRM-036, TRN-003)")
+}

@@ -1,0 +1,167 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/splashv5/conform/impl/jsonline"
+)
+
+// maxDriverStderr bounds the driver's standard error kept for the report and the key scan.
+const maxDriverStderr = 64 << 10
+
+// outcomeLine is one outcome of the driver (HDR-003).
+type outcomeLine struct {
+	ID      uint64          `json:"id"`
+	OK      bool            `json:"ok"`
+	Error   string          `json:"error,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	Status  json.RawMessage `json:"status,omitempty"`
+	// Disposition and Cancelled are the outcomes of cancel and finish (feature cancel).
+	Disposition string   `json:"disposition,omitempty"`
+	Cancelled   bool     `json:"cancelled,omitempty"`
+	Features    []string `json:"features,omitempty"`
+	ExitCode    *int     `json:"exit_code,omitempty"`
+	raw         []byte
+}
+
+// driverEvent is a line of the driver's output, or the error that ended it.
+type driverEvent struct {
+	line []byte
+	err  error
+}
+
+// driver is one running host driver process, the leader of its own process group.
+type driver struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan driverEvent
+	nextID uint64
+	exited chan struct{}
+
+	mu     sync.Mutex
+	stderr bytes.Buffer // the first maxDriverStderr bytes
+	output bytes.Buffer // every outcome line read, bounded like stderr, for the key scan
+}
+
+// boundedWriter keeps the first max bytes written to it.
+type boundedWriter struct {
+	mu  *sync.Mutex
+	buf *bytes.Buffer
+	max int
+}
+
+func (w boundedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if room := w.max - w.buf.Len(); room > 0 {
+		w.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// startDriver starts the driver command in its own process group.
+func startDriver(argv []string, env []string) (*driver, error) {
+	d := &driver{lines: make(chan driverEvent, 16), exited: make(chan struct{})}
+	d.cmd = exec.Command(argv[0], argv[1:]...)
+	d.cmd.Env = env
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	d.cmd.Stderr = boundedWriter{&d.mu, &d.stderr, maxDriverStderr}
+	var err error
+	if d.stdin, err = d.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := d.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		r := jsonline.NewReader(out)
+		for {
+			line, err := r.ReadLine()
+			line = bytes.Clone(line) // the reader reuses its buffer
+			if err == nil {
+				boundedWriter{&d.mu, &d.output, maxDriverStderr}.Write(append(line, '\n'))
+			}
+			d.lines <- driverEvent{line: line, err: err}
+			if err != nil {
+				// Drain the rest so that a flooding driver never blocks on a full pipe.
+				_, _ = io.Copy(io.Discard, out)
+				return
+			}
+		}
+	}()
+	go func() { _ = d.cmd.Wait(); close(d.exited) }()
+	return d, nil
+}
+
+// send writes one command line and returns its id.
+func (d *driver) send(c map[string]any) (uint64, error) {
+	d.nextID++
+	c["id"] = d.nextID
+	line, err := json.Marshal(c)
+	if err != nil {
+		return 0, err
+	}
+	_, err = d.stdin.Write(append(line, '\n'))
+	return d.nextID, err
+}
+
+// errDriverSilent reports that no outcome came before the deadline.
+var errDriverSilent = errors.New("no outcome line")
+
+// await returns the outcome of command id, waiting until deadline.
+func (d *driver) await(id uint64, deadline time.Time) (outcomeLine, error) {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		select {
+		case ev := <-d.lines:
+			if ev.err != nil {
+				return outcomeLine{}, fmt.Errorf("the driver's output ended: %w", ev.err)
+			}
+			var o outcomeLine
+			if err := json.Unmarshal(ev.line, &o); err != nil {
+				return outcomeLine{}, fmt.Errorf("the driver wrote a line that is not an outcome (HDR-003): %q", clip(string(ev.line), 200))
+			}
+			o.raw = ev.line
+			if o.ID != id {
+				return outcomeLine{}, fmt.Errorf("the driver answered command %d while command %d was pending (HDR-001, HDR-002)", o.ID, id)
+			}
+			return o, nil
+		case <-timer.C:
+			return outcomeLine{}, errDriverSilent
+		}
+	}
+}
+
+// kill kills the driver's whole process group and reaps the driver.
+func (d *driver) kill() {
+	_ = d.stdin.Close()
+	_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	<-d.exited
+}
+
+// texts returns the kept standard error and output of the driver.
+func (d *driver) texts() (stderr, output string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stderr.String(), d.output.String()
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,194 @@
+package host
+
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/splashv5/conform/impl/bootstrap"
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// hostileDriverCommand selects, in the test binary, a hostile driver (HDR-031).
+const hostileDriverCommand = "hostile-driver"
+
+// TestMain lets the test binary serve as the fake worker and as the hostile drivers.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case FakeWorkerCommand:
+			os.Exit(FakeWorkerMain(os.Args[2:]))
+		case hostileDriverCommand:
+			os.Exit(hostileDriver(os.Args[2]))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+var (
+	refOnce sync.Once
+	refBin  string
+	refErr  error
+)
+
+// referenceDriver builds the bundled driver once per test binary.
+func referenceDriver(t testing.TB) string {
+	refOnce.Do(func() { refBin, _, refErr = BuildDriver() })
+	if refErr != nil {
+		t.Fatal(refErr)
+	}
+	return refBin
+}
+
+// fakeWorker is this test binary in fake-worker mode.
+func fakeWorkerCommand(t testing.TB) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{exe, FakeWorkerCommand}
+}
+
+// hostileDriver plays a driver that misbehaves as mode says. Each one records its pid in the
+// directory named by HOSTCONF_PIDS, so that the test can tell that the runner killed it.
+func hostileDriver(mode string) int {
+	if dir := os.Getenv("HOSTCONF_PIDS"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, fmt.Sprint(os.Getpid())), nil, 0o600)
+	}
+	if mode == "crash" {
+		return 3
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<16), 1<<22)
+	out := json.NewEncoder(os.Stdout)
+	for in.Scan() {
+		var c struct {
+			ID       uint64          `json:"id"`
+			Op       string          `json:"op"`
+			Command  []string        `json:"command"`
+			Manifest json.RawMessage `json:"manifest"`
+		}
+		if json.Unmarshal(in.Bytes(), &c) != nil {
+			return 2
+		}
+		if c.Op == "hello" {
+			_ = out.Encode(map[string]any{"id": c.ID, "ok": true, "features": []string{"invoke"}})
+			continue
+		}
+		switch mode {
+		case "hang":
+			// Also start a child in the driver's group that outlives nothing the runner does not kill.
+			_ = exec.Command("sleep", "3600").Start()
+			time.Sleep(time.Hour)
+		case "flood":
+			line := []byte(strings.Repeat("x", 1<<16) + "\n")
+			for {
+				if _, err := os.Stdout.Write(line); err != nil {
+					return 0
+				}
+			}
+		case "nostart":
+			_ = out.Encode(map[string]any{"id": c.ID, "ok": true})
+		case "twice", "leak":
+			if c.Op != "start" {
+				_ = out.Encode(map[string]any{"id": c.ID, "ok": false, "error": "Unsupported"})
+				continue
+			}
+			n := 1
+			if mode == "twice" {
+				n = 2
+			}
+			for range n {
+				if err := leakyStart(c.Command, c.Manifest, mode == "leak"); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+				}
+			}
+			_ = out.Encode(map[string]any{"id": c.ID, "ok": true})
+		}
+	}
+	return 0
+}
+
+// leakyStart is a bad host: it writes the bootstrap and open_session itself and, with leak,
+// puts the key in the worker's environment (FRM-043).
+func leakyStart(command []string, manifest []byte, leak bool) error {
+	m, err := protocol.DecodeManifest(manifest)
+	if err != nil {
+		return err
+	}
+	key, err := protocol.GenerateSessionKey()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Env = os.Environ()
+	if leak {
+		raw, _ := key.ExposeSecret()
+		cmd.Env = append(cmd.Env, "SPLASH_KEY="+hex.EncodeToString(raw[:]))
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if err := bootstrap.Write(stdin, m.SessionID, key); err != nil {
+		return err
+	}
+	auth, err := protocol.NewAuthenticator(m.SessionID, key, protocol.RoleHost, canonjson.Preserve)
+	if err != nil {
+		return err
+	}
+	_, line, err := auth.Seal(protocol.OpenSessionMessage{Manifest: m})
+	if err != nil {
+		return err
+	}
+	_, err = stdin.Write(append(line, '\n'))
+	return err
+}
+
+// groupAlive reports whether a process of group pgid still runs (zombies do not count).
+func groupAlive(pgid int) bool {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, d := range dirs {
+		stat, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) > 2 && fields[0] != "Z" && fields[2] == fmt.Sprint(pgid) {
+			return true
+		}
+	}
+	return false
+}
+
+// survivors returns the recorded driver pids whose process group still has a live process.
+func survivors(t *testing.T, dir string) []int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err == nil && groupAlive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

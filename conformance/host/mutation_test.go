@@ -1,0 +1,90 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// hostFaults lists the deliberate faults of the splashfaults build of the reference driver
+// (cmd/splash-host-driver/main.go, SPLASH_HOST_FAULT).
+var hostFaults = []string{
+	"argv",             // adds an argument to the worker command line
+	"noopen",           // never sends open_session
+	"nokill",           // an elapsed deadline returns without stopping the worker
+	"nodeadline",       // waits an hour instead of the deadline
+	"reqid",            // alters the request id of the invoke frame
+	"authorize-late",   // sends the invoke before authorizing it
+	"nopoison",         // keeps using the channel after a failed exchange
+	"novalidate",       // accepts a result without validating it
+	"noclose",          // closes the input without close_session
+	"exitcode",         // reports -1 for a worker that exited by itself
+	"nonportable",      // seals payload numbers that the other number model reads differently
+	"redispatch",       // recovers an operation by dispatching it again instead of reconciling
+	"reuse",            // runs a second durable exchange on a session
+	"unknownexit",      // exits on an unknown command instead of answering Unsupported
+	"manifest",         // opens the session with a manifest that lacks the first grant
+	"opkey",            // alters the operation key of a durable request
+	"cancel-id",        // alters the cancellation id
+	"finish-cancelled", // reports every cancelled-or-not invocation as cancelled
+}
+
+// catchAll is the fault that fails nearly every check (no open_session); a check it alone fails
+// is not counted as killed, so that each check is proved by a fault aimed at it or a reason.
+const catchAll = "noopen"
+
+// TestHostMutationHarness runs the suite against the driver once per fault: every fault must
+// fail some check (SHOULD checks count: the run is strict), and every check must be failed by some fault or say why none can. It prints
+// the score.
+func TestHostMutationHarness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the faulty driver and runs the suite once per fault")
+	}
+	bin, cleanup, err := BuildDriver("splashfaults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	killedBy := map[string][]string{}
+	caught := 0
+	for _, f := range hostFaults {
+		report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t), Strict: true,
+			Env: append(os.Environ(), "SPLASH_HOST_FAULT="+f), TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failed []string
+		for _, r := range report.Results {
+			if r.Outcome.Failed() {
+				failed = append(failed, r.ID)
+				if f != catchAll {
+					killedBy[r.ID] = append(killedBy[r.ID], f)
+				}
+			}
+		}
+		if len(failed) == 0 {
+			t.Errorf("fault %s: no check fails", f)
+		} else {
+			caught++
+		}
+		t.Logf("fault %-15s caught by %s", f, strings.Join(failed, " "))
+	}
+	reasoned := 0
+	var unkilled []string
+	for _, c := range Catalog() {
+		switch {
+		case len(killedBy[c.ID]) > 0:
+		case c.Unreachable != "":
+			reasoned++
+		default:
+			unkilled = append(unkilled, c.ID)
+		}
+	}
+	if len(unkilled) > 0 {
+		t.Errorf("no fault fails %s, and they give no reason", strings.Join(unkilled, " "))
+	}
+	fmt.Printf("host mutation score: %d/%d faults caught; %d/%d checks failed by a fault other than %s, %d with a written reason\n",
+		caught, len(hostFaults), len(Catalog())-reasoned-len(unkilled), len(Catalog()), catchAll, reasoned)
+}

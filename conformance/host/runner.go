@@ -1,0 +1,334 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+)
+
+// Config describes one run of the host suite.
+type Config struct {
+	// Driver is the host driver command and its arguments. It must not be empty.
+	Driver []string
+	// FakeWorker is the command that runs the fake worker (the runner appends the socket path);
+	// nil means this executable with the argument "fake-worker".
+	FakeWorker []string
+	// Run selects checks as in the worker suite; empty selects all.
+	Run string
+	// Strict makes SHOULD checks count.
+	Strict bool
+	// Timeout is the time limit of one check; 0 means conformance.DefaultTimeout.
+	Timeout time.Duration
+	// Parallel is the number of checks run at once; 0 means conformance.DefaultParallel().
+	Parallel int
+	// Verbose keeps the transcript of every check.
+	Verbose bool
+	// Progress receives one line per finished check; nil prints nothing.
+	Progress io.Writer
+	// Env is the environment of the driver; nil means the runner's.
+	Env []string
+	// TempDir is the parent of the run's scratch directory; empty means os.TempDir().
+	TempDir string
+}
+
+// runState is what every check of one run shares.
+type runState struct {
+	driver, fake []string
+	env          []string
+	timeout      time.Duration
+	strict       bool
+	verbose      bool
+	tempDir      string
+}
+
+// Run executes the selected checks against the driver and returns the report.
+func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
+	if len(cfg.Driver) == 0 {
+		return nil, errors.New("no driver command")
+	}
+	checks, err := Select(Catalog(), cfg.Run)
+	if err != nil {
+		return nil, err
+	}
+	if len(checks) == 0 {
+		return nil, fmt.Errorf("-run %q selects no check", cfg.Run)
+	}
+	if _, err := exec.LookPath(cfg.Driver[0]); err != nil {
+		return nil, &conformance.LaunchError{Err: err}
+	}
+	st := &runState{driver: cfg.Driver, fake: cfg.FakeWorker, env: cfg.Env, timeout: cfg.Timeout, strict: cfg.Strict, verbose: cfg.Verbose}
+	if st.fake == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		st.fake = []string{exe, FakeWorkerCommand}
+	}
+	if st.env == nil {
+		st.env = os.Environ()
+	}
+	if st.timeout <= 0 {
+		st.timeout = conformance.DefaultTimeout
+	}
+	// Unix socket paths are short: prefer a short parent directory.
+	st.tempDir, err = os.MkdirTemp(cfg.TempDir, "shc-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(st.tempDir)
+	parallel := cfg.Parallel
+	if parallel <= 0 {
+		parallel = conformance.DefaultParallel()
+	}
+	started := time.Now()
+	results := make([]conformance.Result, len(checks))
+	var progress sync.Mutex
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(parallel, len(checks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				results[i] = runCheck(st, checks[i])
+				if cfg.Progress != nil {
+					progress.Lock()
+					conformance.WriteProgress(cfg.Progress, results[i], st.verbose)
+					progress.Unlock()
+				}
+			}
+		}()
+	}
+schedule:
+	for i := range checks {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break schedule
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	var done []conformance.Result
+	for _, r := range results {
+		if r.ID != "" {
+			done = append(done, r)
+		}
+	}
+	report := &conformance.Report{Worker: cfg.Driver, Strict: st.strict, Started: started, Duration: time.Since(started), Results: done}
+	report.Summary = conformance.Summarize(done)
+	return report, ctx.Err()
+}
+
+// runCheck runs one check with its own driver and returns its result.
+func runCheck(st *runState, c *Check) conformance.Result {
+	start := time.Now()
+	t := &T{check: c, run: st, outcome: conformance.Pass, started: start, deadline: start.Add(st.timeout)}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(stopCheck); !ok {
+					t.outcome = conformance.Fail
+					t.detail = fmt.Sprintf("internal runner error: %v\n%s", r, debug.Stack())
+				}
+			}
+		}()
+		t.open()
+		c.run(t)
+	}()
+	t.teardown()
+	r := conformance.Result{
+		ID: c.ID, Level: c.Level, Title: c.Title, Requirements: c.Requirements,
+		Outcome: t.outcome, Duration: time.Since(start), Detail: t.detail, Expected: t.expected, Actual: t.actual,
+	}
+	r.Settle(st.strict, nil)
+	if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip || st.verbose {
+		r.Transcript = t.transcript
+		if t.drv != nil {
+			r.Stderr, _ = t.drv.texts()
+		}
+	}
+	return r
+}
+
+// teardown kills every fake worker's process group and the driver's, and removes the scratch
+// directory; it is bounded (HDR-031).
+func (t *T) teardown() {
+	for _, w := range t.workers {
+		w.stop()
+	}
+	if t.drv != nil {
+		t.drv.kill()
+	}
+	if t.listener != nil {
+		t.listener.Close()
+	}
+	for {
+		select {
+		case c := <-t.conns:
+			c.Close()
+			continue
+		default:
+		}
+		break
+	}
+	if t.dir != "" {
+		_ = os.RemoveAll(t.dir)
+	}
+}
+
+const usageText = `usage: splash-conform host [flags] [-- DRIVER-COMMAND [ARGS...]]
+
+Runs the Splash host conformance suite against a host driver (spec/30-host-driver.md,
+docs/conformance-host.md). The runner plays the worker: it tells the driver to start its own
+fake worker and checks what the host sends and how it treats correct and hostile answers.
+
+Without a driver command, the suite runs against the bundled reference driver
+(cmd/splash-host-driver), built from this module when needed.
+
+flags:
+`
+
+// DriverPackage is the package of the bundled reference host driver.
+const DriverPackage = "./cmd/splash-host-driver"
+
+// Main is the command-line front end of "splash-conform host": it parses args (after "host"),
+// runs the suite and returns the exit status (conformance.ExitOK, ExitFailures or ExitUsage).
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("splash-conform host", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		runPattern = fs.String("run", "", "run only checks whose ID starts with, or matches the regular expression, `PATTERN` (or that cite the requirement ID PATTERN)")
+		list       = fs.Bool("list", false, "list the selected checks and exit")
+		strict     = fs.Bool("strict", false, "make SHOULD-level checks count")
+		timeout    = fs.Duration("timeout", conformance.DefaultTimeout, "time limit of one check")
+		verbose    = fs.Bool("v", false, "print the transcript of every check, and keep it in the reports")
+		junitPath  = fs.String("junit", "", "write a JUnit XML report to `FILE`")
+		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
+		htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
+		parallel   = fs.Int("parallel", conformance.DefaultParallel(), "run `N` checks at once")
+	)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, "\nexit status: 0 every counted check passed, 1 a counted check failed, 2 usage or launch error\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return conformance.ExitOK
+		}
+		return conformance.ExitUsage
+	}
+	if *timeout <= 0 || *parallel <= 0 {
+		fmt.Fprintln(stderr, "splash-conform host: -timeout and -parallel must be positive")
+		return conformance.ExitUsage
+	}
+	cfg := Config{Driver: fs.Args(), Run: *runPattern, Strict: *strict, Timeout: *timeout, Parallel: *parallel, Verbose: *verbose}
+	checks, err := Select(Catalog(), cfg.Run)
+	if err != nil {
+		fmt.Fprintln(stderr, "splash-conform host:", err)
+		return conformance.ExitUsage
+	}
+	if *list {
+		for _, c := range checks {
+			fmt.Fprintf(stdout, "%-17s %-6s %-28s %s\n", c.ID, c.Level, strings.Join(c.Requirements, ","), c.Title)
+		}
+		fmt.Fprintf(stdout, "%d checks\n", len(checks))
+		return conformance.ExitOK
+	}
+	if len(checks) == 0 {
+		fmt.Fprintf(stderr, "splash-conform host: -run %q selects no check\n", cfg.Run)
+		return conformance.ExitUsage
+	}
+	if len(cfg.Driver) == 0 {
+		fmt.Fprintln(stdout, "splash-conform host: no driver command given; using the bundled reference driver")
+		bin, cleanup, err := ReferenceDriver()
+		if err != nil {
+			fmt.Fprintln(stderr, "splash-conform host:", err)
+			return conformance.ExitUsage
+		}
+		defer cleanup()
+		cfg.Driver = []string{bin}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fmt.Fprintf(stdout, "splash-conform host: driver: %s\n", strings.Join(cfg.Driver, " "))
+	fmt.Fprintf(stdout, "splash-conform host: strict: %v; timeout: %v; parallel: %d\n\n", cfg.Strict, *timeout, *parallel)
+	cfg.Progress = stdout
+	report, err := Run(ctx, cfg)
+	if report == nil {
+		fmt.Fprintln(stderr, "splash-conform host:", err)
+		return conformance.ExitUsage
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "splash-conform host: interrupted:", err)
+	}
+	conformance.WriteSummary(stdout, report)
+	status := report.ExitCode()
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{*jsonPath, report.WriteJSON},
+		{*junitPath, report.WriteJUnit},
+		{*htmlPath, func(w io.Writer) error {
+			return report.WriteHTML(w, conformance.HTMLOptions{SpecBase: conformance.DefaultSpecBase})
+		}},
+	} {
+		if out.path != "" {
+			if err := conformance.WriteReportFile(out.path, out.write); err != nil {
+				fmt.Fprintln(stderr, "splash-conform host: writing a report:", err)
+				status = conformance.ExitUsage
+			}
+		}
+	}
+	if err != nil && status == conformance.ExitOK {
+		status = conformance.ExitUsage
+	}
+	fmt.Fprintln(stdout, report.ClosingLine())
+	return status
+}
+
+// ReferenceDriver returns the bundled reference driver: splash-host-driver next to this
+// executable, or one built from the module around the working directory.
+func ReferenceDriver() (bin string, cleanup func(), err error) {
+	if exe, err := os.Executable(); err == nil {
+		sibling := filepath.Join(filepath.Dir(exe), "splash-host-driver")
+		if info, err := os.Stat(sibling); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
+			return sibling, func() {}, nil
+		}
+	}
+	return BuildDriver()
+}
+
+// BuildDriver builds the reference driver (with tags, if any) into a temporary directory.
+func BuildDriver(tags ...string) (bin string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "splash-host-driver-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
+	bin = filepath.Join(dir, "splash-host-driver")
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.Command("go", append(args, conformance.ModulePath+"/cmd/splash-host-driver")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("building the reference driver: %v\n%s", err, out)
+	}
+	return bin, cleanup, nil
+}

@@ -1,0 +1,195 @@
+package host
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// stopCheck is the panic value that ends a check early; the runner recovers it.
+type stopCheck struct{}
+
+// maxTranscript bounds the transcript kept for one check.
+const maxTranscript = 200
+
+// T is the context of one running check: its driver, the fake workers it started and its
+// verdict.
+type T struct {
+	check    *Check
+	run      *runState
+	started  time.Time
+	deadline time.Time
+	dir      string
+	sock     string
+	listener net.Listener
+	conns    chan net.Conn
+	drv      *driver
+	features []string
+	workers  []*fakeWorker
+	sessions int
+
+	outcome          conformance.Outcome
+	detail           string
+	expected, actual string
+	transcript       []string
+}
+
+func (t *T) logf(format string, args ...any) {
+	if len(t.transcript) < maxTranscript {
+		elapsed := time.Since(t.started).Round(100 * time.Microsecond)
+		t.transcript = append(t.transcript, fmt.Sprintf("%8s ", "+"+elapsed.String())+fmt.Sprintf(format, args...))
+	}
+}
+
+func (t *T) end(o conformance.Outcome, detail string) {
+	t.outcome, t.detail = o, detail
+	panic(stopCheck{})
+}
+
+func (t *T) failf(expected, actual string) {
+	t.expected, t.actual = expected, actual
+	t.end(conformance.Fail, "expected "+expected+"; got "+actual)
+}
+
+func (t *T) skipf(format string, args ...any) { t.end(conformance.Skip, fmt.Sprintf(format, args...)) }
+
+func (t *T) internal(err error) { t.end(conformance.Fail, "internal runner error: "+err.Error()) }
+
+// open starts the driver and asks for its features (HDR-010); the check is SKIP (HDR-011) when the
+// driver does not declare one of its needs.
+func (t *T) open() {
+	dir, err := os.MkdirTemp(t.run.tempDir, strings.ToLower(t.check.ID)+"-")
+	if err != nil {
+		t.internal(err)
+	}
+	t.dir = dir
+	t.sock = filepath.Join(dir, "w.sock")
+	t.listener, err = net.Listen("unix", t.sock)
+	if err != nil {
+		t.internal(err)
+	}
+	t.conns = make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := t.listener.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case t.conns <- c:
+			default:
+				c.Close() // more workers than any check starts: refuse, bounded
+			}
+		}
+	}()
+	t.drv, err = startDriver(t.run.driver, t.run.env)
+	if err != nil {
+		t.end(conformance.Fail, "the driver cannot be started: "+err.Error())
+	}
+	o := t.call(map[string]any{"op": "hello"})
+	if !o.OK {
+		t.failf("hello answered with ok (HDR-010)", string(o.raw))
+	}
+	t.features = o.Features
+	for _, n := range t.check.Needs {
+		if !slices.Contains(t.features, n) {
+			t.skipf("the driver does not declare the feature %q", n)
+		}
+	}
+}
+
+// call sends a command and waits for its outcome.
+func (t *T) call(c map[string]any) outcomeLine { return t.await(t.sendCommand(c)) }
+
+// sendCommand sends a command without waiting.
+func (t *T) sendCommand(c map[string]any) uint64 {
+	id, err := t.drv.send(c)
+	if err != nil {
+		t.end(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))
+	}
+	t.logf("driver: command %d %v", id, c["op"])
+	return id
+}
+
+// await waits for the outcome of command id until the check's deadline.
+func (t *T) await(id uint64) outcomeLine { return t.awaitUntil(id, t.deadline) }
+
+func (t *T) awaitUntil(id uint64, deadline time.Time) outcomeLine {
+	o, err := t.drv.await(id, deadline)
+	switch {
+	case err == errDriverSilent:
+		t.end(conformance.Timeout, fmt.Sprintf("the driver wrote no outcome for command %d in time", id))
+	case err != nil:
+		select {
+		case <-t.drv.exited:
+			t.end(conformance.Crash, "the driver exited: "+err.Error())
+		case <-time.After(50 * time.Millisecond):
+		}
+		t.failf("one outcome line per command (HDR-001)", err.Error())
+	}
+	t.logf("driver: outcome %s", clip(string(o.raw), 200))
+	return o
+}
+
+// manifest returns a manifest for a fresh session id with grants.
+func (t *T) manifest(grants ...protocol.CapabilityGrant) protocol.CapabilityManifest {
+	t.sessions++
+	sid := fmt.Sprintf("hconf-%s-%d", strings.ToLower(strings.ReplaceAll(t.check.ID, "-", "")), t.sessions)
+	m, err := protocol.NewCapabilityManifest(sid, grants)
+	if err != nil {
+		t.internal(err)
+	}
+	return m
+}
+
+// deadlineMS is the exchange deadline the checks give the driver.
+const deadlineMS = 400
+
+// startWorker asks the driver to start the fake worker for manifest (extra are more fake-worker
+// arguments) and returns it once its bootstrap was read; the start outcome is left pending.
+func (t *T) startWorker(m protocol.CapabilityManifest, extra ...string) (*fakeWorker, uint64) {
+	cmd := append(slices.Clone(t.run.fake), t.sock)
+	cmd = append(cmd, extra...)
+	id := t.sendCommand(map[string]any{"op": "start", "command": cmd,
+		"manifest": rawJSON(m.AppendJSON(nil)), "deadline_ms": deadlineMS})
+	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
+	return w, id
+}
+
+// session starts a worker, checks its open_session and the start outcome.
+func (t *T) session(grants ...protocol.CapabilityGrant) *fakeWorker {
+	m := t.manifest(grants...)
+	w, id := t.startWorker(m)
+	w.recv(protocol.TypeOpenSession)
+	if o := t.await(id); !o.OK {
+		t.failf("start answered with ok (HDR-020)", string(o.raw))
+	}
+	return w
+}
+
+// invoke sends an invoke command without waiting for its outcome.
+func (t *T) invoke(requestID, tool string, p protocol.ToolPayload) uint64 {
+	return t.sendCommand(map[string]any{"op": "invoke", "request_id": requestID, "tool": tool, "payload": rawJSON(p.AppendJSON(nil))})
+}
+
+// expectError waits for the outcome of id, which must be an error.
+func (t *T) expectError(id uint64, why string) outcomeLine {
+	o := t.await(id)
+	if o.OK {
+		t.failf("an error outcome: "+why, "ok "+clip(string(o.raw), 200))
+	}
+	return o
+}
+
+// rawJSON marks bytes as JSON for encoding/json.
+type rawJSON []byte
+
+// MarshalJSON returns the bytes.
+func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }

@@ -1,0 +1,232 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/splashv5/conform/impl/bootstrap"
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/jsonline"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// fakeEvent is a line the host wrote to the fake worker, or the error that ended its input.
+type fakeEvent struct {
+	line []byte
+	err  error
+}
+
+// fakeWorker is the runner's side of one fake worker process: what it reported and the host's
+// traffic it relays.
+type fakeWorker struct {
+	t       *T
+	index   int
+	conn    net.Conn
+	enc     *json.Encoder
+	hello   hello
+	boot    bootstrap.Bootstrap
+	bootRaw []byte
+	auth    *protocol.Authenticator // worker role
+	lines   chan fakeEvent
+	frames  int // host frames received
+}
+
+// captureReader keeps the bytes read through it.
+type captureReader struct {
+	r   io.Reader
+	buf bytes.Buffer
+}
+
+func (c *captureReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.buf.Write(p[:n])
+	return n, err
+}
+
+// acceptWorker waits for the next fake worker to connect and reads its report and bootstrap.
+func (t *T) acceptWorker(why string) *fakeWorker {
+	var conn net.Conn
+	select {
+	case conn = <-t.conns:
+	case <-time.After(time.Until(t.deadline)):
+		t.failf(why, "the driver started no worker within the time limit")
+	}
+	w := &fakeWorker{t: t, index: len(t.workers) + 1, conn: conn, enc: json.NewEncoder(conn), lines: make(chan fakeEvent, 64)}
+	t.workers = append(t.workers, w)
+	br := bufio.NewReader(conn)
+	_ = conn.SetReadDeadline(t.deadline)
+	line, err := br.ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &w.hello) != nil {
+		t.failf("the fake worker's report", fmt.Sprintf("no report (%v): the driver did not run the given command line unchanged (HDR-020)", err))
+	}
+	t.logf("worker %d: started, pid %d, argv %q", w.index, w.hello.Pid, w.hello.Argv)
+	capture := &captureReader{r: br}
+	w.boot, err = bootstrap.Read(capture)
+	w.bootRaw = capture.buf.Bytes()
+	if err != nil {
+		t.failf("a valid private-pipe bootstrap on the worker's standard input (BOOT-001, BOOT-016)",
+			fmt.Sprintf("%v after %d bytes %s", err, len(w.bootRaw), clip(hex.EncodeToString(w.bootRaw), 120)))
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	t.logf("worker %d: bootstrap of %d bytes for session %s", w.index, len(w.bootRaw), w.boot.SessionID)
+	w.auth, err = w.boot.WorkerAuthenticator(canonjson.Preserve)
+	if err != nil {
+		t.failf("a usable session key in the bootstrap (FRM-038, FRM-039)", err.Error())
+	}
+	go func() {
+		r := jsonline.NewReader(br)
+		for {
+			line, err := r.ReadLine()
+			line = bytes.Clone(line) // the reader reuses its buffer
+			w.lines <- fakeEvent{line: line, err: err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// next returns the next line the host wrote, or nil with the reason when its input ended or
+// wait passed.
+func (w *fakeWorker) next(wait time.Duration) ([]byte, string) {
+	wait = min(wait, time.Until(w.t.deadline))
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case ev := <-w.lines:
+		if ev.err != nil {
+			w.lines <- ev // keep the end for later readers
+			return nil, "the host closed the worker's input (" + ev.err.Error() + ")"
+		}
+		return ev.line, ""
+	case <-timer.C:
+		return nil, fmt.Sprintf("no frame within %v", wait.Round(time.Millisecond))
+	}
+}
+
+// recv reads the next host frame, which must verify, be canonical and carry a want message.
+func (w *fakeWorker) recv(want protocol.MessageType) protocol.Message {
+	t := w.t
+	line, why := w.next(time.Until(t.deadline))
+	if line == nil {
+		t.failf("a "+string(want)+" frame", why)
+	}
+	w.frames++
+	f, err := w.auth.Open(line)
+	if err != nil {
+		t.failf(fmt.Sprintf("host frame %d verifies under the bootstrap's key (FRM-025, TRN-011)", w.frames),
+			fmt.Sprintf("%v: %s", err, clip(string(line), 300)))
+	}
+	if canon := f.AppendJSON(nil); !bytes.Equal(canon, line) {
+		t.failf("a canonical host frame (FRM-005)", fmt.Sprintf("%s\n  canonical: %s", clip(string(line), 300), clip(string(canon), 300)))
+	}
+	t.logf("worker %d: received #%d %s", w.index, f.Sequence, f.Message.Type())
+	if f.Message.Type() != want {
+		t.failf("a "+string(want)+" frame", string(f.Message.Type()))
+	}
+	return f.Message
+}
+
+// expectSilence fails the check when the host writes another frame within d.
+func (w *fakeWorker) expectSilence(d time.Duration, why string) {
+	line, _ := w.next(d)
+	if line != nil {
+		w.t.failf("no further frame: "+why, "the host sent "+clip(string(line), 200))
+	}
+}
+
+// write relays raw bytes to the host.
+func (w *fakeWorker) write(p []byte) {
+	w.t.logf("worker %d: sends %s", w.index, clip(fmt.Sprintf("%q", p), 200))
+	if err := w.enc.Encode(relayCommand{Write: p}); err != nil {
+		w.t.logf("worker %d: gone (%v)", w.index, err)
+	}
+}
+
+// send seals m as the worker's next frame and writes it as one line.
+func (w *fakeWorker) send(m protocol.Message) {
+	_, line, err := w.auth.Seal(m)
+	if err != nil {
+		w.t.internal(err)
+	}
+	w.write(append(line, '\n'))
+}
+
+// forge returns a frame line for m at seq with a correct tag over role and session sid.
+func (w *fakeWorker) forge(seq uint64, role protocol.Role, sid string, m protocol.Message) []byte {
+	tag, err := protocol.ComputeTag(w.boot.Key, sid, role, seq, m)
+	if err != nil {
+		w.t.internal(err)
+	}
+	return append(protocol.Frame{Sequence: seq, Message: m, Tag: tag}.AppendJSON(nil), '\n')
+}
+
+// exit ends the fake worker with status code.
+func (w *fakeWorker) exit(code int) { _ = w.enc.Encode(relayCommand{Exit: code, Exiting: true}) }
+
+// result is a worker result for the invocation of the host.
+func (w *fakeWorker) result(requestID string, p protocol.ToolPayload) protocol.Message {
+	return protocol.ResultMessage{Result: protocol.ToolResult{ProtocolVersion: protocol.ProtocolVersion,
+		SessionID: w.boot.SessionID, RequestID: requestID, Payload: p}}
+}
+
+// stop kills the fake worker's process group and hangs up.
+func (w *fakeWorker) stop() {
+	if w.hello.Pgid > 1 && w.hello.Pgid != syscall.Getpgrp() {
+		_ = syscall.Kill(-w.hello.Pgid, syscall.SIGKILL)
+	}
+	if w.hello.Child > 0 {
+		_ = syscall.Kill(w.hello.Child, syscall.SIGKILL)
+	}
+	_ = w.conn.Close()
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z'
+	}
+	return true
+}
+
+// keyEncodings returns the encodings of a session key the runner looks for in output.
+func keyEncodings(key *protocol.SessionKey) []string {
+	raw, err := key.ExposeSecret()
+	if err != nil {
+		return nil
+	}
+	b := raw[:]
+	return []string{string(b), hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b)),
+		base64.StdEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
+		base64.URLEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b)}
+}
+
+// leaks reports where an encoding of the key appears among texts (name → text).
+func leaks(key *protocol.SessionKey, texts map[string]string) string {
+	for _, enc := range keyEncodings(key) {
+		for name, text := range texts {
+			if strings.Contains(text, enc) {
+				return name
+			}
+		}
+	}
+	return ""
+}

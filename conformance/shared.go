@@ -1,0 +1,48 @@
+package conformance
+
+import (
+	"io"
+	"strings"
+	"time"
+)
+
+// The functions below let another suite (package conformance/host) build and print reports
+// with the same layout as this one.
+
+// Summarize counts the outcomes of results.
+func Summarize(results []Result) Summary { return summarize(results) }
+
+// WriteProgress prints the line of one finished check (and, when verbose, its transcript).
+func WriteProgress(w io.Writer, r Result, verbose bool) { writeProgress(w, r, verbose) }
+
+// WriteSummary prints the table of outcomes per area, the failures and the verdict line.
+func WriteSummary(w io.Writer, r *Report) { writeSummary(w, r) }
+
+// FormatDuration rounds d for display.
+func FormatDuration(d time.Duration) string { return formatDuration(d) }
+
+// WriteReportFile writes a report through write into path, atomically.
+func WriteReportFile(path string, write func(io.Writer) error) error { return writeFile(path, write) }
+
+// Settle applies the run's counting rule to a result whose Level and Outcome are set. A
+// passing check that missed SHOULD parts (deviations, such as an exit status outside the
+// documented class) fails under strict and is INFO otherwise; a passing or skipped result
+// keeps no expected and actual text. Without strict, a SHOULD check that failed or timed out
+// becomes INFO. MUST checks, and SHOULD checks under strict, count unless skipped or INFO.
+func (r *Result) Settle(strict bool, deviations []string) {
+	if r.Outcome == Pass && len(deviations) > 0 {
+		r.Outcome = Fail
+		r.Detail = "SHOULD part missed: " + strings.Join(deviations, "; ")
+		if !strict {
+			r.Outcome = Info
+			r.Detail = "deviation from a SHOULD (it counts under --strict): " + strings.Join(deviations, "; ")
+		}
+	} else if r.Outcome == Pass || r.Outcome == Skip {
+		r.Expected, r.Actual = "", ""
+	}
+	if r.Level == Should && !strict && (r.Outcome == Fail || r.Outcome == Timeout) {
+		r.Outcome = Info
+		r.Detail = "deviation from a SHOULD (it counts under --strict): " + r.Detail
+	}
+	r.Counted = r.Outcome != Skip && r.Outcome != Info && (r.Level == Must || strict)
+}
