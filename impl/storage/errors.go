@@ -94,6 +94,12 @@ const (
 	// ErrBolt: the bbolt database file failed, or another process holds its lock; the
 	// underlying error is wrapped.
 	ErrBolt
+	// ErrEtcd: the etcd cluster failed or did not answer in time; the client error is
+	// wrapped. The outcome of a write that fails this way is unknown (indeterminate).
+	ErrEtcd
+	// ErrEtcdRollback: the etcd cluster answered with a lower revision than one already
+	// seen, or under another cluster id: it was restored from an older copy or replaced.
+	ErrEtcdRollback
 )
 
 var kindNames = map[ErrorKind]string{
@@ -131,6 +137,8 @@ var kindNames = map[ErrorKind]string{
 	ErrUnexpectedRecordCommitment: "UnexpectedRecordCommitment",
 	ErrBackendClosed:              "BackendClosed",
 	ErrBolt:                       "Bolt",
+	ErrEtcd:                       "Etcd",
+	ErrEtcdRollback:               "EtcdRollback",
 }
 
 var kindMessages = map[ErrorKind]string{
@@ -168,6 +176,8 @@ var kindMessages = map[ErrorKind]string{
 	ErrUnexpectedRecordCommitment: "anchor state with a zero floor carries a record commitment",
 	ErrBackendClosed:              "backend is closed",
 	ErrBolt:                       "bbolt failure",
+	ErrEtcd:                       "etcd failure",
+	ErrEtcdRollback:               "etcd cluster went back to an older revision or was replaced",
 }
 
 // String returns the name of the reference variant this kind stands for.
