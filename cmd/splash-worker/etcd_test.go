@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/splashv5/conform/impl/storage/etcdstore/etcdstoretest"
 	"github.com/splashv5/conform/impl/worker/workertest"
@@ -100,4 +102,130 @@ func mustHost(t *testing.T, session string) *workertest.Host {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// clusterRun is a sequence of worker sessions dispatching operations against one journal in
+// an etcd cluster while faults are injected between dispatches.
+type clusterRun struct {
+	t        *testing.T
+	bin      string
+	args     []string
+	p        *proc
+	sessions int
+	answered map[string]string // operation key -> the answer given
+	refused  []string          // operations whose session ended without an answer
+}
+
+func (r *clusterRun) session() *proc {
+	if r.p == nil {
+		r.sessions++
+		r.p = start(r.t, r.bin, mustHost(r.t, fmt.Sprintf("cluster-%d", r.sessions)), r.args...)
+		r.p.write(r.p.host.Bootstrap())
+		r.p.open(grant(recordTool, 64, 1))
+	}
+	return r.p
+}
+
+// dispatch sends one durable dispatch of op. An answer must be the terminal success; no
+// answer must end the session with a persistence failure (fail closed, never terminal).
+func (r *clusterRun) dispatch(op string) {
+	p := r.session()
+	want := fmt.Sprintf(`operation_result succeeded json:{"operation_key":%q,"value":%q}`, op, op)
+	p.send(p.host.Dispatch("d-"+op, recordTool, op, workertest.Record("succeed", fmt.Sprintf("%q", op))))
+	line, err := readLine(p.stdout, 20*time.Second)
+	if err == nil {
+		if got := p.host.MustOpen(line); got != want {
+			r.t.Fatalf("%s: answer %q, want %q", op, got, want)
+		}
+		r.answered[op] = want
+		return
+	}
+	code, stderr := p.end()
+	if code != 7 {
+		r.t.Fatalf("%s: no answer and exit %d (%s), want 7 (persistence)", op, code, stderr)
+	}
+	r.refused = append(r.refused, op)
+	r.p = nil
+}
+
+// finish ends the session, then checks in a fresh one that every answered operation is
+// answered again from the journal and that no operation ran twice.
+func (r *clusterRun) finish(effects string) {
+	if r.p != nil {
+		r.p.expectExit(0, "")
+		r.p = nil
+	}
+	p := r.session()
+	for op, want := range r.answered {
+		p.call(p.host.Dispatch("again-"+op, recordTool, op, workertest.Record("succeed", fmt.Sprintf("%q", op))), want)
+	}
+	p.expectExit(0, "")
+	for op := range r.answered {
+		if n := effectLines(r.t, effects, "effect", op); n != 1 {
+			r.t.Fatalf("answered %s has %d effects, want exactly 1", op, n)
+		}
+	}
+	for _, op := range r.refused {
+		if n := effectLines(r.t, effects, "effect", op); n > 1 {
+			r.t.Fatalf("unanswered %s has %d effects", op, n)
+		}
+	}
+	r.t.Logf("%d answered, %d refused while unavailable, %d sessions", len(r.answered), len(r.refused), r.sessions)
+}
+
+// A three-member cluster loses its leader (SIGKILL), then a follower (stopped and restarted),
+// then its quorum, between durable dispatches. Every answered dispatch is durable and answered
+// again from the journal, none runs twice, and without a quorum the worker answers nothing
+// and exits with a persistence failure.
+//
+// Spec: STO-080, STO-081
+func TestEtcdClusterFaultsDuringDispatches(t *testing.T) {
+	bin, c := etcdWorker(t, 3)
+	effects := filepath.Join(t.TempDir(), "effects.log")
+	r := &clusterRun{t: t, bin: bin, answered: map[string]string{},
+		args: []string{"--journal", journalURL(c, "splash/cluster"), "--etcd-config", etcdConfigFile(t), "--effect-log", effects}}
+	n := 0
+	next := func() string { n++; return fmt.Sprintf("op-%d", n) }
+	for range 3 {
+		r.dispatch(next())
+	}
+	leader, err := c.Leader(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Kill(leader)
+	for range 3 {
+		r.dispatch(next())
+	}
+	if err := c.Restart(leader); err != nil {
+		t.Fatal(err)
+	}
+	follower := (leader + 1) % 3
+	c.StopMember(follower)
+	for range 2 {
+		r.dispatch(next())
+	}
+	if err := c.Restart(follower); err != nil {
+		t.Fatal(err)
+	}
+	r.dispatch(next())
+	// No quorum: two of three members down.
+	c.StopMember(0)
+	c.StopMember(1)
+	lost := next()
+	r.dispatch(lost)
+	if _, ok := r.answered[lost]; ok {
+		t.Fatalf("%s was answered without a quorum", lost)
+	}
+	for _, i := range []int{0, 1} {
+		if err := c.Restart(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.dispatch(lost)
+	r.dispatch(next())
+	r.finish(effects)
+	if len(r.answered) < n-2 {
+		t.Fatalf("only %d of %d operations answered", len(r.answered), n)
+	}
 }

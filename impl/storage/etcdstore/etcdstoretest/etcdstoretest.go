@@ -6,6 +6,7 @@ package etcdstoretest
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -166,6 +167,31 @@ func (c *Cluster) WaitHealthy(i int, limit time.Duration) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("etcd member %s not healthy after %s", m.Name, limit)
+}
+
+// Leader returns the index of the member that reports itself leader (its metric
+// etcd_server_is_leader is 1), waiting up to limit for one to be elected.
+func (c *Cluster) Leader(limit time.Duration) (int, error) {
+	client := http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		for i, m := range c.Members {
+			if m.cmd == nil {
+				continue
+			}
+			resp, err := client.Get(m.ClientURL + "/metrics")
+			if err != nil {
+				continue
+			}
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+			resp.Body.Close()
+			if strings.Contains(string(body), "\netcd_server_is_leader 1\n") {
+				return i, nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("no etcd leader after %s", limit)
 }
 
 // Kill stops member i with SIGKILL and waits for it to exit.
