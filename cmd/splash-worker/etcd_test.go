@@ -95,7 +95,7 @@ func TestEtcdJournalAcrossProcessesAndOutage(t *testing.T) {
 	}
 }
 
-func mustHost(t *testing.T, session string) *workertest.Host {
+func mustHost(t testing.TB, session string) *workertest.Host {
 	t.Helper()
 	h, err := workertest.NewHost(session)
 	if err != nil {
