@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 )
@@ -53,4 +54,18 @@ func ParseAnchor(v []byte) (AnchorState, error) {
 		st.Commitment = &c
 	}
 	return st, nil
+}
+
+// RollbackAnchor is a linearizable authority, outside the rollback domain of a local file,
+// that holds the anchor state of record keys (an etcd cluster, for example). Local file
+// backends anchored on it detect the restoration of an older copy of their file.
+//
+// LoadAnchor returns the current state (the zero state when never written). SwapAnchor
+// replaces it with replacement only if it still equals expected, atomically, and reports
+// whether it did. ReserveFence and EstablishFence follow the Backend rules for the fence.
+type RollbackAnchor interface {
+	LoadAnchor(ctx context.Context, key RecordKey) (AnchorState, error)
+	SwapAnchor(ctx context.Context, key RecordKey, expected, replacement AnchorState) (bool, error)
+	ReserveFence(ctx context.Context, key RecordKey) (uint64, error)
+	EstablishFence(ctx context.Context, key RecordKey, token uint64) error
 }

@@ -100,6 +100,9 @@ const (
 	// ErrEtcdRollback: the etcd cluster answered with a lower revision than one already
 	// seen, or under another cluster id: it was restored from an older copy or replaced.
 	ErrEtcdRollback
+	// ErrTooManyCandidates: an anchored local store holds the most unanchored candidates it
+	// keeps for a record; recover with a fresh fence and a discard of the candidates.
+	ErrTooManyCandidates
 )
 
 var kindNames = map[ErrorKind]string{
@@ -139,6 +142,7 @@ var kindNames = map[ErrorKind]string{
 	ErrBolt:                       "Bolt",
 	ErrEtcd:                       "Etcd",
 	ErrEtcdRollback:               "EtcdRollback",
+	ErrTooManyCandidates:          "TooManyCandidates",
 }
 
 var kindMessages = map[ErrorKind]string{
@@ -178,6 +182,7 @@ var kindMessages = map[ErrorKind]string{
 	ErrBolt:                       "bbolt failure",
 	ErrEtcd:                       "etcd failure",
 	ErrEtcdRollback:               "etcd cluster went back to an older revision or was replaced",
+	ErrTooManyCandidates:          "too many unanchored candidates for the record; reserve a recovery fence and discard them",
 }
 
 // String returns the name of the reference variant this kind stands for.

@@ -410,3 +410,35 @@ func (b *Backend) EstablishFence(ctx context.Context, key storage.RecordKey, tok
 	_, err := b.updateFence(ctx, key, func(current uint64) (uint64, error) { return storage.CheckEstablish(current, token) })
 	return err
 }
+
+// LoadAnchor implements storage.RollbackAnchor: the anchor state of key alone, so that a
+// local file backend can keep its records and anchor them here.
+func (b *Backend) LoadAnchor(ctx context.Context, key storage.RecordKey) (storage.AnchorState, error) {
+	if err := b.begin(ctx, key); err != nil {
+		return storage.AnchorState{}, err
+	}
+	st, err := b.read(ctx, key)
+	if err != nil {
+		return storage.AnchorState{}, err
+	}
+	return anchorState(st)
+}
+
+// SwapAnchor implements storage.RollbackAnchor in one transaction guarded by the anchor's
+// value: expected's encoding, or the key's absence for the zero state (a written anchor always
+// has a nonzero fence or floor).
+func (b *Backend) SwapAnchor(ctx context.Context, key storage.RecordKey, expected, replacement storage.AnchorState) (bool, error) {
+	if err := b.begin(ctx, key); err != nil {
+		return false, err
+	}
+	k := b.anchorKey(key)
+	guard := clientv3.Compare(clientv3.CreateRevision(k), "=", 0)
+	if expected != (storage.AnchorState{}) {
+		guard = clientv3.Compare(clientv3.Value(k), "=", string(storage.AppendAnchor(nil, expected)))
+	}
+	resp, err := b.txn(ctx, []clientv3.Cmp{guard}, clientv3.OpPut(k, string(storage.AppendAnchor(nil, replacement))))
+	if err != nil {
+		return false, err
+	}
+	return resp.Succeeded, nil
+}
