@@ -159,3 +159,17 @@ func TestLinearizableAnchoredBoltGoroutines(t *testing.T) {
 	anchored, _ := openAnchored(t, openAt(t, freshPrefix(t)))
 	storagetest.RunLinearizable(t, anchored, true)
 }
+
+func BenchmarkAnchoredBoltBackend(b *testing.B) {
+	if os.Getenv(endpointEnv) == "" {
+		b.Skip("no etcd member")
+	}
+	storagetest.RunBenchmarks(b, func(t testing.TB) storage.Backend {
+		a, err := boltstore.OpenAnchored(filepath.Join(t.TempDir(), "journal.db"), nil, openAt(t, freshPrefix(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = a.Close() })
+		return a
+	})
+}
