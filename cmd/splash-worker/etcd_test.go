@@ -229,3 +229,46 @@ func TestEtcdClusterFaultsDuringDispatches(t *testing.T) {
 		t.Fatalf("only %d of %d operations answered", len(r.answered), n)
 	}
 }
+
+// The journal file anchored on etcd: after an older copy of the file is put back, the next
+// worker refuses the journal (persistence failure, rollback reported) instead of answering
+// from old state or running the operation again.
+//
+// Spec: STO-084
+func TestAnchoredJournalFileRefusesARestoredCopy(t *testing.T) {
+	bin, c := etcdWorker(t, 1)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "journal.db")
+	effects := filepath.Join(dir, "effects.log")
+	args := []string{"--journal", db, "--journal-anchor", journalURL(c, "splash/anchor"), "--etcd-config", etcdConfigFile(t), "--effect-log", effects}
+	record := grant(recordTool, 20, 1)
+	session := func(name string, ops ...string) {
+		p := start(t, bin, mustHost(t, name), args...)
+		p.write(p.host.Bootstrap())
+		p.open(record)
+		for _, op := range ops {
+			p.call(p.host.Dispatch("d-"+op, recordTool, op, workertest.Record("succeed", `"v"`)),
+				fmt.Sprintf(`operation_result succeeded json:{"operation_key":%q,"value":"v"}`, op))
+		}
+		p.expectExit(0, "")
+	}
+	session("anchor-1", "op-1")
+	old, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session("anchor-2", "op-2", "op-1")
+	if err := os.WriteFile(db, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, bin, mustHost(t, "anchor-3"), args...)
+	p.write(p.host.Bootstrap())
+	p.open(record)
+	code, stderr := p.end()
+	if code != 7 || !strings.Contains(stderr, "rolled back") {
+		t.Fatalf("exit %d with %q, want 7 (persistence) reporting the rollback", code, stderr)
+	}
+	if n := effectLines(t, effects, "effect", "op-2"); n != 1 {
+		t.Fatalf("op-2 has %d effects, want exactly 1", n)
+	}
+}

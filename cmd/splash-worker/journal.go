@@ -10,7 +10,7 @@ import (
 	"github.com/splashv5/conform/impl/storage/boltstore"
 )
 
-// journalFlags defines no flags: this build has no etcd journal.
+// journalFlags defines no flags: this build has no etcd journal or anchor.
 func journalFlags(*flag.FlagSet) {}
 
 // openJournal opens the bbolt journal file at path. An etcd:// journal needs the build with

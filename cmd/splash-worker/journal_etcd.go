@@ -19,12 +19,13 @@ import (
 	"github.com/splashv5/conform/impl/storage/etcdstore"
 )
 
-// etcdConfigPath is the --etcd-config flag.
-var etcdConfigPath string
+// etcdConfigPath and journalAnchor are the --etcd-config and --journal-anchor flags.
+var etcdConfigPath, journalAnchor string
 
-// journalFlags defines --etcd-config.
+// journalFlags defines --etcd-config and --journal-anchor.
 func journalFlags(fs *flag.FlagSet) {
 	fs.StringVar(&etcdConfigPath, "etcd-config", "", "")
+	fs.StringVar(&journalAnchor, "journal-anchor", "", "")
 }
 
 // etcdFile is the --etcd-config file: credentials and TLS settings, never taken from a frame.
@@ -134,14 +135,52 @@ func etcdConfig(value, configPath string) (etcdstore.Config, error) {
 	return cfg, nil
 }
 
-// openJournal opens an etcd journal for an etcd:// value, else the bbolt file at path.
+// openJournal opens an etcd journal for an etcd:// value, else the bbolt file at path,
+// anchored on the cluster --journal-anchor names when it is set.
 func openJournal(path string) (durableBackend, error) {
-	if !strings.HasPrefix(path, etcdScheme) {
+	if strings.HasPrefix(path, etcdScheme) {
+		if journalAnchor != "" {
+			return nil, errors.New("--journal-anchor applies to a journal file, not to an etcd journal")
+		}
+		cfg, err := etcdConfig(path, etcdConfigPath)
+		if err != nil {
+			return nil, err
+		}
+		return etcdstore.Open(cfg)
+	}
+	if journalAnchor == "" {
 		return boltstore.Open(path, nil)
 	}
-	cfg, err := etcdConfig(path, etcdConfigPath)
+	if !strings.HasPrefix(journalAnchor, etcdScheme) {
+		return nil, errors.New("--journal-anchor needs etcd://HOST:PORT[,HOST:PORT...]/PREFIX")
+	}
+	cfg, err := etcdConfig(journalAnchor, etcdConfigPath)
 	if err != nil {
 		return nil, err
 	}
-	return etcdstore.Open(cfg)
+	anchor, err := etcdstore.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	file, err := boltstore.OpenAnchored(path, nil, anchor)
+	if err != nil {
+		anchor.Close()
+		return nil, err
+	}
+	return anchoredJournal{file, anchor}, nil
+}
+
+// anchoredJournal closes the anchored file and its etcd anchor together.
+type anchoredJournal struct {
+	*boltstore.Anchored
+	anchor *etcdstore.Backend
+}
+
+// Close closes the file, then the connection to the anchor.
+func (j anchoredJournal) Close() error {
+	err := j.Anchored.Close()
+	if aerr := j.anchor.Close(); err == nil {
+		err = aerr
+	}
+	return err
 }

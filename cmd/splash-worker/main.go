@@ -42,6 +42,9 @@ flags:
   --journal FILE            journal file, a bbolt database (default: in memory, lost at exit)
   --journal etcd://HOST:PORT[,HOST:PORT...]/PREFIX
                             journal in an etcd cluster under PREFIX (builds with tag splashetcd)
+  --journal-anchor etcd://HOST:PORT[,HOST:PORT...]/PREFIX
+                            anchor the journal file on etcd: an older copy of the file is
+                            refused (builds with tag splashetcd)
   --etcd-config FILE        etcd credentials and TLS, a JSON file (builds with tag splashetcd)
   --namespace NS            journal record namespace (default "splash-worker-journal")
   --admission-namespace NS  namespace of the admitted-session list (default "splash-worker-admission")
