@@ -173,3 +173,13 @@ func BenchmarkAnchoredBoltBackend(b *testing.B) {
 		return a
 	})
 }
+
+// A writer on an anchored file killed at an arbitrary point (after the candidate commit, the
+// anchor swap or the pruning) leaves a record that loads, complete and no older than the last
+// acknowledged write.
+//
+// Spec: STO-060, STO-084
+func TestAnchoredBoltSurvivesAKilledWriter(t *testing.T) {
+	needEtcd(t)
+	storagetest.RunKilledWriterVariant(t, openDurable, "anchored", nil)
+}

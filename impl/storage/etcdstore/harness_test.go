@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/storage/boltstore"
 	"github.com/splashv5/conform/impl/storage/etcdstore/etcdstoretest"
 	"github.com/splashv5/conform/impl/storage/storagetest"
 )
@@ -79,9 +80,33 @@ func openAt(t testing.TB, prefix string) *Backend {
 }
 
 // openDurable opens a backend whose key prefix is path: the process-level tests hand every
-// process the same path, so they share the records.
-func openDurable(_ context.Context, path, _ string) (storagetest.Durable, error) {
-	return Open(Config{Endpoints: []string{os.Getenv(endpointEnv)}, Prefix: "/splash-test" + path})
+// process the same path, so they share the records. Variant "anchored" opens the bbolt file at
+// path anchored on etcd under that prefix instead.
+func openDurable(_ context.Context, path, variant string) (storagetest.Durable, error) {
+	b, err := Open(Config{Endpoints: []string{os.Getenv(endpointEnv)}, Prefix: "/splash-test" + path})
+	if err != nil || variant != "anchored" {
+		return b, err
+	}
+	a, err := boltstore.OpenAnchored(path, nil, b)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return anchoredDurable{a, b}, nil
+}
+
+// anchoredDurable closes the anchored file and its etcd anchor together.
+type anchoredDurable struct {
+	*boltstore.Anchored
+	anchor *Backend
+}
+
+func (d anchoredDurable) Close() error {
+	err := d.Anchored.Close()
+	if aerr := d.anchor.Close(); err == nil {
+		err = aerr
+	}
+	return err
 }
 
 // put writes raw etcd state, bypassing the backend, the way an operator with etcd access
