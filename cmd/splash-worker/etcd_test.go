@@ -272,3 +272,41 @@ func TestAnchoredJournalFileRefusesARestoredCopy(t *testing.T) {
 		t.Fatalf("op-2 has %d effects, want exactly 1", n)
 	}
 }
+
+// Two worker processes ("machines") on one etcd journal: once the second is admitted, the
+// first, still running, can no longer persist anything; it fails closed and the operation it
+// was asked for runs only in the newer worker.
+//
+// Spec: STO-081
+func TestEtcdSupersededWorkerCannotWrite(t *testing.T) {
+	bin, c := etcdWorker(t, 1)
+	effects := filepath.Join(t.TempDir(), "effects.log")
+	args := []string{"--journal", journalURL(c, "splash/superseded"), "--etcd-config", etcdConfigFile(t), "--effect-log", effects}
+	record := grant(recordTool, 20, 1)
+	dispatch := func(p *proc, op string) {
+		p.call(p.host.Dispatch("d-"+op, recordTool, op, workertest.Record("succeed", `"v"`)),
+			fmt.Sprintf(`operation_result succeeded json:{"operation_key":%q,"value":"v"}`, op))
+	}
+	older := start(t, bin, mustHost(t, "older"), args...)
+	older.write(older.host.Bootstrap())
+	older.open(record)
+	dispatch(older, "op-1")
+
+	newer := start(t, bin, mustHost(t, "newer"), args...)
+	newer.write(newer.host.Bootstrap())
+	newer.open(record)
+	dispatch(newer, "op-1")
+
+	older.send(older.host.Dispatch("d-op-2", recordTool, "op-2", workertest.Record("succeed", `"v"`)))
+	code, stderr := older.end()
+	if code != 7 || !strings.Contains(stderr, "fencing token rejected: current 2, supplied 1") {
+		t.Fatalf("superseded worker: exit %d with %q, want 7 with a fencing rejection", code, stderr)
+	}
+	dispatch(newer, "op-2")
+	newer.expectExit(0, "")
+	for _, op := range []string{"op-1", "op-2"} {
+		if n := effectLines(t, effects, "effect", op); n != 1 {
+			t.Fatalf("%s has %d effects, want exactly 1", op, n)
+		}
+	}
+}
