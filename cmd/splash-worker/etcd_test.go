@@ -13,7 +13,7 @@ import (
 )
 
 // etcdWorker returns the worker built with tag splashetcd, and starts an etcd cluster of n
-// members, stopped when t ends. Without etcd it skips, or fails when CI is set.
+// members (none when n is 0), stopped when t ends. Without etcd it skips, or fails when CI is set.
 func etcdWorker(t *testing.T, n int) (string, *etcdstoretest.Cluster) {
 	t.Helper()
 	if _, err := etcdstoretest.Binary(); err != nil {
@@ -22,11 +22,14 @@ func etcdWorker(t *testing.T, n int) (string, *etcdstoretest.Cluster) {
 		}
 		t.Skip(err)
 	}
-	c, err := etcdstoretest.Start(t.TempDir(), n)
-	if err != nil {
-		t.Fatal(err)
+	var c *etcdstoretest.Cluster
+	if n > 0 {
+		var err error
+		if c, err = etcdstoretest.Start(t.TempDir(), n); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Stop)
 	}
-	t.Cleanup(c.Stop)
 	return binaries.MustWorker(t, "splashetcd"), c
 }
 
@@ -307,6 +310,47 @@ func TestEtcdSupersededWorkerCannotWrite(t *testing.T) {
 	for _, op := range []string{"op-1", "op-2"} {
 		if n := effectLines(t, effects, "effect", op); n != 1 {
 			t.Fatalf("%s has %d effects, want exactly 1", op, n)
+		}
+	}
+}
+
+// The default build refuses an etcd journal; the splashetcd build refuses malformed etcd
+// settings before reading anything, and prints no password.
+//
+// Spec: STO-083
+func TestEtcdJournalSettingsRefused(t *testing.T) {
+	bin, _ := etcdWorker(t, 0)
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("do-not-print-me\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "cfg.json")
+	if err := os.WriteFile(cfg, []byte(`{"username": "u", "password_file": "`+pw+`", "dial_timeout_ms": 300}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	badCfg := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(badCfg, []byte(`{"endpoint": "frame-chosen"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		bin  string
+		args []string
+		want string
+	}{
+		{workerBinary, []string{"--journal", "etcd://127.0.0.1:1/p"}, "build with -tags splashetcd"},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1"}, "HOST:PORT[,HOST:PORT...]/PREFIX"},
+		{bin, []string{"--journal", "etcd://no-port/p"}, `endpoint "no-port" is not HOST:PORT`},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-config", badCfg}, `unknown field "endpoint"`},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--journal-anchor", "etcd://127.0.0.1:1/q"}, "--journal-anchor applies to a journal file"},
+		{bin, []string{"--journal", filepath.Join(dir, "j.db"), "--journal-anchor", "http://x"}, "--journal-anchor needs etcd://"},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-config", cfg}, "etcd failure"},
+	}
+	for _, c := range cases {
+		p := start(t, c.bin, mustHost(t, "settings"), c.args...)
+		code, stderr := p.end()
+		if code != 7 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "do-not-print-me") {
+			t.Fatalf("%v: exit %d with %q, want 7 with %q", c.args, code, stderr, c.want)
 		}
 	}
 }
