@@ -14,6 +14,7 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/storage/etcdstore/etcdstoretest"
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
@@ -253,11 +254,28 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 // One durable dispatch of a new operation key against the journal file: the admission and
 // the observation are each persisted (fenced compare-and-swap, synchronous commit) and the
 // effect line is synced before the answer. A journal scope holds at most 64 operations, so a
-// new worker with a new scope is started (with the timer stopped) every 60 dispatches.
+// new worker with a new scope is started (with the timer stopped) every 60 dispatches. The
+// bbolt journal file and a journal in a one-member etcd cluster on loopback (the splashetcd
+// build) run side by side.
 func BenchmarkDurableDispatch(b *testing.B) {
-	dir := b.TempDir()
-	db := filepath.Join(dir, "journal.db")
-	effects := filepath.Join(dir, "effects.log")
+	b.Run("bolt", func(b *testing.B) {
+		durableDispatch(b, workerBinary, filepath.Join(b.TempDir(), "journal.db"))
+	})
+	b.Run("etcd", func(b *testing.B) {
+		if _, err := etcdstoretest.Binary(); err != nil {
+			b.Skip(err)
+		}
+		c, err := etcdstoretest.Start(b.TempDir(), 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Stop()
+		durableDispatch(b, binaries.MustWorker(b, "splashetcd"), journalURL(c, "splash/bench"))
+	})
+}
+
+func durableDispatch(b *testing.B, bin, journal string) {
+	effects := filepath.Join(b.TempDir(), "effects.log")
 	const perSession = 60
 	var p *proc
 	sessions, n := 0, 0
@@ -267,7 +285,8 @@ func BenchmarkDurableDispatch(b *testing.B) {
 		}
 		sessions++
 		sc := "bench-" + strconv.Itoa(sessions)
-		p = launch(b, sc, "--journal", db, "--effect-log", effects, "--scope", sc)
+		p = start(b, bin, mustHost(b, sc), "--journal", journal, "--effect-log", effects, "--scope", sc)
+		p.write(p.host.Bootstrap())
 		p.open(grant(recordTool, perSession, 0))
 		n = 0
 	}

@@ -27,7 +27,6 @@ import (
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
-	"github.com/splashv5/conform/impl/storage/boltstore"
 	"github.com/splashv5/conform/impl/worker"
 )
 
@@ -41,6 +40,12 @@ Serves one Splash worker protocol v5 session with the conformance adapter profil
 
 flags:
   --journal FILE            journal file, a bbolt database (default: in memory, lost at exit)
+  --journal etcd://HOST:PORT[,HOST:PORT...]/PREFIX
+                            journal in an etcd cluster under PREFIX (builds with tag splashetcd)
+  --journal-anchor etcd://HOST:PORT[,HOST:PORT...]/PREFIX
+                            anchor the journal file on etcd: an older copy of the file is
+                            refused (builds with tag splashetcd)
+  --etcd-config FILE        etcd credentials and TLS, a JSON file (builds with tag splashetcd)
   --namespace NS            journal record namespace (default "splash-worker-journal")
   --admission-namespace NS  namespace of the admitted-session list (default "splash-worker-admission")
   --scope SCOPE             journal scope (default "conformance")
@@ -93,6 +98,7 @@ func parseFlags(args []string, stderr io.Writer, more func(*flag.FlagSet)) (opti
 	fs.StringVar(&o.writeTrigger, "write-trigger", "", "")
 	fs.UintVar(&o.perTool, "max-reconciliations-per-tool", uint(worker.DefaultMaxReconciliationsPerTool), "")
 	fs.UintVar(&o.perSession, "max-reconciliations-per-session", uint(worker.DefaultMaxReconciliationsPerSession), "")
+	journalFlags(fs)
 	if more != nil {
 		more(fs)
 	}
@@ -202,12 +208,12 @@ func setUp(o options, stderr io.Writer) (p *process, code int, err error) {
 
 	var backend storage.Backend = storage.NewMemoryBackend()
 	if o.journalPath != "" {
-		file, err := boltstore.Open(o.journalPath, nil)
+		durable, err := openJournal(o.journalPath)
 		if err != nil {
 			return p, worker.ExitPersistence, err
 		}
-		p.closers = append(p.closers, func() { file.Close() })
-		backend = file
+		p.closers = append(p.closers, func() { durable.Close() })
+		backend = durable
 	}
 	store := storage.NewAuthenticatedStore(backend, keyring)
 	journalStore, err := worker.NewStorageJournalStore(store, o.namespace, o.scope, mode)

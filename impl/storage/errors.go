@@ -94,6 +94,15 @@ const (
 	// ErrBolt: the bbolt database file failed, or another process holds its lock; the
 	// underlying error is wrapped.
 	ErrBolt
+	// ErrEtcd: the etcd cluster failed or did not answer in time; the client error is
+	// wrapped. The outcome of a write that fails this way is unknown (indeterminate).
+	ErrEtcd
+	// ErrEtcdRollback: the etcd cluster answered with a lower revision than one already
+	// seen, or under another cluster id: it was restored from an older copy or replaced.
+	ErrEtcdRollback
+	// ErrTooManyCandidates: an anchored local store holds the most unanchored candidates it
+	// keeps for a record; recover with a fresh fence and a discard of the candidates.
+	ErrTooManyCandidates
 )
 
 var kindNames = map[ErrorKind]string{
@@ -131,6 +140,9 @@ var kindNames = map[ErrorKind]string{
 	ErrUnexpectedRecordCommitment: "UnexpectedRecordCommitment",
 	ErrBackendClosed:              "BackendClosed",
 	ErrBolt:                       "Bolt",
+	ErrEtcd:                       "Etcd",
+	ErrEtcdRollback:               "EtcdRollback",
+	ErrTooManyCandidates:          "TooManyCandidates",
 }
 
 var kindMessages = map[ErrorKind]string{
@@ -168,6 +180,9 @@ var kindMessages = map[ErrorKind]string{
 	ErrUnexpectedRecordCommitment: "anchor state with a zero floor carries a record commitment",
 	ErrBackendClosed:              "backend is closed",
 	ErrBolt:                       "bbolt failure",
+	ErrEtcd:                       "etcd failure",
+	ErrEtcdRollback:               "etcd cluster went back to an older revision or was replaced",
+	ErrTooManyCandidates:          "too many unanchored candidates for the record; reserve a recovery fence and discard them",
 }
 
 // String returns the name of the reference variant this kind stands for.

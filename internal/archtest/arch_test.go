@@ -134,6 +134,16 @@ func rules(all map[string]pkg) []rule {
 				return true
 			})
 		}},
+		// The worker links etcdstore only when built with tag splashetcd, which this graph
+		// (the default build) never sees.
+		{"only etcdstore links the etcd client", func(p pkg) error {
+			return only(p, p.Deps, func(d string) bool {
+				if under(d, "go.etcd.io/etcd") {
+					return p.Path == "impl/storage/etcdstore"
+				}
+				return true
+			})
+		}},
 		{"only tests import test-support packages", func(p pkg) error {
 			if isTestSupport(p.Path) {
 				return nil
@@ -200,7 +210,7 @@ func load(t *testing.T) map[string]pkg {
 // TestLayering fails when a package of the module imports against the architecture.
 func TestLayering(t *testing.T) {
 	all := load(t)
-	for _, must := range append([]string{"cmd/splash-conform", "conformance", "conformance/host", "model", "impl/storage/sqlitestore", "impl/storage/boltstore"}, wireCore...) {
+	for _, must := range append([]string{"cmd/splash-conform", "conformance", "conformance/host", "model", "impl/storage/sqlitestore", "impl/storage/boltstore", "impl/storage/etcdstore"}, wireCore...) {
 		if !all[must].Module {
 			t.Fatalf("package %s is not in the graph; the rules would guard nothing", must)
 		}
@@ -230,6 +240,8 @@ func TestRulesCatchViolations(t *testing.T) {
 			"splash-conform links the runner, the wire core, the spec text, the standard library and BLAKE3 only: cmd/splash-conform links modernc.org/sqlite"},
 		{"the worker links SQLite", []pkg{mod("cmd/splash-worker", "modernc.org/sqlite"), ext("modernc.org/sqlite")},
 			"only sqlitestore links SQLite, only boltstore links bbolt: cmd/splash-worker links modernc.org/sqlite"},
+		{"the default worker links the etcd client", []pkg{mod("cmd/splash-worker", "impl/storage/etcdstore", "go.etcd.io/etcd/client/v3"), mod("impl/storage/etcdstore", "go.etcd.io/etcd/client/v3"), ext("go.etcd.io/etcd/client/v3")},
+			"only etcdstore links the etcd client: cmd/splash-worker links go.etcd.io/etcd/client/v3"},
 		{"impl imports conformance", []pkg{mod("impl/worker", "conformance"), mod("conformance")},
 			"impl depends on impl only: impl/worker links conformance"},
 		{"a command imports a test-support package", []pkg{mod("cmd/splash-worker", "impl/storage/storagetest"), mod("impl/storage/storagetest")},
@@ -248,5 +260,17 @@ func TestRulesCatchViolations(t *testing.T) {
 				t.Fatalf("violations %q lack %q", got, c.want)
 			}
 		})
+	}
+}
+
+// TestEtcdWorkerBuild checks that the worker built with tag splashetcd links the etcd
+// backend, so that the rule above guards a real difference between the two builds.
+func TestEtcdWorkerBuild(t *testing.T) {
+	out, err := exec.Command("go", "list", "-tags", "splashetcd", "-deps", module+"/cmd/splash-worker").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(strings.Fields(string(out)), module+"/impl/storage/etcdstore") {
+		t.Fatal("the splashetcd build of the worker does not link impl/storage/etcdstore")
 	}
 }

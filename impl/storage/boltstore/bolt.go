@@ -40,13 +40,9 @@ var (
 	recordsBucket = []byte("splash_storage_records")
 )
 
-// An anchor value is u64be(floor) || u64be(fence) || commitment (absent, or 32 bytes).
-// A record value is u64be(revision) || envelope bytes.
-const (
-	anchorBytes     = 16
-	commitmentBytes = 32
-	revisionBytes   = 8
-)
+// An anchor value is storage.AppendAnchor's encoding. A record value is u64be(revision) ||
+// envelope bytes.
+const revisionBytes = 8
 
 // Backend is a durable storage.Backend in one bbolt file. Per key it keeps the envelope and
 // its revision, and the rollback-anchor state: the revision floor, a commitment to the
@@ -112,13 +108,6 @@ func (b *Backend) withDB(fn func(db *bolt.DB) error) error {
 	return boltError(err)
 }
 
-// anchorState is the rollback-protected state kept per key.
-type anchorState struct {
-	floor      uint64
-	commitment *[32]byte
-	fence      uint64
-}
-
 // dbKey returns the bucket key of key.
 func dbKey(key storage.RecordKey) []byte {
 	out := make([]byte, 0, 4+len(key.Namespace)+len(key.Name))
@@ -175,35 +164,17 @@ func inBuckets(tx *bolt.Tx, fn func(anchors, records *bolt.Bucket) error) error 
 }
 
 // readAnchor reads and validates the anchor state of k (the initial state when absent).
-func readAnchor(anchors *bolt.Bucket, k []byte) (anchorState, error) {
-	v := anchors.Get(k)
-	if v == nil {
-		return anchorState{}, nil
+func readAnchor(anchors *bolt.Bucket, k []byte) (storage.AnchorState, error) {
+	st, err := storage.ParseAnchor(anchors.Get(k))
+	var se *storage.Error
+	if err != nil && !errors.As(err, &se) {
+		err = &storage.Error{Kind: storage.ErrBolt, Err: err}
 	}
-	if len(v) != anchorBytes && len(v) != anchorBytes+commitmentBytes {
-		return anchorState{}, &storage.Error{Kind: storage.ErrBolt, Err: fmt.Errorf("anchor state holds %d bytes, want %d or %d", len(v), anchorBytes, anchorBytes+commitmentBytes)}
-	}
-	st := anchorState{floor: binary.BigEndian.Uint64(v), fence: binary.BigEndian.Uint64(v[8:])}
-	hasCommitment := len(v) > anchorBytes
-	switch {
-	case st.floor == 0 && hasCommitment:
-		return anchorState{}, &storage.Error{Kind: storage.ErrUnexpectedRecordCommitment}
-	case st.floor != 0 && !hasCommitment:
-		return anchorState{}, &storage.Error{Kind: storage.ErrMissingRecordCommitment}
-	case hasCommitment:
-		st.commitment = (*[32]byte)(bytes.Clone(v[anchorBytes:]))
-	}
-	return st, nil
+	return st, err
 }
 
-func writeAnchor(anchors *bolt.Bucket, k []byte, st anchorState) error {
-	v := make([]byte, 0, anchorBytes+commitmentBytes)
-	v = binary.BigEndian.AppendUint64(v, st.floor)
-	v = binary.BigEndian.AppendUint64(v, st.fence)
-	if st.commitment != nil {
-		v = append(v, st.commitment[:]...)
-	}
-	return anchors.Put(k, v)
+func writeAnchor(anchors *bolt.Bucket, k []byte, st storage.AnchorState) error {
+	return anchors.Put(k, storage.AppendAnchor(make([]byte, 0, 48), st))
 }
 
 // readRevision returns the stored record's revision and the stored value (valid only inside
@@ -233,7 +204,7 @@ func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snap
 		if err != nil {
 			return err
 		}
-		snap.RevisionFloor = st.floor
+		snap.RevisionFloor = st.Floor
 		rev, v, err := readRevision(records, k)
 		if err != nil || rev == nil {
 			return err
@@ -245,7 +216,7 @@ func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snap
 		if data == nil {
 			data = []byte{}
 		}
-		if *rev == st.floor && st.commitment != nil && storage.RecordCommitment(key, *rev, data) != *st.commitment {
+		if *rev == st.Floor && st.Commitment != nil && storage.RecordCommitment(key, *rev, data) != *st.Commitment {
 			return &storage.Error{Kind: storage.ErrRecordCommitmentMismatch}
 		}
 		snap.Record = &storage.StoredRecord{Revision: *rev, Bytes: data}
@@ -287,7 +258,7 @@ func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uin
 		if err != nil {
 			return err
 		}
-		conflict, revision, err := storage.PlanSwap(st.fence, fenced, token, actual, st.floor, expected, replacement)
+		conflict, revision, err := storage.PlanSwap(st.Fence, fenced, token, actual, st.Floor, expected, replacement)
 		if err != nil || revision == 0 {
 			outcome = conflict
 			return err
@@ -299,7 +270,7 @@ func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uin
 			return err
 		}
 		commitment := storage.RecordCommitment(key, revision, replacement.Bytes)
-		if err := writeAnchor(anchors, k, anchorState{floor: revision, commitment: &commitment, fence: st.fence}); err != nil {
+		if err := writeAnchor(anchors, k, storage.AnchorState{Floor: revision, Commitment: &commitment, Fence: st.Fence}); err != nil {
 			return err
 		}
 		outcome = storage.CASOutcome{Stored: true, RevisionFloor: revision}
@@ -319,7 +290,7 @@ func (b *Backend) CurrentFence(ctx context.Context, key storage.RecordKey) (uint
 	var fence uint64
 	err := b.view(func(anchors, _ *bolt.Bucket) error {
 		st, err := readAnchor(anchors, dbKey(key))
-		fence = st.fence
+		fence = st.Fence
 		return err
 	})
 	return fence, err
@@ -337,10 +308,10 @@ func (b *Backend) ReserveFence(ctx context.Context, key storage.RecordKey) (uint
 		if err != nil {
 			return err
 		}
-		if token, err = storage.NextFence(st.fence); err != nil {
+		if token, err = storage.NextFence(st.Fence); err != nil {
 			return err
 		}
-		st.fence = token
+		st.Fence = token
 		return writeAnchor(anchors, k, st)
 	})
 	if err != nil {
@@ -363,11 +334,11 @@ func (b *Backend) EstablishFence(ctx context.Context, key storage.RecordKey, tok
 		if err != nil {
 			return err
 		}
-		next, err := storage.CheckEstablish(st.fence, token)
-		if err != nil || next == st.fence {
+		next, err := storage.CheckEstablish(st.Fence, token)
+		if err != nil || next == st.Fence {
 			return err
 		}
-		st.fence = next
+		st.Fence = next
 		return writeAnchor(anchors, k, st)
 	})
 }

@@ -28,6 +28,7 @@ type OpenDurable func(ctx context.Context, path, variant string) (Durable, error
 const (
 	crashPathEnv  = "SPLASH_STORAGE_CRASH_PATH"
 	crashTokenEnv = "SPLASH_STORAGE_CRASH_TOKEN"
+	crashVarEnv   = "SPLASH_STORAGE_CRASH_VARIANT"
 )
 
 // crashWriterMain is the writer process of RunKilledWriter: it writes revision after
@@ -40,7 +41,7 @@ func crashWriterMain(open OpenDurable) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	b, err := open(ctx, os.Getenv(crashPathEnv), "")
+	b, err := open(ctx, os.Getenv(crashPathEnv), os.Getenv(crashVarEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -72,13 +73,19 @@ func crashPayload(r uint64) []byte {
 // holds a complete, verifiable record no older than the last acknowledged write: never a
 // torn one.
 func RunKilledWriter(t *testing.T, open OpenDurable, check func(t *testing.T, b Durable)) {
+	RunKilledWriterVariant(t, open, "", check)
+}
+
+// RunKilledWriterVariant is RunKilledWriter with the backend configured by variant, which
+// open receives in the test and in the writer process.
+func RunKilledWriterVariant(t *testing.T, open OpenDurable, variant string, check func(t *testing.T, b Durable)) {
 	rounds := 3
 	if soak() {
 		rounds = 40
 	}
 	for round := range rounds {
 		path := filepath.Join(t.TempDir(), "crash.db")
-		setup, err := open(ctxb(), path, "")
+		setup, err := open(ctxb(), path, variant)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +97,7 @@ func RunKilledWriter(t *testing.T, open OpenDurable, check func(t *testing.T, b 
 			t.Fatal(err)
 		}
 
-		cmd := childCommand(t, crashPathEnv+"="+path, crashTokenEnv+"="+strconv.FormatUint(token, 10))
+		cmd := childCommand(t, crashPathEnv+"="+path, crashTokenEnv+"="+strconv.FormatUint(token, 10), crashVarEnv+"="+variant)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -116,7 +123,7 @@ func RunKilledWriter(t *testing.T, open OpenDurable, check func(t *testing.T, b 
 			t.Fatalf("round %d: the writer stopped after %d revisions", round, acked)
 		}
 
-		b, err := open(ctxb(), path, "")
+		b, err := open(ctxb(), path, variant)
 		if err != nil {
 			t.Fatalf("round %d: reopen after the kill: %v", round, err)
 		}

@@ -30,6 +30,12 @@ func Main(m *testing.M, open OpenDurable) {
 	os.Exit(m.Run())
 }
 
+// IsChild reports whether this process is a child started by RunKilledWriter or
+// RunLinearizableProcesses, which Main runs instead of the tests.
+func IsChild() bool {
+	return os.Getenv(crashPathEnv) != "" || os.Getenv(linDBEnv) != ""
+}
+
 // childCommand re-executes the test binary with env added to its environment.
 func childCommand(t testing.TB, env ...string) *exec.Cmd {
 	t.Helper()

@@ -1,0 +1,227 @@
+// Package etcdstoretest starts real etcd members (the etcd binary on PATH or in SPLASH_ETCD) on
+// loopback ports in a temporary directory, for tests: one member, or a cluster of several
+// that tests stop, restart and kill. It is imported only by tests.
+package etcdstoretest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrMissing is returned by Binary when no etcd binary is found.
+var ErrMissing = errors.New("etcd not found: install it (Debian: apt-get install etcd-server) or set SPLASH_ETCD to the binary")
+
+// Binary returns the path of the etcd binary: $SPLASH_ETCD, else etcd on PATH.
+func Binary() (string, error) {
+	if p := os.Getenv("SPLASH_ETCD"); p != "" {
+		return p, nil
+	}
+	p, err := exec.LookPath("etcd")
+	if err != nil {
+		return "", ErrMissing
+	}
+	return p, nil
+}
+
+// Member is one etcd member of a Cluster.
+type Member struct {
+	Name      string
+	ClientURL string
+	peerURL   string
+	dataDir   string
+	cmd       *exec.Cmd
+	exited    chan struct{}
+}
+
+// Cluster is a set of etcd members started together.
+type Cluster struct {
+	bin     string
+	dir     string
+	token   string
+	initial string
+	Members []*Member
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Start starts n members in dir and waits until every one reports healthy.
+func Start(dir string, n int) (*Cluster, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{bin: bin, dir: dir, token: fmt.Sprintf("splash-test-%d", time.Now().UnixNano())}
+	var initial []string
+	for i := range n {
+		cp, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		pp, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		m := &Member{
+			Name:      fmt.Sprintf("m%d", i),
+			ClientURL: fmt.Sprintf("http://127.0.0.1:%d", cp),
+			peerURL:   fmt.Sprintf("http://127.0.0.1:%d", pp),
+			dataDir:   filepath.Join(dir, fmt.Sprintf("m%d", i)),
+		}
+		c.Members = append(c.Members, m)
+		initial = append(initial, m.Name+"="+m.peerURL)
+	}
+	c.initial = strings.Join(initial, ",")
+	for i := range c.Members {
+		if err := c.start(i, "new"); err != nil {
+			c.Stop()
+			return nil, err
+		}
+	}
+	for i := range c.Members {
+		if err := c.WaitHealthy(i, 30*time.Second); err != nil {
+			c.Stop()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Endpoints returns the client URLs of all members.
+func (c *Cluster) Endpoints() []string {
+	out := make([]string, len(c.Members))
+	for i, m := range c.Members {
+		out[i] = m.ClientURL
+	}
+	return out
+}
+
+// start launches member i's process.
+func (c *Cluster) start(i int, state string) error {
+	m := c.Members[i]
+	logf, err := os.OpenFile(filepath.Join(c.dir, m.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(c.bin,
+		"--name", m.Name, "--data-dir", m.dataDir,
+		"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
+		"--listen-peer-urls", m.peerURL, "--initial-advertise-peer-urls", m.peerURL,
+		"--initial-cluster", c.initial, "--initial-cluster-state", state,
+		"--initial-cluster-token", c.token,
+		"--heartbeat-interval", "50", "--election-timeout", "500",
+		"--logger", "zap", "--log-outputs", "stderr")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// The member dies with the test process even if the test cannot stop it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start etcd member %s: %w", m.Name, err)
+	}
+	m.cmd = cmd
+	m.exited = make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(m.exited)
+	}()
+	return nil
+}
+
+// WaitHealthy waits until member i answers its health endpoint with a healthy status.
+func (c *Cluster) WaitHealthy(i int, limit time.Duration) error {
+	m := c.Members[i]
+	deadline := time.Now().Add(limit)
+	client := http.Client{Timeout: time.Second}
+	for time.Now().Before(deadline) {
+		select {
+		case <-m.exited:
+			return fmt.Errorf("etcd member %s exited; see %s.log", m.Name, m.Name)
+		default:
+		}
+		resp, err := client.Get(m.ClientURL + "/health")
+		if err == nil {
+			var buf [256]byte
+			n, _ := resp.Body.Read(buf[:])
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.Contains(string(buf[:n]), `"true"`) {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("etcd member %s not healthy after %s", m.Name, limit)
+}
+
+// Leader returns the index of the member that reports itself leader (its metric
+// etcd_server_is_leader is 1), waiting up to limit for one to be elected.
+func (c *Cluster) Leader(limit time.Duration) (int, error) {
+	client := http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		for i, m := range c.Members {
+			if m.cmd == nil {
+				continue
+			}
+			resp, err := client.Get(m.ClientURL + "/metrics")
+			if err != nil {
+				continue
+			}
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+			resp.Body.Close()
+			if strings.Contains(string(body), "\netcd_server_is_leader 1\n") {
+				return i, nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("no etcd leader after %s", limit)
+}
+
+// Kill stops member i with SIGKILL and waits for it to exit.
+func (c *Cluster) Kill(i int) { c.signal(i, syscall.SIGKILL) }
+
+// StopMember stops member i with SIGTERM and waits for it to exit.
+func (c *Cluster) StopMember(i int) { c.signal(i, syscall.SIGTERM) }
+
+func (c *Cluster) signal(i int, sig syscall.Signal) {
+	m := c.Members[i]
+	if m.cmd == nil {
+		return
+	}
+	_ = m.cmd.Process.Signal(sig)
+	<-m.exited
+	m.cmd = nil
+}
+
+// Restart starts a stopped member i again on its data directory and waits for it to be
+// healthy.
+func (c *Cluster) Restart(i int) error {
+	if err := c.start(i, "existing"); err != nil {
+		return err
+	}
+	return c.WaitHealthy(i, 30*time.Second)
+}
+
+// Stop stops every member that is still running.
+func (c *Cluster) Stop() {
+	for i := range c.Members {
+		c.StopMember(i)
+	}
+}
