@@ -69,3 +69,15 @@ type RollbackAnchor interface {
 	ReserveFence(ctx context.Context, key RecordKey) (uint64, error)
 	EstablishFence(ctx context.Context, key RecordKey, token uint64) error
 }
+
+// LoadedRecord is what every durable backend returns for a record it read at revision rev
+// under an anchor with the given floor and commitment: a copy of data (never nil), after the
+// check that a record at the floor is the one the commitment names
+// (ErrRecordCommitmentMismatch).
+func LoadedRecord(key RecordKey, rev, floor uint64, commitment *[32]byte, data []byte) (*StoredRecord, error) {
+	data = append([]byte{}, data...)
+	if rev == floor && commitment != nil && RecordCommitment(key, rev, data) != *commitment {
+		return nil, &Error{Kind: ErrRecordCommitmentMismatch}
+	}
+	return &StoredRecord{Revision: rev, Bytes: data}, nil
+}

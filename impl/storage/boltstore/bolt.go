@@ -11,7 +11,6 @@
 package boltstore
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -212,15 +211,9 @@ func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snap
 		if size := len(v) - revisionBytes; size > storage.MaxRecordBytes {
 			return &storage.Error{Kind: storage.ErrStoredRecordTooLarge, Size: size, Limit: storage.MaxRecordBytes}
 		}
-		data := bytes.Clone(v[revisionBytes:])
-		if data == nil {
-			data = []byte{}
-		}
-		if *rev == st.Floor && st.Commitment != nil && storage.RecordCommitment(key, *rev, data) != *st.Commitment {
-			return &storage.Error{Kind: storage.ErrRecordCommitmentMismatch}
-		}
-		snap.Record = &storage.StoredRecord{Revision: *rev, Bytes: data}
-		return nil
+		rec, err := storage.LoadedRecord(key, *rev, st.Floor, st.Commitment, v[revisionBytes:])
+		snap.Record = rec
+		return err
 	})
 	if err != nil {
 		return storage.Snapshot{}, err

@@ -18,7 +18,6 @@
 package etcdstore
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -280,14 +279,11 @@ func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snap
 	if size := len(st.record) - 8; size > storage.MaxRecordBytes {
 		return storage.Snapshot{}, &storage.Error{Kind: storage.ErrStoredRecordTooLarge, Size: size, Limit: storage.MaxRecordBytes}
 	}
-	data := bytes.Clone(st.record[8:])
-	if data == nil {
-		data = []byte{}
+	rec, err := storage.LoadedRecord(key, *rev, a.Floor, a.Commitment, st.record[8:])
+	if err != nil {
+		return storage.Snapshot{}, err
 	}
-	if *rev == a.Floor && a.Commitment != nil && storage.RecordCommitment(key, *rev, data) != *a.Commitment {
-		return storage.Snapshot{}, &storage.Error{Kind: storage.ErrRecordCommitmentMismatch}
-	}
-	return storage.Snapshot{Record: &storage.StoredRecord{Revision: *rev, Bytes: data}, RevisionFloor: a.Floor}, nil
+	return storage.Snapshot{Record: rec, RevisionFloor: a.Floor}, nil
 }
 
 // CompareAndSwap implements storage.Backend.CompareAndSwap as one guarded transaction.

@@ -5,7 +5,6 @@
 package sqlitestore
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -299,17 +298,9 @@ func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snap
 		if err != nil {
 			return err
 		}
-		if data == nil {
-			data = []byte{}
-		}
-		if *rev == st.floor && st.commitment != nil {
-			want := storage.RecordCommitment(key, *rev, data)
-			if !bytes.Equal(want[:], st.commitment[:]) {
-				return &storage.Error{Kind: storage.ErrRecordCommitmentMismatch}
-			}
-		}
-		snap.Record = &storage.StoredRecord{Revision: *rev, Bytes: data}
-		return nil
+		rec, err := storage.LoadedRecord(key, *rev, st.floor, st.commitment, data)
+		snap.Record = rec
+		return err
 	})
 	if err != nil {
 		return storage.Snapshot{}, err
