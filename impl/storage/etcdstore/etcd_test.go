@@ -24,7 +24,7 @@ func TestEtcdBackendContract(t *testing.T) {
 
 // Spec: STO-029, STO-081
 func TestLinearizableEtcdBackendGoroutines(t *testing.T) {
-	storagetest.RunLinearizable(t, openAt(t, freshPrefix(t)), false)
+	storagetest.RunLinearizable(t, openAt(t, freshPrefix(t)), true)
 }
 
 // Clients in three processes (three "machines") share records through etcd; every history
