@@ -145,38 +145,25 @@ func ProfileChecks() []*Check {
 			ID: "CNF-PROFILE-13", Level: Must, Needs: []Need{NeedTypedJSON},
 			Requirements: []string{"PRF-024", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
 			Title:        "conf.json.typed refuses an array input, also the positional form [text, repeat] (InvalidJsonInput, status 6)",
-			run: func(t *T) {
-				t.expectTypedRefusal(`["ab",2]`, "InvalidJsonInput")
-				t.expectTypedRefusal(`[{"text":"ab","repeat":2}]`, "InvalidJsonInput")
-			},
+			run:          typedRefusals("InvalidJsonInput", `["ab",2]`, `[{"text":"ab","repeat":2}]`),
 		},
 		&Check{
 			ID: "CNF-PROFILE-14", Level: Must, Needs: []Need{NeedTypedJSON},
 			Requirements: []string{"PRF-024", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
 			Title:        "conf.json.typed refuses a member of the wrong type: a number as text, a string or 2.0 as repeat (InvalidJsonInput, status 6)",
-			run: func(t *T) {
-				t.expectTypedRefusal(`{"text":5,"repeat":2}`, "InvalidJsonInput")
-				t.expectTypedRefusal(`{"text":"ab","repeat":"2"}`, "InvalidJsonInput")
-				t.expectTypedRefusal(`{"text":"ab","repeat":2.0}`, "InvalidJsonInput")
-			},
+			run:          typedRefusals("InvalidJsonInput", `{"text":5,"repeat":2}`, `{"text":"ab","repeat":"2"}`, `{"text":"ab","repeat":2.0}`),
 		},
 		&Check{
 			ID: "CNF-PROFILE-15", Level: Must, Needs: []Need{NeedTypedJSON},
 			Requirements: []string{"PRF-024", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
 			Title:        "conf.json.typed refuses a missing member, an unknown member and a repeat above 16 (InvalidJsonInput, status 6)",
-			run: func(t *T) {
-				t.expectTypedRefusal(`{"repeat":2}`, "InvalidJsonInput")
-				t.expectTypedRefusal(`{"extra":true,"repeat":2,"text":"ab"}`, "InvalidJsonInput")
-				t.expectTypedRefusal(`{"repeat":17,"text":"ab"}`, "InvalidJsonInput")
-			},
+			run:          typedRefusals("InvalidJsonInput", `{"repeat":2}`, `{"extra":true,"repeat":2,"text":"ab"}`, `{"repeat":17,"text":"ab"}`),
 		},
 		&Check{
 			ID: "CNF-PROFILE-16", Level: Must, Needs: []Need{NeedTypedJSON},
 			Requirements: []string{"PRF-025", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
 			Title:        "conf.json.typed never answers its null output for repeat 0 (InvalidJsonOutput, status 6)",
-			run: func(t *T) {
-				t.expectTypedRefusal(`{"repeat":0,"text":"ab"}`, "InvalidJsonOutput")
-			},
+			run:          typedRefusals("InvalidJsonOutput", `{"repeat":0,"text":"ab"}`),
 		},
 		&Check{
 			ID: "CNF-PROFILE-17", Level: Must, Needs: []Need{NeedTypedJSON},
@@ -193,16 +180,21 @@ func ProfileChecks() []*Check {
 	}
 }
 
-// expectTypedRefusal opens a session granting conf.json.typed, invokes it with the JSON input
-// in and expects no answer and the end of the session (MUST), with the adapter status class
-// and a diagnostic naming the adapter error kind (SHOULD, PRF-027).
-func (t *T) expectTypedRefusal(in, kind string) {
-	w := t.session(jsonGrant(toolTyped))
-	w.sendInvoke(toolTyped, jsonPayload(in))
-	w.expectExit(exitAdapter, "conf.json.typed given "+in)
-	diag := strings.TrimSpace(w.stderr.excerpt())
-	if !strings.Contains(strings.ToLower(diag), strings.ToLower(kind)) {
-		t.shouldf("a diagnostic naming the adapter error kind "+kind+" for the input "+in,
-			"standard error: "+orNone([]string{diag}))
+// typedRefusals returns a check body that, for each JSON input in turn, opens a session
+// granting conf.json.typed, invokes it with the input and expects no answer and the end of the
+// session (MUST), with the adapter status class and a diagnostic naming the adapter error kind
+// (SHOULD, PRF-027).
+func typedRefusals(kind string, inputs ...string) func(*T) {
+	return func(t *T) {
+		for _, in := range inputs {
+			w := t.session(jsonGrant(toolTyped))
+			w.sendInvoke(toolTyped, jsonPayload(in))
+			w.expectExit(exitAdapter, "conf.json.typed given "+in)
+			diag := strings.TrimSpace(w.stderr.excerpt())
+			if !strings.Contains(strings.ToLower(diag), strings.ToLower(kind)) {
+				t.shouldf("a diagnostic naming the adapter error kind "+kind+" for the input "+in,
+					"standard error: "+orNone([]string{diag}))
+			}
+		}
 	}
 }
