@@ -41,6 +41,7 @@ func TestTypedTool(t *testing.T) {
 		{workertest.JSON(`{"text":"ab"}`), worker.AdapterInvalidJSONInput},
 		{workertest.JSON(`{"text":"ab","repeat":2,"extra":true}`), worker.AdapterInvalidJSONInput},
 		{workertest.JSON(`{"text":"ab","repeat":0}`), worker.AdapterInvalidJSONOutput},
+		{workertest.JSON(`{"text":"ab","repeat":-0}`), worker.AdapterInvalidJSONOutput},
 	}
 	for _, tc := range refusals {
 		if _, err := invoke(a, profile.ToolJSONTyped, tc.in); worker.AdapterKindOf(err) != tc.want {
