@@ -86,7 +86,7 @@ func TestCatalogCoversTheWorkerChapters(t *testing.T) {
 	// API rules, in-process guards, the journal store's internals and the reference worker's
 	// own configuration.
 	exempt := map[string]string{
-		"WRK-001": "registry API", "WRK-004": "adapter API", "WRK-005": "typed adapter helper API",
+		"WRK-001": "registry API", "WRK-004": "adapter API",
 		"WRK-010": "library API: the role of the authenticator", "WRK-016": "admission internals",
 		"WRK-020": "poisoned sessions end the reference worker at once", "WRK-031": "journal access is not observable",
 		"WRK-063": "the profile's only reconcilable tool declares a contract", "WRK-070": "journal store internals",

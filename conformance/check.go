@@ -64,10 +64,14 @@ const (
 	// NeedStoreFault: the worker's test mode offers the store fault trigger of PRF-021 at the
 	// file given by {store-fault}: while the file exists, journal writes fail.
 	NeedStoreFault Need = "store-fault"
+	// NeedTypedJSON: the worker's profile registers conf.json.typed, the tool built on its
+	// typed JSON adapter helper (PRF-023). A worker written against the profile before the
+	// tool was added declares it missing.
+	NeedTypedJSON Need = "typed-json"
 )
 
 // AllNeeds lists every need in documentation order.
-var AllNeeds = []Need{NeedJournal, NeedEffects, NeedDurable, NeedCompensation, NeedCancel, NeedStoreFault}
+var AllNeeds = []Need{NeedJournal, NeedEffects, NeedDurable, NeedCompensation, NeedCancel, NeedStoreFault, NeedTypedJSON}
 
 // ParseNeed returns the need with the given name.
 func ParseNeed(name string) (Need, bool) {

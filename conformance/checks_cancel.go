@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/splashv5/conform/impl/protocol"
@@ -14,6 +15,33 @@ func (t *T) expectOutcome(want, got protocol.WorkerCancellationOutcome) {
 	if want != got {
 		t.failf("outcome "+want.String(), "outcome "+got.String())
 	}
+}
+
+// Bounds of the adapter's wait in CNF-CANCEL-12.
+const (
+	minFatalWait = 600 * time.Millisecond
+	maxFatalWait = 4 * time.Second
+)
+
+// fatalWait is how long CNF-CANCEL-12 makes its uncooperative adapter wait, given the slowest
+// of a few round trips to the worker just before: at least 600 ms and at least 20 round trips,
+// so that a worker that exits at the fatal error without waiting cannot look as if it waited
+// merely because the machine is loaded (an exit observed after the adapter's wait is only
+// evidence of waiting when the wait is long against the worker's pace), and at most 4 s.
+func fatalWait(slowestRoundTrip time.Duration) time.Duration {
+	return min(max(minFatalWait, 20*slowestRoundTrip).Round(time.Millisecond), maxFatalWait)
+}
+
+// roundTrips invokes conf.slow.cancellable with 0 ms n times in a cancellable session and
+// returns the slowest round trip, answer included.
+func (w *Worker) roundTrips(n int) time.Duration {
+	var slowest time.Duration
+	for range n {
+		start := time.Now()
+		w.t.expectPayload("the answer", text("done 0"), w.invoke(toolCancellable, text("0")))
+		slowest = max(slowest, time.Since(start))
+	}
+	return slowest
 }
 
 // CancelChecks returns the checks of area CANCEL: cooperative cancellation.
@@ -171,14 +199,16 @@ func CancelChecks() []*Check {
 		},
 		&Check{
 			ID: "CNF-CANCEL-12", Level: Must, Requirements: []string{"CAN-019", "CAN-024", "CAN-013"},
-			Needs: cancelNeeds, Timeout: 6 * time.Second,
+			Needs: cancelNeeds, Timeout: 6*time.Second + maxFatalWait,
 			Title: "a fatal error while an uncooperative adapter runs ends the worker only after the adapter returned",
 			run: func(t *T) {
 				w := t.cancellable()
+				wait := fatalWait(w.roundTrips(3))
+				ms := strconv.FormatInt(wait.Milliseconds(), 10)
 				start := time.Now()
-				w.sendInvoke(toolUncooperative, text("600"))
+				w.sendInvoke(toolUncooperative, text(ms))
 				w.writeLine([]byte("garbage"))
-				w.expectExitNotBefore(exitTransport, "a garbage line while conf.slow.uncooperative waits 600 ms", start, 600*time.Millisecond)
+				w.expectExitNotBefore(exitTransport, "a garbage line while conf.slow.uncooperative waits "+ms+" ms", start, wait)
 			},
 		},
 		&Check{

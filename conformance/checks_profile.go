@@ -1,6 +1,9 @@
 package conformance
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // tricky text exercises escaping: control characters, quotes, backslash, slash, the two
 // JavaScript line separators, non-BMP characters and a lone escape-looking sequence.
@@ -122,5 +125,76 @@ func ProfileChecks() []*Check {
 				w.endInput()
 			},
 		},
+		&Check{
+			ID: "CNF-PROFILE-12", Unreachable: unreachableAcceptance, Level: Must, Needs: []Need{NeedTypedJSON},
+			Requirements: []string{"PRF-023", "WRK-005", "WRK-030"},
+			Title:        "conf.json.typed answers a well-typed input with its typed output, in canonical form",
+			run: func(t *T) {
+				w := t.session(jsonGrant(toolTyped))
+				for _, c := range []struct{ in, want string }{
+					{`{"text":"ab","repeat":3}`, `{"count":3,"text":"ababab"}`},
+					{`{"repeat":1,"text":"é😀\u0000\""}`, `{"count":1,"text":"é😀\u0000\""}`},
+					{`{"repeat":16,"text":""}`, `{"count":16,"text":""}`},
+				} {
+					t.expectPayload("the typed answer", jsonPayload(c.want), w.invoke(toolTyped, jsonPayload(c.in)))
+				}
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-13", Level: Must, Needs: []Need{NeedTypedJSON},
+			Requirements: []string{"PRF-024", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
+			Title:        "conf.json.typed refuses an array input, also the positional form [text, repeat] (InvalidJsonInput, status 6)",
+			run:          typedRefusals("InvalidJsonInput", `["ab",2]`, `[{"text":"ab","repeat":2}]`),
+		},
+		&Check{
+			ID: "CNF-PROFILE-14", Level: Must, Needs: []Need{NeedTypedJSON},
+			Requirements: []string{"PRF-024", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
+			Title:        "conf.json.typed refuses a member of the wrong type: a number as text, a string or 2.0 as repeat (InvalidJsonInput, status 6)",
+			run:          typedRefusals("InvalidJsonInput", `{"text":5,"repeat":2}`, `{"text":"ab","repeat":"2"}`, `{"text":"ab","repeat":2.0}`),
+		},
+		&Check{
+			ID: "CNF-PROFILE-15", Level: Must, Needs: []Need{NeedTypedJSON},
+			Requirements: []string{"PRF-024", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
+			Title:        "conf.json.typed refuses a missing member, an unknown member and a repeat above 16 (InvalidJsonInput, status 6)",
+			run:          typedRefusals("InvalidJsonInput", `{"repeat":2}`, `{"extra":true,"repeat":2,"text":"ab"}`, `{"repeat":17,"text":"ab"}`),
+		},
+		&Check{
+			ID: "CNF-PROFILE-16", Level: Must, Needs: []Need{NeedTypedJSON},
+			Requirements: []string{"PRF-025", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
+			Title:        "conf.json.typed never answers its null output for repeat 0 (InvalidJsonOutput, status 6)",
+			run:          typedRefusals("InvalidJsonOutput", `{"repeat":0,"text":"ab"}`),
+		},
+		&Check{
+			ID: "CNF-PROFILE-17", Level: Must, Needs: []Need{NeedTypedJSON},
+			Requirements: []string{"PRF-026", "WRK-005", "WRK-040", "WRK-096", "WRK-097"},
+			Title:        "a dispatch_operation for conf.json.typed is refused: the typed helper serves invoke only (status 5)",
+			run: func(t *T) {
+				w := t.session(jsonGrant(toolTyped))
+				t.expectPayload("the typed answer", jsonPayload(`{"count":2,"text":"abab"}`),
+					w.invoke(toolTyped, jsonPayload(`{"repeat":2,"text":"ab"}`)))
+				w.sendDispatch(toolTyped, "op-typed-1", jsonPayload(`{"repeat":2,"text":"ab"}`))
+				w.expectExit(exitRejected, "a dispatch_operation for conf.json.typed, which declares no durable contract")
+			},
+		},
+	}
+}
+
+// typedRefusals returns a check body that, for each JSON input in turn, opens a session
+// granting conf.json.typed, invokes it with the input and expects no answer and the end of the
+// session (MUST), with the adapter status class and a diagnostic naming the adapter error kind
+// (SHOULD, PRF-027).
+func typedRefusals(kind string, inputs ...string) func(*T) {
+	return func(t *T) {
+		for _, in := range inputs {
+			w := t.session(jsonGrant(toolTyped))
+			w.sendInvoke(toolTyped, jsonPayload(in))
+			w.expectExit(exitAdapter, "conf.json.typed given "+in)
+			diag := strings.TrimSpace(w.stderr.excerpt())
+			if !strings.Contains(strings.ToLower(diag), strings.ToLower(kind)) {
+				t.shouldf("a diagnostic naming the adapter error kind "+kind+" for the input "+in,
+					"standard error: "+orNone([]string{diag}))
+			}
+		}
 	}
 }

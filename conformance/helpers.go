@@ -17,6 +17,7 @@ const (
 	toolDurable       = "conf.durable.record"
 	toolCancellable   = "conf.slow.cancellable"
 	toolUncooperative = "conf.slow.uncooperative"
+	toolTyped         = "conf.json.typed"
 )
 
 // absenceMessage is the failure message of the durable tool when no effect is recorded.

@@ -91,6 +91,7 @@ func (cfg Config) Offered() map[Need]bool {
 		NeedDurable:      true,
 		NeedCompensation: true,
 		NeedCancel:       true,
+		NeedTypedJSON:    true,
 	}
 	for _, n := range cfg.Without {
 		offers[n] = false

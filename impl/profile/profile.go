@@ -24,12 +24,13 @@ const (
 	ToolDurableRecord     = "conf.durable.record"
 	ToolSlowCancellable   = "conf.slow.cancellable"
 	ToolSlowUncooperative = "conf.slow.uncooperative"
+	ToolJSONTyped         = "conf.json.typed"
 )
 
 // Tools lists the profile's tools in the order of the profile chapter.
 var Tools = [...]string{
 	ToolTextEcho, ToolJSONEcho, ToolTextFail, ToolTextUndeclared, ToolDurableRecord,
-	ToolSlowCancellable, ToolSlowUncooperative,
+	ToolSlowCancellable, ToolSlowUncooperative, ToolJSONTyped,
 }
 
 // Formats gives the format a runner grants for each profile tool.
@@ -41,6 +42,7 @@ var Formats = map[string]protocol.EnvelopeFormat{
 	ToolDurableRecord:     protocol.FormatJSON,
 	ToolSlowCancellable:   protocol.FormatText,
 	ToolSlowUncooperative: protocol.FormatText,
+	ToolJSONTyped:         protocol.FormatJSON,
 }
 
 // AbsenceMessage is the failure message of the durable tool when it has no effect for a key.
@@ -67,7 +69,7 @@ type Options struct {
 	Wait func(d time.Duration, cancel <-chan struct{}) bool
 }
 
-// Register registers the seven profile tools in reg (PRF-001). Call it only in a test mode.
+// Register registers the eight profile tools in reg (PRF-001). Call it only in a test mode.
 func Register(reg *worker.Registry, opts Options) error {
 	if opts.Effects == nil {
 		opts.Effects = NewEffectLog(nil, nil)
@@ -87,6 +89,7 @@ func Register(reg *worker.Registry, opts Options) error {
 		func() error {
 			return reg.RegisterCancellable(ToolSlowUncooperative, &slow{cooperative: false, wait: opts.Wait})
 		},
+		func() error { return reg.Register(ToolJSONTyped, newTyped()) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

@@ -163,6 +163,15 @@ const (
 	// FaultIgnorePersistFailure: a failed journal write is ignored; the flow goes on and
 	// answers as if the journal had been persisted.
 	FaultIgnorePersistFailure
+	// FaultTypedIgnoreDecodeError: the typed JSON adapter helper runs its handler with what
+	// the decoder returned, ignoring the decoder's error.
+	FaultTypedIgnoreDecodeError
+	// FaultTypedUncheckedOutput: the typed JSON adapter helper returns an output that is not
+	// a JSON object or array instead of refusing it.
+	FaultTypedUncheckedOutput
+	// FaultTypedServesDispatch: the typed JSON adapter helper declares a durable contract and
+	// serves dispatch_operation by running its handler.
+	FaultTypedServesDispatch
 
 	faultEnd
 )
@@ -261,6 +270,12 @@ var faultInfos = [...]FaultInfo{
 		"answer an exact duplicate from the journal without checking it against the live grant"},
 	{FaultIgnorePersistFailure, "ignore-persist-failure", "WRK-071", []string{"CNF-DURABLE-28", "CNF-DURABLE-29", "CNF-DURABLE-30", "CNF-COMP-18"},
 		"ignore a failed journal write: no restore, no poisoning, the effect runs and the answer is sent"},
+	{FaultTypedIgnoreDecodeError, "typed-ignore-decode-error", "WRK-005", []string{"CNF-PROFILE-13", "CNF-PROFILE-14", "CNF-PROFILE-15"},
+		"the typed JSON helper runs its handler on what a failed decoding returned (positional form, wrong types, unknown members)"},
+	{FaultTypedUncheckedOutput, "typed-unchecked-output", "WRK-005", []string{"CNF-PROFILE-16"},
+		"the typed JSON helper passes on an output that is not an object or array"},
+	{FaultTypedServesDispatch, "typed-serves-dispatch", "WRK-005", []string{"CNF-PROFILE-17"},
+		"the typed JSON helper declares a durable contract and answers dispatch_operation"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.

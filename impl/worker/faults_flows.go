@@ -66,17 +66,22 @@ func (u unfencedStore) Persist(ctx context.Context, j *journal.Journal, expected
 
 // registry returns r, or a copy with its adapters wrapped: with FaultUndeclaredSafetyOK every
 // adapter that declares no invocation safety claims to be read-only when the baseline
-// session invokes it, and with At the durable calls reach the persistence points. The
-// cancellable driver still sees the adapters as registered.
+// session invokes it, with the typed-helper faults every TypedJSON adapter behaves as they
+// say, and with At the durable calls reach the persistence points. The cancellable driver
+// still sees the adapters as registered.
 func (f *Faults) registry(r *Registry) *Registry {
 	undeclaredOK := f.Has(FaultUndeclaredSafetyOK)
-	if !undeclaredOK && f.At == nil {
+	typed := f.Enabled.Any(typedFaults...)
+	if !undeclaredOK && !typed && f.At == nil {
 		return r
 	}
 	c := NewRegistry()
 	for tool, e := range r.entries {
 		if undeclaredOK && e.adapter.InvocationSafety() == SafetyUndeclared {
 			e.adapter = claimsSafety{e.adapter}
+		}
+		if h, ok := e.adapter.(typedHelper); ok && typed {
+			e.adapter = h.withFaults(f.Enabled)
 		}
 		if f.At != nil {
 			e.adapter = pausingAdapter{e.adapter, f.pauses()}

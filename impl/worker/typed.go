@@ -14,7 +14,7 @@ type TypedJSON[I, O any] struct {
 	// Safety is the declared invocation safety.
 	Safety InvocationSafety
 	// Decode converts the input value; an error makes the invocation fail with
-	// AdapterInvalidJSONInput.
+	// AdapterInvalidJSONInput, and the value returned with it is discarded.
 	Decode func(canonjson.Value) (I, error)
 	// Encode converts the output; an error makes the invocation fail with
 	// AdapterInvalidJSONOutput.
