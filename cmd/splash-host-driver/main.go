@@ -17,8 +17,11 @@ import (
 
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/transport"
+	"github.com/splashv5/conform/impl/workflow"
 )
 
 // command is one driver command (HDR-002).
@@ -35,6 +38,8 @@ type command struct {
 	// Cancellable starts a multiplexed session (feature cancel); CancellationID names a cancel.
 	Cancellable    bool   `json:"cancellable"`
 	CancellationID string `json:"cancellation_id"`
+	// State is the directory of the host's durable ledger (features recover, compensate).
+	State string `json:"state"`
 }
 
 // outcome is one outcome line (HDR-003).
@@ -49,6 +54,8 @@ type outcome struct {
 	// Disposition is a cancel's outcome; Cancelled says that finish saw the acknowledgement.
 	Disposition string `json:"disposition,omitempty"`
 	Cancelled   bool   `json:"cancelled,omitempty"`
+	// Key is the operation key a step was recorded under.
+	Key string `json:"key,omitempty"`
 }
 
 // session is the one worker the driver runs at a time.
@@ -61,6 +68,11 @@ type session struct {
 	pending  map[string]*transport.PendingInvocation
 	auth     *authorizer.SessionAuthorizer
 	deadline time.Duration
+	// state, flow, store and rt are the durable ledger and step engine (ledger.go).
+	state string
+	flow  *workflow.Engine
+	store *storage.AuthenticatedStore
+	rt    *host.Runtime
 }
 
 func main() {
@@ -78,7 +90,7 @@ func main() {
 		var err error
 		switch c.Op {
 		case "hello":
-			o.Features = []string{"invoke", "durable", "cancel"}
+			o.Features = []string{"invoke", "durable", "cancel", "recover", "compensate"}
 		case "start":
 			s, err = start(c)
 		case "invoke":
@@ -91,6 +103,12 @@ func main() {
 			o.Disposition, err = s.cancel(c)
 		case "finish":
 			o.Payload, o.Cancelled, err = s.finish(c)
+		case "step":
+			o.Key, o.Status, err = s.step(c)
+		case "recover":
+			o.Status, err = s.recover(c)
+		case "compensate":
+			o.Status, err = s.compensate(c)
 		case "close":
 			err = s.close()
 		case "wait":
@@ -113,26 +131,6 @@ func main() {
 		_, _ = s.proc.Terminate()
 	}
 }
-
-// kind names an error after the reference's variants: the transport's kinds, or the
-// authorizer's refusals (Denied before sending, InvalidResult after receiving).
-func kind(err error) string {
-	if k, ok := transport.KindOf(err); ok {
-		return k.String()
-	}
-	var d denied
-	if errors.As(err, &d) {
-		return "Denied"
-	}
-	var r invalidResult
-	if errors.As(err, &r) {
-		return "InvalidResult"
-	}
-	return err.Error()
-}
-
-type denied struct{ error }
-type invalidResult struct{ error }
 
 func start(c command) (*session, error) {
 	if len(c.Command) == 0 || c.DeadlineMS <= 0 {
@@ -158,7 +156,7 @@ func start(c command) (*session, error) {
 	if err != nil {
 		return nil, errors.New("StartFailed")
 	}
-	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
+	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond, state: c.State}
 	s.ch = transport.NewChannel(proc.Output(), proc.Input(), canonjson.Preserve)
 	if c.Cancellable {
 		s.pending = map[string]*transport.PendingInvocation{}
