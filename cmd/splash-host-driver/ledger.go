@@ -20,6 +20,15 @@ import (
 // one step, so the plan and its fingerprint are the same in every driver process.
 var plan = host.Plan{Fingerprint: "5f1a5e0000000000000000000000000000000000000000000000000000000030", Steps: []string{"conformance"}}
 
+// ledger is a session's durable state: the directory given with start, and the step engine,
+// store and runtime restored from it on first use.
+type ledger struct {
+	state string
+	flow  *workflow.Engine
+	store *storage.AuthenticatedStore
+	rt    *host.Runtime
+}
+
 // memory is the ledger backend of the memledger fault: kept for the process only.
 var memory = storage.NewMemoryBackend()
 

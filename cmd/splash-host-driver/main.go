@@ -17,46 +17,9 @@ import (
 
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
-	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
-	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/transport"
-	"github.com/splashv5/conform/impl/workflow"
 )
-
-// command is one driver command (HDR-002).
-type command struct {
-	ID         uint64          `json:"id"`
-	Op         string          `json:"op"`
-	Command    []string        `json:"command"`
-	Manifest   json.RawMessage `json:"manifest"`
-	DeadlineMS int64           `json:"deadline_ms"`
-	RequestID  string          `json:"request_id"`
-	Tool       string          `json:"tool"`
-	Payload    json.RawMessage `json:"payload"`
-	Key        string          `json:"key"`
-	// Cancellable starts a multiplexed session (feature cancel); CancellationID names a cancel.
-	Cancellable    bool   `json:"cancellable"`
-	CancellationID string `json:"cancellation_id"`
-	// State is the directory of the host's durable ledger (features recover, compensate).
-	State string `json:"state"`
-}
-
-// outcome is one outcome line (HDR-003).
-type outcome struct {
-	ID       uint64          `json:"id"`
-	OK       bool            `json:"ok"`
-	Error    string          `json:"error,omitempty"`
-	Payload  json.RawMessage `json:"payload,omitempty"`
-	Status   json.RawMessage `json:"status,omitempty"`
-	Features []string        `json:"features,omitempty"`
-	ExitCode *int            `json:"exit_code,omitempty"`
-	// Disposition is a cancel's outcome; Cancelled says that finish saw the acknowledgement.
-	Disposition string `json:"disposition,omitempty"`
-	Cancelled   bool   `json:"cancelled,omitempty"`
-	// Key is the operation key a step was recorded under.
-	Key string `json:"key,omitempty"`
-}
 
 // session is the one worker the driver runs at a time.
 type session struct {
@@ -68,11 +31,7 @@ type session struct {
 	pending  map[string]*transport.PendingInvocation
 	auth     *authorizer.SessionAuthorizer
 	deadline time.Duration
-	// state, flow, store and rt are the durable ledger and step engine (ledger.go).
-	state string
-	flow  *workflow.Engine
-	store *storage.AuthenticatedStore
-	rt    *host.Runtime
+	ledger   // features recover and compensate
 }
 
 func main() {
@@ -156,7 +115,8 @@ func start(c command) (*session, error) {
 	if err != nil {
 		return nil, errors.New("StartFailed")
 	}
-	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond, state: c.State}
+	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
+	s.state = c.State
 	s.ch = transport.NewChannel(proc.Output(), proc.Input(), canonjson.Preserve)
 	if c.Cancellable {
 		s.pending = map[string]*transport.PendingInvocation{}
