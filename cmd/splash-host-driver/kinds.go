@@ -3,11 +3,14 @@ package main
 import (
 	"errors"
 
+	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/transport"
+	"github.com/splashv5/conform/impl/workflow"
 )
 
-// kind names an error after the reference's variants: the transport's kinds, or the
-// authorizer's refusals (Denied before sending, InvalidResult after receiving).
+// kind names an error after the reference's variants: the transport's kinds, the
+// authorizer's and the ledger's refusals (Denied before sending, InvalidResult after
+// receiving), or the ledger's and step engine's own variants.
 func kind(err error) string {
 	if k, ok := transport.KindOf(err); ok {
 		return k.String()
@@ -19,6 +22,14 @@ func kind(err error) string {
 	var r invalidResult
 	if errors.As(err, &r) {
 		return "InvalidResult"
+	}
+	var l *host.LedgerError
+	if errors.As(err, &l) {
+		return l.Kind.String()
+	}
+	var w *workflow.Error
+	if errors.As(err, &w) {
+		return w.Kind.String()
 	}
 	return err.Error()
 }
