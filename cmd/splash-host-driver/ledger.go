@@ -29,9 +29,6 @@ type ledger struct {
 	rt    *host.Runtime
 }
 
-// memory is the ledger backend of the memledger fault: kept for the process only.
-var memory = storage.NewMemoryBackend()
-
 // ledgerStore opens the durable state in dir (HDR-040): a bbolt file holding the workflow
 // ledger and the inputs it names, authenticated with a storage key kept in the same directory.
 func ledgerStore(dir string) (*storage.AuthenticatedStore, error) {
