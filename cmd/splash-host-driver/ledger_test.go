@@ -108,3 +108,32 @@ func TestLedgerSurvivesARestart(t *testing.T) {
 		t.Fatal("an input that was never kept was found")
 	}
 }
+
+// Spec: HDR-041, WFL-042
+// A step refused while the ledger holds an uncertain operation leaves nothing queued: the
+// runtime a later command works with is restored from the ledger alone.
+func TestRefusedStepLeavesNothingQueued(t *testing.T) {
+	dir := t.TempDir()
+	s := ledgerSession(t, dir)
+	e, err := s.engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.rt.StartJSON("conf.durable.record", `{"value":1}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Prepare(context.Background(), []byte("req-1")); err != nil {
+		t.Fatal(err)
+	}
+	later := ledgerSession(t, dir)
+	_, _, err = later.step(command{RequestID: "req-2", Tool: "conf.durable.record", Payload: []byte(`{"format":"json","value":{"value":2}}`)})
+	if kind(err) != "Denied" {
+		t.Fatalf("a step on a recovering ledger: %v", err)
+	}
+	if _, err := later.engine(); err != nil {
+		t.Fatal(err)
+	}
+	if inv, queued := later.rt.PeekNextExternal(); queued {
+		t.Fatalf("the refused step's operation %v is still queued", inv.ID)
+	}
+}

@@ -12,7 +12,7 @@ import (
 // step runs one durable operation through the step engine (HDR-041): the input kept, the
 // operation prepared under its plan-bound key and the ledger persisted, then claimed, sealed and
 // dispatched on the session's one durable exchange, the answer recorded before it is reported.
-// A failed exchange drops the engine: the next command restores it from the ledger.
+// A failure drops the engine: the next command restores it from the ledger.
 func (s *session) step(c command) (string, json.RawMessage, error) {
 	e, err := s.engine()
 	if err != nil {
@@ -26,14 +26,17 @@ func (s *session) step(c command) (string, json.RawMessage, error) {
 		return "", nil, err
 	}
 	if _, err := s.rt.StartJSON(c.Tool, string(p.JSON.AppendJSON(nil))); err != nil {
+		s.flow = nil // nothing stays queued in the runtime for a later step
 		return "", nil, denied{err}
 	}
 	claimed, err := e.Prepare(context.Background(), []byte(c.RequestID))
 	if err != nil {
+		s.flow = nil
 		return "", nil, denied{err}
 	}
 	d, err := e.SealDispatch(c.RequestID, s.proc.HostAuthenticator())
 	if err != nil {
+		s.flow = nil
 		return "", nil, denied{err}
 	}
 	answer, err := s.exchange(d.Line)
@@ -78,6 +81,9 @@ func (s *session) lost(err error) error {
 // delivered again under its recorded cmp- key and input with a fresh approval (WFL-026). It
 // answers the status the worker reported, or nothing when the ledger is settled.
 func (s *session) recover(c command) (json.RawMessage, error) {
+	if s != nil {
+		s.flow = nil // restored from the ledger alone, as after a restart (WFL-040)
+	}
 	e, err := s.engine()
 	if err != nil {
 		return nil, err
