@@ -41,10 +41,10 @@ func (s *session) step(c command) (string, json.RawMessage, error) {
 	}
 	answer, err := s.exchange(d.Line)
 	if err != nil {
-		return claimed.OperationKey(), nil, err
+		return "", nil, err
 	}
 	if _, err := e.ApplyDispatchAnswer(context.Background(), d.Request, s.proc.HostAuthenticator(), answer); err != nil {
-		return claimed.OperationKey(), nil, s.lost(invalidResult{err})
+		return "", nil, s.lost(invalidResult{err})
 	}
 	return claimed.OperationKey(), answer.Message.(protocol.OperationResultMessage).Result.Status.AppendJSON(nil), nil
 }
