@@ -6,7 +6,6 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
-	"github.com/splashv5/conform/impl/transport"
 )
 
 // operation runs one durable exchange, a dispatch or a reconciliation, on the session's
@@ -21,13 +20,9 @@ func (s *session) operation(c command) (json.RawMessage, error) {
 	if fault == "opkey" {
 		c.Key += "-x"
 	}
-	if s.ops == nil || fault == "reuse" {
-		ops, err := transport.NewSupervisedOperationTransport(s.auth.Manifest(), s.proc.HostAuthenticator(), s.ch, s.proc)
-		if err != nil {
-			return nil, err
-		}
-		s.ops = ops
-		_ = s.ops.SetDeadline(s.deadline)
+	ops, err := s.oneShot()
+	if err != nil {
+		return nil, err
 	}
 	var res protocol.OperationReconcileResult
 	if c.Op == "dispatch" {
@@ -42,7 +37,7 @@ func (s *session) operation(c command) (json.RawMessage, error) {
 		if err != nil {
 			return nil, denied{err}
 		}
-		if res, err = s.ops.DispatchOperation(req); err != nil {
+		if res, err = ops.DispatchOperation(req); err != nil {
 			return nil, err
 		}
 	} else {
@@ -50,7 +45,7 @@ func (s *session) operation(c command) (json.RawMessage, error) {
 		if err != nil {
 			return nil, denied{err}
 		}
-		if res, err = s.ops.ReconcileOperation(req); err != nil {
+		if res, err = ops.ReconcileOperation(req); err != nil {
 			return nil, err
 		}
 	}

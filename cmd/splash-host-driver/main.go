@@ -21,36 +21,6 @@ import (
 	"github.com/splashv5/conform/impl/transport"
 )
 
-// command is one driver command (HDR-002).
-type command struct {
-	ID         uint64          `json:"id"`
-	Op         string          `json:"op"`
-	Command    []string        `json:"command"`
-	Manifest   json.RawMessage `json:"manifest"`
-	DeadlineMS int64           `json:"deadline_ms"`
-	RequestID  string          `json:"request_id"`
-	Tool       string          `json:"tool"`
-	Payload    json.RawMessage `json:"payload"`
-	Key        string          `json:"key"`
-	// Cancellable starts a multiplexed session (feature cancel); CancellationID names a cancel.
-	Cancellable    bool   `json:"cancellable"`
-	CancellationID string `json:"cancellation_id"`
-}
-
-// outcome is one outcome line (HDR-003).
-type outcome struct {
-	ID       uint64          `json:"id"`
-	OK       bool            `json:"ok"`
-	Error    string          `json:"error,omitempty"`
-	Payload  json.RawMessage `json:"payload,omitempty"`
-	Status   json.RawMessage `json:"status,omitempty"`
-	Features []string        `json:"features,omitempty"`
-	ExitCode *int            `json:"exit_code,omitempty"`
-	// Disposition is a cancel's outcome; Cancelled says that finish saw the acknowledgement.
-	Disposition string `json:"disposition,omitempty"`
-	Cancelled   bool   `json:"cancelled,omitempty"`
-}
-
 // session is the one worker the driver runs at a time.
 type session struct {
 	proc     *transport.Process
@@ -61,6 +31,7 @@ type session struct {
 	pending  map[string]*transport.PendingInvocation
 	auth     *authorizer.SessionAuthorizer
 	deadline time.Duration
+	ledger   // features recover and compensate
 }
 
 func main() {
@@ -78,7 +49,7 @@ func main() {
 		var err error
 		switch c.Op {
 		case "hello":
-			o.Features = []string{"invoke", "durable", "cancel"}
+			o.Features = []string{"invoke", "durable", "cancel", "recover", "compensate"}
 		case "start":
 			s, err = start(c)
 		case "invoke":
@@ -91,6 +62,12 @@ func main() {
 			o.Disposition, err = s.cancel(c)
 		case "finish":
 			o.Payload, o.Cancelled, err = s.finish(c)
+		case "step":
+			o.Key, o.Status, err = s.step(c)
+		case "recover":
+			o.Status, err = s.recover(c)
+		case "compensate":
+			o.Status, err = s.compensate(c)
 		case "close":
 			err = s.close()
 		case "wait":
@@ -113,26 +90,6 @@ func main() {
 		_, _ = s.proc.Terminate()
 	}
 }
-
-// kind names an error after the reference's variants: the transport's kinds, or the
-// authorizer's refusals (Denied before sending, InvalidResult after receiving).
-func kind(err error) string {
-	if k, ok := transport.KindOf(err); ok {
-		return k.String()
-	}
-	var d denied
-	if errors.As(err, &d) {
-		return "Denied"
-	}
-	var r invalidResult
-	if errors.As(err, &r) {
-		return "InvalidResult"
-	}
-	return err.Error()
-}
-
-type denied struct{ error }
-type invalidResult struct{ error }
 
 func start(c command) (*session, error) {
 	if len(c.Command) == 0 || c.DeadlineMS <= 0 {
@@ -159,6 +116,7 @@ func start(c command) (*session, error) {
 		return nil, errors.New("StartFailed")
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
+	s.state = c.State
 	s.ch = transport.NewChannel(proc.Output(), proc.Input(), canonjson.Preserve)
 	if c.Cancellable {
 		s.pending = map[string]*transport.PendingInvocation{}

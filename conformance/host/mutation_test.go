@@ -29,6 +29,13 @@ var hostFaults = []string{
 	"opkey",            // alters the operation key of a durable request
 	"cancel-id",        // alters the cancellation id
 	"finish-cancelled", // reports every cancelled-or-not invocation as cancelled
+
+	// The durable ledger (features recover and compensate, cmd/splash-host-driver/ledger.go).
+	"recover-redispatch", // recovers an interrupted step by dispatching it again instead of reconciling
+	"memledger",          // keeps the ledger in memory only, so a restarted driver has lost it
+	"intent-late",        // sends a compensation before recording its intent
+	"recompensate",       // sends a second compensation of the same operation under the recorded intent
+	"cmp-fresh",          // redelivers an ambiguous compensation under a fresh cmp- key
 }
 
 // catchAll is the fault that fails nearly every check (no open_session); a check it alone fails

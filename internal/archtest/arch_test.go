@@ -129,7 +129,7 @@ func rules(all map[string]pkg) []rule {
 				case under(d, "modernc.org/sqlite"):
 					return under(p.Path, "impl/storage/sqlitestore")
 				case under(d, "go.etcd.io/bbolt"):
-					return p.Path == "impl/storage/boltstore" || p.Path == "cmd/splash-worker"
+					return p.Path == "impl/storage/boltstore" || p.Path == "cmd/splash-worker" || p.Path == "cmd/splash-host-driver"
 				}
 				return true
 			})

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/storage/boltstore"
+	"github.com/splashv5/conform/impl/transport"
+	"github.com/splashv5/conform/impl/workflow"
+)
+
+// plan is the driver's one trusted workflow plan: every step command is an operation of its
+// one step, so the plan and its fingerprint are the same in every driver process.
+var plan = host.Plan{Fingerprint: "5f1a5e0000000000000000000000000000000000000000000000000000000030", Steps: []string{"conformance"}}
+
+// ledger is a session's durable state: the directory given with start, and the step engine,
+// store and runtime restored from it on first use.
+type ledger struct {
+	state string
+	flow  *workflow.Engine
+	store *storage.AuthenticatedStore
+	rt    *host.Runtime
+}
+
+// ledgerStore opens the durable state in dir (HDR-040): a bbolt file holding the workflow
+// ledger and the inputs it names, authenticated with a storage key kept in the same directory.
+func ledgerStore(dir string) (*storage.AuthenticatedStore, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	key, err := storageKey(filepath.Join(dir, "ledger.key"))
+	if err != nil {
+		return nil, err
+	}
+	defer key.Wipe()
+	ring, err := storage.NewKeyring("driver-ledger-v1", key)
+	if err != nil {
+		return nil, err
+	}
+	var backend storage.Backend = memory
+	if fault != "memledger" {
+		if backend, err = boltstore.Open(filepath.Join(dir, "ledger.db"), nil); err != nil {
+			return nil, err
+		}
+	}
+	return storage.NewAuthenticatedStore(backend, ring), nil
+}
+
+// storageKey reads the 32-byte storage key at path, or draws one and writes it atomically
+// (temporary file, fsync, rename, fsync of the directory) when there is none yet.
+func storageKey(path string) (storage.Key, error) {
+	var raw [storage.KeyBytes]byte
+	defer clear(raw[:])
+	data, err := os.ReadFile(path)
+	if err == nil && len(data) == storage.KeyBytes {
+		copy(raw[:], data)
+		clear(data)
+		return storage.NewKey(raw), nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return storage.Key{}, errors.New("the ledger key file is unreadable or not 32 bytes")
+	}
+	if _, err := rand.Read(raw[:]); err != nil {
+		return storage.Key{}, err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return storage.Key{}, err
+	}
+	_, err = f.Write(raw[:])
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	return storage.NewKey(raw), err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// engine returns the session's step engine. The first use on a session rebuilds it from the
+// durable ledger as a restarted host does (WFL-040): a new fence, the ledger validated against
+// the plan, then running again only when nothing is uncertain, every operation accepted
+// (WFL-042); otherwise it stays recovering until recover settles the ledger.
+func (s *session) engine() (*workflow.Engine, error) {
+	if s == nil {
+		return nil, errors.New("NotStarted")
+	}
+	if s.flow != nil {
+		return s.flow, nil
+	}
+	if s.state == "" {
+		return nil, errors.New("NoState")
+	}
+	store, err := ledgerStore(s.state)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := host.New(host.Config{})
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range s.auth.Manifest().Grants {
+		if g.Format == protocol.FormatJSON {
+			if err := rt.RegisterExternalJSONTool(host.JSONPolicy(g.Tool), host.Metadata{}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	key, _ := storage.NewRecordKey("driver", "ledger")
+	e, err := workflow.Restore(context.Background(), workflow.Config{Runtime: rt, Plan: plan, Store: host.NewLedgerStore(store, key)})
+	if err != nil {
+		return nil, err
+	}
+	s.flow, s.store, s.rt = e, store, rt
+	resume(e)
+	return e, nil
+}
+
+// resume ends recovery once no operation is uncertain, accepting every recorded one.
+func resume(e *workflow.Engine) {
+	if e.Phase() == workflow.PhaseRecovering && len(e.Unsettled()) == 0 {
+		_ = e.Resume(workflow.RecoveryPolicy{Decide: func(host.LedgerOperation) workflow.Decision { return workflow.DecisionAccept }})
+	}
+}
+
+// saveInput durably keeps a payload under the fingerprint of its canonical input, so that a
+// restarted driver can reconcile or redeliver what its ledger names (the ledger keeps only
+// fingerprints, WFL-011).
+func (s *session) saveInput(p protocol.ToolPayload) error {
+	input, err := protocol.CanonicalOperationInputBytes(p)
+	if err != nil {
+		return denied{err}
+	}
+	key, err := storage.NewRecordKey("input", host.LedgerInputFingerprint(input))
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if rec, err := s.store.Load(ctx, key); err != nil || rec != nil {
+		return err
+	}
+	_, err = s.store.Create(ctx, key, p.AppendJSON(nil))
+	return err
+}
+
+// loadInput returns the payload kept under fingerprint and its canonical input.
+func (s *session) loadInput(fingerprint string) (protocol.ToolPayload, []byte, error) {
+	key, err := storage.NewRecordKey("input", fingerprint)
+	if err != nil {
+		return protocol.ToolPayload{}, nil, err
+	}
+	rec, err := s.store.Load(context.Background(), key)
+	if err != nil || rec == nil {
+		return protocol.ToolPayload{}, nil, errors.New("LostInput")
+	}
+	p, err := protocol.DecodeToolPayload(rec.Payload, canonjson.Preserve)
+	if err != nil {
+		return p, nil, err
+	}
+	input, err := protocol.CanonicalOperationInputBytes(p)
+	return p, input, err
+}
+
+// oneShot returns the session's one-shot operation transport: one durable exchange per session
+// (TRN-113).
+func (s *session) oneShot() (*transport.OperationTransport, error) {
+	if s.ops == nil || fault == "reuse" {
+		ops, err := transport.NewSupervisedOperationTransport(s.auth.Manifest(), s.proc.HostAuthenticator(), s.ch, s.proc)
+		if err != nil {
+			return nil, err
+		}
+		s.ops = ops
+		_ = s.ops.SetDeadline(s.deadline)
+	}
+	return s.ops, nil
+}

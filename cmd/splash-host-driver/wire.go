@@ -1,0 +1,37 @@
+package main
+
+import "encoding/json"
+
+// command is one driver command (HDR-002).
+type command struct {
+	ID         uint64          `json:"id"`
+	Op         string          `json:"op"`
+	Command    []string        `json:"command"`
+	Manifest   json.RawMessage `json:"manifest"`
+	DeadlineMS int64           `json:"deadline_ms"`
+	RequestID  string          `json:"request_id"`
+	Tool       string          `json:"tool"`
+	Payload    json.RawMessage `json:"payload"`
+	Key        string          `json:"key"`
+	// Cancellable starts a multiplexed session (feature cancel); CancellationID names a cancel.
+	Cancellable    bool   `json:"cancellable"`
+	CancellationID string `json:"cancellation_id"`
+	// State is the directory of the host's durable ledger (features recover, compensate).
+	State string `json:"state"`
+}
+
+// outcome is one outcome line (HDR-003).
+type outcome struct {
+	ID       uint64          `json:"id"`
+	OK       bool            `json:"ok"`
+	Error    string          `json:"error,omitempty"`
+	Payload  json.RawMessage `json:"payload,omitempty"`
+	Status   json.RawMessage `json:"status,omitempty"`
+	Features []string        `json:"features,omitempty"`
+	ExitCode *int            `json:"exit_code,omitempty"`
+	// Disposition is a cancel's outcome; Cancelled says that finish saw the acknowledgement.
+	Disposition string `json:"disposition,omitempty"`
+	Cancelled   bool   `json:"cancelled,omitempty"`
+	// Key is the operation key a step was recorded under.
+	Key string `json:"key,omitempty"`
+}

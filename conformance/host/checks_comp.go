@@ -1,0 +1,102 @@
+package host
+
+import (
+	"bytes"
+	"strings"
+	"time"
+
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// undoPayload is the inverse input the compensation checks give.
+func undoPayload() protocol.ToolPayload { return jsonPayload(`{"undo":1}`) }
+
+// compensateCommand sends a compensate command for key without waiting.
+func (t *T) compensateCommand(requestID, key string) uint64 {
+	return t.sendCommand(map[string]any{"op": "compensate", "request_id": requestID, "key": key,
+		"payload": rawJSON(undoPayload().AppendJSON(nil))})
+}
+
+// recvCompensation reads the compensate_operation of key on w's session within d and checks
+// that it carries the original's key and tool, a cmp- key and the inverse payload given.
+func recvCompensation(t *T, w *fakeWorker, key string, d time.Duration) protocol.OperationCompensationRequest {
+	req := w.recvWithin(protocol.TypeCompensateOperation, d).(protocol.CompensateOperationMessage).Request
+	if req.OperationKey != key || req.Tool != durableTool || !strings.HasPrefix(req.CompensationKey, "cmp-") ||
+		req.SessionID != w.boot.SessionID || !bytes.Equal(req.Payload.AppendJSON(nil), undoPayload().AppendJSON(nil)) {
+		t.failf("compensate_operation of "+key+" with a cmp- key and the payload given on session "+w.boot.SessionID+" (WFL-010, HDR-043)",
+			clip(string(protocol.CompensateOperationMessage{Request: req}.AppendJSON(nil)), 400))
+	}
+	return req
+}
+
+// undone is the status the fake worker answers a compensation with.
+func undone() protocol.OperationStatus { return protocol.Succeeded(jsonPayload(`{"undone":true}`)) }
+
+// compensated answers a compensate_operation with succeeded.
+func (w *fakeWorker) compensated(req protocol.OperationCompensationRequest) protocol.Message {
+	return protocol.CompensationResultMessage{Result: protocol.OperationCompensationResult{ProtocolVersion: protocol.ProtocolVersion,
+		SessionID: req.SessionID, RequestID: req.RequestID, Tool: req.Tool, OperationKey: req.OperationKey,
+		CompensationKey: req.CompensationKey, TenantScope: req.TenantScope, GrantFingerprint: req.GrantFingerprint,
+		Status: undone()}}
+}
+
+// finishCompensation answers req on w and checks the outcome id.
+func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCompensationRequest) {
+	w.send(w.compensated(req))
+	if o := t.await(id); !o.OK || string(o.Status) != string(undone().AppendJSON(nil)) {
+		t.failf("the compensation's status as the outcome (HDR-043)", string(o.raw))
+	}
+}
+
+func compChecks() []*Check {
+	needs := []string{FeatureInvoke, FeatureRecover, FeatureCompensate}
+	return []*Check{
+		{ID: "CNF-HCOMP-01", Level: must, Requirements: []string{"WFL-011", "WFL-022", "WFL-026", "HDR-043"}, Needs: needs,
+			Title: "intent before frame: a host killed after sending a compensation recovers it from its recorded intent, same cmp- key and input",
+			run: func(t *T) {
+				key := t.succeededStep(t.ledgerSession(), "req-1")
+				second := t.ledgerSession()
+				t.compensateCommand("cmp-req-1", key)
+				sent := recvCompensation(t, second, key, recoverWait)
+				t.restartDriver()
+				third := t.ledgerSession()
+				id := t.recoverCommand("rec-1")
+				again := recvCompensation(t, third, key, recoverWait)
+				if again.CompensationKey != sent.CompensationKey {
+					t.failf("the recorded compensation key "+sent.CompensationKey+" after the restart (WFL-026)", again.CompensationKey)
+				}
+				finishCompensation(t, third, id, again)
+			}},
+		{ID: "CNF-HCOMP-02", Level: must, Requirements: []string{"WFL-011", "WFL-023", "HDR-044", "HDR-022"}, Needs: needs,
+			Title: "one approval: a second compensation of the same operation is Denied and sends no frame, even on a fresh session",
+			run: func(t *T) {
+				key := t.succeededStep(t.ledgerSession(), "req-1")
+				second := t.ledgerSession()
+				id := t.compensateCommand("cmp-req-1", key)
+				finishCompensation(t, second, id, recvCompensation(t, second, key, recoverWait))
+				third := t.ledgerSession()
+				id = t.compensateCommand("cmp-req-2", key)
+				if o := t.expectError(id, "the second compensation of "+key+" is refused"); o.Error != "Denied" {
+					t.failf(`error kind "Denied" (HDR-044)`, o.Error)
+				}
+				third.expectSilence(150*time.Millisecond, "at most one compensation per operation (WFL-011)")
+			}},
+		{ID: "CNF-HCOMP-03", Level: must, Requirements: []string{"WFL-026", "WFL-010", "HDR-042"}, Needs: needs,
+			Title: "an ambiguous compensation delivery is recovered under a fresh session with the same cmp- key and input, never a fresh key",
+			run: func(t *T) {
+				key := t.succeededStep(t.ledgerSession(), "req-1")
+				second := t.ledgerSession()
+				id := t.compensateCommand("cmp-req-1", key)
+				sent := recvCompensation(t, second, key, recoverWait)
+				second.exit(1)
+				t.expectError(id, "the worker died without answering the compensation")
+				third := t.ledgerSession()
+				id = t.recoverCommand("rec-1")
+				again := recvCompensation(t, third, key, recoverWait)
+				if again.CompensationKey != sent.CompensationKey || again.GrantFingerprint != sent.GrantFingerprint || again.TenantScope != sent.TenantScope {
+					t.failf("the same cmp- key "+sent.CompensationKey+" on the fresh session (WFL-026)", again.CompensationKey)
+				}
+				finishCompensation(t, third, id, again)
+			}},
+	}
+}

@@ -1,0 +1,107 @@
+package host
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// Driver features of the durable ledger (HDR-010, HDR-040).
+const (
+	// FeatureRecover: start with a state directory, step and recover.
+	FeatureRecover = "recover"
+	// FeatureCompensate: compensate.
+	FeatureCompensate = "compensate"
+)
+
+// ledgerGrant is the durable tool's grant with a compensation budget larger than one, so that
+// only the host's ledger can refuse a second compensation.
+func ledgerGrant() protocol.CapabilityGrant {
+	g := durableGrant()
+	g.MaxCalls, g.MaxCompensations = 8, 2
+	return g
+}
+
+// stateDir is the check's host state directory: every start of the check, in every driver
+// process it runs, gets the same one (HDR-040).
+func (t *T) stateDir() string { return filepath.Join(t.dir, "host-state") }
+
+// ledgerSession starts a worker whose host keeps its ledger in the check's state directory and
+// checks its open_session and the start outcome.
+func (t *T) ledgerSession() *fakeWorker {
+	m := t.manifest(ledgerGrant())
+	cmd := append(slices.Clone(t.run.fake), t.sock)
+	id := t.sendCommand(map[string]any{"op": "start", "command": cmd, "manifest": rawJSON(m.AppendJSON(nil)),
+		"deadline_ms": deadlineMS, "state": t.stateDir()})
+	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
+	w.recv(protocol.TypeOpenSession)
+	if o := t.await(id); !o.OK {
+		t.failf("start with a state directory answered with ok (HDR-040)", string(o.raw))
+	}
+	return w
+}
+
+// restartDriver kills the driver's process group and the check's workers, as a host crash
+// would, and starts a new driver process that must continue from the state directory.
+func (t *T) restartDriver() {
+	for _, w := range t.workers {
+		w.stop()
+	}
+	t.drv.kill()
+	d, err := startDriver(t.run.driver, t.run.env)
+	if err != nil {
+		t.end(conformance.Fail, "the driver cannot be started again: "+err.Error())
+	}
+	t.drv = d
+	t.logf("driver: restarted")
+	if o := t.call(map[string]any{"op": "hello"}); !o.OK {
+		t.failf("hello answered with ok after the restart (HDR-010)", string(o.raw))
+	}
+}
+
+// stepCommand sends a step command for the durable tool without waiting.
+func (t *T) stepCommand(requestID string, p protocol.ToolPayload) uint64 {
+	return t.sendCommand(map[string]any{"op": "step", "request_id": requestID, "tool": durableTool,
+		"payload": rawJSON(p.AppendJSON(nil))})
+}
+
+// keyOf returns the key field of an outcome.
+func keyOf(o outcomeLine) string {
+	var k struct {
+		Key string `json:"key"`
+	}
+	_ = json.Unmarshal(o.raw, &k)
+	return k.Key
+}
+
+// succeededStep runs one step that the worker w answers succeeded and returns its operation key.
+func (t *T) succeededStep(w *fakeWorker, requestID string) string {
+	id := t.stepCommand(requestID, jsonPayload(`{"value":1}`))
+	req := w.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
+	w.send(w.operationResult(req, req.OperationKey, protocol.Succeeded(jsonPayload(`{"value":1}`))))
+	o := t.await(id)
+	if !o.OK || keyOf(o) != req.OperationKey {
+		t.failf(`{"ok":true,"key":"`+req.OperationKey+`",...}: the step's key is the dispatched one (HDR-041)`, string(o.raw))
+	}
+	return req.OperationKey
+}
+
+// recvWithin is recv with at most d of waiting.
+func (w *fakeWorker) recvWithin(want protocol.MessageType, d time.Duration) protocol.Message {
+	saved := w.t.deadline
+	if until := time.Now().Add(d); until.Before(saved) {
+		w.t.deadline = until
+	}
+	m := w.recv(want)
+	w.t.deadline = saved
+	return m
+}
+
+// recoverCommand sends a recover command without waiting.
+func (t *T) recoverCommand(requestID string) uint64 {
+	return t.sendCommand(map[string]any{"op": "recover", "request_id": requestID})
+}
