@@ -7,6 +7,7 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/transport"
 )
 
 // begin starts a cancellable invocation on a multiplexed session and returns at once.
@@ -39,6 +40,11 @@ func (s *session) cancel(c command) (string, error) {
 	}
 	h, err := s.pending[c.RequestID].RequestCancellation(c.CancellationID)
 	if err != nil {
+		if (errors.Is(err, transport.ErrCancelSlotUnavailable) && fault != "nocontain") || fault == "refusal-contains" {
+			// No identity slot was kept for this cancellation (TRN-112): contain the worker
+			// instead, and report the invocation's fate unknown (HDR-040).
+			return "", s.contain(context.DeadlineExceeded)
+		}
 		return "", err
 	}
 	ctx, stop := context.WithTimeout(context.Background(), s.deadline)

@@ -29,6 +29,11 @@ var hostFaults = []string{
 	"opkey",            // alters the operation key of a durable request
 	"cancel-id",        // alters the cancellation id
 	"finish-cancelled", // reports every cancelled-or-not invocation as cancelled
+	"refusal-contains", // stops the worker when a cancel is refused (cancel.go)
+	"state-index",      // reads a state tag given as a variant index as garbage (checkfaults_on.go)
+	"budget-early",     // charges a call before authorizing it (checkfaults_on.go)
+	"overlimit",        // sends an invocation past the 1,024 identities (checkfaults_on.go)
+	"nocontain",        // refuses a cancel that has no kept slot without stopping the worker (cancel.go)
 }
 
 // catchAll is the fault that fails nearly every check (no open_session); a check it alone fails
