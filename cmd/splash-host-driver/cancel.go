@@ -27,6 +27,12 @@ func (s *session) begin(c command) error {
 	if err == nil {
 		s.pending[c.RequestID] = h
 	}
+	if fault == "refund" && errors.Is(err, protocol.ErrCallBudgetExhausted) {
+		// A host that refunded a cancelled call sends the next one anyway.
+		if _, line, serr := s.proc.HostAuthenticator().Seal(protocol.InvokeMessage{Invocation: inv}); serr == nil {
+			_, _ = s.proc.Input().Write(append(line, '\n'))
+		}
+	}
 	return err
 }
 

@@ -69,6 +69,28 @@ func budgetChecks() []*Check {
 				w.recv(protocol.TypeCloseSession)
 				t.await(id)
 			}},
+		{ID: "CNF-HBUDGET-03", Level: must, Requirements: []string{"AUZ-011", "AUZ-008", "HDR-028"},
+			Needs: []string{FeatureInvoke, FeatureCancel},
+			Title: "a charged call is never refunded: after its invocation was cancelled, a call over max_calls fails without a frame",
+			run: func(t *T) {
+				g := echoGrant()
+				g.MaxCalls = 1
+				w := cancellableSession(t, g)
+				id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": echoTool, "payload": rawJSON(text("slow").AppendJSON(nil))})
+				w.recv(protocol.TypeInvoke)
+				t.await(id)
+				id, req := cancelRequest(t, w, "cancel-1")
+				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
+				if o := t.await(id); !o.OK || o.Disposition != "acknowledged" {
+					t.failf(`disposition "acknowledged"`, string(o.raw))
+				}
+				if o := t.finish(); !o.OK || !o.Cancelled {
+					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.raw))
+				}
+				id = t.sendCommand(map[string]any{"op": "begin", "request_id": "req-2", "tool": echoTool, "payload": rawJSON(text("x").AppendJSON(nil))})
+				t.expectError(id, "the host refuses a second call with max_calls 1: the cancelled call stays charged (AUZ-011)")
+				w.expectSilence(100*time.Millisecond, "a refused call is refused before any frame")
+			}},
 	}
 }
 

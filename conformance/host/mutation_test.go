@@ -34,6 +34,7 @@ var hostFaults = []string{
 	"budget-early",     // charges a call before authorizing it (checkfaults_on.go)
 	"overlimit",        // sends an invocation past the 1,024 identities (checkfaults_on.go)
 	"nocontain",        // refuses a cancel that has no kept slot without stopping the worker (cancel.go)
+	"refund",           // sends a call over max_calls after a cancellation, as if the call were refunded (cancel.go)
 }
 
 // catchAll is the fault that fails nearly every check (no open_session); a check it alone fails
