@@ -484,18 +484,7 @@ func cancelChecks() []*Check {
 			}},
 		{ID: "CNF-HCANCEL-06", Level: must, Requirements: []string{"TRN-054", "AUZ-019"}, Needs: needs,
 			Title: "unsupported leaves the invocation running: its later result is the outcome",
-			run: func(t *T) {
-				w, _ := cancellable(t)
-				id, req := cancelRequest(t, w, "cancel-1")
-				w.send(w.disposition(req, protocol.OutcomeUnsupported))
-				if o := t.await(id); !o.OK || o.Disposition != "unsupported" {
-					t.failf(`disposition "unsupported"`, string(o.raw))
-				}
-				w.send(w.result("req-1", text("done")))
-				if o := t.finish(); !o.OK || o.Cancelled || string(o.Payload) != string(text("done").AppendJSON(nil)) {
-					t.failf(`finish with the result "done"`, string(o.raw))
-				}
-			}},
+			run:   func(t *T) { afterUnsupported(t, nil) }},
 	}
 }
 
