@@ -116,7 +116,6 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 			}
 		}
 	}()
-	defer func() { <-written }() // the driver is killed when the check ends, which ends the writes
 	timer := time.NewTimer(time.Until(t.deadline))
 	defer timer.Stop()
 	frames, outcomes := 0, 0
@@ -156,4 +155,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 			t.failf(fmt.Sprintf("%d invocations answered within the time limit", n), fmt.Sprintf("%d frames, %d outcomes", frames, outcomes))
 		}
 	}
+	// Every command was answered, so the writer is done. A failed check does not wait for it:
+	// the driver is killed when the check ends, which ends its writes.
+	<-written
 }
