@@ -48,8 +48,9 @@ func (s *session) cancel(c command) (string, error) {
 	if err != nil {
 		if (errors.Is(err, transport.ErrCancelSlotUnavailable) && fault != "nocontain") || fault == "refusal-contains" {
 			// No identity slot was kept for this cancellation (TRN-112): contain the worker
-			// instead, and report the invocation's fate unknown (HDR-040).
-			return "", s.contain(context.DeadlineExceeded)
+			// instead; whether the work happened is unknown (HDR-040).
+			_, _ = s.proc.Terminate()
+			return "", errors.New("Indeterminate")
 		}
 		return "", err
 	}
