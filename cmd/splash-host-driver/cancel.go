@@ -7,6 +7,7 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/transport"
 )
 
 // begin starts a cancellable invocation on a multiplexed session and returns at once.
@@ -26,6 +27,12 @@ func (s *session) begin(c command) error {
 	if err == nil {
 		s.pending[c.RequestID] = h
 	}
+	if fault == "refund" && errors.Is(err, protocol.ErrCallBudgetExhausted) {
+		// A host that refunded a cancelled call sends the next one anyway.
+		if _, line, serr := s.proc.HostAuthenticator().Seal(protocol.InvokeMessage{Invocation: inv}); serr == nil {
+			_, _ = s.proc.Input().Write(append(line, '\n'))
+		}
+	}
 	return err
 }
 
@@ -39,6 +46,12 @@ func (s *session) cancel(c command) (string, error) {
 	}
 	h, err := s.pending[c.RequestID].RequestCancellation(c.CancellationID)
 	if err != nil {
+		if (errors.Is(err, transport.ErrCancelSlotUnavailable) && fault != "nocontain") || fault == "refusal-contains" {
+			// No identity slot was kept for this cancellation (TRN-112): contain the worker
+			// instead; whether the work happened is unknown (HDR-045).
+			_, _ = s.proc.Terminate()
+			return "", errors.New("Indeterminate")
+		}
 		return "", err
 	}
 	ctx, stop := context.WithTimeout(context.Background(), s.deadline)

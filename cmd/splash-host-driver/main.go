@@ -117,7 +117,7 @@ func start(c command) (*session, error) {
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
 	s.state = c.State
-	s.ch = transport.NewChannel(proc.Output(), proc.Input(), canonjson.Preserve)
+	s.ch = transport.NewChannel(workerOutput(proc.Output()), proc.Input(), canonjson.Preserve)
 	if c.Cancellable {
 		s.pending = map[string]*transport.PendingInvocation{}
 		s.mux, err = transport.NewMultiplexed(m, proc.HostAuthenticator(), proc.Output(), proc.Input())
@@ -157,11 +157,17 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	if err != nil {
 		return nil, denied{err}
 	}
+	if err := s.chargeEarly(inv.Tool); err != nil {
+		return nil, denied{err}
+	}
 	if fault == "authorize-late" {
 		_, _ = s.frames.Dispatch(inv, s.deadline)
 	}
 	authorized, err := s.auth.Authorize(inv)
 	if err != nil {
+		if res, ok := s.pastLimit(inv, err); ok {
+			return res, nil
+		}
 		return nil, denied{err}
 	}
 	res, err := s.frames.Dispatch(authorized.Invocation(), s.deadline)

@@ -36,11 +36,14 @@ type Check struct {
 	// this check fail.
 	Unreachable string
 	run         func(t *T)
+	// freshDirs starts the driver in a fresh working directory with a fresh TMPDIR (HDR-046).
+	freshDirs bool
 }
 
 // Catalog returns every host check, ordered by ID.
 func Catalog() []*Check {
-	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks(), durableChecks(), cancelChecks(), recoverChecks(), compChecks())
+	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks(), durableChecks(), cancelChecks(),
+		recoverChecks(), compChecks(), unsupportedChecks(), stateChecks(), budgetChecks(), slotChecks(), fileChecks())
 	slices.SortStableFunc(all, func(a, b *Check) int { return strings.Compare(a.ID, b.ID) })
 	return all
 }

@@ -20,7 +20,7 @@ func (t *T) compensateCommand(requestID, key string) uint64 {
 // recvCompensation reads the compensate_operation of key on w's session within d and checks
 // that it carries the original's key and tool, a cmp- key and the inverse payload given.
 func recvCompensation(t *T, w *fakeWorker, key string, d time.Duration) protocol.OperationCompensationRequest {
-	req := w.recvWithin(protocol.TypeCompensateOperation, d).(protocol.CompensateOperationMessage).Request
+	req := w.recvWithin(protocol.TypeCompensateOperation, d, nil).(protocol.CompensateOperationMessage).Request
 	if req.OperationKey != key || req.Tool != durableTool || !strings.HasPrefix(req.CompensationKey, "cmp-") ||
 		req.SessionID != w.boot.SessionID || !bytes.Equal(req.Payload.AppendJSON(nil), undoPayload().AppendJSON(nil)) {
 		t.failf("compensate_operation of "+key+" with a cmp- key and the payload given on session "+w.boot.SessionID+" (WFL-010, HDR-043)",

@@ -18,7 +18,7 @@ func (w *fakeWorker) reconciled(req protocol.OperationReconcileRequest, status p
 // expectReconcile waits for the reconcile_operation that recovers key on w's fresh session,
 // answers it with status and checks the recover outcome id.
 func expectReconcile(t *T, w *fakeWorker, id uint64, key string, status protocol.OperationStatus) {
-	req := w.recvWithin(protocol.TypeReconcileOperation, recoverWait).(protocol.ReconcileOperationMessage).Request
+	req := w.recvWithin(protocol.TypeReconcileOperation, recoverWait, nil).(protocol.ReconcileOperationMessage).Request
 	if req.OperationKey != key || req.Tool != durableTool || req.SessionID != w.boot.SessionID {
 		t.failf("reconcile_operation of "+key+" on session "+w.boot.SessionID, req.OperationKey+" on "+req.SessionID)
 	}

@@ -68,10 +68,14 @@ func (w boundedWriter) Write(p []byte) (int, error) {
 }
 
 // startDriver starts the driver command in its own process group.
-func startDriver(argv []string, env []string) (*driver, error) {
+func startDriver(argv []string, env []string) (*driver, error) { return startDriverIn(argv, env, "") }
+
+// startDriverIn is startDriver with working directory dir ("" is the runner's).
+func startDriverIn(argv []string, env []string, dir string) (*driver, error) {
 	d := &driver{lines: make(chan driverEvent, 16), exited: make(chan struct{})}
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Env = env
+	d.cmd.Dir = dir
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	d.cmd.Stderr = boundedWriter{&d.mu, &d.stderr, maxDriverStderr}
 	var err error

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +70,7 @@ func TestHostileDrivers(t *testing.T) {
 		{"nostart", "CNF-HOPEN-01", []conformance.Outcome{conformance.Fail}},
 		{"twice", "CNF-HBOOT-04", []conformance.Outcome{conformance.Fail}},
 		{"leak", "CNF-HBOOT-03", []conformance.Outcome{conformance.Fail, conformance.Timeout}},
+		{"leakfile", "CNF-HBOOT-05", []conformance.Outcome{conformance.Fail}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			pids := t.TempDir()
@@ -94,6 +96,9 @@ func TestHostileDrivers(t *testing.T) {
 			for _, r := range report.Results {
 				if !slices.Contains(tc.want, r.Outcome) {
 					t.Errorf("%s: %s (%s), want one of %v", r.ID, r.Outcome, r.Detail, tc.want)
+				}
+				if tc.mode == "leakfile" && !strings.Contains(r.Detail, "the key in the file") {
+					t.Errorf("%s: %s, want the key found in a file", r.ID, r.Detail)
 				}
 			}
 			if left := survivors(t, pids); len(left) > 0 {

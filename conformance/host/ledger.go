@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/protocol"
@@ -88,17 +87,6 @@ func (t *T) succeededStep(w *fakeWorker, requestID string) string {
 		t.failf(`{"ok":true,"key":"`+req.OperationKey+`",...}: the step's key is the dispatched one (HDR-041)`, string(o.raw))
 	}
 	return req.OperationKey
-}
-
-// recvWithin is recv with at most d of waiting.
-func (w *fakeWorker) recvWithin(want protocol.MessageType, d time.Duration) protocol.Message {
-	saved := w.t.deadline
-	if until := time.Now().Add(d); until.Before(saved) {
-		w.t.deadline = until
-	}
-	m := w.recv(want)
-	w.t.deadline = saved
-	return m
 }
 
 // recoverCommand sends a recover command without waiting.

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -98,7 +99,7 @@ func hostileDriver(mode string) int {
 			}
 		case "nostart":
 			_ = out.Encode(map[string]any{"id": c.ID, "ok": true})
-		case "twice", "leak":
+		case "twice", "leak", "leakfile":
 			if c.Op != "start" {
 				_ = out.Encode(map[string]any{"id": c.ID, "ok": false, "error": "Unsupported"})
 				continue
@@ -108,7 +109,7 @@ func hostileDriver(mode string) int {
 				n = 2
 			}
 			for range n {
-				if err := leakyStart(c.Command, c.Manifest, mode == "leak"); err != nil {
+				if err := leakyStart(c.Command, c.Manifest, mode); err != nil {
 					fmt.Fprintln(os.Stderr, err)
 				}
 			}
@@ -118,9 +119,10 @@ func hostileDriver(mode string) int {
 	return 0
 }
 
-// leakyStart is a bad host: it writes the bootstrap and open_session itself and, with leak,
-// puts the key in the worker's environment (FRM-043).
-func leakyStart(command []string, manifest []byte, leak bool) error {
+// leakyStart is a bad host: it writes the bootstrap and open_session itself and, in mode leak,
+// puts the key in the worker's environment (FRM-043), in mode leakfile in a file under TMPDIR
+// and another in its working directory (FRM-040).
+func leakyStart(command []string, manifest []byte, mode string) error {
 	m, err := protocol.DecodeManifest(manifest)
 	if err != nil {
 		return err
@@ -131,9 +133,17 @@ func leakyStart(command []string, manifest []byte, leak bool) error {
 	}
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = os.Environ()
-	if leak {
-		raw, _ := key.ExposeSecret()
+	raw, _ := key.ExposeSecret()
+	switch mode {
+	case "leak":
 		cmd.Env = append(cmd.Env, "SPLASH_KEY="+hex.EncodeToString(raw[:]))
+	case "leakfile":
+		if err := os.WriteFile(filepath.Join(os.TempDir(), "session.key"), []byte(hex.EncodeToString(raw[:])), 0o600); err != nil {
+			return err
+		}
+		if err := os.WriteFile("key.b64", []byte(base64.RawURLEncoding.EncodeToString(raw[:])), 0o600); err != nil {
+			return err
+		}
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

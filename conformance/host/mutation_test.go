@@ -29,6 +29,12 @@ var hostFaults = []string{
 	"opkey",            // alters the operation key of a durable request
 	"cancel-id",        // alters the cancellation id
 	"finish-cancelled", // reports every cancelled-or-not invocation as cancelled
+	"refusal-contains", // stops the worker when a cancel is refused (cancel.go)
+	"state-index",      // reads a state tag given as a variant index as garbage (checkfaults_on.go)
+	"budget-early",     // charges a call before authorizing it (checkfaults_on.go)
+	"overlimit",        // sends an invocation past the 1,024 identities (checkfaults_on.go)
+	"nocontain",        // refuses a cancel that has no kept slot without stopping the worker (cancel.go)
+	"refund",           // sends a call over max_calls after a cancellation, as if the call were refunded (cancel.go)
 
 	// The durable ledger (features recover and compensate, cmd/splash-host-driver/ledger.go).
 	"recover-redispatch", // recovers an interrupted step by dispatching it again instead of reconciling

@@ -33,7 +33,9 @@ type T struct {
 	drv      *driver
 	features []string
 	workers  []*fakeWorker
-	sessions int
+	// workDir and tmpDir are the driver's fresh working directory and TMPDIR (freshDirs).
+	workDir, tmpDir string
+	sessions        int
 
 	outcome          conformance.Outcome
 	detail           string
@@ -89,7 +91,11 @@ func (t *T) open() {
 			}
 		}
 	}()
-	t.drv, err = startDriver(t.run.driver, t.run.env)
+	if t.check.freshDirs {
+		t.drv, err = t.startInFreshDirs()
+	} else {
+		t.drv, err = startDriver(t.run.driver, t.run.env)
+	}
 	if err != nil {
 		t.end(conformance.Fail, "the driver cannot be started: "+err.Error())
 	}

@@ -117,8 +117,18 @@ func (w *fakeWorker) next(wait time.Duration) ([]byte, string) {
 
 // recv reads the next host frame, which must verify, be canonical and carry a want message.
 func (w *fakeWorker) recv(want protocol.MessageType) protocol.Message {
+	return w.recvWithin(want, time.Until(w.t.deadline), nil)
+}
+
+// recvWithin is recv that waits at most wait (and never past the check's deadline); when no
+// frame comes it calls none (if set) before the check fails.
+func (w *fakeWorker) recvWithin(want protocol.MessageType, wait time.Duration, none func()) protocol.Message {
 	t := w.t
-	line, why := w.next(time.Until(t.deadline))
+	wait = min(wait, time.Until(t.deadline))
+	line, why := w.next(wait)
+	if line == nil && none != nil {
+		none()
+	}
 	if line == nil {
 		t.failf("a "+string(want)+" frame", why)
 	}

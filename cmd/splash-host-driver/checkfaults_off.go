@@ -1,0 +1,21 @@
+//go:build !splashfaults
+
+package main
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// workerOutput returns the worker's output unchanged; the test build may alter it.
+func workerOutput(r io.Reader) io.Reader { return r }
+
+// chargeEarly does nothing; the test build may charge a call before authorizing it.
+func (s *session) chargeEarly(string) error { return nil }
+
+// pastLimit does nothing; the test build may send an invocation past the identity bound.
+func (s *session) pastLimit(protocol.ToolInvocation, error) (json.RawMessage, bool) {
+	return nil, false
+}

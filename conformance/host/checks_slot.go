@@ -1,0 +1,64 @@
+package host
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// slotChecks judge the identity slot a host keeps for a cancellation (TRN-112): only the host
+// knows whether it kept one, so only the host suite can show it.
+func slotChecks() []*Check {
+	return []*Check{
+		{ID: "CNF-HCANCEL-08", Level: must, Requirements: []string{"TRN-112", "AUZ-006", "AUZ-015", "HDR-045"},
+			Needs: []string{FeatureInvoke, FeatureCancel},
+			Title: "an invocation begun with an identity slot kept can be cancelled; a cancel of one begun on the last slot is refused without a frame and the worker is contained",
+			run: func(t *T) {
+				g := echoGrant()
+				g.MaxCalls = 2 * protocol.MaxSessionRequestIDs
+				w := cancellableSession(t, g)
+				fill(t, w, protocol.MaxSessionRequestIDs-3, func(i int) []map[string]any {
+					return []map[string]any{
+						{"op": "begin", "request_id": fillID(i), "tool": echoTool, "payload": rawJSON(text("x").AppendJSON(nil))},
+						{"op": "finish", "request_id": fillID(i)},
+					}
+				})
+				t.logf("%d identities reserved", protocol.MaxSessionRequestIDs-3)
+				begin := func(requestID string) {
+					id := t.sendCommand(map[string]any{"op": "begin", "request_id": requestID, "tool": echoTool, "payload": rawJSON(text("slow").AppendJSON(nil))})
+					if inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage).Invocation; inv.RequestID != requestID {
+						t.failf("the invoke of "+requestID, inv.RequestID)
+					}
+					if o := t.await(id); !o.OK {
+						t.failf("begin answered with ok (HDR-028)", string(o.raw))
+					}
+				}
+				// 1,022 identities once begun: one stays free for the cancellation.
+				begin("kept")
+				id := t.sendCommand(map[string]any{"op": "cancel", "request_id": "kept", "cancellation_id": "kept-cancel"})
+				req := w.recv(protocol.TypeCancel).(protocol.CancelMessage).Request
+				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
+				if o := t.await(id); !o.OK || o.Disposition != "acknowledged" {
+					t.failf(`disposition "acknowledged" for the invocation begun with a slot kept`, string(o.raw))
+				}
+				if o := t.call(map[string]any{"op": "finish", "request_id": "kept"}); !o.OK || !o.Cancelled {
+					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.raw))
+				}
+				// 1,023 identities reserved: this invocation takes the last one.
+				begin("last")
+				o := t.call(map[string]any{"op": "cancel", "request_id": "last", "cancellation_id": "last-cancel"})
+				if o.OK || o.Error != "Indeterminate" {
+					t.failf(`error "Indeterminate": no slot was kept, the worker is contained (TRN-112, HDR-045)`, string(o.raw))
+				}
+				if line, _ := w.next(100 * time.Millisecond); line != nil {
+					t.failf("no cancel frame without a kept slot", "the host sent "+clip(string(line), 200))
+				}
+				for until := time.Now().Add(time.Second); alive(w.hello.Pid); time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(until) {
+						t.failf("the worker stopped (contained) after the refused cancel", fmt.Sprintf("worker %d alive", w.hello.Pid))
+					}
+				}
+			}},
+	}
+}
