@@ -63,7 +63,7 @@ func launch(t testing.TB, sessionID string, args ...string) *proc {
 		t.Fatal(err)
 	}
 	p := launchRaw(t, host, args...)
-	p.write(host.Bootstrap())
+	p.writeBootstrap()
 	return p
 }
 
@@ -75,7 +75,7 @@ func launchFaulty(t testing.TB, sessionID string, args ...string) *proc {
 		t.Fatal(err)
 	}
 	p := start(t, faultyWorker(t), host, args...)
-	p.write(host.Bootstrap())
+	p.writeBootstrap()
 	return p
 }
 
@@ -110,6 +110,15 @@ func start(t testing.TB, binary string, host *workertest.Host, args ...string) *
 		host.Close()
 	})
 	return p
+}
+
+// writeBootstrap writes the session's bootstrap. A worker that refuses its command line exits
+// before it reads, so a broken pipe here is left for the test's exit expectation to judge.
+func (p *proc) writeBootstrap() {
+	p.t.Helper()
+	if _, err := p.stdin.Write(p.host.Bootstrap()); err != nil && !errors.Is(err, syscall.EPIPE) {
+		p.t.Fatalf("writing the bootstrap: %v (stderr: %s)", err, p.stderr)
+	}
 }
 
 func (p *proc) write(b []byte) {
