@@ -78,9 +78,13 @@ func appendValue(dst []byte, v *Value, chk *portabilityCheck) []byte {
 			e := &ents[i]
 			dst = appendKey(dst, sep, e.Key)
 			sep = ','
-			if e.Value.kind == KindString {
+			switch {
+			case e.Value.kind == KindString:
 				dst = AppendString(dst, e.Value.str())
-			} else {
+			case e.Value.kind == KindNumber && e.Value.num == numUint && e.Value.bits < 1e19:
+				// Integers below 10^19 are portable; they need no check.
+				dst = strconv.AppendUint(dst, e.Value.bits, 10)
+			default:
 				dst = appendValue(dst, &e.Value, chk)
 			}
 		}
@@ -130,6 +134,23 @@ const hexDigits = "0123456789abcdef"
 // lower-case hex); '/', DEL, '<', '>', '&', U+2028, U+2029 and all other text are written
 // raw. Invalid UTF-8 bytes, which a serde_json string cannot hold, are written as U+FFFD.
 func AppendString(dst []byte, s string) []byte {
+	if len(s) <= shortString {
+		// Check and copy in one loop: for short strings that is cheaper than a scan
+		// followed by a copy.
+		n := len(dst)
+		dst = slices.Grow(dst, len(s)+2)
+		out := dst[n : n+len(s)+2]
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if !plainByte[c] {
+				return appendEscapedString(dst[:n], s)
+			}
+			out[i+1] = c
+		}
+		out[0] = '"'
+		out[len(s)+1] = '"'
+		return dst[:n+len(s)+2]
+	}
 	if plainASCII(s) {
 		n := len(dst)
 		dst = slices.Grow(dst, len(s)+2)[:n+len(s)+2]
@@ -141,8 +162,32 @@ func AppendString(dst []byte, s string) []byte {
 	return appendEscapedString(dst, s)
 }
 
+// shortString is the length up to which AppendString and appendKey check and copy a
+// string byte by byte rather than scanning it a word at a time and then copying it.
+const shortString = 16
+
+// shortEscaped is the length up to which appendEscapedString escapes, copies and checks
+// UTF-8 in one byte-by-byte pass; longer strings are scanned a word at a time.
+const shortEscaped = 64
+
 // appendKey appends sep, then key as a string literal, then ':'.
 func appendKey(dst []byte, sep byte, key string) []byte {
+	if len(key) <= shortString {
+		n := len(dst)
+		dst = slices.Grow(dst, len(key)+4)
+		out := dst[n : n+len(key)+4]
+		for i := 0; i < len(key); i++ {
+			c := key[i]
+			if !plainByte[c] {
+				dst = append(dst[:n], sep)
+				return append(appendEscapedString(dst, key), ':')
+			}
+			out[i+2] = c
+		}
+		out[0], out[1] = sep, '"'
+		out[len(key)+2], out[len(key)+3] = '"', ':'
+		return dst[:n+len(key)+4]
+	}
 	if plainASCII(key) {
 		n := len(dst)
 		dst = slices.Grow(dst, len(key)+4)[:n+len(key)+4]
@@ -160,6 +205,29 @@ func appendKey(dst []byte, sep byte, key string) []byte {
 // appendEscapedString is AppendString for a string that is not plainASCII.
 func appendEscapedString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	if len(s) <= shortEscaped {
+		// One pass that escapes, copies and checks UTF-8 as it goes.
+		for i := 0; i < len(s); {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if e := escapeByte[c]; e != 0 {
+					dst = appendEscape(dst, c, e)
+				} else {
+					dst = append(dst, c)
+				}
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+		}
+		return append(dst, '"')
+	}
 	// The string often starts with a run of printable ASCII, copied in one go.
 	i := skipVerbatim(s, 0, true)
 	if i == len(s) {
@@ -230,6 +298,25 @@ func AppendFloat(dst []byte, f float64) []byte {
 	var digits [24]byte
 	if r, p, ok := shortDecimal(f); ok {
 		// f is r / 10^p; r has at most 15 digits.
+		for p > 0 && r%10 == 0 {
+			r /= 10
+			p--
+		}
+		// When f >= 1 (its decimal exponent is then 0..14) the layout is fixed: the
+		// integer part, a point, and the p fraction digits (or 0).
+		if p == 0 {
+			return append(strconv.AppendUint(dst, r, 10), '.', '0')
+		}
+		if p < len(pow10u) && r >= pow10u[p] {
+			dst = strconv.AppendUint(dst, r/pow10u[p], 10)
+			dst = append(dst, '.')
+			n := len(dst)
+			dst = append(dst, zeroDigits[:p]...)
+			for k, frac := n+p-1, r%pow10u[p]; frac != 0; k, frac = k-1, frac/10 {
+				dst[k] = byte('0' + frac%10)
+			}
+			return dst
+		}
 		for r%10 == 0 {
 			r /= 10
 			p--
@@ -298,6 +385,18 @@ func shortDecimal(f float64) (r uint64, p int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// pow10u holds 10^0 … 10^14, the powers of ten below 10^15, as integers.
+var pow10u = func() (t [15]uint64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 10
+	}
+	return t
+}()
+
+// zeroDigits is the longest run of fraction digits AppendFloat pads with zeros.
+const zeroDigits = "00000000000000"
 
 // pow5 holds 5^0 … 5^21, every power of five below 10^15.
 var pow5 = func() (t [22]uint64) {

@@ -165,7 +165,9 @@ func oracleAppendString(dst []byte, s string) []byte {
 func TestAppendStringAndKeyMatchOracle(t *testing.T) {
 	alphabet := []byte{0x00, 0x01, 0x08, 0x1f, 0x20, 0x21, '"', '\\', 'a', '~', 0x7f, 0x80, 0xbf, 0xc3, 0xa9, 0xe2, 0x80, 0xa8, 0xff}
 	r := rand.New(rand.NewPCG(7, 8))
-	buf := make([]byte, 40)
+	// Lengths up to 100 cover the byte-by-byte paths (shortString, shortEscaped) and the
+	// word-at-a-time ones.
+	buf := make([]byte, 100)
 	for range 200000 {
 		n := r.IntN(len(buf) + 1)
 		rare := r.IntN(4) == 0
