@@ -84,6 +84,12 @@ func appendValue(dst []byte, v *Value, chk *portabilityCheck) []byte {
 			case e.Value.kind == KindNumber && e.Value.num == numUint && e.Value.bits < 1e19:
 				// Integers below 10^19 are portable; they need no check.
 				dst = strconv.AppendUint(dst, e.Value.bits, 10)
+			case e.Value.kind == KindNumber && e.Value.num == numFloat:
+				start := len(dst)
+				dst = AppendFloat(dst, math.Float64frombits(e.Value.bits))
+				if chk != nil && !chk.found && !exactFloatToken(dst[start:]) {
+					chk.number(&e.Value, dst[start:])
+				}
 			default:
 				dst = appendValue(dst, &e.Value, chk)
 			}
@@ -167,7 +173,7 @@ func AppendString(dst []byte, s string) []byte {
 const shortString = 16
 
 // shortEscaped is the length up to which appendEscapedString escapes, copies and checks
-// UTF-8 in one byte-by-byte pass; longer strings are scanned a word at a time.
+// UTF-8 in one pass; longer strings are first checked for valid UTF-8 as a whole.
 const shortEscaped = 64
 
 // appendKey appends sep, then key as a string literal, then ':'.
@@ -206,25 +212,26 @@ func appendKey(dst []byte, sep byte, key string) []byte {
 func appendEscapedString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	if len(s) <= shortEscaped {
-		// One pass that escapes, copies and checks UTF-8 as it goes.
+		// One pass: runs of printable ASCII are copied whole, escapes written, and
+		// other bytes decoded as UTF-8 one character at a time.
 		for i := 0; i < len(s); {
-			c := s[i]
-			if c < utf8.RuneSelf {
-				if e := escapeByte[c]; e != 0 {
-					dst = appendEscape(dst, c, e)
-				} else {
-					dst = append(dst, c)
-				}
-				i++
+			j := skipVerbatim(s, i, true)
+			dst = append(dst, s[i:j]...)
+			if j == len(s) {
+				break
+			}
+			if c := s[j]; c < utf8.RuneSelf {
+				dst = appendEscape(dst, c, escapeByte[c])
+				i = j + 1
 				continue
 			}
-			r, size := utf8.DecodeRuneInString(s[i:])
+			r, size := utf8.DecodeRuneInString(s[j:])
 			if r == utf8.RuneError && size == 1 {
 				dst = utf8.AppendRune(dst, utf8.RuneError)
 			} else {
-				dst = append(dst, s[i:i+size]...)
+				dst = append(dst, s[j:j+size]...)
 			}
-			i += size
+			i = j + size
 		}
 		return append(dst, '"')
 	}
