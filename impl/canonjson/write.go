@@ -140,36 +140,30 @@ const hexDigits = "0123456789abcdef"
 // lower-case hex); '/', DEL, '<', '>', '&', U+2028, U+2029 and all other text are written
 // raw. Invalid UTF-8 bytes, which a serde_json string cannot hold, are written as U+FFFD.
 func AppendString(dst []byte, s string) []byte {
+	n := len(dst)
 	if len(s) <= shortString {
 		// Check and copy in one loop: for short strings that is cheaper than a scan
 		// followed by a copy.
-		n := len(dst)
-		dst = slices.Grow(dst, len(s)+2)
-		out := dst[n : n+len(s)+2]
-		for i := 0; i < len(s); i++ {
-			c := s[i]
-			if !plainByte[c] {
+		dst = slices.Grow(dst, len(s)+2)[:n+len(s)+2]
+		for i := range len(s) {
+			if dst[n+1+i] = s[i]; !plainByte[s[i]] {
 				return appendEscapedString(dst[:n], s)
 			}
-			out[i+1] = c
 		}
-		out[0] = '"'
-		out[len(s)+1] = '"'
-		return dst[:n+len(s)+2]
-	}
-	if plainASCII(s) {
-		n := len(dst)
+	} else {
+		if !plainASCII(s) {
+			return appendEscapedString(dst, s)
+		}
 		dst = slices.Grow(dst, len(s)+2)[:n+len(s)+2]
-		dst[n] = '"'
 		copy(dst[n+1:], s)
-		dst[len(dst)-1] = '"'
-		return dst
 	}
-	return appendEscapedString(dst, s)
+	dst[n] = '"'
+	dst[len(dst)-1] = '"'
+	return dst
 }
 
-// shortString is the length up to which AppendString and appendKey check and copy a
-// string byte by byte rather than scanning it a word at a time and then copying it.
+// shortString is the length up to which AppendString checks and copies a string byte by
+// byte rather than scanning it a word at a time and then copying it.
 const shortString = 16
 
 // shortEscaped is the length up to which appendEscapedString escapes, copies and checks
@@ -178,34 +172,7 @@ const shortEscaped = 64
 
 // appendKey appends sep, then key as a string literal, then ':'.
 func appendKey(dst []byte, sep byte, key string) []byte {
-	if len(key) <= shortString {
-		n := len(dst)
-		dst = slices.Grow(dst, len(key)+4)
-		out := dst[n : n+len(key)+4]
-		for i := 0; i < len(key); i++ {
-			c := key[i]
-			if !plainByte[c] {
-				dst = append(dst[:n], sep)
-				return append(appendEscapedString(dst, key), ':')
-			}
-			out[i+2] = c
-		}
-		out[0], out[1] = sep, '"'
-		out[len(key)+2], out[len(key)+3] = '"', ':'
-		return dst[:n+len(key)+4]
-	}
-	if plainASCII(key) {
-		n := len(dst)
-		dst = slices.Grow(dst, len(key)+4)[:n+len(key)+4]
-		dst[n] = sep
-		dst[n+1] = '"'
-		copy(dst[n+2:], key)
-		dst[len(dst)-2] = '"'
-		dst[len(dst)-1] = ':'
-		return dst
-	}
-	dst = append(dst, sep)
-	return append(appendEscapedString(dst, key), ':')
+	return append(AppendString(append(dst, sep), key), ':')
 }
 
 // appendEscapedString is AppendString for a string that is not plainASCII.
