@@ -86,8 +86,9 @@ func appendValue(dst []byte, v *Value, chk *portabilityCheck) []byte {
 				dst = strconv.AppendUint(dst, e.Value.bits, 10)
 			case e.Value.kind == KindNumber && e.Value.num == numFloat:
 				start := len(dst)
-				dst = AppendFloat(dst, math.Float64frombits(e.Value.bits))
-				if chk != nil && !chk.found && !exactFloatToken(dst[start:]) {
+				var exact bool
+				dst, exact = appendFloatExact(dst, math.Float64frombits(e.Value.bits))
+				if chk != nil && !exact {
 					chk.number(&e.Value, dst[start:])
 				}
 			default:
@@ -145,8 +146,10 @@ func AppendString(dst []byte, s string) []byte {
 		// Check and copy in one loop: for short strings that is cheaper than a scan
 		// followed by a copy.
 		dst = slices.Grow(dst, len(s)+2)[:n+len(s)+2]
-		for i := range len(s) {
-			if dst[n+1+i] = s[i]; !plainByte[s[i]] {
+		out := dst[n+1 : n+1+len(s)]
+		for i := range len(out) {
+			c := s[i]
+			if out[i] = c; !plainByte[c] {
 				return appendEscapedString(dst[:n], s)
 			}
 		}
@@ -256,14 +259,23 @@ func appendInvalidUTF8(dst []byte, s string) []byte {
 // otherwise, with an explicit exponent sign (1e+16, 1e-7, 1.5e-7). Zero is 0.0 or -0.0.
 // NaN and infinities, which a Value never holds, are written as null as serde_json does.
 func AppendFloat(dst []byte, f float64) []byte {
+	dst, _ = appendFloatExact(dst, f)
+	return dst
+}
+
+// appendFloatExact is AppendFloat that also reports exact = true when the way it wrote f
+// shows that exactFloatToken accepts the token (so the portability check has nothing to
+// do): a fixed-notation short decimal whose digits, read as one integer, stay below 2^53
+// with at most 14 fraction digits. false means only that it does not know.
+func appendFloatExact(dst []byte, f float64) (out []byte, exact bool) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(dst, "null"...)
+		return append(dst, "null"...), false
 	}
 	if f == 0 {
 		if math.Signbit(f) {
-			return append(dst, "-0.0"...)
+			return append(dst, "-0.0"...), true
 		}
-		return append(dst, "0.0"...)
+		return append(dst, "0.0"...), true
 	}
 	if f < 0 {
 		dst = append(dst, '-')
@@ -279,7 +291,8 @@ func AppendFloat(dst []byte, f float64) []byte {
 		// When f >= 1 (its decimal exponent is then 0..14) the layout is fixed: the
 		// integer part, a point, and the p fraction digits (or 0).
 		if p == 0 {
-			return append(strconv.AppendUint(dst, r, 10), '.', '0')
+			// The token is r followed by ".0": its digits read as r·10.
+			return append(strconv.AppendUint(dst, r, 10), '.', '0'), r < (1<<53)/10
 		}
 		if p < len(pow10u) && r >= pow10u[p] {
 			dst = strconv.AppendUint(dst, r/pow10u[p], 10)
@@ -289,14 +302,14 @@ func AppendFloat(dst []byte, f float64) []byte {
 			for k, frac := n+p-1, r%pow10u[p]; frac != 0; k, frac = k-1, frac/10 {
 				dst[k] = byte('0' + frac%10)
 			}
-			return dst
+			return dst, true // r < 10^15 < 2^53, and p <= 14
 		}
 		for r%10 == 0 {
 			r /= 10
 			p--
 		}
 		d := strconv.AppendUint(digits[:0], r, 10)
-		return appendFloatLayout(dst, d, len(d)-1-p)
+		return appendFloatLayout(dst, d, len(d)-1-p), false
 	}
 	// strconv gives d[.ddd]e±XX with the shortest round-trip digits.
 	var sci [32]byte
@@ -318,7 +331,7 @@ func AppendFloat(dst []byte, f float64) []byte {
 	if negExp {
 		exp = -exp
 	}
-	return appendFloatLayout(dst, digits[:n], exp)
+	return appendFloatLayout(dst, digits[:n], exp), false
 }
 
 // shortDecimal finds, for a finite f > 0, an integer r below 10^15 and a p in 0..22 such

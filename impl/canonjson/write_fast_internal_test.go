@@ -92,7 +92,7 @@ func randomFloats(r *rand.Rand, n int) []float64 {
 // Spec: ENC-009, ENC-010, ENC-011
 func TestAppendFloatFastPathMatchesOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	fast := 0
+	fast, exactClaims := 0, 0
 	for _, f := range randomFloats(r, 400000) {
 		got, want := string(AppendFloat(nil, f)), string(oracleAppendFloat(nil, f))
 		if got != want {
@@ -101,6 +101,15 @@ func TestAppendFloatFastPathMatchesOracle(t *testing.T) {
 		if _, _, ok := shortDecimal(math.Abs(f)); ok {
 			fast++
 		}
+		if tok, exact := appendFloatExact(nil, f); exact {
+			exactClaims++
+			if !exactFloatToken(tok) {
+				t.Fatalf("appendFloatExact(%b) claims %q exact, exactFloatToken does not", f, tok)
+			}
+		}
+	}
+	if exactClaims < 50000 {
+		t.Fatalf("appendFloatExact claimed only %d tokens exact; the test no longer exercises it", exactClaims)
 	}
 	if fast < 100000 {
 		t.Fatalf("only %d inputs took the fast path; the test no longer exercises it", fast)
