@@ -195,6 +195,13 @@ func appendEscapedString(dst []byte, s string) []byte {
 				i = j + 1
 				continue
 			}
+			if c := s[j]; 0xc2 <= c && c < 0xe0 && j+1 < len(s) && s[j+1]&0xc0 == 0x80 {
+				// A two-byte character (Latin letters with accents, Greek, Cyrillic ...),
+				// valid by construction, copied without the general decoder.
+				dst = append(dst, c, s[j+1])
+				i = j + 2
+				continue
+			}
 			r, size := utf8.DecodeRuneInString(s[j:])
 			if r == utf8.RuneError && size == 1 {
 				dst = utf8.AppendRune(dst, utf8.RuneError)
@@ -295,11 +302,12 @@ func appendFloatExact(dst []byte, f float64) (out []byte, exact bool) {
 			return append(strconv.AppendUint(dst, r, 10), '.', '0'), r < (1<<53)/10
 		}
 		if p < len(pow10u) && r >= pow10u[p] {
-			dst = strconv.AppendUint(dst, r/pow10u[p], 10)
+			q := r / pow10u[p]
+			dst = strconv.AppendUint(dst, q, 10)
 			dst = append(dst, '.')
 			n := len(dst)
 			dst = append(dst, zeroDigits[:p]...)
-			for k, frac := n+p-1, r%pow10u[p]; frac != 0; k, frac = k-1, frac/10 {
+			for k, frac := n+p-1, r-q*pow10u[p]; frac != 0; k, frac = k-1, frac/10 {
 				dst[k] = byte('0' + frac%10)
 			}
 			return dst, true // r < 10^15 < 2^53, and p <= 14
