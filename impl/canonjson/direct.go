@@ -26,7 +26,8 @@ type canonicalBuilder struct {
 	members []Entry // members of the objects being built, innermost last
 	values  slab[Value]
 	entries slab[Entry]
-	strs    strings.Builder // decoded strings that held escapes
+	scratch []byte          // the string with escapes being decoded
+	strs    strings.Builder // decoded strings that held escapes, in the current arena chunk
 }
 
 // buildCanonical builds the Value of text, which verifyCanonical accepted under m. It
@@ -45,6 +46,9 @@ func buildCanonical(text string, m Mode) (v Value, ok bool) {
 	return v, ok && b.pos == len(text)
 }
 
+// maxPooledScratch bounds the string scratch buffer a pooled builder keeps.
+const maxPooledScratch = 4 << 10
+
 // canonicalBuilders keeps builders, so their element and member stacks are reused.
 var canonicalBuilders = sync.Pool{New: func() any { return new(canonicalBuilder) }}
 
@@ -52,7 +56,12 @@ var canonicalBuilders = sync.Pool{New: func() any { return new(canonicalBuilder)
 func (b *canonicalBuilder) release() {
 	clear(b.elems[:cap(b.elems)])
 	clear(b.members[:cap(b.members)])
-	*b = canonicalBuilder{elems: b.elems[:0], members: b.members[:0]}
+	scratch := b.scratch[:0]
+	if cap(scratch) > maxPooledScratch {
+		scratch = nil
+	}
+	clear(scratch[:cap(scratch)])
+	*b = canonicalBuilder{elems: b.elems[:0], members: b.members[:0], scratch: scratch}
 	canonicalBuilders.Put(b)
 }
 
@@ -87,6 +96,22 @@ func (b *canonicalBuilder) word(w string) bool {
 }
 
 func (b *canonicalBuilder) number() (Value, bool) {
+	// Plain non-negative integers of at most 18 digits (most numbers) are u64 in both
+	// modes and are converted while they are scanned.
+	var u uint64
+	i := b.pos
+	for ; i < len(b.text) && i-b.pos <= 18; i++ {
+		c := b.text[i]
+		if !isDigit(c) {
+			break
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	if n := i - b.pos; n > 0 && n <= 18 && (n == 1 || b.text[b.pos] != '0') &&
+		(i == len(b.text) || !isNumberByte(b.text[i])) {
+		b.pos = i
+		return Uint(u), true
+	}
 	end := b.pos
 	for end < len(b.text) && isNumberByte(b.text[end]) {
 		end++
@@ -114,11 +139,7 @@ func (b *canonicalBuilder) str() (string, bool) {
 		b.pos = i + 1
 		return b.text[start:i], true
 	}
-	if b.strs.Cap() == 0 {
-		b.strs.Grow(len(b.text)/8 + 64)
-	}
-	mark := b.strs.Len()
-	b.strs.WriteString(b.text[start:i])
+	out := append(b.scratch[:0], b.text[start:i]...)
 	for {
 		// b.text[i] is a backslash here: the writer's escapes only.
 		if i+1 >= len(b.text) {
@@ -126,23 +147,23 @@ func (b *canonicalBuilder) str() (string, bool) {
 		}
 		switch e := b.text[i+1]; e {
 		case '"', '\\':
-			b.strs.WriteByte(e)
+			out = append(out, e)
 		case 'b':
-			b.strs.WriteByte('\b')
+			out = append(out, '\b')
 		case 'f':
-			b.strs.WriteByte('\f')
+			out = append(out, '\f')
 		case 'n':
-			b.strs.WriteByte('\n')
+			out = append(out, '\n')
 		case 'r':
-			b.strs.WriteByte('\r')
+			out = append(out, '\r')
 		case 't':
-			b.strs.WriteByte('\t')
+			out = append(out, '\t')
 		case 'u': // \u00xx, a control byte
 			if i+6 > len(b.text) || b.text[i+2] != '0' || b.text[i+3] != '0' ||
 				(b.text[i+4] != '0' && b.text[i+4] != '1') || !isLowerHex(b.text[i+5]) {
 				return "", false
 			}
-			b.strs.WriteByte(unhex(b.text[i+4])<<4 | unhex(b.text[i+5]))
+			out = append(out, unhex(b.text[i+4])<<4|unhex(b.text[i+5]))
 			i += 4
 		default:
 			return "", false
@@ -152,16 +173,31 @@ func (b *canonicalBuilder) str() (string, bool) {
 		if j >= len(b.text) {
 			return "", false
 		}
-		b.strs.WriteString(b.text[i:j])
+		out = append(out, b.text[i:j]...)
 		if b.text[j] == '"' {
 			b.pos = j + 1
-			return b.strs.String()[mark:], true
+			b.scratch = out
+			return b.keep(out), true
 		}
 		if b.text[j] != '\\' {
 			return "", false
 		}
 		i = j
 	}
+}
+
+// keep returns a string holding the bytes of s. The strings of one document are packed
+// into shared chunks; a chunk that is full is left to the strings already in it and a new,
+// larger one is started, so a chunk is never copied into a larger one.
+func (b *canonicalBuilder) keep(s []byte) string {
+	if b.strs.Cap()-b.strs.Len() < len(s) {
+		size := max(2*b.strs.Cap(), len(b.text)/8+64, len(s))
+		b.strs = strings.Builder{}
+		b.strs.Grow(size)
+	}
+	mark := b.strs.Len()
+	b.strs.Write(s)
+	return b.strs.String()[mark:]
 }
 
 func (b *canonicalBuilder) array(depth int) (Value, bool) {
@@ -204,7 +240,8 @@ func (b *canonicalBuilder) separator(closing byte) (last, ok bool) {
 func carve[T any](s *slab[T], stack []T, base int) (children, rest []T) {
 	children = s.take(len(stack) - base)
 	copy(children, stack[base:])
-	clear(stack[base:])
+	// stack[base:] is left as it is: it is overwritten by the next children, and release
+	// clears the whole stack.
 	return children, stack[:base]
 }
 
@@ -223,13 +260,16 @@ func (b *canonicalBuilder) object(depth int) (Value, bool) {
 		if b.pos >= len(b.text) || b.text[b.pos] != '"' {
 			return Value{}, false
 		}
-		n := strings.IndexByte(b.text[b.pos+1:], '"')
-		if n < 0 {
+		end := b.pos + 1
+		for end < len(b.text) && b.text[end] != '"' && b.text[end] != '\\' {
+			end++
+		}
+		if end >= len(b.text) || b.text[end] != '"' {
 			return Value{}, false
 		}
-		key := b.text[b.pos+1 : b.pos+1+n]
-		b.pos += n + 2
-		if strings.IndexByte(key, '\\') >= 0 || b.pos >= len(b.text) || b.text[b.pos] != ':' ||
+		key := b.text[b.pos+1 : end]
+		b.pos = end + 1
+		if b.pos >= len(b.text) || b.text[b.pos] != ':' ||
 			len(b.members) > base && !keyAfter(key, b.members[len(b.members)-1].Key) ||
 			key == privateNumberKey {
 			return Value{}, false

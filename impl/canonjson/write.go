@@ -78,9 +78,20 @@ func appendValue(dst []byte, v *Value, chk *portabilityCheck) []byte {
 			e := &ents[i]
 			dst = appendKey(dst, sep, e.Key)
 			sep = ','
-			if e.Value.kind == KindString {
+			switch {
+			case e.Value.kind == KindString:
 				dst = AppendString(dst, e.Value.str())
-			} else {
+			case e.Value.kind == KindNumber && e.Value.num == numUint && e.Value.bits < 1e19:
+				// Integers below 10^19 are portable; they need no check.
+				dst = strconv.AppendUint(dst, e.Value.bits, 10)
+			case e.Value.kind == KindNumber && e.Value.num == numFloat:
+				start := len(dst)
+				var exact bool
+				dst, exact = appendFloatExact(dst, math.Float64frombits(e.Value.bits))
+				if chk != nil && !exact {
+					chk.number(&e.Value, dst[start:])
+				}
+			default:
 				dst = appendValue(dst, &e.Value, chk)
 			}
 		}
@@ -130,36 +141,77 @@ const hexDigits = "0123456789abcdef"
 // lower-case hex); '/', DEL, '<', '>', '&', U+2028, U+2029 and all other text are written
 // raw. Invalid UTF-8 bytes, which a serde_json string cannot hold, are written as U+FFFD.
 func AppendString(dst []byte, s string) []byte {
-	if plainASCII(s) {
-		n := len(dst)
+	n := len(dst)
+	if len(s) <= shortString {
+		// Check and copy in one loop: for short strings that is cheaper than a scan
+		// followed by a copy.
 		dst = slices.Grow(dst, len(s)+2)[:n+len(s)+2]
-		dst[n] = '"'
+		out := dst[n+1 : n+1+len(s)]
+		for i := range len(out) {
+			c := s[i]
+			if out[i] = c; !plainByte[c] {
+				return appendEscapedString(dst[:n], s)
+			}
+		}
+	} else {
+		if !plainASCII(s) {
+			return appendEscapedString(dst, s)
+		}
+		dst = slices.Grow(dst, len(s)+2)[:n+len(s)+2]
 		copy(dst[n+1:], s)
-		dst[len(dst)-1] = '"'
-		return dst
 	}
-	return appendEscapedString(dst, s)
+	dst[n] = '"'
+	dst[len(dst)-1] = '"'
+	return dst
 }
+
+// shortString is the length up to which AppendString checks and copies a string byte by
+// byte rather than scanning it a word at a time and then copying it.
+const shortString = 16
+
+// shortEscaped is the length up to which appendEscapedString escapes, copies and checks
+// UTF-8 in one pass; longer strings are first checked for valid UTF-8 as a whole.
+const shortEscaped = 64
 
 // appendKey appends sep, then key as a string literal, then ':'.
 func appendKey(dst []byte, sep byte, key string) []byte {
-	if plainASCII(key) {
-		n := len(dst)
-		dst = slices.Grow(dst, len(key)+4)[:n+len(key)+4]
-		dst[n] = sep
-		dst[n+1] = '"'
-		copy(dst[n+2:], key)
-		dst[len(dst)-2] = '"'
-		dst[len(dst)-1] = ':'
-		return dst
-	}
-	dst = append(dst, sep)
-	return append(appendEscapedString(dst, key), ':')
+	return append(AppendString(append(dst, sep), key), ':')
 }
 
 // appendEscapedString is AppendString for a string that is not plainASCII.
 func appendEscapedString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	if len(s) <= shortEscaped {
+		// One pass: runs of printable ASCII are copied whole, escapes written, and
+		// other bytes decoded as UTF-8 one character at a time.
+		for i := 0; i < len(s); {
+			j := skipVerbatim(s, i, true)
+			dst = append(dst, s[i:j]...)
+			if j == len(s) {
+				break
+			}
+			if c := s[j]; c < utf8.RuneSelf {
+				dst = appendEscape(dst, c, escapeByte[c])
+				i = j + 1
+				continue
+			}
+			if c := s[j]; 0xc2 <= c && c < 0xe0 && j+1 < len(s) && s[j+1]&0xc0 == 0x80 {
+				// A two-byte character (Latin letters with accents, Greek, Cyrillic ...),
+				// valid by construction, copied without the general decoder.
+				dst = append(dst, c, s[j+1])
+				i = j + 2
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[j:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, s[j:j+size]...)
+			}
+			i = j + size
+		}
+		return append(dst, '"')
+	}
 	// The string often starts with a run of printable ASCII, copied in one go.
 	i := skipVerbatim(s, 0, true)
 	if i == len(s) {
@@ -214,14 +266,23 @@ func appendInvalidUTF8(dst []byte, s string) []byte {
 // otherwise, with an explicit exponent sign (1e+16, 1e-7, 1.5e-7). Zero is 0.0 or -0.0.
 // NaN and infinities, which a Value never holds, are written as null as serde_json does.
 func AppendFloat(dst []byte, f float64) []byte {
+	dst, _ = appendFloatExact(dst, f)
+	return dst
+}
+
+// appendFloatExact is AppendFloat that also reports exact = true when the way it wrote f
+// shows that exactFloatToken accepts the token (so the portability check has nothing to
+// do): a fixed-notation short decimal whose digits, read as one integer, stay below 2^53
+// with at most 14 fraction digits. false means only that it does not know.
+func appendFloatExact(dst []byte, f float64) (out []byte, exact bool) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(dst, "null"...)
+		return append(dst, "null"...), false
 	}
 	if f == 0 {
 		if math.Signbit(f) {
-			return append(dst, "-0.0"...)
+			return append(dst, "-0.0"...), true
 		}
-		return append(dst, "0.0"...)
+		return append(dst, "0.0"...), true
 	}
 	if f < 0 {
 		dst = append(dst, '-')
@@ -230,12 +291,33 @@ func AppendFloat(dst []byte, f float64) []byte {
 	var digits [24]byte
 	if r, p, ok := shortDecimal(f); ok {
 		// f is r / 10^p; r has at most 15 digits.
+		for p > 0 && r%10 == 0 {
+			r /= 10
+			p--
+		}
+		// When f >= 1 (its decimal exponent is then 0..14) the layout is fixed: the
+		// integer part, a point, and the p fraction digits (or 0).
+		if p == 0 {
+			// The token is r followed by ".0": its digits read as r·10.
+			return append(strconv.AppendUint(dst, r, 10), '.', '0'), r < (1<<53)/10
+		}
+		if p < len(pow10u) && r >= pow10u[p] {
+			q := r / pow10u[p]
+			dst = strconv.AppendUint(dst, q, 10)
+			dst = append(dst, '.')
+			n := len(dst)
+			dst = append(dst, zeroDigits[:p]...)
+			for k, frac := n+p-1, r-q*pow10u[p]; frac != 0; k, frac = k-1, frac/10 {
+				dst[k] = byte('0' + frac%10)
+			}
+			return dst, true // r < 10^15 < 2^53, and p <= 14
+		}
 		for r%10 == 0 {
 			r /= 10
 			p--
 		}
 		d := strconv.AppendUint(digits[:0], r, 10)
-		return appendFloatLayout(dst, d, len(d)-1-p)
+		return appendFloatLayout(dst, d, len(d)-1-p), false
 	}
 	// strconv gives d[.ddd]e±XX with the shortest round-trip digits.
 	var sci [32]byte
@@ -257,7 +339,7 @@ func AppendFloat(dst []byte, f float64) []byte {
 	if negExp {
 		exp = -exp
 	}
-	return appendFloatLayout(dst, digits[:n], exp)
+	return appendFloatLayout(dst, digits[:n], exp), false
 }
 
 // shortDecimal finds, for a finite f > 0, an integer r below 10^15 and a p in 0..22 such
@@ -298,6 +380,18 @@ func shortDecimal(f float64) (r uint64, p int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// pow10u holds 10^0 … 10^14, the powers of ten below 10^15, as integers.
+var pow10u = func() (t [15]uint64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 10
+	}
+	return t
+}()
+
+// zeroDigits is the longest run of fraction digits AppendFloat pads with zeros.
+const zeroDigits = "00000000000000"
 
 // pow5 holds 5^0 … 5^21, every power of five below 10^15.
 var pow5 = func() (t [22]uint64) {

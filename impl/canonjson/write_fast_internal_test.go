@@ -92,7 +92,7 @@ func randomFloats(r *rand.Rand, n int) []float64 {
 // Spec: ENC-009, ENC-010, ENC-011
 func TestAppendFloatFastPathMatchesOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	fast := 0
+	fast, exactClaims := 0, 0
 	for _, f := range randomFloats(r, 400000) {
 		got, want := string(AppendFloat(nil, f)), string(oracleAppendFloat(nil, f))
 		if got != want {
@@ -101,6 +101,15 @@ func TestAppendFloatFastPathMatchesOracle(t *testing.T) {
 		if _, _, ok := shortDecimal(math.Abs(f)); ok {
 			fast++
 		}
+		if tok, exact := appendFloatExact(nil, f); exact {
+			exactClaims++
+			if !exactFloatToken(tok) {
+				t.Fatalf("appendFloatExact(%b) claims %q exact, exactFloatToken does not", f, tok)
+			}
+		}
+	}
+	if exactClaims < 50000 {
+		t.Fatalf("appendFloatExact claimed only %d tokens exact; the test no longer exercises it", exactClaims)
 	}
 	if fast < 100000 {
 		t.Fatalf("only %d inputs took the fast path; the test no longer exercises it", fast)
@@ -165,7 +174,9 @@ func oracleAppendString(dst []byte, s string) []byte {
 func TestAppendStringAndKeyMatchOracle(t *testing.T) {
 	alphabet := []byte{0x00, 0x01, 0x08, 0x1f, 0x20, 0x21, '"', '\\', 'a', '~', 0x7f, 0x80, 0xbf, 0xc3, 0xa9, 0xe2, 0x80, 0xa8, 0xff}
 	r := rand.New(rand.NewPCG(7, 8))
-	buf := make([]byte, 40)
+	// Lengths up to 100 cover the byte-by-byte paths (shortString, shortEscaped) and the
+	// word-at-a-time ones.
+	buf := make([]byte, 100)
 	for range 200000 {
 		n := r.IntN(len(buf) + 1)
 		rare := r.IntN(4) == 0
