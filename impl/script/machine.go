@@ -2,11 +2,11 @@ package script
 
 import (
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // builtinKind names what a `use` binds.
@@ -97,9 +97,11 @@ type handler struct {
 	catchIP int
 }
 
-const (
-	valueBytes  = int(unsafe.Sizeof(Value{}))
-	fieldBytes  = int(unsafe.Sizeof(Field{}))
+// The memory charged for script values: the in-memory size of one element, one field and an
+// object's header.
+var (
+	valueBytes  = int(reflect.TypeFor[Value]().Size())
+	fieldBytes  = int(reflect.TypeFor[Field]().Size())
 	objectBytes = 24
 )
 
