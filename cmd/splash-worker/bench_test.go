@@ -129,12 +129,8 @@ type echoChild struct {
 	opener *protocol.Authenticator
 }
 
-func startEcho(b *testing.B) *echoChild {
+func startEcho(b *testing.B, path string) *echoChild {
 	b.Helper()
-	path, err := exec.LookPath("cat")
-	if err != nil {
-		b.Skip("no cat to measure the floor with")
-	}
 	host, err := workertest.NewHost("bench-echo")
 	if err != nil {
 		b.Fatal(err)
@@ -178,23 +174,36 @@ func (e *echoChild) roundTrip(b *testing.B, m protocol.Message) {
 	}
 }
 
+// goEcho builds testdata/goecho, a line echo written in Go, into a temporary directory.
+func goEcho(b *testing.B) string {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "goecho")
+	if out, err := exec.Command("go", "build", "-o", path, "./testdata/goecho").CombinedOutput(); err != nil {
+		b.Fatalf("building the Go line echo: %v\n%s", err, out)
+	}
+	return path
+}
+
 // One 256-byte text echo over the worker's real stdin and stdout pipes: the host seals the
 // invoke, the worker opens, authorizes, runs the adapter, validates and seals the result, and
 // the host opens it. A session can reserve at most 1,024 request ids, so a new worker is
 // started (with the timer stopped) every 1,000 calls.
 //
-// Every iteration also sends the same invoke through a bare line echo (cat), the floor of a
-// round trip over two pipes on this machine, right before the worker's, so both see the same
-// load. Besides the worker's p50 and p99 it reports the echo's (echo-p50-µs, echo-p99-µs),
-// the worker's own cost (own-p50-µs: its p50 minus the echo's; own-p99-µs likewise), and per
-// round trip the CPU time each child used (worker-cpu-µs, echo-cpu-µs) and how often its
-// threads were switched out (worker-switches, echo-switches), which depends much less on
-// the machine's load than latency does. ns/op covers both round trips.
+// Every iteration also sends the same invoke through two bare line echoes right before the
+// worker's, so all three see the same load: cat, the floor of a round trip over two pipes on
+// this machine, and goecho (testdata/goecho), the same echo written in Go, the floor of any Go
+// process that reads a line and writes it back with blocking system calls. Besides the
+// worker's p50 and p99 it reports each echo's (echo-p50-µs, goecho-p50-µs, and p99 likewise),
+// the worker's own cost over cat (own-p50-µs: its p50 minus cat's; own-p99-µs likewise) and
+// over goecho (own-go-p50-µs), and per round trip the CPU time each child used (worker-cpu-µs,
+// echo-cpu-µs, goecho-cpu-µs) and how often its threads were switched out (…-switches), which
+// depends much less on the machine's load than latency does. ns/op covers the three round
+// trips.
 func BenchmarkInvokeRoundTrip(b *testing.B) {
 	payload := text(strings.Repeat("x", 256))
 	const perSession = 1000
 	var p *proc
-	var workerUsage, echoUsage childUsage
+	var workerUsage childUsage
 	sessions, n := 0, 0
 	restart := func() {
 		if p != nil {
@@ -209,11 +218,20 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 		workerUsage.start(p.cmd.Process.Pid)
 		n = 1
 	}
-	echo := startEcho(b)
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		b.Skip("no cat to measure the floor with")
+	}
+	echoes := []*echoChild{startEcho(b, cat), startEcho(b, goEcho(b))}
+	echoNames := []string{"echo", "goecho"}
 	restart()
-	echoUsage.start(echo.cmd.Process.Pid)
+	echoUsage := make([]childUsage, len(echoes))
+	echoLat := make([][]time.Duration, len(echoes))
+	for i, e := range echoes {
+		echoUsage[i].start(e.cmd.Process.Pid)
+		echoLat[i] = make([]time.Duration, 0, b.N)
+	}
 	lat := make([]time.Duration, 0, b.N)
-	echoLat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if n == perSession {
@@ -221,11 +239,13 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 			restart()
 			b.StartTimer()
 		}
-		start := time.Now()
-		echo.roundTrip(b, echo.host.Invoke("r"+strconv.Itoa(i), echoTool, payload))
-		echoLat = append(echoLat, time.Since(start))
+		for k, e := range echoes {
+			start := time.Now()
+			e.roundTrip(b, e.host.Invoke("r"+strconv.Itoa(i), echoTool, payload))
+			echoLat[k] = append(echoLat[k], time.Since(start))
+		}
 
-		start = time.Now()
+		start := time.Now()
 		p.send(p.host.Invoke("r"+strconv.Itoa(n), echoTool, payload))
 		line, err := readLine(p.stdout, 10*time.Second)
 		if err != nil {
@@ -238,17 +258,21 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 		n++
 	}
 	b.StopTimer()
-	echoUsage.stop()
 	workerUsage.stop()
 	p.end()
 	reportLatencies(b, lat)
-	slices.Sort(echoLat)
-	b.ReportMetric(percentile(echoLat, 0.50), "echo-p50-µs")
-	b.ReportMetric(percentile(echoLat, 0.99), "echo-p99-µs")
-	b.ReportMetric(percentile(lat, 0.50)-percentile(echoLat, 0.50), "own-p50-µs")
-	b.ReportMetric(percentile(lat, 0.99)-percentile(echoLat, 0.99), "own-p99-µs")
+	for k := range echoes {
+		echoUsage[k].stop()
+		slices.Sort(echoLat[k])
+		name := echoNames[k]
+		b.ReportMetric(percentile(echoLat[k], 0.50), name+"-p50-µs")
+		b.ReportMetric(percentile(echoLat[k], 0.99), name+"-p99-µs")
+		echoUsage[k].report(b, name)
+	}
+	b.ReportMetric(percentile(lat, 0.50)-percentile(echoLat[0], 0.50), "own-p50-µs")
+	b.ReportMetric(percentile(lat, 0.99)-percentile(echoLat[0], 0.99), "own-p99-µs")
+	b.ReportMetric(percentile(lat, 0.50)-percentile(echoLat[1], 0.50), "own-go-p50-µs")
 	workerUsage.report(b, "worker")
-	echoUsage.report(b, "echo")
 }
 
 // One durable dispatch of a new operation key against the journal file: the admission and
