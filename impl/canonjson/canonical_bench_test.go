@@ -59,7 +59,7 @@ func benchItems(n int) string {
 // BenchmarkBuildCanonical builds the Value of verified text and walks every member, as a
 // receiver that reads a deferred payload does.
 func BenchmarkBuildCanonical(b *testing.B) {
-	for _, size := range []int{256, 4 << 10} {
+	for _, size := range []int{256, 4 << 10, 64 << 10} {
 		text := benchItems(size)
 		if _, _, _, ok := verifyCanonical(text, 0, 0, Preserve); !ok {
 			b.Fatal("not canonical")

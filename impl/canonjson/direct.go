@@ -28,6 +28,7 @@ type canonicalBuilder struct {
 	entries slab[Entry]
 	scratch []byte          // the string with escapes being decoded
 	strs    strings.Builder // decoded strings that held escapes, in the current arena chunk
+	kept    int             // bytes of all decoded strings kept so far
 }
 
 // buildCanonical builds the Value of text, which verifyCanonical accepted under m. It
@@ -187,14 +188,23 @@ func (b *canonicalBuilder) str() (string, bool) {
 }
 
 // keep returns a string holding the bytes of s. The strings of one document are packed
-// into shared chunks; a chunk that is full is left to the strings already in it and a new,
-// larger one is started, so a chunk is never copied into a larger one.
+// into shared chunks; a chunk that is full is left to the strings already in it and a new
+// one is started, so a chunk is never copied into a larger one. The first chunk holds an
+// eighth of the text; a later one what the strings decoded so far suggest the rest of the
+// text needs (they are decoded at the rate seen so far), but never more than the rest of
+// the text, which no string decoded from it can outgrow.
 func (b *canonicalBuilder) keep(s []byte) string {
 	if b.strs.Cap()-b.strs.Len() < len(s) {
-		size := max(2*b.strs.Cap(), len(b.text)/8+64, len(s))
+		size := len(b.text)/8 + 64
+		if b.kept > 0 {
+			rest := len(b.text) - b.pos
+			size = min(b.kept*rest/b.pos+64, rest)
+		}
+		size = max(size, len(s))
 		b.strs = strings.Builder{}
 		b.strs.Grow(size)
 	}
+	b.kept += len(s)
 	mark := b.strs.Len()
 	b.strs.Write(s)
 	return b.strs.String()[mark:]
