@@ -275,6 +275,7 @@ func TestBuildCanonicalMatchesParse(t *testing.T) {
 		`[]`, `{}`, `[[],{}]`, `{"a":"\"\\\b\f\n\r\t\u0000\u001f x é"}`, `["é\"", "\\"]`,
 		`{"items":[{"id":0,"name":"item-0","note":"text with \"quotes\" and é","score":0.5,"tags":["alpha","beta"]}]}`,
 		`[1.5,-2,1e+30,18446744073709551615,-9223372036854775808,0.1,true,false,null]`,
+		`[0.5,10.25,0.0,100.125,-1.5,1.5e+3,1234567890123456789.5,12345678901234567890.25,{"a":7.75}]`,
 	}
 	for range 20000 {
 		var b strings.Builder
@@ -306,7 +307,7 @@ func TestBuildCanonicalMatchesParse(t *testing.T) {
 	if accepted < 2000 {
 		t.Fatalf("only %d documents accepted", accepted)
 	}
-	for _, bad := range []string{`[`, `[1,]`, `{"a"}`, `{"b":1,"a":2}`, `{"a":1,"a":2}`, `["\/"]`, `["\u0041"]`, `{"a\"":1}`, `[1]x`, `"`, `["x`, `[tru]`, `[-]`} {
+	for _, bad := range []string{`[`, `[1,]`, `{"a"}`, `{"b":1,"a":2}`, `{"a":1,"a":2}`, `["\/"]`, `["\u0041"]`, `{"a\"":1}`, `[1]x`, `"`, `["x`, `[tru]`, `[-]`, `[1.]`, `[1.5.5]`, `[01.5]`, `[1.5e]`, `[1.5-]`, `[0.5`} {
 		if _, ok := buildCanonical(bad, Preserve); ok {
 			t.Errorf("the builder accepted %s", bad)
 		}

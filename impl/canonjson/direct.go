@@ -28,6 +28,7 @@ type canonicalBuilder struct {
 	entries slab[Entry]
 	scratch []byte          // the string with escapes being decoded
 	strs    strings.Builder // decoded strings that held escapes, in the current arena chunk
+	kept    int             // bytes of all decoded strings kept so far
 }
 
 // buildCanonical builds the Value of text, which verifyCanonical accepted under m. It
@@ -70,10 +71,8 @@ func (b *canonicalBuilder) value(depth int) (Value, bool) {
 		return Value{}, false
 	}
 	switch c := b.text[b.pos]; c {
-	case '[':
-		return b.array(depth)
-	case '{':
-		return b.object(depth)
+	case '[', '{':
+		return b.container(depth, c == '{')
 	case '"':
 		s, ok := b.str()
 		return String(s), ok
@@ -111,6 +110,20 @@ func (b *canonicalBuilder) number() (Value, bool) {
 		(i == len(b.text) || !isNumberByte(b.text[i])) {
 		b.pos = i
 		return Uint(u), true
+	}
+	// In Preserve mode a fixed-point token (a valid integer part, '.', digits, and no
+	// exponent) keeps its text, as preserveNumber would keep it.
+	if n := i - b.pos; b.mode == Preserve && n > 0 && (n == 1 || b.text[b.pos] != '0') &&
+		i < len(b.text) && b.text[i] == '.' {
+		k := i + 1
+		for k < len(b.text) && isDigit(b.text[k]) {
+			k++
+		}
+		if k > i+1 && (k == len(b.text) || !isNumberByte(b.text[k])) {
+			tok := b.text[b.pos:k]
+			b.pos = k
+			return textValue(KindNumber, numText, tok), true
+		}
 	}
 	end := b.pos
 	for end < len(b.text) && isNumberByte(b.text[end]) {
@@ -187,40 +200,103 @@ func (b *canonicalBuilder) str() (string, bool) {
 }
 
 // keep returns a string holding the bytes of s. The strings of one document are packed
-// into shared chunks; a chunk that is full is left to the strings already in it and a new,
-// larger one is started, so a chunk is never copied into a larger one.
+// into shared chunks; a chunk that is full is left to the strings already in it and a new
+// one is started, so a chunk is never copied into a larger one. The first chunk holds an
+// eighth of the text; a later one what the strings decoded so far suggest the rest of the
+// text needs (they are decoded at the rate seen so far), but never more than the rest of
+// the text, which no string decoded from it can outgrow.
 func (b *canonicalBuilder) keep(s []byte) string {
 	if b.strs.Cap()-b.strs.Len() < len(s) {
-		size := max(2*b.strs.Cap(), len(b.text)/8+64, len(s))
+		size := len(b.text)/8 + 64
+		if b.kept > 0 {
+			rest := len(b.text) - b.pos
+			size = min(b.kept*rest/b.pos+64, rest)
+		}
+		size = max(size, len(s))
 		b.strs = strings.Builder{}
 		b.strs.Grow(size)
 	}
+	b.kept += len(s)
 	mark := b.strs.Len()
 	b.strs.Write(s)
 	return b.strs.String()[mark:]
 }
 
-func (b *canonicalBuilder) array(depth int) (Value, bool) {
+// container reads the array (object false) or object at b.pos.
+func (b *canonicalBuilder) container(depth int, object bool) (Value, bool) {
 	if depth+1 >= recursionLimit {
 		return Value{}, false
 	}
-	b.pos++ // '['
-	if b.pos < len(b.text) && b.text[b.pos] == ']' {
+	closing := byte(']')
+	if object {
+		closing = '}'
+	}
+	b.pos++ // '[' or '{'
+	if b.pos < len(b.text) && b.text[b.pos] == closing {
 		b.pos++
+		if object {
+			return objectValue([]Entry{}), true
+		}
 		return arrayValue([]Value{}), true
 	}
 	base := len(b.elems)
+	if object {
+		base = len(b.members)
+	}
 	for {
-		v, ok := b.value(depth + 1)
+		var key string
+		if object {
+			// A key: a string without escapes, then ':'.
+			if b.pos >= len(b.text) || b.text[b.pos] != '"' {
+				return Value{}, false
+			}
+			end := b.pos + 1
+			for end < len(b.text) && b.text[end] != '"' && b.text[end] != '\\' {
+				end++
+			}
+			if end >= len(b.text) || b.text[end] != '"' {
+				return Value{}, false
+			}
+			key = b.text[b.pos+1 : end]
+			b.pos = end + 1
+			if b.pos >= len(b.text) || b.text[b.pos] != ':' ||
+				len(b.members) > base && !keyAfter(key, b.members[len(b.members)-1].Key) ||
+				key == privateNumberKey {
+				return Value{}, false
+			}
+			b.pos++
+		}
+		// Strings and non-negative numbers, most children, are read here rather than
+		// through value's dispatch (one call fewer; value is recursive, so never inlined).
+		var v Value
+		var ok bool
+		if b.pos < len(b.text) && b.text[b.pos] == '"' {
+			var s string
+			s, ok = b.str()
+			v = String(s)
+		} else if b.pos < len(b.text) && isDigit(b.text[b.pos]) {
+			v, ok = b.number()
+		} else {
+			v, ok = b.value(depth + 1)
+		}
 		if !ok || b.pos >= len(b.text) {
 			return Value{}, false
 		}
-		b.elems = append(b.elems, v)
-		if last, ok := b.separator(']'); !ok {
+		if object {
+			b.members = append(b.members, Entry{Key: key, Value: v})
+		} else {
+			b.elems = append(b.elems, v)
+		}
+		if last, ok := b.separator(closing); !ok {
 			return Value{}, false
 		} else if last {
 			break
 		}
+	}
+	if object {
+		var ents []Entry
+		ents, b.members = carve(&b.entries, b.members, base)
+		return objectValue(ents), true
 	}
 	var elems []Value
 	elems, b.elems = carve(&b.values, b.elems, base)
@@ -243,50 +319,4 @@ func carve[T any](s *slab[T], stack []T, base int) (children, rest []T) {
 	// stack[base:] is left as it is: it is overwritten by the next children, and release
 	// clears the whole stack.
 	return children, stack[:base]
-}
-
-func (b *canonicalBuilder) object(depth int) (Value, bool) {
-	if depth+1 >= recursionLimit {
-		return Value{}, false
-	}
-	b.pos++ // '{'
-	if b.pos < len(b.text) && b.text[b.pos] == '}' {
-		b.pos++
-		return objectValue([]Entry{}), true
-	}
-	base := len(b.members)
-	for {
-		// A key: a string without escapes, then ':'.
-		if b.pos >= len(b.text) || b.text[b.pos] != '"' {
-			return Value{}, false
-		}
-		end := b.pos + 1
-		for end < len(b.text) && b.text[end] != '"' && b.text[end] != '\\' {
-			end++
-		}
-		if end >= len(b.text) || b.text[end] != '"' {
-			return Value{}, false
-		}
-		key := b.text[b.pos+1 : end]
-		b.pos = end + 1
-		if b.pos >= len(b.text) || b.text[b.pos] != ':' ||
-			len(b.members) > base && !keyAfter(key, b.members[len(b.members)-1].Key) ||
-			key == privateNumberKey {
-			return Value{}, false
-		}
-		b.pos++
-		v, ok := b.value(depth + 1)
-		if !ok || b.pos >= len(b.text) {
-			return Value{}, false
-		}
-		b.members = append(b.members, Entry{Key: key, Value: v})
-		if last, ok := b.separator('}'); !ok {
-			return Value{}, false
-		} else if last {
-			break
-		}
-	}
-	var ents []Entry
-	ents, b.members = carve(&b.entries, b.members, base)
-	return objectValue(ents), true
 }

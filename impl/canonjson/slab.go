@@ -11,8 +11,8 @@ package canonjson
 type slab[T any] struct {
 	chunks [][]T // every chunk allocated so far, in order
 	cur    int   // index into chunks of the chunk being carved; -1 before the first
-	free   []T   // the unused tail of chunks[cur]
-	total  int   // elements in all chunks
+	free   []T   // the unused tail of the chunk being carved (chunks[cur], or the reserved one)
+	total  int   // elements in all chunks, the reserved one included
 }
 
 const (
@@ -20,17 +20,15 @@ const (
 	maxChunk   = 4096
 )
 
-// reserve makes an empty slab start with one chunk of exactly n elements, for a caller that
-// knows how many it will take.
+// reserve makes an empty slab start with one chunk of exactly n elements, for a one-shot
+// caller that knows how many it will take. That chunk is not listed in chunks (which would
+// cost an allocation of its own), so reset does not keep it.
 func (s *slab[T]) reserve(n int) {
-	if s.chunks != nil || n <= 0 {
+	if s.total != 0 || n <= 0 {
 		return
 	}
-	c := make([]T, n)
-	s.chunks = [][]T{c}
+	s.free = make([]T, n)
 	s.total = n
-	s.cur = 0
-	s.free = c
 }
 
 // take returns the next n elements. They are zero unless the slab was reset since they were
