@@ -159,18 +159,8 @@ func (b *canonicalBuilder) str() (string, bool) {
 			return "", false
 		}
 		switch e := b.text[i+1]; e {
-		case '"', '\\':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			out = append(out, shortEscape(e))
 		case 'u': // \u00xx, a control byte
 			if i+6 > len(b.text) || b.text[i+2] != '0' || b.text[i+3] != '0' ||
 				(b.text[i+4] != '0' && b.text[i+4] != '1') || !isLowerHex(b.text[i+5]) {

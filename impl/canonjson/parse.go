@@ -458,18 +458,8 @@ func (p *parser) escapedStr(start, i int, ascii bool) (string, error) {
 			return "", syntaxErr(i, "EOF while parsing a string")
 		}
 		switch e := p.data[i]; e {
-		case '"', '\\', '/':
-			buf = append(buf, e)
-		case 'b':
-			buf = append(buf, '\b')
-		case 'f':
-			buf = append(buf, '\f')
-		case 'n':
-			buf = append(buf, '\n')
-		case 'r':
-			buf = append(buf, '\r')
-		case 't':
-			buf = append(buf, '\t')
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			buf = append(buf, shortEscape(e))
 		case 'u':
 			r, next, err := p.unicodeEscape(i + 1)
 			if err != nil {
@@ -576,4 +566,22 @@ func checkUTF8(seg []byte, base int) error {
 		i += size
 	}
 	return nil
+}
+
+// shortEscape returns the byte a one-letter escape stands for: b, f, n, r and t their control
+// bytes; any other letter (the quote, the backslash, the slash) itself.
+func shortEscape(e byte) byte {
+	switch e {
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return e
 }
