@@ -124,3 +124,29 @@ func (v Value) withinDepth(depth, max int) bool {
 // [Parser.ParseDeferring]), whose elements or entries are built on first use. It exists
 // for tests and benchmarks: a deferred Value behaves exactly like a built one.
 func (v Value) IsDeferred() bool { return v.deferred() != nil }
+
+// DeferCanonical reads the array or object that starts at text[start] as a deferred Value
+// when its text is canonical under m: exactly the case in which [Parser.ParseDeferring]
+// keeps a member as a NodeRaw and [FromNode] makes it a deferred Value, so the two agree.
+// open is the number of arrays and objects already open around the value, for the nesting
+// limit; end is the offset just past the value. ok is false when text[start] does not open
+// a container or the container is not provably canonical; the caller then parses the text
+// the general way, which finds its value or its error.
+func DeferCanonical(text string, start, open int, m Mode) (v Value, end int, ok bool) {
+	if !m.valid() || start < 0 || start >= len(text) || open < 0 {
+		return Value{}, 0, false
+	}
+	k := KindObject
+	switch text[start] {
+	case '[':
+		k = KindArray
+	case '{':
+	default:
+		return Value{}, 0, false
+	}
+	end, depth, textNumbers, ok := verifyCanonical(text, start, open, m)
+	if !ok {
+		return Value{}, 0, false
+	}
+	return deferredValue(k, text[start:end], m, depth, textNumbers), end, true
+}

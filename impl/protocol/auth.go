@@ -86,15 +86,20 @@ func TagInput(sessionID string, sender Role, sequence uint64, m Message) []byte 
 
 // appendTagInput also returns the bounds of the message inside the result.
 func appendTagInput(dst []byte, sessionID string, sender Role, sequence uint64, m Message) (out []byte, msgStart, msgEnd int) {
-	dst = append(dst, tagInputHead(sender)...)
-	dst = strconv.AppendUint(dst, sequence, 10)
-	dst = append(dst, `,"session_id":`...)
-	dst = canonjson.AppendString(dst, sessionID)
-	dst = append(dst, `,"message":`...)
+	dst = appendTagInputHead(dst, sessionID, sender, sequence)
 	msgStart = len(dst)
 	dst = m.AppendJSON(dst)
 	msgEnd = len(dst)
 	return append(dst, '}'), msgStart, msgEnd
+}
+
+// appendTagInputHead appends a tag input up to the message: everything before its value.
+func appendTagInputHead(dst []byte, sessionID string, sender Role, sequence uint64) []byte {
+	dst = append(dst, tagInputHead(sender)...)
+	dst = strconv.AppendUint(dst, sequence, 10)
+	dst = append(dst, `,"session_id":`...)
+	dst = canonjson.AppendString(dst, sessionID)
+	return append(dst, `,"message":`...)
 }
 
 // ComputeTag returns the 32-byte BLAKE3 keyed hash, under key, of the tag input
@@ -471,11 +476,11 @@ func (o *Opener) Open(line []byte) (Frame, error) {
 	if o.st.closed {
 		return Frame{}, kindError(ErrWeakSessionKey)
 	}
-	f, err := DecodeFrame(line, o.mode)
+	f, message, err := decodeFrame(line, o.mode)
 	if err != nil {
 		return Frame{}, err
 	}
-	if err := o.authenticate(f); err != nil {
+	if err := o.authenticate(f, message); err != nil {
 		return Frame{}, err
 	}
 	return f, nil
@@ -491,15 +496,22 @@ func (o *Opener) OpenFrame(f Frame) (Message, error) {
 	if err := f.ValidateSyntax(); err != nil {
 		return nil, err
 	}
-	if err := o.authenticate(f); err != nil {
+	if err := o.authenticate(f, ""); err != nil {
 		return nil, err
 	}
 	return f.Message, nil
 }
 
-// authenticate runs the open checks after frame syntax validation.
-func (o *Opener) authenticate(f Frame) error {
-	buf, _, _ := appendTagInput(o.st.buf[:0], o.sessionID, o.role.Peer(), f.Sequence, f.Message)
+// authenticate runs the open checks after frame syntax validation. message is f.Message's
+// JSON when the decoder already holds it, and "" when it must be written.
+func (o *Opener) authenticate(f Frame, message string) error {
+	var buf []byte
+	if message != "" {
+		buf = appendTagInputHead(o.st.buf[:0], o.sessionID, o.role.Peer(), f.Sequence)
+		buf = append(append(buf, message...), '}')
+	} else {
+		buf, _, _ = appendTagInput(o.st.buf[:0], o.sessionID, o.role.Peer(), f.Sequence, f.Message)
+	}
 	o.st.buf = buf
 	if len(buf) > MaxWireFrameBytes {
 		return sizeError(ErrWireFrameTooLarge, len(buf), MaxWireFrameBytes)

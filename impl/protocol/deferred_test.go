@@ -26,7 +26,7 @@ func invokeWith(t *testing.T, payload string) InvokeMessage {
 	return InvokeMessage{Invocation: inv}
 }
 
-func testAuthPair(t *testing.T) (*Authenticator, *Authenticator) {
+func testAuthPair(t testing.TB) (*Authenticator, *Authenticator) {
 	t.Helper()
 	key, err := NewSessionKey(bytes.Repeat([]byte{9}, SessionKeyBytes))
 	if err != nil {

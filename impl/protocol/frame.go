@@ -65,12 +65,29 @@ func EncodeFrame(f Frame) ([]byte, error) {
 // characters (InvalidAuthenticationTag). It neither verifies the tag nor checks the sequence
 // order; the authenticator does. mode is the serde_json number model of the decoding process.
 func DecodeFrame(line []byte, mode canonjson.Mode) (Frame, error) {
+	f, _, err := decodeFrame(line, mode)
+	return f, err
+}
+
+// decodeFrame is DecodeFrame that also returns, when it is known without writing it, the
+// message's JSON as f.Message.AppendJSON would write it (otherwise "").
+func decodeFrame(line []byte, mode canonjson.Mode) (f Frame, message string, err error) {
 	if err := checkMode(mode); err != nil {
-		return Frame{}, err
+		return Frame{}, "", err
 	}
 	if len(line) > MaxWireFrameBytes {
-		return Frame{}, sizeError(ErrWireFrameTooLarge, len(line), MaxWireFrameBytes)
+		return Frame{}, "", sizeError(ErrWireFrameTooLarge, len(line), MaxWireFrameBytes)
 	}
+	if f, message, ok := decodeFrameFast(line, mode); ok {
+		return f, message, nil
+	}
+	f, err = decodeFrameGeneral(line, mode)
+	return f, "", err
+}
+
+// decodeFrameGeneral is DecodeFrame for every line: the parser, then the field tables of the
+// frame and its message, then the frame checks. mode is valid and line within the limit.
+func decodeFrameGeneral(line []byte, mode canonjson.Mode) (Frame, error) {
 	n, p, err := parseDocument(line, mode)
 	if err != nil {
 		return Frame{}, err
