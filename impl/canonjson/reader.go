@@ -78,14 +78,19 @@ type Reader struct {
 	// number's token, a literal or a bracket.
 	kind       TokenKind
 	start, end int
-	escaped    bool   // the string holds escapes
-	key        string // member name as written, when the token is a member's value or begin token
-	keyEscaped bool   // key holds escapes (never in verified text; possible in a built Value's)
+	escaped    bool // the string holds escapes
 	depth      int
 
+	// The member name as written (keyStart:keyEnd, between the quotes) when the token is a
+	// member's value or begin token, and 0:0 otherwise; it holds escapes only in a built
+	// Value's encoding, never in verified text.
+	keyStart, keyEnd int
+	keyEscaped       bool
+
 	// objects has bit k%64 of word k/64 set when the k-th open container (from 0, the
-	// outermost) is an object.
-	objects []uint64
+	// outermost) is an object; inObject caches the bit of the innermost one.
+	objects  []uint64
+	inObject bool
 
 	err   error
 	buf   []byte // the encoding of a Value that is not deferred
@@ -122,7 +127,7 @@ func (r *Reader) Reset(v Value) {
 // the last token, and at text it cannot read (see [Reader.Err]).
 func (r *Reader) Next() bool {
 	i, text := r.pos, r.text
-	r.key, r.keyEscaped = "", false
+	r.keyStart, r.keyEnd, r.keyEscaped = 0, 0, false
 	switch r.state {
 	case readStart:
 		if len(text) == 0 {
@@ -156,7 +161,7 @@ func (r *Reader) Next() bool {
 
 // child reads the element or member of the innermost open container that starts at i.
 func (r *Reader) child(i int) bool {
-	if !r.inObject() {
+	if !r.inObject {
 		return r.value(i)
 	}
 	// A key, then ':'.
@@ -168,14 +173,8 @@ func (r *Reader) child(i int) bool {
 	if !ok || end >= len(text) || text[end] != ':' {
 		return r.fail(i)
 	}
-	r.key, r.keyEscaped = text[i+1:end-1], escaped
+	r.keyStart, r.keyEnd, r.keyEscaped = i+1, end-1, escaped
 	return r.value(end + 1)
-}
-
-// inObject reports whether the innermost open container is an object.
-func (r *Reader) inObject() bool {
-	k := r.open - 1
-	return k >= 0 && k/64 < len(r.objects) && r.objects[k/64]>>(k%64)&1 != 0
 }
 
 // push records a container opened at nesting r.open (one deeper than those open).
@@ -191,6 +190,14 @@ func (r *Reader) push(object bool) {
 		r.objects[k/64] &^= bit
 	}
 	r.open++
+	r.inObject = object
+}
+
+// pop records that the innermost open container closed.
+func (r *Reader) pop() {
+	r.open--
+	k := r.open - 1
+	r.inObject = k >= 0 && k/64 < len(r.objects) && r.objects[k/64]>>(k%64)&1 != 0
 }
 
 // value reads the value that starts at i.
@@ -245,7 +252,7 @@ func (r *Reader) value(i int) bool {
 // endToken makes the closer at i the current token.
 func (r *Reader) endToken(i int) bool {
 	object := r.text[i] == '}'
-	if r.open == 0 || object != r.inObject() {
+	if r.open == 0 || object != r.inObject {
 		return r.fail(i)
 	}
 	r.kind = TokenEndArray
@@ -253,7 +260,7 @@ func (r *Reader) endToken(i int) bool {
 		r.kind = TokenEndObject
 	}
 	r.depth = r.open
-	r.open--
+	r.pop()
 	r.state = readAfter
 	r.start, r.end, r.pos = i, i+1, i+1
 	return true
@@ -267,7 +274,8 @@ func (r *Reader) fail(i int) bool {
 
 // finish ends the stream.
 func (r *Reader) finish() bool {
-	r.kind, r.key, r.keyEscaped, r.depth, r.state = TokenNone, "", false, 0, readDone
+	r.kind, r.depth, r.state = TokenNone, 0, readDone
+	r.keyStart, r.keyEnd, r.keyEscaped = 0, 0, false
 	return false
 }
 
@@ -289,13 +297,11 @@ func (r *Reader) Depth() int { return r.depth }
 // only for a key that holds escapes, which verified text never has (a built Value's
 // may).
 func (r *Reader) Key() string {
-	switch {
-	case r.key == "":
-		return ""
-	case r.keyEscaped:
-		return string(appendUnescaped(nil, r.key))
+	key := r.text[r.keyStart:r.keyEnd]
+	if r.keyEscaped {
+		return string(appendUnescaped(nil, key))
 	}
-	return r.lend(r.key)
+	return r.lend(key)
 }
 
 // Bool returns the value of a TokenBool, and false for any other token.
@@ -328,11 +334,10 @@ func (r *Reader) AppendStr(dst []byte) []byte {
 	if r.kind != TokenString {
 		return dst
 	}
-	s := r.text[r.start:r.end]
-	if !r.escaped {
-		return append(dst, s...)
+	if r.escaped {
+		return appendUnescaped(dst, r.text[r.start:r.end])
 	}
-	return appendUnescaped(dst, s)
+	return append(dst, r.text[r.start:r.end]...)
 }
 
 // appendUnescaped appends to dst the contents of a string whose text s (between the
@@ -373,7 +378,7 @@ func (r *Reader) Skip() {
 			nest++
 		case ']', '}':
 			if nest--; nest == 0 {
-				r.key, r.keyEscaped = "", false
+				r.keyStart, r.keyEnd, r.keyEscaped = 0, 0, false
 				r.endToken(i)
 				return
 			}
@@ -382,9 +387,12 @@ func (r *Reader) Skip() {
 	r.fail(len(text))
 }
 
-// lend returns s, a substring of r's text, noting that r's buffer may no longer be reused.
+// lend returns s, a substring of r's text, noting that r's buffer may no longer be reused
+// when s is not empty.
 func (r *Reader) lend(s string) string {
-	r.lent = true
+	if s != "" {
+		r.lent = true
+	}
 	return s
 }
 
