@@ -6,11 +6,13 @@ import "fmt"
 //
 // A deferred Value's text was verified canonical when it was received (verifyCanonical);
 // any other Value's canonical text is what AppendJSON writes. Both are trusted: compact,
-// keys without escapes, only the writer's escapes in strings. A Reader therefore walks the
-// text without building anything: keys, numbers and strings without escapes are substrings
-// of the text, and nothing is allocated. It still checks every byte it relies on, so text
-// that is not what it expects (a bug, never input) ends the token stream with an error
-// instead of a panic or a wrong token.
+// only the writer's escapes in strings, and keys without escapes in verified text (the
+// writer escapes a built Value's keys like any string). A Reader therefore walks the text
+// without building anything: keys, numbers and strings without escapes are substrings of
+// the text, and nothing is allocated. It still checks every byte it relies on, so text that
+// is not what it expects (a bug, never input) ends the token stream with an error instead
+// of a panic or a wrong token; it does not check what it does not rely on, such as the
+// order of keys, the spelling of numbers or UTF-8.
 
 // TokenKind is the kind of a Reader's current token.
 type TokenKind uint8
@@ -67,7 +69,9 @@ const (
 // written by this package. A Reader nevertheless never panics: at text it does not expect
 // (which only a bug can produce) Next returns false and Err reports it.
 //
-// The zero Reader reads nothing; [NewReader] or [Reader.Reset] gives it a Value.
+// Strings a Reader returns stay valid after it moves on or is Reset. A Reader must not be
+// used by several goroutines at once. The zero Reader reads nothing; [NewReader] or
+// [Reader.Reset] gives it a Value.
 type Reader struct {
 	text  string
 	pos   int // where the text after the current token starts
@@ -106,8 +110,9 @@ func NewReader(v Value) *Reader {
 }
 
 // Reset positions r before the first token of v, reusing r's memory. The encoding of a
-// Value that is not deferred is written into r's buffer, which is reused unless a string
-// from the previous Value's text is still held (strings returned by a Reader stay valid).
+// Value that is not deferred is written into r's buffer, which is reused unless r returned
+// a string pointing into it (Key, NumberText, or Str of a string without escapes); then a
+// new buffer is started, so that string stays valid.
 func (r *Reader) Reset(v Value) {
 	if r.owned && r.lent {
 		r.buf = nil // strings handed out point into it
