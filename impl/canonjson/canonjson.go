@@ -11,7 +11,8 @@
 //
 // A receiver can skip most of that work for text that is already canonical:
 // [Parser.ParseDeferring] verifies such an array or object in one pass and keeps it as its
-// text, and the resulting deferred Value writes that text and builds its tree only when read.
+// text, and the resulting deferred Value writes that text and builds its tree only when read;
+// a [Reader] reads any Value, deferred ones in place, as tokens without building a tree.
 //
 // Numbers are the one place where the two serde_json build modes disagree: with the
 // arbitrary_precision feature ([Preserve]) number text is kept, without it ([Lossy]) numbers

@@ -19,6 +19,9 @@ import "unsafe"
 //     are immutable Go strings.
 //   - stringBytes hands the parser a []byte view of a string; the parser only reads its
 //     input (it writes into its own scratch buffers), so the string is never modified.
+//   - bytesString gives a Reader a string view of the buffer it wrote a Value's encoding
+//     into. The Reader writes that buffer again only if it has handed out no string that
+//     points into it; otherwise it starts a new buffer (see Reader.Reset).
 // TestUnsafeViewsRoundTrip checks these round trips, including empty and nil inputs.
 
 // Value is the Go counterpart of serde_json::Value. Objects hold unique keys sorted by
@@ -74,3 +77,7 @@ func (v Value) rawDeferred() *deferredDoc { return (*deferredDoc)(v.ptr) }
 
 // stringBytes returns the bytes of s without copying them. The caller must not modify them.
 func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// bytesString returns the bytes of b as a string without copying them. The caller must not
+// modify b while the string, or any substring of it, is in use.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
