@@ -251,6 +251,57 @@ func BenchmarkAuthOpenBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkAuthOpenRead is Open followed by reading every member of the payload with a
+// canonjson.Reader, as a receiver that streams the payload instead of building it does: every
+// token is visited, every key taken, every string decoded into a reused buffer and every
+// number's text taken. The Reader reads a deferred payload in place from its verified text.
+func BenchmarkAuthOpenRead(b *testing.B) {
+	for _, size := range benchSizes {
+		ab := newAuthBench(b, size.bytes, size.shape)
+		b.Run(size.name, func(b *testing.B) {
+			worker := ab.auth(b, RoleWorker)
+			_, opener := worker.Split()
+			var r canonjson.Reader
+			var buf []byte
+			b.SetBytes(int64(len(ab.tagInput)))
+			b.ReportAllocs()
+			cpu := startCPU(b)
+			for b.Loop() {
+				opener.next = 1
+				f, err := opener.Open(ab.line)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.Reset(f.Message.(InvokeMessage).Invocation.Payload.JSON)
+				var keys int
+				buf, keys = readAll(&r, buf[:0])
+				if keys == 0 || r.Err() != nil {
+					b.Fatal("nothing read", r.Err())
+				}
+			}
+			cpu.stop()
+		})
+	}
+}
+
+// readAll reads every token of r, appending every string's contents to buf; it returns
+// buf and how many tokens carried a key or a number.
+func readAll(r *canonjson.Reader, buf []byte) ([]byte, int) {
+	n := 0
+	for r.Next() {
+		if r.Key() != "" {
+			n++
+		}
+		switch r.Kind() {
+		case canonjson.TokenString:
+			buf = r.AppendStr(buf)
+		case canonjson.TokenNumber:
+			n += len(r.NumberText())
+		}
+	}
+	return buf, n
+}
+
 // buildAll touches every element and entry of v, building deferred parts.
 func buildAll(v canonjson.Value) bool {
 	switch v.Kind() {
