@@ -204,23 +204,7 @@ func BenchmarkAuthSealAppend(b *testing.B) {
 }
 
 func BenchmarkAuthOpen(b *testing.B) {
-	for _, size := range benchSizes {
-		ab := newAuthBench(b, size.bytes, size.shape)
-		b.Run(size.name, func(b *testing.B) {
-			worker := ab.auth(b, RoleWorker)
-			_, opener := worker.Split()
-			b.SetBytes(int64(len(ab.tagInput)))
-			b.ReportAllocs()
-			cpu := startCPU(b)
-			for b.Loop() {
-				opener.next = 1 // reopen the same frame as if it were new
-				if _, err := opener.Open(ab.line); err != nil {
-					b.Fatal(err)
-				}
-			}
-			cpu.stop()
-		})
-	}
+	benchOpen(b, func() func(Frame) bool { return func(Frame) bool { return true } })
 }
 
 // BenchmarkAuthOpenBuild is Open followed by building the whole payload
@@ -228,27 +212,9 @@ func BenchmarkAuthOpen(b *testing.B) {
 // alone leaves a canonical payload as its verified text (ENC-052); this is
 // the cost when that text is then needed as values.
 func BenchmarkAuthOpenBuild(b *testing.B) {
-	for _, size := range benchSizes {
-		ab := newAuthBench(b, size.bytes, size.shape)
-		b.Run(size.name, func(b *testing.B) {
-			worker := ab.auth(b, RoleWorker)
-			_, opener := worker.Split()
-			b.SetBytes(int64(len(ab.tagInput)))
-			b.ReportAllocs()
-			cpu := startCPU(b)
-			for b.Loop() {
-				opener.next = 1
-				f, err := opener.Open(ab.line)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if !buildAll(f.Message.(InvokeMessage).Invocation.Payload.JSON) {
-					b.Fatal("empty payload")
-				}
-			}
-			cpu.stop()
-		})
-	}
+	benchOpen(b, func() func(Frame) bool {
+		return func(f Frame) bool { return buildAll(f.Message.(InvokeMessage).Invocation.Payload.JSON) }
+	})
 }
 
 // BenchmarkAuthOpenRead is Open followed by reading every member of the payload with a
@@ -256,27 +222,39 @@ func BenchmarkAuthOpenBuild(b *testing.B) {
 // token is visited, every key taken, every string decoded into a reused buffer and every
 // number's text taken. The Reader reads a deferred payload in place from its verified text.
 func BenchmarkAuthOpenRead(b *testing.B) {
+	benchOpen(b, func() func(Frame) bool {
+		var r canonjson.Reader
+		var buf []byte
+		return func(f Frame) bool {
+			r.Reset(f.Message.(InvokeMessage).Invocation.Payload.JSON)
+			var n int
+			buf, n = readAll(&r, buf[:0])
+			return n > 0 && r.Err() == nil
+		}
+	})
+}
+
+// benchOpen opens the invoke frame of every benchmark payload again and again, as if each
+// time were the first, and hands each opened frame to a reader that newReader makes once per
+// payload; a reader that returns false fails the benchmark.
+func benchOpen(b *testing.B, newReader func() func(Frame) bool) {
 	for _, size := range benchSizes {
 		ab := newAuthBench(b, size.bytes, size.shape)
 		b.Run(size.name, func(b *testing.B) {
 			worker := ab.auth(b, RoleWorker)
 			_, opener := worker.Split()
-			var r canonjson.Reader
-			var buf []byte
+			read := newReader()
 			b.SetBytes(int64(len(ab.tagInput)))
 			b.ReportAllocs()
 			cpu := startCPU(b)
 			for b.Loop() {
-				opener.next = 1
+				opener.next = 1 // reopen the same frame as if it were new
 				f, err := opener.Open(ab.line)
 				if err != nil {
 					b.Fatal(err)
 				}
-				r.Reset(f.Message.(InvokeMessage).Invocation.Payload.JSON)
-				var keys int
-				buf, keys = readAll(&r, buf[:0])
-				if keys == 0 || r.Err() != nil {
-					b.Fatal("nothing read", r.Err())
+				if !read(f) {
+					b.Fatal("the payload read as empty")
 				}
 			}
 			cpu.stop()
