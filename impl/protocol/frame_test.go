@@ -101,6 +101,38 @@ func TestFrameSizeAndEncode(t *testing.T) {
 	}
 }
 
+// TestParseAuthTagDigits tries every byte at every position of a tag: only 0-9 and a-f are
+// accepted, and ParseAuthTag agrees with IsFingerprint.
+//
+// Spec: FRM-001
+func TestParseAuthTagDigits(t *testing.T) {
+	for pos := range len(goodTag) {
+		for c := range 256 {
+			s := []byte(goodTag)
+			s[pos] = byte(c)
+			tag, err := ParseAuthTag(string(s))
+			lower := '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
+			if (err == nil) != lower || (err == nil) != IsFingerprint(string(s)) {
+				t.Fatalf("byte %#x at %d: %v", c, pos, err)
+			}
+			if err != nil {
+				if !isKind(err, ErrInvalidAuthenticationTag) {
+					t.Fatalf("byte %#x at %d: error of the wrong kind: %v", c, pos, err)
+				}
+				continue
+			}
+			if got := string(AppendHex(nil, tag[:])); got != string(s) {
+				t.Fatalf("byte %#x at %d: parsed as %s", c, pos, got)
+			}
+		}
+	}
+	for _, s := range []string{"", goodTag[:63], goodTag + "0"} {
+		if _, err := ParseAuthTag(s); !isKind(err, ErrInvalidAuthenticationTag) {
+			t.Errorf("%d hex digits: %v", len(s), err)
+		}
+	}
+}
+
 // Spec: ENC-001
 func TestAppendJSONDoesNotAllocate(t *testing.T) {
 	for _, in := range []string{vector1Message, vector2Message, vector4Message, opSucceeded, cancelText, closeText} {

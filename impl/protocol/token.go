@@ -87,18 +87,31 @@ func AppendHex(dst []byte, b []byte) []byte {
 // else (uppercase, odd length, whitespace) is InvalidAuthenticationTag.
 func ParseAuthTag(s string) ([AuthTagBytes]byte, error) {
 	var tag [AuthTagBytes]byte
-	if !IsFingerprint(s) {
+	if len(s) != 2*AuthTagBytes {
 		return tag, kindError(ErrInvalidAuthenticationTag)
 	}
+	var bad byte // the OR of every digit's value: bit 4 set if any byte is not a lowercase digit
 	for i := range tag {
-		tag[i] = nibble(s[2*i])<<4 | nibble(s[2*i+1])
+		hi, lo := lowerHex[s[2*i]], lowerHex[s[2*i+1]]
+		bad |= hi | lo
+		tag[i] = hi<<4 | lo&0xf
+	}
+	if bad > 0xf {
+		return [AuthTagBytes]byte{}, kindError(ErrInvalidAuthenticationTag)
 	}
 	return tag, nil
 }
 
-func nibble(c byte) byte {
-	if c <= '9' {
-		return c - '0'
+// lowerHex maps '0'-'9' and 'a'-'f' to their values and every other byte to 0x10.
+var lowerHex = func() (t [256]byte) {
+	for c := range t {
+		t[c] = 0x10
 	}
-	return c - 'a' + 10
-}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c-'a') + 10
+	}
+	return t
+}()
