@@ -34,6 +34,19 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(percentile(lat, 0.99), "p99-µs")
 }
 
+// roundTripsPerSecond returns how many round trips of the given latencies fit in a second
+// when they follow one another.
+func roundTripsPerSecond(lat []time.Duration) float64 {
+	var sum time.Duration
+	for _, d := range lat {
+		sum += d
+	}
+	if sum <= 0 {
+		return 0
+	}
+	return float64(len(lat)) / sum.Seconds()
+}
+
 // childStats returns the CPU time all threads of process pid have used so far, from the
 // scheduler's per-thread accounting (nanosecond resolution, unlike rusage's clock ticks), and
 // how many times they have been switched out (voluntarily: blocked or slept; and
@@ -260,11 +273,15 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 	b.StopTimer()
 	workerUsage.stop()
 	p.end()
+	// ops/s counts iterations, each of which drives every child once; rt/s is one child's
+	// round trips per second of its own latency, the throughput it alone would have.
+	b.ReportMetric(roundTripsPerSecond(lat), "worker-rt/s")
 	reportLatencies(b, lat)
 	for k := range echoes {
 		echoUsage[k].stop()
-		slices.Sort(echoLat[k])
 		name := echoNames[k]
+		b.ReportMetric(roundTripsPerSecond(echoLat[k]), name+"-rt/s")
+		slices.Sort(echoLat[k])
 		b.ReportMetric(percentile(echoLat[k], 0.50), name+"-p50-µs")
 		b.ReportMetric(percentile(echoLat[k], 0.99), name+"-p99-µs")
 		echoUsage[k].report(b, name)
