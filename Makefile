@@ -8,7 +8,8 @@ STATICCHECK_VERSION ?= v0.8.2
 # takes about two minutes from a cold cache (its tests pass under -race in about 17 s).
 RACE_PKGS ?= ./impl/worker/... ./impl/transport/... ./impl/host/... ./impl/storage \
 	./impl/storage/boltstore/... ./impl/storage/sqlitestore/... ./impl/storage/storagetest/... \
-	./impl/workflow/... ./conformance/... ./impl/canonjson/... ./e2e/... ./cmd/splash-worker ./cmd/splash-host-driver
+	./impl/workflow/... ./conformance/... ./impl/canonjson/... ./impl/protocol/... ./e2e/... ./cmd/splash-worker \
+	./cmd/splash-host-driver
 # The mutation harness runs the whole suite once per fault; it runs in make test, and under the
 # race detector it would only repeat the runner paths the other conformance tests take.
 RACE_SKIP ?= ^(TestMutationHarness|TestProxyMutants|TestHostMutationHarness)$$
