@@ -76,6 +76,25 @@ func TestVerifyCanonicalNestingAndDepth(t *testing.T) {
 	if _, _, _, ok := verifyCanonical(deep(121), 0, 7, Preserve); ok {
 		t.Error("accepted 121 nested arrays inside 7 open containers (128 in all)")
 	}
+	// Key order is checked at every depth, also past the nesting the verifier keeps on its
+	// stack, and an outer object's last key survives the nesting inside it.
+	for _, n := range []int{1, 15, 16, 17, 40, 125} {
+		wrap := func(inner string) string {
+			return strings.Repeat(`{"k":`, n) + inner + strings.Repeat("}", n)
+		}
+		if _, depth, _, ok := verifyCanonical(wrap(`{"a":1,"b":[2]}`), 0, 0, Preserve); !ok || depth != n+3 {
+			t.Errorf("%d nested objects: depth %d, ok %v; want %d, true", n, depth, ok, n+3)
+		}
+		if _, _, _, ok := verifyCanonical(wrap(`{"b":1,"a":2}`), 0, 0, Preserve); ok {
+			t.Errorf("%d nested objects: accepted keys out of order at the bottom", n)
+		}
+		if _, _, _, ok := verifyCanonical(`{"m":`+wrap(`1`)+`,"a":0}`, 0, 0, Preserve); ok {
+			t.Errorf("%d nested objects: accepted an outer key out of order after them", n)
+		}
+		if _, _, _, ok := verifyCanonical(`{"m":`+wrap(`1`)+`,"z":0}`, 0, 0, Preserve); !ok {
+			t.Errorf("%d nested objects: rejected an outer key in order after them", n)
+		}
+	}
 	for text, want := range map[string]int{`[]`: 1, `[1]`: 2, `{"a":[1]}`: 3, `[[],[[]]]`: 3, `{"a":{}}`: 2} {
 		if _, depth, _, ok := verifyCanonical(text, 0, 0, Preserve); !ok || depth != want {
 			t.Errorf("%s: depth %d, ok %v; want %d", text, depth, ok, want)
