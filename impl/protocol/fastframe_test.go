@@ -49,6 +49,13 @@ func fastFrameLines(t testing.TB) (taken, declined []string) {
 		return strings.Replace(base, old, new, 1)
 	}
 	tag := base[strings.Index(base, `"auth_tag":"`)+len(`"auth_tag":"`) : len(base)-2]
+	// A payload of d nested arrays inside the frame's four containers: 123 is the deepest
+	// the nesting limit (127 open at once) allows, so the fast path must take it and leave 124.
+	nested := func(d int) string {
+		return edit(`{"format":"json","value":{"a":[1,"x\"y\n",null],"b":true}}`,
+			`{"format":"json","value":`+strings.Repeat("[", d)+strings.Repeat("]", d)+`}`)
+	}
+	taken = append(taken, nested(123))
 	declined = []string{
 		edit(`{"sequence":1,`, `{"sequence":01,`),
 		edit(`{"sequence":1,`, `{"sequence":0,`),
@@ -69,6 +76,7 @@ func fastFrameLines(t testing.TB) (taken, declined []string) {
 		edit(`"type":"invoke","invocation":{`, `"type":"invoke","invocation":{"extra":1,`),
 		edit(tag, strings.ToUpper(tag)),
 		edit(tag, tag[:62]),
+		nested(124),
 		base + " ",
 		base[:len(base)-1],
 		strings.Replace(base, `{"sequence":1,"message":`, `{"message":`, 1)[:len(base)-len(`"sequence":1,`)-2] + `,"sequence":1}`,
@@ -115,7 +123,7 @@ func agreeFast(t *testing.T, line []byte, mode canonjson.Mode) bool {
 // TestFastFrameAgrees holds the fast path to the general decoder: the sealed invoke and
 // result frames take it and decode to the same frames, and every variation it must not
 // read (escapes, whitespace, reordered or extra fields, a non-canonical or scalar payload, a
-// malformed tag or sequence) is left to the general decoder.
+// payload nested past the limit, a malformed tag or sequence) is left to the general decoder.
 //
 // Spec: FRM-001
 func TestFastFrameAgrees(t *testing.T) {
