@@ -23,8 +23,8 @@ import (
 // the exact error; so the fast path changes how fast a frame is decoded, never what comes
 // out (TestFastFrameAgrees and FuzzFastFrameAgrees compare the two).
 
-// fastHeads are the fixed text of a frame's line up to its message's first field value:
-// the message tag and the field holding the invocation or result.
+// The fixed text of the lines the fast path reads: the frame's start, the heads of an invoke
+// and a result message up to the value of their version, and the tag's field.
 const (
 	fastSequence   = `{"sequence":`
 	fastInvokeHead = `,"message":{"type":"invoke","invocation":{"protocol_version":`

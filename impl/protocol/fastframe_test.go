@@ -56,6 +56,13 @@ func fastFrameLines(t testing.TB) (taken, declined []string) {
 			`{"format":"json","value":`+strings.Repeat("[", d)+strings.Repeat("]", d)+`}`)
 	}
 	taken = append(taken, nested(123))
+	// The reference's own messages: its result takes the fast path; its open_session and
+	// dispatch_operation, and its text invoke (whose text holds escapes), are left to the
+	// general decoder.
+	vectorLine := func(msg string) string {
+		return `{"sequence":3,"message":` + msg + `,"auth_tag":"` + vector1Tag + `"}`
+	}
+	taken = append(taken, vectorLine(vector3Message))
 	declined = []string{
 		edit(`{"sequence":1,`, `{"sequence":01,`),
 		edit(`{"sequence":1,`, `{"sequence":0,`),
@@ -77,6 +84,9 @@ func fastFrameLines(t testing.TB) (taken, declined []string) {
 		edit(tag, strings.ToUpper(tag)),
 		edit(tag, tag[:62]),
 		nested(124),
+		vectorLine(vector1Message),
+		vectorLine(vector2Message),
+		vectorLine(vector4Message),
 		base + " ",
 		base[:len(base)-1],
 		strings.Replace(base, `{"sequence":1,"message":`, `{"message":`, 1)[:len(base)-len(`"sequence":1,`)-2] + `,"sequence":1}`,
