@@ -149,7 +149,15 @@ func (l *fastLine) payload(mode canonjson.Mode) (ToolPayload, bool) {
 // Frame.AppendJSON writes, the line is the frame's encoding and message is the message's
 // (what AppendJSON writes for f.Message), a substring of the line's copy.
 func decodeFrameFast(line []byte, mode canonjson.Mode) (f Frame, message string, ok bool) {
-	if len(line) > MaxWireFrameBytes || len(line) < len(fastSequence) || string(line[:len(fastSequence)]) != fastSequence {
+	if len(line) > MaxWireFrameBytes || !hasPrefix(line, fastSequence) {
+		return Frame{}, "", false
+	}
+	// Other messages are left before the line is copied (the general decoder copies it too).
+	head := len(fastSequence)
+	for head < len(line) && isDigit(line[head]) {
+		head++
+	}
+	if !hasPrefix(line[head:], fastInvokeHead) && !hasPrefix(line[head:], fastResultHead) {
 		return Frame{}, "", false
 	}
 	l := fastLine{text: string(line), pos: len(fastSequence)}
@@ -204,3 +212,6 @@ func decodeFrameFast(line []byte, mode canonjson.Mode) (f Frame, message string,
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// hasPrefix reports whether b begins with s, without copying either.
+func hasPrefix(b []byte, s string) bool { return len(b) >= len(s) && string(b[:len(s)]) == s }
