@@ -11,8 +11,9 @@ import (
 	"github.com/splashv5/conform/impl/workflow"
 )
 
-// tenant is the tenant scope of every compensation the driver records.
-const tenant = "conformance"
+// defaultScope is the worker's journal scope when start names none: the reference worker's
+// default. Every compensation binding carries the start's scope as its tenant (HDR-043).
+const defaultScope = "conformance"
 
 // allow is the driver's compensation policy: every compensation the session's manifest grants
 // is allowed, checked again at each step as WFL-021 requires.
@@ -25,7 +26,7 @@ func (allow) VerifyCompensationAction(workflow.Action) error                 { r
 func (s *session) target(key, tool string) (workflow.Target, error) {
 	for _, g := range s.auth.Manifest().Grants {
 		if g.Tool == tool {
-			p, err := workflow.NewCompensationPolicy(tenant, g)
+			p, err := workflow.NewCompensationPolicy(s.scope, g)
 			return workflow.Target{OperationKey: key, Policy: p, Grant: g, GrantVerifier: allow{}, ActionVerifier: allow{}}, err
 		}
 	}

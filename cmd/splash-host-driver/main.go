@@ -31,7 +31,8 @@ type session struct {
 	pending  map[string]*transport.PendingInvocation
 	auth     *authorizer.SessionAuthorizer
 	deadline time.Duration
-	ledger   // features recover and compensate
+	scope    string // the worker's journal scope, the tenant of compensation bindings
+	ledger          // features recover and compensate
 }
 
 func main() {
@@ -116,7 +117,10 @@ func start(c command) (*session, error) {
 		return nil, errors.New("StartFailed")
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
-	s.state = c.State
+	s.state, s.scope = c.State, c.Scope
+	if s.scope == "" || fault == "tenant" {
+		s.scope = defaultScope
+	}
 	s.ch = transport.NewChannel(workerOutput(proc.Output()), proc.Input(), canonjson.Preserve)
 	if c.Cancellable {
 		s.pending = map[string]*transport.PendingInvocation{}
@@ -189,32 +193,38 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	return res.Payload.AppendJSON(nil), nil
 }
 
+// close ends the session (HDR-023). A cancellable session is closed with close_session, which
+// the worker accepts only there (CAN-009), then its input is closed; an ordinary session ends
+// with its input closed at a frame boundary and no frame, since a baseline worker rejects
+// close_session (WRK-022, CAN-022) and exits 0 at the end of its input.
 func (s *session) close() error {
 	if s == nil {
 		return errors.New("NotStarted")
 	}
 	if s.mux != nil {
+		if fault == "noclose" {
+			return s.proc.CloseInput()
+		}
 		done := make(chan error, 1)
 		go func() { done <- s.mux.Close() }()
 		select {
 		case err := <-done:
+			_ = s.proc.CloseInput()
 			return err
 		case <-time.After(s.deadline):
 			return s.contain(context.DeadlineExceeded)
 		}
 	}
-	if s.frames.Poisoned() {
-		return errors.New("Poisoned")
+	if fault == "closeframe" {
+		f, _, err := s.proc.HostAuthenticator().Seal(protocol.CloseSessionMessage{ProtocolVersion: protocol.ProtocolVersion, Session: s.auth.SessionID()})
+		if err == nil {
+			err = s.ch.Send(f)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if fault == "noclose" {
-		return s.proc.CloseInput()
-	}
-	f, _, err := s.proc.HostAuthenticator().Seal(protocol.CloseSessionMessage{ProtocolVersion: protocol.ProtocolVersion, Session: s.auth.SessionID()})
-	if err == nil {
-		err = s.ch.Send(f)
-	}
-	_ = s.proc.CloseInput()
-	return err
+	return s.proc.CloseInput()
 }
 
 func (s *session) wait() int {

@@ -18,6 +18,8 @@ type command struct {
 	CancellationID string `json:"cancellation_id"`
 	// State is the directory of the host's durable ledger (features recover, compensate).
 	State string `json:"state"`
+	// Scope is the worker's journal scope, the tenant scope of every compensation binding.
+	Scope string `json:"scope"`
 }
 
 // outcome is one outcome line (HDR-003).

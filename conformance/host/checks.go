@@ -119,21 +119,36 @@ func openChecks() []*Check {
 					t.failf("start answered with ok", string(o.raw))
 				}
 			}},
-		{ID: "CNF-HOPEN-02", Level: must, Requirements: []string{"FRM-019", "FRM-021", "HDR-023"}, Needs: []string{FeatureInvoke},
-			Title: "host sequences run 1, 2, 3 … through invocations and close_session, then the input ends",
+		{ID: "CNF-HOPEN-02", Level: must, Requirements: []string{"FRM-019", "FRM-021", "HDR-023", "CAN-022", "WRK-022"}, Needs: []string{FeatureInvoke},
+			Title: "host sequences run 1, 2, 3 … through invocations; close ends an ordinary session by ending the input, with no close_session",
 			run: func(t *T) {
 				w := t.session(echoGrant())
 				roundTrip(t, w, "req-1")
 				roundTrip(t, w, "req-2")
+				if w.auth.NextIncoming() != 4 {
+					t.failf("the invokes at sequences 2 and 3", fmt.Sprintf("next incoming %d", w.auth.NextIncoming()))
+				}
+				id := t.sendCommand(map[string]any{"op": "close"})
+				w.expectEnd("close ends an ordinary session at a frame boundary (HDR-023)")
+				if o := t.await(id); !o.OK {
+					t.failf("close answered with ok (HDR-023)", string(o.raw))
+				}
+				w.exit(0)
+				if o := t.call(map[string]any{"op": "wait"}); !o.OK || o.ExitCode == nil || *o.ExitCode != 0 {
+					t.failf(`{"ok":true,"exit_code":0}: the worker ended cleanly (HDR-024)`, string(o.raw))
+				}
+			}},
+		{ID: "CNF-HOPEN-05", Level: must, Requirements: []string{"HDR-023", "CAN-009", "TRN-043"}, Needs: []string{FeatureInvoke, FeatureCancel},
+			Title: "close ends a cancellable session with close_session, then ends the input",
+			run: func(t *T) {
+				w := cancellableSession(t, echoGrant())
 				id := t.sendCommand(map[string]any{"op": "close"})
 				w.recv(protocol.TypeCloseSession)
-				if w.auth.NextIncoming() != 5 {
-					t.failf("close_session at sequence 4", fmt.Sprintf("next incoming %d", w.auth.NextIncoming()))
+				_ = w.enc.Encode(relayCommand{CloseOutput: true}) // the worker ends its output (CAN-009)
+				w.expectEnd("the input ends after close_session (HDR-023)")
+				if o := t.await(id); !o.OK {
+					t.failf("close answered with ok (HDR-023)", string(o.raw))
 				}
-				if line, why := w.next(time.Second); line != nil || !strings.Contains(why, "closed") {
-					t.failf("end of the worker's input after close_session (HDR-023)", why+string(line))
-				}
-				t.await(id)
 			}},
 		{ID: "CNF-HOPEN-03", Level: must, Requirements: []string{"HDR-021", "FRM-005"}, Needs: []string{FeatureInvoke},
 			Title: "an invoke frame carries the session, request id, tool and payload given",
@@ -387,10 +402,9 @@ func cancellable(t *T) (*fakeWorker, protocol.ToolInvocation) {
 // session is open.
 func cancellableSession(t *T, grants ...protocol.CapabilityGrant) *fakeWorker {
 	m := t.manifest(grants...)
-	cmd := append(slices.Clone(t.run.fake), t.sock)
-	id := t.sendCommand(map[string]any{"op": "start", "command": cmd, "manifest": rawJSON(m.AppendJSON(nil)),
-		"deadline_ms": deadlineMS, "cancellable": true})
+	id := t.sendCommand(t.startCommand(m, map[string]any{"cancellable": true}))
 	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
+	w.state.Kind = protocol.CancellableSession
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
 		t.failf("start answered with ok", string(o.raw))

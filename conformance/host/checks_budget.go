@@ -46,7 +46,7 @@ func budgetChecks() []*Check {
 				accept("req-4", text("ping"), "the second of max_calls 2: the four refusals spent no call (AUZ-008)")
 				refuse("req-5", echoTool, text("ping"), "a third call over max_calls 2")
 				id := t.sendCommand(map[string]any{"op": "close"})
-				w.recv(protocol.TypeCloseSession) // a frame sent for a refusal would arrive first
+				w.expectEnd("close ends an ordinary session (HDR-023); a frame sent for a refusal would arrive first")
 				t.await(id)
 			}},
 		{ID: "CNF-HBUDGET-02", Level: must, Requirements: []string{"AUZ-006", "AUZ-007", "AUZ-024"},
@@ -66,7 +66,7 @@ func budgetChecks() []*Check {
 					}
 				}
 				id := t.sendCommand(map[string]any{"op": "close"})
-				w.recv(protocol.TypeCloseSession)
+				w.expectEnd("close ends an ordinary session (HDR-023)")
 				t.await(id)
 			}},
 		{ID: "CNF-HBUDGET-03", Level: must, Requirements: []string{"AUZ-011", "AUZ-008", "HDR-028"},
@@ -126,19 +126,17 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 				w.lines <- ev
 				t.failf(fmt.Sprintf("the invoke of %s", fillID(frames+1)), "the host closed the worker's input ("+ev.err.Error()+")")
 			}
-			w.frames++
-			f, err := w.auth.Open(ev.line)
-			if err != nil {
-				t.failf(fmt.Sprintf("host frame %d verifies (FRM-025)", w.frames), fmt.Sprintf("%v: %s", err, clip(string(ev.line), 300)))
-			}
+			f := w.open(ev.line)
 			inv, ok := f.Message.(protocol.InvokeMessage)
 			if frames++; !ok || inv.Invocation.RequestID != fillID(frames) {
 				t.failf("the invoke of "+fillID(frames), clip(string(ev.line), 300))
 			}
-			_, line, err := w.auth.Seal(w.result(fillID(frames), text("ok")))
+			result := w.result(fillID(frames), text("ok"))
+			_, line, err := w.auth.Seal(result)
 			if err != nil {
 				t.internal(err)
 			}
+			w.sent(result)
 			if err := w.enc.Encode(relayCommand{Write: append(line, '\n')}); err != nil {
 				t.failf("the fake worker reachable", err.Error())
 			}

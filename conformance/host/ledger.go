@@ -3,7 +3,6 @@ package host
 import (
 	"encoding/json"
 	"path/filepath"
-	"slices"
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/protocol"
@@ -33,9 +32,7 @@ func (t *T) stateDir() string { return filepath.Join(t.dir, "host-state") }
 // checks its open_session and the start outcome.
 func (t *T) ledgerSession() *fakeWorker {
 	m := t.manifest(ledgerGrant())
-	cmd := append(slices.Clone(t.run.fake), t.sock)
-	id := t.sendCommand(map[string]any{"op": "start", "command": cmd, "manifest": rawJSON(m.AppendJSON(nil)),
-		"deadline_ms": deadlineMS, "state": t.stateDir()})
+	id := t.sendCommand(t.startCommand(m, map[string]any{"state": t.stateDir()}))
 	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {

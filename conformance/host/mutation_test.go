@@ -19,7 +19,9 @@ var hostFaults = []string{
 	"authorize-late",   // sends the invoke before authorizing it
 	"nopoison",         // keeps using the channel after a failed exchange
 	"novalidate",       // accepts a result without validating it
-	"noclose",          // closes the input without close_session
+	"noclose",          // closes a cancellable session's input without close_session
+	"closeframe",       // sends close_session on an ordinary session, which a worker rejects
+	"tenant",           // binds compensations to the default tenant, not the scope given in start
 	"exitcode",         // reports -1 for a worker that exited by itself
 	"nonportable",      // seals payload numbers that the other number model reads differently
 	"redispatch",       // recovers an operation by dispatching it again instead of reconciling

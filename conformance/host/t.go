@@ -158,13 +158,26 @@ func (t *T) manifest(grants ...protocol.CapabilityGrant) protocol.CapabilityMani
 // deadlineMS is the exchange deadline the checks give the driver.
 const deadlineMS = 400
 
+// workerScope is the journal scope of the fake worker, given in every start (HDR-020): not the
+// reference worker's default, so that a host that does not use the scope given is seen.
+const workerScope = "hconf-tenant"
+
+// startCommand is a start command for the fake worker (extra are more fake-worker arguments)
+// with manifest m and the fields of more.
+func (t *T) startCommand(m protocol.CapabilityManifest, more map[string]any, extra ...string) map[string]any {
+	cmd := append(slices.Clone(t.run.fake), t.sock)
+	c := map[string]any{"op": "start", "command": append(cmd, extra...), "manifest": rawJSON(m.AppendJSON(nil)),
+		"deadline_ms": deadlineMS, "scope": workerScope}
+	for k, v := range more {
+		c[k] = v
+	}
+	return c
+}
+
 // startWorker asks the driver to start the fake worker for manifest (extra are more fake-worker
 // arguments) and returns it once its bootstrap was read; the start outcome is left pending.
 func (t *T) startWorker(m protocol.CapabilityManifest, extra ...string) (*fakeWorker, uint64) {
-	cmd := append(slices.Clone(t.run.fake), t.sock)
-	cmd = append(cmd, extra...)
-	id := t.sendCommand(map[string]any{"op": "start", "command": cmd,
-		"manifest": rawJSON(m.AppendJSON(nil)), "deadline_ms": deadlineMS})
+	id := t.sendCommand(t.startCommand(m, nil, extra...))
 	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
 	return w, id
 }

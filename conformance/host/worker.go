@@ -39,6 +39,10 @@ type fakeWorker struct {
 	auth    *protocol.Authenticator // worker role
 	lines   chan fakeEvent
 	frames  int // host frames received
+	// opened says that open_session was received; state is the session as a real worker
+	// holds it, which decides what it accepts (protocol.WorkerState.Admit).
+	opened bool
+	state  protocol.WorkerState
 }
 
 // captureReader keeps the bytes read through it.
@@ -61,7 +65,8 @@ func (t *T) acceptWorker(why string) *fakeWorker {
 	case <-time.After(time.Until(t.deadline)):
 		t.failf(why, "the driver started no worker within the time limit")
 	}
-	w := &fakeWorker{t: t, index: len(t.workers) + 1, conn: conn, enc: json.NewEncoder(conn), lines: make(chan fakeEvent, 64)}
+	w := &fakeWorker{t: t, index: len(t.workers) + 1, conn: conn, enc: json.NewEncoder(conn), lines: make(chan fakeEvent, 64),
+		state: protocol.WorkerState{Kind: protocol.BaselineSession}}
 	t.workers = append(t.workers, w)
 	br := bufio.NewReader(conn)
 	_ = conn.SetReadDeadline(t.deadline)
@@ -132,6 +137,19 @@ func (w *fakeWorker) recvWithin(want protocol.MessageType, wait time.Duration, n
 	if line == nil {
 		t.failf("a "+string(want)+" frame", why)
 	}
+	f := w.open(line)
+	if f.Message.Type() != want {
+		t.failf("a "+string(want)+" frame", string(f.Message.Type()))
+	}
+	return f.Message
+}
+
+// open verifies a host frame line as a real worker would: it verifies under the session's key,
+// is canonical, and carries a message that a worker accepts in its session's kind and state
+// (WRK-012, WRK-022, chapter 14) with the tenant scope given in start (HDR-043, JRN-008). The
+// rules are protocol.WorkerState's, the reference worker's own.
+func (w *fakeWorker) open(line []byte) protocol.Frame {
+	t := w.t
 	w.frames++
 	f, err := w.auth.Open(line)
 	if err != nil {
@@ -142,10 +160,55 @@ func (w *fakeWorker) recvWithin(want protocol.MessageType, wait time.Duration, n
 		t.failf("a canonical host frame (FRM-005)", fmt.Sprintf("%s\n  canonical: %s", clip(string(line), 300), clip(string(canon), 300)))
 	}
 	t.logf("worker %d: received #%d %s", w.index, f.Sequence, f.Message.Type())
-	if f.Message.Type() != want {
-		t.failf("a "+string(want)+" frame", string(f.Message.Type()))
+	typ := f.Message.Type()
+	if !w.opened {
+		if typ != protocol.TypeOpenSession {
+			t.failf("open_session as the first frame (TRN-011, WRK-012)", string(typ))
+		}
+		w.opened = true
+		return f
 	}
-	return f.Message
+	if r := w.state.Admit(typ); r != protocol.Accepted {
+		t.failf(fmt.Sprintf("a frame a worker accepts in a %s session (WRK-022, CAN-008, CAN-010, CAN-022, CAN-023)", w.state.Kind),
+			fmt.Sprintf("%s, which a worker rejects with %s and ends the session", typ, r))
+	}
+	switch m := f.Message.(type) {
+	case protocol.InvokeMessage:
+		w.state.Active = w.state.Kind == protocol.CancellableSession
+	case protocol.CompensateOperationMessage:
+		if err := protocol.ValidateJournalScope(m.Request.TenantScope, workerScope); err != nil {
+			t.failf("a compensation bound to the worker's journal scope "+workerScope+" given in start (HDR-043, JRN-008)", err.Error())
+		}
+	}
+	return f
+}
+
+// sent keeps the session state of a cancellable session after the worker sent m: a result
+// completes the invocation (a later cancel is answered too_late), an acknowledgement ends it
+// with no target left (CAN-014 to CAN-016).
+func (w *fakeWorker) sent(m protocol.Message) {
+	switch m := m.(type) {
+	case protocol.ResultMessage:
+		w.state.Active, w.state.Target = false, true
+	case protocol.CancellationResultMessage:
+		if m.Result.Outcome == protocol.OutcomeAcknowledged {
+			w.state.Active, w.state.Target = false, false
+		}
+	}
+}
+
+// expectEnd waits for the end of the worker's input at a frame boundary; a frame instead is
+// judged as a real worker would judge it, and fails the check.
+func (w *fakeWorker) expectEnd(why string) {
+	line, reason := w.next(time.Until(w.t.deadline))
+	if line == nil {
+		if !strings.Contains(reason, "closed") {
+			w.t.failf("the end of the worker's input: "+why, reason)
+		}
+		return
+	}
+	f := w.open(line)
+	w.t.failf("the end of the worker's input without a frame: "+why, "a "+string(f.Message.Type())+" frame")
 }
 
 // expectSilence fails the check when the host writes another frame within d.
@@ -170,6 +233,7 @@ func (w *fakeWorker) send(m protocol.Message) {
 	if err != nil {
 		w.t.internal(err)
 	}
+	w.sent(m)
 	w.write(append(line, '\n'))
 }
 

@@ -198,13 +198,7 @@ func (j *Journal) find(key string) int {
 
 // ValidateScope checks that expected is a token and equals the journal's scope.
 func (j *Journal) ValidateScope(expected string) error {
-	if err := protocol.ValidateToken(protocol.FieldJournalScope, expected); err != nil {
-		return err
-	}
-	if expected != j.scope {
-		return &protocol.Error{Kind: protocol.ErrOperationJournalScopeMismatch, ExpectedText: expected, ActualText: j.scope}
-	}
-	return nil
+	return protocol.ValidateJournalScope(expected, j.scope)
 }
 
 // ensureValid runs the structural validation unless the journal is known to be valid. A

@@ -203,28 +203,30 @@ func (d *Driver) onFrame(ev driverEvent) error {
 	if err != nil {
 		return protocolError(StageOpen, err)
 	}
+	state := protocol.WorkerState{Kind: protocol.CancellableSession, Active: active != nil, Target: d.loop.last != nil}
+	switch state.Admit(frame.Message.Type()) {
+	case protocol.RefusedCloseWhileActive:
+		return &Error{Kind: ErrCloseWhileInvocationActive}
+	case protocol.RefusedNoCancelTarget:
+		return &Error{Kind: ErrCancellationWithoutTarget}
+	case protocol.RefusedUnexpected:
+		return &Error{Kind: ErrUnexpectedMessage, MessageType: string(frame.Message.Type())}
+	}
 	switch m := frame.Message.(type) {
 	case protocol.InvokeMessage:
 		return d.onInvoke(m)
 	case protocol.CancelMessage:
 		return d.onCancel(m)
 	case protocol.CloseSessionMessage:
-		if active != nil {
-			return &Error{Kind: ErrCloseWhileInvocationActive}
-		}
 		d.loop.closed = true
 		return nil
-	default:
-		return &Error{Kind: ErrUnexpectedMessage, MessageType: string(m.Type())}
 	}
+	return &Error{Kind: ErrUnexpectedMessage, MessageType: string(frame.Message.Type())}
 }
 
 // onInvoke authorizes an invocation and starts its adapter on a goroutine of its own; the
 // reader may read on (CAN-004).
 func (d *Driver) onInvoke(m protocol.InvokeMessage) error {
-	if d.loop.active != nil {
-		return &Error{Kind: ErrUnexpectedMessage, MessageType: string(m.Type())}
-	}
 	s := d.session
 	inv := m.Invocation
 	tool := inv.Tool

@@ -248,7 +248,16 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 	if err != nil {
 		return nil, protocolError(StageOpen, err)
 	}
-	switch m := frame.Message.(type) {
+	m := frame.Message
+	if (protocol.WorkerState{Kind: protocol.BaselineSession}).Admit(m.Type()) != protocol.Accepted {
+		if s.hooks != nil {
+			if answer, handled, err := s.hooks.otherMessage(s, m); handled {
+				return answer, err
+			}
+		}
+		return nil, &Error{Kind: ErrUnexpectedMessage, MessageType: string(m.Type())}
+	}
+	switch m := m.(type) {
 	case protocol.InvokeMessage:
 		return s.invoke(m.Invocation)
 	case protocol.DispatchOperationMessage:
@@ -257,14 +266,8 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 		return s.compensate(ctx, m.Request, store)
 	case protocol.ReconcileOperationMessage:
 		return s.reconcile(ctx, m.Request, store)
-	default:
-		if s.hooks != nil {
-			if answer, handled, err := s.hooks.otherMessage(s, m); handled {
-				return answer, err
-			}
-		}
-		return nil, &Error{Kind: ErrUnexpectedMessage, MessageType: string(m.Type())}
 	}
+	return nil, &Error{Kind: ErrUnexpectedMessage, MessageType: string(m.Type())}
 }
 
 // seal seals an answer. An output whose numbers the session may not send (ENC-037: not
