@@ -2,11 +2,14 @@
 //
 //	splash-conform [flags] [-- WORKER-COMMAND [ARGS...]]
 //	splash-conform host [flags] [-- DRIVER-COMMAND [ARGS...]]
+//	splash-conform interop [flags] [-- WORKER-COMMAND [ARGS...]] | -matrix FILE
 //
 // It launches a worker executable once per check and reports, check by check, what conforms
 // (see docs/conformance.md and package conformance). Without a worker command it runs against
 // the bundled reference worker, cmd/splash-worker. The host subcommand runs the host suite
-// (package conformance/host) against a host driver; fake-worker is the worker it plays.
+// (package conformance/host) against a host driver; fake-worker is the worker it plays. The
+// interop subcommand (package conformance/interop) drives real workers through real host
+// drivers; relay is the mode the host starts in place of the worker.
 //
 // It exits with status 0 when every counted check passed, 1 on a failure and 2 on a usage or
 // launch error. It links the wire core only (docs/architecture.md); the golden vectors are
@@ -18,6 +21,7 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/conformance/interop"
 )
 
 func main() {
@@ -27,6 +31,10 @@ func main() {
 			os.Exit(host.Main(os.Args[2:], os.Stdout, os.Stderr))
 		case host.FakeWorkerCommand:
 			os.Exit(host.FakeWorkerMain(os.Args[2:]))
+		case "interop":
+			os.Exit(interop.Main(os.Args[2:], os.Stdout, os.Stderr))
+		case interop.RelayCommand:
+			os.Exit(interop.RelayMain(os.Args[2:]))
 		}
 	}
 	os.Exit(conformance.Main(os.Args[1:], os.Stdout, os.Stderr))

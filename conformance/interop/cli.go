@@ -1,0 +1,230 @@
+package interop
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+
+	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/host"
+)
+
+const usageText = `usage: splash-conform interop [flags] [-- WORKER-COMMAND [ARGS...]]
+       splash-conform interop -matrix FILE [flags]
+
+Runs the interop scenarios: the runner tells a host driver (spec/30-host-driver.md) to start a
+relay in place of the worker; the relay starts the real worker, passes everything through
+unchanged and verifies every frame of both directions, naming the side that broke a rule
+(spec/31-interop.md, docs/interop.md). Without -host, the host is the bundled reference driver;
+without a worker command, the worker is the bundled reference worker. The worker command may
+hold the worker suite's placeholders {journal}, {effects} and {scope}.
+
+With -matrix, every host × worker pair of the implementations file is run, and the matrix is
+written as text (and with -json, -html as JSON and an HTML page).
+
+flags:
+`
+
+// Main is the front end of "splash-conform interop": it parses args (after "interop"), runs
+// one pair or a matrix and returns the exit status (conformance.ExitOK, ExitFailures or
+// ExitUsage).
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("splash-conform interop", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		matrixPath  = fs.String("matrix", "", "run every host × worker pair of the implementations `FILE` (docs/interop.md)")
+		hostCmd     = fs.String("host", "", "the host driver `COMMAND` (split at spaces; default: the bundled reference driver)")
+		hostNums    = fs.String("host-numbers", NumbersPreserve, "the host's number `MODEL`: preserve or lossy")
+		workerNums  = fs.String("worker-numbers", NumbersPreserve, "the worker's number `MODEL`: preserve or lossy")
+		workerFeats = fs.String("worker-features", strings.Join([]string{NeedDurable, NeedCompensation, NeedCancel}, ","), "comma-separated `FEATURES` the worker offers")
+		runPattern  = fs.String("run", "", "run only scenarios whose ID starts with, or matches the regular expression, `PATTERN`")
+		list        = fs.Bool("list", false, "list the scenarios and exit")
+		timeout     = fs.Duration("timeout", DefaultTimeout, "time limit of one scenario")
+		parallel    = fs.Int("parallel", conformance.DefaultParallel(), "run `N` scenarios at once")
+		verbose     = fs.Bool("v", false, "print every scenario's transcript, and keep it in the reports")
+		scope       = fs.String("scope", conformance.DefaultScope, "journal `SCOPE` of the worker (substituted for {scope}, given to the host in start)")
+		jsonPath    = fs.String("json", "", "write the JSON report (or matrix) to `FILE`")
+		htmlPath    = fs.String("html", "", "write the HTML report (or matrix) to `FILE`")
+	)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, "\nexit status: 0 every counted scenario passed, 1 one failed, 2 usage or launch error\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return conformance.ExitOK
+		}
+		return conformance.ExitUsage
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "splash-conform interop: "+format+"\n", a...)
+		return conformance.ExitUsage
+	}
+	if *timeout <= 0 || *parallel <= 0 {
+		return usage("-timeout and -parallel must be positive")
+	}
+	scenarios, err := Select(Catalog(), *runPattern)
+	if err != nil {
+		return usage("%v", err)
+	}
+	if *list {
+		for _, s := range scenarios {
+			fmt.Fprintf(stdout, "%-19s %-40s %s\n", s.ID, strings.Join(s.Requirements, ","), s.Title)
+		}
+		fmt.Fprintf(stdout, "%d scenarios\n", len(scenarios))
+		return conformance.ExitOK
+	}
+	var m *Matrix
+	if *matrixPath != "" {
+		if fs.NArg() > 0 || *hostCmd != "" {
+			return usage("-matrix takes neither -host nor a worker command")
+		}
+		if m, err = loadMatrixFile(*matrixPath); err != nil {
+			return usage("%v", err)
+		}
+	} else {
+		m = &Matrix{
+			Hosts:   []Implementation{{Name: "host", Command: strings.Fields(*hostCmd), Numbers: *hostNums}},
+			Workers: []Implementation{{Name: "worker", Command: fs.Args(), Numbers: *workerNums, Features: strings.Split(*workerFeats, ",")}},
+		}
+		if len(m.Hosts[0].Command) == 0 {
+			m.Hosts[0].Command = []string{TokenReferenceHost}
+		}
+		if len(m.Workers[0].Command) == 0 {
+			m.Workers[0].Command = slices.Concat([]string{TokenReferenceWorker}, conformance.ReferenceWorkerArgs)
+		}
+		for _, impl := range slices.Concat(m.Hosts, m.Workers) {
+			if impl.Numbers != NumbersPreserve && impl.Numbers != NumbersLossy {
+				return usage("number models are %q or %q", NumbersPreserve, NumbersLossy)
+			}
+		}
+	}
+	cleanup, err := resolveTokens(m)
+	defer cleanup()
+	if err != nil {
+		return usage("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	cfg := Config{Run: *runPattern, Timeout: *timeout, Parallel: *parallel, Verbose: *verbose, Scope: *scope}
+	if *matrixPath == "" {
+		return runPair(ctx, cfg, m, *jsonPath, *htmlPath, stdout, stderr)
+	}
+	cfg.Progress = stdout
+	res, err := RunMatrix(ctx, m, cfg)
+	fmt.Fprintln(stdout)
+	res.WriteText(stdout)
+	status := conformance.ExitOK
+	if res.Failing() {
+		status = conformance.ExitFailures
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "splash-conform interop: interrupted:", err)
+		status = conformance.ExitUsage
+	}
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{*jsonPath, res.WriteJSON}, {*htmlPath, res.WriteHTML}} {
+		if out.path != "" {
+			if err := conformance.WriteReportFile(out.path, out.write); err != nil {
+				fmt.Fprintln(stderr, "splash-conform interop: writing a report:", err)
+				status = conformance.ExitUsage
+			}
+		}
+	}
+	return status
+}
+
+// runPair runs the one pair of m and prints it as the other suites print a run.
+func runPair(ctx context.Context, cfg Config, m *Matrix, jsonPath, htmlPath string, stdout, stderr io.Writer) int {
+	cfg.Pair = Pair{Host: m.Hosts[0], Worker: m.Workers[0]}
+	cfg.Progress = stdout
+	fmt.Fprintf(stdout, "splash-conform interop: host: %s\nsplash-conform interop: worker: %s\n\n",
+		strings.Join(cfg.Pair.Host.Command, " "), strings.Join(cfg.Pair.Worker.Command, " "))
+	report, err := Run(ctx, cfg)
+	if report == nil {
+		fmt.Fprintln(stderr, "splash-conform interop:", err)
+		return conformance.ExitUsage
+	}
+	conformance.WriteSummary(stdout, report)
+	status := report.ExitCode()
+	if err != nil {
+		fmt.Fprintln(stderr, "splash-conform interop: interrupted:", err)
+		status = conformance.ExitUsage
+	}
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{jsonPath, report.WriteJSON}, {htmlPath, func(w io.Writer) error {
+		return report.WriteHTML(w, conformance.HTMLOptions{SpecBase: conformance.DefaultSpecBase})
+	}}} {
+		if out.path != "" {
+			if err := conformance.WriteReportFile(out.path, out.write); err != nil {
+				fmt.Fprintln(stderr, "splash-conform interop: writing a report:", err)
+				status = conformance.ExitUsage
+			}
+		}
+	}
+	fmt.Fprintln(stdout, report.ClosingLine())
+	return status
+}
+
+// resolveTokens replaces the bundled-program tokens of every command of m with the programs,
+// built when needed; cleanup removes what was built.
+func resolveTokens(m *Matrix) (cleanup func(), err error) {
+	var cleanups []func()
+	cleanup = func() {
+		for _, c := range cleanups {
+			c()
+		}
+	}
+	programs := map[string]string{}
+	resolve := func(token string) (string, error) {
+		if p, ok := programs[token]; ok {
+			return p, nil
+		}
+		var (
+			bin  string
+			done func()
+			err  error
+		)
+		switch token {
+		case TokenReferenceHost:
+			bin, done, err = host.ReferenceDriver()
+		case TokenReferenceWorker:
+			var cmd []string
+			cmd, done, err = conformance.ReferenceWorker()
+			if err == nil {
+				bin = cmd[0]
+			}
+		}
+		if err != nil {
+			return "", err
+		}
+		cleanups = append(cleanups, done)
+		programs[token] = bin
+		return bin, nil
+	}
+	for _, list := range [][]Implementation{m.Hosts, m.Workers} {
+		for i := range list {
+			cmd := slices.Clone(list[i].Command)
+			for j, a := range cmd {
+				if a == TokenReferenceHost || a == TokenReferenceWorker {
+					if cmd[j], err = resolve(a); err != nil {
+						return cleanup, err
+					}
+				}
+			}
+			list[i].Command = cmd
+		}
+	}
+	return cleanup, nil
+}

@@ -1,0 +1,291 @@
+package interop
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"fmt"
+
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// Side names the peer that sent a line.
+type Side string
+
+// The two sides of a session.
+const (
+	HostSide   Side = "host"
+	WorkerSide Side = "worker"
+)
+
+// Deviation is one rule a line broke, blamed on the side that sent it (IOP-002, IOP-003).
+type Deviation struct {
+	// Side sent the line.
+	Side Side `json:"side"`
+	// Line is the 1-based index of the line among the lines of that side.
+	Line int `json:"line"`
+	// Rule is the requirement ID the line broke.
+	Rule string `json:"rule"`
+	// Detail says what was wrong.
+	Detail string `json:"detail"`
+	// Hazard marks a deviation from a SHOULD rule of the number models (ENC-037, ENC-039): a
+	// line another build of the reference reads differently, which some pairs survive.
+	Hazard bool `json:"hazard,omitempty"`
+}
+
+// String is the deviation in one line.
+func (d Deviation) String() string {
+	return fmt.Sprintf("%s line %d breaks %s: %s", d.Side, d.Line, d.Rule, d.Detail)
+}
+
+// Record is one relayed line as the transcript keeps it.
+type Record struct {
+	Side Side `json:"side"`
+	// Index is the 1-based index of the line among the lines of its side.
+	Index int `json:"index"`
+	// Seq and Type are the frame's sequence and message type, when it decoded.
+	Seq  uint64 `json:"seq,omitempty"`
+	Type string `json:"type,omitempty"`
+	// Line is the line, clipped to maxRecordedLine bytes.
+	Line string `json:"line"`
+	// Deviations are the rules the line broke.
+	Deviations []Deviation `json:"deviations,omitempty"`
+}
+
+// maxRecordedLine bounds the part of a line a record keeps.
+const maxRecordedLine = 512
+
+// judge verifies every frame of one session in both directions with the wire core: it decodes
+// and authenticates each line under its sender's role, requires the canonical form, and judges
+// the message by the worker's own rules (protocol.WorkerState), the manifest and the requests
+// still unanswered. It is a pure state machine: lines in, records out. It never exposes the key.
+type judge struct {
+	key        *protocol.SessionKey
+	sid        string
+	scope      string
+	fromHost   *protocol.Authenticator // worker role: opens the host's frames
+	fromWorker *protocol.Authenticator // host role: opens the worker's frames
+	state      protocol.WorkerState
+	opened     bool
+	manifest   protocol.CapabilityManifest
+	// pending maps a request id the host sent to the message type that answers it.
+	pending map[string]protocol.MessageType
+	// cancels maps a pending cancellation id to the request id it targets.
+	cancels         map[string]string
+	hostN, workerN  int
+	closeSent       bool
+	deviationsTotal int
+}
+
+// newJudge returns the judge of session sid with key (which it copies), for a worker whose
+// journal scope is scope and whose session is of kind.
+func newJudge(sid string, key *protocol.SessionKey, scope string, kind protocol.SessionKind) (*judge, error) {
+	fromHost, err := protocol.NewAuthenticator(sid, key, protocol.RoleWorker, canonjson.Preserve)
+	if err != nil {
+		return nil, err
+	}
+	fromWorker, err := protocol.NewAuthenticator(sid, key, protocol.RoleHost, canonjson.Preserve)
+	if err != nil {
+		return nil, err
+	}
+	return &judge{key: key, sid: sid, scope: scope, fromHost: fromHost, fromWorker: fromWorker,
+		state: protocol.WorkerState{Kind: kind}, pending: map[string]protocol.MessageType{}, cancels: map[string]string{}}, nil
+}
+
+// close wipes the judge's keys.
+func (j *judge) close() {
+	_ = j.fromHost.Close()
+	_ = j.fromWorker.Close()
+	_ = j.key.Close()
+}
+
+// answers maps each host request to the worker message that answers it.
+var answers = map[protocol.MessageType]protocol.MessageType{
+	protocol.TypeInvoke:              protocol.TypeResult,
+	protocol.TypeDispatchOperation:   protocol.TypeOperationResult,
+	protocol.TypeReconcileOperation:  protocol.TypeReconciledOperation,
+	protocol.TypeCompensateOperation: protocol.TypeCompensationResult,
+	protocol.TypeCancel:              protocol.TypeCancellationResult,
+}
+
+// answerRules names the requirement an answer breaks when it answers nothing pending.
+var answerRules = map[protocol.MessageType]string{
+	protocol.TypeResult:              "AUZ-021",
+	protocol.TypeOperationResult:     "AUZ-022",
+	protocol.TypeReconciledOperation: "AUZ-022",
+	protocol.TypeCompensationResult:  "AUZ-022",
+	protocol.TypeCancellationResult:  "AUZ-018",
+}
+
+// refusalRules names the requirement behind each refusal of the worker's rules.
+var refusalRules = map[protocol.Refusal]string{
+	protocol.RefusedUnexpected:       "WRK-022",
+	protocol.RefusedCloseWhileActive: "CAN-010",
+	protocol.RefusedNoCancelTarget:   "CAN-008",
+}
+
+// line judges one line of side and returns its record.
+func (j *judge) line(side Side, line []byte) Record {
+	opener, index := j.fromHost, &j.hostN
+	if side == WorkerSide {
+		opener, index = j.fromWorker, &j.workerN
+	}
+	*index++
+	rec := Record{Side: side, Index: *index, Line: clip(string(line), maxRecordedLine)}
+	dev := func(rule, format string, args ...any) {
+		rec.Deviations = append(rec.Deviations, Deviation{Side: side, Line: rec.Index, Rule: rule, Detail: fmt.Sprintf(format, args...)})
+	}
+	f, err := opener.Open(line)
+	if err != nil {
+		rule, detail := j.openFailure(side, line, err)
+		dev(rule, "%s", detail)
+		j.deviationsTotal += len(rec.Deviations)
+		return rec
+	}
+	rec.Seq, rec.Type = f.Sequence, string(f.Message.Type())
+	if canon := f.AppendJSON(nil); !bytes.Equal(canon, line) {
+		dev("FRM-005", "the frame is not in canonical form; canonical: %s", clip(string(canon), 200))
+	}
+	if side == HostSide {
+		j.hostMessage(f.Message, dev)
+		if tok, bad := canonjson.FirstNonPortableNumber(string(line)); bad {
+			dev("ENC-039", "the number %s is not portable: a worker that reads numbers lossily computes another tag (ENC-034, ENC-055)", tok)
+			rec.Deviations[len(rec.Deviations)-1].Hazard = true
+		}
+	} else {
+		j.workerMessage(f.Message, dev)
+	}
+	j.deviationsTotal += len(rec.Deviations)
+	return rec
+}
+
+// openFailure names the rule a line that fails to open breaks.
+func (j *judge) openFailure(side Side, line []byte, err error) (rule, detail string) {
+	kind, _ := protocol.KindOf(err)
+	switch kind {
+	case protocol.ErrInvalidAuthenticationTag:
+		if f, derr := protocol.DecodeFrame(line, canonjson.Preserve); derr == nil {
+			other := protocol.RoleWorker
+			if side == WorkerSide {
+				other = protocol.RoleHost
+			}
+			if tag, terr := protocol.ComputeTag(j.key, j.sid, other, f.Sequence, f.Message); terr == nil && subtle.ConstantTimeCompare(tag[:], f.Tag[:]) == 1 {
+				return "FRM-008", "the frame is tagged under the other side's role"
+			}
+		}
+		return "FRM-025", "the tag does not verify under the session key: " + err.Error()
+	case protocol.ErrUnexpectedSequence, protocol.ErrInvalidSequence, protocol.ErrSequenceExhausted:
+		return "FRM-026", err.Error()
+	case protocol.ErrUnknownSession:
+		return "FRM-027", err.Error()
+	}
+	return "FRM-002", "the line is not a valid frame: " + err.Error()
+}
+
+// hostMessage judges a verified host message by the worker's rules and the manifest.
+func (j *judge) hostMessage(m protocol.Message, dev func(rule, format string, args ...any)) {
+	typ := m.Type()
+	if !j.opened {
+		open, ok := m.(protocol.OpenSessionMessage)
+		if !ok {
+			dev("TRN-011", "the first frame is %s, not open_session", typ)
+			return
+		}
+		j.opened, j.manifest = true, open.Manifest
+		return
+	}
+	if r := j.state.Admit(typ); r != protocol.Accepted {
+		dev(refusalRules[r], "a %s worker rejects %s (%s) and ends the session", j.state.Kind, typ, r)
+		return
+	}
+	switch m := m.(type) {
+	case protocol.InvokeMessage:
+		inv := m.Invocation
+		j.request(inv.RequestID, typ, dev)
+		if g, ok := j.manifest.Grant(inv.Tool); !ok {
+			dev("AUZ-008", "the manifest does not grant %s", inv.Tool)
+		} else if inv.Payload.Format != g.Format {
+			dev("AUZ-008", "a %s payload for a %s grant", inv.Payload.Format, g.Format)
+		}
+		j.state.Active = j.state.Kind == protocol.CancellableSession
+	case protocol.DispatchOperationMessage:
+		j.request(m.Request.RequestID, typ, dev)
+		j.granted(m.Request.Tool, "AUZ-009", dev)
+	case protocol.ReconcileOperationMessage:
+		j.request(m.Request.RequestID, typ, dev)
+		j.granted(m.Request.Tool, "AUZ-012", dev)
+	case protocol.CompensateOperationMessage:
+		j.request(m.Request.RequestID, typ, dev)
+		j.granted(m.Request.Tool, "AUZ-013", dev)
+		if err := protocol.ValidateJournalScope(m.Request.TenantScope, j.scope); err != nil {
+			dev("HDR-043", "the binding's tenant is not the worker's journal scope %q (JRN-008): %v", j.scope, err)
+		}
+	case protocol.CancelMessage:
+		j.cancels[m.Request.CancellationID] = m.Request.RequestID
+		j.pending[m.Request.CancellationID] = protocol.TypeCancellationResult
+	case protocol.CloseSessionMessage:
+		j.closeSent = true
+	}
+}
+
+// request records a request id the host sent, which must be fresh (AUZ-005).
+func (j *judge) request(id string, typ protocol.MessageType, dev func(rule, format string, args ...any)) {
+	if _, dup := j.pending[id]; dup {
+		dev("AUZ-005", "the request id %s is still pending", id)
+	}
+	j.pending[id] = answers[typ]
+}
+
+// granted requires the manifest to grant tool.
+func (j *judge) granted(tool, rule string, dev func(rule, format string, args ...any)) {
+	if _, ok := j.manifest.Grant(tool); !ok {
+		dev(rule, "the manifest does not grant %s", tool)
+	}
+}
+
+// workerMessage judges a verified worker message: it must answer a pending request of its kind.
+func (j *judge) workerMessage(m protocol.Message, dev func(rule, format string, args ...any)) {
+	typ := m.Type()
+	rule, isAnswer := answerRules[typ]
+	if !isAnswer {
+		dev("WRK-023", "a worker sends only answers, not %s", typ)
+		return
+	}
+	var id string
+	switch m := m.(type) {
+	case protocol.ResultMessage:
+		id = m.Result.RequestID
+	case protocol.OperationResultMessage:
+		id = m.Result.RequestID
+	case protocol.ReconciledOperationMessage:
+		id = m.Result.RequestID
+	case protocol.CompensationResultMessage:
+		id = m.Result.RequestID
+	case protocol.CancellationResultMessage:
+		id = m.Result.CancellationID
+	}
+	if j.pending[id] != typ {
+		dev(rule, "a %s for %s, which no pending request of the host awaits", typ, id)
+		return
+	}
+	delete(j.pending, id)
+	switch m := m.(type) {
+	case protocol.ResultMessage:
+		j.state.Active, j.state.Target = false, true
+	case protocol.CancellationResultMessage:
+		target := j.cancels[id]
+		delete(j.cancels, id)
+		if m.Result.Outcome == protocol.OutcomeAcknowledged {
+			// No result follows an acknowledgement (CAN-016, AUZ-020).
+			delete(j.pending, target)
+			j.state.Active, j.state.Target = false, false
+		}
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,272 @@
+package interop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+)
+
+// Matrix is the implementations file of a matrix run (docs/interop.md): every host is paired
+// with every worker.
+type Matrix struct {
+	Hosts   []Implementation `json:"hosts"`
+	Workers []Implementation `json:"workers"`
+}
+
+// Tokens a matrix command may name instead of a program: the bundled reference programs,
+// built from this module when they are not next to the running executable.
+const (
+	TokenReferenceHost   = "{reference-host}"
+	TokenReferenceWorker = "{reference-worker}"
+)
+
+// ReadMatrix reads and checks an implementations file.
+func ReadMatrix(r io.Reader) (*Matrix, error) {
+	dec := json.NewDecoder(io.LimitReader(r, 1<<20))
+	dec.DisallowUnknownFields()
+	var m Matrix
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("the implementations file: %w", err)
+	}
+	if len(m.Hosts) == 0 || len(m.Workers) == 0 {
+		return nil, errors.New("the implementations file lists no host or no worker")
+	}
+	names := map[string]bool{}
+	for _, impl := range slices.Concat(m.Hosts, m.Workers) {
+		switch {
+		case impl.Name == "" || names[impl.Name]:
+			return nil, fmt.Errorf("implementation name %q is empty or used twice", impl.Name)
+		case len(impl.Command) == 0:
+			return nil, fmt.Errorf("implementation %s has no command", impl.Name)
+		case impl.Numbers != NumbersPreserve && impl.Numbers != NumbersLossy:
+			return nil, fmt.Errorf("implementation %s: numbers must be %q or %q", impl.Name, NumbersPreserve, NumbersLossy)
+		}
+		names[impl.Name] = true
+	}
+	return &m, nil
+}
+
+// Cell is the result of one pair.
+type Cell struct {
+	Host, Worker string
+	Report       *conformance.Report
+	// Err is set when the pair could not run at all.
+	Err error
+}
+
+// Verdict is the cell's one word: PASS, HAZARD (passing, with documented hazards), FAIL or ERROR.
+func (c Cell) Verdict() string {
+	switch {
+	case c.Err != nil:
+		return "ERROR"
+	case c.Report.Summary.Failing > 0:
+		return "FAIL"
+	case c.Report.Summary.Info > 0:
+		return "HAZARD"
+	}
+	return "PASS"
+}
+
+// MatrixResult is a finished matrix run.
+type MatrixResult struct {
+	Matrix   *Matrix
+	Cells    []Cell // hosts × workers, host-major
+	Started  time.Time
+	Duration time.Duration
+}
+
+// Failing reports whether a cell failed or could not run.
+func (m *MatrixResult) Failing() bool {
+	return slices.ContainsFunc(m.Cells, func(c Cell) bool { return c.Verdict() == "FAIL" || c.Verdict() == "ERROR" })
+}
+
+// RunMatrix runs every host × worker pair of m, one pair after another (each pair runs its
+// scenarios in parallel), with cfg's other settings.
+func RunMatrix(ctx context.Context, m *Matrix, cfg Config) (*MatrixResult, error) {
+	res := &MatrixResult{Matrix: m, Started: time.Now()}
+	for _, h := range m.Hosts {
+		for _, w := range m.Workers {
+			c := cfg
+			c.Pair = Pair{Host: h, Worker: w}
+			if cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "\n== %s × %s\n", h.Name, w.Name)
+			}
+			report, err := Run(ctx, c)
+			res.Cells = append(res.Cells, Cell{Host: h.Name, Worker: w.Name, Report: report, Err: err})
+			if ctx.Err() != nil {
+				res.Duration = time.Since(res.Started)
+				return res, ctx.Err()
+			}
+		}
+	}
+	res.Duration = time.Since(res.Started)
+	return res, nil
+}
+
+// WriteText writes the matrix as a table, then the cells that did not pass with their
+// scenarios.
+func (m *MatrixResult) WriteText(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprint(tw, "HOST \\ WORKER")
+	for _, wk := range m.Matrix.Workers {
+		fmt.Fprintf(tw, "\t%s (%s)", wk.Name, wk.Numbers)
+	}
+	fmt.Fprintln(tw)
+	for i, h := range m.Matrix.Hosts {
+		fmt.Fprintf(tw, "%s (%s)", h.Name, h.Numbers)
+		for j := range m.Matrix.Workers {
+			c := m.Cells[i*len(m.Matrix.Workers)+j]
+			fmt.Fprintf(tw, "\t%s %s", c.Verdict(), c.counts())
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	for _, c := range m.Cells {
+		if c.Verdict() == "PASS" {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s × %s: %s\n", c.Host, c.Worker, c.Verdict())
+		if c.Err != nil {
+			fmt.Fprintf(w, "  %v\n", c.Err)
+			continue
+		}
+		for _, r := range c.Report.Results {
+			if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip {
+				fmt.Fprintf(w, "  %-7s %s: %s\n", r.Outcome, r.ID, r.Detail)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nmatrix: %d pairs in %s\n", len(m.Cells), conformance.FormatDuration(m.Duration))
+}
+
+// counts is "passed/total" with skips noted.
+func (c Cell) counts() string {
+	if c.Report == nil {
+		return ""
+	}
+	s := c.Report.Summary
+	out := fmt.Sprintf("%d/%d", s.Passed+s.Info, s.Total-s.Skipped)
+	if s.Skipped > 0 {
+		out += fmt.Sprintf(" (%d skipped)", s.Skipped)
+	}
+	return out
+}
+
+// jsonMatrix is the JSON layout of a matrix run.
+type jsonMatrix struct {
+	FormatVersion int              `json:"format_version"`
+	Started       string           `json:"started"`
+	Seconds       float64          `json:"duration_seconds"`
+	Hosts         []Implementation `json:"hosts"`
+	Workers       []Implementation `json:"workers"`
+	Cells         []jsonCell       `json:"cells"`
+}
+
+type jsonCell struct {
+	Host      string               `json:"host"`
+	Worker    string               `json:"worker"`
+	Verdict   string               `json:"verdict"`
+	Error     string               `json:"error,omitempty"`
+	Summary   *conformance.Summary `json:"summary,omitempty"`
+	Scenarios []jsonScenario       `json:"scenarios,omitempty"`
+}
+
+type jsonScenario struct {
+	ID           string   `json:"id"`
+	Title        string   `json:"title"`
+	Requirements []string `json:"requirements"`
+	Outcome      string   `json:"outcome"`
+	Seconds      float64  `json:"duration_seconds"`
+	Detail       string   `json:"detail,omitempty"`
+	Transcript   []string `json:"transcript,omitempty"`
+}
+
+func (m *MatrixResult) jsonView() jsonMatrix {
+	out := jsonMatrix{FormatVersion: 1, Started: m.Started.UTC().Format(time.RFC3339), Seconds: m.Duration.Seconds(),
+		Hosts: m.Matrix.Hosts, Workers: m.Matrix.Workers}
+	for _, c := range m.Cells {
+		jc := jsonCell{Host: c.Host, Worker: c.Worker, Verdict: c.Verdict()}
+		if c.Err != nil {
+			jc.Error = c.Err.Error()
+		}
+		if c.Report != nil {
+			s := c.Report.Summary
+			jc.Summary = &s
+			for _, r := range c.Report.Results {
+				jc.Scenarios = append(jc.Scenarios, jsonScenario{ID: r.ID, Title: r.Title, Requirements: r.Requirements,
+					Outcome: string(r.Outcome), Seconds: r.Duration.Seconds(), Detail: r.Detail, Transcript: r.Transcript})
+			}
+		}
+		out.Cells = append(out.Cells, jc)
+	}
+	return out
+}
+
+// WriteJSON writes the matrix as JSON.
+func (m *MatrixResult) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(m.jsonView())
+}
+
+// WriteHTML writes the matrix as one self-contained page: a table of pairs, each cell opening
+// to its scenarios and their transcripts.
+func (m *MatrixResult) WriteHTML(w io.Writer) error {
+	view := m.jsonView()
+	type row struct {
+		Host  Implementation
+		Cells []jsonCell
+	}
+	var rows []row
+	for i, h := range view.Hosts {
+		rows = append(rows, row{Host: h, Cells: view.Cells[i*len(view.Workers) : (i+1)*len(view.Workers)]})
+	}
+	return matrixPage.Execute(w, map[string]any{"M": view, "Rows": rows, "Verdict": map[bool]string{true: "FAIL", false: "PASS"}[m.Failing()]})
+}
+
+var matrixPage = template.Must(template.New("matrix").Funcs(template.FuncMap{
+	"lower": strings.ToLower,
+	"join":  strings.Join,
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Splash interop matrix: {{.Verdict}}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1f24}
+h1{font-size:1.4rem}table.m{border-collapse:collapse;margin:1rem 0}
+table.m th,table.m td{border:1px solid #d0d7de;padding:.4rem .6rem;vertical-align:top;text-align:left}
+.pass{background:#dafbe1}.hazard{background:#fff8c5}.fail,.error{background:#ffebe9}
+.o-PASS{color:#1a7f37}.o-INFO{color:#9a6700}.o-FAIL,.o-CRASH,.o-TIMEOUT{color:#cf222e}.o-SKIP{color:#57606a}
+details{margin:.2rem 0}summary{cursor:pointer}pre{white-space:pre-wrap;font-size:12px;background:#f6f8fa;padding:.5rem;max-height:24rem;overflow:auto}
+small{color:#57606a}
+</style></head><body>
+<h1>Splash interop matrix: {{.Verdict}}</h1>
+<p><small>{{.M.Started}} · {{printf "%.1f" .M.Seconds}} s · every frame of both directions verified by the relay; a deviation names the side that sent it.</small></p>
+<table class="m"><tr><th>host \ worker</th>{{range .M.Workers}}<th>{{.Name}}<br><small>numbers: {{.Numbers}}{{if .Notes}} · {{.Notes}}{{end}}</small></th>{{end}}</tr>
+{{range .Rows}}<tr><th>{{.Host.Name}}<br><small>numbers: {{.Host.Numbers}}{{if .Host.Notes}} · {{.Host.Notes}}{{end}}</small></th>
+{{range .Cells}}<td class="{{lower .Verdict}}"><details><summary><b>{{.Verdict}}</b>{{with .Summary}} {{.Passed}} passed · {{.Info}} hazard · {{.Failed}} failed · {{.Skipped}} skipped{{end}}</summary>
+{{if .Error}}<pre>{{.Error}}</pre>{{end}}
+{{range .Scenarios}}<details><summary><span class="o-{{.Outcome}}">{{.Outcome}}</span> {{.ID}} <small>{{.Title}}</small></summary>
+<p><small>{{join .Requirements ", "}} · {{printf "%.2f" .Seconds}} s</small></p>{{if .Detail}}<pre>{{.Detail}}</pre>{{end}}{{if .Transcript}}<pre>{{join .Transcript "\n"}}</pre>{{end}}</details>
+{{end}}</details></td>{{end}}</tr>
+{{end}}</table>
+</body></html>
+`))
+
+// loadMatrixFile reads the implementations file at path.
+func loadMatrixFile(path string) (*Matrix, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadMatrix(f)
+}

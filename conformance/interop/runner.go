@@ -1,0 +1,272 @@
+package interop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+)
+
+// Implementation is one host or worker of the interop matrix (docs/interop.md).
+type Implementation struct {
+	// Name names the implementation in the matrix.
+	Name string `json:"name"`
+	// Command is the host driver command, or the worker command with the worker suite's
+	// placeholders ({journal}, {effects}, {scope}).
+	Command []string `json:"command"`
+	// Features a worker offers: "durable", "compensation", "cancel" (a worker without the
+	// {journal} and {effects} placeholders offers neither "journal" nor "effects"). A host's
+	// features are what its driver declares in hello; a list here restricts them.
+	Features []string `json:"features,omitempty"`
+	// Numbers is the number model: "preserve" (keeps number text) or "lossy" (binary numbers,
+	// like a standalone worker build of the reference).
+	Numbers string `json:"numbers"`
+	// Notes is shown with the implementation.
+	Notes string `json:"notes,omitempty"`
+}
+
+// Worker features (IOP-008).
+const (
+	NeedDurable      = "durable"
+	NeedCompensation = "compensation"
+	NeedCancel       = "cancel"
+	NeedJournal      = "journal"
+	NeedEffects      = "effects"
+)
+
+// Number models.
+const (
+	NumbersPreserve = "preserve"
+	NumbersLossy    = "lossy"
+)
+
+// offers reports whether a worker offers need: journal and effects by their placeholders,
+// the others by Features.
+func (w Implementation) offers(need string) bool {
+	switch need {
+	case NeedJournal:
+		return slices.ContainsFunc(w.Command, func(a string) bool { return strings.Contains(a, conformance.PlaceholderJournal) })
+	case NeedEffects:
+		return slices.ContainsFunc(w.Command, func(a string) bool { return strings.Contains(a, conformance.PlaceholderEffects) })
+	}
+	return slices.Contains(w.Features, need)
+}
+
+// Pair is one cell of the matrix: a host driver and a worker.
+type Pair struct {
+	Host, Worker Implementation
+}
+
+// Config describes one interop run of a pair.
+type Config struct {
+	// Pair is the host and the worker.
+	Pair Pair
+	// Relay is the command that runs the relay (the runner appends its arguments); nil means
+	// this executable with the argument "relay".
+	Relay []string
+	// Run selects scenarios by ID prefix or regular expression; empty selects all.
+	Run string
+	// Timeout is the time limit of one scenario; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Parallel is the number of scenarios run at once; 0 means conformance.DefaultParallel().
+	Parallel int
+	// Verbose keeps every scenario's transcript.
+	Verbose bool
+	// Scope is the worker's journal scope; empty means conformance.DefaultScope.
+	Scope string
+	// Env is the environment of the driver; nil means the runner's.
+	Env []string
+	// TempDir is the parent of the run's scratch directory; empty means os.TempDir().
+	TempDir string
+	// Progress receives one line per finished scenario; nil prints nothing.
+	Progress io.Writer
+}
+
+// DefaultTimeout is the time limit of one scenario.
+const DefaultTimeout = 20 * time.Second
+
+// runState is what every scenario of one run shares.
+type runState struct {
+	relay   []string
+	env     []string
+	scope   string
+	timeout time.Duration
+	verbose bool
+	tempDir string
+}
+
+// Run runs the selected scenarios on the pair and returns the report (IOP-005).
+func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
+	if len(cfg.Pair.Host.Command) == 0 || len(cfg.Pair.Worker.Command) == 0 {
+		return nil, errors.New("the pair needs a host driver command and a worker command")
+	}
+	scenarios, err := Select(Catalog(), cfg.Run)
+	if err != nil {
+		return nil, err
+	}
+	if len(scenarios) == 0 {
+		return nil, fmt.Errorf("-run %q selects no scenario", cfg.Run)
+	}
+	st := &runState{relay: cfg.Relay, env: cfg.Env, scope: cfg.Scope, timeout: cfg.Timeout, verbose: cfg.Verbose}
+	if st.relay == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		st.relay = []string{exe, RelayCommand}
+	}
+	if st.env == nil {
+		st.env = os.Environ()
+	}
+	if st.scope == "" {
+		st.scope = conformance.DefaultScope
+	}
+	if st.timeout <= 0 {
+		st.timeout = DefaultTimeout
+	}
+	if st.tempDir, err = os.MkdirTemp(cfg.TempDir, "iop-"); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(st.tempDir)
+	parallel := cfg.Parallel
+	if parallel <= 0 {
+		parallel = conformance.DefaultParallel()
+	}
+	started := time.Now()
+	results := make([]conformance.Result, len(scenarios))
+	var progress sync.Mutex
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(parallel, len(scenarios)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				results[i] = runScenario(st, &cfg.Pair, scenarios[i])
+				if cfg.Progress != nil {
+					progress.Lock()
+					conformance.WriteProgress(cfg.Progress, results[i], st.verbose)
+					progress.Unlock()
+				}
+			}
+		}()
+	}
+schedule:
+	for i := range scenarios {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break schedule
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	var done []conformance.Result
+	for _, r := range results {
+		if r.ID != "" {
+			done = append(done, r)
+		}
+	}
+	report := &conformance.Report{Worker: slices.Concat(cfg.Pair.Host.Command, []string{"×"}, cfg.Pair.Worker.Command),
+		Started: started, Duration: time.Since(started), Results: done}
+	report.Summary = conformance.Summarize(done)
+	return report, ctx.Err()
+}
+
+// runScenario runs one scenario with its own driver and relays and returns its result, judged
+// at both ends by the scenario and on the wire by the relays (IOP-002, IOP-005).
+func runScenario(st *runState, pair *Pair, sc *Scenario) conformance.Result {
+	start := time.Now()
+	t := &T{sc: sc, pair: pair, run: st, outcome: conformance.Pass, started: start, deadline: start.Add(st.timeout)}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(stopScenario); !ok {
+					t.outcome = conformance.Fail
+					t.detail = fmt.Sprintf("internal runner error: %v\n%s", r, debug.Stack())
+				}
+			}
+		}()
+		t.open()
+		sc.run(t)
+	}()
+	t.teardown()
+	t.judgeWire()
+	r := conformance.Result{ID: sc.ID, Level: conformance.Must, Title: sc.Title, Requirements: sc.Requirements,
+		Outcome: t.outcome, Duration: time.Since(start), Detail: t.detail, Expected: t.expected, Actual: t.actual}
+	if r.Outcome == conformance.Pass && t.hazard != "" {
+		r.Outcome, r.Detail = conformance.Info, "documented hazard: "+t.hazard
+	}
+	r.Settle(false, nil)
+	if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip || st.verbose {
+		r.Transcript = t.fullTranscript()
+		if t.drv != nil {
+			r.Stderr, _ = t.drv.Texts()
+		}
+	}
+	return r
+}
+
+// judgeWire turns the relays' deviations into the verdict: a frame that breaks a rule fails
+// the scenario whatever the ends saw, and the detail names the side that sent it. Hazard
+// deviations (non-portable numbers) are left to the number scenario.
+func (t *T) judgeWire() {
+	if t.outcome == conformance.Skip {
+		return
+	}
+	var devs []string
+	blame := map[Side]bool{}
+	for _, r := range t.relays {
+		r.mu.Lock()
+		for _, d := range r.devs {
+			if !d.Hazard {
+				devs = append(devs, fmt.Sprintf("relay %d: %s", r.index, d))
+				blame[d.Side] = true
+			}
+		}
+		r.mu.Unlock()
+	}
+	if len(devs) == 0 {
+		return
+	}
+	var sides []string
+	for _, s := range []Side{HostSide, WorkerSide} {
+		if blame[s] {
+			sides = append(sides, string(s))
+		}
+	}
+	detail := fmt.Sprintf("on the wire (blame: %s): %s", strings.Join(sides, " and "), strings.Join(devs, "; "))
+	if t.outcome != conformance.Pass {
+		detail += "; at the ends: " + t.detail
+	}
+	t.outcome, t.detail = conformance.Fail, detail
+	t.expected, t.actual = "every frame verifies and follows the rules of its sender (IOP-002, IOP-003)", strings.Join(devs, "; ")
+}
+
+// fullTranscript is the scenario's log followed by each relay's kept lines.
+func (t *T) fullTranscript() []string {
+	out := slices.Clone(t.transcript)
+	for _, r := range t.relays {
+		r.mu.Lock()
+		for _, rec := range r.records {
+			line := fmt.Sprintf("relay %d: %s #%d %s %s", r.index, rec.Side, rec.Index, rec.Type, rec.Line)
+			for _, d := range rec.Deviations {
+				line += "\n    deviation: " + d.String()
+			}
+			out = append(out, line)
+		}
+		if n := r.lines[HostSide] + r.lines[WorkerSide]; n > len(r.records) {
+			out = append(out, fmt.Sprintf("relay %d: %d more lines judged, not kept", r.index, n-len(r.records)))
+		}
+		r.mu.Unlock()
+	}
+	return out
+}

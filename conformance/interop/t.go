@@ -1,0 +1,403 @@
+package interop
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// stopScenario is the panic value that ends a scenario early; the runner recovers it.
+type stopScenario struct{}
+
+// maxTranscript bounds the transcript lines kept for one scenario; maxRecords the relayed
+// lines kept per relay (the rest are judged and counted, not kept).
+const (
+	maxTranscript = 400
+	maxRecords    = 200
+)
+
+// T is the context of one running scenario: the pair, its driver, the relays it started and
+// its verdict.
+type T struct {
+	sc       *Scenario
+	pair     *Pair
+	run      *runState
+	started  time.Time
+	deadline time.Time
+	dir      string
+	sock     string
+	listener net.Listener
+	conns    chan net.Conn
+	drv      *host.DriverClient
+	features []string
+	relays   []*relay
+	sessions int
+
+	outcome          conformance.Outcome
+	detail           string
+	expected, actual string
+	hazard           string
+	transcript       []string
+}
+
+func (t *T) logf(format string, args ...any) {
+	if len(t.transcript) < maxTranscript {
+		elapsed := time.Since(t.started).Round(100 * time.Microsecond)
+		t.transcript = append(t.transcript, fmt.Sprintf("%8s ", "+"+elapsed.String())+fmt.Sprintf(format, args...))
+	}
+}
+
+func (t *T) end(o conformance.Outcome, detail string) {
+	t.outcome, t.detail = o, detail
+	panic(stopScenario{})
+}
+
+func (t *T) failf(expected, actual string) {
+	t.expected, t.actual = expected, actual
+	t.end(conformance.Fail, "expected "+expected+"; got "+actual)
+}
+
+func (t *T) skipf(format string, args ...any) { t.end(conformance.Skip, fmt.Sprintf(format, args...)) }
+
+func (t *T) internal(err error) { t.end(conformance.Fail, "internal runner error: "+err.Error()) }
+
+// open prepares the scenario's directory and side channel, starts the driver and asks for its
+// features; the scenario is SKIP when a side lacks one it needs (IOP-008).
+func (t *T) open() {
+	for _, n := range t.sc.WorkerNeeds {
+		if !t.pair.Worker.offers(n) {
+			t.skipf("the worker %s does not offer %q", t.pair.Worker.Name, n)
+		}
+	}
+	dir, err := os.MkdirTemp(t.run.tempDir, strings.ToLower(t.sc.ID)+"-")
+	if err != nil {
+		t.internal(err)
+	}
+	t.dir = dir
+	t.sock = filepath.Join(dir, "r.sock")
+	if t.listener, err = net.Listen("unix", t.sock); err != nil {
+		t.internal(err)
+	}
+	t.conns = make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := t.listener.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case t.conns <- c:
+			default:
+				c.Close()
+			}
+		}
+	}()
+	t.startDriver()
+	for _, n := range t.sc.HostNeeds {
+		if !slices.Contains(t.features, n) {
+			t.skipf("the host %s does not declare the feature %q", t.pair.Host.Name, n)
+		}
+	}
+}
+
+// startDriver starts the host driver and says hello (HDR-010).
+func (t *T) startDriver() {
+	d, err := host.StartDriverClient(t.pair.Host.Command, t.run.env, "")
+	if err != nil {
+		t.end(conformance.Fail, "the host driver cannot be started: "+err.Error())
+	}
+	t.drv = d
+	o := t.call(map[string]any{"op": "hello"})
+	if !o.OK {
+		t.failf("hello answered with ok (HDR-010)", string(o.Raw()))
+	}
+	t.features = o.Features
+}
+
+// restartDriver kills the driver's process group and every relay, as a host crash would, and
+// starts a new driver process.
+func (t *T) restartDriver() {
+	for _, r := range t.relays {
+		r.stop()
+	}
+	t.drv.Kill()
+	t.logf("driver: killed; starting it again")
+	t.startDriver()
+}
+
+// call sends a command and waits for its outcome until the scenario's deadline.
+func (t *T) call(c map[string]any) host.Outcome { return t.await(t.send(c)) }
+
+// send writes a command without waiting.
+func (t *T) send(c map[string]any) uint64 {
+	id, err := t.drv.Send(c)
+	if err != nil {
+		t.end(conformance.Crash, fmt.Sprintf("the host driver stopped reading commands: %v", err))
+	}
+	t.logf("driver: command %d %v", id, c["op"])
+	return id
+}
+
+// await waits for the outcome of command id.
+func (t *T) await(id uint64) host.Outcome {
+	o, err := t.drv.Await(id, t.deadline)
+	switch {
+	case err == host.ErrDriverSilent:
+		t.end(conformance.Timeout, fmt.Sprintf("the host driver wrote no outcome for command %d in time", id))
+	case err != nil:
+		select {
+		case <-t.drv.Exited():
+			t.end(conformance.Crash, "the host driver exited: "+err.Error())
+		case <-time.After(50 * time.Millisecond):
+		}
+		t.failf("one outcome line per command (HDR-001)", err.Error())
+	}
+	t.logf("driver: outcome %s", clip(string(o.Raw()), 200))
+	return o
+}
+
+// deadlineMS is the exchange deadline given to the driver: long enough for a loaded machine,
+// short against a worker that hangs.
+const deadlineMS = 2000
+
+// start asks the driver to start the worker behind a relay for a manifest of grants, with more
+// start fields, and returns the relay once it reported; the start must succeed.
+func (t *T) start(kind protocol.SessionKind, more map[string]any, grants ...protocol.CapabilityGrant) *relay {
+	t.sessions++
+	sid := fmt.Sprintf("iop-%s-%d", strings.ToLower(strings.ReplaceAll(t.sc.ID, "-", "")), t.sessions)
+	m, err := protocol.NewCapabilityManifest(sid, grants)
+	if err != nil {
+		t.internal(err)
+	}
+	cmd := slices.Concat(t.run.relay, []string{t.sock, kind.String(), t.run.scope, "--"}, t.workerCommand())
+	c := map[string]any{"op": "start", "command": cmd, "manifest": json.RawMessage(m.AppendJSON(nil)),
+		"deadline_ms": deadlineMS, "scope": t.run.scope}
+	if kind == protocol.CancellableSession {
+		c["cancellable"] = true
+	}
+	for k, v := range more {
+		c[k] = v
+	}
+	id := t.send(c)
+	r := t.acceptRelay()
+	if o := t.await(id); !o.OK {
+		t.failf("start answered with ok (HDR-020)", string(o.Raw()))
+	}
+	return r
+}
+
+// workerCommand is the worker command with the scenario's placeholders substituted: one
+// journal, effect log and scope per scenario, shared by its sessions.
+func (t *T) workerCommand() []string {
+	values := map[string]string{
+		conformance.PlaceholderJournal:    filepath.Join(t.dir, "journal.db"),
+		conformance.PlaceholderEffects:    t.effectsPath(),
+		conformance.PlaceholderScope:      t.run.scope,
+		conformance.PlaceholderStoreFault: filepath.Join(t.dir, "no-store-fault"),
+	}
+	out := make([]string, len(t.pair.Worker.Command))
+	for i, a := range t.pair.Worker.Command {
+		for p, v := range values {
+			a = strings.ReplaceAll(a, p, v)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func (t *T) effectsPath() string { return filepath.Join(t.dir, "effects.jsonl") }
+
+// acceptRelay waits for the next relay to connect and report.
+func (t *T) acceptRelay() *relay {
+	var conn net.Conn
+	select {
+	case conn = <-t.conns:
+	case <-time.After(time.Until(t.deadline)):
+		t.failf("the host starts the relay as the worker (HDR-020)", "no relay within the time limit")
+	}
+	r := &relay{t: t, index: len(t.relays) + 1, conn: conn, enc: json.NewEncoder(conn), changed: make(chan struct{})}
+	t.relays = append(t.relays, r)
+	go r.read()
+	r.waitFor("the relay's report", func() bool { return r.hello != nil || r.done })
+	if r.hello == nil {
+		t.failf("the relay's report", "the relay ended without one")
+	}
+	if r.errText != "" {
+		t.failf("a running worker behind the relay", r.errText)
+	}
+	t.logf("relay %d: pid %d, worker pid %d, session %s", r.index, r.hello.Pid, r.hello.WorkerPid, r.hello.Session)
+	return r
+}
+
+// relay is the runner's side of one relay process.
+type relay struct {
+	t     *T
+	index int
+	conn  net.Conn
+	enc   *json.Encoder
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced at every event
+	hello   *relayHello
+	records []Record
+	lines   map[Side]int // lines judged per side
+	byType  map[string]int
+	devs    []Deviation
+	ended   map[Side]bool
+	cut     bool
+	exit    *int
+	errText string
+	done    bool // the side channel ended
+}
+
+// read collects the relay's events until its side channel ends.
+func (r *relay) read() {
+	dec := json.NewDecoder(bufio.NewReader(r.conn))
+	for {
+		var ev relayEvent
+		err := dec.Decode(&ev)
+		r.mu.Lock()
+		if err != nil {
+			r.done = true
+		} else {
+			r.apply(ev)
+		}
+		close(r.changed)
+		r.changed = make(chan struct{})
+		r.mu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// apply records one event; r.mu is held.
+func (r *relay) apply(ev relayEvent) {
+	if r.lines == nil {
+		r.lines, r.byType, r.ended = map[Side]int{}, map[string]int{}, map[Side]bool{}
+	}
+	switch {
+	case ev.Hello != nil:
+		r.hello = ev.Hello
+		r.errText = ev.Error
+	case ev.Record != nil:
+		rec := *ev.Record
+		r.lines[rec.Side]++
+		r.byType[string(rec.Side)+" "+rec.Type]++
+		r.devs = append(r.devs, rec.Deviations...)
+		if len(r.records) < maxRecords {
+			r.records = append(r.records, rec)
+		}
+	case ev.Stream != nil:
+		r.devs = append(r.devs, *ev.Stream)
+	case ev.Ended != "":
+		r.ended[ev.Ended] = true
+	case ev.Cut:
+		r.cut = true
+	case ev.Exit != nil:
+		r.exit = ev.Exit
+	case ev.Error != "":
+		r.errText = ev.Error
+	}
+}
+
+// waitFor waits until cond (called with r.mu held) holds or the scenario's deadline passes.
+func (r *relay) waitFor(what string, cond func() bool) {
+	for {
+		r.mu.Lock()
+		ok, ch := cond(), r.changed
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-time.After(time.Until(r.t.deadline)):
+			r.t.end(conformance.Timeout, "waiting for "+what+": the time limit passed")
+		}
+	}
+}
+
+// count returns how many lines of side carried a message of type typ.
+func (r *relay) count(side Side, typ protocol.MessageType) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byType[string(side)+" "+string(typ)]
+}
+
+// waitLines waits until the relay judged n lines of side with message typ.
+func (r *relay) waitLines(side Side, typ protocol.MessageType, n int) {
+	r.waitFor(fmt.Sprintf("%d %s %s line(s)", n, side, typ), func() bool {
+		return r.byType[string(side)+" "+string(typ)] >= n
+	})
+}
+
+// exitStatus waits for the worker's exit status as the relay saw it (-1: killed by a signal).
+func (r *relay) exitStatus() int {
+	r.waitFor("the worker's exit", func() bool { return r.exit != nil || r.done })
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.exit == nil {
+		r.t.failf("the worker's exit status from the relay", "the relay ended without one")
+	}
+	return *r.exit
+}
+
+// order sends an instruction to the relay.
+func (r *relay) order(o relayOrder) {
+	if err := r.enc.Encode(o); err != nil {
+		r.t.internal(err)
+	}
+}
+
+// stop kills the relay's process group (the relay and its worker) and hangs up.
+func (r *relay) stop() {
+	r.mu.Lock()
+	h := r.hello
+	r.mu.Unlock()
+	if h != nil && h.Pgid > 1 && h.Pgid != syscall.Getpgrp() {
+		_ = syscall.Kill(-h.Pgid, syscall.SIGKILL)
+	}
+	if h != nil && h.WorkerPid > 0 {
+		_ = syscall.Kill(h.WorkerPid, syscall.SIGKILL)
+	}
+	_ = r.conn.Close()
+}
+
+// teardown kills every relay's process group and the driver's, and removes the scenario's
+// directory; it is bounded (IOP-006).
+func (t *T) teardown() {
+	for _, r := range t.relays {
+		r.stop()
+	}
+	if t.drv != nil {
+		t.drv.Kill()
+	}
+	if t.listener != nil {
+		t.listener.Close()
+	}
+	for {
+		select {
+		case c := <-t.conns:
+			c.Close()
+			continue
+		default:
+		}
+		break
+	}
+	if t.dir != "" {
+		_ = os.RemoveAll(t.dir)
+	}
+}
