@@ -48,7 +48,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		timeout     = fs.Duration("timeout", DefaultTimeout, "time limit of one scenario")
 		parallel    = fs.Int("parallel", conformance.DefaultParallel(), "run `N` scenarios at once")
 		verbose     = fs.Bool("v", false, "print every scenario's transcript, and keep it in the reports")
-		scope       = fs.String("scope", conformance.DefaultScope, "journal `SCOPE` of the worker (substituted for {scope}, given to the host in start)")
+		scope       = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope}, given to the host in start)")
 		jsonPath    = fs.String("json", "", "write the JSON report (or matrix) to `FILE`")
 		htmlPath    = fs.String("html", "", "write the HTML report (or matrix) to `FILE`")
 	)

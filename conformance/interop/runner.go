@@ -80,7 +80,7 @@ type Config struct {
 	Parallel int
 	// Verbose keeps every scenario's transcript.
 	Verbose bool
-	// Scope is the worker's journal scope; empty means conformance.DefaultScope.
+	// Scope is the worker's journal scope; empty means DefaultScope.
 	Scope string
 	// Env is the environment of the driver; nil means the runner's.
 	Env []string
@@ -92,6 +92,10 @@ type Config struct {
 
 // DefaultTimeout is the time limit of one scenario.
 const DefaultTimeout = 20 * time.Second
+
+// DefaultScope is the worker's journal scope in the scenarios: not the reference worker's
+// default, so that a host that ignores the scope given in start is seen (HDR-043).
+const DefaultScope = "iop-tenant"
 
 // runState is what every scenario of one run shares.
 type runState struct {
@@ -127,7 +131,7 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 		st.env = os.Environ()
 	}
 	if st.scope == "" {
-		st.scope = conformance.DefaultScope
+		st.scope = DefaultScope
 	}
 	if st.timeout <= 0 {
 		st.timeout = DefaultTimeout

@@ -13,7 +13,7 @@ func cancelScenarios() []*Scenario {
 			Requirements: []string{"CAN-016", "PRF-016", "HDR-028", "HDR-023", "IOP-005"}, HostNeeds: needs, WorkerNeeds: []string{NeedCancel},
 			run: func(t *T) {
 				r := t.start(protocol.CancellableSession, nil, grant(toolCancellable, protocol.FormatText))
-				t.expectOK(t.call(map[string]any{"op": "begin", "request_id": "req-1", "tool": toolCancellable, "payload": payloadJSON(protocol.TextPayload("20000"))}), "begin")
+				t.expectOK(t.call(map[string]any{"op": "begin", "request_id": "req-1", "tool": toolCancellable, "payload": payloadJSON(protocol.TextPayload("1500"))}), "begin")
 				r.waitLines(HostSide, protocol.TypeInvoke, 1)
 				if o := t.call(map[string]any{"op": "cancel", "request_id": "req-1", "cancellation_id": "cancel-1"}); !o.OK || o.Disposition != "acknowledged" {
 					t.failf(`disposition "acknowledged" (CAN-016)`, string(o.Raw()))

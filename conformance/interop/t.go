@@ -81,7 +81,7 @@ func (t *T) open() {
 			t.skipf("the worker %s does not offer %q", t.pair.Worker.Name, n)
 		}
 	}
-	dir, err := os.MkdirTemp(t.run.tempDir, strings.ToLower(t.sc.ID)+"-")
+	dir, err := os.MkdirTemp(t.run.tempDir, "s") // unix socket paths are short
 	if err != nil {
 		t.internal(err)
 	}

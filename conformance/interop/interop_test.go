@@ -1,0 +1,196 @@
+package interop
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+)
+
+// TestReferencePairPassesEveryScenario runs every scenario on the reference host driver and the
+// reference worker: each passes, judged at both ends and on the wire (IOP-001, IOP-005).
+func TestReferencePairPassesEveryScenario(t *testing.T) {
+	report := runPairT(t, referencePair(t), "", 0, nil)
+	if len(report.Results) != len(Catalog()) {
+		t.Fatalf("%d results for %d scenarios", len(report.Results), len(Catalog()))
+	}
+	for _, r := range report.Results {
+		if r.Outcome != conformance.Pass {
+			t.Errorf("%s: %s: %s\n%s", r.ID, r.Outcome, r.Detail, strings.Join(r.Transcript, "\n"))
+		}
+	}
+}
+
+// TestLossyWorkerShowsTheNumberHazard pairs the reference host with the reference worker in
+// Lossy mode: the number scenario is the documented hazard (INFO, explained), the others pass
+// (IOP-007, ENC-055).
+func TestLossyWorkerShowsTheNumberHazard(t *testing.T) {
+	pair := referencePair(t)
+	pair.Worker.Command = append(slices.Clone(pair.Worker.Command), "--number-mode", "lossy")
+	pair.Worker.Numbers = NumbersLossy
+	report := runPairT(t, pair, "CNF-IOP-NUMBER|CNF-IOP-ECHO", 0, nil)
+	for _, r := range report.Results {
+		switch {
+		case r.ID == "CNF-IOP-NUMBER-01":
+			if r.Outcome != conformance.Info || !strings.Contains(r.Detail, "documented hazard") || !strings.Contains(r.Detail, "ENC-055") {
+				t.Errorf("%s: %s %q, want INFO with the documented hazard", r.ID, r.Outcome, r.Detail)
+			}
+			if r.Counted {
+				t.Errorf("%s: the hazard counts", r.ID)
+			}
+		case r.Outcome != conformance.Pass:
+			t.Errorf("%s: %s: %s", r.ID, r.Outcome, r.Detail)
+		}
+	}
+}
+
+// TestScenariosSkipWhatASideLacks: a worker without the durable features and a host that
+// declares only invoke get SKIP for the scenarios that need them, and no command of them is
+// sent (IOP-008).
+func TestScenariosSkipWhatASideLacks(t *testing.T) {
+	pair := referencePair(t)
+	pair.Worker.Features = nil
+	report := runPairT(t, pair, "CNF-IOP-DURABLE-01|CNF-IOP-CANCEL-01|CNF-IOP-COMP-01", 0, nil)
+	for _, r := range report.Results {
+		if r.Outcome != conformance.Skip || !strings.Contains(r.Detail, "does not offer") {
+			t.Errorf("%s: %s %q, want SKIP: the worker does not offer it", r.ID, r.Outcome, r.Detail)
+		}
+	}
+}
+
+// TestFaultsAreBlamedOnTheirSide runs scenarios with a deliberate fault of the host driver or of
+// the worker: each fails the scenario aimed at it, and a fault visible on the wire is blamed on
+// the side that has it (IOP-002, IOP-003, IOP-005).
+func TestFaultsAreBlamedOnTheirSide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the faulty driver and worker")
+	}
+	pair := referencePair(t)
+	for _, tc := range []struct {
+		name, run string
+		host      bool   // a host fault (SPLASH_HOST_FAULT), else a worker fault (--fault)
+		blame     string // the side the wire blames, or "" when only an end sees it
+	}{
+		{"closeframe", "CNF-IOP-CLOSE-01", true, "blame: host"},
+		{"tenant", "CNF-IOP-COMP-01", true, "blame: host"},
+		{"exitcode", "CNF-IOP-CLOSE-01", true, ""},
+		{"recover-redispatch", "CNF-IOP-RECOVER-01", true, ""},
+		{"reuse-outgoing-sequence", "CNF-IOP-ECHO-01", false, "blame: worker"},
+		{"result-after-ack", "CNF-IOP-CANCEL-01", false, "blame: worker"},
+		{"rerun-duplicate-dispatch", "CNF-IOP-DURABLE-02", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pair
+			var env []string
+			if tc.host {
+				p.Host.Command = []string{faultyDriverBin}
+				env = append(os.Environ(), "SPLASH_HOST_FAULT="+tc.name)
+			} else {
+				p.Worker.Command = slices.Concat([]string{faultyWorkerBin, "--fault", tc.name}, p.Worker.Command[1:])
+			}
+			report := runPairT(t, p, tc.run, 10*time.Second, env)
+			if len(report.Results) != 1 {
+				t.Fatalf("%d results", len(report.Results))
+			}
+			r := report.Results[0]
+			if !r.Outcome.Failed() {
+				t.Fatalf("%s passes with the fault %s", r.ID, tc.name)
+			}
+			if tc.blame != "" && !strings.Contains(r.Detail, tc.blame) {
+				t.Errorf("%s: %q, want %q", r.ID, r.Detail, tc.blame)
+			}
+			t.Logf("%s: %s", r.Outcome, conformance.FormatDuration(r.Duration))
+		})
+	}
+}
+
+// TestHostilePeers runs a scenario against workers and drivers that flood, hang, write garbage
+// or exit early: each costs at most the time limit, and no process of their groups survives the
+// run (IOP-006).
+func TestHostilePeers(t *testing.T) {
+	pair := referencePair(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := 3 * time.Second
+	for _, tc := range []struct {
+		name   string
+		worker string // a hostile worker mode, or ""
+		driver string // a hostile driver mode, or ""
+	}{
+		{"worker-flood", "flood", ""}, {"worker-garbage", "garbage", ""}, {"worker-hang", "hang", ""},
+		{"worker-exit", "exit", ""}, {"worker-child", "child", ""},
+		{"driver-hang", "", "hang"}, {"driver-flood", "", "flood"}, {"driver-exit", "", "exit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pids := t.TempDir()
+			p := pair
+			if tc.worker != "" {
+				p.Worker.Command = []string{exe, hostileWorkerCommand, tc.worker}
+			}
+			if tc.driver != "" {
+				p.Host.Command = []string{exe, hostileDriverCommand, tc.driver}
+			}
+			start := time.Now()
+			report := runPairT(t, p, "CNF-IOP-CLOSE-01", limit, append(os.Environ(), "IOP_PIDS="+pids))
+			if took := time.Since(start); took > limit+3*time.Second {
+				t.Errorf("the run took %v with a %v limit", took, limit)
+			}
+			for _, r := range report.Results {
+				if !r.Outcome.Failed() {
+					t.Errorf("%s: %s, want a failure", r.ID, r.Outcome)
+				}
+				if tc.worker == "garbage" && !strings.Contains(r.Detail, "blame: worker") {
+					t.Errorf("%s: %q, want the garbage blamed on the worker", r.ID, r.Detail)
+				}
+			}
+			if entries, _ := os.ReadDir(pids); len(entries) == 0 {
+				t.Fatal("no hostile process recorded its group")
+			}
+			deadline := time.Now().Add(time.Second)
+			for left := survivors(t, pids); len(left) > 0; left = survivors(t, pids) {
+				if time.Now().After(deadline) {
+					t.Fatalf("process groups %v survive the run", left)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestCatalog checks the scenarios' IDs, titles and requirement citations.
+func TestCatalog(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Catalog() {
+		if seen[s.ID] || !strings.HasPrefix(s.ID, "CNF-IOP-") {
+			t.Errorf("%s: defined twice or not a CNF-IOP ID", s.ID)
+		}
+		seen[s.ID] = true
+		if len(s.Requirements) == 0 || s.Title == "" || s.run == nil {
+			t.Errorf("%s is incomplete", s.ID)
+		}
+	}
+}
+
+// BenchmarkBundledMatrix runs the bundled matrix: the reference host driver with the reference
+// worker in both number models.
+func BenchmarkBundledMatrix(b *testing.B) {
+	pair := referencePair(b)
+	lossy := pair.Worker
+	lossy.Name, lossy.Numbers = "reference worker (lossy)", NumbersLossy
+	lossy.Command = append(slices.Clone(lossy.Command), "--number-mode", "lossy")
+	m := &Matrix{Hosts: []Implementation{pair.Host}, Workers: []Implementation{pair.Worker, lossy}}
+	for b.Loop() {
+		res, err := RunMatrix(b.Context(), m, Config{Relay: relayCommand(b), TempDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Failing() {
+			b.Fatal("the bundled matrix fails")
+		}
+	}
+}

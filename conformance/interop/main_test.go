@@ -1,0 +1,234 @@
+package interop
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+)
+
+// Modes of the test binary besides the relay.
+const (
+	hostileWorkerCommand = "hostile-worker"
+	hostileDriverCommand = "hostile-driver"
+)
+
+// TestMain lets the test binary serve as the relay, as hostile workers and as hostile drivers.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 {
+		switch os.Args[1] {
+		case RelayCommand:
+			os.Exit(RelayMain(os.Args[2:]))
+		case hostileWorkerCommand:
+			os.Exit(hostileWorker(os.Args[2]))
+		case hostileDriverCommand:
+			os.Exit(hostileDriver(os.Args[2]))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+var (
+	buildOnce              sync.Once
+	driverBin, workerBin   string
+	faultyDriverBin        string
+	faultyWorkerBin        string
+	buildErr               error
+	buildDir               string
+	referenceWorkerCommand []string
+)
+
+// programs builds the reference driver and worker, and their faulty builds, once per test binary.
+func programs(t testing.TB) {
+	buildOnce.Do(func() {
+		if buildDir, buildErr = os.MkdirTemp("", "iop-test-"); buildErr != nil {
+			return
+		}
+		root, err := moduleRoot()
+		if err != nil {
+			buildErr = err
+			return
+		}
+		for _, b := range []struct {
+			out, pkg string
+			faulty   bool
+		}{{"splash-host-driver", "./cmd/splash-host-driver", false}, {"splash-worker", "./cmd/splash-worker", false},
+			{"faulty-host-driver", "./cmd/splash-host-driver", true}, {"faulty-worker", "./cmd/splash-worker", true}} {
+			args := []string{"build", "-o", filepath.Join(buildDir, b.out)}
+			if b.faulty {
+				args = append(args, "-tags", "splashfaults")
+			}
+			cmd := exec.Command("go", append(args, b.pkg)...)
+			cmd.Dir = root
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("building %s: %v\n%s", b.pkg, err, out)
+				return
+			}
+		}
+		driverBin, workerBin = filepath.Join(buildDir, "splash-host-driver"), filepath.Join(buildDir, "splash-worker")
+		faultyDriverBin, faultyWorkerBin = filepath.Join(buildDir, "faulty-host-driver"), filepath.Join(buildDir, "faulty-worker")
+		referenceWorkerCommand = slices.Concat([]string{workerBin}, conformance.ReferenceWorkerArgs)
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+}
+
+// moduleRoot is the directory of go.mod above the package.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(strings.TrimSpace(string(out))), nil
+}
+
+func relayCommand(t testing.TB) []string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{exe, RelayCommand}
+}
+
+// referencePair is the bundled reference host driver and reference worker.
+func referencePair(t testing.TB) Pair {
+	programs(t)
+	return Pair{
+		Host:   Implementation{Name: "reference host", Command: []string{driverBin}, Numbers: NumbersPreserve},
+		Worker: Implementation{Name: "reference worker", Command: referenceWorkerCommand, Numbers: NumbersPreserve, Features: []string{NeedDurable, NeedCompensation, NeedCancel}},
+	}
+}
+
+// runPairT runs the pair's scenarios selected by run.
+func runPairT(t testing.TB, pair Pair, run string, timeout time.Duration, env []string) *conformance.Report {
+	t.Helper()
+	report, err := Run(t.Context(), Config{Pair: pair, Relay: relayCommand(t), Run: run, Timeout: timeout, Env: env, Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report
+}
+
+// hostileWorker is a worker that misbehaves as mode says, after recording its process group
+// in IOP_PIDS: flood writes one endless line, garbage writes a line that is no frame and
+// hangs, hang reads nothing and sleeps, exit ends at once with status 3, child starts a
+// sleeping child and hangs.
+func hostileWorker(mode string) int {
+	recordGroup()
+	switch mode {
+	case "flood":
+		line := []byte(strings.Repeat("x", 1<<16))
+		for {
+			if _, err := os.Stdout.Write(line); err != nil {
+				return 0
+			}
+		}
+	case "garbage":
+		fmt.Println("not a frame at all")
+	case "exit":
+		return 3
+	case "child":
+		_ = exec.Command("sleep", "3600").Start()
+	}
+	time.Sleep(time.Hour)
+	return 0
+}
+
+// hostileDriver is a host driver that answers hello, then misbehaves on start as mode says:
+// hang (after starting the relay), flood its output, or exit.
+func hostileDriver(mode string) int {
+	recordGroup()
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<16), 1<<22)
+	out := json.NewEncoder(os.Stdout)
+	for in.Scan() {
+		var c struct {
+			ID      uint64   `json:"id"`
+			Op      string   `json:"op"`
+			Command []string `json:"command"`
+		}
+		if json.Unmarshal(in.Bytes(), &c) != nil {
+			return 2
+		}
+		if c.Op == "hello" {
+			_ = out.Encode(map[string]any{"id": c.ID, "ok": true, "features": []string{"invoke"}})
+			continue
+		}
+		switch mode {
+		case "hang":
+			if c.Op == "start" {
+				// A relay in a group of its own, with a worker, that the driver never feeds.
+				cmd := exec.Command(c.Command[0], c.Command[1:]...)
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+				cmd.Stdin, _ = os.Open(os.DevNull)
+				_ = cmd.Start()
+			}
+			time.Sleep(time.Hour)
+		case "flood":
+			line := []byte(strings.Repeat("y", 1<<16) + "\n")
+			for {
+				if _, err := os.Stdout.Write(line); err != nil {
+					return 0
+				}
+			}
+		case "exit":
+			return 4
+		}
+	}
+	return 0
+}
+
+// recordGroup writes this process's group id into the directory IOP_PIDS names.
+func recordGroup() {
+	if dir := os.Getenv("IOP_PIDS"); dir != "" {
+		pgid, _ := syscall.Getpgid(0)
+		_ = os.WriteFile(filepath.Join(dir, fmt.Sprint(pgid)), nil, 0o600)
+	}
+}
+
+// groupAlive reports whether a process of group pgid still runs (zombies do not count).
+func groupAlive(pgid int) bool {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, d := range dirs {
+		stat, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) > 2 && fields[0] != "Z" && fields[2] == fmt.Sprint(pgid) {
+			return true
+		}
+	}
+	return false
+}
+
+// survivors returns the recorded process groups that still have a live process.
+func survivors(t *testing.T, dir string) []int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		var pgid int
+		if _, err := fmt.Sscan(e.Name(), &pgid); err == nil && groupAlive(pgid) {
+			out = append(out, pgid)
+		}
+	}
+	return out
+}
