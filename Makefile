@@ -19,11 +19,13 @@ RACE_SKIP ?= ^(TestMutationHarness|TestProxyMutants|TestHostMutationHarness)$$
 all: test
 
 ## conform: the main job: run the worker suite against the bundled reference worker, then the
-## host suite against the bundled reference host driver; fails when either fails.
+## host suite against the bundled reference host driver, then the bundled interop matrix (the
+## reference host driver with the reference worker in both number models); fails when one fails.
 conform:
 	@$(GO) run ./cmd/splash-conform; worker=$$?; \
 	echo; $(GO) run ./cmd/splash-conform host; host=$$?; \
-	test $$worker -eq 0 && test $$host -eq 0
+	echo; $(GO) run ./cmd/splash-conform interop -matrix conformance/interop/implementations.json; interop=$$?; \
+	test $$worker -eq 0 && test $$host -eq 0 && test $$interop -eq 0
 
 ## test: vet, then every test (vector replay, fuzz seed corpora, property and model tests),
 ## then the in-process tests of the faulty build (build tag splashfaults).

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,6 +141,10 @@ func hostileWorker(mode string) int {
 		return 3
 	case "child":
 		_ = exec.Command("sleep", "3600").Start()
+	case "record":
+		data, _ := io.ReadAll(os.Stdin)
+		_ = os.WriteFile(os.Getenv("IOP_RECORD"), data, 0o600)
+		return 0
 	}
 	time.Sleep(time.Hour)
 	return 0
