@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/splashv5/conform/conformance"
@@ -93,40 +92,9 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 		parallel = conformance.DefaultParallel()
 	}
 	started := time.Now()
-	results := make([]conformance.Result, len(checks))
-	var progress sync.Mutex
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(parallel, len(checks)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				results[i] = runCheck(st, checks[i])
-				if cfg.Progress != nil {
-					progress.Lock()
-					conformance.WriteProgress(cfg.Progress, results[i], st.verbose)
-					progress.Unlock()
-				}
-			}
-		}()
-	}
-schedule:
-	for i := range checks {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break schedule
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	var done []conformance.Result
-	for _, r := range results {
-		if r.ID != "" {
-			done = append(done, r)
-		}
-	}
+	done := conformance.RunEach(ctx, len(checks), parallel, func(i int) conformance.Result {
+		return runCheck(st, checks[i])
+	}, cfg.Progress, st.verbose)
 	report := &conformance.Report{Worker: cfg.Driver, Strict: st.strict, Started: started, Duration: time.Since(started), Results: done}
 	report.Summary = conformance.Summarize(done)
 	return report, ctx.Err()

@@ -129,18 +129,26 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "splash-conform interop: interrupted:", err)
 		status = conformance.ExitUsage
 	}
-	for _, out := range []struct {
-		path  string
-		write func(io.Writer) error
-	}{{*jsonPath, res.WriteJSON}, {*htmlPath, res.WriteHTML}} {
-		if out.path != "" {
-			if err := conformance.WriteReportFile(out.path, out.write); err != nil {
-				fmt.Fprintln(stderr, "splash-conform interop: writing a report:", err)
-				status = conformance.ExitUsage
-			}
-		}
+	if !writeReports(stderr, map[string]func(io.Writer) error{*jsonPath: res.WriteJSON, *htmlPath: res.WriteHTML}) {
+		status = conformance.ExitUsage
 	}
 	return status
+}
+
+// writeReports writes each report to its path (an empty path is skipped) and reports whether
+// every one was written.
+func writeReports(stderr io.Writer, outputs map[string]func(io.Writer) error) bool {
+	ok := true
+	for path, write := range outputs {
+		if path == "" {
+			continue
+		}
+		if err := conformance.WriteReportFile(path, write); err != nil {
+			fmt.Fprintln(stderr, "splash-conform interop: writing a report:", err)
+			ok = false
+		}
+	}
+	return ok
 }
 
 // runPair runs the one pair of m and prints it as the other suites print a run.
@@ -160,18 +168,11 @@ func runPair(ctx context.Context, cfg Config, m *Matrix, jsonPath, htmlPath stri
 		fmt.Fprintln(stderr, "splash-conform interop: interrupted:", err)
 		status = conformance.ExitUsage
 	}
-	for _, out := range []struct {
-		path  string
-		write func(io.Writer) error
-	}{{jsonPath, report.WriteJSON}, {htmlPath, func(w io.Writer) error {
+	html := func(w io.Writer) error {
 		return report.WriteHTML(w, conformance.HTMLOptions{SpecBase: conformance.DefaultSpecBase})
-	}}} {
-		if out.path != "" {
-			if err := conformance.WriteReportFile(out.path, out.write); err != nil {
-				fmt.Fprintln(stderr, "splash-conform interop: writing a report:", err)
-				status = conformance.ExitUsage
-			}
-		}
+	}
+	if !writeReports(stderr, map[string]func(io.Writer) error{jsonPath: report.WriteJSON, htmlPath: html}) {
+		status = conformance.ExitUsage
 	}
 	fmt.Fprintln(stdout, report.ClosingLine())
 	return status

@@ -71,10 +71,8 @@ type judge struct {
 	// pending maps a request id the host sent to the message type that answers it.
 	pending map[string]protocol.MessageType
 	// cancels maps a pending cancellation id to the request id it targets.
-	cancels         map[string]string
-	hostN, workerN  int
-	closeSent       bool
-	deviationsTotal int
+	cancels        map[string]string
+	hostN, workerN int
 }
 
 // newJudge returns the judge of session sid with key (which it copies), for a worker whose
@@ -139,7 +137,6 @@ func (j *judge) line(side Side, line []byte) Record {
 	if err != nil {
 		rule, detail := j.openFailure(side, line, err)
 		dev(rule, "%s", detail)
-		j.deviationsTotal += len(rec.Deviations)
 		return rec
 	}
 	rec.Seq, rec.Type = f.Sequence, string(f.Message.Type())
@@ -155,7 +152,6 @@ func (j *judge) line(side Side, line []byte) Record {
 	} else {
 		j.workerMessage(f.Message, dev)
 	}
-	j.deviationsTotal += len(rec.Deviations)
 	return rec
 }
 
@@ -223,8 +219,6 @@ func (j *judge) hostMessage(m protocol.Message, dev func(rule, format string, ar
 	case protocol.CancelMessage:
 		j.cancels[m.Request.CancellationID] = m.Request.RequestID
 		j.pending[m.Request.CancellationID] = protocol.TypeCancellationResult
-	case protocol.CloseSessionMessage:
-		j.closeSent = true
 	}
 }
 

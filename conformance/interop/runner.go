@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/splashv5/conform/conformance"
@@ -145,40 +144,9 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 		parallel = conformance.DefaultParallel()
 	}
 	started := time.Now()
-	results := make([]conformance.Result, len(scenarios))
-	var progress sync.Mutex
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(parallel, len(scenarios)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				results[i] = runScenario(st, &cfg.Pair, scenarios[i])
-				if cfg.Progress != nil {
-					progress.Lock()
-					conformance.WriteProgress(cfg.Progress, results[i], st.verbose)
-					progress.Unlock()
-				}
-			}
-		}()
-	}
-schedule:
-	for i := range scenarios {
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break schedule
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	var done []conformance.Result
-	for _, r := range results {
-		if r.ID != "" {
-			done = append(done, r)
-		}
-	}
+	done := conformance.RunEach(ctx, len(scenarios), parallel, func(i int) conformance.Result {
+		return runScenario(st, &cfg.Pair, scenarios[i])
+	}, cfg.Progress, st.verbose)
 	report := &conformance.Report{Worker: slices.Concat(cfg.Pair.Host.Command, []string{"×"}, cfg.Pair.Worker.Command),
 		Started: started, Duration: time.Since(started), Results: done}
 	report.Summary = conformance.Summarize(done)

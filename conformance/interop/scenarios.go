@@ -193,7 +193,7 @@ func numberHazard(t *T) {
 	}
 	t.logf("refused by the host: %v; kept verbatim: %v; rejected by the worker: %v", refused, kept, rejected)
 	if t.pair.Host.Numbers != t.pair.Worker.Numbers {
-		t.hazard = fmt.Sprintf("the host keeps number text (%s) and the worker reads numbers %s (spec/01 §1.4, ENC-055): "+
+		t.hazard = fmt.Sprintf("the host's number model is %s and the worker's %s (spec/01 §1.4, ENC-055): "+
 			"of %d disputed spellings the host refused %d before sending (ENC-037), %d passed unchanged, and the worker's "+
 			"tag check rejected %d, ending the session; a host that sends only portable numbers never meets it",
 			t.pair.Host.Numbers, t.pair.Worker.Numbers, len(disputedNumbers), len(refused), len(kept), len(rejected))
