@@ -157,9 +157,7 @@ func RelayMain(args []string) int {
 		mu.Unlock()
 		rep.send(relayEvent{Record: &rec})
 	}
-	hostDone := make(chan struct{})
 	go func() {
-		defer close(hostDone)
 		pump(in, toWorker, HostSide, rep, func(line []byte) bool { judged(HostSide, line); return true })
 		_ = toWorker.Close()
 		_, _ = io.Copy(io.Discard, in) // a host that writes on is not blocked
