@@ -127,7 +127,7 @@ schedule:
 			done = append(done, r)
 		}
 	}
-	report := &conformance.Report{Worker: cfg.Driver, Strict: st.strict, Started: started, Duration: time.Since(started), Results: done}
+	report := &conformance.Report{Suite: Suite(), Worker: cfg.Driver, Strict: st.strict, Started: started, Duration: time.Since(started), Results: done}
 	report.Summary = conformance.Summarize(done)
 	return report, ctx.Err()
 }
@@ -219,7 +219,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
 		htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
 		parallel   = fs.Int("parallel", conformance.DefaultParallel(), "run `N` checks at once")
+		version    = fs.Bool("version", false, "print the suite version, the protocol version and the catalog digest, and exit")
+		expects    conformance.ExpectFlags
 	)
+	expects.Register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
@@ -229,6 +232,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return conformance.ExitOK
 		}
+		return conformance.ExitUsage
+	}
+	if *version {
+		conformance.WriteVersion(stdout, Suite())
+		return conformance.ExitOK
+	}
+	expected, err := expects.Load(Suite(), CatalogEntries())
+	if err != nil {
+		fmt.Fprintln(stderr, "splash-conform host:", err)
 		return conformance.ExitUsage
 	}
 	if *timeout <= 0 || *parallel <= 0 {
@@ -274,6 +286,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "splash-conform host: interrupted:", err)
+	}
+	if err := expects.Apply(report, expected); err != nil {
+		fmt.Fprintln(stderr, "splash-conform host: writing the expectations:", err)
+		return conformance.ExitUsage
 	}
 	conformance.WriteSummary(stdout, report)
 	status := report.ExitCode()
