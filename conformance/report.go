@@ -89,12 +89,12 @@ type Report struct {
 	// Expectations is set when the run was judged against an expectations file.
 	Expectations *ExpectationsInfo
 	Worker       []string
-	Strict   bool
-	Offered  []Need
-	Started  time.Time
-	Duration time.Duration
-	Summary  Summary
-	Results  []Result
+	Strict       bool
+	Offered      []Need
+	Started      time.Time
+	Duration     time.Duration
+	Summary      Summary
+	Results      []Result
 }
 
 func newReport(cfg Config, st *runState, results []Result, started time.Time, took time.Duration) *Report {
@@ -168,13 +168,13 @@ type jsonReport struct {
 	Suite           jsonSuite         `json:"suite"`
 	Expectations    *jsonExpectations `json:"expectations,omitempty"`
 	Worker          []string          `json:"worker"`
-	Strict          bool         `json:"strict"`
-	Offered         []string     `json:"offered"`
-	Started         string       `json:"started"`
-	DurationSeconds float64      `json:"duration_seconds"`
-	ExitCode        int          `json:"exit_code"`
-	Summary         Summary      `json:"summary"`
-	Results         []jsonResult `json:"results"`
+	Strict          bool              `json:"strict"`
+	Offered         []string          `json:"offered"`
+	Started         string            `json:"started"`
+	DurationSeconds float64           `json:"duration_seconds"`
+	ExitCode        int               `json:"exit_code"`
+	Summary         Summary           `json:"summary"`
+	Results         []jsonResult      `json:"results"`
 }
 
 type jsonResult struct {
