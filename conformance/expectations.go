@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/splashv5/conform/conformance/expect"
 )
@@ -76,7 +75,7 @@ func (r *Report) KnownFailures(previous *expect.File) *expect.File {
 		if !res.Counted || !res.Outcome.Failed() {
 			continue
 		}
-		reason := "recorded by -write-expectations: " + string(res.Outcome) + ": " + clip(firstLine(res.Detail), 160)
+		reason := "recorded by -write-expectations; the check: " + res.Title
 		if previous != nil {
 			if e, ok := previous.Lookup(c); ok {
 				reason = e.Reason
@@ -93,11 +92,6 @@ func (r *Report) KnownFailures(previous *expect.File) *expect.File {
 		}
 	}
 	return f
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // Verdict returns the verdict of the run: CONFORMS when every counted check passed, MATCHES
