@@ -60,35 +60,41 @@ func (r *Report) ApplyExpectations(f *expect.File, info ExpectationsInfo) {
 
 // KnownFailures returns the expectations file of the run's failures: one FAIL entry per
 // counted check that failed, crashed or timed out (with the reason of the entry of previous
-// that listed it, if any), then the entries of previous that name none of the run's checks,
-// unchanged. previous may be nil.
+// that listed it, if any), then, unchanged, the SKIP and INFO entries of previous that still
+// hold for a check of the run and the entries of previous that name none of the run's checks.
+// previous may be nil.
 func (r *Report) KnownFailures(previous *expect.File) *expect.File {
 	f := &expect.File{
 		Format: expect.Format, FormatVersion: expect.FormatVersion,
 		Suite: r.Suite.Name, SuiteVersion: r.Suite.Version, CatalogDigest: r.Suite.CatalogDigest,
 		Expectations: []expect.Entry{},
 	}
-	var ran []expect.Check
 	for _, res := range r.Results {
-		c := expect.Check{ID: res.ID, Requirements: res.Requirements}
-		ran = append(ran, c)
 		if !res.Counted || !res.Outcome.Failed() {
 			continue
 		}
 		reason := "recorded by -write-expectations; the check: " + res.Title
 		if previous != nil {
-			if e, ok := previous.Lookup(c); ok {
+			if e, ok := previous.Lookup(expect.Check{ID: res.ID, Requirements: res.Requirements}); ok {
 				reason = e.Reason
 			}
 		}
 		f.Expectations = append(f.Expectations, expect.Entry{ID: res.ID, Outcome: expect.Fail, Reason: reason})
 	}
-	if previous != nil {
-		for _, e := range previous.Expectations {
-			if (&expect.File{Expectations: []expect.Entry{e}}).Check("", ran) != nil {
-				e.Line = 0
-				f.Expectations = append(f.Expectations, e)
+	if previous == nil {
+		return f
+	}
+	for _, e := range previous.Expectations {
+		selected, holds := false, false
+		for _, res := range r.Results {
+			if e.Selects(expect.Check{ID: res.ID, Requirements: res.Requirements}) {
+				selected = true
+				holds = holds || e.Outcome != expect.Fail && expect.Judge(e, true, string(res.Outcome)) == expect.Expected
 			}
+		}
+		if !selected || holds {
+			e.Line = 0
+			f.Expectations = append(f.Expectations, e)
 		}
 	}
 	return f

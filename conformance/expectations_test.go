@@ -255,3 +255,37 @@ func TestVersionFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownFailuresKeepsWhatStillHolds checks what -write-expectations writes when it is given
+// the previous file: the failures (with their old reasons), the SKIP and INFO entries that still
+// hold, the entries for checks the run did not select; not the entries that no longer hold.
+func TestKnownFailuresKeepsWhatStillHolds(t *testing.T) {
+	r := &Report{Suite: WorkerSuite(), Results: []Result{
+		{ID: "CNF-FRAME-10", Requirements: []string{"FRM-027"}, Level: Must, Outcome: Fail, Counted: true},
+		{ID: "CNF-FRAME-17", Title: "version 4 is rejected", Requirements: []string{"MSG-001"}, Level: Must, Outcome: Crash, Counted: true},
+		{ID: "CNF-CANCEL-01", Requirements: []string{"CAN-016"}, Level: Must, Outcome: Skip},
+		{ID: "CNF-NUMBER-01", Requirements: []string{"ENC-039"}, Level: Should, Outcome: Pass},
+		{ID: "CNF-NUMBER-02", Requirements: []string{"ENC-053"}, Level: Should, Outcome: Info},
+	}}
+	previous := &expect.File{Expectations: []expect.Entry{
+		{ID: "CNF-FRAME-10", Outcome: expect.Fail, Reason: "session id not compared"},
+		{ID: "CNF-CANCEL-*", Outcome: expect.Skip, Reason: "no cancellable driver"},
+		{Requirement: "ENC-039", Outcome: expect.Info, Reason: "lossy numbers"},
+		{ID: "CNF-NUMBER-02", Outcome: expect.Info, Reason: "lossy numbers"},
+		{ID: "CNF-BOOT-01", Outcome: expect.Fail, Reason: "not run this time", Line: 9},
+	}}
+	got := r.KnownFailures(previous)
+	want := []expect.Entry{
+		{ID: "CNF-FRAME-10", Outcome: expect.Fail, Reason: "session id not compared"},
+		{ID: "CNF-FRAME-17", Outcome: expect.Fail, Reason: "recorded by -write-expectations; the check: version 4 is rejected"},
+		{ID: "CNF-CANCEL-*", Outcome: expect.Skip, Reason: "no cancellable driver"},
+		{ID: "CNF-NUMBER-02", Outcome: expect.Info, Reason: "lossy numbers"},
+		{ID: "CNF-BOOT-01", Outcome: expect.Fail, Reason: "not run this time"},
+	}
+	if !slices.Equal(got.Expectations, want) {
+		t.Errorf("written entries:\n%v\nwant:\n%v", got.Expectations, want)
+	}
+	if got.Suite != "worker" || got.CatalogDigest != WorkerSuite().CatalogDigest || got.SuiteVersion != SuiteVersion {
+		t.Errorf("header %+v", got)
+	}
+}

@@ -120,8 +120,8 @@ func (e Entry) rank() int {
 	}
 }
 
-// selects reports whether the entry names the check.
-func (e Entry) selects(c Check) bool {
+// Selects reports whether the entry names the check.
+func (e Entry) Selects(c Check) bool {
 	switch e.rank() {
 	case 1:
 		return slices.Contains(c.Requirements, e.Requirement)
@@ -271,7 +271,7 @@ func (f *File) Check(suite string, catalog []Check) error {
 		errs = append(errs, fmt.Errorf("%w: the file is for the %s suite, this is the %s suite", ErrSuite, f.Suite, suite))
 	}
 	for _, e := range f.Expectations {
-		if !slices.ContainsFunc(catalog, e.selects) {
+		if !slices.ContainsFunc(catalog, e.Selects) {
 			errs = append(errs, fmt.Errorf("line %d: %w: %s (delete the entry, or rename it after the catalog's changelog)", e.Line, ErrUnknownCheck, e.selector()))
 		}
 	}
@@ -284,7 +284,7 @@ func (f *File) Lookup(c Check) (Entry, bool) {
 	var best Entry
 	found := false
 	for _, e := range f.Expectations {
-		if e.selects(c) && (!found || e.rank() > best.rank()) {
+		if e.Selects(c) && (!found || e.rank() > best.rank()) {
 			best, found = e, true
 		}
 	}
