@@ -40,6 +40,9 @@ The worker command may contain placeholders, replaced per check:
   {effects}  the profile's effect log (spec/15-profile.md); enables the effect-counting checks
   {scope}    the journal scope used for compensation (default "conformance", see -scope)
 
+With -expect FILE, a failure the expectations file lists does not fail the run; an unlisted
+one does. -write-expectations FILE writes today's failures as such a file (docs/porting.md).
+
 flags:
 `
 
