@@ -198,6 +198,9 @@ fake worker and checks what the host sends and how it treats correct and hostile
 Without a driver command, the suite runs against the bundled reference driver
 (cmd/splash-host-driver), built from this module when needed.
 
+With -expect FILE, a failure the expectations file lists does not fail the run; an unlisted
+one does. -write-expectations FILE writes today's failures as such a file (docs/porting.md).
+
 flags:
 `
 
