@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/splashv5/conform/conformance/expect"
 )
@@ -152,11 +151,7 @@ func (x *ExpectFlags) Load(suite SuiteInfo, catalog []CatalogEntry) (*expect.Fil
 		}
 		return nil, nil
 	}
-	data, err := os.ReadFile(x.File)
-	if err != nil {
-		return nil, err
-	}
-	f, err := expect.Parse(data)
+	f, err := expect.ReadFile(x.File)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", x.File, err)
 	}

@@ -165,9 +165,13 @@ func TestExpectationsGateRegressions(t *testing.T) {
 		}
 	}
 	less := "ignore-grant,skip-scope-check"
-	code, out, _ = conform(t, less, "-expect", file)
+	code, out, _ = conform(t, less, "-expect", file, "-html", htmlPath)
 	if code != ExitOK || !strings.Contains(out, "CNF-COMP-08 is now PASS: "+fixedLine) {
 		t.Errorf("a fixed check: exit %d, want 0 and the entry %q\n%s", code, fixedLine, out)
+	}
+	if page, err := os.ReadFile(htmlPath); err != nil || !strings.Contains(string(page), `<div id="fixed" class="fixed-list">`) ||
+		!strings.Contains(string(page), `<a href="#CNF-COMP-08">CNF-COMP-08</a> is now PASS: line`) {
+		t.Errorf("the HTML report does not list the fixed entry: %v", err)
 	}
 	if code, out, _ = conform(t, less, "-expect", file, "-expect-strict"); code != ExitFailures {
 		t.Errorf("a fixed check under -expect-strict: exit %d, want 1\n%s", code, out)

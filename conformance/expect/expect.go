@@ -19,8 +19,8 @@
 // failing outcome (FAIL, CRASH, TIMEOUT). When several entries name a check, an exact ID wins
 // over a pattern, a pattern over a requirement, and otherwise the first entry.
 //
-// The package is pure: it knows checks only as IDs with their requirement IDs, and outcomes as
-// the strings of the reports.
+// The package knows checks only as IDs with their requirement IDs, and outcomes as the strings
+// of the reports; only ReadFile touches the file system.
 package expect
 
 import (
@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"regexp"
 	"slices"
@@ -159,6 +160,28 @@ var (
 	requirementPattern = regexp.MustCompile(`^[A-Z]+-[0-9]{3}$`)
 	idPattern          = regexp.MustCompile(`^[A-Z][A-Z0-9*?\[\]-]*$`)
 )
+
+// MaxFileSize bounds the size of an expectations file ReadFile accepts (a file of every
+// check of both suites with long reasons stays far below it).
+const MaxFileSize = 4 << 20
+
+// ReadFile reads and parses the expectations file at path, refusing one larger than
+// MaxFileSize before reading it whole.
+func ReadFile(path string) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrSyntax, MaxFileSize)
+	}
+	return Parse(data)
+}
 
 // Parse reads an expectations file. It checks the layout and every entry on its own; Check
 // then checks the entries against a catalog.

@@ -3,6 +3,8 @@ package expect
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -181,5 +183,23 @@ func TestWriteRoundTrips(t *testing.T) {
 	}
 	if f, err := Parse(empty.Bytes()); err != nil || len(f.Expectations) != 0 {
 		t.Errorf("empty file: %v %+v\n%s", err, f, empty.String())
+	}
+}
+
+// TestReadFileBoundsTheSize checks that a file over MaxFileSize is refused.
+func TestReadFileBoundsTheSize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(path, bytes.Repeat([]byte(" "), MaxFileSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(path); !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("ReadFile: %v", err)
+	}
+	small := filepath.Join(t.TempDir(), "small.json")
+	if err := os.WriteFile(small, []byte(sample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := ReadFile(small); err != nil || len(f.Expectations) != 4 {
+		t.Errorf("ReadFile: %v", err)
 	}
 }
