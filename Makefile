@@ -60,7 +60,7 @@ vectors:
 vectors-check:
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(GO) run ./cmd/splash-vectors -out "$$tmp" && \
-	for f in "$$tmp"/*.json; do cmp "$$f" "vectors/$$(basename "$$f")" || exit 1; done && \
+	for f in "$$tmp"/*.json "$$tmp"/VERSION "$$tmp"/SHA256SUMS; do cmp "$$f" "vectors/$$(basename "$$f")" || exit 1; done && \
 	for f in vectors/*.json; do [ -f "$$tmp/$$(basename "$$f")" ] || { echo "stale vector file $$f"; exit 1; }; done && \
 	echo "vectors are up to date"
 

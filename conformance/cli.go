@@ -40,6 +40,9 @@ The worker command may contain placeholders, replaced per check:
   {effects}  the profile's effect log (spec/15-profile.md); enables the effect-counting checks
   {scope}    the journal scope used for compensation (default "conformance", see -scope)
 
+With -expect FILE, a failure the expectations file lists does not fail the run; an unlisted
+one does. -write-expectations FILE writes today's failures as such a file (docs/porting.md).
+
 flags:
 `
 
@@ -62,7 +65,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json); their checks are skipped")
 		scope      = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
 		scratch    = fs.String("scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")
+		version    = fs.Bool("version", false, "print the suite version, the protocol version and the catalog digest, and exit")
+		expects    ExpectFlags
 	)
+	expects.Register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
@@ -72,6 +78,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
 		}
+		return ExitUsage
+	}
+	if *version {
+		WriteVersion(stdout, WorkerSuite())
+		return ExitOK
+	}
+	expected, err := expects.Load(WorkerSuite(), CatalogEntries())
+	if err != nil {
+		fmt.Fprintln(stderr, "splash-conform:", err)
 		return ExitUsage
 	}
 	cfg := Config{
@@ -146,6 +161,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "splash-conform: interrupted:", err)
+	}
+	if err := expects.Apply(report, expected); err != nil {
+		fmt.Fprintln(stderr, "splash-conform: writing the expectations:", err)
+		return ExitUsage
 	}
 	writeSummary(stdout, report)
 	status := report.ExitCode()
@@ -266,12 +285,17 @@ func writeSummary(w io.Writer, r *Report) {
 
 	var failing []Result
 	for _, res := range r.Results {
-		if res.Counted && res.Outcome.Failed() {
+		if res.Failing() {
 			failing = append(failing, res)
 		}
 	}
+	writeExpectationSummary(w, r)
 	if len(failing) > 0 {
-		fmt.Fprintf(w, "\nFailures (%d):\n", len(failing))
+		heading := "Failures"
+		if r.Expectations != nil {
+			heading = "New failures, not listed in " + r.Expectations.File
+		}
+		fmt.Fprintf(w, "\n%s (%d):\n", heading, len(failing))
 		for _, res := range failing {
 			fmt.Fprintf(w, "  %s %s [%s] %s\n", res.Outcome, res.ID, strings.Join(res.Requirements, ", "), res.Title)
 			if res.Expected != "" {
@@ -284,10 +308,7 @@ func writeSummary(w io.Writer, r *Report) {
 			}
 		}
 	}
-	verdict := "CONFORMS"
-	if r.ExitCode() != 0 {
-		verdict = "DOES NOT CONFORM"
-	}
+	verdict := r.Verdict()
 	strict := ""
 	if r.Strict {
 		strict = " (strict)"
@@ -296,7 +317,8 @@ func writeSummary(w io.Writer, r *Report) {
 	if s.Total == 1 {
 		noun = "check"
 	}
-	fmt.Fprintf(w, "\nsplash-conform: %s%s: %d %s in %s\n", verdict, strict, s.Total, noun, r.Duration.Round(time.Millisecond))
+	fmt.Fprintf(w, "\nsplash-conform: %s%s: %d %s in %s (%s suite %s, catalog %s)\n", verdict, strict, s.Total, noun, r.Duration.Round(time.Millisecond),
+		r.Suite.Name, r.Suite.Version, r.Suite.CatalogDigest)
 }
 
 func indentBy(s string, n int) string {

@@ -7,8 +7,11 @@
 // mistaken for a requirement ID such as FRM-026), a level (MUST or SHOULD), the requirement IDs
 // it proves, a one-line description and the capabilities it needs from the worker. The catalog
 // is returned by Catalog; Run executes a selection of it and returns a Report, which can be
-// written as a JSON index (WriteJSON) or as JUnit XML (WriteJUnit). Main is the command-line
-// front end used by cmd/splash-conform.
+// written as a JSON index (WriteJSON), as JUnit XML (WriteJUnit) or as an HTML page
+// (WriteHTML). A report can be judged against an expectations file of known failures
+// (ApplyExpectations, package conformance/expect), and names its suite, SuiteVersion and the
+// CatalogDigest of its catalog (CHANGELOG.md lists the catalog's changes). Main is the
+// command-line front end used by cmd/splash-conform.
 //
 // The worker command may contain the placeholders {journal}, {effects} and {scope}. The runner
 // replaces them with a journal path, an effect-log path (chapter 15) and the journal scope of

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/splashv5/conform/conformance/expect"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/spec"
 )
@@ -127,6 +128,15 @@ type htmlPage struct {
 	Script          template.JS
 	FormatVersion   int
 	ProtocolVersion int
+	Suite           SuiteInfo
+	Expectations    *ExpectationsInfo
+	Fixed           []htmlFixed
+}
+
+// htmlFixed is a listed check that no longer has its listed outcome.
+type htmlFixed struct {
+	ID, Outcome, Entry string
+	Line               int
 }
 
 type htmlCount struct {
@@ -160,6 +170,10 @@ type htmlCheck struct {
 	Entries                 []htmlEntry
 	Replay                  string
 	ReplayFrame, ReplayNote string
+	// Verdict, ListedOutcome, Reason and Line describe the expectation entry that lists
+	// the check, if any.
+	Verdict, ListedOutcome, Reason string
+	Line                           int
 }
 
 type htmlEntry struct {
@@ -278,14 +292,13 @@ func newHTMLPage(r *Report, opts HTMLOptions) *htmlPage {
 		OnErrorScript:   template.JS(htmlOnError),
 		Script:          template.JS(htmlScript),
 		FormatVersion:   ReportFormatVersion,
-		ProtocolVersion: 5,
+		ProtocolVersion: r.Suite.ProtocolVersion,
+		Suite:           r.Suite,
+		Expectations:    r.Expectations,
+		Verdict:         r.Verdict(),
 	}
 	if p.Budget <= 0 {
 		p.Budget = DefaultHTMLBudget
-	}
-	p.Verdict = "DOES NOT CONFORM"
-	if p.Conforms {
-		p.Verdict = "CONFORMS"
 	}
 	p.CSP = "default-src 'none'; script-src " + cspHash(htmlOnError) + " " + cspHash(htmlScript) +
 		"; style-src " + cspHash(htmlStyle) + "; base-uri 'none'; form-action 'none'"
@@ -301,6 +314,9 @@ func newHTMLPage(r *Report, opts HTMLOptions) *htmlPage {
 	p.Areas, p.Totals = areaTable(r.Results, p.Outcomes)
 	for _, res := range r.Results {
 		p.Checks = append(p.Checks, newHTMLCheck(res, base, b))
+		if x := res.Expectation; x != nil && x.Verdict == expect.Fixed {
+			p.Fixed = append(p.Fixed, htmlFixed{ID: res.ID, Outcome: string(res.Outcome), Entry: x.Entry.String(), Line: x.Entry.Line})
+		}
 	}
 	p.Omitted = b.omitted
 	return p
@@ -350,6 +366,9 @@ func newHTMLCheck(res Result, base string, b *budget) *htmlCheck {
 		needs = append(needs, string(n))
 	}
 	c.Needs = strings.Join(needs, ", ")
+	if x := res.Expectation; x != nil {
+		c.Verdict, c.ListedOutcome, c.Reason, c.Line = string(x.Verdict), x.Entry.Outcome, x.Entry.Reason, x.Entry.Line
+	}
 	for _, id := range res.Requirements {
 		req := htmlReq{ID: id}
 		if found, ok := spec.Find(id); ok {

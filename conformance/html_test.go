@@ -232,7 +232,7 @@ func TestHTMLSizeIsBounded(t *testing.T) {
 	f := newFrameFixture(t)
 	payload := strings.Repeat("y", 1000<<10)
 	huge := seal(t, f.host, f.invoke(t, "req-1", payload))
-	r := &Report{Worker: []string{"w"}, Started: time.Unix(0, 0)}
+	r := &Report{Suite: WorkerSuite(), Worker: []string{"w"}, Started: time.Unix(0, 0)}
 	const checks, frames = 8, 6
 	for i := range checks {
 		var res Result

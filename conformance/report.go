@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/splashv5/conform/conformance/expect"
 )
 
 var (
@@ -29,7 +31,7 @@ func ReportSchema() []byte { return bytes.Clone(reportSchema) }
 func JUnitSchema() []byte { return bytes.Clone(junitSchema) }
 
 // ReportFormatVersion is the version of the JSON report layout (schema/report.schema.json).
-const ReportFormatVersion = 1
+const ReportFormatVersion = 2
 
 // Result is the outcome of one check.
 type Result struct {
@@ -57,6 +59,8 @@ type Result struct {
 	Transcript []string
 	// Frames holds, in full, the frames the transcript reports (failures, or -v).
 	Frames []FrameRecord
+	// Expectation is set when an expectations file lists the check (ApplyExpectations).
+	Expectation *Expectation
 }
 
 // Summary counts the outcomes of a run.
@@ -68,24 +72,33 @@ type Summary struct {
 	TimedOut int `json:"timed_out"`
 	Skipped  int `json:"skipped"`
 	Info     int `json:"info"`
-	// Failing is the number of counted checks that did not pass; the exit status is 1
-	// when it is not zero.
+	// Failing is the number of counted checks that did not pass and that no expectation
+	// lists; the exit status is 1 when it is not zero.
 	Failing int `json:"failing"`
+	// Expected is the number of checks whose outcome an expectations file lists as it is.
+	Expected int `json:"expected"`
+	// Fixed is the number of listed checks that no longer have the listed outcome and do
+	// not fail: their entries are stale.
+	Fixed int `json:"fixed"`
 }
 
 // Report is the result of one run.
 type Report struct {
-	Worker   []string
-	Strict   bool
-	Offered  []Need
-	Started  time.Time
-	Duration time.Duration
-	Summary  Summary
-	Results  []Result
+	// Suite names the suite, its version and its catalog digest.
+	Suite SuiteInfo
+	// Expectations is set when the run was judged against an expectations file.
+	Expectations *ExpectationsInfo
+	Worker       []string
+	Strict       bool
+	Offered      []Need
+	Started      time.Time
+	Duration     time.Duration
+	Summary      Summary
+	Results      []Result
 }
 
 func newReport(cfg Config, st *runState, results []Result, started time.Time, took time.Duration) *Report {
-	r := &Report{Worker: cfg.Worker, Strict: st.strict, Started: started, Duration: took, Results: results}
+	r := &Report{Suite: WorkerSuite(), Worker: cfg.Worker, Strict: st.strict, Started: started, Duration: took, Results: results}
 	for _, n := range AllNeeds {
 		if st.offers[n] {
 			r.Offered = append(r.Offered, n)
@@ -113,16 +126,23 @@ func summarize(results []Result) Summary {
 		case Info:
 			s.Info++
 		}
-		if r.Counted && r.Outcome.Failed() {
+		if r.Failing() {
 			s.Failing++
+		}
+		switch r.verdict() {
+		case expect.Expected:
+			s.Expected++
+		case expect.Fixed:
+			s.Fixed++
 		}
 	}
 	return s
 }
 
-// ExitCode returns 0 when every counted check passed and 1 otherwise.
+// ExitCode returns 0 when every counted check passed or failed as the expectations list, and
+// 1 otherwise (also, under -expect-strict, when a listed check no longer fails).
 func (r *Report) ExitCode() int {
-	if r.Summary.Failing > 0 {
+	if r.Summary.Failing > 0 || r.Expectations != nil && r.Expectations.Strict && r.Summary.Fixed > 0 {
 		return 1
 	}
 	return 0
@@ -133,22 +153,28 @@ func (r *Report) ExitCode() int {
 func (r *Report) ClosingLine() string {
 	s := r.Summary
 	failed := s.Failed + s.Crashed + s.TimedOut
-	return fmt.Sprintf("%d passed, %d failed, %d skipped", s.Passed+s.Info, failed, s.Skipped)
+	line := fmt.Sprintf("%d passed, %d failed, %d skipped", s.Passed+s.Info, failed, s.Skipped)
+	if r.Expectations != nil {
+		line += fmt.Sprintf(" (%d failures expected, %d new, %d fixed)", r.expectedFailures(), s.Failing, s.Fixed)
+	}
+	return line
 }
 
 // jsonReport is the on-disk layout of the JSON index (schema/report.schema.json).
 type jsonReport struct {
-	Tool            string       `json:"tool"`
-	FormatVersion   int          `json:"format_version"`
-	ProtocolVersion int          `json:"protocol_version"`
-	Worker          []string     `json:"worker"`
-	Strict          bool         `json:"strict"`
-	Offered         []string     `json:"offered"`
-	Started         string       `json:"started"`
-	DurationSeconds float64      `json:"duration_seconds"`
-	ExitCode        int          `json:"exit_code"`
-	Summary         Summary      `json:"summary"`
-	Results         []jsonResult `json:"results"`
+	Tool            string            `json:"tool"`
+	FormatVersion   int               `json:"format_version"`
+	ProtocolVersion int               `json:"protocol_version"`
+	Suite           jsonSuite         `json:"suite"`
+	Expectations    *jsonExpectations `json:"expectations,omitempty"`
+	Worker          []string          `json:"worker"`
+	Strict          bool              `json:"strict"`
+	Offered         []string          `json:"offered"`
+	Started         string            `json:"started"`
+	DurationSeconds float64           `json:"duration_seconds"`
+	ExitCode        int               `json:"exit_code"`
+	Summary         Summary           `json:"summary"`
+	Results         []jsonResult      `json:"results"`
 }
 
 type jsonResult struct {
@@ -166,6 +192,28 @@ type jsonResult struct {
 	Stderr          string      `json:"stderr,omitempty"`
 	Transcript      []string    `json:"transcript,omitempty"`
 	Frames          []jsonFrame `json:"frames,omitempty"`
+	Expectation     *jsonExpect `json:"expectation,omitempty"`
+}
+
+type jsonSuite struct {
+	Name          string `json:"name"`
+	Version       string `json:"version"`
+	Checks        int    `json:"checks"`
+	CatalogDigest string `json:"catalog_digest"`
+}
+
+type jsonExpectations struct {
+	File    string `json:"file"`
+	Strict  bool   `json:"strict"`
+	Entries int    `json:"entries"`
+}
+
+type jsonExpect struct {
+	Verdict string `json:"verdict"`
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason"`
+	Line    int    `json:"line"`
+	Entry   string `json:"entry"`
 }
 
 type jsonFrame struct {
@@ -222,7 +270,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{
 		Tool:            "splash-conform",
 		FormatVersion:   ReportFormatVersion,
-		ProtocolVersion: 5,
+		ProtocolVersion: r.Suite.ProtocolVersion,
+		Suite:           jsonSuite{Name: r.Suite.Name, Version: r.Suite.Version, Checks: r.Suite.Checks, CatalogDigest: r.Suite.CatalogDigest},
 		Worker:          r.Worker,
 		Strict:          r.Strict,
 		Offered:         []string{},
@@ -231,6 +280,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		ExitCode:        r.ExitCode(),
 		Summary:         r.Summary,
 		Results:         []jsonResult{},
+	}
+	if x := r.Expectations; x != nil {
+		out.Expectations = &jsonExpectations{File: x.File, Strict: x.Strict, Entries: x.Entries}
 	}
 	for _, n := range r.Offered {
 		out.Offered = append(out.Offered, string(n))
@@ -245,6 +297,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		}
 		for _, n := range res.Needs {
 			jr.Needs = append(jr.Needs, string(n))
+		}
+		if x := res.Expectation; x != nil {
+			jr.Expectation = &jsonExpect{Verdict: string(x.Verdict), Outcome: x.Entry.Outcome, Reason: x.Entry.Reason, Line: x.Entry.Line, Entry: x.Entry.String()}
 		}
 		out.Results = append(out.Results, jr)
 	}
@@ -273,6 +328,7 @@ type junitSuite struct {
 	Skipped   int             `xml:"skipped,attr"`
 	Time      string          `xml:"time,attr"`
 	Timestamp string          `xml:"timestamp,attr"`
+	Props     *junitProps     `xml:"properties,omitempty"`
 	Cases     []junitTestCase `xml:"testcase"`
 }
 
@@ -314,10 +370,22 @@ type junitCharData struct {
 func xmlSeconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
 // WriteJUnit writes the report as JUnit XML: one testsuite per area, one testcase per check.
-// Counted failures are <failure> (FAIL) or <error> (CRASH, TIMEOUT); SKIP is <skipped>; INFO
-// and uncounted deviations are written to <system-out>.
+// Each testsuite's properties name the suite, its version, the protocol version and the
+// catalog digest (and the expectations file, if any). Counted failures are <failure> (FAIL) or
+// <error> (CRASH, TIMEOUT); SKIP and failures an expectations file lists are <skipped>; a
+// listed check that no longer fails is a <failure> under -expect-strict; INFO and uncounted
+// deviations are written to <system-out>.
 func (r *Report) WriteJUnit(w io.Writer) error {
 	suites := junitSuites{Name: "splash-conform", Time: xmlSeconds(r.Duration)}
+	suiteProps := []junitProp{
+		{Name: "suite", Value: r.Suite.Name},
+		{Name: "suite_version", Value: r.Suite.Version},
+		{Name: "protocol_version", Value: fmt.Sprint(r.Suite.ProtocolVersion)},
+		{Name: "catalog_digest", Value: r.Suite.CatalogDigest},
+	}
+	if r.Expectations != nil {
+		suiteProps = append(suiteProps, junitProp{Name: "expectations", Value: r.Expectations.File})
+	}
 	index := map[string]int{}
 	for _, res := range r.Results {
 		area := areaOf(res.ID)
@@ -325,7 +393,8 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		if !ok {
 			i = len(suites.Suites)
 			index[area] = i
-			suites.Suites = append(suites.Suites, junitSuite{Name: "conformance." + area, Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05")})
+			suites.Suites = append(suites.Suites, junitSuite{Name: "conformance." + area, Timestamp: r.Started.UTC().Format("2006-01-02T15:04:05"),
+				Props: &junitProps{Props: suiteProps}})
 		}
 		s := &suites.Suites[i]
 		tc := junitTestCase{
@@ -345,16 +414,34 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		if len(res.Requirements) > 0 {
 			body += "\nrequirements: " + strings.Join(res.Requirements, ", ")
 		}
+		listed := ""
+		if x := res.Expectation; x != nil {
+			tc.Properties.Props = append(tc.Properties.Props,
+				junitProp{Name: "expectation", Value: string(x.Verdict)},
+				junitProp{Name: "expected_outcome", Value: x.Entry.Outcome},
+				junitProp{Name: "reason", Value: x.Entry.Reason})
+			listed = fmt.Sprintf("listed as %s in %s line %d: %s", x.Entry.Outcome, r.Expectations.File, x.Entry.Line, x.Entry.Reason)
+		}
 		switch {
 		case res.Outcome == Skip:
 			tc.Skipped = &junitSkipped{Message: res.Detail}
 			s.Skipped++
-		case res.Counted && res.Outcome == Fail:
+		case res.verdict() == expect.Expected && res.Outcome.Failed():
+			tc.Skipped = &junitSkipped{Message: "expected failure, " + listed}
+			tc.SystemOut = &junitCharData{Text: string(res.Outcome) + ": " + body}
+			s.Skipped++
+		case res.Failing() && res.Outcome == Fail:
 			tc.Failure = &junitProblem{Message: clip(res.Detail, 500), Type: string(res.Outcome), Text: body}
 			s.Failures++
-		case res.Counted && res.Outcome.Failed():
+		case res.Failing():
 			tc.Error = &junitProblem{Message: clip(res.Detail, 500), Type: string(res.Outcome), Text: body}
 			s.Errors++
+		case res.verdict() == expect.Fixed && r.Expectations.Strict:
+			tc.Failure = &junitProblem{Message: "fixed: " + listed, Type: "FIXED",
+				Text: "the check is now " + string(res.Outcome) + "; delete this entry: " + res.Expectation.Entry.String()}
+			s.Failures++
+		case res.verdict() == expect.Fixed:
+			tc.SystemOut = &junitCharData{Text: "fixed: now " + string(res.Outcome) + ", " + listed + "; delete this entry: " + res.Expectation.Entry.String()}
 		case res.Outcome != Pass:
 			tc.SystemOut = &junitCharData{Text: string(res.Outcome) + ": " + body}
 		}

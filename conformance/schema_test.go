@@ -271,7 +271,7 @@ func sampleReport() *Report {
 		{ID: "CNF-DURABLE-14", Level: Must, Title: "skipped", Requirements: []string{"WRK-073"}, Needs: []Need{NeedDurable, NeedJournal}, Outcome: Skip, Detail: "the worker command does not offer journal"},
 		{ID: "CNF-NUMBER-01", Level: Should, Title: "info", Requirements: []string{"ENC-039"}, Needs: []Need{NeedDurable}, Outcome: Info, Detail: "deviation"},
 	}
-	r := &Report{Worker: []string{"worker", "--journal", "{journal}"}, Offered: []Need{NeedDurable, NeedCancel},
+	r := &Report{Suite: WorkerSuite(), Worker: []string{"worker", "--journal", "{journal}"}, Offered: []Need{NeedDurable, NeedCancel},
 		Started: time.Date(2025, 1, 2, 3, 4, 5, 6000, time.UTC), Duration: 1500 * time.Millisecond, Results: results}
 	r.Summary = summarize(results)
 	return r

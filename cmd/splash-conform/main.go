@@ -11,6 +11,10 @@
 // interop subcommand (package conformance/interop) drives real workers through real host
 // drivers; relay is the mode the host starts in place of the worker.
 //
+// splash-conform -version prints the suite version, the protocol version and the digest of
+// each suite's check catalog (conformance/CHANGELOG.md). With -expect FILE a run fails only on
+// failures the expectations file does not list (docs/porting.md).
+//
 // It exits with status 0 when every counted check passed, 1 on a failure and 2 on a usage or
 // launch error. It links the wire core only (docs/architecture.md); the golden vectors are
 // replayed by splash-vectors check.
@@ -35,6 +39,10 @@ func main() {
 			os.Exit(interop.Main(os.Args[2:], os.Stdout, os.Stderr))
 		case interop.RelayCommand:
 			os.Exit(interop.RelayMain(os.Args[2:]))
+		case "-version", "--version":
+			// Every suite of this executable: the version, protocol and catalog digests.
+			conformance.WriteVersion(os.Stdout, conformance.WorkerSuite(), host.Suite())
+			os.Exit(conformance.ExitOK)
 		}
 	}
 	os.Exit(conformance.Main(os.Args[1:], os.Stdout, os.Stderr))

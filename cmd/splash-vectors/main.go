@@ -34,6 +34,7 @@ import (
 
 	"github.com/splashv5/conform/vectors"
 	"github.com/splashv5/conform/vectors/replay"
+	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
 func main() {
@@ -85,6 +86,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	files, problems := generate()
+	files = withManifest(files)
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintln(stderr, "splash-vectors:", p)
@@ -102,11 +104,24 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "splash-vectors:", err)
 			return 1
 		}
+		if f.name == vectorfmt.VersionFile || f.name == vectorfmt.ManifestFile {
+			continue
+		}
 		total += f.valid + f.invalid
 		fmt.Fprintf(stdout, "%-20s %4d tests (%d valid, %d invalid)\n", f.name, f.valid+f.invalid, f.valid, f.invalid)
 	}
-	fmt.Fprintf(stdout, "%d tests in %d files\n", total, len(files))
+	fmt.Fprintf(stdout, "%d tests in %d files, version %s\n", total, len(files)-2, vectorfmt.Version)
 	return 0
+}
+
+// withManifest appends the version file and the manifest of every file generated.
+func withManifest(files []generated) []generated {
+	version := generated{name: vectorfmt.VersionFile, body: []byte(vectorfmt.Version + "\n")}
+	bodies := map[string][]byte{version.name: version.body}
+	for _, f := range files {
+		bodies[f.name] = f.body
+	}
+	return append(files, version, generated{name: vectorfmt.ManifestFile, body: vectorfmt.Manifest(bodies)})
 }
 
 // generate builds and renders every file, returning all problems found.

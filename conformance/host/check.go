@@ -48,6 +48,18 @@ func Catalog() []*Check {
 	return all
 }
 
+// CatalogEntries returns the digest entries of the host suite's catalog.
+func CatalogEntries() []conformance.CatalogEntry {
+	var out []conformance.CatalogEntry
+	for _, c := range Catalog() {
+		out = append(out, conformance.CatalogEntry{ID: c.ID, Level: c.Level, Requirements: slices.Clone(c.Requirements)})
+	}
+	return out
+}
+
+// Suite describes the host suite: its version and catalog digest.
+func Suite() conformance.SuiteInfo { return conformance.NewSuiteInfo("host", CatalogEntries()) }
+
 // Select returns the checks whose ID starts with or matches pattern, or that cite it.
 func Select(checks []*Check, pattern string) ([]*Check, error) {
 	var out []*Check

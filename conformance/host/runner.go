@@ -95,7 +95,7 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	done := conformance.RunEach(ctx, len(checks), parallel, func(i int) conformance.Result {
 		return runCheck(st, checks[i])
 	}, cfg.Progress, st.verbose)
-	report := &conformance.Report{Worker: cfg.Driver, Strict: st.strict, Started: started, Duration: time.Since(started), Results: done}
+	report := &conformance.Report{Suite: Suite(), Worker: cfg.Driver, Strict: st.strict, Started: started, Duration: time.Since(started), Results: done}
 	report.Summary = conformance.Summarize(done)
 	return report, ctx.Err()
 }
@@ -166,6 +166,9 @@ fake worker and checks what the host sends and how it treats correct and hostile
 Without a driver command, the suite runs against the bundled reference driver
 (cmd/splash-host-driver), built from this module when needed.
 
+With -expect FILE, a failure the expectations file lists does not fail the run; an unlisted
+one does. -write-expectations FILE writes today's failures as such a file (docs/porting.md).
+
 flags:
 `
 
@@ -187,7 +190,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
 		htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
 		parallel   = fs.Int("parallel", conformance.DefaultParallel(), "run `N` checks at once")
+		version    = fs.Bool("version", false, "print the suite version, the protocol version and the catalog digest, and exit")
+		expects    conformance.ExpectFlags
 	)
+	expects.Register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
@@ -197,6 +203,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return conformance.ExitOK
 		}
+		return conformance.ExitUsage
+	}
+	if *version {
+		conformance.WriteVersion(stdout, Suite())
+		return conformance.ExitOK
+	}
+	expected, err := expects.Load(Suite(), CatalogEntries())
+	if err != nil {
+		fmt.Fprintln(stderr, "splash-conform host:", err)
 		return conformance.ExitUsage
 	}
 	if *timeout <= 0 || *parallel <= 0 {
@@ -242,6 +257,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "splash-conform host: interrupted:", err)
+	}
+	if err := expects.Apply(report, expected); err != nil {
+		fmt.Fprintln(stderr, "splash-conform host: writing the expectations:", err)
+		return conformance.ExitUsage
 	}
 	conformance.WriteSummary(stdout, report)
 	status := report.ExitCode()
