@@ -172,6 +172,24 @@ const (
 	// FaultTypedServesDispatch: the typed JSON adapter helper declares a durable contract and
 	// serves dispatch_operation by running its handler.
 	FaultTypedServesDispatch
+	// FaultSecretIgnoreSelector: the secret broker resolves whatever selectors the grant
+	// carries.
+	FaultSecretIgnoreSelector
+	// FaultSecretAnyKind: the secret broker accepts a selector of any kind with the secret's
+	// id.
+	FaultSecretAnyKind
+	// FaultSecretAnySecret: the secret broker accepts any secret selector, whatever its id.
+	FaultSecretAnySecret
+	// FaultSecretManifestSelectors: the runtime gives an adapter its grant with every selector
+	// of the manifest added.
+	FaultSecretManifestSelectors
+	// FaultSecretInDiagnostic: the secret broker resolves before its checks and quotes the
+	// secret in its refusal, which reaches the worker's diagnostic line.
+	FaultSecretInDiagnostic
+	// FaultSecretInResult: the secret tool appends the secret, in hexadecimal, to its answer.
+	FaultSecretInResult
+	// FaultSecretInEffectLog: the secret tool logs the secret, in base64, in the effect log.
+	FaultSecretInEffectLog
 
 	faultEnd
 )
@@ -276,6 +294,20 @@ var faultInfos = [...]FaultInfo{
 		"the typed JSON helper passes on an output that is not an object or array"},
 	{FaultTypedServesDispatch, "typed-serves-dispatch", "WRK-005", []string{"CNF-PROFILE-17"},
 		"the typed JSON helper declares a durable contract and answers dispatch_operation"},
+	{FaultSecretIgnoreSelector, "secret-ignore-selector", "SEC-003", []string{"CNF-SECRET-02"},
+		"the secret broker resolves a secret under a grant without its selector"},
+	{FaultSecretAnyKind, "secret-any-kind", "SEC-003", []string{"CNF-SECRET-03"},
+		"the secret broker accepts a selector of another kind that has the secret's id"},
+	{FaultSecretAnySecret, "secret-any-secret", "SEC-003", []string{"CNF-SECRET-04"},
+		"the secret broker accepts any secret selector, whatever its id"},
+	{FaultSecretManifestSelectors, "secret-manifest-selectors", "SEC-008", []string{"CNF-SECRET-05"},
+		"adapters get their grant with the selectors of every grant of the manifest added"},
+	{FaultSecretInDiagnostic, "secret-in-diagnostic", "SEC-010", []string{"CNF-SECRET-02"},
+		"the secret broker resolves before its checks and quotes the secret in its refusal"},
+	{FaultSecretInResult, "secret-in-result", "SEC-009", []string{"CNF-SECRET-01"},
+		"the secret tool appends the secret in hexadecimal to its answer"},
+	{FaultSecretInEffectLog, "secret-in-effect-log", "SEC-010", []string{"CNF-SECRET-06"},
+		"the secret tool logs the secret in base64 in the effect log"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
@@ -344,6 +376,8 @@ type Faults struct {
 	SessionKey *protocol.SessionKey
 
 	paused *pauses // where the session stands for At
+	// manifest is the session's manifest once it is opened (FaultSecretManifestSelectors).
+	manifest *protocol.CapabilityManifest
 }
 
 // Has reports whether fault x is enabled; a nil *Faults has none.
