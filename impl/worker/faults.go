@@ -190,6 +190,15 @@ const (
 	FaultSecretInResult
 	// FaultSecretInEffectLog: the secret tool logs the secret, in base64, in the effect log.
 	FaultSecretInEffectLog
+	// FaultAnswerUnpersistedCompensation: a compensation whose observation write fails is
+	// answered as if it had been persisted.
+	FaultAnswerUnpersistedCompensation
+	// FaultSurviveFailedWrite: a failed journal write neither poisons the session nor ends the
+	// process; the next frame is served.
+	FaultSurviveFailedWrite
+	// FaultRerunPendingCompensation: an exact duplicate of a compensation whose record is
+	// still pending runs the handler again and answers its outcome.
+	FaultRerunPendingCompensation
 
 	faultEnd
 )
@@ -260,7 +269,7 @@ var faultInfos = [...]FaultInfo{
 		"authorize a compensation whose grant fingerprint does not match"},
 	{FaultSkipScopeCheck, "skip-scope-check", "JRN-008", []string{"CNF-COMP-11"},
 		"admit a compensation for any tenant scope"},
-	{FaultAcceptSecondCompensationKey, "accept-second-compensation-key", "JRN-021", []string{"CNF-COMP-08"},
+	{FaultAcceptSecondCompensationKey, "accept-second-compensation-key", "JRN-021", []string{"CNF-COMP-08", "CNF-COMP-21"},
 		"replace an operation's compensation by one under a new key"},
 	{FaultRerunDuplicateCompensation, "rerun-duplicate-compensation", "WRK-051", []string{"CNF-COMP-10"},
 		"run the compensation handler again for an exact duplicate"},
@@ -286,7 +295,7 @@ var faultInfos = [...]FaultInfo{
 		"refuse every answer holding a non-portable number: durable effects with such numbers are stranded"},
 	{FaultUncheckedDuplicate, "unchecked-duplicate", "WRK-049", []string{"CNF-DURABLE-27"},
 		"answer an exact duplicate from the journal without checking it against the live grant"},
-	{FaultIgnorePersistFailure, "ignore-persist-failure", "WRK-071", []string{"CNF-DURABLE-28", "CNF-DURABLE-29", "CNF-DURABLE-30", "CNF-COMP-18"},
+	{FaultIgnorePersistFailure, "ignore-persist-failure", "WRK-071", []string{"CNF-DURABLE-28", "CNF-DURABLE-29", "CNF-DURABLE-30", "CNF-COMP-18", "CNF-COMP-19"},
 		"ignore a failed journal write: no restore, no poisoning, the effect runs and the answer is sent"},
 	{FaultTypedIgnoreDecodeError, "typed-ignore-decode-error", "WRK-005", []string{"CNF-PROFILE-13", "CNF-PROFILE-14", "CNF-PROFILE-15"},
 		"the typed JSON helper runs its handler on what a failed decoding returned (positional form, wrong types, unknown members)"},
@@ -308,6 +317,12 @@ var faultInfos = [...]FaultInfo{
 		"the secret tool appends the secret in hexadecimal to its answer"},
 	{FaultSecretInEffectLog, "secret-in-effect-log", "SEC-010", []string{"CNF-SECRET-06"},
 		"the secret tool logs the secret in base64 in the effect log"},
+	{FaultAnswerUnpersistedCompensation, "answer-unpersisted-compensation", "WRK-052", []string{"CNF-COMP-19"},
+		"answer a compensation whose observation write failed"},
+	{FaultSurviveFailedWrite, "survive-failed-write", "WRK-071", []string{"CNF-COMP-20"},
+		"a failed journal write neither poisons the session nor ends the process"},
+	{FaultRerunPendingCompensation, "rerun-pending-compensation", "WRK-051", []string{"CNF-COMP-21"},
+		"run the handler again for a duplicate of a compensation still pending"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
@@ -446,8 +461,13 @@ func (f *Faults) open(auth *protocol.Authenticator, p *sessionParts) error {
 }
 
 func (f *Faults) skipRejected(err error) bool {
+	if f.Has(FaultSurviveFailedWrite) && (errors.Is(err, ErrJournal) || errors.Is(err, ErrInvalidJournalRevision)) {
+		return true
+	}
 	return f.Has(FaultContinueAfterReject) && !errors.Is(err, ErrEndOfInput)
 }
+
+func (f *Faults) poisonOnFailedWrite() bool { return !f.Has(FaultSurviveFailedWrite) }
 
 func (f *Faults) detachOnFatal() bool { return f.Has(FaultDetachOnFatal) }
 
@@ -505,6 +525,9 @@ func (f *Faults) admitCompensation(s *Session, c authorizer.AuthorizedOperationC
 // the flow the adapter runs again, its effect happening a second time; its outcome is
 // ignored and the answer is still the stored state.
 func (f *Faults) duplicate(s *Session, stored protocol.OperationStatus, d *durableRequest) (protocol.OperationStatus, bool) {
+	if stored.State == protocol.StatePending && d.compensation && f.Has(FaultRerunPendingCompensation) {
+		return s.rerunPending(d)
+	}
 	if stored.State == protocol.StatePending {
 		if !f.Has(FaultPendingAsSuccess) {
 			return protocol.OperationStatus{}, false
@@ -526,9 +549,13 @@ func (f *Faults) duplicate(s *Session, stored protocol.OperationStatus, d *durab
 // journaledCall runs the adapter before the pending record is persisted
 // (FaultPersistAfterEffect): an effect can happen that the journal never knew about.
 func (f *Faults) journaledCall(ctx context.Context, s *Session, store JournalPersister, before *journal.Journal, d *durableRequest) (protocol.OperationStatus, bool, error) {
-	if !f.Has(FaultPersistAfterEffect) {
-		return protocol.OperationStatus{}, false, nil
+	switch {
+	case f.Has(FaultPersistAfterEffect):
+		status, err := s.effectFirst(ctx, store, before, d)
+		return status, true, err
+	case d.compensation && f.Has(FaultAnswerUnpersistedCompensation):
+		status, err := s.observationUnchecked(ctx, store, before, d)
+		return status, true, err
 	}
-	status, err := s.effectFirst(ctx, store, before, d)
-	return status, true, err
+	return protocol.OperationStatus{}, false, nil
 }
