@@ -199,6 +199,12 @@ const (
 	// FaultRerunPendingCompensation: an exact duplicate of a compensation whose record is
 	// still pending runs the handler again and answers its outcome.
 	FaultRerunPendingCompensation
+	// FaultNonPortableIsProof: any non-portable number in a verified host frame counts as the
+	// peer's proof that it keeps number text, not only a Preserve-only one.
+	FaultNonPortableIsProof
+	// FaultWithheldResultInternal: an invoke result withheld for a non-portable number is
+	// reported as a sealing failure (internal status) instead of in the adapter class.
+	FaultWithheldResultInternal
 
 	faultEnd
 )
@@ -323,6 +329,10 @@ var faultInfos = [...]FaultInfo{
 		"a failed journal write neither poisons the session nor ends the process"},
 	{FaultRerunPendingCompensation, "rerun-pending-compensation", "WRK-051", []string{"CNF-COMP-21"},
 		"run the handler again for a duplicate of a compensation still pending"},
+	{FaultNonPortableIsProof, "non-portable-is-proof", "ENC-053", []string{"CNF-NUMBER-05"},
+		"take any non-portable number of a verified host frame as proof that the host keeps number text"},
+	{FaultWithheldResultInternal, "withheld-result-internal", "WRK-048", []string{"CNF-NUMBER-05"},
+		"report an invoke result withheld for its numbers as a sealing failure (status 8)"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
@@ -404,7 +414,7 @@ var frameFaults = []Fault{FaultAcceptReplay, FaultSkipTagCheck, FaultAcceptRefle
 // NeedsSessionKey reports whether an enabled fault authenticates or seals frames itself and
 // so needs SessionKey.
 func (f *Faults) NeedsSessionKey() bool {
-	return f != nil && (f.Enabled.Any(frameFaults...) || f.Enabled.Has(FaultReuseOutgoingSequence))
+	return f != nil && (f.Enabled.Any(frameFaults...) || f.Enabled.Any(FaultReuseOutgoingSequence, FaultNonPortableIsProof))
 }
 
 // WithFaults returns cfg with the faults f; a nil f leaves cfg as it is.
@@ -452,6 +462,7 @@ func (f *Faults) open(auth *protocol.Authenticator, p *sessionParts) error {
 		return err
 	}
 	p.opener, p.sealer = opener, sealer
+	f.numberFaults(auth, p)
 	p.admission = f.admission(p.admission)
 	p.registry = f.registry(p.registry)
 	if f.Has(FaultNoReconcileBudget) {
