@@ -65,7 +65,7 @@ const (
 	// file given by {store-fault}: while the file exists, journal writes fail.
 	NeedStoreFault Need = "store-fault"
 	// NeedTypedJSON: the worker's profile registers conf.json.typed, the tool built on its
-	// typed JSON adapter helper (PRF-023). A worker written against the profile before the
+	// typed JSON adapter helper (PRF-031). A worker written against the profile before the
 	// tool was added declares it missing.
 	NeedTypedJSON Need = "typed-json"
 	// NeedSecret: the worker's profile registers conf.secret.sign, the tool that uses the stub

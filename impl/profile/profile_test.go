@@ -50,7 +50,7 @@ func adapter(t *testing.T, reg *worker.Registry, tool string) worker.Adapter {
 	return a
 }
 
-// Spec: PRF-001, PRF-002, PRF-023
+// Spec: PRF-001, PRF-002, PRF-031
 func TestRegistration(t *testing.T) {
 	reg := registry(t, profile.Options{})
 	want := []struct {
