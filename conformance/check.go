@@ -65,13 +65,17 @@ const (
 	// file given by {store-fault}: while the file exists, journal writes fail.
 	NeedStoreFault Need = "store-fault"
 	// NeedTypedJSON: the worker's profile registers conf.json.typed, the tool built on its
-	// typed JSON adapter helper (PRF-023). A worker written against the profile before the
+	// typed JSON adapter helper (PRF-031). A worker written against the profile before the
 	// tool was added declares it missing.
 	NeedTypedJSON Need = "typed-json"
+	// NeedSecret: the worker's profile registers conf.secret.sign, the tool that uses the stub
+	// secret through its capability secret broker (PRF-028). A worker written against the
+	// profile before the tool was added declares it missing.
+	NeedSecret Need = "secret"
 )
 
 // AllNeeds lists every need in documentation order.
-var AllNeeds = []Need{NeedJournal, NeedEffects, NeedDurable, NeedCompensation, NeedCancel, NeedStoreFault, NeedTypedJSON}
+var AllNeeds = []Need{NeedJournal, NeedEffects, NeedDurable, NeedCompensation, NeedCancel, NeedStoreFault, NeedTypedJSON, NeedSecret}
 
 // ParseNeed returns the need with the given name.
 func ParseNeed(name string) (Need, bool) {
@@ -133,6 +137,7 @@ var Areas = []Area{
 	{"DURABLE", "durable dispatch, journal and reconciliation", DurableChecks},
 	{"COMP", "compensation", CompChecks},
 	{"CANCEL", "cooperative cancellation", CancelChecks},
+	{"SECRET", "the capability secret broker and the secret tool", SecretChecks},
 	{"NUMBER", "number-model interoperability", NumberChecks},
 	{"DECODE", "decoding of legal spellings and of illegal ones a lenient decoder accepts", DecodeChecks},
 	{"PROC", "process behaviour, diagnostics and key hygiene", ProcChecks},

@@ -1,13 +1,32 @@
 package conformance
 
 import (
+	"strings"
+
 	"github.com/splashv5/conform/impl/protocol"
 )
 
 var (
-	comp        = []Need{NeedDurable, NeedCompensation}
-	compEffects = []Need{NeedDurable, NeedCompensation, NeedEffects}
+	comp           = []Need{NeedDurable, NeedCompensation}
+	compEffects    = []Need{NeedDurable, NeedCompensation, NeedEffects}
+	compStoreFault = append([]Need{NeedCompensation}, storeFault...)
 )
+
+// compensationLosingObservation performs op-1 in a first worker, then arms the store fault so
+// that a process's first journal write succeeds and every later one fails (opening a session
+// writes no journal, PRF-021), and sends the compensation of op-1 under cmp-1 to a second
+// worker: its admission is persisted, its handler runs and its observation write fails. It
+// returns the second worker.
+func compensationLosingObservation(t *T) *Worker {
+	g := durableGrant(1)
+	w1 := t.session(g)
+	t.expectStatus("the status", succeededRecord("op-1", "1"), w1.dispatch("op-1", `{"value":1}`))
+	w1.endInput()
+	t.armStoreFault(1)
+	w2 := t.session(g)
+	w2.send(protocol.CompensateOperationMessage{Request: w2.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"u"}`)})
+	return w2
+}
 
 // compensationSucceeded is the success payload of a compensation (PRF-015).
 func compensationSucceeded(key, compensationKey, value string) protocol.OperationStatus {
@@ -266,7 +285,7 @@ func CompChecks() []*Check {
 		},
 		&Check{
 			ID: "CNF-COMP-18", Level: Must, Requirements: []string{"WRK-052", "WRK-071", "PRF-021"},
-			Needs: append([]Need{NeedCompensation}, storeFault...),
+			Needs: compStoreFault,
 			Title: "a compensation whose admission cannot be persisted runs no handler and is never answered (status 7)",
 			run: func(t *T) {
 				g := durableGrant(1)
@@ -282,6 +301,49 @@ func CompChecks() []*Check {
 				t.expectStatus("the compensation status once writes succeed", want, w2.compensate(w2.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"u"}`)))
 				w2.endInput()
 				t.expectEffects("the compensation performed once writes succeed", effectLine("op-1", "1"), compensationLine("op-1", "cmp-1", `"u"`))
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-19", Level: Must, Requirements: []string{"WRK-052", "WRK-046", "WRK-071", "PRF-021", "WRK-096"},
+			Needs: compStoreFault,
+			Title: "a compensation whose observation cannot be persisted is never answered (status 7); its inverse effect happened once",
+			run: func(t *T) {
+				w2 := compensationLosingObservation(t)
+				w2.expectExit(exitPersistence, "a compensation whose observation write fails after its admission was persisted")
+				t.expectEffects("a compensation admitted and performed whose observation was never persisted",
+					effectLine("op-1", "1"), compensationLine("op-1", "cmp-1", `"u"`))
+				if diag := w2.stderr.excerpt(); !strings.Contains(diag, "IndeterminateCompensation") {
+					t.shouldf("a diagnostic naming IndeterminateCompensation (WRK-052)", "standard error: "+orNone([]string{strings.TrimSpace(diag)}))
+				}
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-20", Level: Must, Requirements: []string{"WRK-071", "WRK-020", "WRK-091", "PRF-021"},
+			Needs: compStoreFault,
+			Title: "a failed observation write poisons the session: a frame sent after the compensation is not answered either",
+			run: func(t *T) {
+				w2 := compensationLosingObservation(t)
+				w2.sendInvoke(toolTextEcho, text("after the failed write"))
+				w2.expectExit(exitPersistence, "a compensation whose observation write failed, then an echo")
+			},
+		},
+		&Check{
+			ID: "CNF-COMP-21", Level: Must, Requirements: []string{"WRK-051", "WRK-052", "JRN-021", "WRK-073", "PRF-021"},
+			Needs: compStoreFault,
+			Title: "after a compensation whose observation was lost, a restarted worker neither runs it again nor accepts it under a new key",
+			run: func(t *T) {
+				g := durableGrant(1)
+				w2 := compensationLosingObservation(t)
+				w2.expectExit(exitPersistence, "a compensation whose observation write fails after its admission was persisted")
+				t.disarmStoreFault()
+				w3 := t.session(g)
+				w3.send(protocol.CompensateOperationMessage{Request: w3.compensationRequest(g, "op-1", "cmp-1", t.scope(), `{"value":"u"}`)})
+				w3.expectExit(exitAdapter, "the same compensation again, whose record is still pending")
+				w4 := t.session(g)
+				w4.send(protocol.CompensateOperationMessage{Request: w4.compensationRequest(g, "op-1", "cmp-2", t.scope(), `{"value":"u"}`)})
+				w4.expectExit(exitRejected, "a compensation of op-1 under a new key while cmp-1 is pending")
+				t.expectEffects("a compensation performed once, then a duplicate and a new key refused",
+					effectLine("op-1", "1"), compensationLine("op-1", "cmp-1", `"u"`))
 			},
 		},
 	}

@@ -200,5 +200,46 @@ func DecodeChecks() []*Check {
 				w.expectExit(exitTransport, fmt.Sprintf("a %d-byte frame line whose tag input is over 1 MiB", len(line)))
 			},
 		},
+		&Check{
+			ID: "CNF-DECODE-12", Level: Must, Requirements: []string{"ENC-049", "ENC-050", "FRM-010", "FRM-011"},
+			Needs: durable,
+			Title: "a tool payload in positional form [format, value] is accepted: text and json invocations and a dispatch are answered",
+			run: func(t *T) {
+				w := t.session(textGrant(toolTextEcho), jsonGrant(toolJSONEcho), durableGrant(0))
+				for _, c := range []struct {
+					tool string
+					p    protocol.ToolPayload
+					wire string
+				}{
+					{toolTextEcho, text("positional"), `["text","positional"]`},
+					{toolJSONEcho, jsonPayload(`{"a":[1,"b"]}`), `["json",{"a":[1,"b"]}]`},
+				} {
+					id := w.nextRequestID()
+					w.writeLine(w.respell(w.invocation(id, c.tool, c.p), payloadText(c.p), c.wire))
+					t.expectPayload("the echo of a positional payload", c.p, w.expectResult(id))
+				}
+				p := jsonPayload(`{"value":7}`)
+				req := w.dispatchRequest(w.nextRequestID(), toolDurable, "op-pos", p)
+				w.writeLine(w.respell(protocol.DispatchOperationMessage{Request: req}, payloadText(p), `["json",{"value":7}]`))
+				t.expectStatus("the status of a dispatch with a positional payload", succeededRecord("op-pos", "7"), w.expectOperationResult(req))
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-DECODE-13", Level: Must, Requirements: []string{"ENC-049", "MAN-001", "FRM-010", "FRM-011"},
+			Title: "a manifest, its grants and their selectors in positional form, trailing defaults left out, open a session",
+			run: func(t *T) {
+				w := t.launch()
+				w.bootstrap()
+				echo := textGrant(toolTextEcho)
+				echo.Resources = []protocol.ResourceSelector{{Kind: protocol.ResourceFileRoot, ID: "conf.root"}}
+				m := w.manifest(echo, jsonGrant(toolJSONEcho))
+				canonical := string(m.AppendJSON(nil))
+				positional := fmt.Sprintf(`[5,%q,[["conf.text.echo","text",100,65536,65536,0,[["file_root","conf.root"]]],["conf.json.echo","json",100,65536,65536]]]`, w.SessionID)
+				w.writeLine(w.respell(protocol.OpenSessionMessage{Manifest: m}, canonical, positional))
+				t.expectPayload("the echo in a session opened by a positional manifest", text("opened"), w.invoke(toolTextEcho, text("opened")))
+				w.endInput()
+			},
+		},
 	}
 }

@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"strings"
+
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -23,6 +25,11 @@ const (
 	preserveOnlyCanonical = `{"a":0.10,"b":1e+2,"c":2.5e-3,"d":99999999999999999999,"e":-9223372036854775809,` +
 		`"f":1e+400,"g":3.14159265358979323846264338327950288,"h":0.000001}`
 )
+
+// lossyWrittenNonPortable holds a number that is not portable (the lossy reader's conversion
+// misreads it by one unit in the last place) but is the shortest layout of a binary64 value, so
+// a lossy writer writes it too: it is no proof that the peer keeps number text (ENC-053).
+const lossyWrittenNonPortable = `[1.4651248189898814e+246]`
 
 // NumberChecks returns the checks of area NUMBER: number-model interoperability.
 func NumberChecks() []*Check {
@@ -52,6 +59,23 @@ func NumberChecks() []*Check {
 				w := t.session(jsonGrant(toolJSONEcho))
 				t.expectPayload("the echo", jsonPayload(preserveOnlyCanonical), w.invoke(toolJSONEcho, jsonPayload(preserveOnlyInput)))
 				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-NUMBER-05", Level: Should, Requirements: []string{"ENC-053", "ENC-037", "ENC-039", "WRK-048", "ERR-004"},
+			Title: "a number a lossy writer also writes (1.4651248189898814e+246) proves nothing: its echo is withheld (status 6); after 0.10 it is answered",
+			run: func(t *T) {
+				w := t.session(jsonGrant(toolJSONEcho))
+				w.sendInvoke(toolJSONEcho, jsonPayload(lossyWrittenNonPortable))
+				w.expectExit(exitAdapter, "an echo of "+lossyWrittenNonPortable+", whose number a lossy writer also writes, so it proves nothing")
+				if diag := w.stderr.excerpt(); !strings.Contains(diag, "NonPortableNumber") {
+					t.shouldf("a diagnostic naming NonPortableNumber (WRK-048)", "standard error: "+orNone([]string{strings.TrimSpace(diag)}))
+				}
+				w2 := t.session(jsonGrant(toolJSONEcho))
+				t.expectPayload("the echo of a number only a text-keeping host writes", jsonPayload(`[0.10]`), w2.invoke(toolJSONEcho, jsonPayload(`[0.10]`)))
+				t.expectPayload("the echo once the host proved that it keeps number text", jsonPayload(lossyWrittenNonPortable),
+					w2.invoke(toolJSONEcho, jsonPayload(lossyWrittenNonPortable)))
+				w2.endInput()
 			},
 		},
 	}

@@ -127,7 +127,7 @@ func ProfileChecks() []*Check {
 		},
 		&Check{
 			ID: "CNF-PROFILE-12", Unreachable: unreachableAcceptance, Level: Must, Needs: []Need{NeedTypedJSON},
-			Requirements: []string{"PRF-023", "WRK-005", "WRK-030"},
+			Requirements: []string{"PRF-031", "WRK-005", "WRK-030"},
 			Title:        "conf.json.typed answers a well-typed input with its typed output, in canonical form",
 			run: func(t *T) {
 				w := t.session(jsonGrant(toolTyped))
@@ -142,22 +142,10 @@ func ProfileChecks() []*Check {
 			},
 		},
 		&Check{
-			ID: "CNF-PROFILE-13", Level: Must, Needs: []Need{NeedTypedJSON},
-			Requirements: []string{"PRF-024", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
-			Title:        "conf.json.typed refuses an array input, also the positional form [text, repeat] (InvalidJsonInput, status 6)",
-			run:          typedRefusals("InvalidJsonInput", `["ab",2]`, `[{"text":"ab","repeat":2}]`),
-		},
-		&Check{
 			ID: "CNF-PROFILE-14", Level: Must, Needs: []Need{NeedTypedJSON},
-			Requirements: []string{"PRF-024", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
+			Requirements: []string{"PRF-032", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
 			Title:        "conf.json.typed refuses a member of the wrong type: a number as text, a string or 2.0 as repeat (InvalidJsonInput, status 6)",
 			run:          typedRefusals("InvalidJsonInput", `{"text":5,"repeat":2}`, `{"text":"ab","repeat":"2"}`, `{"text":"ab","repeat":2.0}`),
-		},
-		&Check{
-			ID: "CNF-PROFILE-15", Level: Must, Needs: []Need{NeedTypedJSON},
-			Requirements: []string{"PRF-024", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
-			Title:        "conf.json.typed refuses a missing member, an unknown member and a repeat above 16 (InvalidJsonInput, status 6)",
-			run:          typedRefusals("InvalidJsonInput", `{"repeat":2}`, `{"extra":true,"repeat":2,"text":"ab"}`, `{"repeat":17,"text":"ab"}`),
 		},
 		&Check{
 			ID: "CNF-PROFILE-16", Level: Must, Needs: []Need{NeedTypedJSON},
@@ -175,6 +163,41 @@ func ProfileChecks() []*Check {
 					w.invoke(toolTyped, jsonPayload(`{"repeat":2,"text":"ab"}`)))
 				w.sendDispatch(toolTyped, "op-typed-1", jsonPayload(`{"repeat":2,"text":"ab"}`))
 				w.expectExit(exitRejected, "a dispatch_operation for conf.json.typed, which declares no durable contract")
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-18", Level: Must, Needs: []Need{NeedTypedJSON},
+			Requirements: []string{"PRF-031", "PRF-032", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
+			Title:        "conf.json.typed answers the positional form [\"ab\",2] and refuses other arrays: a wrapped object, three elements, swapped members (InvalidJsonInput, status 6)",
+			run: func(t *T) {
+				w := t.session(jsonGrant(toolTyped))
+				t.expectPayload("the typed answer to the positional form", jsonPayload(`{"count":2,"text":"abab"}`), w.invoke(toolTyped, jsonPayload(`["ab",2]`)))
+				w.endInput()
+				typedRefusals("InvalidJsonInput", `[{"text":"ab","repeat":2}]`, `["ab",2,true]`, `[2,"ab"]`)(t)
+			},
+		},
+		&Check{
+			ID: "CNF-PROFILE-19", Level: Must, Needs: []Need{NeedTypedJSON},
+			Requirements: []string{"PRF-032", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
+			Title:        "conf.json.typed refuses a missing member, an unknown member and a repeat above 255 (InvalidJsonInput, status 6)",
+			run:          typedRefusals("InvalidJsonInput", `{"repeat":2}`, `{"extra":true,"repeat":2,"text":"ab"}`, `{"repeat":256,"text":"ab"}`),
+		},
+		&Check{
+			ID: "CNF-PROFILE-20", Unreachable: unreachableAcceptance, Level: Must, Needs: []Need{NeedTypedJSON},
+			Requirements: []string{"PRF-031", "ENC-022", "WRK-005"},
+			Title:        "conf.json.typed answers repeat counts up to 255, and a member repeated in the input by its last occurrence",
+			run: func(t *T) {
+				w := t.session(jsonGrant(toolTyped))
+				t.expectPayload("the typed answer for repeat 17", jsonPayload(`{"count":17,"text":"xxxxxxxxxxxxxxxxx"}`),
+					w.invoke(toolTyped, jsonPayload(`{"repeat":17,"text":"x"}`)))
+				t.expectPayload("the typed answer for repeat 255", jsonPayload(`{"count":255,"text":""}`),
+					w.invoke(toolTyped, jsonPayload(`{"repeat":255,"text":""}`)))
+				id := w.nextRequestID()
+				canonical := `{"repeat":2,"text":"ab"}`
+				w.writeLine(w.respell(w.invocation(id, toolTyped, jsonPayload(canonical)), canonical, `{"text":"x","repeat":9,"text":"ab","repeat":2}`))
+				t.expectPayload("the typed answer to an input whose members repeat (the last occurrence wins)",
+					jsonPayload(`{"count":2,"text":"abab"}`), w.expectResult(id))
+				w.endInput()
 			},
 		},
 	}

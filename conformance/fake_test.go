@@ -511,21 +511,23 @@ func replaceAll(old, new string) func([]byte) []byte {
 
 // plantedBugs are the proxy mutants that plant one bug each (see proxyMutants).
 var plantedBugs = map[string]plantedBug{
-	"utf16-key-order":          {reject: []string{"\ue000"}},
-	"hash-wire-numbers":        {reject: []string{"1E2"}},
-	"no-private-number":        {reject: []string{"$serde_json::private::Number"}},
-	"reject-body-minus-zero":   {reject: []string{":-0,", ":-0}"}},
-	"reject-positional":        {reject: []string{`"invocation":[`}},
-	"require-sorted-resources": {reject: []string{`"secret-01"},{"kind":"secret","id":"secret-00"`}},
-	"refuse-mixed-manifest":    {reject: []string{`"tool":"conf.slow.cancellable"`}},
-	"accept-unknown-members":   {rewrite: replaceAll(`"x_extra":true,`, "")},
-	"accept-repeated-field":    {rewrite: replaceAll(`"tool":"conf.text.echo","tool":"conf.text.echo"`, `"tool":"conf.text.echo"`)},
-	"accept-float-integer":     {rewrite: replaceAll(`"protocol_version":5.0,`, `"protocol_version":5,`)},
-	"no-depth-limit":           {rewrite: func(line []byte) []byte { return cutMember(line, `"x_deep":`) }},
-	"no-tag-input-check":       {rewrite: func(line []byte) []byte { return shrinkRun(line, 'x', 1<<20-4096) }},
-	"accept-unknown-format":    {rewrite: replaceAll(`"format":"xml"`, `"format":"text"`)},
-	"accept-unknown-kind":      {rewrite: replaceAll(`"kind":"database"`, `"kind":"secret"`)},
-	"accept-compensation-key":  {rewrite: replaceAll(`"compensation_key":"undo-1"`, `"compensation_key":"cmp-undo-1"`)},
+	"utf16-key-order":            {reject: []string{"\ue000"}},
+	"hash-wire-numbers":          {reject: []string{"1E2"}},
+	"no-private-number":          {reject: []string{"$serde_json::private::Number"}},
+	"reject-body-minus-zero":     {reject: []string{":-0,", ":-0}"}},
+	"reject-positional":          {reject: []string{`"invocation":[`}},
+	"reject-positional-payload":  {reject: []string{`"payload":["`}},
+	"reject-positional-manifest": {reject: []string{`"manifest":[`}},
+	"require-sorted-resources":   {reject: []string{`"secret-01"},{"kind":"secret","id":"secret-00"`}},
+	"refuse-mixed-manifest":      {reject: []string{`"tool":"conf.slow.cancellable"`}},
+	"accept-unknown-members":     {rewrite: replaceAll(`"x_extra":true,`, "")},
+	"accept-repeated-field":      {rewrite: replaceAll(`"tool":"conf.text.echo","tool":"conf.text.echo"`, `"tool":"conf.text.echo"`)},
+	"accept-float-integer":       {rewrite: replaceAll(`"protocol_version":5.0,`, `"protocol_version":5,`)},
+	"no-depth-limit":             {rewrite: func(line []byte) []byte { return cutMember(line, `"x_deep":`) }},
+	"no-tag-input-check":         {rewrite: func(line []byte) []byte { return shrinkRun(line, 'x', 1<<20-4096) }},
+	"accept-unknown-format":      {rewrite: replaceAll(`"format":"xml"`, `"format":"text"`)},
+	"accept-unknown-kind":        {rewrite: replaceAll(`"kind":"database"`, `"kind":"secret"`)},
+	"accept-compensation-key":    {rewrite: replaceAll(`"compensation_key":"undo-1"`, `"compensation_key":"cmp-undo-1"`)},
 }
 
 // cutMember removes the member whose key is key (its value being nested arrays) and the comma

@@ -152,8 +152,8 @@ func TestNumberChecksSeeTheLossyModel(t *testing.T) {
 		if strict {
 			want, wantExit = Fail, 1
 		}
-		if len(report.Results) != 4 {
-			t.Fatalf("%d results; want the four number checks", len(report.Results))
+		if len(report.Results) != 5 {
+			t.Fatalf("%d results; want the five number checks", len(report.Results))
 		}
 		for _, r := range report.Results {
 			if r.Outcome != want || !strings.Contains(r.Actual, "status 4 (transport)") {

@@ -92,6 +92,7 @@ func (cfg Config) Offered() map[Need]bool {
 		NeedCompensation: true,
 		NeedCancel:       true,
 		NeedTypedJSON:    true,
+		NeedSecret:       true,
 	}
 	for _, n := range cfg.Without {
 		offers[n] = false
@@ -259,6 +260,12 @@ func runCheck(st *runState, c *Check) (Result, error) {
 			t.outcome = Fail
 			t.expected = "no trace of the session key in any output (FRM-040, WRK-093)"
 			t.actual = fmt.Sprintf("worker %d wrote an encoding of its session key on standard error", w.index)
+			t.detail = "expected " + t.expected + "; got " + t.actual
+		}
+		if w.stderr.stubLeaked() {
+			t.outcome = Fail
+			t.expected = "no trace of the stub secret in any output (SEC-010)"
+			t.actual = fmt.Sprintf("worker %d wrote an encoding of the stub secret on standard error", w.index)
 			t.detail = "expected " + t.expected + "; got " + t.actual
 		}
 	}

@@ -26,14 +26,17 @@ type stderrTail struct {
 	tail     []byte
 	total    int64
 	patterns [][]byte // encodings of the session key that must never appear
+	stub     [][]byte // encodings of the profile's stub secret that must never appear (SEC-010)
 	window   []byte   // the last bytes seen, so a pattern split across reads is found
 	leaked   bool
+	stubSeen bool
 	done     chan struct{}
 }
 
-// newStderrTail returns a consumer that looks for the given secret patterns.
+// newStderrTail returns a consumer that looks for the given encodings of the session key and
+// for those of the profile's stub secret.
 func newStderrTail(patterns [][]byte) *stderrTail {
-	return &stderrTail{patterns: patterns, done: make(chan struct{})}
+	return &stderrTail{patterns: patterns, stub: secretPatterns([]byte(stubSecret)), done: make(chan struct{})}
 }
 
 // consume reads r until it ends and then closes done.
@@ -63,22 +66,28 @@ func (s *stderrTail) add(p []byte) {
 	if len(s.tail) > stderrTailBytes {
 		s.tail = append(s.tail[:0], s.tail[len(s.tail)-stderrTailBytes:]...)
 	}
-	if len(s.patterns) == 0 || s.leaked {
+	if s.leaked && s.stubSeen {
 		return
 	}
 	longest := 0
-	for _, pat := range s.patterns {
+	for _, pat := range append(s.patterns, s.stub...) {
 		longest = max(longest, len(pat))
 	}
 	scan := append(s.window, p...)
-	for _, pat := range s.patterns {
-		if bytes.Contains(scan, pat) {
-			s.leaked = true
-			return
-		}
-	}
+	s.leaked = s.leaked || containsAny(scan, s.patterns)
+	s.stubSeen = s.stubSeen || containsAny(scan, s.stub)
 	keep := min(len(scan), longest-1)
 	s.window = append([]byte(nil), scan[len(scan)-keep:]...)
+}
+
+// containsAny reports whether data holds one of the patterns.
+func containsAny(data []byte, patterns [][]byte) bool {
+	for _, pat := range patterns {
+		if bytes.Contains(data, pat) {
+			return true
+		}
+	}
+	return false
 }
 
 // excerpt returns the kept text: everything when the stream was short, otherwise the head,
@@ -109,6 +118,13 @@ func (s *stderrTail) keyLeaked() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.leaked
+}
+
+// stubLeaked reports whether an encoding of the profile's stub secret appeared.
+func (s *stderrTail) stubLeaked() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stubSeen
 }
 
 // secretPatterns returns the encodings of key that a leak would most likely use: the raw

@@ -198,12 +198,13 @@ func (t *T) placeholders() map[string]string {
 // storeFaultPath is the file substituted for {store-fault}.
 func (t *T) storeFaultPath() string { return filepath.Join(t.scratch(), "store-fault") }
 
-// armStoreFault creates the store fault trigger: after the worker's next allowed journal
-// writes (counted per process; -1 for none), every journal write fails (PRF-021).
+// armStoreFault creates the store fault trigger: after the worker's first allowed journal
+// writes (counted per process, opening a session not being one; -1 for none), every journal
+// write fails (PRF-021).
 func (t *T) armStoreFault(allowed int) {
 	content := ""
 	if allowed >= 0 {
-		content = strconv.Itoa(allowed)
+		content = strconv.Itoa(allowed) + "\n" // as echo N > FILE writes it (PRF-021)
 	}
 	if err := os.WriteFile(t.storeFaultPath(), []byte(content), 0o600); err != nil {
 		t.internal(err)

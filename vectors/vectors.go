@@ -87,3 +87,8 @@ func HostScenarioFile() (*vectorfmt.HostScenarios, error) {
 func LedgerVectors() (*vectorfmt.Ledger, error) {
 	return load[vectorfmt.Ledger](vectorfmt.LedgerFile)
 }
+
+// SecretVectors loads secrets.json.
+func SecretVectors() (*vectorfmt.Secrets, error) {
+	return load[vectorfmt.Secrets](vectorfmt.SecretsFile)
+}

@@ -153,4 +153,12 @@ var flagNotes = map[string]string{
 	"Rollback":      "The backend revision against its revision floor and the envelope revision.",
 	"KeyRotation":   "A record written under a verification-only key of the keyring.",
 	"ZeroKey":       "The all-zero storage key, which storage accepts.",
+
+	// Capability secret broker.
+	"SecretBinding":  "A (tool, secret identifier) binding: both parts must be tokens, the tool checked first.",
+	"BrokerBound":    "A broker holds at most 128 distinct bindings; a repeated binding is refused before the bound.",
+	"SelectorKind":   "Only a selector of kind secret grants a secret; the same id under another kind grants nothing.",
+	"SelectorId":     "A secret selector grants only its exact id: no prefix, extension or other spelling.",
+	"ActiveGrant":    "The resolution is judged by the one grant given, the invoked tool's, never by another tool's.",
+	"ProviderFailed": "The provider fails after every check passed; the broker reports Provider and keeps no cause.",
 }

@@ -63,6 +63,7 @@ var builders = []func(*checker) (string, any, *fileBuilder){
 	buildStorage,
 	buildHostScenarios,
 	buildLedger,
+	buildSecrets,
 }
 
 // run dispatches to the replay of the committed vectors or to the generator.

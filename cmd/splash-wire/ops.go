@@ -136,6 +136,7 @@ func init() {
 		"decode":             opDecode,
 		"decode_message":     opDecodeMessage,
 		"canonical_json":     opCanonicalJSON,
+		"number_class":       opNumberClass,
 		"canonical_input":    opCanonicalInput,
 		"grant_fingerprint":  opGrantFingerprint,
 		"bootstrap_write":    opBootstrapWrite,
@@ -307,6 +308,35 @@ func opCanonicalJSON(c *command, mode canonjson.Mode, _ config) (result, error) 
 		return nil, err
 	}
 	return result{"output": string(v.JSON())}, nil
+}
+
+// opNumberClass classifies one JSON number token for sending and for proof: its Preserve and
+// Lossy re-serializations, whether the token as given is portable (ENC-034) and whether its
+// Preserve form is Preserve-only, so that receiving it proves a text-keeping peer (ENC-053).
+func opNumberClass(c *command, _ canonjson.Mode, _ config) (result, error) {
+	in, err := need(c.Input, "input")
+	if err != nil {
+		return nil, err
+	}
+	v, err := canonjson.ParseValue(in, canonjson.Preserve)
+	if err != nil {
+		return nil, err
+	}
+	if v.Kind() != canonjson.KindNumber {
+		return nil, badCommand("input is not a JSON number")
+	}
+	token := string(v.JSON())
+	r := result{
+		"preserve":      token,
+		"portable":      canonjson.PortableNumber(string(bytes.TrimSpace(in))),
+		"preserve_only": canonjson.PreserveOnlyNumber(token),
+	}
+	if l, err := canonjson.ParseValue(in, canonjson.Lossy); err == nil {
+		r["lossy"] = string(l.JSON())
+	} else {
+		r["lossy_error"] = errorOf(err)
+	}
+	return r, nil
 }
 
 func opCanonicalInput(c *command, mode canonjson.Mode, _ config) (result, error) {

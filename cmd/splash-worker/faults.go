@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/impl/bootstrap"
+	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/worker"
 )
@@ -57,6 +58,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, worker.ExitUsage, err)
 	}
+	o.profileOptions = func(opts profile.Options) profile.Options { return profile.WithFaults(opts, fault) }
 	p, code, err := setUp(o, stderr)
 	if err != nil {
 		return report(stderr, code, err)

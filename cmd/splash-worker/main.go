@@ -67,6 +67,8 @@ type options struct {
 	effectLog, keyFile, keyID, numberMode             string
 	writeTrigger                                      string
 	perTool, perSession                               uint
+	// profileOptions, when set, adjusts the profile's options (the faulty build's faults).
+	profileOptions func(profile.Options) profile.Options
 }
 
 func main() {
@@ -237,7 +239,11 @@ func setUp(o options, stderr io.Writer) (p *process, code int, err error) {
 		p.closers = append(p.closers, func() { f.Close() })
 	}
 	registry := worker.NewRegistry()
-	if err := profile.Register(registry, profile.Options{Effects: effects}); err != nil {
+	popts := profile.Options{Effects: effects}
+	if o.profileOptions != nil {
+		popts = o.profileOptions(popts)
+	}
+	if err := profile.Register(registry, popts); err != nil {
 		return p, worker.ExitInternal, err
 	}
 	p.serve = worker.ServeConfig{Store: journalStore, Registry: registry, Limits: limits, Admission: admission}

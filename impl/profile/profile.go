@@ -30,7 +30,7 @@ const (
 // Tools lists the profile's tools in the order of the profile chapter.
 var Tools = [...]string{
 	ToolTextEcho, ToolJSONEcho, ToolTextFail, ToolTextUndeclared, ToolDurableRecord,
-	ToolSlowCancellable, ToolSlowUncooperative, ToolJSONTyped,
+	ToolSlowCancellable, ToolSlowUncooperative, ToolJSONTyped, ToolSecretSign,
 }
 
 // Formats gives the format a runner grants for each profile tool.
@@ -43,6 +43,7 @@ var Formats = map[string]protocol.EnvelopeFormat{
 	ToolSlowCancellable:   protocol.FormatText,
 	ToolSlowUncooperative: protocol.FormatText,
 	ToolJSONTyped:         protocol.FormatJSON,
+	ToolSecretSign:        protocol.FormatText,
 }
 
 // AbsenceMessage is the failure message of the durable tool when it has no effect for a key.
@@ -67,15 +68,34 @@ type Options struct {
 	// Wait waits for d or until cancel is closed, and reports whether it was cancelled. Nil
 	// uses a real timer. A nil cancel channel never closes.
 	Wait func(d time.Duration, cancel <-chan struct{}) bool
+
+	faults profileFaults // set only by the faulty build
 }
 
-// Register registers the eight profile tools in reg (PRF-001). Call it only in a test mode.
+// profileFaults is how the faulty build (faults.go) changes the profile's tools for the
+// conformance suite's mutation test; nil in the default build.
+type profileFaults interface {
+	// secretBroker may replace the secret tool's broker.
+	secretBroker(b *worker.SecretBroker) *worker.SecretBroker
+	// secretLeaks may make the secret tool leak its secret.
+	secretLeaks() secretLeaks
+}
+
+// Register registers the nine profile tools in reg (PRF-001). Call it only in a test mode.
 func Register(reg *worker.Registry, opts Options) error {
 	if opts.Effects == nil {
 		opts.Effects = NewEffectLog(nil, nil)
 	}
 	if opts.Wait == nil {
 		opts.Wait = realWait
+	}
+	broker, binding, err := newStubBroker()
+	if err != nil {
+		return err
+	}
+	signer := &secretSigner{broker: broker, binding: binding, effects: opts.Effects}
+	if opts.faults != nil {
+		signer.broker, signer.leaks = opts.faults.secretBroker(broker), opts.faults.secretLeaks()
 	}
 	steps := []func() error{
 		func() error { return reg.Register(ToolTextEcho, echo{safety: worker.ReadOnly}) },
@@ -90,6 +110,7 @@ func Register(reg *worker.Registry, opts Options) error {
 			return reg.RegisterCancellable(ToolSlowUncooperative, &slow{cooperative: false, wait: opts.Wait})
 		},
 		func() error { return reg.Register(ToolJSONTyped, newTyped()) },
+		func() error { return reg.Register(ToolSecretSign, signer) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

@@ -50,7 +50,7 @@ func adapter(t *testing.T, reg *worker.Registry, tool string) worker.Adapter {
 	return a
 }
 
-// Spec: PRF-001, PRF-002, PRF-023
+// Spec: PRF-001, PRF-002, PRF-031
 func TestRegistration(t *testing.T) {
 	reg := registry(t, profile.Options{})
 	want := []struct {
@@ -68,8 +68,9 @@ func TestRegistration(t *testing.T) {
 		{"conf.slow.cancellable", true, worker.ReadOnly, worker.ContractUndeclared, protocol.FormatText},
 		{"conf.slow.uncooperative", true, worker.ReadOnly, worker.ContractUndeclared, protocol.FormatText},
 		{"conf.json.typed", false, worker.ReadOnly, worker.ContractUndeclared, protocol.FormatJSON},
+		{"conf.secret.sign", false, worker.ReadOnly, worker.ContractUndeclared, protocol.FormatText},
 	}
-	if got := strings.Join(reg.Tools(), " "); got != "conf.durable.record conf.json.echo conf.json.typed conf.slow.cancellable conf.slow.uncooperative conf.text.echo conf.text.fail conf.text.undeclared" {
+	if got := strings.Join(reg.Tools(), " "); got != "conf.durable.record conf.json.echo conf.json.typed conf.secret.sign conf.slow.cancellable conf.slow.uncooperative conf.text.echo conf.text.fail conf.text.undeclared" {
 		t.Fatalf("registered %s", got)
 	}
 	for i, w := range want {

@@ -19,9 +19,11 @@ var ErrTriggeredWrite = errors.New("profile: journal write failed on purpose (st
 const maxTriggerBytes = 32
 
 // WriteTrigger is the store fault trigger of the test profile (PRF-021): while the file at its
-// path exists, journal writes fail. The file may hold a decimal count N: the first N journal
-// writes of the process then still succeed, and every later one fails. An empty file makes
-// every write fail. The trigger is a test fixture; a worker offers it only in its test mode.
+// path exists, journal writes fail. The file may hold a decimal count N (ASCII digits, with
+// spaces, tabs and line ends around them ignored): the first N journal writes of the process
+// then still succeed, and every later one fails. An empty file, or one holding only such white
+// space, makes every write fail, and so does a file holding anything else. Only journal writes
+// count: opening a session (admission and its fence) writes no journal. The trigger is a test fixture; a worker offers it only in its test mode.
 // It serves one session and is not safe for concurrent use.
 type WriteTrigger struct {
 	path   string
@@ -46,15 +48,15 @@ func (s *WriteTrigger) fails() (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	text := strings.TrimSpace(string(data))
+	text := strings.Trim(string(data), " \t\r\n")
 	if text == "" {
 		return true, nil
 	}
-	allowed, err := strconv.Atoi(text)
-	if err != nil || allowed < 0 {
-		return true, errors.New("profile: store fault trigger holds neither nothing nor a count")
+	allowed, err := strconv.ParseUint(text, 10, 31)
+	if err != nil || strings.TrimLeft(text, "0123456789") != "" {
+		return true, errors.New("profile: store fault trigger holds neither nothing nor a decimal count")
 	}
-	return s.writes > allowed, nil
+	return uint64(s.writes) > allowed, nil
 }
 
 // Wrap returns store with its journal writes (Persist) subject to the trigger; loading and

@@ -52,11 +52,20 @@ func TestWriteTrigger(t *testing.T) {
 	if err := persist(); !errors.Is(err, ErrTriggeredWrite) {
 		t.Fatalf("with an empty file: %v; want ErrTriggeredWrite", err)
 	}
-	if err := os.WriteFile(path, []byte("many"), 0o600); err != nil {
+	for _, content := range []string{"many", "+9", "-1", "9 9", "0x9", " \n\t"} {
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := persist(); !errors.Is(err, ErrTriggeredWrite) {
+			t.Fatalf("with a file holding %q: %v; want ErrTriggeredWrite", content, err)
+		}
+	}
+	// White space around a count is ignored: 99 writes are allowed.
+	if err := os.WriteFile(path, []byte(" \t99\r\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := persist(); !errors.Is(err, ErrTriggeredWrite) {
-		t.Fatalf("with a file that holds no count: %v; want ErrTriggeredWrite", err)
+	if err := persist(); err != nil {
+		t.Fatalf("under a count of 99 written with white space: %v", err)
 	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
@@ -64,7 +73,7 @@ func TestWriteTrigger(t *testing.T) {
 	if err := persist(); err != nil {
 		t.Fatalf("after the file is removed: %v", err)
 	}
-	if inner.persisted != 3 {
-		t.Errorf("%d writes reached the store; want 3", inner.persisted)
+	if inner.persisted != 4 {
+		t.Errorf("%d writes reached the store; want 4", inner.persisted)
 	}
 }

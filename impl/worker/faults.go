@@ -172,6 +172,39 @@ const (
 	// FaultTypedServesDispatch: the typed JSON adapter helper declares a durable contract and
 	// serves dispatch_operation by running its handler.
 	FaultTypedServesDispatch
+	// FaultSecretIgnoreSelector: the secret broker resolves whatever selectors the grant
+	// carries.
+	FaultSecretIgnoreSelector
+	// FaultSecretAnyKind: the secret broker accepts a selector of any kind with the secret's
+	// id.
+	FaultSecretAnyKind
+	// FaultSecretAnySecret: the secret broker accepts any secret selector, whatever its id.
+	FaultSecretAnySecret
+	// FaultSecretManifestSelectors: the runtime gives an adapter its grant with every selector
+	// of the manifest added.
+	FaultSecretManifestSelectors
+	// FaultSecretInDiagnostic: the secret broker resolves before its checks and quotes the
+	// secret in its refusal, which reaches the worker's diagnostic line.
+	FaultSecretInDiagnostic
+	// FaultSecretInResult: the secret tool appends the secret, in hexadecimal, to its answer.
+	FaultSecretInResult
+	// FaultSecretInEffectLog: the secret tool logs the secret, in base64, in the effect log.
+	FaultSecretInEffectLog
+	// FaultAnswerUnpersistedCompensation: a compensation whose observation write fails is
+	// answered as if it had been persisted.
+	FaultAnswerUnpersistedCompensation
+	// FaultSurviveFailedWrite: a failed journal write neither poisons the session nor ends the
+	// process; the next frame is served.
+	FaultSurviveFailedWrite
+	// FaultRerunPendingCompensation: an exact duplicate of a compensation whose record is
+	// still pending runs the handler again and answers its outcome.
+	FaultRerunPendingCompensation
+	// FaultNonPortableIsProof: any non-portable number in a verified host frame counts as the
+	// peer's proof that it keeps number text, not only a Preserve-only one.
+	FaultNonPortableIsProof
+	// FaultWithheldResultInternal: an invoke result withheld for a non-portable number is
+	// reported as a sealing failure (internal status) instead of in the adapter class.
+	FaultWithheldResultInternal
 
 	faultEnd
 )
@@ -242,7 +275,7 @@ var faultInfos = [...]FaultInfo{
 		"authorize a compensation whose grant fingerprint does not match"},
 	{FaultSkipScopeCheck, "skip-scope-check", "JRN-008", []string{"CNF-COMP-11"},
 		"admit a compensation for any tenant scope"},
-	{FaultAcceptSecondCompensationKey, "accept-second-compensation-key", "JRN-021", []string{"CNF-COMP-08"},
+	{FaultAcceptSecondCompensationKey, "accept-second-compensation-key", "JRN-021", []string{"CNF-COMP-08", "CNF-COMP-21"},
 		"replace an operation's compensation by one under a new key"},
 	{FaultRerunDuplicateCompensation, "rerun-duplicate-compensation", "WRK-051", []string{"CNF-COMP-10"},
 		"run the compensation handler again for an exact duplicate"},
@@ -268,14 +301,38 @@ var faultInfos = [...]FaultInfo{
 		"refuse every answer holding a non-portable number: durable effects with such numbers are stranded"},
 	{FaultUncheckedDuplicate, "unchecked-duplicate", "WRK-049", []string{"CNF-DURABLE-27"},
 		"answer an exact duplicate from the journal without checking it against the live grant"},
-	{FaultIgnorePersistFailure, "ignore-persist-failure", "WRK-071", []string{"CNF-DURABLE-28", "CNF-DURABLE-29", "CNF-DURABLE-30", "CNF-COMP-18"},
+	{FaultIgnorePersistFailure, "ignore-persist-failure", "WRK-071", []string{"CNF-DURABLE-28", "CNF-DURABLE-29", "CNF-DURABLE-30", "CNF-COMP-18", "CNF-COMP-19"},
 		"ignore a failed journal write: no restore, no poisoning, the effect runs and the answer is sent"},
-	{FaultTypedIgnoreDecodeError, "typed-ignore-decode-error", "WRK-005", []string{"CNF-PROFILE-13", "CNF-PROFILE-14", "CNF-PROFILE-15"},
-		"the typed JSON helper runs its handler on what a failed decoding returned (positional form, wrong types, unknown members)"},
+	{FaultTypedIgnoreDecodeError, "typed-ignore-decode-error", "WRK-005", []string{"CNF-PROFILE-18", "CNF-PROFILE-14", "CNF-PROFILE-19"},
+		"the typed JSON helper runs its handler on what a failed decoding returned (wrong arrays, wrong types, unknown members)"},
 	{FaultTypedUncheckedOutput, "typed-unchecked-output", "WRK-005", []string{"CNF-PROFILE-16"},
 		"the typed JSON helper passes on an output that is not an object or array"},
 	{FaultTypedServesDispatch, "typed-serves-dispatch", "WRK-005", []string{"CNF-PROFILE-17"},
 		"the typed JSON helper declares a durable contract and answers dispatch_operation"},
+	{FaultSecretIgnoreSelector, "secret-ignore-selector", "SEC-003", []string{"CNF-SECRET-02"},
+		"the secret broker resolves a secret under a grant without its selector"},
+	{FaultSecretAnyKind, "secret-any-kind", "SEC-003", []string{"CNF-SECRET-03"},
+		"the secret broker accepts a selector of another kind that has the secret's id"},
+	{FaultSecretAnySecret, "secret-any-secret", "SEC-003", []string{"CNF-SECRET-04"},
+		"the secret broker accepts any secret selector, whatever its id"},
+	{FaultSecretManifestSelectors, "secret-manifest-selectors", "SEC-008", []string{"CNF-SECRET-05"},
+		"adapters get their grant with the selectors of every grant of the manifest added"},
+	{FaultSecretInDiagnostic, "secret-in-diagnostic", "SEC-010", []string{"CNF-SECRET-02"},
+		"the secret broker resolves before its checks and quotes the secret in its refusal"},
+	{FaultSecretInResult, "secret-in-result", "SEC-009", []string{"CNF-SECRET-01"},
+		"the secret tool appends the secret in hexadecimal to its answer"},
+	{FaultSecretInEffectLog, "secret-in-effect-log", "SEC-010", []string{"CNF-SECRET-06"},
+		"the secret tool logs the secret in base64 in the effect log"},
+	{FaultAnswerUnpersistedCompensation, "answer-unpersisted-compensation", "WRK-052", []string{"CNF-COMP-19"},
+		"answer a compensation whose observation write failed"},
+	{FaultSurviveFailedWrite, "survive-failed-write", "WRK-071", []string{"CNF-COMP-20"},
+		"a failed journal write neither poisons the session nor ends the process"},
+	{FaultRerunPendingCompensation, "rerun-pending-compensation", "WRK-051", []string{"CNF-COMP-21"},
+		"run the handler again for a duplicate of a compensation still pending"},
+	{FaultNonPortableIsProof, "non-portable-is-proof", "ENC-053", []string{"CNF-NUMBER-05"},
+		"take any non-portable number of a verified host frame as proof that the host keeps number text"},
+	{FaultWithheldResultInternal, "withheld-result-internal", "WRK-048", []string{"CNF-NUMBER-05"},
+		"report an invoke result withheld for its numbers as a sealing failure (status 8)"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
@@ -344,6 +401,8 @@ type Faults struct {
 	SessionKey *protocol.SessionKey
 
 	paused *pauses // where the session stands for At
+	// manifest is the session's manifest once it is opened (FaultSecretManifestSelectors).
+	manifest *protocol.CapabilityManifest
 }
 
 // Has reports whether fault x is enabled; a nil *Faults has none.
@@ -355,7 +414,7 @@ var frameFaults = []Fault{FaultAcceptReplay, FaultSkipTagCheck, FaultAcceptRefle
 // NeedsSessionKey reports whether an enabled fault authenticates or seals frames itself and
 // so needs SessionKey.
 func (f *Faults) NeedsSessionKey() bool {
-	return f != nil && (f.Enabled.Any(frameFaults...) || f.Enabled.Has(FaultReuseOutgoingSequence))
+	return f != nil && (f.Enabled.Any(frameFaults...) || f.Enabled.Any(FaultReuseOutgoingSequence, FaultNonPortableIsProof))
 }
 
 // WithFaults returns cfg with the faults f; a nil f leaves cfg as it is.
@@ -403,6 +462,7 @@ func (f *Faults) open(auth *protocol.Authenticator, p *sessionParts) error {
 		return err
 	}
 	p.opener, p.sealer = opener, sealer
+	f.numberFaults(auth, p)
 	p.admission = f.admission(p.admission)
 	p.registry = f.registry(p.registry)
 	if f.Has(FaultNoReconcileBudget) {
@@ -412,8 +472,13 @@ func (f *Faults) open(auth *protocol.Authenticator, p *sessionParts) error {
 }
 
 func (f *Faults) skipRejected(err error) bool {
+	if f.Has(FaultSurviveFailedWrite) && (errors.Is(err, ErrJournal) || errors.Is(err, ErrInvalidJournalRevision)) {
+		return true
+	}
 	return f.Has(FaultContinueAfterReject) && !errors.Is(err, ErrEndOfInput)
 }
+
+func (f *Faults) poisonOnFailedWrite() bool { return !f.Has(FaultSurviveFailedWrite) }
 
 func (f *Faults) detachOnFatal() bool { return f.Has(FaultDetachOnFatal) }
 
@@ -471,6 +536,9 @@ func (f *Faults) admitCompensation(s *Session, c authorizer.AuthorizedOperationC
 // the flow the adapter runs again, its effect happening a second time; its outcome is
 // ignored and the answer is still the stored state.
 func (f *Faults) duplicate(s *Session, stored protocol.OperationStatus, d *durableRequest) (protocol.OperationStatus, bool) {
+	if stored.State == protocol.StatePending && d.compensation && f.Has(FaultRerunPendingCompensation) {
+		return s.rerunPending(d)
+	}
 	if stored.State == protocol.StatePending {
 		if !f.Has(FaultPendingAsSuccess) {
 			return protocol.OperationStatus{}, false
@@ -492,9 +560,13 @@ func (f *Faults) duplicate(s *Session, stored protocol.OperationStatus, d *durab
 // journaledCall runs the adapter before the pending record is persisted
 // (FaultPersistAfterEffect): an effect can happen that the journal never knew about.
 func (f *Faults) journaledCall(ctx context.Context, s *Session, store JournalPersister, before *journal.Journal, d *durableRequest) (protocol.OperationStatus, bool, error) {
-	if !f.Has(FaultPersistAfterEffect) {
-		return protocol.OperationStatus{}, false, nil
+	switch {
+	case f.Has(FaultPersistAfterEffect):
+		status, err := s.effectFirst(ctx, store, before, d)
+		return status, true, err
+	case d.compensation && f.Has(FaultAnswerUnpersistedCompensation):
+		status, err := s.observationUnchecked(ctx, store, before, d)
+		return status, true, err
 	}
-	status, err := s.effectFirst(ctx, store, before, d)
-	return status, true, err
+	return protocol.OperationStatus{}, false, nil
 }

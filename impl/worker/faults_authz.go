@@ -35,6 +35,10 @@ var authorizerFaults = []Fault{
 // authorizer returns az, or a faulty authorizer around it when an authorization fault
 // is enabled. journalScope is the scope of the session's journal.
 func (f *Faults) authorizer(az *authorizer.SessionAuthorizer, journalScope string) sessionAuthorizer {
+	if f != nil {
+		m := az.Manifest()
+		f.manifest = &m
+	}
 	if f == nil || !f.Enabled.Any(authorizerFaults...) {
 		return az
 	}

@@ -72,7 +72,8 @@ func (u unfencedStore) Persist(ctx context.Context, j *journal.Journal, expected
 func (f *Faults) registry(r *Registry) *Registry {
 	undeclaredOK := f.Has(FaultUndeclaredSafetyOK)
 	typed := f.Enabled.Any(typedFaults...)
-	if !undeclaredOK && !typed && f.At == nil {
+	union := f.Has(FaultSecretManifestSelectors)
+	if !undeclaredOK && !typed && !union && f.At == nil {
 		return r
 	}
 	c := NewRegistry()
@@ -82,6 +83,9 @@ func (f *Faults) registry(r *Registry) *Registry {
 		}
 		if h, ok := e.adapter.(typedHelper); ok && typed {
 			e.adapter = h.withFaults(f.Enabled)
+		}
+		if union && e.cancellable == nil {
+			e.adapter = manifestSelectorsAdapter{e.adapter, f}
 		}
 		if f.At != nil {
 			e.adapter = pausingAdapter{e.adapter, f.pauses()}

@@ -211,22 +211,7 @@ type fixedSequenceSealer struct {
 
 // Seal authenticates m at sequence 1.
 func (s *fixedSequenceSealer) Seal(m protocol.Message) (protocol.Frame, []byte, error) {
-	if err := m.Validate(); err != nil {
-		return protocol.Frame{}, nil, err
-	}
-	if sid := m.SessionID(); sid != s.sessionID {
-		return protocol.Frame{}, nil, &protocol.Error{Kind: protocol.ErrUnknownSession, Value: sid}
-	}
-	tag, err := protocol.ComputeTag(s.key, s.sessionID, protocol.RoleWorker, 1, m)
-	if err != nil {
-		return protocol.Frame{}, nil, err
-	}
-	f := protocol.Frame{Sequence: 1, Message: m, Tag: tag}
-	line, err := protocol.EncodeFrame(f)
-	if err != nil {
-		return protocol.Frame{}, nil, err
-	}
-	return f, line, nil
+	return sealAt(s.key, s.sessionID, 1, m)
 }
 
 // uncappedLineBytes bounds the lines of FaultNoLineCap, so that the fault stays testable.

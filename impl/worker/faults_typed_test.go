@@ -14,7 +14,7 @@ import (
 
 const typed = profile.ToolJSONTyped
 
-// Spec: WRK-005, PRF-024, PRF-025, PRF-026
+// Spec: WRK-005, PRF-032, PRF-025, PRF-026
 func TestFaultsOfTheTypedHelper(t *testing.T) {
 	g := profileGrant(typed, 5, 0)
 	invoke := func(fault worker.Fault, in string) (string, error) {
@@ -30,17 +30,18 @@ func TestFaultsOfTheTypedHelper(t *testing.T) {
 	// Without a fault the helper refuses what does not decode and a null output; a fault of
 	// another part of the helper changes neither.
 	for _, fault := range []worker.Fault{0, worker.FaultTypedServesDispatch} {
-		for _, in := range []string{`["ab",2]`, `{"text":5,"repeat":2}`, `{"text":"ab","repeat":2,"x":1}`} {
+		for _, in := range []string{`["ab",2,true]`, `{"text":5,"repeat":2}`, `{"text":"ab","repeat":2,"x":1}`} {
 			_, err := invoke(fault, in)
 			wantAdapter(in, err, worker.AdapterInvalidJSONInput)
 		}
 		_, err := invoke(fault, `{"text":"ab","repeat":0}`)
 		wantAdapter("repeat 0", err, worker.AdapterInvalidJSONOutput)
 	}
-	// typed-ignore-decode-error: what the decoder read is used, so the positional form and an
-	// unknown member are answered, and a text of the wrong type becomes empty.
+	// typed-ignore-decode-error: what the decoder read is used, so a positional form with an
+	// extra element and an unknown member are answered, and a text of the wrong type becomes
+	// empty.
 	for in, want := range map[string]string{
-		`["ab",2]`:                       `result json:{"count":2,"text":"abab"}`,
+		`["ab",2,true]`:                  `result json:{"count":2,"text":"abab"}`,
 		`{"text":"ab","repeat":2,"x":1}`: `result json:{"count":2,"text":"abab"}`,
 		`{"text":5,"repeat":2}`:          `result json:{"count":2,"text":""}`,
 	} {

@@ -33,6 +33,8 @@ type testOnlyHooks interface {
 	// ignorePersistFailure reports whether a failed journal write is ignored: no restore, no
 	// poisoning, and the flow goes on as if it had been persisted.
 	ignorePersistFailure() bool
+	// poisonOnFailedWrite reports whether a failed journal write poisons the session.
+	poisonOnFailedWrite() bool
 	// uncheckedDuplicate reports whether the answer to an exact duplicate dispatch skips the
 	// check against the live grant.
 	uncheckedDuplicate() bool

@@ -352,12 +352,13 @@ func (s *Session) persist(ctx context.Context, store JournalPersister, before *j
 	if err != nil && s.hooks != nil && s.hooks.ignorePersistFailure() {
 		return nil
 	}
+	poison := s.hooks == nil || s.hooks.poisonOnFailedWrite()
 	if err != nil {
-		s.journal, s.poisoned = before, true
+		s.journal, s.poisoned = before, poison
 		return &Error{Kind: ErrJournal, Err: err}
 	}
 	if actual <= expected {
-		s.journal, s.poisoned = before, true
+		s.journal, s.poisoned = before, poison
 		return &Error{Kind: ErrInvalidJournalRevision, Expected: expected, Actual: actual}
 	}
 	s.revision = actual

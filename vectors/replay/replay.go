@@ -20,6 +20,7 @@ import (
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/worker"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -93,6 +94,7 @@ var runners = map[string]func(fs.FS, *fileRun) error{
 	vectorfmt.StorageFile:       replayStorage,
 	"host_scenarios.json":       replayHostScenarios, // vectorfmt.HostScenariosFile
 	"ledger.json":               replayLedger,        // vectorfmt.LedgerFile
+	vectorfmt.SecretsFile:       replaySecrets,
 }
 
 // RunFile replays one vector file.
@@ -152,6 +154,10 @@ func ErrorKindName(err error) string {
 	var le *host.LedgerError
 	if errors.As(err, &le) {
 		return le.Kind.String()
+	}
+	var sec *worker.SecretError
+	if errors.As(err, &sec) {
+		return sec.Kind.String()
 	}
 	if k, ok := protocol.KindOf(err); ok {
 		return k.String()

@@ -58,6 +58,7 @@ var FileNames = []string{
 	StorageFile,
 	HostScenariosFile,
 	LedgerFile,
+	SecretsFile,
 }
 
 // SchemaName returns the JSON Schema file name (in vectors/schema) for a vector file name.

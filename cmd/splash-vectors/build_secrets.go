@@ -1,0 +1,45 @@
+package main
+
+import "github.com/splashv5/conform/vectors/vectorfmt"
+
+func secretBindingOf(b secBinding) vectorfmt.SecretBinding {
+	return vectorfmt.SecretBinding{Tool: b.tool, SecretID: b.id}
+}
+
+func secretBindingsOf(bs []secBinding) []vectorfmt.SecretBinding {
+	out := make([]vectorfmt.SecretBinding, len(bs))
+	for i, b := range bs {
+		out[i] = secretBindingOf(b)
+	}
+	return out
+}
+
+func buildSecrets(c *checker) (string, any, *fileBuilder) {
+	b := newFileBuilder(vectorfmt.SecretsFile, c)
+	bindingG := vectorfmt.SecretGroup{Type: vectorfmt.SecretBindingType, Tests: []vectorfmt.SecretTest{}}
+	for _, row := range secretBindingCases() {
+		binding := secretBindingOf(row.b)
+		bindingG.Tests = append(bindingG.Tests, vectorfmt.SecretTest{Case: b.newCase(row.meta, row.err), Binding: &binding})
+	}
+	configG := vectorfmt.SecretGroup{Type: vectorfmt.SecretBrokerConfigType, Tests: []vectorfmt.SecretTest{}}
+	for _, row := range secretConfigCases() {
+		t := vectorfmt.SecretTest{Case: b.newCase(row.meta, row.err), Bindings: secretBindingsOf(row.bindings)}
+		if row.err == "" {
+			n := row.count
+			t.BindingCount = &n
+		}
+		configG.Tests = append(configG.Tests, t)
+	}
+	resolveG := vectorfmt.SecretGroup{Type: vectorfmt.SecretResolveType, Bindings: secretBindingsOf(secResolveBindings), Tests: []vectorfmt.SecretTest{}}
+	for _, row := range secretResolveCases() {
+		binding := secretBindingOf(row.b)
+		if (row.err == "") == (row.resolved == "") {
+			b.failf("%q: a resolution row names either the resolved id or an error", row.comment)
+		}
+		resolveG.Tests = append(resolveG.Tests, vectorfmt.SecretTest{Case: b.newCase(row.meta, row.err), Grant: b.text(row.grant),
+			Binding: &binding, ProviderFails: row.providerFails, ResolvedID: row.resolved})
+	}
+	doc := vectorfmt.Secrets{TestGroups: []vectorfmt.SecretGroup{bindingG, configG, resolveG}}
+	doc.Header = b.header()
+	return b.name, doc, b
+}

@@ -1,0 +1,189 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/hex"
+	"os"
+	"strings"
+	"time"
+
+	"lukechampine.com/blake3"
+
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// The secret tool of the profile and its stub secret (spec/15-profile.md, PRF-028).
+const (
+	toolSecret   = "conf.secret.sign"
+	stubSecretID = "conf.secret.stub"
+	stubSecret   = "splash-conformance-stub-secret!!"
+)
+
+var (
+	secretNeeds        = []Need{NeedSecret}
+	secretEffectsNeeds = []Need{NeedSecret, NeedEffects}
+)
+
+// selector returns the resource selector of the given kind and id.
+func selector(kind protocol.ResourceKind, id string) protocol.ResourceSelector {
+	return protocol.ResourceSelector{Kind: kind, ID: id}
+}
+
+// stubSelector is the selector that grants the stub secret.
+var stubSelector = selector(protocol.ResourceSecret, stubSecretID)
+
+// secretGrant grants conf.secret.sign with the given selectors.
+func secretGrant(rs ...protocol.ResourceSelector) protocol.CapabilityGrant {
+	g := textGrant(toolSecret)
+	g.Resources = rs
+	return g
+}
+
+// signature is the answer of conf.secret.sign for input (PRF-029): the keyed BLAKE3-256 hash
+// under the stub secret, in lowercase hexadecimal.
+func signature(input string) string {
+	h := blake3.New(32, []byte(stubSecret))
+	_, _ = h.Write([]byte(input))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// stubPatterns are the encodings of the stub secret that must appear nowhere (SEC-009,
+// SEC-010).
+var stubPatterns = secretPatterns([]byte(stubSecret))
+
+// expectNoStub fails the check when data holds an encoding of the stub secret.
+func (t *T) expectNoStub(where string, data []byte) {
+	if containsAny(data, stubPatterns) {
+		t.failf("no trace of the stub secret in "+where+" (SEC-009, SEC-010)", where+" holds an encoding of the stub secret: "+clip(string(data), 300))
+	}
+}
+
+// sign invokes conf.secret.sign with input and returns its text answer, after checking that
+// the answer frame holds no encoding of the stub secret.
+func (w *Worker) sign(input string) string {
+	id := w.sendInvoke(toolSecret, text(input))
+	want := "a result for " + id
+	ev := w.next(want)
+	if ev.err != nil {
+		w.t.failf(want, w.describeEnd(ev.err))
+	}
+	w.t.expectNoStub("the answer frame", ev.line)
+	m, ok := w.openAnswer(want, ev.line).(protocol.ResultMessage)
+	if !ok || m.Result.RequestID != id || m.Result.Payload.Format != protocol.FormatText {
+		w.t.failf(want+" with a text payload", "another answer: "+clip(string(ev.line), 300))
+	}
+	return m.Result.Payload.Text
+}
+
+// secretRefused opens one session per grant set, invokes conf.secret.sign in it and expects
+// no answer, the adapter status class, a diagnostic without the stub secret and, as advice, one
+// naming SecretNotGranted.
+func secretRefused(why string, grantSets ...[]protocol.CapabilityGrant) func(*T) {
+	return func(t *T) {
+		for _, grants := range grantSets {
+			w := t.session(grants...)
+			w.sendInvoke(toolSecret, text("hello"))
+			w.expectExit(exitAdapter, "conf.secret.sign "+why)
+			diag := w.stderrWhole()
+			t.expectNoStub("the diagnostics", []byte(diag))
+			if !strings.Contains(diag, "SecretNotGranted") {
+				t.shouldf("a diagnostic naming SecretNotGranted (PRF-030)", "standard error: "+orNone([]string{strings.TrimSpace(diag)}))
+			}
+		}
+	}
+}
+
+// stderrWhole waits briefly for the exited worker's standard error to end and returns what
+// the runner kept of it (the runner watches the whole stream for the stub secret as well).
+func (w *Worker) stderrWhole() string {
+	select {
+	case <-w.stderr.done:
+	case <-time.After(time.Second):
+	}
+	if w.stderr.stubLeaked() {
+		w.t.failf("no trace of the stub secret on standard error (SEC-010)", "the worker wrote an encoding of the stub secret on standard error")
+	}
+	return w.stderr.excerpt()
+}
+
+// SecretChecks returns the checks of area SECRET: the capability secret broker, seen through
+// the profile's secret tool.
+func SecretChecks() []*Check {
+	return []*Check{
+		&Check{
+			ID: "CNF-SECRET-01", Level: Must, Needs: secretNeeds,
+			Requirements: []string{"PRF-028", "PRF-029", "SEC-003", "SEC-009", "WRK-030"},
+			Title:        "conf.secret.sign answers the keyed hash under the stub secret when its grant carries the selector, and no frame holds the secret",
+			run: func(t *T) {
+				w := t.session(secretGrant(selector(protocol.ResourceFileRoot, "conf.root"), stubSelector, selector(protocol.ResourceSecret, "conf.secret.other")),
+					textGrant(toolTextEcho))
+				for _, in := range []string{"hello", "", trickyText} {
+					if got, want := w.sign(in), signature(in); got != want {
+						t.failf("the answer "+want+" for the input "+clip(in, 40), "the answer "+clip(got, 200))
+					}
+				}
+				w.endInput()
+			},
+		},
+		&Check{
+			ID: "CNF-SECRET-02", Level: Must, Needs: secretNeeds,
+			Requirements: []string{"PRF-030", "SEC-003", "SEC-010", "SEC-011", "WRK-096", "WRK-097"},
+			Title:        "conf.secret.sign under a grant without selectors is refused (status 6), and the diagnostic holds no trace of the secret",
+			run:          secretRefused("under a grant without selectors", []protocol.CapabilityGrant{secretGrant(), textGrant(toolTextEcho)}),
+		},
+		&Check{
+			ID: "CNF-SECRET-03", Level: Must, Needs: secretNeeds,
+			Requirements: []string{"PRF-030", "SEC-003", "SEC-010"},
+			Title:        "a selector of another kind with the secret's id grants nothing: file_root, executable, network_origin (status 6)",
+			run: secretRefused("under a grant whose selector has another kind",
+				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceFileRoot, stubSecretID))},
+				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceExecutable, stubSecretID))},
+				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceNetworkOrigin, stubSecretID))}),
+		},
+		&Check{
+			ID: "CNF-SECRET-04", Level: Must, Needs: secretNeeds,
+			Requirements: []string{"PRF-030", "SEC-003", "SEC-010"},
+			Title:        "a secret selector with another id grants nothing: another secret, a prefix, an extension (status 6)",
+			run: secretRefused("under a grant whose secret selector has another id",
+				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceSecret, "conf.secret.other"))},
+				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceSecret, "conf.secret"))},
+				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceSecret, stubSecretID+".x"))}),
+		},
+		&Check{
+			ID: "CNF-SECRET-05", Level: Must, Needs: secretNeeds,
+			Requirements: []string{"SEC-008", "PRF-030", "SEC-003"},
+			Title:        "the secret resolves only under the active grant: a selector granted to another tool of the manifest does not count (status 6)",
+			run: func(t *T) {
+				echo := textGrant(toolTextEcho)
+				echo.Resources = []protocol.ResourceSelector{stubSelector}
+				w := t.session(echo, secretGrant())
+				t.expectPayload("the echo", text("x"), w.invoke(toolTextEcho, text("x")))
+				w.sendInvoke(toolSecret, text("hello"))
+				w.expectExit(exitAdapter, "conf.secret.sign without the selector, which only conf.text.echo's grant carries")
+				t.expectNoStub("the diagnostics", []byte(w.stderrWhole()))
+			},
+		},
+		&Check{
+			ID: "CNF-SECRET-06", Level: Must, Needs: secretEffectsNeeds,
+			Requirements: []string{"SEC-010", "PRF-028"},
+			Title:        "using the secret writes nothing to the effect log: no line, no trace of the secret",
+			run: func(t *T) {
+				w := t.session(secretGrant(stubSelector))
+				for _, in := range []string{"hello", "again"} {
+					if got := w.sign(in); got != signature(in) {
+						t.failf("the answer "+signature(in), "the answer "+clip(got, 200))
+					}
+				}
+				w.endInput()
+				data, err := os.ReadFile(t.effectsPath())
+				if err != nil && !os.IsNotExist(err) {
+					t.failf("a readable effect log", err.Error())
+				}
+				t.expectNoStub("the effect log", data)
+				if len(bytes.TrimSpace(data)) > 0 {
+					t.failf("an effect log without lines after two signings (PRF-028 performs no effect)", "effect log:\n  "+clip(string(data), 300))
+				}
+			},
+		},
+	}
+}
