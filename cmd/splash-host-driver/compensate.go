@@ -64,10 +64,11 @@ func (s *session) compensate(c command) (json.RawMessage, error) {
 		return s.unrecorded(e, tg, p, input, c.RequestID, true)
 	}
 	if _, err := e.RecordCompensation(context.Background(), tg, input, []byte(c.RequestID)); err != nil {
-		if fault != "recompensate" || !errors.Is(err, host.ErrLedgerCompensationAlreadyRecorded) {
+		if !recompensates(c.Key, err) {
 			return nil, denied{err}
 		}
 	}
+	compensated(c.Key)
 	return s.deliver(e, tg, p, input, c.RequestID)
 }
 

@@ -40,6 +40,7 @@ func main() {
 	out := json.NewEncoder(os.Stdout)
 	var s *session
 	for in.Scan() {
+		began := time.Now()
 		var c command
 		if err := json.Unmarshal(in.Bytes(), &c); err != nil {
 			fmt.Fprintln(os.Stderr, "splash-host-driver: bad command:", err)
@@ -82,6 +83,7 @@ func main() {
 		if err != nil {
 			o.OK, o.Error = false, kind(err)
 		}
+		pace(began)
 		if err := out.Encode(o); err != nil {
 			os.Exit(2)
 		}
@@ -108,7 +110,7 @@ func start(c command) (*session, error) {
 		args = append(args, "--extra")
 	}
 	cfg := transport.ProcessConfig{Path: c.Command[0], Args: args, SessionID: m.SessionID, Stderr: os.Stderr}
-	if fault == "nonportable" {
+	if fault == "nonportable" || fault == "intsonly" {
 		cfg.AuthOptions = []protocol.AuthenticatorOption{protocol.AllowNonPortableNumbers()}
 	}
 	proc, err := transport.StartProcess(cfg)
@@ -117,7 +119,7 @@ func start(c command) (*session, error) {
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
 	s.state = c.State
-	s.ch = transport.NewChannel(workerOutput(proc.Output()), proc.Input(), canonjson.Preserve)
+	s.ch = transport.NewChannel(workerOutput(proc.Output()), workerInput(proc.Input()), canonjson.Preserve)
 	if c.Cancellable {
 		s.pending = map[string]*transport.PendingInvocation{}
 		s.mux, err = transport.NewMultiplexed(m, proc.HostAuthenticator(), proc.Output(), proc.Input())
@@ -146,7 +148,11 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	if s == nil {
 		return nil, errors.New("NotStarted")
 	}
-	p, err := protocol.DecodeToolPayload(c.Payload, canonjson.Preserve)
+	raw, err := commandPayload(c.Payload)
+	if err != nil {
+		return nil, err
+	}
+	p, err := protocol.DecodeToolPayload(raw, canonjson.Preserve)
 	if err != nil {
 		return nil, errors.New("BadCommand")
 	}
@@ -181,12 +187,12 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	if fault == "novalidate" {
 		return res.Payload.AppendJSON(nil), nil
 	}
-	if err := s.auth.ValidateResult(authorized, res); err != nil {
+	if err := s.auth.ValidateResult(authorized, res); err != nil && !fitsInUnits(res.Payload, err) {
 		s.frames.Discard()
 		_, _ = s.proc.Terminate()
 		return nil, invalidResult{err}
 	}
-	return res.Payload.AppendJSON(nil), nil
+	return reported(res.Payload.AppendJSON(nil)), nil
 }
 
 func (s *session) close() error {
@@ -221,9 +227,16 @@ func (s *session) wait() int {
 	if s == nil {
 		return -1
 	}
+	limit := s.deadline
+	if fault == "wait-nodeadline" {
+		limit = time.Hour
+	}
 	select {
 	case <-s.proc.Exited():
-	case <-time.After(s.deadline):
+	case <-time.After(limit):
+		if fault == "wait-nokill" {
+			return -1
+		}
 		_, _ = s.proc.Terminate()
 	}
 	t := s.proc.Wait()

@@ -68,12 +68,13 @@ func compChecks() []*Check {
 				finishCompensation(t, third, id, again)
 			}},
 		{ID: "CNF-HCOMP-02", Level: must, Requirements: []string{"WFL-011", "WFL-023", "HDR-044", "HDR-022"}, Needs: needs,
-			Title: "one approval: a second compensation of the same operation is Denied and sends no frame, even on a fresh session",
+			Title: "one approval: a second compensation of the same operation is Denied and sends no frame, on a fresh session of a restarted host",
 			run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
 				second := t.ledgerSession()
 				id := t.compensateCommand("cmp-req-1", key)
 				finishCompensation(t, second, id, recvCompensation(t, second, key, recoverWait))
+				t.restartDriver() // the rule holds after any restart (HDR-044): it lives in the ledger
 				third := t.ledgerSession()
 				id = t.compensateCommand("cmp-req-2", key)
 				if o := t.expectError(id, "the second compensation of "+key+" is refused"); o.Error != "Denied" {
