@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
+	"math/big"
 	"regexp"
 	"time"
 	"unicode/utf16"
@@ -38,8 +40,20 @@ func fitsInUnits(p protocol.ToolPayload, err error) bool {
 	return uint64(utf16Units(p)) <= e.Maximum
 }
 
-// hugeInteger matches an integer token of more than 19 digits, which a 64-bit integer may not hold.
-var hugeInteger = regexp.MustCompile(`[:\[,]-?[0-9]{20,}[,\]}]`)
+// integerToken matches an integer token (no fraction, no exponent) inside a JSON value.
+var integerToken = regexp.MustCompile(`[:\[,]-?[0-9]+[,\]}]`)
+
+// outOfRange reports whether raw holds an integer outside both 64-bit ranges.
+func outOfRange(raw []byte) bool {
+	low, high := new(big.Int).Lsh(big.NewInt(-1), 63), new(big.Int).SetUint64(math.MaxUint64)
+	for _, m := range integerToken.FindAll(raw, -1) {
+		n, ok := new(big.Int).SetString(string(m[1:len(m)-1]), 10)
+		if ok && (n.Cmp(low) < 0 || n.Cmp(high) > 0) {
+			return true
+		}
+	}
+	return false
+}
 
 // commandPayload returns the payload of a command as a port reads it. Under lossycmd the port
 // reads commands with a JSON library that holds numbers in binary64 floats and writes them back
@@ -54,7 +68,7 @@ func commandPayload(raw json.RawMessage) (json.RawMessage, error) {
 		}
 		return json.Marshal(v)
 	case "intsonly":
-		if hugeInteger.Match(raw) {
+		if outOfRange(raw) {
 			return nil, denied{errors.New("integer out of range")}
 		}
 	}

@@ -114,7 +114,9 @@ func numberChecks() []*Check {
 				}
 				w := t.session(jsonGrant())
 				id := t.invoke("req-1", jsonTool, p)
-				inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage).Invocation
+				inv := w.recvWithin(protocol.TypeInvoke, time.Second, func() {
+					t.failf("the invoke of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+				}).(protocol.InvokeMessage).Invocation
 				if got := inv.Payload.AppendJSON(nil); !bytes.Equal(got, p.AppendJSON(nil)) {
 					t.failf("the payload "+string(p.AppendJSON(nil))+" (HDR-047)", string(got))
 				}

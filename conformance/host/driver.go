@@ -113,14 +113,31 @@ func startDriverIn(argv []string, env []string, dir string) (*driver, error) {
 func (d *driver) send(c map[string]any) (uint64, error) {
 	d.nextID++
 	c["id"] = d.nextID
-	var line bytes.Buffer
-	enc := json.NewEncoder(&line)
-	enc.SetEscapeHTML(false) // payloads stay canonical text (HDR-047): no \u003c, no \u2028
-	if err := enc.Encode(c); err != nil {
+	line, err := encodeCommand(c)
+	if err != nil {
 		return 0, err
 	}
-	_, err := d.stdin.Write(line.Bytes())
+	_, err = d.stdin.Write(line)
 	return d.nextID, err
+}
+
+// encodeCommand returns the command line of c, ended by a line feed. Payloads stay canonical
+// text (HDR-047): nothing is escaped that the canonical encoding leaves as it is.
+func encodeCommand(c map[string]any) ([]byte, error) {
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(c)
+	return line.Bytes(), err
+}
+
+// commandText is the command line of c for a transcript.
+func commandText(c map[string]any) string {
+	line, err := encodeCommand(c)
+	if err != nil {
+		return fmt.Sprint(c)
+	}
+	return string(bytes.TrimSuffix(line, []byte("\n")))
 }
 
 // errDriverSilent reports that no outcome came before the deadline.

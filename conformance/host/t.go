@@ -120,7 +120,7 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 	if err != nil {
 		t.end(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))
 	}
-	t.logf("driver: command %d %v", id, c["op"])
+	t.logf("driver: command %s", clip(commandText(c), 300))
 	return id
 }
 
