@@ -28,5 +28,11 @@ func recompensates(string, error) bool { return false }
 // compensated does nothing; the test build may remember compensations in memory.
 func compensated(string) {}
 
+// began does nothing; the test build may note when an invocation began.
+func began(string) {}
+
+// finishWait returns d; the test build may count the deadline from the invocation's begin.
+func finishWait(_ string, d time.Duration) time.Duration { return d }
+
 // pace does nothing; the test build may slow the driver down.
 func pace(time.Time) {}

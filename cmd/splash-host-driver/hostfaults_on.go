@@ -132,6 +132,21 @@ func recompensates(key string, err error) bool {
 // compensated notes that this process recorded the compensation of key (memonce).
 func compensated(key string) { compensatedHere[key] = true }
 
+// begun holds when each invocation began, for the deadline-from-begin fault.
+var begun = map[string]time.Time{}
+
+// began notes that the invocation requestID began now.
+func began(requestID string) { begun[requestID] = time.Now() }
+
+// finishWait is how long finish waits for the invocation: the deadline (HDR-051), or under
+// deadline-from-begin what is left of it since the invocation began.
+func finishWait(requestID string, d time.Duration) time.Duration {
+	if fault != "deadline-from-begin" {
+		return d
+	}
+	return time.Until(begun[requestID].Add(d))
+}
+
 // pace is the slow switch: a driver ten times slower than this one, taking nine times longer
 // again than each command took before it answers. It is no fault: a correct slow host.
 func pace(start time.Time) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/transport"
 )
@@ -52,6 +53,7 @@ func main() {
 		case "hello":
 			o.Features = []string{"invoke", "durable", "cancel", "recover", "compensate"}
 		case "start":
+			s.retire()
 			s, err = start(c)
 		case "invoke":
 			o.Payload, err = s.invoke(c)
@@ -118,7 +120,10 @@ func start(c command) (*session, error) {
 		return nil, errors.New("StartFailed")
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
-	s.state = c.State
+	s.state, s.plan = c.State, plan
+	if c.Plan != nil {
+		s.plan = host.Plan{Fingerprint: c.Plan.Fingerprint, Steps: c.Plan.Steps}
+	}
 	s.ch = transport.NewChannel(workerOutput(proc.Output()), workerInput(proc.Input()), canonjson.Preserve)
 	if c.Cancellable {
 		s.pending = map[string]*transport.PendingInvocation{}
@@ -202,6 +207,9 @@ func (s *session) close() error {
 	if s.mux != nil {
 		done := make(chan error, 1)
 		go func() { done <- s.mux.Close() }()
+		if fault == "close-early" {
+			return nil
+		}
 		select {
 		case err := <-done:
 			return err

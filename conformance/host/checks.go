@@ -22,7 +22,7 @@ const (
 
 func bootChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HBOOT-01", Level: must, Requirements: []string{"BOOT-001", "BOOT-016", "HDR-020"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HBOOT-01", Level: must, Requirements: []string{"BOOT-001", "BOOT-016", "BOOT-024", "HDR-020"}, Needs: []string{FeatureInvoke},
 			Title:       "the worker's standard input starts with the exact bootstrap for the manifest's session",
 			Unreachable: unreachableBootstrap,
 			run: func(t *T) {
@@ -92,7 +92,7 @@ func bootChecks() []*Check {
 
 func openChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HOPEN-04", Level: must, Requirements: []string{"HDR-012", "HDR-002"},
+		{ID: "CNF-HOPEN-04", Level: must, Requirements: []string{"HDR-012", "HDR-002", "HDR-054"},
 			Title: "the driver answers an unknown command with Unsupported and keeps serving",
 			run: func(t *T) {
 				if o := t.call(map[string]any{"op": "conformance.unknown", "extra": 1}); o.OK || o.Error != "Unsupported" {
@@ -490,7 +490,7 @@ func cancelChecks() []*Check {
 
 func deadlineChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "HDR-022"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "HDR-022", "HDR-054"}, Needs: []string{FeatureInvoke},
 			Title: "a worker that never answers is contained within the deadline, reported Indeterminate",
 			run: func(t *T) {
 				w := t.session(echoGrant())

@@ -14,7 +14,7 @@ func undoPayload() protocol.ToolPayload { return jsonPayload(`{"undo":1}`) }
 // compensateCommand sends a compensate command for key without waiting.
 func (t *T) compensateCommand(requestID, key string) uint64 {
 	return t.sendCommand(map[string]any{"op": "compensate", "request_id": requestID, "key": key,
-		"payload": rawJSON(undoPayload().AppendJSON(nil))})
+		"payload": rawJSON(undoPayload().AppendJSON(nil)), "nonce": operationNonce(requestID)})
 }
 
 // recvCompensation reads the compensate_operation of key on w's session within d and checks
@@ -51,7 +51,7 @@ func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCo
 func compChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureRecover, FeatureCompensate}
 	return []*Check{
-		{ID: "CNF-HCOMP-01", Level: must, Requirements: []string{"WFL-011", "WFL-022", "WFL-026", "HDR-043"}, Needs: needs,
+		{ID: "CNF-HCOMP-01", Level: must, Requirements: []string{"WFL-011", "WFL-022", "WFL-026", "HDR-043", "HDR-050"}, Needs: needs,
 			Title: "intent before frame: a host killed after sending a compensation recovers it from its recorded intent, same cmp- key and input",
 			run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")

@@ -90,6 +90,30 @@ func hostileChecks() []*Check {
 				w.send(w.result("req-1", jsonPayload(`{}`)))
 				t.await(id)
 			}},
+		{ID: "CNF-HOPEN-06", Level: must, Requirements: []string{"HDR-053", "HDR-020"}, Needs: []string{FeatureInvoke},
+			Title: "a new start stops the running worker's process group first, writing it no frame, and the new session works",
+			run: func(t *T) {
+				m := t.manifest(echoGrant())
+				first, id := t.startWorker(m, "--child")
+				first.recv(protocol.TypeOpenSession)
+				t.await(id)
+				if first.hello.Child == 0 {
+					t.internal(fmt.Errorf("the fake worker could not start its child"))
+				}
+				second := t.session(echoGrant())
+				if line, why := first.next(time.Second); line != nil || !strings.Contains(why, "closed") {
+					t.failf("no frame to the replaced worker, then the end of its input (HDR-053)", why+clip(string(line), 200))
+				}
+				until := time.Now().Add(time.Second)
+				for alive(first.hello.Pid) || alive(first.hello.Child) {
+					if time.Now().After(until) {
+						t.failf("the replaced worker and its child gone once the new start answered (HDR-053)",
+							fmt.Sprintf("worker alive %v, child alive %v", alive(first.hello.Pid), alive(first.hello.Child)))
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				roundTrip(t, second, "req-1")
+			}},
 		{ID: "CNF-HFRAME-09", Level: must, Requirements: []string{"FRM-003", "FRM-032", "TRN-098"}, Needs: []string{FeatureInvoke},
 			Title: "an answer line that never ends is refused once it passes 1 MiB, long before the deadline, and the driver stays alive",
 			run: func(t *T) {

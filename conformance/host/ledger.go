@@ -34,8 +34,10 @@ func (t *T) stateDir() string { return filepath.Join(t.dir, "host-state") }
 func (t *T) ledgerSession() *fakeWorker {
 	m := t.manifest(ledgerGrant())
 	cmd := append(slices.Clone(t.run.fake), t.sock)
-	id := t.sendCommand(map[string]any{"op": "start", "command": cmd, "manifest": rawJSON(m.AppendJSON(nil)),
-		"deadline_ms": deadlineMS, "state": t.stateDir()})
+	c := map[string]any{"op": "start", "command": cmd, "manifest": rawJSON(m.AppendJSON(nil)),
+		"deadline_ms": deadlineMS, "state": t.stateDir()}
+	c["plan"] = t.plan() // the inputs of the key derivations are the runner's (HDR-049)
+	id := t.sendCommand(c)
 	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
@@ -65,7 +67,7 @@ func (t *T) restartDriver() {
 // stepCommand sends a step command for the durable tool without waiting.
 func (t *T) stepCommand(requestID string, p protocol.ToolPayload) uint64 {
 	return t.sendCommand(map[string]any{"op": "step", "request_id": requestID, "tool": durableTool,
-		"payload": rawJSON(p.AppendJSON(nil))})
+		"payload": rawJSON(p.AppendJSON(nil)), "nonce": operationNonce(requestID)})
 }
 
 // keyOf returns the key field of an outcome.
