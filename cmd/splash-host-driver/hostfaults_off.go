@@ -14,7 +14,7 @@ import (
 func fitsInUnits(protocol.ToolPayload, error) bool { return false }
 
 // commandPayload returns raw; the test build may read it through a lossy JSON parser.
-func commandPayload(raw json.RawMessage) (json.RawMessage, error) { return raw, nil }
+func commandPayload(raw json.RawMessage) json.RawMessage { return raw }
 
 // reported returns p; the test build may normalize its numbers.
 func reported(p json.RawMessage) json.RawMessage { return p }

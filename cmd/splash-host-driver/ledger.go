@@ -21,6 +21,14 @@ import (
 // process.
 var plan = host.Plan{Fingerprint: "5f1a5e0000000000000000000000000000000000000000000000000000000030", Steps: []string{"conformance"}}
 
+// plan returns the plan a start names, or the driver's own when it names none (HDR-049).
+func (p *planCommand) plan() host.Plan {
+	if p == nil {
+		return plan
+	}
+	return host.Plan{Fingerprint: p.Fingerprint, Steps: p.Steps}
+}
+
 // ledger is a session's durable state: the directory given with start, and the step engine,
 // store and runtime restored from it on first use.
 type ledger struct {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
-	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/transport"
 )
@@ -120,10 +119,7 @@ func start(c command) (*session, error) {
 		return nil, errors.New("StartFailed")
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
-	s.state, s.plan = c.State, plan
-	if c.Plan != nil {
-		s.plan = host.Plan{Fingerprint: c.Plan.Fingerprint, Steps: c.Plan.Steps}
-	}
+	s.state, s.plan = c.State, c.Plan.plan()
 	s.ch = transport.NewChannel(workerOutput(proc.Output()), workerInput(proc.Input()), canonjson.Preserve)
 	if c.Cancellable {
 		s.pending = map[string]*transport.PendingInvocation{}
@@ -153,11 +149,7 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	if s == nil {
 		return nil, errors.New("NotStarted")
 	}
-	raw, err := commandPayload(c.Payload)
-	if err != nil {
-		return nil, err
-	}
-	p, err := protocol.DecodeToolPayload(raw, canonjson.Preserve)
+	p, err := protocol.DecodeToolPayload(commandPayload(c.Payload), canonjson.Preserve)
 	if err != nil {
 		return nil, errors.New("BadCommand")
 	}
