@@ -505,24 +505,11 @@ func deadlineChecks() []*Check {
 		{ID: "CNF-HDEADLINE-02", Level: must, Requirements: []string{"TRN-094", "TRN-096"}, Needs: []string{FeatureInvoke},
 			Title: "an elapsed deadline kills the worker's whole process group",
 			run: func(t *T) {
-				m := t.manifest(echoGrant())
-				w, id := t.startWorker(m, "--child")
-				w.recv(protocol.TypeOpenSession)
-				t.await(id)
-				if w.hello.Child == 0 {
-					t.internal(fmt.Errorf("the fake worker could not start its child"))
-				}
-				id = t.invoke("req-1", echoTool, text("ping"))
+				w := t.childSession()
+				id := t.invoke("req-1", echoTool, text("ping"))
 				w.recv(protocol.TypeInvoke)
 				t.expectError(id, "the deadline elapses")
-				until := time.Now().Add(time.Second)
-				for alive(w.hello.Pid) || alive(w.hello.Child) {
-					if time.Now().After(until) {
-						t.failf("the worker and its child gone after the deadline", fmt.Sprintf("worker alive %v, child alive %v",
-							alive(w.hello.Pid), alive(w.hello.Child)))
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
+				w.expectGone("the worker and its child gone after the deadline")
 			}},
 		{ID: "CNF-HDEADLINE-03", Level: must, Requirements: []string{"TRN-110", "TRN-012"}, Needs: []string{FeatureInvoke},
 			Title: "after an elapsed deadline the session is unusable: a late answer is never accepted",

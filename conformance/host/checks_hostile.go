@@ -18,13 +18,7 @@ func hostileChecks() []*Check {
 		{ID: "CNF-HDEADLINE-04", Level: must, Requirements: []string{"HDR-024", "TRN-094", "TRN-096"}, Needs: []string{FeatureInvoke},
 			Title: "a worker that ignores the end of its input is waited for at most the deadline, then its whole process group is killed",
 			run: func(t *T) {
-				m := t.manifest(echoGrant())
-				w, id := t.startWorker(m, "--child")
-				w.recv(protocol.TypeOpenSession)
-				t.await(id)
-				if w.hello.Child == 0 {
-					t.internal(fmt.Errorf("the fake worker could not start its child"))
-				}
+				w := t.childSession()
 				t.call(map[string]any{"op": "close"}) // the fake worker reads the end of its input and stays
 				start := time.Now()
 				o := t.awaitUntil(t.sendCommand(map[string]any{"op": "wait"}), start.Add(deadlineMS*time.Millisecond+1500*time.Millisecond))
@@ -32,14 +26,7 @@ func hostileChecks() []*Check {
 					t.failf(`{"ok":true,"exit_code":-1} once the deadline passed (HDR-024)`, string(o.raw))
 				}
 				t.logf("wait answered after %v", time.Since(start).Round(time.Millisecond))
-				until := time.Now().Add(time.Second)
-				for alive(w.hello.Pid) || alive(w.hello.Child) {
-					if time.Now().After(until) {
-						t.failf("the worker and its child gone when wait answered -1 (TRN-094, TRN-096)",
-							fmt.Sprintf("worker alive %v, child alive %v", alive(w.hello.Pid), alive(w.hello.Child)))
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
+				w.expectGone("the worker and its child gone when wait answered -1 (TRN-094, TRN-096)")
 			}},
 		{ID: "CNF-HRESULT-07", Level: must, Requirements: []string{"AUZ-021", "AUZ-010", "HDR-021", "HDR-048"}, Needs: []string{FeatureInvoke},
 			Title: "max_output_bytes counts UTF-8 bytes: a text result of 33 two-byte characters (66 bytes) is rejected under a limit of 64",
@@ -93,25 +80,12 @@ func hostileChecks() []*Check {
 		{ID: "CNF-HOPEN-06", Level: must, Requirements: []string{"HDR-053", "HDR-020"}, Needs: []string{FeatureInvoke},
 			Title: "a new start stops the running worker's process group first, writing it no frame, and the new session works",
 			run: func(t *T) {
-				m := t.manifest(echoGrant())
-				first, id := t.startWorker(m, "--child")
-				first.recv(protocol.TypeOpenSession)
-				t.await(id)
-				if first.hello.Child == 0 {
-					t.internal(fmt.Errorf("the fake worker could not start its child"))
-				}
+				first := t.childSession()
 				second := t.session(echoGrant())
 				if line, why := first.next(time.Second); line != nil || !strings.Contains(why, "closed") {
 					t.failf("no frame to the replaced worker, then the end of its input (HDR-053)", why+clip(string(line), 200))
 				}
-				until := time.Now().Add(time.Second)
-				for alive(first.hello.Pid) || alive(first.hello.Child) {
-					if time.Now().After(until) {
-						t.failf("the replaced worker and its child gone once the new start answered (HDR-053)",
-							fmt.Sprintf("worker alive %v, child alive %v", alive(first.hello.Pid), alive(first.hello.Child)))
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
+				first.expectGone("the replaced worker and its child gone once the new start answered (HDR-053)")
 				roundTrip(t, second, "req-1")
 			}},
 		{ID: "CNF-HFRAME-09", Level: must, Requirements: []string{"FRM-003", "FRM-032", "TRN-098"}, Needs: []string{FeatureInvoke},
@@ -135,5 +109,30 @@ func hostileChecks() []*Check {
 					t.failf("the driver alive and answering after the refusal", string(o.raw))
 				}
 			}},
+	}
+}
+
+// childSession starts a worker that first starts a child in its process group, and checks its
+// open_session and the start outcome.
+func (t *T) childSession() *fakeWorker {
+	w, id := t.startWorker(t.manifest(echoGrant()), "--child")
+	w.recv(protocol.TypeOpenSession)
+	if o := t.await(id); !o.OK {
+		t.failf("start answered with ok (HDR-020)", string(o.raw))
+	}
+	if w.hello.Child == 0 {
+		t.internal(fmt.Errorf("the fake worker could not start its child"))
+	}
+	return w
+}
+
+// expectGone fails the check unless the worker and its child are gone within a second.
+func (w *fakeWorker) expectGone(expected string) {
+	until := time.Now().Add(time.Second)
+	for alive(w.hello.Pid) || alive(w.hello.Child) {
+		if time.Now().After(until) {
+			w.t.failf(expected, fmt.Sprintf("worker alive %v, child alive %v", alive(w.hello.Pid), alive(w.hello.Child)))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
