@@ -12,9 +12,9 @@ RACE_PKGS ?= ./impl/worker/... ./impl/transport/... ./impl/host/... ./impl/stora
 	./cmd/splash-host-driver
 # The mutation harness runs the whole suite once per fault; it runs in make test, and under the
 # race detector it would only repeat the runner paths the other conformance tests take.
-RACE_SKIP ?= ^(TestMutationHarness|TestProxyMutants|TestHostMutationHarness)$$
+RACE_SKIP ?= ^(TestMutationHarness|TestProxyMutants|TestHostMutationHarness|TestSlowDriverPassesPacedChecks)$$
 
-.PHONY: all conform test race fuzz bench vectors vectors-check lint soak
+.PHONY: all conform test mutation race fuzz bench vectors vectors-check lint soak
 
 all: test
 
@@ -34,6 +34,13 @@ test:
 	$(GO) test -count=1 ./...
 	$(GO) vet -tags splashfaults ./impl/worker/ ./cmd/splash-worker/ ./cmd/splash-host-driver/
 	$(GO) test -count=1 -tags splashfaults ./impl/worker/ ./cmd/splash-worker/
+
+## mutation: the worker and host suites' mutation harnesses alone, printing their scores (go test
+## keeps a passing package's output to itself, so make test does not show them).
+mutation:
+	@out=$$(mktemp); \
+	$(GO) test -count=1 -v -run '^(TestMutationHarness|TestHostMutationHarness)$$' ./conformance/ ./conformance/host/ >"$$out" 2>&1; \
+	status=$$?; grep -E 'mutation score|^(--- FAIL|FAIL|ok)' "$$out"; rm -f "$$out"; exit $$status
 
 ## race: the concurrent packages' tests under the race detector.
 race:

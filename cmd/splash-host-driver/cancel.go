@@ -26,6 +26,7 @@ func (s *session) begin(c command) error {
 	h, err := s.mux.Start(inv)
 	if err == nil {
 		s.pending[c.RequestID] = h
+		began(c.RequestID)
 	}
 	if fault == "refund" && errors.Is(err, protocol.ErrCallBudgetExhausted) {
 		// A host that refunded a cancelled call sends the next one anyway.
@@ -68,7 +69,7 @@ func (s *session) finish(c command) (json.RawMessage, bool, error) {
 	if s == nil || s.pending[c.RequestID] == nil {
 		return nil, false, errors.New("NotStarted")
 	}
-	ctx, stop := context.WithTimeout(context.Background(), s.deadline)
+	ctx, stop := context.WithTimeout(context.Background(), finishWait(c.RequestID, s.deadline))
 	defer stop()
 	out, err := s.pending[c.RequestID].Wait(ctx)
 	if err != nil {

@@ -22,10 +22,12 @@ var indexTag = regexp.MustCompile(`"state":[0-9]`)
 
 // workerOutput returns the worker's output as the host reads it. Under the state-index fault a
 // line whose state tag is a variant index reaches the host as garbage: a decoder that accepts
-// only the string form. The filter starts at the first read, so that a session that never
+// only the string form. Under readall the same filter is the fault: it reads each whole line
+// before the host's 1 MiB bound sees any of it, as a port that bounds a line only once it has
+// it. The filter starts at the first read, so that a session that never
 // reads through it (a cancellable one) leaves the output alone.
 func workerOutput(r io.Reader) io.Reader {
-	if fault != "state-index" {
+	if fault != "state-index" && fault != "readall" {
 		return r
 	}
 	return &indexRefuser{src: r}
@@ -81,9 +83,10 @@ func (s *session) chargeEarly(tool string) error {
 }
 
 // pastLimit is the overlimit fault: an invocation the authorizer refuses because the session's
-// 1,024 identities are used is sent anyway (AUZ-006).
+// 1,024 identities are used is sent anyway (AUZ-006); and the utf16 fault: one refused for its
+// size is sent when it fits counted in UTF-16 code units (AUZ-010).
 func (s *session) pastLimit(inv protocol.ToolInvocation, err error) (json.RawMessage, bool) {
-	if fault != "overlimit" || !errors.Is(err, protocol.ErrSessionRequestLimitExceeded) {
+	if (fault != "overlimit" || !errors.Is(err, protocol.ErrSessionRequestLimitExceeded)) && !fitsInUnits(inv.Payload, err) {
 		return nil, false
 	}
 	res, err := s.frames.Dispatch(inv, s.deadline)

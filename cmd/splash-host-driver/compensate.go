@@ -64,11 +64,12 @@ func (s *session) compensate(c command) (json.RawMessage, error) {
 	if fault == "intent-late" {
 		return s.unrecorded(e, tg, p, input, c.RequestID, true)
 	}
-	if _, err := e.RecordCompensation(context.Background(), tg, input, []byte(c.RequestID)); err != nil {
-		if fault != "recompensate" || !errors.Is(err, host.ErrLedgerCompensationAlreadyRecorded) {
+	if _, err := e.RecordCompensation(context.Background(), tg, input, c.nonce()); err != nil {
+		if !recompensates(c.Key, err) {
 			return nil, denied{err}
 		}
 	}
+	compensated(c.Key)
 	return s.deliver(e, tg, p, input, c.RequestID)
 }
 

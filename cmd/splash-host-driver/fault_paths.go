@@ -22,7 +22,7 @@ var memory = storage.NewMemoryBackend()
 // when record is set, records the intent and the answer.
 func (s *session) unrecorded(e *workflow.Engine, tg workflow.Target, p protocol.ToolPayload, input []byte, nonce string, record bool) (json.RawMessage, error) {
 	auth := s.proc.HostAuthenticator()
-	cmpKey := host.DeriveCompensationKey(plan.Fingerprint, tg.OperationKey, tg.Policy.Tool(), s.scope, tg.Policy.GrantFingerprint(), input, []byte(nonce))
+	cmpKey := host.DeriveCompensationKey(s.plan.Fingerprint, tg.OperationKey, tg.Policy.Tool(), s.scope, tg.Policy.GrantFingerprint(), input, []byte(nonce))
 	b, _ := protocol.NewOperationCompensationBinding(tg.Policy.Tool(), tg.OperationKey, cmpKey, s.scope, tg.Policy.GrantFingerprint())
 	req, _ := protocol.NewOperationCompensationRequest(auth.SessionID(), nonce, b, p)
 	_, line, _ := auth.Seal(protocol.CompensateOperationMessage{Request: req})

@@ -16,14 +16,24 @@ import (
 	"github.com/splashv5/conform/impl/workflow"
 )
 
-// plan is the driver's one trusted workflow plan: every step command is an operation of its
-// one step, so the plan and its fingerprint are the same in every driver process.
+// plan is the driver's workflow plan when start names none (HDR-049): every step command is an
+// operation of its one step, so the plan and its fingerprint are the same in every driver
+// process.
 var plan = host.Plan{Fingerprint: "5f1a5e0000000000000000000000000000000000000000000000000000000030", Steps: []string{"conformance"}}
+
+// plan returns the plan a start names, or the driver's own when it names none (HDR-049).
+func (p *planCommand) plan() host.Plan {
+	if p == nil {
+		return plan
+	}
+	return host.Plan{Fingerprint: p.Fingerprint, Steps: p.Steps}
+}
 
 // ledger is a session's durable state: the directory given with start, and the step engine,
 // store and runtime restored from it on first use.
 type ledger struct {
 	state string
+	plan  host.Plan
 	flow  *workflow.Engine
 	store *storage.AuthenticatedStore
 	rt    *host.Runtime
@@ -130,7 +140,7 @@ func (s *session) engine() (*workflow.Engine, error) {
 		}
 	}
 	key, _ := storage.NewRecordKey("driver", "ledger")
-	e, err := workflow.Restore(context.Background(), workflow.Config{Runtime: rt, Plan: plan, Store: host.NewLedgerStore(store, key)})
+	e, err := workflow.Restore(context.Background(), workflow.Config{Runtime: rt, Plan: s.plan, Store: host.NewLedgerStore(store, key)})
 	if err != nil {
 		return nil, err
 	}

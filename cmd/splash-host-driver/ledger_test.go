@@ -60,7 +60,7 @@ func ledgerSession(t *testing.T, dir string) *session {
 		t.Fatal(err)
 	}
 	s := &session{auth: auth}
-	s.state = dir
+	s.state, s.plan = dir, plan
 	return s
 }
 

@@ -41,6 +41,7 @@ func main() {
 	out := json.NewEncoder(os.Stdout)
 	var s *session
 	for in.Scan() {
+		began := time.Now()
 		var c command
 		if err := json.Unmarshal(in.Bytes(), &c); err != nil {
 			fmt.Fprintln(os.Stderr, "splash-host-driver: bad command:", err)
@@ -52,6 +53,7 @@ func main() {
 		case "hello":
 			o.Features = []string{"invoke", "durable", "cancel", "recover", "compensate"}
 		case "start":
+			s.retire()
 			s, err = start(c)
 		case "invoke":
 			o.Payload, err = s.invoke(c)
@@ -83,6 +85,7 @@ func main() {
 		if err != nil {
 			o.OK, o.Error = false, kind(err)
 		}
+		pace(began)
 		if err := out.Encode(o); err != nil {
 			os.Exit(2)
 		}
@@ -109,7 +112,7 @@ func start(c command) (*session, error) {
 		args = append(args, "--extra")
 	}
 	cfg := transport.ProcessConfig{Path: c.Command[0], Args: args, SessionID: m.SessionID, Stderr: os.Stderr}
-	if fault == "nonportable" {
+	if fault == "nonportable" || fault == "intsonly" {
 		cfg.AuthOptions = []protocol.AuthenticatorOption{protocol.AllowNonPortableNumbers()}
 	}
 	proc, err := transport.StartProcess(cfg)
@@ -117,11 +120,11 @@ func start(c command) (*session, error) {
 		return nil, errors.New("StartFailed")
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
-	s.state, s.scope = c.State, c.Scope
+	s.state, s.scope, s.plan = c.State, c.Scope, c.Plan.plan()
 	if s.scope == "" || fault == "tenant" {
 		s.scope = defaultScope
 	}
-	s.ch = transport.NewChannel(workerOutput(proc.Output()), proc.Input(), canonjson.Preserve)
+	s.ch = transport.NewChannel(workerOutput(proc.Output()), workerInput(proc.Input()), canonjson.Preserve)
 	if c.Cancellable {
 		s.pending = map[string]*transport.PendingInvocation{}
 		s.mux, err = transport.NewMultiplexed(m, proc.HostAuthenticator(), proc.Output(), proc.Input())
@@ -150,7 +153,7 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	if s == nil {
 		return nil, errors.New("NotStarted")
 	}
-	p, err := protocol.DecodeToolPayload(c.Payload, canonjson.Preserve)
+	p, err := protocol.DecodeToolPayload(commandPayload(c.Payload), canonjson.Preserve)
 	if err != nil {
 		return nil, errors.New("BadCommand")
 	}
@@ -185,12 +188,12 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	if fault == "novalidate" {
 		return res.Payload.AppendJSON(nil), nil
 	}
-	if err := s.auth.ValidateResult(authorized, res); err != nil {
+	if err := s.auth.ValidateResult(authorized, res); err != nil && !fitsInUnits(res.Payload, err) {
 		s.frames.Discard()
 		_, _ = s.proc.Terminate()
 		return nil, invalidResult{err}
 	}
-	return res.Payload.AppendJSON(nil), nil
+	return reported(res.Payload.AppendJSON(nil)), nil
 }
 
 // close ends the session (HDR-023). A cancellable session is closed with close_session, which
@@ -207,6 +210,9 @@ func (s *session) close() error {
 		}
 		done := make(chan error, 1)
 		go func() { done <- s.mux.Close() }()
+		if fault == "close-early" {
+			return nil
+		}
 		select {
 		case err := <-done:
 			_ = s.proc.CloseInput()
@@ -231,9 +237,16 @@ func (s *session) wait() int {
 	if s == nil {
 		return -1
 	}
+	limit := s.deadline
+	if fault == "wait-nodeadline" {
+		limit = time.Hour
+	}
 	select {
 	case <-s.proc.Exited():
-	case <-time.After(s.deadline):
+	case <-time.After(limit):
+		if fault == "wait-nokill" {
+			return -1
+		}
 		_, _ = s.proc.Terminate()
 	}
 	t := s.proc.Wait()

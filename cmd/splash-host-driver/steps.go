@@ -29,7 +29,7 @@ func (s *session) step(c command) (string, json.RawMessage, error) {
 		s.flow = nil // nothing stays queued in the runtime for a later step
 		return "", nil, denied{err}
 	}
-	claimed, err := e.Prepare(context.Background(), []byte(c.RequestID))
+	claimed, err := e.Prepare(context.Background(), c.nonce())
 	if err != nil {
 		s.flow = nil
 		return "", nil, denied{err}

@@ -20,6 +20,24 @@ type command struct {
 	State string `json:"state"`
 	// Scope is the worker's journal scope, the tenant scope of every compensation binding.
 	Scope string `json:"scope"`
+	// Plan is the workflow plan of start (HDR-049); Nonce the operation or compensation nonce
+	// of step and compensate. Both default to the driver's own.
+	Plan  *planCommand `json:"plan"`
+	Nonce string       `json:"nonce"`
+}
+
+// planCommand is the plan a start names (HDR-049).
+type planCommand struct {
+	Fingerprint string   `json:"fingerprint"`
+	Steps       []string `json:"steps"`
+}
+
+// nonce returns the command's nonce, or its request id when it names none.
+func (c command) nonce() []byte {
+	if c.Nonce != "" && fault != "keyinputs" {
+		return []byte(c.Nonce)
+	}
+	return []byte(c.RequestID)
 }
 
 // outcome is one outcome line (HDR-003).

@@ -97,16 +97,31 @@ func budgetChecks() []*Check {
 // fillID is the request id of the i-th filler invocation (1-based).
 func fillID(i int) string { return fmt.Sprintf("fill-%04d", i) }
 
+// Pace-sized limits of fill: the driver's pace is measured over the first paceSample outcomes,
+// and the limit becomes paceMargin times the projected time, plus a second, when that is later
+// than the check's own limit, but never more than maxPacedLimit from the start of the fill.
+const (
+	paceSample    = 32
+	paceMargin    = 4
+	maxPacedLimit = 90 * time.Second
+)
+
 // fill runs n invocations fill-0001 … on w's session: commands(i) are the driver commands of the
 // i-th (each answered ok), its one invoke frame is answered with a text result. The commands are
-// written ahead, and neither frames nor outcomes are logged, so that a thousand round trips cost
-// well under a second.
+// written ahead, and neither frames nor outcomes are logged one by one, so that a thousand round
+// trips cost well under a second with a fast driver. A slower driver is given the time its own
+// pace needs: once paceSample outcomes came, the check's limit is sized from their rate, and the
+// transcript says so.
 func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 	var cmds []map[string]any
 	for i := 1; i <= n; i++ {
 		cmds = append(cmds, commands(i)...)
 	}
 	first := t.drv.nextID + 1
+	t.logf("driver: commands %d to %d written ahead: %d × %v, the first %s", first, first+uint64(len(cmds))-1, n,
+		opsOf(commands(1)), clip(commandText(cmds[0]), 200))
+	begun := time.Now()
+	limitNote := fmt.Sprintf("the check's limit of %v", t.run.timeout)
 	written := make(chan struct{})
 	go func() {
 		defer close(written)
@@ -148,12 +163,33 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 			if o.ID != first+uint64(outcomes) || !o.OK {
 				t.failf(fmt.Sprintf("ok for command %d, %v", first+uint64(outcomes), cmds[outcomes]["op"]), clip(string(ev.line), 200))
 			}
-			outcomes++
+			if outcomes++; outcomes == min(paceSample, len(cmds)) {
+				pace := time.Since(begun) / time.Duration(outcomes)
+				limit := begun.Add(min(paceMargin*pace*time.Duration(len(cmds))+time.Second, maxPacedLimit))
+				if limit.After(t.deadline) {
+					t.deadline = limit
+					timer.Reset(time.Until(limit))
+				}
+				limitNote = fmt.Sprintf("a limit of %v sized from the driver's measured pace of %v per command over the first %d (%d× margin)",
+					t.deadline.Sub(begun).Round(time.Millisecond), pace.Round(time.Microsecond), outcomes, paceMargin)
+				t.logf("fill: %s", limitNote)
+			}
 		case <-timer.C:
-			t.failf(fmt.Sprintf("%d invocations answered within the time limit", n), fmt.Sprintf("%d frames, %d outcomes", frames, outcomes))
+			t.failf(fmt.Sprintf("%d invocations answered within %s", n, limitNote), fmt.Sprintf("%d frames, %d outcomes", frames, outcomes))
 		}
 	}
+	t.logf("driver: commands %d to %d answered ok, %d invoke frames answered, in %v", first, first+uint64(len(cmds))-1, frames,
+		time.Since(begun).Round(time.Millisecond))
 	// Every command was answered, so the writer is done. A failed check does not wait for it:
 	// the driver is killed when the check ends, which ends its writes.
 	<-written
+}
+
+// opsOf lists the ops of commands.
+func opsOf(commands []map[string]any) []any {
+	var ops []any
+	for _, c := range commands {
+		ops = append(ops, c["op"])
+	}
+	return ops
 }

@@ -14,7 +14,7 @@ func undoPayload() protocol.ToolPayload { return jsonPayload(`{"undo":1}`) }
 // compensateCommand sends a compensate command for key without waiting.
 func (t *T) compensateCommand(requestID, key string) uint64 {
 	return t.sendCommand(map[string]any{"op": "compensate", "request_id": requestID, "key": key,
-		"payload": rawJSON(undoPayload().AppendJSON(nil))})
+		"payload": rawJSON(undoPayload().AppendJSON(nil)), "nonce": operationNonce(requestID)})
 }
 
 // recvCompensation reads the compensate_operation of key on w's session within d and checks
@@ -51,7 +51,7 @@ func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCo
 func compChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureRecover, FeatureCompensate}
 	return []*Check{
-		{ID: "CNF-HCOMP-01", Level: must, Requirements: []string{"WFL-011", "WFL-022", "WFL-026", "HDR-043"}, Needs: needs,
+		{ID: "CNF-HCOMP-01", Level: must, Requirements: []string{"WFL-011", "WFL-022", "WFL-026", "HDR-043", "HDR-050"}, Needs: needs,
 			Title: "intent before frame: a host killed after sending a compensation recovers it from its recorded intent, same cmp- key and input",
 			run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
@@ -68,12 +68,13 @@ func compChecks() []*Check {
 				finishCompensation(t, third, id, again)
 			}},
 		{ID: "CNF-HCOMP-02", Level: must, Requirements: []string{"WFL-011", "WFL-023", "HDR-044", "HDR-022"}, Needs: needs,
-			Title: "one approval: a second compensation of the same operation is Denied and sends no frame, even on a fresh session",
+			Title: "one approval: a second compensation of the same operation is Denied and sends no frame, on a fresh session of a restarted host",
 			run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
 				second := t.ledgerSession()
 				id := t.compensateCommand("cmp-req-1", key)
 				finishCompensation(t, second, id, recvCompensation(t, second, key, recoverWait))
+				t.restartDriver() // the rule holds after any restart (HDR-044): it lives in the ledger
 				third := t.ledgerSession()
 				id = t.compensateCommand("cmp-req-2", key)
 				if o := t.expectError(id, "the second compensation of "+key+" is refused"); o.Error != "Denied" {

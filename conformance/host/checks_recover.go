@@ -55,7 +55,7 @@ func recoverChecks() []*Check {
 					t.failf("recover of a settled ledger answered with ok", string(o.raw))
 				}
 			}},
-		{ID: "CNF-HRECOVER-02", Level: must, Requirements: []string{"WFL-001", "WFL-040", "WFL-041", "HDR-040"}, Needs: needs,
+		{ID: "CNF-HRECOVER-02", Level: must, Requirements: []string{"WFL-001", "WFL-040", "WFL-041", "HDR-040", "HDR-050"}, Needs: needs,
 			Title: "the ledger survives a host restart: a new driver process on the same state reconciles the interrupted step",
 			run: func(t *T) {
 				first := t.ledgerSession()

@@ -113,12 +113,31 @@ func startDriverIn(argv []string, env []string, dir string) (*driver, error) {
 func (d *driver) send(c map[string]any) (uint64, error) {
 	d.nextID++
 	c["id"] = d.nextID
-	line, err := json.Marshal(c)
+	line, err := encodeCommand(c)
 	if err != nil {
 		return 0, err
 	}
-	_, err = d.stdin.Write(append(line, '\n'))
+	_, err = d.stdin.Write(line)
 	return d.nextID, err
+}
+
+// encodeCommand returns the command line of c, ended by a line feed. Payloads stay canonical
+// text (HDR-047): nothing is escaped that the canonical encoding leaves as it is.
+func encodeCommand(c map[string]any) ([]byte, error) {
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(c)
+	return line.Bytes(), err
+}
+
+// commandText is the command line of c for a transcript.
+func commandText(c map[string]any) string {
+	line, err := encodeCommand(c)
+	if err != nil {
+		return fmt.Sprint(c)
+	}
+	return string(bytes.TrimSuffix(line, []byte("\n")))
 }
 
 // errDriverSilent reports that no outcome came before the deadline.
@@ -131,22 +150,27 @@ func (d *driver) await(id uint64, deadline time.Time) (outcomeLine, error) {
 	for {
 		select {
 		case ev := <-d.lines:
-			if ev.err != nil {
-				return outcomeLine{}, fmt.Errorf("the driver's output ended: %w", ev.err)
-			}
-			var o outcomeLine
-			if err := json.Unmarshal(ev.line, &o); err != nil {
-				return outcomeLine{}, fmt.Errorf("the driver wrote a line that is not an outcome (HDR-003): %q", clip(string(ev.line), 200))
-			}
-			o.raw = ev.line
-			if o.ID != id {
-				return outcomeLine{}, fmt.Errorf("the driver answered command %d while command %d was pending (HDR-001, HDR-002)", o.ID, id)
-			}
-			return o, nil
+			return ev.outcome(id)
 		case <-timer.C:
 			return outcomeLine{}, errDriverSilent
 		}
 	}
+}
+
+// outcome decodes the event as the outcome of command id.
+func (ev driverEvent) outcome(id uint64) (outcomeLine, error) {
+	if ev.err != nil {
+		return outcomeLine{}, fmt.Errorf("the driver's output ended: %w", ev.err)
+	}
+	var o outcomeLine
+	if err := json.Unmarshal(ev.line, &o); err != nil {
+		return outcomeLine{}, fmt.Errorf("the driver wrote a line that is not an outcome (HDR-003): %q", clip(string(ev.line), 200))
+	}
+	o.raw = ev.line
+	if o.ID != id {
+		return outcomeLine{}, fmt.Errorf("the driver answered command %d while command %d was pending (HDR-001, HDR-002)", o.ID, id)
+	}
+	return o, nil
 }
 
 // kill kills the driver's whole process group and reaps the driver.

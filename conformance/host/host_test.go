@@ -77,6 +77,8 @@ func TestHostileDrivers(t *testing.T) {
 		{"twice", "CNF-HBOOT-04", []conformance.Outcome{conformance.Fail}},
 		{"leak", "CNF-HBOOT-03", []conformance.Outcome{conformance.Fail, conformance.Timeout}},
 		{"leakfile", "CNF-HBOOT-05", []conformance.Outcome{conformance.Fail}},
+		{"fixedkey", "CNF-HBOOT-06", []conformance.Outcome{conformance.Fail}},
+		{"counterkey", "CNF-HBOOT-06", []conformance.Outcome{conformance.Fail}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			pids := t.TempDir()

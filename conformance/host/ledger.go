@@ -32,7 +32,8 @@ func (t *T) stateDir() string { return filepath.Join(t.dir, "host-state") }
 // checks its open_session and the start outcome.
 func (t *T) ledgerSession() *fakeWorker {
 	m := t.manifest(ledgerGrant())
-	id := t.sendCommand(t.startCommand(m, map[string]any{"state": t.stateDir()}))
+	// The inputs of the key derivations are the runner's (HDR-049).
+	id := t.sendCommand(t.startCommand(m, map[string]any{"state": t.stateDir(), "plan": t.plan()}))
 	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
@@ -62,7 +63,7 @@ func (t *T) restartDriver() {
 // stepCommand sends a step command for the durable tool without waiting.
 func (t *T) stepCommand(requestID string, p protocol.ToolPayload) uint64 {
 	return t.sendCommand(map[string]any{"op": "step", "request_id": requestID, "tool": durableTool,
-		"payload": rawJSON(p.AppendJSON(nil))})
+		"payload": rawJSON(p.AppendJSON(nil)), "nonce": operationNonce(requestID)})
 }
 
 // keyOf returns the key field of an outcome.

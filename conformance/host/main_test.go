@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -99,7 +100,7 @@ func hostileDriver(mode string) int {
 			}
 		case "nostart":
 			_ = out.Encode(map[string]any{"id": c.ID, "ok": true})
-		case "twice", "leak", "leakfile":
+		case "twice", "leak", "leakfile", "fixedkey", "counterkey":
 			if c.Op != "start" {
 				_ = out.Encode(map[string]any{"id": c.ID, "ok": false, "error": "Unsupported"})
 				continue
@@ -127,7 +128,7 @@ func leakyStart(command []string, manifest []byte, mode string) error {
 	if err != nil {
 		return err
 	}
-	key, err := protocol.GenerateSessionKey()
+	key, err := hostileKey(mode)
 	if err != nil {
 		return err
 	}
@@ -165,6 +166,35 @@ func leakyStart(command []string, manifest []byte, mode string) error {
 	}
 	_, err = stdin.Write(append(line, '\n'))
 	return err
+}
+
+// counter is the key counter of the counterkey mode: a random start, then one more per launch.
+var counter [protocol.SessionKeyBytes]byte
+
+// hostileKey is a fresh random key, or in mode fixedkey the same key every time, or in mode
+// counterkey a random start incremented by one per launch (big-endian).
+func hostileKey(mode string) (*protocol.SessionKey, error) {
+	switch mode {
+	case "fixedkey":
+		var b [protocol.SessionKeyBytes]byte
+		for i := range b {
+			b[i] = byte(i + 1)
+		}
+		return protocol.NewSessionKey(b[:])
+	case "counterkey":
+		if counter == ([protocol.SessionKeyBytes]byte{}) {
+			if _, err := rand.Read(counter[:]); err != nil {
+				return nil, err
+			}
+		}
+		for i := len(counter) - 1; i >= 0; i-- {
+			if counter[i]++; counter[i] != 0 {
+				break
+			}
+		}
+		return protocol.NewSessionKey(counter[:])
+	}
+	return protocol.GenerateSessionKey()
 }
 
 // groupAlive reports whether a process of group pgid still runs (zombies do not count).

@@ -44,6 +44,21 @@ var hostFaults = []string{
 	"intent-late",        // sends a compensation before recording its intent
 	"recompensate",       // sends a second compensation of the same operation under the recorded intent
 	"cmp-fresh",          // redelivers an ambiguous compensation under a fresh cmp- key
+	"memonce",            // keeps the one-approval rule of compensation in memory only (hostfaults_on.go)
+
+	// Ports that count, parse, encode or wait differently (cmd/splash-host-driver/hostfaults_on.go).
+	"wait-nodeadline",     // wait trusts the worker to exit, with no deadline
+	"wait-nokill",         // wait answers -1 at the deadline without killing the worker's group
+	"utf16",               // counts sizes in UTF-16 code units instead of UTF-8 bytes
+	"intsonly",            // refuses only integers out of the 64-bit ranges, sends every other number as is
+	"lossycmd",            // reads command payloads through a float-based JSON parser
+	"normalize",           // reports received payloads with their numbers normalized
+	"noncanon",            // writes upper-case \u00XX escapes
+	"readall",             // reads a whole answer line before the 1 MiB bound applies (checkfaults_on.go)
+	"keyinputs",           // derives keys from its own nonce instead of the one a command gives (wire.go)
+	"keepold",             // leaves the running worker alive when a new start replaces it (replace.go)
+	"deadline-from-begin", // counts a cancellable invocation's deadline from begin, not from each wait
+	"close-early",         // answers close on a cancellable session before the worker's output ended
 }
 
 // catchAll is the fault that fails nearly every check (no open_session); a check it alone fails

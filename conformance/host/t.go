@@ -120,7 +120,7 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 	if err != nil {
 		t.end(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))
 	}
-	t.logf("driver: command %d %v", id, c["op"])
+	t.logf("driver: command %s", clip(commandText(c), 300))
 	return id
 }
 
@@ -129,6 +129,11 @@ func (t *T) await(id uint64) outcomeLine { return t.awaitUntil(id, t.deadline) }
 
 func (t *T) awaitUntil(id uint64, deadline time.Time) outcomeLine {
 	o, err := t.drv.await(id, deadline)
+	return t.accept(id, o, err)
+}
+
+// accept ends the check when reading the outcome of command id failed, and logs it otherwise.
+func (t *T) accept(id uint64, o outcomeLine, err error) outcomeLine {
 	switch {
 	case err == errDriverSilent:
 		t.end(conformance.Timeout, fmt.Sprintf("the driver wrote no outcome for command %d in time", id))
@@ -177,7 +182,12 @@ func (t *T) startCommand(m protocol.CapabilityManifest, more map[string]any, ext
 // startWorker asks the driver to start the fake worker for manifest (extra are more fake-worker
 // arguments) and returns it once its bootstrap was read; the start outcome is left pending.
 func (t *T) startWorker(m protocol.CapabilityManifest, extra ...string) (*fakeWorker, uint64) {
-	id := t.sendCommand(t.startCommand(m, nil, extra...))
+	return t.startWorkerWithin(m, deadlineMS, extra...)
+}
+
+// startWorkerWithin is startWorker with the exchange deadline ms.
+func (t *T) startWorkerWithin(m protocol.CapabilityManifest, ms int, extra ...string) (*fakeWorker, uint64) {
+	id := t.sendCommand(t.startCommand(m, map[string]any{"deadline_ms": ms}, extra...))
 	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
 	return w, id
 }

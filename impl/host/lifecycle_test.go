@@ -122,8 +122,8 @@ func TestLifecycleRequestCancellation(t *testing.T) {
 	runCells(t, cells, func(t *testing.T, r *Runtime, id OperationID) error {
 		req, err := r.RequestExternalCancellation(id)
 		if err == nil {
-			want := CancellationRequest{ID: id, Name: "remote", CallIndex: 1, Attempt: 1, IdempotencyKey: r.idempotencyKey(0)}
-			if req != want {
+			want := CancellationRequest{ID: id, Name: "remote", CallIndex: 1, Attempt: 1, IdempotencyKey: r.idempotencyKey(0), issued: true}
+			if req != want || !req.Issued() {
 				t.Fatalf("request = %+v, want %+v", req, want)
 			}
 		}

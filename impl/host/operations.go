@@ -595,14 +595,21 @@ func (r *Runtime) invocation(rec *record, now time.Time) Invocation {
 }
 
 // CancellationRequest identifies a claimed operation whose adapter the host must ask to stop.
-// It carries no input.
+// It carries no input. Only Runtime.RequestExternalCancellation issues one (Issued); a value
+// built from its fields is not issued, so that an adapter can refuse to send a cancellation the
+// runtime was never asked for.
 type CancellationRequest struct {
 	ID             OperationID
 	Name           string
 	CallIndex      int
 	Attempt        uint32
 	IdempotencyKey string
+	issued         bool
 }
+
+// Issued reports whether the runtime issued the request, which it does only after it recorded
+// the operation as cancellation-requested.
+func (r CancellationRequest) Issued() bool { return r.issued }
 
 // StreamChunk is one accepted, redacted chunk of an external operation, for the host only.
 type StreamChunk struct {
@@ -746,7 +753,7 @@ func (r *Runtime) RequestExternalCancellation(id OperationID) (CancellationReque
 	if err != nil {
 		return CancellationRequest{}, err
 	}
-	req := CancellationRequest{ID: rec.id, Name: rec.t.name, CallIndex: rec.t.callIndex, Attempt: rec.attempt, IdempotencyKey: rec.key}
+	req := CancellationRequest{ID: rec.id, Name: rec.t.name, CallIndex: rec.t.callIndex, Attempt: rec.attempt, IdempotencyKey: rec.key, issued: true}
 	if rec.state == StateClaimed {
 		rec.state = StateCancellationRequested
 		r.recordAudit(rec.t.sequence, rec.t.name, len(rec.t.input), 0, OutcomeCancellationRequested, 0)

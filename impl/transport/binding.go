@@ -15,7 +15,7 @@ import (
 // acknowledgement from the worker is applied as a confirmed cancellation.
 //
 // Call Runtime.RequestExternalCancellation first and pass the request it returns to
-// RequestCancellation; the binding itself never changes the runtime's state except in
+// RequestCancellation, which refuses a request the runtime did not issue; the binding itself never changes the runtime's state except in
 // ApplyToRuntime. It is used by one goroutine at a time.
 type ExternalBinding struct {
 	id             host.OperationID
@@ -90,8 +90,10 @@ func (b *ExternalBinding) RequestID() string { return b.pending.RequestID() }
 // the worker by cancellationID, after checking that req is the runtime's cancellation request
 // for exactly this operation (TRN-072). Checks, in order: ErrAlreadyTerminal; req's id, tool
 // name, call index, attempt and idempotency key all equal the bound invocation's
-// (ErrCancellationBindingMismatch); no cancellation was sent through this binding before
-// (ErrCancellationAlreadyRequested); then ErrTransport wrapping the transport's refusal.
+// (ErrCancellationBindingMismatch); req was issued by Runtime.RequestExternalCancellation, so
+// the runtime already records the cancellation request (ErrCancellationNotRequested); no
+// cancellation was sent through this binding before (ErrCancellationAlreadyRequested); then
+// ErrTransport wrapping the transport's refusal.
 func (b *ExternalBinding) RequestCancellation(req host.CancellationRequest, cancellationID string) error {
 	if b.terminal {
 		return newError(ErrAlreadyTerminal, nil)
@@ -99,6 +101,9 @@ func (b *ExternalBinding) RequestCancellation(req host.CancellationRequest, canc
 	if req.ID != b.id || req.Name != b.name || req.CallIndex != b.callIndex || req.Attempt != b.attempt ||
 		req.IdempotencyKey != b.idempotencyKey {
 		return newError(ErrCancellationBindingMismatch, nil)
+	}
+	if !req.Issued() {
+		return newError(ErrCancellationNotRequested, nil)
 	}
 	if b.cancelSent {
 		return newError(ErrCancellationAlreadyRequested, nil)

@@ -91,6 +91,10 @@ const (
 	ErrInvalidCancelledOutcome
 	// ErrAlreadyTerminal: the binding already returned its terminal event.
 	ErrAlreadyTerminal
+	// ErrCancellationNotRequested: the cancellation request was not issued by the runtime's
+	// RequestExternalCancellation, so the runtime was never asked for the cancellation. The
+	// reference has no such variant: it sends and fails only when the outcome is applied.
+	ErrCancellationNotRequested
 )
 
 // Errors of the supervised session (TRN-080 to TRN-088).
@@ -128,6 +132,7 @@ var kindNames = map[ErrorKind]string{
 	ErrUnavailable:                  "Unavailable",
 	ErrAbandoned:                    "Abandoned",
 	ErrCancelSlotUnavailable:        "CancelSlotUnavailable",
+	ErrCancellationNotRequested:     "CancellationNotRequested",
 	ErrExternal:                     "External",
 	ErrTransport:                    "Transport",
 	ErrCancellationBindingMismatch:  "CancellationBindingMismatch",
@@ -167,6 +172,7 @@ var kindTexts = map[ErrorKind]string{
 	ErrCancellationAlreadyRequested: "the worker cancellation was already requested",
 	ErrInvalidCancelledOutcome:      "a cancelled outcome without an acknowledgement",
 	ErrAlreadyTerminal:              "the external worker binding is already terminal",
+	ErrCancellationNotRequested:     "the runtime was not asked for this cancellation",
 	ErrBridge:                       "the external worker bridge failed",
 	ErrSupervisor:                   "worker lifecycle supervision failed; the session was discarded",
 	ErrIndeterminate:                "the worker call is indeterminate",

@@ -40,7 +40,7 @@ func TestErrorKinds(t *testing.T) {
 			names[s] = true
 		}
 	}
-	if len(names) != 30 { // 27 reference kinds, the two pre-sealed exchange kinds (TRN-099) and CancelSlotUnavailable (TRN-112)
+	if len(names) != 31 { // 27 reference kinds, the two pre-sealed exchange kinds (TRN-099), CancelSlotUnavailable (TRN-112) and CancellationNotRequested (TRN-072)
 		t.Fatalf("%d named kinds", len(names))
 	}
 }

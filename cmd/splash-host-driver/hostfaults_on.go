@@ -1,0 +1,158 @@
+//go:build splashfaults
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"math/big"
+	"regexp"
+	"time"
+	"unicode/utf16"
+
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// The deliberate faults of this file emulate host ports that count, parse, encode or remember
+// differently from the libraries the reference driver calls; each is a small stand-in for such
+// a port (build tag splashfaults).
+
+// utf16Units is the payload's size as a port that counts UTF-16 code units measures it.
+func utf16Units(p protocol.ToolPayload) int {
+	if p.Format != protocol.FormatText {
+		return len(p.AppendJSON(nil))
+	}
+	return len(utf16.Encode([]rune(p.Text)))
+}
+
+// fitsInUnits is the utf16 fault: a size refusal (input or output) is ignored when the payload
+// fits the limit counted in UTF-16 code units.
+func fitsInUnits(p protocol.ToolPayload, err error) bool {
+	var e *protocol.Error
+	if fault != "utf16" || !errors.As(err, &e) || (e.Kind != protocol.ErrInputTooLarge && e.Kind != protocol.ErrOutputTooLarge) {
+		return false
+	}
+	return uint64(utf16Units(p)) <= e.Maximum
+}
+
+// integerToken matches an integer token (no fraction, no exponent) inside a JSON value.
+var integerToken = regexp.MustCompile(`[:\[,]-?[0-9]+[,\]}]`)
+
+// outOfRange reports whether raw holds an integer outside both 64-bit ranges.
+func outOfRange(raw []byte) bool {
+	low, high := new(big.Int).Lsh(big.NewInt(-1), 63), new(big.Int).SetUint64(math.MaxUint64)
+	for _, m := range integerToken.FindAll(raw, -1) {
+		n, ok := new(big.Int).SetString(string(m[1:len(m)-1]), 10)
+		if ok && (n.Cmp(low) < 0 || n.Cmp(high) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandPayload returns the payload of a command as a port reads it (nil: refused). Under
+// lossycmd the port reads commands with a JSON library that holds numbers in binary64 floats
+// and writes them back (1e2 becomes 100, 18446744073709551615 becomes 18446744073709552000);
+// under intsonly it sends numbers unchecked (start) and refuses only integers out of the 64-bit
+// ranges.
+func commandPayload(raw json.RawMessage) json.RawMessage {
+	switch fault {
+	case "lossycmd":
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return nil
+		}
+		out, _ := json.Marshal(v)
+		return out
+	case "intsonly":
+		if outOfRange(raw) {
+			return nil
+		}
+	}
+	return raw
+}
+
+// reported is the payload the driver reports. Under normalize the port writes a received
+// payload back through the Lossy number model (0.10 becomes 0.1, 1e+2 becomes 100.0).
+func reported(p json.RawMessage) json.RawMessage {
+	if fault != "normalize" {
+		return p
+	}
+	v, err := canonjson.ParseValue(p, canonjson.Lossy)
+	if err != nil {
+		return p
+	}
+	return v.AppendJSON(nil)
+}
+
+// upperEscape matches a lower-case \u00XX escape.
+var upperEscape = regexp.MustCompile(`\\u00[0-9a-f][0-9a-f]`)
+
+// workerInput returns the worker's standard input as the host writes it. Under noncanon the
+// port writes its \u00XX escapes in upper case, which is not the canonical encoding.
+func workerInput(w io.Writer) io.Writer {
+	if fault != "noncanon" {
+		return w
+	}
+	return upperWriter{w}
+}
+
+type upperWriter struct{ w io.Writer }
+
+func (u upperWriter) Write(p []byte) (int, error) {
+	out := upperEscape.ReplaceAllFunc(bytes.Clone(p), bytes.ToUpper)
+	if _, err := u.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// compensatedHere holds the operations this process compensated, for the memonce fault.
+var compensatedHere = map[string]bool{}
+
+// recompensates reports whether a port sends a compensation although its intent is already
+// recorded (WFL-011): under recompensate always, under memonce when this process did not
+// compensate the operation itself (the one-approval rule kept in memory only).
+func recompensates(key string, err error) bool {
+	already := errors.Is(err, host.ErrLedgerCompensationAlreadyRecorded)
+	switch {
+	case !already:
+		return false
+	case fault == "recompensate":
+		return true
+	case fault == "memonce":
+		return !compensatedHere[key]
+	}
+	return false
+}
+
+// compensated notes that this process recorded the compensation of key (memonce).
+func compensated(key string) { compensatedHere[key] = true }
+
+// begun holds when each invocation began, for the deadline-from-begin fault.
+var begun = map[string]time.Time{}
+
+// began notes that the invocation requestID began now.
+func began(requestID string) { begun[requestID] = time.Now() }
+
+// finishWait is how long finish waits for the invocation: the deadline (HDR-051), or under
+// deadline-from-begin what is left of it since the invocation began.
+func finishWait(requestID string, d time.Duration) time.Duration {
+	if fault != "deadline-from-begin" {
+		return d
+	}
+	return time.Until(begun[requestID].Add(d))
+}
+
+// pace is the slow switch: a driver ten times slower than this one, taking nine times longer
+// again than each command took before it answers. It is no fault: a correct slow host.
+func pace(start time.Time) {
+	if fault == "slow" {
+		time.Sleep(9 * time.Since(start))
+	}
+}

@@ -1,0 +1,140 @@
+package host
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/protocol"
+)
+
+// disputedNumbers are number spellings that the two number models read differently (ENC-034):
+// exponents in every spelling, trailing zeros, a negative zero, a magnitude past binary64,
+// integers past 64 bits. A host that reads commands with a JSON library holding numbers in
+// floats rewrites them; one that checks only integer ranges sends the others as they are.
+var disputedNumbers = []string{"1e2", "1E2", "1e02", "0.10", "-0", "1e400", "99999999999999999999", "18446744073709551616"}
+
+// portableNumbers is a payload of numbers both models read and write identically (ENC-035),
+// which a host must send exactly as given.
+const portableNumbers = `{"a":[0,-1,1.5,0.1,1.0,100,2.5e-7,18446744073709551615,-9223372036854775808],"b":"1e2"}`
+
+// numberProbe is what a host did with a payload holding one disputed number: the payload of
+// the frame it sent (nil when none) and the expected payload, the command's in its Preserve
+// canonical form (ENC-024, ENC-025).
+type numberProbe struct {
+	token      string
+	sent, want []byte
+	outcome    outcomeLine
+}
+
+// probeNumber invokes conf.json with {"n":token} on a fresh session and reports what reached
+// the worker; a frame is answered so that the command ends either way.
+func probeNumber(t *T, token string) numberProbe {
+	w := t.session(jsonGrant())
+	raw := `{"format":"json","value":{"n":` + token + `}}`
+	want, err := protocol.DecodeToolPayload([]byte(raw), canonjson.Preserve)
+	if err != nil {
+		t.internal(err)
+	}
+	pr := numberProbe{token: token, want: want.AppendJSON(nil)}
+	id := t.sendCommand(map[string]any{"op": "invoke", "request_id": "req-1", "tool": jsonTool, "payload": rawJSON(raw)})
+	line, o, done := t.frameOrOutcome(w, id, time.Until(t.deadline))
+	if !done {
+		w.frames++
+		f, err := w.auth.Open(line)
+		if err != nil {
+			t.failf("the frame for "+token+" verifies under the session key (FRM-025)", fmt.Sprintf("%v: %s", err, clip(string(line), 200)))
+		}
+		inv, ok := f.Message.(protocol.InvokeMessage)
+		if !ok {
+			t.failf("an invoke frame", string(f.Message.Type()))
+		}
+		pr.sent = inv.Invocation.Payload.AppendJSON(nil)
+		w.send(w.result("req-1", jsonPayload(`{}`)))
+		o = t.await(id)
+	}
+	pr.outcome = o
+	t.logf("%s: sent %s, outcome %s", token, pr.sent, clip(string(o.raw), 100))
+	return pr
+}
+
+// frameOrOutcome waits at most wait for the next line the host writes to w or for the outcome
+// of command id, whichever comes first; done says that the outcome came.
+func (t *T) frameOrOutcome(w *fakeWorker, id uint64, wait time.Duration) ([]byte, outcomeLine, bool) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case ev := <-w.lines:
+		if ev.err != nil {
+			w.lines <- ev
+			return nil, t.await(id), true
+		}
+		return ev.line, outcomeLine{}, false
+	case ev := <-t.drv.lines:
+		o, err := ev.outcome(id)
+		return nil, t.accept(id, o, err), true
+	case <-timer.C:
+		t.end(conformance.Timeout, fmt.Sprintf("neither a frame nor the outcome of command %d in time", id))
+	}
+	return nil, outcomeLine{}, true
+}
+
+func numberChecks() []*Check {
+	return []*Check{
+		{ID: "CNF-HNUMBER-01", Level: should, Requirements: []string{"ENC-034", "ENC-037", "ENC-039", "FRM-022"}, Needs: []string{FeatureInvoke},
+			Title: "the host sends only portable numbers: a payload number the other number model reads differently, in any spelling, is refused or never sent as is",
+			run: func(t *T) {
+				for _, tok := range disputedNumbers {
+					pr := probeNumber(t, tok)
+					if pr.sent == nil {
+						continue
+					}
+					if bad, ok := canonjson.FirstNonPortableNumber(string(pr.sent)); ok {
+						t.failf("no frame with a non-portable number (ENC-037, ENC-039)", fmt.Sprintf("the host sent %s for %s: %s", bad, tok, pr.sent))
+					}
+				}
+			}},
+		{ID: "CNF-HNUMBER-02", Level: must, Requirements: []string{"ENC-024", "ENC-025", "ENC-037", "HDR-021", "HDR-047"}, Needs: []string{FeatureInvoke},
+			Title: "the host never rewrites a payload number: each disputed spelling is refused or sent exactly as the Preserve rules write it (1e2 never becomes 100)",
+			run: func(t *T) {
+				for _, tok := range disputedNumbers {
+					if pr := probeNumber(t, tok); pr.sent != nil && !bytes.Equal(pr.sent, pr.want) {
+						t.failf(fmt.Sprintf("for %s a refusal or the payload %s (HDR-047)", tok, pr.want), "the host sent "+string(pr.sent))
+					}
+				}
+			}},
+		{ID: "CNF-HNUMBER-03", Level: must, Requirements: []string{"ENC-035", "HDR-021", "HDR-047"}, Needs: []string{FeatureInvoke},
+			Title: "a payload of portable numbers given in a command reaches the worker byte for byte",
+			run: func(t *T) {
+				p := jsonPayload(portableNumbers)
+				if tok, bad := canonjson.FirstNonPortableNumber(string(p.AppendJSON(nil))); bad {
+					t.internal(fmt.Errorf("the runner's portable payload holds %s", tok))
+				}
+				w := t.session(jsonGrant())
+				id := t.invoke("req-1", jsonTool, p)
+				inv := w.recvWithin(protocol.TypeInvoke, time.Second, func() {
+					t.failf("the invoke of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+				}).(protocol.InvokeMessage).Invocation
+				if got := inv.Payload.AppendJSON(nil); !bytes.Equal(got, p.AppendJSON(nil)) {
+					t.failf("the payload "+string(p.AppendJSON(nil))+" (HDR-047)", string(got))
+				}
+				w.send(w.result("req-1", jsonPayload(`{}`)))
+				t.await(id)
+			}},
+		{ID: "CNF-HNUMBER-04", Level: should, Requirements: []string{"ENC-036", "ENC-039", "HDR-021", "HDR-047"}, Needs: []string{FeatureInvoke},
+			Title: "received numbers are reported as received: a result holding 0.10 and 1e+2 comes back in the outcome unchanged",
+			run: func(t *T) {
+				w := t.session(jsonGrant())
+				id := t.invoke("req-1", jsonTool, jsonPayload(`{}`))
+				w.recv(protocol.TypeInvoke)
+				kept := jsonPayload(`{"a":0.10,"b":1e+2,"c":[1.50,-0.0]}`)
+				// Sealed by hand: the runner's own sealer refuses non-portable numbers (ENC-037).
+				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", kept)))
+				if o := t.await(id); !o.OK || !bytes.Equal(o.Payload, kept.AppendJSON(nil)) {
+					t.failf("ok with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-021)", string(o.raw))
+				}
+			}},
+	}
+}
