@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -192,6 +193,35 @@ func (c *Cluster) Leader(limit time.Duration) (int, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return 0, fmt.Errorf("no etcd leader after %s", limit)
+}
+
+// PID returns the process id of member i, or 0 when it is not running.
+func (c *Cluster) PID(i int) int {
+	if m := c.Members[i]; m.cmd != nil {
+		return m.cmd.Process.Pid
+	}
+	return 0
+}
+
+// Metric returns the value of the metric named name (a sample without labels) that member i
+// exposes on its metrics endpoint.
+func (c *Cluster) Metric(i int, name string) (float64, error) {
+	client := http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(c.Members[i].ClientURL + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, fmt.Errorf("member %s has no metric %s", c.Members[i].Name, name)
 }
 
 // Kill stops member i with SIGKILL and waits for it to exit.
