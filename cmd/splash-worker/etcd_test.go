@@ -234,7 +234,7 @@ func TestEtcdClusterFaultsDuringDispatches(t *testing.T) {
 }
 
 // The journal file anchored on etcd: after an older copy of the file is put back, the next
-// worker refuses the journal (persistence failure, rollback reported) instead of answering
+// worker refuses the journal (integrity failure, rollback reported) instead of answering
 // from old state or running the operation again.
 //
 // Spec: STO-084
@@ -268,8 +268,8 @@ func TestAnchoredJournalFileRefusesARestoredCopy(t *testing.T) {
 	p.write(p.host.Bootstrap())
 	p.open(record)
 	code, stderr := p.end()
-	if code != 7 || !strings.Contains(stderr, "rolled back") {
-		t.Fatalf("exit %d with %q, want 7 (persistence) reporting the rollback", code, stderr)
+	if code != 9 || !strings.Contains(stderr, "integrity") || !strings.Contains(stderr, "rolled back") {
+		t.Fatalf("exit %d with %q, want 9 (integrity) reporting the rollback", code, stderr)
 	}
 	if n := effectLines(t, effects, "effect", "op-2"); n != 1 {
 		t.Fatalf("op-2 has %d effects, want exactly 1", n)

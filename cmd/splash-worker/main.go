@@ -59,7 +59,7 @@ flags:
   --max-reconciliations-per-session N  (default 64)
 
 exit status: 0 clean, 2 usage, 3 bootstrap, 4 transport, 5 rejected, 6 adapter,
-7 persistence, 8 internal.
+7 persistence, 8 internal, 9 integrity.
 `
 
 type options struct {
