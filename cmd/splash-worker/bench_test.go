@@ -326,7 +326,11 @@ func durableDispatch(b *testing.B, bin, journal string) {
 		}
 		sessions++
 		sc := "bench-" + strconv.Itoa(sessions)
-		p = start(b, bin, mustHost(b, sc), "--journal", journal, "--effect-log", effects, "--scope", sc)
+		args := []string{"--journal", journal, "--effect-log", effects, "--scope", sc}
+		if strings.HasPrefix(journal, etcdScheme) {
+			args = append(args, "--etcd-witness", filepath.Join(b.TempDir(), "witness.json"))
+		}
+		p = start(b, bin, mustHost(b, sc), args...)
 		p.write(p.host.Bootstrap())
 		p.open(grant(recordTool, perSession, 0))
 		n = 0

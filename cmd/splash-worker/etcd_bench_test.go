@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,6 +110,6 @@ func dbSize(tb testing.TB, c *etcdstoretest.Cluster) int64 {
 }
 
 // benchEtcdArgs are the worker's flags for the benchmark.
-func benchEtcdArgs(_ testing.TB, journal, effects, scope string) []string {
-	return []string{"--journal", journal, "--effect-log", effects, "--scope", scope}
+func benchEtcdArgs(tb testing.TB, journal, effects, scope string) []string {
+	return []string{"--journal", journal, "--effect-log", effects, "--scope", scope, "--etcd-witness", filepath.Join(tb.TempDir(), "witness.json")}
 }
