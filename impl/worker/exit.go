@@ -86,8 +86,10 @@ func ExitCode(err error) int {
 	// wraps it (an admission that could not read or write its record is not a rejection).
 	var se *storage.Error
 	if errors.As(err, &se) {
-		if integrityKinds[se.Kind] {
-			return ExitIntegrity
+		for kind := range integrityKinds {
+			if errors.Is(err, kind) {
+				return ExitIntegrity
+			}
 		}
 		return ExitPersistence
 	}

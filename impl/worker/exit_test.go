@@ -67,6 +67,8 @@ func TestExitCodes(t *testing.T) {
 		{&worker.Error{Kind: worker.ErrAdmission, Err: &storage.Error{Kind: storage.ErrInvalidAuthenticationTag}}, 9, "integrity"},
 		{&worker.Error{Kind: worker.ErrIndeterminateOperation, Err: &worker.Error{Kind: worker.ErrJournal, Err: &storage.Error{Kind: storage.ErrBelowWitness}}}, 9, "integrity"},
 		{&worker.Error{Kind: worker.ErrStorage, Err: &storage.Error{Kind: storage.ErrEtcdRollback}}, 9, "integrity"},
+		{&worker.Error{Kind: worker.ErrStorage, Err: &storage.Error{Kind: storage.ErrBackend, Err: &storage.Error{Kind: storage.ErrCorrupt}}}, 9, "integrity"},
+		{&worker.Error{Kind: worker.ErrAdmission, Err: &storage.Error{Kind: storage.ErrBackend, Err: &storage.Error{Kind: storage.ErrEtcd}}}, 7, "persistence"},
 		{&worker.Error{Kind: worker.ErrProtocol, Stage: worker.StageSeal, Err: proto}, 8, "internal"},
 		{&worker.Error{Kind: worker.ErrRequiresWorkerAuthenticator}, 8, "internal"},
 		{errors.New("something else"), 8, "internal"},
