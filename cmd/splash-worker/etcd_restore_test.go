@@ -140,3 +140,42 @@ func TestEtcdRestoredSnapshotIsRefused(t *testing.T) {
 	}
 	session("restore-5", withWitness, "op-3")
 }
+
+// The recovery fence as an operator command: without --expect-fence it only reports the
+// fence; it refuses when the fence is not the one the operator saw (a worker was admitted
+// since), and otherwise reserves the next fence and discards the unanchored candidates. A
+// worker admitted afterwards runs normally.
+//
+// Spec: STO-085
+func TestRecoveryFenceCommand(t *testing.T) {
+	bin, c := etcdWorker(t, 1)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "journal.db")
+	args := []string{"--journal", db, "--journal-anchor", journalURL(c, "splash/recovery"), "--etcd-config", etcdConfigFile(t),
+		"--etcd-witness", filepath.Join(dir, "witness.json")}
+	session := func(name, op string) {
+		p := start(t, bin, mustHost(t, name), append(args, "--effect-log", filepath.Join(dir, "effects.log"))...)
+		p.write(p.host.Bootstrap())
+		p.open(grant(recordTool, 20, 1))
+		p.call(p.host.Dispatch("d-"+op, recordTool, op, workertest.Record("succeed", `"v"`)),
+			fmt.Sprintf(`operation_result succeeded json:{"operation_key":%q,"value":"v"}`, op))
+		p.expectExit(0, "")
+	}
+	session("rf-1", "op-1")
+	cmd := append([]string{"recovery-fence"}, args...)
+	code, out := operator(t, bin, cmd...)
+	if code != 0 || !strings.Contains(out, "current fence 1;") || !strings.Contains(out, "--expect-fence 1") {
+		t.Fatalf("report: exit %d: %s", code, out)
+	}
+	session("rf-2", "op-2") // a worker admitted after the operator looked
+	if code, out := operator(t, bin, append(cmd, "--expect-fence", "1")...); code != 5 || !strings.Contains(out, "the fence is 2, not 1") {
+		t.Fatalf("stale --expect-fence: exit %d: %s", code, out)
+	}
+	if code, out := operator(t, bin, append(cmd, "--expect-fence", "2")...); code != 0 || !strings.Contains(out, "recovery fence 3 reserved") {
+		t.Fatalf("recovery: exit %d: %s", code, out)
+	}
+	if code, out := operator(t, bin, "recovery-fence", "--journal", journalURL(c, "splash/recovery"), "--etcd-witness", "none"); code != 2 || !strings.Contains(out, "usage") {
+		t.Fatalf("recovery fence on an etcd journal: exit %d: %s", code, out)
+	}
+	session("rf-3", "op-3")
+}
