@@ -39,9 +39,15 @@ func procWritten(tb testing.TB, pid int) int64 {
 
 // BenchmarkEtcdDispatch is one durable dispatch of a new operation key whose result is a
 // value of about 3 KB, against a journal in a one-member etcd cluster on loopback (the
-// splashetcd build). Besides the latency it reports the bytes the member wrote per dispatch
-// (write-ahead log, database file and log together) and the growth of its database file.
+// splashetcd build), with the worker's witness file and without it. Besides the latency it
+// reports the bytes the member wrote per dispatch (write-ahead log, database file and log
+// together) and the growth of its database file.
 func BenchmarkEtcdDispatch(b *testing.B) {
+	b.Run("witness", func(b *testing.B) { etcdDispatch(b, true) })
+	b.Run("no-witness", func(b *testing.B) { etcdDispatch(b, false) })
+}
+
+func etcdDispatch(b *testing.B, witness bool) {
 	if _, err := etcdstoretest.Binary(); err != nil {
 		b.Skip(err)
 	}
@@ -63,7 +69,7 @@ func BenchmarkEtcdDispatch(b *testing.B) {
 		}
 		sessions++
 		sc := "bench-" + strconv.Itoa(sessions)
-		p = start(b, bin, mustHost(b, sc), benchEtcdArgs(b, journal, effects, sc)...)
+		p = start(b, bin, mustHost(b, sc), benchEtcdArgs(b, journal, effects, sc, witness)...)
 		p.write(p.host.Bootstrap())
 		p.open(grant(recordTool, perSession, 0))
 		n = 0
@@ -110,6 +116,10 @@ func dbSize(tb testing.TB, c *etcdstoretest.Cluster) int64 {
 }
 
 // benchEtcdArgs are the worker's flags for the benchmark.
-func benchEtcdArgs(tb testing.TB, journal, effects, scope string) []string {
-	return []string{"--journal", journal, "--effect-log", effects, "--scope", scope, "--etcd-witness", filepath.Join(tb.TempDir(), "witness.json")}
+func benchEtcdArgs(tb testing.TB, journal, effects, scope string, witness bool) []string {
+	w := "none"
+	if witness {
+		w = filepath.Join(tb.TempDir(), "witness.json")
+	}
+	return []string{"--journal", journal, "--effect-log", effects, "--scope", scope, "--etcd-witness", w}
 }

@@ -49,6 +49,7 @@ type Cluster struct {
 	dir     string
 	token   string
 	initial string
+	extra   []string
 	Members []*Member
 }
 
@@ -63,12 +64,16 @@ func freePort() (int, error) {
 }
 
 // Start starts n members in dir and waits until every one reports healthy.
-func Start(dir string, n int) (*Cluster, error) {
+func Start(dir string, n int) (*Cluster, error) { return StartArgs(dir, n) }
+
+// StartArgs is Start with further etcd flags for every member, such as
+// "--quota-backend-bytes", "25165824".
+func StartArgs(dir string, n int, args ...string) (*Cluster, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{bin: bin, dir: dir, token: fmt.Sprintf("splash-test-%d", time.Now().UnixNano())}
+	c := &Cluster{bin: bin, dir: dir, token: fmt.Sprintf("splash-test-%d", time.Now().UnixNano()), extra: args}
 	var initial []string
 	for i := range n {
 		cp, err := freePort()
@@ -120,14 +125,14 @@ func (c *Cluster) start(i int, state string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(c.bin,
+	cmd := exec.Command(c.bin, append([]string{
 		"--name", m.Name, "--data-dir", m.dataDir,
 		"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
 		"--listen-peer-urls", m.peerURL, "--initial-advertise-peer-urls", m.peerURL,
 		"--initial-cluster", c.initial, "--initial-cluster-state", state,
 		"--initial-cluster-token", c.token,
 		"--heartbeat-interval", "50", "--election-timeout", "500",
-		"--logger", "zap", "--log-outputs", "stderr")
+		"--logger", "zap", "--log-outputs", "stderr"}, c.extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// The member dies with the test process even if the test cannot stop it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
