@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/storage/storagetest"
 )
@@ -233,4 +236,30 @@ func rawValue(t *testing.T, b *Backend, k string) []byte {
 		t.Fatalf("get %s: %v", k, err)
 	}
 	return resp.Kvs[0].Value
+}
+
+// The backend compacts the cluster's history below its latest revision minus Retain after
+// every Every writes, and never when the cluster compacts itself.
+//
+// Spec: STO-088
+func TestEtcdCompactsItsHistory(t *testing.T) {
+	needEtcd(t)
+	for _, server := range []bool{false, true} {
+		b, err := Open(Config{Endpoints: []string{os.Getenv(endpointEnv)}, Prefix: freshPrefix(t),
+			Compaction: Compaction{Server: server, Retain: 5, Every: 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		first := b.seen() + 1
+		for range 12 {
+			if _, err := b.ReserveFence(ctxb(), storagetest.TestKey); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = b.cli.Get(ctxb(), b.prefix, clientv3.WithRev(first))
+		if compacted := errors.Is(err, rpctypes.ErrCompacted); compacted == server {
+			t.Fatalf("server compaction %t: reading revision %d: %v", server, first, err)
+		}
+	}
 }

@@ -50,6 +50,8 @@ type Cluster struct {
 	token   string
 	initial string
 	extra   []string
+	tls     *TLSFiles
+	http    *http.Client
 	Members []*Member
 }
 
@@ -64,16 +66,42 @@ func freePort() (int, error) {
 }
 
 // Start starts n members in dir and waits until every one reports healthy.
-func Start(dir string, n int) (*Cluster, error) { return StartArgs(dir, n) }
+func Start(dir string, n int) (*Cluster, error) { return StartWith(dir, n, Options{}) }
 
 // StartArgs is Start with further etcd flags for every member, such as
 // "--quota-backend-bytes", "25165824".
 func StartArgs(dir string, n int, args ...string) (*Cluster, error) {
+	return StartWith(dir, n, Options{Args: args})
+}
+
+// Options are further settings of the members of a Cluster.
+type Options struct {
+	// Args are further etcd flags for every member.
+	Args []string
+	// TLS, when not nil, serves the client URLs over https with these files and requires
+	// client certificates signed by its CA.
+	TLS *TLSFiles
+}
+
+// StartWith is Start with options.
+func StartWith(dir string, n int, o Options) (*Cluster, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{bin: bin, dir: dir, token: fmt.Sprintf("splash-test-%d", time.Now().UnixNano()), extra: args}
+	c := &Cluster{bin: bin, dir: dir, token: fmt.Sprintf("splash-test-%d", time.Now().UnixNano()), extra: o.Args, tls: o.TLS,
+		http: &http.Client{Timeout: 5 * time.Second}}
+	scheme := "http"
+	if o.TLS != nil {
+		scheme = "https"
+		cfg, err := o.TLS.ClientConfig()
+		if err != nil {
+			return nil, err
+		}
+		c.http.Transport = &http.Transport{TLSClientConfig: cfg}
+		c.extra = append(c.extra, "--cert-file", o.TLS.Cert, "--key-file", o.TLS.Key,
+			"--client-cert-auth", "--trusted-ca-file", o.TLS.CA)
+	}
 	var initial []string
 	for i := range n {
 		cp, err := freePort()
@@ -86,7 +114,7 @@ func StartArgs(dir string, n int, args ...string) (*Cluster, error) {
 		}
 		m := &Member{
 			Name:      fmt.Sprintf("m%d", i),
-			ClientURL: fmt.Sprintf("http://127.0.0.1:%d", cp),
+			ClientURL: fmt.Sprintf("%s://127.0.0.1:%d", scheme, cp),
 			peerURL:   fmt.Sprintf("http://127.0.0.1:%d", pp),
 			dataDir:   filepath.Join(dir, fmt.Sprintf("m%d", i)),
 		}
@@ -154,14 +182,13 @@ func (c *Cluster) start(i int, state string) error {
 func (c *Cluster) WaitHealthy(i int, limit time.Duration) error {
 	m := c.Members[i]
 	deadline := time.Now().Add(limit)
-	client := http.Client{Timeout: time.Second}
 	for time.Now().Before(deadline) {
 		select {
 		case <-m.exited:
 			return fmt.Errorf("etcd member %s exited; see %s.log", m.Name, m.Name)
 		default:
 		}
-		resp, err := client.Get(m.ClientURL + "/health")
+		resp, err := c.http.Get(m.ClientURL + "/health")
 		if err == nil {
 			var buf [256]byte
 			n, _ := resp.Body.Read(buf[:])
@@ -178,14 +205,13 @@ func (c *Cluster) WaitHealthy(i int, limit time.Duration) error {
 // Leader returns the index of the member that reports itself leader (its metric
 // etcd_server_is_leader is 1), waiting up to limit for one to be elected.
 func (c *Cluster) Leader(limit time.Duration) (int, error) {
-	client := http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		for i, m := range c.Members {
 			if m.cmd == nil {
 				continue
 			}
-			resp, err := client.Get(m.ClientURL + "/metrics")
+			resp, err := c.http.Get(m.ClientURL + "/metrics")
 			if err != nil {
 				continue
 			}
@@ -211,8 +237,7 @@ func (c *Cluster) PID(i int) int {
 // Metric returns the value of the metric named name (a sample without labels) that member i
 // exposes on its metrics endpoint.
 func (c *Cluster) Metric(i int, name string) (float64, error) {
-	client := http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(c.Members[i].ClientURL + "/metrics")
+	resp, err := c.http.Get(c.Members[i].ClientURL + "/metrics")
 	if err != nil {
 		return 0, err
 	}
