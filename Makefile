@@ -62,11 +62,14 @@ vectors-check:
 	for f in vectors/*.json; do [ -f "$$tmp/$$(basename "$$f")" ] || { echo "stale vector file $$f"; exit 1; }; done && \
 	echo "vectors are up to date"
 
-## lint: gofmt, go vet and staticcheck must all be clean.
+## lint: gofmt, go vet and staticcheck must all be clean, also on the build with the etcd
+## journal (tag splashetcd).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags splashetcd ./cmd/splash-worker/ ./impl/storage/etcdstore/...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags splashetcd ./cmd/splash-worker/ ./impl/storage/etcdstore/...
 
 ## soak: long property, linearizability and crash runs.
 soak:

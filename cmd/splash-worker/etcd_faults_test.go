@@ -74,9 +74,9 @@ func (f *faultyBackend) EstablishFence(ctx context.Context, key storage.RecordKe
 
 // serveOnce runs one worker session in process, composed as the worker process composes it
 // (authenticated store, journal store, store admission, the profile's adapters), on backend:
-// open, one durable dispatch of op, then the end of input. It returns the session's error and
-// output.
-func serveOnce(t *testing.T, backend storage.Backend, session, op string) (error, []byte) {
+// open, one durable dispatch of op, then the end of input. It returns the session's output and
+// error.
+func serveOnce(t *testing.T, backend storage.Backend, session, op string) ([]byte, error) {
 	t.Helper()
 	host := mustHost(t, session)
 	auth, err := host.WorkerAuthenticator(canonjson.Preserve)
@@ -111,7 +111,7 @@ func serveOnce(t *testing.T, backend storage.Backend, session, op string) (error
 		Auth: auth, Lines: worker.NewFrameReader(&in), Output: &out,
 		Store: journal, Registry: registry, Admission: admission,
 	})
-	return err, out.Bytes()
+	return out.Bytes(), err
 }
 
 // Every storage call of a session, from the journal load through admission (its record's
@@ -142,7 +142,7 @@ func TestEveryStorageFailureIsPersistence(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := &faultyBackend{Backend: b, failAt: k, afterWrite: after}
-			err, out := serveOnce(t, f, fmt.Sprintf("s-%t-%d", after, k), "op-1")
+			out, err := serveOnce(t, f, fmt.Sprintf("s-%t-%d", after, k), "op-1")
 			if f.failed == "" {
 				// Past the last storage call: the session completed.
 				if worker.ExitCode(err) != worker.ExitClean || len(out) == 0 {
@@ -162,7 +162,7 @@ func TestEveryStorageFailureIsPersistence(t *testing.T) {
 				t.Fatalf("call %d (%s): the storage failure is lost from %v", k, f.failed, err)
 			}
 			// Recovery: a fresh session on the same journal completes the operation.
-			if err, out := serveOnce(t, b, fmt.Sprintf("r-%t-%d", after, k), "op-2"); worker.ExitCode(err) != worker.ExitClean || len(out) == 0 {
+			if out, err := serveOnce(t, b, fmt.Sprintf("r-%t-%d", after, k), "op-2"); worker.ExitCode(err) != worker.ExitClean || len(out) == 0 {
 				t.Fatalf("after the fault at call %d (%s): %v, output %q", k, f.failed, err, out)
 			}
 			b.Close()
