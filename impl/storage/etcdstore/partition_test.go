@@ -24,9 +24,9 @@ func TestEtcdPartitionThatNeverHeals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer proxy.Close()
-	const deadline = 1500 * time.Millisecond
+	const deadline = 800 * time.Millisecond
 	b, err := Open(Config{Endpoints: []string{"http://" + proxy.Addr()}, Prefix: freshPrefix(t),
-		OpTimeout: 400 * time.Millisecond, Deadline: deadline, KeepAliveTime: 5 * time.Second, KeepAliveTimeout: time.Second})
+		OpTimeout: 250 * time.Millisecond, Deadline: deadline, KeepAliveTime: 5 * time.Second, KeepAliveTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
