@@ -8,10 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/splashv5/conform/impl/storage/etcdstore/etcdstoretest"
-	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
 // procWritten returns the bytes process pid has handed to write system calls so far (wchar of
@@ -47,7 +45,9 @@ func BenchmarkEtcdDispatch(b *testing.B) {
 	b.Run("no-witness", func(b *testing.B) { etcdDispatch(b, false) })
 }
 
-func etcdDispatch(b *testing.B, witness bool) {
+// benchMember starts a one-member cluster for a benchmark, stopped when it ends; without
+// etcd the benchmark is skipped.
+func benchMember(b *testing.B) *etcdstoretest.Cluster {
 	if _, err := etcdstoretest.Binary(); err != nil {
 		b.Skip(err)
 	}
@@ -55,51 +55,22 @@ func etcdDispatch(b *testing.B, witness bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Stop()
+	b.Cleanup(c.Stop)
+	return c
+}
+
+func etcdDispatch(b *testing.B, witness bool) {
+	c := benchMember(b)
 	bin := binaries.MustWorker(b, "splashetcd")
 	journal := journalURL(c, "splash/bench")
-	effects := b.TempDir() + "/effects.log"
-	value := strconv.Quote(strings.Repeat("v", 3000))
-	const perSession = 60
-	var p *proc
-	sessions, n := 0, 0
-	restart := func() {
-		if p != nil {
-			p.end()
-		}
-		sessions++
-		sc := "bench-" + strconv.Itoa(sessions)
-		p = start(b, bin, mustHost(b, sc), benchEtcdArgs(b, journal, effects, sc, witness)...)
-		p.write(p.host.Bootstrap())
-		p.open(grant(recordTool, perSession, 0))
-		n = 0
-	}
-	restart()
+	effects := filepath.Join(b.TempDir(), "effects.log")
 	pid := c.PID(0)
-	written := procWritten(b, pid)
-	size0 := dbSize(b, c)
-	b.ResetTimer()
-	began := time.Now()
-	for i := 0; i < b.N; i++ {
-		if n == perSession {
-			b.StopTimer()
-			restart()
-			b.StartTimer()
-		}
-		key := "op-" + strconv.Itoa(n)
-		p.send(p.host.Dispatch("d"+strconv.Itoa(n), recordTool, key, workertest.Record("succeed", value)))
-		line, err := readLine(p.stdout, 10*time.Second)
-		if err != nil {
-			b.Fatalf("no answer: %v (stderr: %s)", err, p.stderr)
-		}
-		if _, err := p.host.Open(line); err != nil {
-			b.Fatal(err)
-		}
-		n++
-	}
-	b.StopTimer()
-	elapsed := time.Since(began)
-	p.end()
+	var written, size0 int64
+	elapsed := dispatchLoop(b, bin, strconv.Quote(strings.Repeat("v", 3000)), func(sc string) []string {
+		return benchEtcdArgs(b, journal, effects, sc, witness)
+	}, func() {
+		written, size0 = procWritten(b, pid), dbSize(b, c)
+	})
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "dispatches/s")
 	b.ReportMetric(float64(procWritten(b, pid)-written)/float64(b.N), "etcd-written-B/dispatch")
 	b.ReportMetric(float64(dbSize(b, c)-size0)/float64(b.N), "db-growth-B/dispatch")

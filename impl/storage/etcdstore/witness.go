@@ -145,41 +145,40 @@ func (w *Witness) below(format string, args ...any) error {
 	return &storage.Error{Kind: storage.ErrBelowWitness, Err: fmt.Errorf("witness %s: "+format+"; after a deliberate restore, reconcile every open operation, then move the witness on (splash-worker etcd-witness accept)", append([]any{w.path}, args...)...)}
 }
 
-// checkCluster refuses a cluster id other than the witnessed one, and a revision below it.
-func (w *Witness) checkCluster(prefix string, cluster uint64, revision int64) error {
+// check runs f on what the witness holds for prefix, if anything.
+func (w *Witness) check(prefix string, f func(wp *witnessPrefix) error) error {
 	if w == nil {
 		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	wp := w.seen.Prefixes[prefix]
-	if wp == nil {
-		return nil
-	}
-	if id := strconv.FormatUint(cluster, 16); id != wp.ClusterID {
-		return w.below("prefix %s was seen on cluster %s, this is cluster %s", prefix, wp.ClusterID, id)
-	}
-	if revision < wp.Revision {
-		return w.below("prefix %s was seen at etcd revision %d, the cluster is at %d", prefix, wp.Revision, revision)
+	if wp := w.seen.Prefixes[prefix]; wp != nil {
+		return f(wp)
 	}
 	return nil
 }
 
+// checkCluster refuses a cluster id other than the witnessed one, and a revision below it.
+func (w *Witness) checkCluster(prefix string, cluster uint64, revision int64) error {
+	return w.check(prefix, func(wp *witnessPrefix) error {
+		if id := strconv.FormatUint(cluster, 16); id != wp.ClusterID {
+			return w.below("prefix %s was seen on cluster %s, this is cluster %s", prefix, wp.ClusterID, id)
+		}
+		if revision < wp.Revision {
+			return w.below("prefix %s was seen at etcd revision %d, the cluster is at %d", prefix, wp.Revision, revision)
+		}
+		return nil
+	})
+}
+
 // checkRecord refuses an anchor below the witnessed mark of its record.
 func (w *Witness) checkRecord(prefix, part string, a storage.AnchorState) error {
-	if w == nil {
+	return w.check(prefix, func(wp *witnessPrefix) error {
+		if m, ok := wp.Records[part]; ok && (Mark{a.Fence, a.Floor}).below(m) {
+			return w.below("record %s under %s was seen at fence %d and floor %d, the cluster holds fence %d and floor %d", recordName(part), prefix, m.Fence, m.Floor, a.Fence, a.Floor)
+		}
 		return nil
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	wp := w.seen.Prefixes[prefix]
-	if wp == nil {
-		return nil
-	}
-	if m, ok := wp.Records[part]; ok && (Mark{a.Fence, a.Floor}).below(m) {
-		return w.below("record %s under %s was seen at fence %d and floor %d, the cluster holds fence %d and floor %d", recordName(part), prefix, m.Fence, m.Floor, a.Fence, a.Floor)
-	}
-	return nil
+	})
 }
 
 // raise records that the cluster answered a at revision for the record part: when that is
