@@ -46,6 +46,9 @@ flags:
                             anchor the journal file on etcd: an older copy of the file is
                             refused (builds with tag splashetcd)
   --etcd-config FILE        etcd credentials and TLS, a JSON file (builds with tag splashetcd)
+  --etcd-witness FILE|none  required with etcd: this machine's witness of what it saw, which
+                            refuses a cluster restored from an older snapshot (builds with tag
+                            splashetcd)
   --namespace NS            journal record namespace (default "splash-worker-journal")
   --admission-namespace NS  namespace of the admitted-session list (default "splash-worker-admission")
   --scope SCOPE             journal scope (default "conformance")
