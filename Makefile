@@ -14,7 +14,7 @@ RACE_PKGS ?= ./impl/worker/... ./impl/transport/... ./impl/host/... ./impl/stora
 # race detector it would only repeat the runner paths the other conformance tests take.
 RACE_SKIP ?= ^(TestMutationHarness|TestProxyMutants|TestHostMutationHarness)$$
 
-.PHONY: all conform test race fuzz bench vectors vectors-check lint soak
+.PHONY: all conform test race fuzz bench vectors vectors-check lint soak etcd-current
 
 all: test
 
@@ -74,3 +74,13 @@ lint:
 ## soak: long property, linearizability and crash runs.
 soak:
 	SPLASH_SOAK=1 $(GO) test -count=1 -timeout 60m ./...
+
+## etcd-current: the etcd tests against a current etcd server release, built from
+## go.etcd.io/etcd/server/v3 by a module of its own (so the server stays out of the main module
+## and its builds) into ETCD_CURRENT_DIR. Not part of CI: the build takes minutes.
+ETCD_CURRENT_DIR ?= $(shell $(GO) env GOCACHE)/splash-etcd-current
+etcd-current:
+	cd impl/storage/etcdstore/etcdstoretest/current && $(GO) build -o $(ETCD_CURRENT_DIR)/etcd .
+	cp $(ETCD_CURRENT_DIR)/etcd $(ETCD_CURRENT_DIR)/etcdutl
+	SPLASH_ETCD=$(ETCD_CURRENT_DIR)/etcd $(GO) test -count=1 ./impl/storage/etcdstore/... ./cmd/splash-worker/ \
+		-run 'Etcd|Anchored|Recovery|EveryStorage'

@@ -186,8 +186,9 @@ func validate(cfg Config) (Config, error) {
 
 // Open checks cfg (refusing an unsafe or incomplete one with an error wrapping ErrConfig),
 // connects to the cluster and reads it once: it fails with storage.ErrEtcd when no member
-// answers within the dial timeout (naming a TLS handshake failure when there is one), and
-// with storage.ErrBelowWitness when cfg.Witness saw another cluster or a later revision.
+// answers within the dial timeout (naming a TLS handshake failure when there is one), with
+// storage.ErrBelowWitness when cfg.Witness saw another cluster or a later revision, and with
+// ErrConfig when the backend is to compact but the user may not.
 func Open(cfg Config) (*Backend, error) {
 	cfg, err := validate(cfg)
 	if err != nil {
@@ -228,7 +229,17 @@ func (b *Backend) probe(cfg Config) error {
 	if err := b.witness.checkCluster(b.prefix, resp.Header.ClusterId, resp.Header.Revision); err != nil {
 		return err
 	}
-	return b.observe(0, resp.Header.ClusterId, resp.Header.Revision)
+	if err := b.observe(0, resp.Header.ClusterId, resp.Header.Revision); err != nil {
+		return err
+	}
+	if !cfg.Compaction.Server {
+		// Compacting below revision 1 removes nothing; it shows whether the user may compact
+		// (etcd 3.5 and later reserve compaction to the root role once authentication is on).
+		if _, err := b.cli.Compact(ctx, 1); errors.Is(err, rpctypes.ErrPermissionDenied) {
+			return fmt.Errorf("%w: compaction \"self\" but user %q may not compact this cluster: run the members with --auto-compaction-mode and --auto-compaction-retention and configure compaction \"server\"", ErrConfig, cfg.Username)
+		}
+	}
+	return nil
 }
 
 // Close ends the use of the backend and its connections; later operations fail with
