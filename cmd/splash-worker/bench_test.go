@@ -14,7 +14,6 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
-	"github.com/splashv5/conform/impl/storage/etcdstore/etcdstoretest"
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
@@ -303,20 +302,26 @@ func BenchmarkDurableDispatch(b *testing.B) {
 		durableDispatch(b, workerBinary, filepath.Join(b.TempDir(), "journal.db"))
 	})
 	b.Run("etcd", func(b *testing.B) {
-		if _, err := etcdstoretest.Binary(); err != nil {
-			b.Skip(err)
-		}
-		c, err := etcdstoretest.Start(b.TempDir(), 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Stop()
-		durableDispatch(b, binaries.MustWorker(b, "splashetcd"), journalURL(c, "splash/bench"))
+		durableDispatch(b, binaries.MustWorker(b, "splashetcd"), journalURL(benchMember(b), "splash/bench"))
 	})
 }
 
 func durableDispatch(b *testing.B, bin, journal string) {
 	effects := filepath.Join(b.TempDir(), "effects.log")
+	dispatchLoop(b, bin, `"v"`, func(sc string) []string {
+		args := []string{"--journal", journal, "--effect-log", effects, "--scope", sc}
+		if strings.HasPrefix(journal, etcdScheme) {
+			args = append(args, "--etcd-witness", filepath.Join(b.TempDir(), "witness.json"))
+		}
+		return args
+	}, nil)
+}
+
+// dispatchLoop runs b.N durable dispatches of value with new operation keys, starting a
+// worker with args(scope) on a new scope every 60 dispatches (with the timer stopped). It
+// calls started, when set, once the first worker runs, and reports the latencies. It returns
+// the time the dispatches took.
+func dispatchLoop(b *testing.B, bin, value string, args func(scope string) []string, started func()) time.Duration {
 	const perSession = 60
 	var p *proc
 	sessions, n := 0, 0
@@ -326,14 +331,18 @@ func durableDispatch(b *testing.B, bin, journal string) {
 		}
 		sessions++
 		sc := "bench-" + strconv.Itoa(sessions)
-		p = start(b, bin, mustHost(b, sc), "--journal", journal, "--effect-log", effects, "--scope", sc)
+		p = start(b, bin, mustHost(b, sc), args(sc)...)
 		p.write(p.host.Bootstrap())
 		p.open(grant(recordTool, perSession, 0))
 		n = 0
 	}
 	restart()
+	if started != nil {
+		started()
+	}
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
+	began := time.Now()
 	for i := 0; i < b.N; i++ {
 		if n == perSession {
 			b.StopTimer()
@@ -342,7 +351,7 @@ func durableDispatch(b *testing.B, bin, journal string) {
 		}
 		start := time.Now()
 		key := "op-" + strconv.Itoa(n)
-		p.send(p.host.Dispatch("d"+strconv.Itoa(n), recordTool, key, workertest.Record("succeed", `"v"`)))
+		p.send(p.host.Dispatch("d"+strconv.Itoa(n), recordTool, key, workertest.Record("succeed", value)))
 		line, err := readLine(p.stdout, 10*time.Second)
 		if err != nil {
 			b.Fatalf("no answer: %v (stderr: %s)", err, p.stderr)
@@ -354,6 +363,8 @@ func durableDispatch(b *testing.B, bin, journal string) {
 		n++
 	}
 	b.StopTimer()
+	elapsed := time.Since(began)
 	reportLatencies(b, lat)
 	p.end()
+	return elapsed
 }

@@ -51,6 +51,9 @@ func etcdConfigFile(t *testing.T) string {
 	return cfg
 }
 
+// witnessFile is a fresh --etcd-witness path: what one machine's workers saw.
+func witnessFile(t testing.TB) string { return filepath.Join(t.TempDir(), "witness.json") }
+
 // Two worker processes (two machines) share one journal in etcd: the second answers the
 // first's operation from the journal and never runs it again. While the member is stopped the
 // worker fails closed with a persistence error and answers nothing; after the restart the
@@ -60,7 +63,7 @@ func etcdConfigFile(t *testing.T) string {
 func TestEtcdJournalAcrossProcessesAndOutage(t *testing.T) {
 	bin, c := etcdWorker(t, 1)
 	effects := filepath.Join(t.TempDir(), "effects.log")
-	args := []string{"--journal", journalURL(c, "splash/e2e"), "--etcd-config", etcdConfigFile(t), "--effect-log", effects}
+	args := []string{"--journal", journalURL(c, "splash/e2e"), "--etcd-config", etcdConfigFile(t), "--etcd-witness", witnessFile(t), "--effect-log", effects}
 	record := grant(recordTool, 20, 1)
 
 	p := start(t, bin, mustHost(t, "etcd-1"), args...)
@@ -186,7 +189,7 @@ func TestEtcdClusterFaultsDuringDispatches(t *testing.T) {
 	bin, c := etcdWorker(t, 3)
 	effects := filepath.Join(t.TempDir(), "effects.log")
 	r := &clusterRun{t: t, bin: bin, answered: map[string]string{},
-		args: []string{"--journal", journalURL(c, "splash/cluster"), "--etcd-config", etcdConfigFile(t), "--effect-log", effects}}
+		args: []string{"--journal", journalURL(c, "splash/cluster"), "--etcd-config", etcdConfigFile(t), "--etcd-witness", witnessFile(t), "--effect-log", effects}}
 	n := 0
 	next := func() string { n++; return fmt.Sprintf("op-%d", n) }
 	for range 3 {
@@ -234,7 +237,7 @@ func TestEtcdClusterFaultsDuringDispatches(t *testing.T) {
 }
 
 // The journal file anchored on etcd: after an older copy of the file is put back, the next
-// worker refuses the journal (persistence failure, rollback reported) instead of answering
+// worker refuses the journal (integrity failure, rollback reported) instead of answering
 // from old state or running the operation again.
 //
 // Spec: STO-084
@@ -243,7 +246,7 @@ func TestAnchoredJournalFileRefusesARestoredCopy(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "journal.db")
 	effects := filepath.Join(dir, "effects.log")
-	args := []string{"--journal", db, "--journal-anchor", journalURL(c, "splash/anchor"), "--etcd-config", etcdConfigFile(t), "--effect-log", effects}
+	args := []string{"--journal", db, "--journal-anchor", journalURL(c, "splash/anchor"), "--etcd-config", etcdConfigFile(t), "--etcd-witness", witnessFile(t), "--effect-log", effects}
 	record := grant(recordTool, 20, 1)
 	session := func(name string, ops ...string) {
 		p := start(t, bin, mustHost(t, name), args...)
@@ -268,8 +271,8 @@ func TestAnchoredJournalFileRefusesARestoredCopy(t *testing.T) {
 	p.write(p.host.Bootstrap())
 	p.open(record)
 	code, stderr := p.end()
-	if code != 7 || !strings.Contains(stderr, "rolled back") {
-		t.Fatalf("exit %d with %q, want 7 (persistence) reporting the rollback", code, stderr)
+	if code != 9 || !strings.Contains(stderr, "integrity") || !strings.Contains(stderr, "rolled back") {
+		t.Fatalf("exit %d with %q, want 9 (integrity) reporting the rollback", code, stderr)
 	}
 	if n := effectLines(t, effects, "effect", "op-2"); n != 1 {
 		t.Fatalf("op-2 has %d effects, want exactly 1", n)
@@ -284,7 +287,7 @@ func TestAnchoredJournalFileRefusesARestoredCopy(t *testing.T) {
 func TestEtcdSupersededWorkerCannotWrite(t *testing.T) {
 	bin, c := etcdWorker(t, 1)
 	effects := filepath.Join(t.TempDir(), "effects.log")
-	args := []string{"--journal", journalURL(c, "splash/superseded"), "--etcd-config", etcdConfigFile(t), "--effect-log", effects}
+	args := []string{"--journal", journalURL(c, "splash/superseded"), "--etcd-config", etcdConfigFile(t), "--etcd-witness", witnessFile(t), "--effect-log", effects}
 	record := grant(recordTool, 20, 1)
 	dispatch := func(p *proc, op string) {
 		p.call(p.host.Dispatch("d-"+op, recordTool, op, workertest.Record("succeed", `"v"`)),
@@ -314,43 +317,57 @@ func TestEtcdSupersededWorkerCannotWrite(t *testing.T) {
 	}
 }
 
-// The default build refuses an etcd journal; the splashetcd build refuses malformed etcd
-// settings before reading anything, and prints no password.
+// The default build refuses an etcd journal; the splashetcd build refuses malformed, unsafe
+// or incomplete etcd settings before reading anything (status 2), reports an unreachable
+// cluster as a persistence failure (status 7), and prints no password.
 //
-// Spec: STO-083
+// Spec: STO-083, STO-089
 func TestEtcdJournalSettingsRefused(t *testing.T) {
 	bin, _ := etcdWorker(t, 0)
 	dir := t.TempDir()
-	pw := filepath.Join(dir, "pw")
-	if err := os.WriteFile(pw, []byte("do-not-print-me\n"), 0o600); err != nil {
-		t.Fatal(err)
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
 	}
-	cfg := filepath.Join(dir, "cfg.json")
-	if err := os.WriteFile(cfg, []byte(`{"username": "u", "password_file": "`+pw+`", "dial_timeout_ms": 300}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	badCfg := filepath.Join(dir, "bad.json")
-	if err := os.WriteFile(badCfg, []byte(`{"endpoint": "frame-chosen"}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	pw := write("pw", "do-not-print-me\n")
+	cfg := write("cfg.json", `{"dial_timeout_ms": 300}`)
+	authCfg := write("auth.json", `{"username": "u", "password_file": "`+pw+`", "dial_timeout_ms": 300}`)
+	badCfg := write("bad.json", `{"endpoint": "frame-chosen"}`)
+	keyOnly := write("key.json", `{"key_file": "`+pw+`"}`)
+	certOnly := write("cert.json", `{"cert_file": "`+pw+`"}`)
+	userOnly := write("user.json", `{"username": "u"}`)
+	compaction := write("compaction.json", `{"compaction": "never"}`)
+	noCA := write("noca.json", `{"ca_file": "`+pw+`"}`)
+	w := filepath.Join(dir, "witness.json")
 	cases := []struct {
 		bin  string
 		args []string
+		code int
 		want string
 	}{
-		{workerBinary, []string{"--journal", "etcd://127.0.0.1:1/p"}, "build with -tags splashetcd"},
-		{bin, []string{"--journal", "etcd://127.0.0.1:1"}, "HOST:PORT[,HOST:PORT...]/PREFIX"},
-		{bin, []string{"--journal", "etcd://no-port/p"}, `endpoint "no-port" is not HOST:PORT`},
-		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-config", badCfg}, `unknown field "endpoint"`},
-		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--journal-anchor", "etcd://127.0.0.1:1/q"}, "--journal-anchor applies to a journal file"},
-		{bin, []string{"--journal", filepath.Join(dir, "j.db"), "--journal-anchor", "http://x"}, "--journal-anchor needs etcd://"},
-		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-config", cfg}, "etcd failure"},
+		{workerBinary, []string{"--journal", "etcd://127.0.0.1:1/p"}, 7, "build with -tags splashetcd"},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1", "--etcd-witness", w}, 2, "HOST:PORT[,HOST:PORT...]/PREFIX"},
+		{bin, []string{"--journal", "etcd://no-port/p", "--etcd-witness", w}, 2, `endpoint "no-port" is not HOST:PORT`},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-witness", w, "--etcd-config", badCfg}, 2, `unknown field "endpoint"`},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-witness", w, "--journal-anchor", "etcd://127.0.0.1:1/q"}, 2, "--journal-anchor applies to a journal file"},
+		{bin, []string{"--journal", filepath.Join(dir, "j.db"), "--etcd-witness", w, "--journal-anchor", "http://x"}, 2, "--journal-anchor needs etcd://"},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-config", cfg}, 2, "needs --etcd-witness FILE"},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-witness", w, "--etcd-config", authCfg}, 2, "never sent over plain http"},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-witness", w, "--etcd-config", keyOnly}, 2, "key_file without cert_file"},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-witness", w, "--etcd-config", certOnly}, 2, "cert_file without key_file"},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-witness", w, "--etcd-config", userOnly}, 2, "username and password_file go together"},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-witness", w, "--etcd-config", compaction}, 2, `compaction "never"`},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-witness", w, "--etcd-config", noCA}, 2, "ca_file holds no certificate"},
+		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-witness", w, "--etcd-config", cfg}, 7, "etcd failure"},
 	}
 	for _, c := range cases {
 		p := start(t, c.bin, mustHost(t, "settings"), c.args...)
 		code, stderr := p.end()
-		if code != 7 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "do-not-print-me") {
-			t.Fatalf("%v: exit %d with %q, want 7 with %q", c.args, code, stderr, c.want)
+		if code != c.code || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "do-not-print-me") {
+			t.Fatalf("%v: exit %d with %q, want %d with %q", c.args, code, stderr, c.code, c.want)
 		}
 	}
 }

@@ -5,10 +5,22 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/splashv5/conform/impl/storage/boltstore"
+	"github.com/splashv5/conform/impl/worker"
 )
+
+func init() {
+	for _, name := range []string{"etcd-witness", "recovery-fence"} {
+		subcommands[name] = func(_ []string, _, stderr io.Writer) int {
+			fmt.Fprintf(stderr, "splash-worker %s: usage: this build has no etcd support; build with -tags splashetcd\n", name)
+			return worker.ExitUsage
+		}
+	}
+}
 
 // journalFlags defines no flags: this build has no etcd journal or anchor.
 func journalFlags(*flag.FlagSet) {}

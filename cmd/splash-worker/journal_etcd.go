@@ -19,16 +19,22 @@ import (
 	"github.com/splashv5/conform/impl/storage/etcdstore"
 )
 
-// etcdConfigPath and journalAnchor are the --etcd-config and --journal-anchor flags.
-var etcdConfigPath, journalAnchor string
+// etcdConfigPath, journalAnchor and witnessPath are the --etcd-config, --journal-anchor and
+// --etcd-witness flags.
+var etcdConfigPath, journalAnchor, witnessPath string
 
-// journalFlags defines --etcd-config and --journal-anchor.
+// noWitness is the --etcd-witness value that runs without a witness.
+const noWitness = "none"
+
+// journalFlags defines --etcd-config, --journal-anchor and --etcd-witness.
 func journalFlags(fs *flag.FlagSet) {
 	fs.StringVar(&etcdConfigPath, "etcd-config", "", "")
 	fs.StringVar(&journalAnchor, "journal-anchor", "", "")
+	fs.StringVar(&witnessPath, "etcd-witness", "", "")
 }
 
-// etcdFile is the --etcd-config file: credentials and TLS settings, never taken from a frame.
+// etcdFile is the --etcd-config file: credentials, TLS and operating settings, never taken
+// from a frame.
 type etcdFile struct {
 	Username      string `json:"username"`
 	PasswordFile  string `json:"password_file"`
@@ -37,6 +43,13 @@ type etcdFile struct {
 	KeyFile       string `json:"key_file"`
 	DialTimeoutMS int    `json:"dial_timeout_ms"`
 	OpTimeoutMS   int    `json:"op_timeout_ms"`
+	DeadlineMS    int    `json:"deadline_ms"`
+	KeepAliveMS   int    `json:"keepalive_ms"`
+	// Compaction is "self" (the default: the worker compacts the cluster's history) or
+	// "server" (the members run with --auto-compaction-*).
+	Compaction             string `json:"compaction"`
+	CompactRetainRevisions int64  `json:"compact_retain_revisions"`
+	CompactEveryWrites     int64  `json:"compact_every_writes"`
 }
 
 // maxConfigBytes bounds the --etcd-config file and the password file.
@@ -80,8 +93,48 @@ func parseEtcdJournal(value string, tlsOn bool) ([]string, string, error) {
 	return endpoints, "/" + strings.Trim(prefix, "/"), nil
 }
 
+// tlsConfig builds the TLS settings of the config file, or nil when it names no certificate.
+func tlsConfig(file etcdFile) (*tls.Config, error) {
+	switch {
+	case file.KeyFile != "" && file.CertFile == "":
+		return nil, errors.New("--etcd-config: key_file without cert_file")
+	case file.CertFile != "" && file.KeyFile == "":
+		return nil, errors.New("--etcd-config: cert_file without key_file")
+	case file.CAFile == "" && file.CertFile == "":
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if file.CAFile != "" {
+		pem, err := readBounded(file.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-config: ca_file: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, errors.New("--etcd-config: ca_file holds no certificate")
+		}
+	}
+	if file.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(file.CertFile, file.KeyFile)
+		if err != nil {
+			return nil, errors.New("--etcd-config: cert_file and key_file do not load as a certificate and its key")
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
 // etcdConfig builds the client configuration from the journal value and the config file.
+// Every refusal is a usageError.
 func etcdConfig(value, configPath string) (etcdstore.Config, error) {
+	cfg, err := parseEtcdConfig(value, configPath)
+	if err != nil {
+		return etcdstore.Config{}, usageError{err}
+	}
+	return cfg, nil
+}
+
+func parseEtcdConfig(value, configPath string) (etcdstore.Config, error) {
 	var file etcdFile
 	if configPath != "" {
 		data, err := readBounded(configPath)
@@ -94,35 +147,30 @@ func etcdConfig(value, configPath string) (etcdstore.Config, error) {
 			return etcdstore.Config{}, fmt.Errorf("--etcd-config: %w", err)
 		}
 	}
-	var tlsCfg *tls.Config
-	if file.CAFile != "" || file.CertFile != "" {
-		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
-		if file.CAFile != "" {
-			pem, err := readBounded(file.CAFile)
-			if err != nil {
-				return etcdstore.Config{}, err
-			}
-			tlsCfg.RootCAs = x509.NewCertPool()
-			if !tlsCfg.RootCAs.AppendCertsFromPEM(pem) {
-				return etcdstore.Config{}, errors.New("--etcd-config: ca_file holds no certificate")
-			}
-		}
-		if file.CertFile != "" {
-			cert, err := tls.LoadX509KeyPair(file.CertFile, file.KeyFile)
-			if err != nil {
-				return etcdstore.Config{}, errors.New("--etcd-config: cert_file and key_file do not load")
-			}
-			tlsCfg.Certificates = []tls.Certificate{cert}
-		}
+	tlsCfg, err := tlsConfig(file)
+	if err != nil {
+		return etcdstore.Config{}, err
 	}
 	endpoints, prefix, err := parseEtcdJournal(value, tlsCfg != nil)
 	if err != nil {
 		return etcdstore.Config{}, err
 	}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	cfg := etcdstore.Config{
 		Endpoints: endpoints, Prefix: prefix, Username: file.Username, TLS: tlsCfg,
-		DialTimeout: time.Duration(file.DialTimeoutMS) * time.Millisecond,
-		OpTimeout:   time.Duration(file.OpTimeoutMS) * time.Millisecond,
+		DialTimeout: ms(file.DialTimeoutMS), OpTimeout: ms(file.OpTimeoutMS), Deadline: ms(file.DeadlineMS),
+		KeepAliveTime: ms(file.KeepAliveMS),
+		Compaction:    etcdstore.Compaction{Retain: file.CompactRetainRevisions, Every: file.CompactEveryWrites},
+	}
+	switch file.Compaction {
+	case "", "self":
+	case "server":
+		cfg.Compaction.Server = true
+	default:
+		return etcdstore.Config{}, fmt.Errorf("--etcd-config: compaction %q is neither \"self\" nor \"server\"", file.Compaction)
+	}
+	if (file.Username == "") != (file.PasswordFile == "") {
+		return etcdstore.Config{}, errors.New("--etcd-config: username and password_file go together")
 	}
 	if file.PasswordFile != "" {
 		pw, err := readBounded(file.PasswordFile)
@@ -135,30 +183,44 @@ func etcdConfig(value, configPath string) (etcdstore.Config, error) {
 	return cfg, nil
 }
 
+// openEtcd opens the etcd backend value names, with the witness --etcd-witness names unless
+// bare is set. A refused setting is a usageError.
+func openEtcd(value string, bare bool) (*etcdstore.Backend, error) {
+	cfg, err := etcdConfig(value, etcdConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case witnessPath == "":
+		return nil, usageError{errors.New("an etcd journal or anchor needs --etcd-witness FILE, a file on this machine that outlives the worker (or --etcd-witness none to run without detecting a restored cluster)")}
+	case witnessPath != noWitness && !bare:
+		if cfg.Witness, err = etcdstore.OpenWitness(witnessPath); err != nil {
+			return nil, err
+		}
+	}
+	b, err := etcdstore.Open(cfg)
+	if errors.Is(err, etcdstore.ErrConfig) {
+		return nil, usageError{err}
+	}
+	return b, err
+}
+
 // openJournal opens an etcd journal for an etcd:// value, else the bbolt file at path,
 // anchored on the cluster --journal-anchor names when it is set.
 func openJournal(path string) (durableBackend, error) {
 	if strings.HasPrefix(path, etcdScheme) {
 		if journalAnchor != "" {
-			return nil, errors.New("--journal-anchor applies to a journal file, not to an etcd journal")
+			return nil, usageError{errors.New("--journal-anchor applies to a journal file, not to an etcd journal")}
 		}
-		cfg, err := etcdConfig(path, etcdConfigPath)
-		if err != nil {
-			return nil, err
-		}
-		return etcdstore.Open(cfg)
+		return openEtcd(path, false)
 	}
 	if journalAnchor == "" {
 		return boltstore.Open(path, nil)
 	}
 	if !strings.HasPrefix(journalAnchor, etcdScheme) {
-		return nil, errors.New("--journal-anchor needs etcd://HOST:PORT[,HOST:PORT...]/PREFIX")
+		return nil, usageError{errors.New("--journal-anchor needs etcd://HOST:PORT[,HOST:PORT...]/PREFIX")}
 	}
-	cfg, err := etcdConfig(journalAnchor, etcdConfigPath)
-	if err != nil {
-		return nil, err
-	}
-	anchor, err := etcdstore.Open(cfg)
+	anchor, err := openEtcd(journalAnchor, false)
 	if err != nil {
 		return nil, err
 	}

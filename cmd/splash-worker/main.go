@@ -46,6 +46,9 @@ flags:
                             anchor the journal file on etcd: an older copy of the file is
                             refused (builds with tag splashetcd)
   --etcd-config FILE        etcd credentials and TLS, a JSON file (builds with tag splashetcd)
+  --etcd-witness FILE|none  required with etcd: this machine's witness of what it saw, which
+                            refuses a cluster restored from an older snapshot (builds with tag
+                            splashetcd)
   --namespace NS            journal record namespace (default "splash-worker-journal")
   --admission-namespace NS  namespace of the admitted-session list (default "splash-worker-admission")
   --scope SCOPE             journal scope (default "conformance")
@@ -58,8 +61,12 @@ flags:
   --max-reconciliations-per-tool N     (default 16)
   --max-reconciliations-per-session N  (default 64)
 
+operator commands (builds with tag splashetcd; see docs/etcd.md):
+  splash-worker etcd-witness show|accept --journal ... --etcd-witness FILE [--etcd-config FILE]
+  splash-worker recovery-fence --journal FILE --journal-anchor etcd://... --etcd-witness FILE
+
 exit status: 0 clean, 2 usage, 3 bootstrap, 4 transport, 5 rejected, 6 adapter,
-7 persistence, 8 internal.
+7 persistence, 8 internal, 9 integrity.
 `
 
 type options struct {
@@ -74,6 +81,11 @@ type options struct {
 func main() {
 	// A host that stops reading must make a write fail (exit status 4), not kill the process.
 	signal.Ignore(syscall.SIGPIPE)
+	if len(os.Args) > 1 {
+		if cmd, ok := subcommands[os.Args[1]]; ok {
+			os.Exit(cmd(os.Args[2:], os.Stdout, os.Stderr))
+		}
+	}
 	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stopProfiles()
 	os.Exit(code)
@@ -212,7 +224,7 @@ func setUp(o options, stderr io.Writer) (p *process, code int, err error) {
 	if o.journalPath != "" {
 		durable, err := openJournal(o.journalPath)
 		if err != nil {
-			return p, worker.ExitPersistence, err
+			return p, openFailure(err), err
 		}
 		p.closers = append(p.closers, func() { durable.Close() })
 		backend = durable

@@ -103,6 +103,13 @@ const (
 	// ErrTooManyCandidates: an anchored local store holds the most unanchored candidates it
 	// keeps for a record; recover with a fresh fence and a discard of the candidates.
 	ErrTooManyCandidates
+	// ErrCorrupt: a value the backend stored does not decode (a truncated or rewritten etcd
+	// value, an unknown value format). It is not an outage: retrying reads the same bytes.
+	ErrCorrupt
+	// ErrBelowWitness: the store answered below the durable witness this machine keeps of
+	// what it has seen (a cluster restored from an older snapshot, or replaced), so it is
+	// refused until an operator moves the witness on.
+	ErrBelowWitness
 )
 
 var kindNames = map[ErrorKind]string{
@@ -143,6 +150,8 @@ var kindNames = map[ErrorKind]string{
 	ErrEtcd:                       "Etcd",
 	ErrEtcdRollback:               "EtcdRollback",
 	ErrTooManyCandidates:          "TooManyCandidates",
+	ErrCorrupt:                    "Corrupt",
+	ErrBelowWitness:               "BelowWitness",
 }
 
 var kindMessages = map[ErrorKind]string{
@@ -183,6 +192,8 @@ var kindMessages = map[ErrorKind]string{
 	ErrEtcd:                       "etcd failure",
 	ErrEtcdRollback:               "etcd cluster went back to an older revision or was replaced",
 	ErrTooManyCandidates:          "too many unanchored candidates for the record; reserve a recovery fence and discard them",
+	ErrCorrupt:                    "stored value does not decode",
+	ErrBelowWitness:               "store is below the witness of what this machine has seen",
 }
 
 // String returns the name of the reference variant this kind stands for.

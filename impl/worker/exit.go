@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/splashv5/conform/impl/jsonline"
+	"github.com/splashv5/conform/impl/storage"
 )
 
 // Exit statuses of a worker process (WRK-092).
@@ -23,12 +24,34 @@ const (
 	// ExitAdapter: an adapter failed or produced output the grant rejects, or an outcome is
 	// indeterminate without a persistence failure.
 	ExitAdapter = 6
-	// ExitPersistence: the journal could not be loaded or persisted, or the session is
-	// poisoned.
+	// ExitPersistence: the journal could not be loaded or persisted, the store failed at any
+	// point of the session (admission included), or the session is poisoned.
 	ExitPersistence = 7
 	// ExitInternal: any other failure.
 	ExitInternal = 8
+	// ExitIntegrity: the store holds state that fails an integrity check (a value that does
+	// not decode or authenticate, a rollback, a store below this machine's witness). Unlike
+	// ExitPersistence, retrying does not help: an operator must repair or restore the store.
+	ExitIntegrity = 9
 )
+
+// integrityKinds are the storage error kinds of ExitIntegrity: the stored state itself is
+// wrong. Every other storage failure is ExitPersistence.
+var integrityKinds = map[storage.ErrorKind]bool{
+	storage.ErrInvalidEnvelope:            true,
+	storage.ErrUnsupportedFormat:          true,
+	storage.ErrInvalidKeyID:               true,
+	storage.ErrInvalidAuthenticationTag:   true,
+	storage.ErrRevisionMismatch:           true,
+	storage.ErrRollbackDetected:           true,
+	storage.ErrRevisionFloorMismatch:      true,
+	storage.ErrRecordCommitmentMismatch:   true,
+	storage.ErrMissingRecordCommitment:    true,
+	storage.ErrUnexpectedRecordCommitment: true,
+	storage.ErrEtcdRollback:               true,
+	storage.ErrCorrupt:                    true,
+	storage.ErrBelowWitness:               true,
+}
 
 // ExitClassName returns the class name of an exit status, as written in diagnostics.
 func ExitClassName(code int) string {
@@ -47,6 +70,8 @@ func ExitClassName(code int) string {
 		return "adapter"
 	case ExitPersistence:
 		return "persistence"
+	case ExitIntegrity:
+		return "integrity"
 	}
 	return "internal"
 }
@@ -56,6 +81,17 @@ func ExitClassName(code int) string {
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitClean
+	}
+	// A failure of the store is its class wherever in the session it happens, whatever
+	// wraps it (an admission that could not read or write its record is not a rejection).
+	var se *storage.Error
+	if errors.As(err, &se) {
+		for kind := range integrityKinds {
+			if errors.Is(err, kind) {
+				return ExitIntegrity
+			}
+		}
+		return ExitPersistence
 	}
 	var e *Error
 	if !errors.As(err, &e) {

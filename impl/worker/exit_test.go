@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/worker"
 )
 
@@ -58,6 +60,15 @@ func TestExitCodes(t *testing.T) {
 		{&worker.Error{Kind: worker.ErrIndeterminateCompensation, Err: &worker.Error{Kind: worker.ErrInvalidJournalRevision}}, 7, "persistence"},
 		{&worker.Error{Kind: worker.ErrStorage}, 7, "persistence"},
 		{&worker.Error{Kind: worker.ErrInvalidJournalEncoding}, 7, "persistence"},
+		{&worker.Error{Kind: worker.ErrAdmission, Err: &storage.Error{Kind: storage.ErrEtcd, Err: context.DeadlineExceeded}}, 7, "persistence"},
+		{&worker.Error{Kind: worker.ErrAdmission, Err: &worker.Error{Kind: worker.ErrStorage, Err: &storage.Error{Kind: storage.ErrBolt}}}, 7, "persistence"},
+		{&worker.Error{Kind: worker.ErrJournal, Err: &storage.Error{Kind: storage.ErrFencingTokenRejected}}, 7, "persistence"},
+		{&worker.Error{Kind: worker.ErrStorage, Err: &storage.Error{Kind: storage.ErrCorrupt}}, 9, "integrity"},
+		{&worker.Error{Kind: worker.ErrAdmission, Err: &storage.Error{Kind: storage.ErrInvalidAuthenticationTag}}, 9, "integrity"},
+		{&worker.Error{Kind: worker.ErrIndeterminateOperation, Err: &worker.Error{Kind: worker.ErrJournal, Err: &storage.Error{Kind: storage.ErrBelowWitness}}}, 9, "integrity"},
+		{&worker.Error{Kind: worker.ErrStorage, Err: &storage.Error{Kind: storage.ErrEtcdRollback}}, 9, "integrity"},
+		{&worker.Error{Kind: worker.ErrStorage, Err: &storage.Error{Kind: storage.ErrBackend, Err: &storage.Error{Kind: storage.ErrCorrupt}}}, 9, "integrity"},
+		{&worker.Error{Kind: worker.ErrAdmission, Err: &storage.Error{Kind: storage.ErrBackend, Err: &storage.Error{Kind: storage.ErrEtcd}}}, 7, "persistence"},
 		{&worker.Error{Kind: worker.ErrProtocol, Stage: worker.StageSeal, Err: proto}, 8, "internal"},
 		{&worker.Error{Kind: worker.ErrRequiresWorkerAuthenticator}, 8, "internal"},
 		{errors.New("something else"), 8, "internal"},

@@ -171,7 +171,8 @@ func (a *StoreAdmission) Admit(ctx context.Context, manifest protocol.Capability
 	if rec != nil {
 		expected = storage.ExpectRevision(rec.Revision)
 		if ids, err = decodeAdmitted(rec.Payload); err != nil {
-			return 0, err
+			// The record authenticated, so its bytes are what was stored: corrupt, not refused.
+			return 0, &storage.Error{Kind: storage.ErrCorrupt, Err: err}
 		}
 	}
 	for _, id := range ids {

@@ -1,20 +1,23 @@
 // Package etcdstore is a storage.Backend on an etcd cluster (official client
 // go.etcd.io/etcd/client/v3), for workers on several machines that share one fenced journal.
 //
-// Per record key it keeps two etcd keys under a configured prefix: the anchor (revision
-// floor, fencing token, record commitment, as storage.AppendAnchor encodes them) and the
-// record (u64be(revision) || envelope). Every write is one etcd transaction whose guard
+// Per record key it keeps two etcd keys under the configured prefix, always below
+// PREFIX + "/": the anchor (revision floor, fencing token, record commitment, as
+// storage.AppendAnchor encodes them) and the record (u64be(revision), then the envelope,
+// compressed when that makes it smaller). Every write is one etcd transaction whose guard
 // compares the etcd modification revisions of the keys it read: the transaction commits only
-// if neither key changed since, otherwise the operation reads again and retries. So a
-// compare-and-swap, a fence reservation and a fence establishment are each atomic and
-// linearizable (etcd serializes transactions through raft and answers reads linearizably),
-// and none is a read followed by an unconditional write.
+// if neither key changed since, otherwise the operation backs off, reads again and retries
+// until its deadline. So a compare-and-swap, a fence reservation and a fence establishment
+// are each atomic and linearizable (etcd serializes transactions through raft and answers
+// reads linearizably), and none is a read followed by an unconditional write.
 //
-// The backend remembers the highest etcd revision and the cluster id it has seen; an answer
-// with a lower revision or another cluster id (a cluster restored from an older snapshot or
-// replaced) fails with storage.ErrEtcdRollback. Any other failure, including a timeout, is
-// storage.ErrEtcd: the outcome of a write that fails so is unknown, and callers must treat it
-// as indeterminate.
+// Failures are kept apart by kind: storage.ErrEtcd is an outage (a timeout, no quorum, a
+// refused connection, a full database); the outcome of a write that fails so is unknown and
+// callers must treat it as indeterminate. storage.ErrCorrupt is a stored value that does not
+// decode. storage.ErrEtcdRollback is a cluster that answers with a lower revision than one
+// this backend already saw, or under another cluster id; storage.ErrBelowWitness is a
+// cluster below the durable Witness of what this machine saw before (a restored snapshot
+// seen by a freshly started process).
 package etcdstore
 
 import (
@@ -24,41 +27,81 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/splashv5/conform/impl/storage"
 )
 
 // Defaults of Config.
 const (
-	DefaultDialTimeout = 5 * time.Second
-	DefaultOpTimeout   = 5 * time.Second
+	DefaultDialTimeout      = 5 * time.Second
+	DefaultOpTimeout        = 5 * time.Second
+	DefaultDeadline         = 15 * time.Second
+	DefaultKeepAliveTime    = 10 * time.Second
+	DefaultKeepAliveTimeout = 5 * time.Second
+	// DefaultCompactRetain is how many etcd revisions of history a compaction keeps.
+	DefaultCompactRetain = 100
+	// DefaultCompactEvery is after how many of its writes the backend compacts.
+	DefaultCompactEvery = 50
 )
 
 // maxResponseBytes bounds every gRPC answer the client accepts: one anchor and one record
 // of at most storage.MaxRecordBytes, with room for headers.
 const maxResponseBytes = storage.MaxRecordBytes + 64*1024
 
+// ErrConfig is wrapped by every refusal of an unsafe or incomplete Config.
+var ErrConfig = errors.New("etcd configuration refused")
+
+// Compaction says who bounds the history etcd keeps of the backend's keys.
+type Compaction struct {
+	// Server means the cluster compacts itself (etcd --auto-compaction-mode and
+	// --auto-compaction-retention); the backend then never compacts. Otherwise the backend
+	// compacts the cluster's history below its latest revision minus Retain after every
+	// Every writes. Compaction applies to the whole cluster, not to the prefix only.
+	Server bool
+	// Retain and Every default to DefaultCompactRetain and DefaultCompactEvery.
+	Retain int64
+	Every  int64
+}
+
 // Config says how to reach the cluster. It comes from the operator (flags or a file), never
 // from a frame. String and GoString omit the password.
 type Config struct {
-	// Endpoints are the client URLs of the members, such as "http://10.0.0.5:2379".
+	// Endpoints are the client URLs of the members, such as "https://10.0.0.5:2379".
 	Endpoints []string
-	// Prefix is prepended to every etcd key the backend uses; workers sharing a journal
-	// use the same prefix. It must be nonempty.
+	// Prefix names the backend's key range: every etcd key it uses starts with Prefix + "/"
+	// (a trailing "/" given here is dropped), so a role granted the range Prefix + "/"
+	// covers the backend and not a sibling prefix that merely starts with the same bytes.
+	// Workers sharing a journal use the same prefix. It must be nonempty.
 	Prefix string
-	// Username and Password authenticate to etcd when Username is set.
+	// Username and Password authenticate to etcd when Username is set. A password is only
+	// sent over TLS: Open refuses it with an http:// endpoint.
 	Username, Password string
-	// TLS, when not nil, secures the connections.
+	// TLS, when not nil, secures the connections; every endpoint must then be https://.
 	TLS *tls.Config
-	// DialTimeout bounds the first connection; OpTimeout bounds each etcd call.
-	DialTimeout, OpTimeout time.Duration
+	// DialTimeout bounds the first connection; OpTimeout bounds each etcd call; Deadline
+	// bounds one backend operation in all, its retries and back-off included.
+	DialTimeout, OpTimeout, Deadline time.Duration
+	// KeepAliveTime and KeepAliveTimeout set the gRPC keepalive probes that notice a dead
+	// connection while it is idle or an answer is awaited.
+	KeepAliveTime, KeepAliveTimeout time.Duration
+	// Compaction bounds the history the cluster keeps.
+	Compaction Compaction
+	// Witness, when not nil, is the durable record of what this machine saw; Open and every
+	// read refuse a cluster below it (storage.ErrBelowWitness), and every read and write
+	// raises it.
+	Witness *Witness
 }
 
 // String describes the configuration without the password.
@@ -75,42 +118,128 @@ func (c Config) GoString() string { return c.String() }
 
 // Backend is a storage.Backend on etcd. It is safe for concurrent use.
 type Backend struct {
-	cli    *clientv3.Client
-	prefix string
-	opTO   time.Duration
-	closed atomic.Bool
+	cli      *clientv3.Client
+	prefix   string // the configured prefix followed by "/"
+	opTO     time.Duration
+	deadline time.Duration
+	compact  Compaction
+	witness  *Witness
+	closed   atomic.Bool
+	writes   atomic.Int64
 
-	mu       sync.Mutex
-	revision int64
-	cluster  uint64
+	mu        sync.Mutex
+	revision  int64
+	cluster   uint64
+	compacted int64
 }
 
-// Open connects to the cluster cfg names, failing with storage.ErrEtcd when no member
-// answers within the dial timeout.
-func Open(cfg Config) (*Backend, error) {
+// validate checks cfg and returns it with defaults filled in and the prefix normalized.
+func validate(cfg Config) (Config, error) {
+	refuse := func(format string, args ...any) (Config, error) {
+		return Config{}, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
+	}
+	cfg.Prefix = strings.TrimSuffix(cfg.Prefix, "/")
 	if len(cfg.Endpoints) == 0 || cfg.Prefix == "" {
-		return nil, &storage.Error{Kind: storage.ErrEtcd, Err: errors.New("etcd configuration needs endpoints and a key prefix")}
+		return refuse("needs endpoints and a key prefix")
 	}
-	if cfg.DialTimeout <= 0 {
-		cfg.DialTimeout = DefaultDialTimeout
+	if strings.Contains(cfg.Prefix+"/", "//") {
+		return refuse("key prefix %q has an empty segment", cfg.Prefix)
 	}
-	if cfg.OpTimeout <= 0 {
-		cfg.OpTimeout = DefaultOpTimeout
+	for _, e := range cfg.Endpoints {
+		u, err := url.Parse(e)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return refuse("endpoint %q is not http://HOST:PORT or https://HOST:PORT", e)
+		}
+		switch {
+		case u.Scheme == "https" && cfg.TLS == nil:
+			return refuse("endpoint %s is https but no TLS is configured", e)
+		case u.Scheme == "http" && cfg.TLS != nil:
+			return refuse("TLS is configured but endpoint %s is plain http", e)
+		case u.Scheme == "http" && cfg.Username != "":
+			return refuse("a password is never sent over plain http (endpoint %s); configure TLS", e)
+		}
+	}
+	if cfg.Username == "" && cfg.Password != "" {
+		return refuse("a password without a username")
+	}
+	defaults := []struct {
+		d   *time.Duration
+		def time.Duration
+	}{
+		{&cfg.DialTimeout, DefaultDialTimeout}, {&cfg.OpTimeout, DefaultOpTimeout},
+		{&cfg.Deadline, DefaultDeadline}, {&cfg.KeepAliveTime, DefaultKeepAliveTime},
+		{&cfg.KeepAliveTimeout, DefaultKeepAliveTimeout},
+	}
+	for _, d := range defaults {
+		if *d.d <= 0 {
+			*d.d = d.def
+		}
+	}
+	if cfg.Compaction.Retain <= 0 {
+		cfg.Compaction.Retain = DefaultCompactRetain
+	}
+	if cfg.Compaction.Every <= 0 {
+		cfg.Compaction.Every = DefaultCompactEvery
+	}
+	return cfg, nil
+}
+
+// Open checks cfg (refusing an unsafe or incomplete one with an error wrapping ErrConfig),
+// connects to the cluster and reads it once: it fails with storage.ErrEtcd when no member
+// answers within the dial timeout (naming a TLS handshake failure when there is one), with
+// storage.ErrBelowWitness when cfg.Witness saw another cluster or a later revision, and with
+// ErrConfig when the backend is to compact but the user may not.
+func Open(cfg Config) (*Backend, error) {
+	cfg, err := validate(cfg)
+	if err != nil {
+		return nil, err
 	}
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:          cfg.Endpoints,
-		DialTimeout:        cfg.DialTimeout,
-		Username:           cfg.Username,
-		Password:           cfg.Password,
-		TLS:                cfg.TLS,
-		MaxCallRecvMsgSize: maxResponseBytes,
-		MaxCallSendMsgSize: maxResponseBytes,
-		Logger:             zap.NewNop(),
+		Endpoints:            cfg.Endpoints,
+		DialTimeout:          cfg.DialTimeout,
+		DialKeepAliveTime:    cfg.KeepAliveTime,
+		DialKeepAliveTimeout: cfg.KeepAliveTimeout,
+		PermitWithoutStream:  true,
+		Username:             cfg.Username,
+		Password:             cfg.Password,
+		TLS:                  cfg.TLS,
+		MaxCallRecvMsgSize:   maxResponseBytes,
+		MaxCallSendMsgSize:   maxResponseBytes,
+		Logger:               zap.NewNop(),
 	})
 	if err != nil {
-		return nil, &storage.Error{Kind: storage.ErrEtcd, Err: err}
+		return nil, failure(diagnose(cfg, err))
 	}
-	return &Backend{cli: cli, prefix: cfg.Prefix, opTO: cfg.OpTimeout}, nil
+	b := &Backend{cli: cli, prefix: cfg.Prefix + "/", opTO: cfg.OpTimeout, deadline: cfg.Deadline, compact: cfg.Compaction, witness: cfg.Witness}
+	if err := b.probe(cfg); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// probe reads the cluster once, within the dial timeout, and checks it against the witness.
+func (b *Backend) probe(cfg Config) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
+	defer cancel()
+	resp, err := b.cli.Get(ctx, b.prefix, clientv3.WithCountOnly())
+	if err != nil {
+		return failure(diagnose(cfg, err))
+	}
+	if err := b.witness.checkCluster(b.prefix, resp.Header.ClusterId, resp.Header.Revision); err != nil {
+		return err
+	}
+	if err := b.observe(0, resp.Header.ClusterId, resp.Header.Revision); err != nil {
+		return err
+	}
+	if !cfg.Compaction.Server {
+		// Compacting below revision 1 removes nothing; it shows whether the user may compact
+		// (etcd 3.5 and later reserve compaction to the root role once authentication is on).
+		if _, err := b.cli.Compact(ctx, 1); errors.Is(err, rpctypes.ErrPermissionDenied) {
+			return fmt.Errorf("%w: compaction \"self\" but user %q may not compact this cluster: run the members with --auto-compaction-mode and --auto-compaction-retention and configure compaction \"server\"", ErrConfig, cfg.Username)
+		}
+	}
+	return nil
 }
 
 // Close ends the use of the backend and its connections; later operations fail with
@@ -121,6 +250,9 @@ func (b *Backend) Close() error {
 	}
 	return b.cli.Close()
 }
+
+// Prefix returns the key range of the backend: every key it uses starts with it.
+func (b *Backend) Prefix() string { return b.prefix }
 
 // keyPart encodes key injectively as lowercase hex of lp(namespace) || lp(name).
 func keyPart(key storage.RecordKey) string {
@@ -134,25 +266,27 @@ func keyPart(key storage.RecordKey) string {
 
 // anchorKey and recordKey are the etcd keys of key's anchor state and record.
 func (b *Backend) anchorKey(key storage.RecordKey) string {
-	return b.prefix + "/anchor/" + keyPart(key)
+	return b.prefix + "anchor/" + keyPart(key)
 }
 
 func (b *Backend) recordKey(key storage.RecordKey) string {
-	return b.prefix + "/record/" + keyPart(key)
+	return b.prefix + "record/" + keyPart(key)
 }
 
-// begin checks the key, that the backend is open and the context.
-func (b *Backend) begin(ctx context.Context, key storage.RecordKey) error {
+// begin checks the key, that the backend is open and the context, and bounds the operation
+// by the backend's deadline.
+func (b *Backend) begin(ctx context.Context, key storage.RecordKey) (context.Context, context.CancelFunc, error) {
 	if err := key.Validate(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if b.closed.Load() {
-		return &storage.Error{Kind: storage.ErrBackendClosed}
+		return nil, nil, &storage.Error{Kind: storage.ErrBackendClosed}
 	}
 	if err := ctx.Err(); err != nil {
-		return &storage.Error{Kind: storage.ErrEtcd, Err: err}
+		return nil, nil, &storage.Error{Kind: storage.ErrEtcd, Err: err}
 	}
-	return nil
+	ctx, cancel := context.WithTimeout(ctx, b.deadline)
+	return ctx, cancel, nil
 }
 
 // seen returns the highest etcd revision answered so far. A request sent afterwards must be
@@ -179,21 +313,51 @@ func (b *Backend) observe(floor int64, clusterID uint64, revision int64) error {
 	return nil
 }
 
-// state is what one consistent read returns: the anchor and record values (nil = absent)
-// and their etcd modification revisions (0 = absent).
-type state struct {
-	anchor, record       []byte
-	anchorMod, recordMod int64
+// failure wraps a client error as storage.ErrEtcd, naming the operator's remedy for the
+// errors that have one.
+func failure(err error) error {
+	switch {
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		err = fmt.Errorf("%w (the cluster raised its NOSPACE alarm: compact, defragment, then disarm the alarm)", err)
+	case errors.Is(err, rpctypes.ErrPermissionDenied):
+		err = fmt.Errorf("%w (the etcd user needs read and write permission on the prefix range)", err)
+	}
+	return &storage.Error{Kind: storage.ErrEtcd, Err: err}
+}
+
+// permanent reports whether a client error would recur on a retry.
+func permanent(err error) bool {
+	switch status.Code(err) {
+	case codes.PermissionDenied, codes.Unauthenticated, codes.InvalidArgument, codes.FailedPrecondition,
+		codes.ResourceExhausted, codes.OutOfRange, codes.Unimplemented:
+		return true
+	}
+	return errors.Is(err, context.Canceled)
+}
+
+// backoff waits before retry attempt n (1, 2, ...): a jittered exponential delay from 5 ms
+// to 500 ms. It returns false when ctx ends first.
+func backoff(ctx context.Context, n int) bool {
+	d := min(5*time.Millisecond<<min(n, 7), 500*time.Millisecond)
+	d = d/2 + rand.N(d/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // txn runs one etcd transaction under the operation timeout and checks its header.
 func (b *Backend) txn(ctx context.Context, cmps []clientv3.Cmp, ops ...clientv3.Op) (*clientv3.TxnResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, b.opTO)
+	opCtx, cancel := context.WithTimeout(ctx, b.opTO)
 	defer cancel()
 	floor := b.seen()
-	resp, err := b.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	resp, err := b.cli.Txn(opCtx).If(cmps...).Then(ops...).Commit()
 	if err != nil {
-		return nil, &storage.Error{Kind: storage.ErrEtcd, Err: err}
+		return nil, err
 	}
 	if err := b.observe(floor, resp.Header.ClusterId, resp.Header.Revision); err != nil {
 		return nil, err
@@ -201,12 +365,76 @@ func (b *Backend) txn(ctx context.Context, cmps []clientv3.Cmp, ops ...clientv3.
 	return resp, nil
 }
 
-// read reads key's anchor and record at one etcd revision (a linearizable read).
-func (b *Backend) read(ctx context.Context, key storage.RecordKey) (state, error) {
-	resp, err := b.txn(ctx, nil, clientv3.OpGet(b.anchorKey(key)), clientv3.OpGet(b.recordKey(key)))
-	if err != nil {
-		return state{}, err
+// write runs a guarded write transaction. A failure is not retried: its outcome is unknown.
+// After a committed write the backend compacts the cluster's history when it is due.
+func (b *Backend) write(ctx context.Context, cmps []clientv3.Cmp, ops ...clientv3.Op) (*clientv3.TxnResponse, error) {
+	resp, err := b.txn(ctx, cmps, ops...)
+	var se *storage.Error
+	if errors.As(err, &se) {
+		return nil, err
 	}
+	if err != nil {
+		return nil, failure(err)
+	}
+	if resp.Succeeded && !b.compact.Server && b.writes.Add(1)%b.compact.Every == 0 {
+		b.compactBelow(ctx, resp.Header.Revision-b.compact.Retain)
+	}
+	return resp, nil
+}
+
+// compactBelow compacts the cluster's history below revision, best effort: a failure (a
+// compaction already past it, a user without the permission) leaves the history as it is.
+func (b *Backend) compactBelow(ctx context.Context, revision int64) {
+	b.mu.Lock()
+	due := revision > b.compacted
+	if due {
+		b.compacted = revision
+	}
+	b.mu.Unlock()
+	if !due {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.opTO)
+	defer cancel()
+	_, _ = b.cli.Compact(ctx, revision)
+}
+
+// state is what one consistent read returns: the anchor and record values (nil = absent),
+// their etcd modification revisions (0 = absent), and the anchor decoded.
+type state struct {
+	anchor, record       []byte
+	anchorMod, recordMod int64
+	a                    storage.AnchorState
+}
+
+// read reads key's anchor and record at one etcd revision (a linearizable read), retrying
+// an outage with back-off until ctx ends, and checks and raises the witness.
+func (b *Backend) read(ctx context.Context, key storage.RecordKey) (state, error) {
+	for attempt := 1; ; attempt++ {
+		resp, err := b.txn(ctx, nil, clientv3.OpGet(b.anchorKey(key)), clientv3.OpGet(b.recordKey(key)))
+		var se *storage.Error
+		switch {
+		case errors.As(err, &se):
+			return state{}, err
+		case err != nil:
+			if permanent(err) || !backoff(ctx, attempt) {
+				return state{}, failure(err)
+			}
+			continue
+		}
+		st, err := decodeState(resp)
+		if err != nil {
+			return state{}, err
+		}
+		if err := b.witness.checkRecord(b.prefix, keyPart(key), st.a); err != nil {
+			return state{}, err
+		}
+		return st, b.witness.raise(b.prefix, resp.Header.ClusterId, resp.Header.Revision, keyPart(key), st.a)
+	}
+}
+
+// decodeState decodes the answer of a read.
+func decodeState(resp *clientv3.TxnResponse) (state, error) {
 	var st state
 	if len(resp.Responses) != 2 {
 		return state{}, &storage.Error{Kind: storage.ErrEtcd, Err: fmt.Errorf("read answered %d results, want 2", len(resp.Responses))}
@@ -223,15 +451,17 @@ func (b *Backend) read(ctx context.Context, key storage.RecordKey) (state, error
 			st.record = []byte{}
 		}
 	}
-	return st, nil
+	a, err := parseAnchor(st.anchor)
+	st.a = a
+	return st, err
 }
 
-// anchorState decodes the anchor of st.
-func anchorState(st state) (storage.AnchorState, error) {
-	a, err := storage.ParseAnchor(st.anchor)
+// parseAnchor decodes an anchor value; bytes that do not decode are storage.ErrCorrupt.
+func parseAnchor(v []byte) (storage.AnchorState, error) {
+	a, err := storage.ParseAnchor(v)
 	var se *storage.Error
 	if err != nil && !errors.As(err, &se) {
-		err = &storage.Error{Kind: storage.ErrEtcd, Err: err}
+		err = &storage.Error{Kind: storage.ErrCorrupt, Err: fmt.Errorf("anchor: %w", err)}
 	}
 	return a, err
 }
@@ -242,7 +472,7 @@ func recordRevision(st state) (*uint64, error) {
 		return nil, nil
 	}
 	if len(st.record) < 8 {
-		return nil, &storage.Error{Kind: storage.ErrEtcd, Err: fmt.Errorf("record holds %d bytes, want at least 8", len(st.record))}
+		return nil, &storage.Error{Kind: storage.ErrCorrupt, Err: fmt.Errorf("record holds %d bytes, want at least 8", len(st.record))}
 	}
 	rev := binary.BigEndian.Uint64(st.record)
 	return &rev, nil
@@ -261,29 +491,28 @@ func (b *Backend) unchanged(key storage.RecordKey, st state) []clientv3.Cmp {
 // record at the floor whose bytes do not match the commitment is
 // storage.ErrRecordCommitmentMismatch.
 func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snapshot, error) {
-	if err := b.begin(ctx, key); err != nil {
-		return storage.Snapshot{}, err
-	}
-	st, err := b.read(ctx, key)
+	ctx, cancel, err := b.begin(ctx, key)
 	if err != nil {
 		return storage.Snapshot{}, err
 	}
-	a, err := anchorState(st)
+	defer cancel()
+	st, err := b.read(ctx, key)
 	if err != nil {
 		return storage.Snapshot{}, err
 	}
 	rev, err := recordRevision(st)
 	if err != nil || rev == nil {
-		return storage.Snapshot{RevisionFloor: a.Floor}, err
+		return storage.Snapshot{RevisionFloor: st.a.Floor}, err
 	}
-	if size := len(st.record) - 8; size > storage.MaxRecordBytes {
-		return storage.Snapshot{}, &storage.Error{Kind: storage.ErrStoredRecordTooLarge, Size: size, Limit: storage.MaxRecordBytes}
-	}
-	rec, err := storage.LoadedRecord(key, *rev, a.Floor, a.Commitment, st.record[8:])
+	envelope, err := decodeRecordBody(st.record[8:])
 	if err != nil {
 		return storage.Snapshot{}, err
 	}
-	return storage.Snapshot{Record: rec, RevisionFloor: a.Floor}, nil
+	rec, err := storage.LoadedRecord(key, *rev, st.a.Floor, st.a.Commitment, envelope)
+	if err != nil {
+		return storage.Snapshot{}, err
+	}
+	return storage.Snapshot{Record: rec, RevisionFloor: st.a.Floor}, nil
 }
 
 // CompareAndSwap implements storage.Backend.CompareAndSwap as one guarded transaction.
@@ -299,18 +528,16 @@ func (b *Backend) CompareAndSwapFenced(ctx context.Context, key storage.RecordKe
 }
 
 func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, fenced bool, token uint64) (storage.CASOutcome, error) {
-	if err := b.begin(ctx, key); err != nil {
+	ctx, cancel, err := b.begin(ctx, key)
+	if err != nil {
 		return storage.CASOutcome{}, err
 	}
+	defer cancel()
 	if fenced && token == 0 {
 		return storage.CASOutcome{}, &storage.Error{Kind: storage.ErrInvalidFencingToken}
 	}
-	for {
+	for attempt := 1; ; attempt++ {
 		st, err := b.read(ctx, key)
-		if err != nil {
-			return storage.CASOutcome{}, err
-		}
-		a, err := anchorState(st)
 		if err != nil {
 			return storage.CASOutcome{}, err
 		}
@@ -318,39 +545,49 @@ func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uin
 		if err != nil {
 			return storage.CASOutcome{}, err
 		}
-		conflict, revision, err := storage.PlanSwap(a.Fence, fenced, token, actual, a.Floor, expected, replacement)
+		if actual != nil {
+			// Fail closed: never write over a record whose value does not decode.
+			if _, err := decodeRecordBody(st.record[8:]); err != nil {
+				return storage.CASOutcome{}, err
+			}
+		}
+		conflict, revision, err := storage.PlanSwap(st.a.Fence, fenced, token, actual, st.a.Floor, expected, replacement)
 		if err != nil || revision == 0 {
 			return conflict, err
 		}
-		rec := make([]byte, 0, 8+len(replacement.Bytes))
-		rec = binary.BigEndian.AppendUint64(rec, revision)
-		rec = append(rec, replacement.Bytes...)
 		commitment := storage.RecordCommitment(key, revision, replacement.Bytes)
-		anchor := storage.AppendAnchor(nil, storage.AnchorState{Floor: revision, Fence: a.Fence, Commitment: &commitment})
-		resp, err := b.txn(ctx, b.unchanged(key, st), clientv3.OpPut(b.recordKey(key), string(rec)), clientv3.OpPut(b.anchorKey(key), string(anchor)))
+		next := storage.AnchorState{Floor: revision, Fence: st.a.Fence, Commitment: &commitment}
+		resp, err := b.write(ctx, b.unchanged(key, st),
+			clientv3.OpPut(b.recordKey(key), string(encodeRecord(revision, replacement.Bytes))),
+			clientv3.OpPut(b.anchorKey(key), string(storage.AppendAnchor(nil, next))))
 		if err != nil {
 			return storage.CASOutcome{}, err
 		}
 		if resp.Succeeded {
-			return storage.CASOutcome{Stored: true, RevisionFloor: revision}, nil
+			return storage.CASOutcome{Stored: true, RevisionFloor: revision}, b.witness.raise(b.prefix, resp.Header.ClusterId, resp.Header.Revision, keyPart(key), next)
 		}
 		// Another writer changed a key between the read and the guard: decide again.
-		if err := b.begin(ctx, key); err != nil {
+		if err := b.retry(ctx, attempt); err != nil {
 			return storage.CASOutcome{}, err
 		}
 	}
 }
 
+// retry backs off before another attempt after a lost guard, or fails when the backend was
+// closed or the operation's deadline passed.
+func (b *Backend) retry(ctx context.Context, attempt int) error {
+	if b.closed.Load() {
+		return &storage.Error{Kind: storage.ErrBackendClosed}
+	}
+	if !backoff(ctx, attempt) {
+		return &storage.Error{Kind: storage.ErrEtcd, Err: fmt.Errorf("guarded write lost to other writers %d times: %w", attempt, ctx.Err())}
+	}
+	return nil
+}
+
 // CurrentFence implements storage.Backend.CurrentFence.
 func (b *Backend) CurrentFence(ctx context.Context, key storage.RecordKey) (uint64, error) {
-	if err := b.begin(ctx, key); err != nil {
-		return 0, err
-	}
-	st, err := b.read(ctx, key)
-	if err != nil {
-		return 0, err
-	}
-	a, err := anchorState(st)
+	a, err := b.LoadAnchor(ctx, key)
 	return a.Fence, err
 }
 
@@ -358,31 +595,30 @@ func (b *Backend) CurrentFence(ctx context.Context, key storage.RecordKey) (uint
 // the anchor changed between the read and the guard. next returns the new fence, or the
 // current one to leave the anchor as it is.
 func (b *Backend) updateFence(ctx context.Context, key storage.RecordKey, next func(current uint64) (uint64, error)) (uint64, error) {
-	if err := b.begin(ctx, key); err != nil {
+	ctx, cancel, err := b.begin(ctx, key)
+	if err != nil {
 		return 0, err
 	}
-	for {
+	defer cancel()
+	for attempt := 1; ; attempt++ {
 		st, err := b.read(ctx, key)
 		if err != nil {
 			return 0, err
 		}
-		a, err := anchorState(st)
-		if err != nil {
-			return 0, err
-		}
-		fence, err := next(a.Fence)
-		if err != nil || fence == a.Fence {
+		fence, err := next(st.a.Fence)
+		if err != nil || fence == st.a.Fence {
 			return fence, err
 		}
+		a := st.a
 		a.Fence = fence
-		resp, err := b.txn(ctx, b.unchanged(key, st)[:1], clientv3.OpPut(b.anchorKey(key), string(storage.AppendAnchor(nil, a))))
+		resp, err := b.write(ctx, b.unchanged(key, st)[:1], clientv3.OpPut(b.anchorKey(key), string(storage.AppendAnchor(nil, a))))
 		if err != nil {
 			return 0, err
 		}
 		if resp.Succeeded {
-			return fence, nil
+			return fence, b.witness.raise(b.prefix, resp.Header.ClusterId, resp.Header.Revision, keyPart(key), a)
 		}
-		if err := b.begin(ctx, key); err != nil {
+		if err := b.retry(ctx, attempt); err != nil {
 			return 0, err
 		}
 	}
@@ -397,44 +633,47 @@ func (b *Backend) ReserveFence(ctx context.Context, key storage.RecordKey) (uint
 
 // EstablishFence implements storage.Backend.EstablishFence.
 func (b *Backend) EstablishFence(ctx context.Context, key storage.RecordKey, token uint64) error {
-	if err := b.begin(ctx, key); err != nil {
+	_, cancel, err := b.begin(ctx, key)
+	if err != nil {
 		return err
 	}
+	cancel()
 	if token == 0 {
 		return &storage.Error{Kind: storage.ErrInvalidFencingToken}
 	}
-	_, err := b.updateFence(ctx, key, func(current uint64) (uint64, error) { return storage.CheckEstablish(current, token) })
+	_, err = b.updateFence(ctx, key, func(current uint64) (uint64, error) { return storage.CheckEstablish(current, token) })
 	return err
 }
 
 // LoadAnchor implements storage.RollbackAnchor: the anchor state of key alone, so that a
 // local file backend can keep its records and anchor them here.
 func (b *Backend) LoadAnchor(ctx context.Context, key storage.RecordKey) (storage.AnchorState, error) {
-	if err := b.begin(ctx, key); err != nil {
-		return storage.AnchorState{}, err
-	}
-	st, err := b.read(ctx, key)
+	ctx, cancel, err := b.begin(ctx, key)
 	if err != nil {
 		return storage.AnchorState{}, err
 	}
-	return anchorState(st)
+	defer cancel()
+	st, err := b.read(ctx, key)
+	return st.a, err
 }
 
 // SwapAnchor implements storage.RollbackAnchor in one transaction guarded by the anchor's
 // value: expected's encoding, or the key's absence for the zero state (a written anchor always
 // has a nonzero fence or floor).
 func (b *Backend) SwapAnchor(ctx context.Context, key storage.RecordKey, expected, replacement storage.AnchorState) (bool, error) {
-	if err := b.begin(ctx, key); err != nil {
+	ctx, cancel, err := b.begin(ctx, key)
+	if err != nil {
 		return false, err
 	}
+	defer cancel()
 	k := b.anchorKey(key)
 	guard := clientv3.Compare(clientv3.CreateRevision(k), "=", 0)
 	if expected != (storage.AnchorState{}) {
 		guard = clientv3.Compare(clientv3.Value(k), "=", string(storage.AppendAnchor(nil, expected)))
 	}
-	resp, err := b.txn(ctx, []clientv3.Cmp{guard}, clientv3.OpPut(k, string(storage.AppendAnchor(nil, replacement))))
-	if err != nil {
+	resp, err := b.write(ctx, []clientv3.Cmp{guard}, clientv3.OpPut(k, string(storage.AppendAnchor(nil, replacement))))
+	if err != nil || !resp.Succeeded {
 		return false, err
 	}
-	return resp.Succeeded, nil
+	return true, b.witness.raise(b.prefix, resp.Header.ClusterId, resp.Header.Revision, keyPart(key), replacement)
 }

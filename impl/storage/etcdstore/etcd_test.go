@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -98,28 +99,38 @@ func TestEtcdRefusesARevisionThatGoesBack(t *testing.T) {
 	storagetest.WantKind(t, err, storage.ErrEtcdRollback)
 }
 
-// An unreachable cluster is a typed etcd error within the operation timeout, and the
-// configuration never prints its password.
+// An unreachable cluster is a typed etcd error within the dial timeout; unsafe or incomplete
+// configurations are refused before anything is sent; the configuration never prints its
+// password.
 //
-// Spec: STO-080, STO-083
+// Spec: STO-080, STO-083, STO-089
 func TestEtcdUnavailableAndRedaction(t *testing.T) {
-	cfg := Config{Endpoints: []string{"http://127.0.0.1:1"}, Prefix: "/p", Username: "u", Password: "hunter2-secret", DialTimeout: 200e6, OpTimeout: 300e6}
-	for _, s := range []string{cfg.String(), fmt.Sprintf("%v %+v %#v %s", cfg, cfg, cfg, cfg)} {
-		if strings.Contains(s, "hunter2") {
-			t.Fatalf("password printed: %s", s)
-		}
-	}
-	b, err := Open(cfg)
-	if err == nil {
-		defer b.Close()
-		_, err = b.ReserveFence(ctxb(), storagetest.TestKey)
-	}
+	_, err := Open(Config{Endpoints: []string{"http://127.0.0.1:1"}, Prefix: "/p", DialTimeout: 200e6, OpTimeout: 300e6})
 	storagetest.WantKind(t, err, storage.ErrEtcd)
-	if strings.Contains(err.Error(), "hunter2") {
-		t.Fatal("password in error")
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	refused := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Prefix: "/p"}, "needs endpoints and a key prefix"},
+		{Config{Endpoints: []string{"http://127.0.0.1:1"}, Prefix: "/"}, "needs endpoints and a key prefix"},
+		{Config{Endpoints: []string{"http://127.0.0.1:1"}, Prefix: "/a//b"}, "empty segment"},
+		{Config{Endpoints: []string{"127.0.0.1:1"}, Prefix: "/p"}, "is not http://HOST:PORT"},
+		{Config{Endpoints: []string{"http://127.0.0.1:1"}, Prefix: "/p", Username: "u", Password: "hunter2-secret"}, "never sent over plain http"},
+		{Config{Endpoints: []string{"https://127.0.0.1:1"}, Prefix: "/p"}, "is https but no TLS"},
+		{Config{Endpoints: []string{"http://127.0.0.1:1"}, Prefix: "/p", TLS: tlsCfg}, "is plain http"},
+		{Config{Endpoints: []string{"http://127.0.0.1:1"}, Prefix: "/p", Password: "hunter2-secret"}, "password without a username"},
 	}
-	if _, err := Open(Config{Prefix: "/p"}); !errors.Is(err, storage.ErrEtcd) {
-		t.Fatalf("no endpoints: %v", err)
+	for _, c := range refused {
+		for _, s := range []string{c.cfg.String(), fmt.Sprintf("%v %+v %#v %s", c.cfg, c.cfg, c.cfg, c.cfg)} {
+			if strings.Contains(s, "hunter2") {
+				t.Fatalf("password printed: %s", s)
+			}
+		}
+		_, err := Open(c.cfg)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "hunter2") {
+			t.Fatalf("%v: %v, want ErrConfig with %q", c.cfg, err, c.want)
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package etcdstore
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"strings"
@@ -147,8 +146,7 @@ func etcdHarness() storagetest.Harness {
 				put(t, b, b.(*Backend).recordKey(key), nil)
 				return
 			}
-			v := binary.BigEndian.AppendUint64(nil, rec.Revision)
-			put(t, b, b.(*Backend).recordKey(key), append(v, rec.Bytes...))
+			put(t, b, b.(*Backend).recordKey(key), encodeRecord(rec.Revision, rec.Bytes))
 		},
 		SetFloor: func(t testing.TB, b storage.Backend, key storage.RecordKey, floor uint64) {
 			a := rawAnchor(t, b, key)
@@ -157,7 +155,9 @@ func etcdHarness() storagetest.Harness {
 				c := [32]byte{0xee}
 				if snap, err := b.(*Backend).read(context.Background(), key); err == nil {
 					if rev, _ := recordRevision(snap); rev != nil && *rev == floor {
-						c = storage.RecordCommitment(key, floor, snap.record[8:])
+						if envelope, err := decodeRecordBody(snap.record[8:]); err == nil {
+							c = storage.RecordCommitment(key, floor, envelope)
+						}
 					}
 				}
 				a.Commitment = &c

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -48,6 +49,9 @@ type Cluster struct {
 	dir     string
 	token   string
 	initial string
+	extra   []string
+	tls     *TLSFiles
+	http    *http.Client
 	Members []*Member
 }
 
@@ -62,12 +66,42 @@ func freePort() (int, error) {
 }
 
 // Start starts n members in dir and waits until every one reports healthy.
-func Start(dir string, n int) (*Cluster, error) {
+func Start(dir string, n int) (*Cluster, error) { return StartWith(dir, n, Options{}) }
+
+// StartArgs is Start with further etcd flags for every member, such as
+// "--quota-backend-bytes", "25165824".
+func StartArgs(dir string, n int, args ...string) (*Cluster, error) {
+	return StartWith(dir, n, Options{Args: args})
+}
+
+// Options are further settings of the members of a Cluster.
+type Options struct {
+	// Args are further etcd flags for every member.
+	Args []string
+	// TLS, when not nil, serves the client URLs over https with these files and requires
+	// client certificates signed by its CA.
+	TLS *TLSFiles
+}
+
+// StartWith is Start with options.
+func StartWith(dir string, n int, o Options) (*Cluster, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{bin: bin, dir: dir, token: fmt.Sprintf("splash-test-%d", time.Now().UnixNano())}
+	c := &Cluster{bin: bin, dir: dir, token: fmt.Sprintf("splash-test-%d", time.Now().UnixNano()), extra: o.Args, tls: o.TLS,
+		http: &http.Client{Timeout: 5 * time.Second}}
+	scheme := "http"
+	if o.TLS != nil {
+		scheme = "https"
+		cfg, err := o.TLS.ClientConfig()
+		if err != nil {
+			return nil, err
+		}
+		c.http.Transport = &http.Transport{TLSClientConfig: cfg}
+		c.extra = append(c.extra, "--cert-file", o.TLS.Cert, "--key-file", o.TLS.Key,
+			"--client-cert-auth", "--trusted-ca-file", o.TLS.CA)
+	}
 	var initial []string
 	for i := range n {
 		cp, err := freePort()
@@ -80,7 +114,7 @@ func Start(dir string, n int) (*Cluster, error) {
 		}
 		m := &Member{
 			Name:      fmt.Sprintf("m%d", i),
-			ClientURL: fmt.Sprintf("http://127.0.0.1:%d", cp),
+			ClientURL: fmt.Sprintf("%s://127.0.0.1:%d", scheme, cp),
 			peerURL:   fmt.Sprintf("http://127.0.0.1:%d", pp),
 			dataDir:   filepath.Join(dir, fmt.Sprintf("m%d", i)),
 		}
@@ -119,14 +153,14 @@ func (c *Cluster) start(i int, state string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(c.bin,
+	cmd := exec.Command(c.bin, append([]string{
 		"--name", m.Name, "--data-dir", m.dataDir,
 		"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
 		"--listen-peer-urls", m.peerURL, "--initial-advertise-peer-urls", m.peerURL,
 		"--initial-cluster", c.initial, "--initial-cluster-state", state,
 		"--initial-cluster-token", c.token,
 		"--heartbeat-interval", "50", "--election-timeout", "500",
-		"--logger", "zap", "--log-outputs", "stderr")
+		"--logger", "zap", "--log-outputs", "stderr"}, c.extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// The member dies with the test process even if the test cannot stop it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
@@ -148,14 +182,13 @@ func (c *Cluster) start(i int, state string) error {
 func (c *Cluster) WaitHealthy(i int, limit time.Duration) error {
 	m := c.Members[i]
 	deadline := time.Now().Add(limit)
-	client := http.Client{Timeout: time.Second}
 	for time.Now().Before(deadline) {
 		select {
 		case <-m.exited:
 			return fmt.Errorf("etcd member %s exited; see %s.log", m.Name, m.Name)
 		default:
 		}
-		resp, err := client.Get(m.ClientURL + "/health")
+		resp, err := c.http.Get(m.ClientURL + "/health")
 		if err == nil {
 			var buf [256]byte
 			n, _ := resp.Body.Read(buf[:])
@@ -172,14 +205,13 @@ func (c *Cluster) WaitHealthy(i int, limit time.Duration) error {
 // Leader returns the index of the member that reports itself leader (its metric
 // etcd_server_is_leader is 1), waiting up to limit for one to be elected.
 func (c *Cluster) Leader(limit time.Duration) (int, error) {
-	client := http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		for i, m := range c.Members {
 			if m.cmd == nil {
 				continue
 			}
-			resp, err := client.Get(m.ClientURL + "/metrics")
+			resp, err := c.http.Get(m.ClientURL + "/metrics")
 			if err != nil {
 				continue
 			}
@@ -192,6 +224,102 @@ func (c *Cluster) Leader(limit time.Duration) (int, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return 0, fmt.Errorf("no etcd leader after %s", limit)
+}
+
+// PID returns the process id of member i, or 0 when it is not running.
+func (c *Cluster) PID(i int) int {
+	if m := c.Members[i]; m.cmd != nil {
+		return m.cmd.Process.Pid
+	}
+	return 0
+}
+
+// Metric returns the value of the metric named name (a sample without labels) that member i
+// exposes on its metrics endpoint.
+func (c *Cluster) Metric(i int, name string) (float64, error) {
+	resp, err := c.http.Get(c.Members[i].ClientURL + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, fmt.Errorf("member %s has no metric %s", c.Members[i].Name, name)
+}
+
+// ErrNoCtl is returned by the snapshot helpers when neither etcdctl nor etcdutl is found.
+var ErrNoCtl = errors.New("etcdctl not found: install it (Debian: apt-get install etcd-client)")
+
+// tool returns the path of an etcd command-line tool, next to the etcd binary or on PATH.
+func (c *Cluster) tool(name string) (string, error) {
+	if p := filepath.Join(filepath.Dir(c.bin), name); fileExists(p) {
+		return p, nil
+	}
+	return exec.LookPath(name)
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// SaveSnapshot writes a snapshot of member i's data to path (etcdctl snapshot save).
+func (c *Cluster) SaveSnapshot(i int, path string) error {
+	ctl, err := c.tool("etcdctl")
+	if err != nil {
+		return ErrNoCtl
+	}
+	cmd := exec.Command(ctl, "--endpoints", c.Members[i].ClientURL, "snapshot", "save", path)
+	cmd.Env = append(os.Environ(), "ETCDCTL_API=3")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("etcdctl snapshot save: %v: %s", err, out)
+	}
+	return nil
+}
+
+// RestoreSnapshot stops every member and replaces each one's data with the snapshot at path,
+// restored with the same member names, peer URLs and cluster token (so the cluster keeps its
+// id), then starts them again: the cluster as an operator restoring a backup leaves it. It
+// uses etcdutl when present (etcd 3.5 and later), else etcdctl.
+func (c *Cluster) RestoreSnapshot(path string) error {
+	c.Stop()
+	restore := []string{"snapshot", "restore", path}
+	tool, err := c.tool("etcdutl")
+	if err != nil {
+		if tool, err = c.tool("etcdctl"); err != nil {
+			return ErrNoCtl
+		}
+	}
+	for _, m := range c.Members {
+		if err := os.RemoveAll(m.dataDir); err != nil {
+			return err
+		}
+		args := append(restore, "--name", m.Name, "--initial-cluster", c.initial,
+			"--initial-cluster-token", c.token, "--initial-advertise-peer-urls", m.peerURL, "--data-dir", m.dataDir)
+		cmd := exec.Command(tool, args...)
+		cmd.Env = append(os.Environ(), "ETCDCTL_API=3")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s snapshot restore: %v: %s", filepath.Base(tool), err, out)
+		}
+	}
+	for i := range c.Members {
+		if err := c.start(i, "existing"); err != nil {
+			return err
+		}
+	}
+	for i := range c.Members {
+		if err := c.WaitHealthy(i, 30*time.Second); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Kill stops member i with SIGKILL and waits for it to exit.
