@@ -31,27 +31,26 @@ const (
 	exitAdapter     = 6
 	exitPersistence = 7
 	exitInternal    = 8
+	exitIntegrity   = 9
 )
+
+// exitClasses names each WRK-092 status.
+var exitClasses = map[int]string{
+	exitClean:       "clean",
+	exitUsage:       "usage",
+	exitBootstrap:   "bootstrap",
+	exitTransport:   "transport",
+	exitRejected:    "rejected",
+	exitAdapter:     "adapter",
+	exitPersistence: "persistence",
+	exitInternal:    "internal",
+	exitIntegrity:   "integrity",
+}
 
 // exitClass names a WRK-092 status.
 func exitClass(code int) string {
-	switch code {
-	case exitClean:
-		return "clean"
-	case exitUsage:
-		return "usage"
-	case exitBootstrap:
-		return "bootstrap"
-	case exitTransport:
-		return "transport"
-	case exitRejected:
-		return "rejected"
-	case exitAdapter:
-		return "adapter"
-	case exitPersistence:
-		return "persistence"
-	case exitInternal:
-		return "internal"
+	if name, ok := exitClasses[code]; ok {
+		return name
 	}
 	return "not a WRK-092 status"
 }
