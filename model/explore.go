@@ -309,3 +309,54 @@ func (r *Exploration[S, A]) Summary() string {
 	}
 	return fmt.Sprintf("%s: %d states, %d transitions, depth %d (%s)", r.sysName, r.States, r.Transitions, r.Depth, bound)
 }
+
+// expanded reports whether state i's transitions were explored.
+func (r *Exploration[S, A]) expanded(i int) bool {
+	return r.maxDepth == 0 || int(r.depth[i]) < r.maxDepth
+}
+
+// eachTransition calls f with the index of every expanded state, the label of the transition
+// that first reached it ("" for an initial state), and each of its explored moves in order.
+func (r *Exploration[S, A]) eachTransition(label func(A) string, f func(i int, in string, m int, mv Move[S, A])) {
+	for i := range r.states {
+		if !r.expanded(i) {
+			continue
+		}
+		in := ""
+		if r.parent[i] >= 0 {
+			in = label(r.action[i])
+		}
+		for m, mv := range r.next(r.states[i]) {
+			f(i, in, m, mv)
+		}
+	}
+}
+
+// Coverage counts the explored transitions per label: label names a transition's kind (its
+// action and outcome, say), so that a kind the model defines but the search never took shows
+// up as a missing or zero entry.
+func (r *Exploration[S, A]) Coverage(label func(A) string) map[string]int {
+	out := map[string]int{}
+	r.eachTransition(label, func(_ int, _ string, _ int, mv Move[S, A]) { out[label(mv.Action)]++ })
+	return out
+}
+
+// PairTraces returns, for every pair of transition labels (the transition that first reached
+// a state, then one leaving it) that some explored transition covers, the first such
+// transition's trace: the shortest trace to its source followed by it. Replaying them takes
+// every kind of transition after every kind of transition that leads to it, in far fewer
+// traces than EdgeTraces.
+func (r *Exploration[S, A]) PairTraces(label func(A) string) [][]A {
+	seen := map[[2]string]bool{}
+	var out [][]A
+	r.eachTransition(label, func(i int, in string, _ int, mv Move[S, A]) {
+		p := [2]string{in, label(mv.Action)}
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		prefix, _ := r.path(int32(i))
+		out = append(out, append(prefix[:len(prefix):len(prefix)], mv.Action))
+	})
+	return out
+}

@@ -265,3 +265,12 @@ func replayEach[A any](t *testing.T, traces [][]A, replay func(t *testing.T, tra
 		}
 	}
 }
+
+// replayed returns the traces of r to replay: under SPLASH_SOAK=1 every explored transition
+// (EdgeTraces), otherwise one trace for every new pair of transition labels (PairTraces).
+func replayed[S, A any](r *model.Exploration[S, A], label func(A) string) [][]A {
+	if soak() {
+		return r.EdgeTraces(0)
+	}
+	return r.PairTraces(label)
+}
