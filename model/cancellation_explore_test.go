@@ -27,6 +27,38 @@ func cancellationBound() model.Cancellation {
 	return model.Cancellation{Invocations: 3, Tampers: 1}
 }
 
+// hostileBound adds a hostile peer on the worker's stream to the bound.
+func hostileBound() model.Cancellation {
+	c := cancellationBound()
+	c.Hostile = 1
+	return c
+}
+
+// With a hostile peer on the worker's stream, which may write a duplicate of a result or an
+// acknowledgement nobody requested at any moment: the host takes neither as an answer, never
+// resolves an invocation twice, and stops.
+//
+// Spec: TRN-050, TRN-055, TRN-056, TRN-057, TRN-061
+func TestCancellationHostilePeer(t *testing.T) {
+	t.Parallel()
+	reportExploration(t, explore("cancellation hostile", hostileBound().System))
+}
+
+// Negative control: a host that ignores a duplicate result instead of failing on it is caught
+// by an invariant, not only by the random property tests.
+//
+// Spec: TRN-055
+func TestCancellationDuplicateResultControl(t *testing.T) {
+	c := model.Cancellation{Invocations: 2, Hostile: 1}
+	sys := broken(c.System(), func(s model.CancelState, mv model.Move[model.CancelState, model.CancelAction]) model.Move[model.CancelState, model.CancelAction] {
+		if mv.Action.Actor == model.ActorNet && mv.Action.Forged && mv.Action.Kind == model.MuxStepResult {
+			mv.Next.Host, mv.Action.Events = s.Host.Clone(), nil
+		}
+		return mv
+	})
+	expectCaught(t, model.Explore(sys), "the host takes no forged frame as an answer: it stops")
+}
+
 // Every interleaving of the host's multiplexed transport and the worker's cancellable driver
 // over two channels, with the adapter completing, acknowledging or failing at any point and a
 // host frame corrupted in transit: no result after an acknowledgement or the reverse, at most

@@ -15,7 +15,7 @@ var coverageTable = map[string][]string{
 	"cancellation": {
 		"host start", "host cancel", "host close", "worker invoke", "worker cancel", "worker close_session",
 		"worker tampered", "adapter complete", "adapter acknowledge", "adapter fail", "net result",
-		"net cancellation_result", "net end",
+		"net cancellation_result", "net end", "peer duplicate_result", "peer unrequested_ack",
 	},
 	"fencing": {
 		"start -> ok", "admit -> ok", "crash -> ok",
@@ -54,7 +54,7 @@ func supLabel(a model.SupAction) string {
 // explored transitions of each label.
 func ciCoverage() map[string]map[string]int {
 	out := map[string]map[string]int{
-		"cancellation": explore("cancellation", cancellationBound().System).Coverage(cancelLabel),
+		"cancellation": explore("cancellation hostile", hostileBound().System).Coverage(cancelLabel),
 		"lifecycle":    explore("lifecycle", lifecycleBound().System).Coverage(lifeLabel),
 		"supervised":   explore("supervised", supervisedBound().System).Coverage(supLabel),
 		"fencing":      {},

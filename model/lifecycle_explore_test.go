@@ -51,6 +51,21 @@ func TestLifecycleNegativeControl(t *testing.T) {
 	expectCaught(t, model.Explore(sys), "an operation settles at most once")
 }
 
+// Negative control: a confirmation that settles an operation whose cancellation nobody
+// requested is caught by an invariant, not only by the replay.
+//
+// Spec: RUN-076
+func TestLifecycleUnrequestedConfirmControl(t *testing.T) {
+	c := lifecycleBound()
+	sys := broken(c.System(), func(_ model.LifeState, mv model.Move[model.LifeState, model.LifeAction]) model.Move[model.LifeState, model.LifeAction] {
+		if mv.Action.Kind == "confirm" && mv.Action.Result.Err == "CancellationNotRequested" {
+			mv.Action.Result = model.LifecycleResult{Settled: []model.LifecycleSettlement{{ID: mv.Action.ID, Err: "Cancelled: unrequested"}}}
+		}
+		return mv
+	})
+	expectCaught(t, model.Explore(sys), "only a requested cancellation is confirmed")
+}
+
 // lifecycleCall makes the runtime call of an explored action and describes its result as the
 // model does.
 func lifecycleCall(t fataler, h *lifecycleHarness, a model.LifeAction, tool string) model.LifecycleResult {
