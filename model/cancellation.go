@@ -277,8 +277,11 @@ type CancelState struct {
 }
 
 // Cancellation configures the composed system: at most Invocations invocations, at most
-// Tampers corrupted host frames, and at most Hostile frames of a hostile peer that shares the
-// worker's stream: a duplicate of a result, or an acknowledgement nobody requested.
+// Tampers corrupted host frames, and at most Hostile frames of a hostile peer that holds the
+// session key: on the worker's stream a duplicate of a result or an acknowledgement nobody
+// requested; on the host's stream, once the driver is idle after acknowledging a cancellation,
+// a second cancel of that invocation, which the driver must refuse as a cancel without a
+// target (CAN-008, CAN-016).
 type Cancellation struct {
 	Invocations, Tampers, Hostile int
 }
@@ -287,6 +290,7 @@ type Cancellation struct {
 const (
 	PeerDuplicateResult = "duplicate_result" // a result for a request already answered
 	PeerUnrequestedAck  = "unrequested_ack"  // an acknowledgement for a cancellation never sent
+	PeerForgedCancel    = "forged_cancel"    // a host frame: a second cancel of an acknowledged invocation
 )
 
 // CancelTool is the one granted tool of the cancellation system.
@@ -444,6 +448,14 @@ func (c Cancellation) Next(s CancelState) []Move[CancelState, CancelAction] {
 		if active, _ := s.Host.Active(); active != "" && !slices.Contains(s.CancelSent, active) {
 			forge(PeerUnrequestedAck, CancelFrame{Kind: FrameCancellationResult, RequestID: active, CancellationID: "c0",
 				Outcome: MuxAcknowledged})
+		}
+		last := fmt.Sprintf("r%d", s.Started)
+		if w := s.Worker; w.Phase == DriverIdle && w.Last == "" && len(s.ToWorker) == 0 && slices.Contains(s.Acked, last) {
+			n := s.clone()
+			n.Forged++
+			n.ToWorker = append(n.ToWorker, CancelFrame{Kind: FrameCancel, RequestID: last, CancellationID: "c0", Forged: true})
+			out = append(out, Move[CancelState, CancelAction]{Action: CancelAction{Actor: ActorPeer, Kind: PeerForgedCancel,
+				RequestID: last, CancellationID: "c0"}, Next: n})
 		}
 	}
 	// The host reads the next worker frame, or the end of the stream once the worker is gone.

@@ -16,6 +16,7 @@ var coverageTable = map[string][]string{
 		"host start", "host cancel", "host close", "worker invoke", "worker cancel", "worker close_session",
 		"worker tampered", "adapter complete", "adapter acknowledge", "adapter fail", "net result",
 		"net cancellation_result", "net end", "peer duplicate_result", "peer unrequested_ack",
+		"peer forged_cancel",
 	},
 	"fencing": {
 		"start -> ok", "admit -> ok", "crash -> ok",

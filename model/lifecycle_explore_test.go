@@ -146,8 +146,9 @@ func lifecycleCall(t fataler, h *lifecycleHarness, a model.LifeAction, tool stri
 	return model.LifecycleResult{}
 }
 
-// The runtime follows the model along every explored transition: results, operation records,
-// the audit trail and the pending count after every call.
+// The runtime follows the model along one trace for every pair of transition kinds the
+// exploration covers (every explored transition under SPLASH_SOAK=1): results, operation
+// records, the audit trail and the pending count after every call.
 //
 // Spec: RUN-050, RUN-051, RUN-054, RUN-055, RUN-071, RUN-076, RUN-077, RUN-078, RUN-083, RUN-100
 // Spec: RUN-110, RUN-111, RUN-113, RUN-114
@@ -155,11 +156,7 @@ func TestLifecycleReplay(t *testing.T) {
 	t.Parallel()
 	c := lifecycleBound()
 	r := explore("lifecycle", c.System)
-	limit := 400
-	if soak() {
-		limit = 20000
-	}
-	traces := r.EdgeTraces(limit)
+	traces := replayed(r, lifeLabel)
 	for _, tr := range traces {
 		h := newLifecycleHarnessWith(t, []model.LifecycleTool{c.Tool}, c.MaxPending, model.LifecycleAuditCap)
 		s := c.Initial()

@@ -332,11 +332,7 @@ func TestSupervisedReplay(t *testing.T) {
 	t.Parallel()
 	c := supervisedBound()
 	r := explore("supervised", c.System)
-	limit := 0
-	if soak() {
-		limit = 5000
-	}
-	traces := r.EdgeTraces(limit)
+	traces := r.EdgeTraces(0)
 	replayEach(t, traces, func(t *testing.T, tr []model.SupAction) { replaySupervised(t, c, tr) })
 	t.Logf("%s: replayed %d traces", r.Summary(), len(traces))
 }
