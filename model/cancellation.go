@@ -269,7 +269,7 @@ type CancelState struct {
 	// Started, Tampered and Forged count host invocations, corrupted frames and frames of a
 	// hostile peer so far; ForgedRead is set once the host read a forged frame.
 	Started, Tampered, Forged int
-	ForgedRead               bool
+	ForgedRead                bool
 	// History of the run, for the invariants: request ids the worker answered with a result,
 	// with an acknowledgement; targets the host sent a cancel for; invocations resolved at the
 	// host.
