@@ -201,26 +201,25 @@ func (a *fenceAdapter) gate(point string) bool {
 	return <-resume
 }
 
-func (a *fenceAdapter) DispatchOperation(req protocol.OperationDispatchRequest, _ protocol.CapabilityGrant) (protocol.OperationStatus, error) {
-	if a.gate("effect") {
+// act performs one effect at point, counted in count, once the effect system accepts the
+// session's token for key.
+func (a *fenceAdapter) act(point, key string, count map[string]int, value string) (protocol.OperationStatus, error) {
+	if a.gate(point) {
 		return protocol.OperationStatus{}, errors.New("the process crashed")
 	}
-	if !a.world.show(req.OperationKey, *a.token) {
+	if !a.world.show(key, *a.token) {
 		return protocol.OperationStatus{}, errSuperseded
 	}
-	a.world.effects[req.OperationKey]++
-	return protocol.Succeeded(workertest.JSON(`{"done":true}`)), nil
+	count[key]++
+	return protocol.Succeeded(workertest.JSON(value)), nil
+}
+
+func (a *fenceAdapter) DispatchOperation(req protocol.OperationDispatchRequest, _ protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	return a.act("effect", req.OperationKey, a.world.effects, `{"done":true}`)
 }
 
 func (a *fenceAdapter) CompensateOperation(req protocol.OperationCompensationRequest, _ protocol.CapabilityGrant) (protocol.OperationStatus, error) {
-	if a.gate("undo") {
-		return protocol.OperationStatus{}, errors.New("the process crashed")
-	}
-	if !a.world.show(req.OperationKey, *a.token) {
-		return protocol.OperationStatus{}, errSuperseded
-	}
-	a.world.undos[req.OperationKey]++
-	return protocol.Succeeded(workertest.JSON(`{"undone":true}`)), nil
+	return a.act("undo", req.OperationKey, a.world.undos, `{"undone":true}`)
 }
 
 func (a *fenceAdapter) ReconcileOperation(req protocol.OperationReconcileRequest, _ protocol.CapabilityGrant) (protocol.OperationStatus, error) {

@@ -36,34 +36,26 @@ func TestLifecycleExhaustive(t *testing.T) {
 	reportExploration(t, explore("lifecycle", lifecycleBound().System))
 }
 
-// Negative control: a direct cancel that settles an operation again instead of refusing with
-// AlreadyCompleted is caught with a trace.
+// Negative controls: a direct cancel that settles an operation again, and a confirmation that
+// settles an operation whose cancellation nobody requested, are each caught by an invariant,
+// not only by the replay.
 //
-// Spec: RUN-077, RUN-140
+// Spec: RUN-055, RUN-076, RUN-077, RUN-140
 func TestLifecycleNegativeControl(t *testing.T) {
-	c := lifecycleBound()
-	sys := broken(c.System(), func(_ model.LifeState, mv model.Move[model.LifeState, model.LifeAction]) model.Move[model.LifeState, model.LifeAction] {
-		if mv.Action.Kind == "cancel" && mv.Action.Result.Err == "AlreadyCompleted" {
-			mv.Action.Result = model.LifecycleResult{Settled: []model.LifecycleSettlement{{ID: mv.Action.ID, Err: "Cancelled: again"}}}
-		}
-		return mv
-	})
-	expectCaught(t, model.Explore(sys), "an operation settles at most once")
-}
-
-// Negative control: a confirmation that settles an operation whose cancellation nobody
-// requested is caught by an invariant, not only by the replay.
-//
-// Spec: RUN-076
-func TestLifecycleUnrequestedConfirmControl(t *testing.T) {
-	c := lifecycleBound()
-	sys := broken(c.System(), func(_ model.LifeState, mv model.Move[model.LifeState, model.LifeAction]) model.Move[model.LifeState, model.LifeAction] {
-		if mv.Action.Kind == "confirm" && mv.Action.Result.Err == "CancellationNotRequested" {
-			mv.Action.Result = model.LifecycleResult{Settled: []model.LifecycleSettlement{{ID: mv.Action.ID, Err: "Cancelled: unrequested"}}}
-		}
-		return mv
-	})
-	expectCaught(t, model.Explore(sys), "only a requested cancellation is confirmed")
+	for _, control := range []struct{ kind, refusal, invariant string }{
+		{"cancel", "AlreadyCompleted", "an operation settles at most once"},
+		{"confirm", "CancellationNotRequested", "only a requested cancellation is confirmed"},
+	} {
+		t.Run(control.kind, func(t *testing.T) {
+			sys := broken(lifecycleBound().System(), func(_ model.LifeState, mv model.Move[model.LifeState, model.LifeAction]) model.Move[model.LifeState, model.LifeAction] {
+				if mv.Action.Kind == control.kind && mv.Action.Result.Err == control.refusal {
+					mv.Action.Result = model.LifecycleResult{Settled: []model.LifecycleSettlement{{ID: mv.Action.ID, Err: "Cancelled: again"}}}
+				}
+				return mv
+			})
+			expectCaught(t, model.Explore(sys), control.invariant)
+		})
+	}
 }
 
 // lifecycleCall makes the runtime call of an explored action and describes its result as the
