@@ -21,6 +21,7 @@ func benchExplore[S, A any](b *testing.B, sys func() model.System[S, A]) {
 	}
 	b.ReportMetric(float64(r.States), "states")
 	b.ReportMetric(float64(r.Transitions), "transitions")
+	b.ReportMetric(float64(r.Depth), "depth")
 	b.ReportMetric(float64(r.States)/elapsed, "states/s")
 }
 
