@@ -29,6 +29,7 @@ func fencingBounds() []model.Fencing {
 	return []model.Fencing{
 		{Workers: 2, Keys: 1, Lives: 2, EffectFencing: true},
 		{Workers: 2, Keys: 2, Lives: 1, EffectFencing: true},
+		{Workers: 2, Keys: 3, Lives: 1, EffectFencing: true},
 		{Workers: 3, Keys: 1, Lives: 1, EffectFencing: true},
 		{Workers: 2, Keys: 1, Lives: 2, Retry: true, Timeouts: 1, EffectFencing: true},
 	}
@@ -551,11 +552,11 @@ func withoutInvariant[S, A any](sys model.System[S, A], name string) model.Syste
 }
 
 // The real journal store, fenced admission, worker sessions and an adapter that passes its
-// fencing token to the effect system follow the model along every explored transition of
-// small bounds and a deterministic sample of larger ones (every transition under
-// SPLASH_SOAK=1). One run uses an effect system without fencing, where a durable failure can
-// meet a late effect, so that a reconciliation meets a terminal record the adapter
-// contradicts.
+// fencing token to the effect system follow the model: one trace per pair of transition kinds
+// of five small bounds in CI; under SPLASH_SOAK=1 every explored transition of them, and one
+// trace per pair of the larger soak bounds. One bound uses an effect system without fencing,
+// where a durable failure can meet a late effect, so that a reconciliation meets a terminal
+// record the adapter contradicts.
 //
 // Spec: WRK-041, WRK-042, WRK-046, WRK-051, WRK-052, WRK-060, WRK-082, WRK-083, WRK-094
 // Spec: STO-026, STO-028, STO-072, STO-073, JRN-018
@@ -568,12 +569,25 @@ func TestFencingReplay(t *testing.T) {
 		{Workers: 2, Keys: 2, Lives: 1, EffectFencing: true},
 		{Workers: 3, Keys: 1, Lives: 1, EffectFencing: true},
 	}
-	for _, c := range runs {
+	// Under SPLASH_SOAK=1 the larger bounds of the protocol's writer are replayed too, one trace
+	// per transition pair: their every transition would be millions of traces.
+	var pairsOnly []model.Fencing
+	if soak() {
+		for _, c := range fencingBounds() {
+			if !c.Retry {
+				pairsOnly = append(pairsOnly, c)
+			}
+		}
+	}
+	for k, c := range append(runs, pairsOnly...) {
 		sys := func() model.System[model.FenceState, model.FenceAction] {
 			return withoutInvariant(c.System(), model.InvFailureNoEffect)
 		}
 		r := explore(c.String()+" replay", sys)
 		traces := replayed(r, fenceLabel)
+		if k >= len(runs) {
+			traces = r.PairTraces(fenceLabel)
+		}
 		replayEach(t, traces, func(t *testing.T, tr []model.FenceAction) { replayFencing(t, c, tr) })
 		t.Logf("%s: replayed %d traces", r.Summary(), len(traces))
 	}
