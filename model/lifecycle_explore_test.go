@@ -34,6 +34,13 @@ func lifecycleBound() model.LifecycleExploration {
 func TestLifecycleExhaustive(t *testing.T) {
 	t.Parallel()
 	reportExploration(t, explore("lifecycle", lifecycleBound().System))
+	if soak() {
+		// A finer clock: four instants (0, 15, 30 and 45 ms), so that operations reserved
+		// at different times reach their deadlines apart.
+		c := lifecycleBound()
+		c.Tool.MaxCalls, c.StepMs, c.MaxMs = 2, 15, 45
+		reportExploration(t, model.Explore(c.System()))
+	}
 }
 
 // Negative controls: a direct cancel that settles an operation again, and a confirmation that
