@@ -584,7 +584,7 @@ func TestFencingReplay(t *testing.T) {
 			return withoutInvariant(c.System(), model.InvFailureNoEffect)
 		}
 		r := explore(c.String()+" replay", sys)
-		traces := replayed(r, fenceLabel)
+		traces := replayed(r, fenceLabel, 0)
 		if k >= len(runs) {
 			traces = r.PairTraces(fenceLabel)
 		}

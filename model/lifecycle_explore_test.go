@@ -145,9 +145,14 @@ func lifecycleCall(t fataler, h *lifecycleHarness, a model.LifeAction, tool stri
 	return model.LifecycleResult{}
 }
 
+// lifecycleSoakReplays bounds the soak replay of the lifecycle: its soak bound has about two
+// million transitions, each replayed on a fresh runtime.
+const lifecycleSoakReplays = 50000
+
 // The runtime follows the model along one trace for every pair of transition kinds the
-// exploration covers (every explored transition under SPLASH_SOAK=1): results, operation
-// records, the audit trail and the pending count after every call.
+// exploration covers (and under SPLASH_SOAK=1 an even sample of lifecycleSoakReplays of its
+// explored transitions besides): results, operation records, the audit trail and the pending
+// count after every call.
 //
 // Spec: RUN-050, RUN-051, RUN-054, RUN-055, RUN-071, RUN-076, RUN-077, RUN-078, RUN-083, RUN-100
 // Spec: RUN-110, RUN-111, RUN-113, RUN-114
@@ -155,7 +160,7 @@ func TestLifecycleReplay(t *testing.T) {
 	t.Parallel()
 	c := lifecycleBound()
 	r := explore("lifecycle", c.System)
-	traces := replayed(r, lifeLabel)
+	traces := replayed(r, lifeLabel, lifecycleSoakReplays)
 	for _, tr := range traces {
 		h := newLifecycleHarnessWith(t, []model.LifecycleTool{c.Tool}, c.MaxPending, model.LifecycleAuditCap)
 		s := c.Initial()
