@@ -45,6 +45,8 @@ type CancelFrame struct {
 	RequestID      string
 	CancellationID string
 	Outcome        string // of a cancellation_result
+	// Forged marks a frame a hostile peer wrote, not the driver.
+	Forged bool
 }
 
 // String renders the frame.
@@ -210,6 +212,7 @@ const (
 	ActorWorker  = "worker"  // the driver reads the next host frame
 	ActorAdapter = "adapter" // the running adapter returns
 	ActorNet     = "net"     // the host reads the next worker frame, or the end of the stream
+	ActorPeer    = "peer"    // a hostile peer writes a frame no correct worker writes
 )
 
 // CancelAction is one transition of the cancellation system. The fields after Kind are the
@@ -221,6 +224,8 @@ type CancelAction struct {
 	Kind           string
 	RequestID      string
 	CancellationID string
+	// Forged: the host read a frame a hostile peer wrote.
+	Forged bool
 
 	Sent    string
 	Events  []string
@@ -261,8 +266,10 @@ type CancelState struct {
 	ToHost   []CancelFrame
 	// EndSeen reports whether the host read the end of the worker's stream.
 	EndSeen bool
-	// Started and Tampered count host invocations and corrupted frames so far.
-	Started, Tampered int
+	// Started, Tampered and Forged count host invocations, corrupted frames and frames of a
+	// hostile peer so far; ForgedRead is set once the host read a forged frame.
+	Started, Tampered, Forged int
+	ForgedRead                bool
 	// History of the run, for the invariants: request ids the worker answered with a result,
 	// with an acknowledgement; targets the host sent a cancel for; invocations resolved at the
 	// host.
@@ -270,10 +277,21 @@ type CancelState struct {
 }
 
 // Cancellation configures the composed system: at most Invocations invocations, at most
-// Tampers corrupted host frames.
+// Tampers corrupted host frames, and at most Hostile frames of a hostile peer that holds the
+// session key: on the worker's stream a duplicate of a result or an acknowledgement nobody
+// requested; on the host's stream, once the driver is idle after acknowledging a cancellation,
+// a second cancel of that invocation, which the driver must refuse as a cancel without a
+// target (CAN-008, CAN-016).
 type Cancellation struct {
-	Invocations, Tampers int
+	Invocations, Tampers, Hostile int
 }
+
+// Kinds of a hostile peer's frames.
+const (
+	PeerDuplicateResult = "duplicate_result" // a result for a request already answered
+	PeerUnrequestedAck  = "unrequested_ack"  // an acknowledgement for a cancellation never sent
+	PeerForgedCancel    = "forged_cancel"    // a host frame: a second cancel of an acknowledged invocation
+)
 
 // CancelTool is the one granted tool of the cancellation system.
 const CancelTool = "work.run"
@@ -285,8 +303,8 @@ func (c Cancellation) Initial() CancelState {
 
 // Key is the canonical encoding of a state.
 func (c Cancellation) Key(s CancelState) string {
-	return fmt.Sprintf("%s#%s#%v#%v#%t%d%d#%v#%v#%v#%v", s.Host.Key(), s.Worker.Key(), s.ToWorker, s.ToHost, s.EndSeen,
-		s.Started, s.Tampered, s.Resulted, s.Acked, s.CancelSent, s.Resolved)
+	return fmt.Sprintf("%s#%s#%v#%v#%t%d%d%d%t#%v#%v#%v#%v", s.Host.Key(), s.Worker.Key(), s.ToWorker, s.ToHost, s.EndSeen,
+		s.Started, s.Tampered, s.Forged, s.ForgedRead, s.Resulted, s.Acked, s.CancelSent, s.Resolved)
 }
 
 // Describe renders a state for a counterexample.
@@ -413,6 +431,33 @@ func (c Cancellation) Next(s CancelState) []Move[CancelState, CancelAction] {
 			out = append(out, Move[CancelState, CancelAction]{Action: CancelAction{Actor: ActorAdapter, Kind: b, Written: w}, Next: n})
 		}
 	}
+	// A hostile peer writes a frame no correct worker writes.
+	if s.Forged < c.Hostile && !s.Host.terminal() {
+		forge := func(kind string, f CancelFrame) {
+			n := s.clone()
+			n.Forged++
+			f.Forged = true
+			n.ToHost = append(n.ToHost, f)
+			out = append(out, Move[CancelState, CancelAction]{Action: CancelAction{Actor: ActorPeer, Kind: kind,
+				RequestID: f.RequestID, CancellationID: f.CancellationID}, Next: n})
+		}
+		if len(s.Resulted) > 0 {
+			id := s.Resulted[len(s.Resulted)-1]
+			forge(PeerDuplicateResult, CancelFrame{Kind: FrameResult, RequestID: id})
+		}
+		if active, _ := s.Host.Active(); active != "" && !slices.Contains(s.CancelSent, active) {
+			forge(PeerUnrequestedAck, CancelFrame{Kind: FrameCancellationResult, RequestID: active, CancellationID: "c0",
+				Outcome: MuxAcknowledged})
+		}
+		last := fmt.Sprintf("r%d", s.Started)
+		if w := s.Worker; w.Phase == DriverIdle && w.Last == "" && len(s.ToWorker) == 0 && slices.Contains(s.Acked, last) {
+			n := s.clone()
+			n.Forged++
+			n.ToWorker = append(n.ToWorker, CancelFrame{Kind: FrameCancel, RequestID: last, CancellationID: "c0", Forged: true})
+			out = append(out, Move[CancelState, CancelAction]{Action: CancelAction{Actor: ActorPeer, Kind: PeerForgedCancel,
+				RequestID: last, CancellationID: "c0"}, Next: n})
+		}
+	}
 	// The host reads the next worker frame, or the end of the stream once the worker is gone.
 	if len(s.ToHost) > 0 {
 		n := s.clone()
@@ -421,9 +466,11 @@ func (c Cancellation) Next(s CancelState) []Move[CancelState, CancelAction] {
 		step := hostFrame(f)
 		o := n.Host.Step(step)
 		n.resolved(o.Events)
+		n.ForgedRead = n.ForgedRead || f.Forged
 		out = append(out, Move[CancelState, CancelAction]{
-			Action: CancelAction{Actor: ActorNet, Kind: step.Kind, RequestID: f.RequestID, CancellationID: f.CancellationID, Events: o.Events},
-			Next:   n})
+			Action: CancelAction{Actor: ActorNet, Kind: step.Kind, RequestID: f.RequestID, CancellationID: f.CancellationID,
+				Forged: f.Forged, Events: o.Events},
+			Next: n})
 	} else if !s.EndSeen && (s.Worker.Phase == DriverStopped || s.Worker.Phase == DriverClosed) {
 		n := s.clone()
 		n.EndSeen = true
@@ -437,7 +484,7 @@ func (c Cancellation) Next(s CancelState) []Move[CancelState, CancelAction] {
 // System returns the explorable system with its invariants.
 func (c Cancellation) System() System[CancelState, CancelAction] {
 	return System[CancelState, CancelAction]{
-		Name:       fmt.Sprintf("cancellation(invocations=%d tampers=%d)", c.Invocations, c.Tampers),
+		Name:       fmt.Sprintf("cancellation(invocations=%d tampers=%d hostile=%d)", c.Invocations, c.Tampers, c.Hostile),
 		Init:       []CancelState{c.Initial()},
 		Next:       c.Next,
 		Key:        c.Key,
@@ -508,6 +555,9 @@ func CancellationInvariants() []Invariant[CancelState, CancelAction] {
 		{
 			Name: "the host sees no protocol violation from a correct worker", Spec: "TRN-051, TRN-052, TRN-053, TRN-057, CAN-014, CAN-015",
 			Step: func(_ CancelState, a CancelAction, _ CancelState) bool {
+				if a.Forged {
+					return true
+				}
 				for _, e := range a.Events {
 					if strings.Contains(e, ":error:Protocol:") || strings.Contains(e, ":error:UnexpectedMessage:") && !strings.HasSuffix(e, "end of worker stream") {
 						return false
@@ -517,9 +567,28 @@ func CancellationInvariants() []Invariant[CancelState, CancelAction] {
 			},
 		},
 		{
+			Name: "the host takes no forged frame as an answer: it stops", Spec: "TRN-055, TRN-056, TRN-057, TRN-061",
+			Step: func(from CancelState, a CancelAction, to CancelState) bool {
+				if !a.Forged || from.Host.terminal() {
+					return true
+				}
+				for _, e := range a.Events {
+					if !strings.Contains(e, ":error:") {
+						return false
+					}
+				}
+				return to.Host.Phase == MuxStopped
+			},
+		},
+		{
+			// After a hostile peer stopped the host, the host terminates the worker, which may
+			// be left waiting for input.
 			Name: "a run ends only with both sides finished", Spec: "CAN-009, CAN-019, TRN-059, TRN-061",
 			Final: func(s CancelState) bool {
 				h, w := s.Host.Phase, s.Worker.Phase
+				if s.ForgedRead && h == MuxStopped {
+					return true
+				}
 				return (h == MuxClosed || h == MuxStopped) && (w == DriverClosed || w == DriverStopped) &&
 					!s.Worker.Running && len(s.ToHost) == 0
 			},

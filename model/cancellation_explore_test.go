@@ -27,6 +27,38 @@ func cancellationBound() model.Cancellation {
 	return model.Cancellation{Invocations: 3, Tampers: 1}
 }
 
+// hostileBound adds a hostile peer on the worker's stream to the bound.
+func hostileBound() model.Cancellation {
+	c := cancellationBound()
+	c.Hostile = 1
+	return c
+}
+
+// With a hostile peer on the worker's stream, which may write a duplicate of a result or an
+// acknowledgement nobody requested at any moment: the host takes neither as an answer, never
+// resolves an invocation twice, and stops.
+//
+// Spec: TRN-050, TRN-055, TRN-056, TRN-057, TRN-061
+func TestCancellationHostilePeer(t *testing.T) {
+	t.Parallel()
+	reportExploration(t, explore("cancellation hostile", hostileBound().System))
+}
+
+// Negative control: a host that ignores a duplicate result instead of failing on it is caught
+// by an invariant, not only by the random property tests.
+//
+// Spec: TRN-055
+func TestCancellationDuplicateResultControl(t *testing.T) {
+	c := model.Cancellation{Invocations: 2, Hostile: 1}
+	sys := broken(c.System(), func(s model.CancelState, mv model.Move[model.CancelState, model.CancelAction]) model.Move[model.CancelState, model.CancelAction] {
+		if mv.Action.Actor == model.ActorNet && mv.Action.Forged && mv.Action.Kind == model.MuxStepResult {
+			mv.Next.Host, mv.Action.Events = s.Host.Clone(), nil
+		}
+		return mv
+	})
+	expectCaught(t, model.Explore(sys), "the host takes no forged frame as an answer: it stops")
+}
+
 // Every interleaving of the host's multiplexed transport and the worker's cancellable driver
 // over two channels, with the adapter completing, acknowledging or failing at any point and a
 // host frame corrupted in transit: no result after an acknowledgement or the reverse, at most
@@ -160,6 +192,10 @@ type cancelReplay struct {
 	toHost   [][]byte
 	token    *worker.CancelToken
 	waiting  bool
+	// The last sequence numbers the coordinator and the driver sealed, and the lines a hostile
+	// peer forged at the next one.
+	hostSeq, workerSeq uint64
+	forged             map[string]bool
 }
 
 const cancelWait = 5 * time.Second
@@ -206,7 +242,7 @@ func newCancelReplay(t *testing.T, c model.Cancellation) *cancelReplay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &cancelReplay{t: t, host: host, c: coord, adapter: a, done: make(chan error, 1),
+	r := &cancelReplay{t: t, host: host, c: coord, adapter: a, done: make(chan error, 1), forged: map[string]bool{},
 		reader: &cancelReader{waiting: make(chan struct{}), feed: make(chan []byte), closed: make(chan struct{})},
 		writer: &cancelWriter{lines: make(chan []byte, 64)}}
 	d, err := worker.NewDriver(s, r.reader, r.writer)
@@ -250,6 +286,9 @@ func (r *cancelReplay) sync(from, to model.Driver, written int) {
 		select {
 		case line := <-r.writer.lines:
 			r.toHost = append(r.toHost, line)
+			if f, err := protocol.DecodeFrame(line, canonjson.Preserve); err == nil {
+				r.workerSeq = f.Sequence
+			}
 		case <-timeout:
 			r.fail("the driver wrote %d of %d lines", len(r.toHost), written)
 		}
@@ -306,18 +345,67 @@ func modelRunOutcome(d model.Driver) string {
 	return kind
 }
 
+// forge writes a hostile peer's frame, authenticated with the session key at the next sequence
+// number of its stream.
+func (r *cancelReplay) forge(a model.CancelAction) {
+	r.t.Helper()
+	if a.Kind == model.PeerForgedCancel {
+		line := r.host.SealAt(r.hostSeq+1, r.host.Cancel(a.CancellationID, a.RequestID, model.CancelTool))
+		r.toWorker = append(r.toWorker, line)
+		return
+	}
+	var m protocol.Message
+	if a.Kind == model.PeerDuplicateResult {
+		res, err := protocol.NewToolResult(muxSession, a.RequestID, protocol.TextPayload("out"))
+		if err != nil {
+			r.fail("%v", err)
+		}
+		m = protocol.ResultMessage{Result: res}
+	} else {
+		req, err := protocol.NewWorkerCancellationRequest(muxSession, a.CancellationID, a.RequestID, model.CancelTool)
+		if err != nil {
+			r.fail("%v", err)
+		}
+		res, err := protocol.NewWorkerCancellationResult(req, protocol.OutcomeAcknowledged)
+		if err != nil {
+			r.fail("%v", err)
+		}
+		m = protocol.CancellationResultMessage{Result: res}
+	}
+	// A fresh worker authenticator, advanced to the driver's next sequence number.
+	wa, err := r.host.WorkerAuthenticator(canonjson.Preserve)
+	if err != nil {
+		r.fail("%v", err)
+	}
+	for {
+		f, line, err := wa.Seal(m)
+		if err != nil {
+			r.fail("%v", err)
+		}
+		if f.Sequence == r.workerSeq+1 {
+			r.toHost = append(r.toHost, line)
+			r.forged[string(line)] = true
+			return
+		}
+		if f.Sequence > r.workerSeq+1 {
+			r.fail("cannot seal at sequence %d", r.workerSeq+1)
+		}
+	}
+}
+
 // frameOf describes a worker line in the model's vocabulary.
 func (r *cancelReplay) frameOf(line []byte) model.CancelFrame {
 	f, err := protocol.DecodeFrame(line, canonjson.Preserve)
 	if err != nil {
 		r.fail("undecodable worker line: %v", err)
 	}
+	forged := r.forged[string(line)]
 	switch m := f.Message.(type) {
 	case protocol.ResultMessage:
-		return model.CancelFrame{Kind: model.FrameResult, RequestID: m.Result.RequestID}
+		return model.CancelFrame{Kind: model.FrameResult, RequestID: m.Result.RequestID, Forged: forged}
 	case protocol.CancellationResultMessage:
 		return model.CancelFrame{Kind: model.FrameCancellationResult, RequestID: m.Result.RequestID,
-			CancellationID: m.Result.CancellationID, Outcome: m.Result.Outcome.String()}
+			CancellationID: m.Result.CancellationID, Outcome: m.Result.Outcome.String(), Forged: forged}
 	}
 	return model.CancelFrame{Kind: string(f.Message.Type())}
 }
@@ -334,6 +422,7 @@ func (r *cancelReplay) hostOutput(out transport.Output, err error) (string, []st
 		}
 		sent = string(f.Message.Type())
 		r.toWorker = append(r.toWorker, out.Line)
+		r.hostSeq = f.Sequence
 	}
 	var events []string
 	for _, e := range out.Events {
@@ -387,6 +476,8 @@ func (r *cancelReplay) step(from, to model.CancelState, a model.CancelAction) {
 	case model.ActorAdapter:
 		r.adapter.cmd <- a.Kind
 		r.sync(from.Worker, to.Worker, len(a.Written))
+	case model.ActorPeer:
+		r.forge(a)
 	case model.ActorNet:
 		var out transport.Output
 		if a.Kind == model.MuxStepEnd {
@@ -432,7 +523,9 @@ func replayCancellation(t *testing.T, c model.Cancellation, trace []model.Cancel
 }
 
 // The real coordinator and the real cancellable driver, joined by the replay, follow the model
-// along every explored transition of the CI bound.
+// along every explored transition of the bound with correct peers, and along one trace for
+// every pair of transition kinds of the bound with a hostile peer (every transition under
+// SPLASH_SOAK=1).
 //
 // Spec: CAN-003, CAN-006, CAN-014, CAN-015, CAN-016, CAN-018, CAN-019, TRN-050, TRN-051, TRN-052
 // Spec: TRN-053, TRN-059
@@ -440,11 +533,12 @@ func TestCancellationReplay(t *testing.T) {
 	t.Parallel()
 	c := cancellationBound()
 	r := explore("cancellation", c.System)
-	limit := 0
-	if soak() {
-		limit = 20000
-	}
-	traces := r.EdgeTraces(limit)
+	traces := r.EdgeTraces(0)
 	replayEach(t, traces, func(t *testing.T, tr []model.CancelAction) { replayCancellation(t, c, tr) })
 	t.Logf("%s: replayed %d traces", r.Summary(), len(traces))
+	h := hostileBound()
+	hr := explore("cancellation hostile", h.System)
+	traces = replayed(hr, cancelLabel, 0)
+	replayEach(t, traces, func(t *testing.T, tr []model.CancelAction) { replayCancellation(t, h, tr) })
+	t.Logf("%s: replayed %d traces", hr.Summary(), len(traces))
 }

@@ -2,7 +2,9 @@ package model
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 )
 
 // This file is a small explicit-state model checker. It explores a System breadth first from
@@ -95,7 +97,23 @@ func (v *Violation[S, A]) String() string {
 	return b.String()
 }
 
-// Explore runs the breadth-first search of sys.
+// expansion is what a worker computes for one state: its moves, their successors' keys, the
+// first step invariant each breaks (-1 for none) and, without moves, the first final invariant
+// the state breaks.
+type expansion[S, A any] struct {
+	moves []Move[S, A]
+	keys  []string
+	step  []int
+	final int
+}
+
+// exploreBatch is how many states the workers expand before the search merges their results.
+const exploreBatch = 4096
+
+// Explore runs the breadth-first search of sys. The expansion of states (Next, Key and the
+// invariants) runs on all cores, batch by batch, and the results are merged in the order of the
+// sequential search, so the outcome (state numbering, counts, the counterexample) is the same
+// on any number of cores.
 func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
 	descr := sys.Describe
 	if descr == nil {
@@ -103,8 +121,7 @@ func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
 	}
 	r := &Exploration[S, A]{Complete: true, descr: descr, sysName: sys.Name, next: sys.Next, maxDepth: sys.MaxDepth}
 	seen := map[string]int32{}
-	add := func(s S, parent int32, a A, move int, depth int32) (int32, bool) {
-		k := sys.Key(s)
+	add := func(s S, k string, parent int32, a A, move int, depth int32) (int32, bool) {
 		if i, ok := seen[k]; ok {
 			return i, false
 		}
@@ -122,62 +139,126 @@ func Explore[S, A any](sys System[S, A]) *Exploration[S, A] {
 		}
 		return i, true
 	}
-	checkState := func(i int32) bool {
-		for _, inv := range sys.Invariants {
-			if inv.State != nil && !inv.State(r.states[i]) {
-				r.Violation = r.violation(inv.Name, inv.Spec, i, nil)
-				return false
+	stateBreaks := func(s S) int {
+		for n, inv := range sys.Invariants {
+			if inv.State != nil && !inv.State(s) {
+				return n
 			}
 		}
-		return true
+		return -1
 	}
 	var zero A
 	for _, s := range sys.Init {
-		if i, fresh := add(s, -1, zero, -1, 0); fresh && !checkState(i) {
+		if i, fresh := add(s, sys.Key(s), -1, zero, -1, 0); fresh {
+			if n := stateBreaks(s); n >= 0 {
+				r.Violation = r.violation(sys.Invariants[n].Name, sys.Invariants[n].Spec, i, nil)
+				return r.finish()
+			}
+		}
+	}
+	expand := func(from S) expansion[S, A] {
+		e := expansion[S, A]{moves: sys.Next(from), final: -1}
+		e.keys, e.step = make([]string, len(e.moves)), make([]int, len(e.moves))
+		for m, mv := range e.moves {
+			e.keys[m], e.step[m] = sys.Key(mv.Next), -1
+			for n, inv := range sys.Invariants {
+				if inv.Step != nil && !inv.Step(from, mv.Action, mv.Next) {
+					e.step[m] = n
+					break
+				}
+			}
+		}
+		if len(e.moves) == 0 {
+			for n, inv := range sys.Invariants {
+				if inv.Final != nil && !inv.Final(from) {
+					e.final = n
+					break
+				}
+			}
+		}
+		return e
+	}
+	workers := runtime.GOMAXPROCS(0)
+	for head := 0; head < len(r.states); {
+		end := min(len(r.states), head+exploreBatch)
+		batch := make([]expansion[S, A], end-head)
+		parallel(workers, len(batch), func(k int) {
+			if i := head + k; sys.MaxDepth == 0 || int(r.depth[i]) < sys.MaxDepth {
+				batch[k] = expand(r.states[i])
+			}
+		})
+		firstFresh := len(r.states)
+		var stop func()
+		for k := 0; k < len(batch) && stop == nil; k++ {
+			i := int32(head + k)
+			if sys.MaxDepth > 0 && int(r.depth[i]) >= sys.MaxDepth {
+				r.Complete = false
+				continue
+			}
+			e := batch[k]
+			r.moves[i] = int32(len(e.moves))
+			if e.final >= 0 {
+				stop = func() { r.Violation = r.violation(sys.Invariants[e.final].Name, sys.Invariants[e.final].Spec, i, nil) }
+				break
+			}
+			for m, mv := range e.moves {
+				r.Transitions++
+				if n := e.step[m]; n >= 0 {
+					stop = func() { r.Violation = r.violation(sys.Invariants[n].Name, sys.Invariants[n].Spec, i, &mv) }
+					break
+				}
+				if sys.MaxStates > 0 && len(r.states) >= sys.MaxStates {
+					if _, known := seen[e.keys[m]]; !known {
+						r.Complete = false
+						continue
+					}
+				}
+				if _, fresh := add(mv.Next, e.keys[m], i, mv.Action, m, r.depth[i]+1); fresh {
+					r.leaf[i] = false
+				}
+			}
+		}
+		// The states this batch added, checked on all cores; the first broken one in the
+		// sequential order comes before any violation found while merging.
+		fresh := r.states[firstFresh:]
+		broken := make([]int, len(fresh))
+		parallel(workers, len(fresh), func(k int) { broken[k] = stateBreaks(fresh[k]) })
+		for k, n := range broken {
+			if n >= 0 {
+				j := int32(firstFresh + k)
+				r.Violation = r.violation(sys.Invariants[n].Name, sys.Invariants[n].Spec, j, nil)
+				return r.finish()
+			}
+		}
+		if stop != nil {
+			stop()
 			return r.finish()
 		}
-	}
-	for head := 0; head < len(r.states); head++ {
-		i := int32(head)
-		if sys.MaxDepth > 0 && int(r.depth[i]) >= sys.MaxDepth {
-			r.Complete = false
-			continue
-		}
-		from := r.states[i]
-		moves := sys.Next(from)
-		r.moves[i] = int32(len(moves))
-		if len(moves) == 0 {
-			for _, inv := range sys.Invariants {
-				if inv.Final != nil && !inv.Final(from) {
-					r.Violation = r.violation(inv.Name, inv.Spec, i, nil)
-					return r.finish()
-				}
-			}
-		}
-		for m, mv := range moves {
-			r.Transitions++
-			for _, inv := range sys.Invariants {
-				if inv.Step != nil && !inv.Step(from, mv.Action, mv.Next) {
-					r.Violation = r.violation(inv.Name, inv.Spec, i, &mv)
-					return r.finish()
-				}
-			}
-			if sys.MaxStates > 0 && len(r.states) >= sys.MaxStates {
-				if _, known := seen[sys.Key(mv.Next)]; !known {
-					r.Complete = false
-					continue
-				}
-			}
-			j, fresh := add(mv.Next, i, mv.Action, m, r.depth[i]+1)
-			if fresh {
-				r.leaf[i] = false
-				if !checkState(j) {
-					return r.finish()
-				}
-			}
-		}
+		head = end
 	}
 	return r.finish()
+}
+
+// parallel calls f(0) to f(n-1) on up to workers goroutines.
+func parallel(workers, n int, f func(int)) {
+	if workers <= 1 || n < 64 {
+		for k := range n {
+			f(k)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += chunk {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for k := lo; k < hi; k++ {
+				f(k)
+			}
+		}(lo, min(n, lo+chunk))
+	}
+	wg.Wait()
 }
 
 func (r *Exploration[S, A]) finish() *Exploration[S, A] {
@@ -308,4 +389,55 @@ func (r *Exploration[S, A]) Summary() string {
 		bound = "bounded"
 	}
 	return fmt.Sprintf("%s: %d states, %d transitions, depth %d (%s)", r.sysName, r.States, r.Transitions, r.Depth, bound)
+}
+
+// expanded reports whether state i's transitions were explored.
+func (r *Exploration[S, A]) expanded(i int) bool {
+	return r.maxDepth == 0 || int(r.depth[i]) < r.maxDepth
+}
+
+// eachTransition calls f with the index of every expanded state, the label of the transition
+// that first reached it ("" for an initial state), and each of its explored moves in order.
+func (r *Exploration[S, A]) eachTransition(label func(A) string, f func(i int, in string, m int, mv Move[S, A])) {
+	for i := range r.states {
+		if !r.expanded(i) {
+			continue
+		}
+		in := ""
+		if r.parent[i] >= 0 {
+			in = label(r.action[i])
+		}
+		for m, mv := range r.next(r.states[i]) {
+			f(i, in, m, mv)
+		}
+	}
+}
+
+// Coverage counts the explored transitions per label: label names a transition's kind (its
+// action and outcome, say), so that a kind the model defines but the search never took shows
+// up as a missing or zero entry.
+func (r *Exploration[S, A]) Coverage(label func(A) string) map[string]int {
+	out := map[string]int{}
+	r.eachTransition(label, func(_ int, _ string, _ int, mv Move[S, A]) { out[label(mv.Action)]++ })
+	return out
+}
+
+// PairTraces returns, for every pair of transition labels (the transition that first reached
+// a state, then one leaving it) that some explored transition covers, the first such
+// transition's trace: the shortest trace to its source followed by it. Replaying them takes
+// every kind of transition after every kind of transition that leads to it, in far fewer
+// traces than EdgeTraces.
+func (r *Exploration[S, A]) PairTraces(label func(A) string) [][]A {
+	seen := map[[2]string]bool{}
+	var out [][]A
+	r.eachTransition(label, func(i int, in string, _ int, mv Move[S, A]) {
+		p := [2]string{in, label(mv.Action)}
+		if seen[p] {
+			return
+		}
+		seen[p] = true
+		prefix, _ := r.path(int32(i))
+		out = append(out, append(prefix[:len(prefix):len(prefix)], mv.Action))
+	})
+	return out
 }

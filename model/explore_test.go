@@ -265,3 +265,15 @@ func replayEach[A any](t *testing.T, traces [][]A, replay func(t *testing.T, tra
 		}
 	}
 }
+
+// replayed returns the traces of r to replay: in CI one for every new pair of transition
+// labels (PairTraces); under SPLASH_SOAK=1 those and every explored transition (EdgeTraces), or,
+// with soakLimit > 0, an even sample of soakLimit of them where every transition would take
+// hours.
+func replayed[S, A any](r *model.Exploration[S, A], label func(A) string, soakLimit int) [][]A {
+	pairs := r.PairTraces(label)
+	if !soak() {
+		return pairs
+	}
+	return append(pairs, r.EdgeTraces(soakLimit)...)
+}

@@ -267,6 +267,16 @@ func (c LifecycleExploration) Invariants() []Invariant[LifeState, LifeAction] {
 	t := c.Tool
 	return []Invariant[LifeState, LifeAction]{
 		{
+			Name: "only a requested cancellation is confirmed", Spec: "RUN-076, RUN-132",
+			Step: func(from LifeState, a LifeAction, _ LifeState) bool {
+				if a.Kind != "confirm" || len(a.Result.Settled) == 0 {
+					return true
+				}
+				op := from.M.ops[a.ID]
+				return op != nil && op.State == "cancellation_requested"
+			},
+		},
+		{
 			Name: "an operation settles at most once", Spec: "RUN-055, RUN-076, RUN-077, RUN-078, RUN-083, RUN-140",
 			Step: func(from LifeState, a LifeAction, _ LifeState) bool {
 				seen := slices.Clone(from.Settled)

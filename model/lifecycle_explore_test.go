@@ -34,21 +34,35 @@ func lifecycleBound() model.LifecycleExploration {
 func TestLifecycleExhaustive(t *testing.T) {
 	t.Parallel()
 	reportExploration(t, explore("lifecycle", lifecycleBound().System))
+	if soak() {
+		// A finer clock: four instants (0, 15, 30 and 45 ms), so that operations reserved
+		// at different times reach their deadlines apart.
+		c := lifecycleBound()
+		c.Tool.MaxCalls, c.StepMs, c.MaxMs = 2, 15, 45
+		reportExploration(t, model.Explore(c.System()))
+	}
 }
 
-// Negative control: a direct cancel that settles an operation again instead of refusing with
-// AlreadyCompleted is caught with a trace.
+// Negative controls: a direct cancel that settles an operation again, and a confirmation that
+// settles an operation whose cancellation nobody requested, are each caught by an invariant,
+// not only by the replay.
 //
-// Spec: RUN-077, RUN-140
+// Spec: RUN-055, RUN-076, RUN-077, RUN-140
 func TestLifecycleNegativeControl(t *testing.T) {
-	c := lifecycleBound()
-	sys := broken(c.System(), func(_ model.LifeState, mv model.Move[model.LifeState, model.LifeAction]) model.Move[model.LifeState, model.LifeAction] {
-		if mv.Action.Kind == "cancel" && mv.Action.Result.Err == "AlreadyCompleted" {
-			mv.Action.Result = model.LifecycleResult{Settled: []model.LifecycleSettlement{{ID: mv.Action.ID, Err: "Cancelled: again"}}}
-		}
-		return mv
-	})
-	expectCaught(t, model.Explore(sys), "an operation settles at most once")
+	for _, control := range []struct{ kind, refusal, invariant string }{
+		{"cancel", "AlreadyCompleted", "an operation settles at most once"},
+		{"confirm", "CancellationNotRequested", "only a requested cancellation is confirmed"},
+	} {
+		t.Run(control.kind, func(t *testing.T) {
+			sys := broken(lifecycleBound().System(), func(_ model.LifeState, mv model.Move[model.LifeState, model.LifeAction]) model.Move[model.LifeState, model.LifeAction] {
+				if mv.Action.Kind == control.kind && mv.Action.Result.Err == control.refusal {
+					mv.Action.Result = model.LifecycleResult{Settled: []model.LifecycleSettlement{{ID: mv.Action.ID, Err: "Cancelled: again"}}}
+				}
+				return mv
+			})
+			expectCaught(t, model.Explore(sys), control.invariant)
+		})
+	}
 }
 
 // lifecycleCall makes the runtime call of an explored action and describes its result as the
@@ -131,8 +145,14 @@ func lifecycleCall(t fataler, h *lifecycleHarness, a model.LifeAction, tool stri
 	return model.LifecycleResult{}
 }
 
-// The runtime follows the model along every explored transition: results, operation records,
-// the audit trail and the pending count after every call.
+// lifecycleSoakReplays bounds the soak replay of the lifecycle: its soak bound has about two
+// million transitions, each replayed on a fresh runtime.
+const lifecycleSoakReplays = 50000
+
+// The runtime follows the model along one trace for every pair of transition kinds the
+// exploration covers (and under SPLASH_SOAK=1 an even sample of lifecycleSoakReplays of its
+// explored transitions besides): results, operation records, the audit trail and the pending
+// count after every call.
 //
 // Spec: RUN-050, RUN-051, RUN-054, RUN-055, RUN-071, RUN-076, RUN-077, RUN-078, RUN-083, RUN-100
 // Spec: RUN-110, RUN-111, RUN-113, RUN-114
@@ -140,11 +160,7 @@ func TestLifecycleReplay(t *testing.T) {
 	t.Parallel()
 	c := lifecycleBound()
 	r := explore("lifecycle", c.System)
-	limit := 400
-	if soak() {
-		limit = 20000
-	}
-	traces := r.EdgeTraces(limit)
+	traces := replayed(r, lifeLabel, lifecycleSoakReplays)
 	for _, tr := range traces {
 		h := newLifecycleHarnessWith(t, []model.LifecycleTool{c.Tool}, c.MaxPending, model.LifecycleAuditCap)
 		s := c.Initial()

@@ -33,6 +33,9 @@ const (
 	SupPoll     = "poll"     // the host polls the session and applies a worker event to the runtime
 )
 
+// SupTampered is the worker frame whose tag does not verify.
+const SupTampered = "tampered"
+
 // SupAction is one transition of the supervised session. Outcome is the prediction of a poll.
 type SupAction struct {
 	Kind    string
@@ -76,6 +79,9 @@ type SupState struct {
 	// outcome it sent, or "".
 	GotCancel, SentResult, Dead bool
 	Disposition                 string
+	// Broken: the worker sent a frame whose tag does not verify, which stops the transport
+	// before any deadline (at most once per session).
+	Broken bool
 	// Runtime: the state of each started operation ("claimed", "cancellation_requested",
 	// "completed", "cancelled").
 	Ops []string
@@ -92,8 +98,8 @@ func (c Supervised) Initial() SupState { return SupState{Mux: NewMultiplex(SupTo
 
 // Key is the canonical encoding of a state.
 func (c Supervised) Key(s SupState) string {
-	return fmt.Sprintf("%s|%t%t%t%t|%s|%t|%s|%t%t%t|%s|%v", s.Mux.Key(), s.Poisoned, s.Active, s.Armed, s.Fired,
-		s.InvResolved, s.CancelPending, s.CancelResolved, s.GotCancel, s.SentResult, s.Dead, s.Disposition, s.Ops)
+	return fmt.Sprintf("%s|%t%t%t%t|%s|%t|%s|%t%t%t%t|%s|%v", s.Mux.Key(), s.Poisoned, s.Active, s.Armed, s.Fired,
+		s.InvResolved, s.CancelPending, s.CancelResolved, s.GotCancel, s.SentResult, s.Dead, s.Broken, s.Disposition, s.Ops)
 }
 
 // Describe renders a state for a counterexample.
@@ -169,6 +175,15 @@ func (c Supervised) Next(s SupState) []Move[SupState, SupAction] {
 		if !s.SentResult && s.Disposition != MuxAcknowledged {
 			send(FrameResult, MuxStep{Kind: MuxStepResult, RequestID: id})
 		}
+		if !s.Broken {
+			// The transport fails before the deadline: the session must terminate the
+			// worker and poison (TRN-087).
+			n := s.clone()
+			o := n.Mux.Step(MuxStep{Kind: MuxStepTampered})
+			n.absorb(o.Events)
+			n.Broken = true
+			emit(n, SupAction{Kind: SupWorker, Frame: SupTampered, Events: o.Events})
+		}
 		if s.GotCancel && s.Disposition == "" {
 			if s.SentResult {
 				send(MuxTooLate, disposition(MuxTooLate))
@@ -217,8 +232,11 @@ func (c Supervised) poll(s SupState) (SupState, string) {
 	default:
 		return s, SupPending
 	}
+	// A too_late disposition always follows the worker's result (TRN-053), which the transport
+	// buffers and resolves with it; the invocation is observed first, so only an unsupported
+	// disposition is ever observed on its own.
 	switch observed {
-	case MuxTooLate, MuxUnsupported:
+	case MuxUnsupported:
 		s.CancelPending, s.CancelResolved = false, ""
 		return s, observed
 	}
@@ -275,6 +293,12 @@ func SupervisedInvariants() []Invariant[SupState, SupAction] {
 		{
 			Name: "every started invocation is observed to its end", Spec: "TRN-084, TRN-087",
 			Final: func(s SupState) bool { return !s.Active && !s.Armed },
+		},
+		{
+			Name: "a transport failure poisons the session and ends the worker", Spec: "TRN-087",
+			Step: func(_ SupState, a SupAction, to SupState) bool {
+				return a.Outcome != SupTransport || to.Poisoned && to.Dead && !to.Active
+			},
 		},
 		{
 			Name: "a poisoned session stays poisoned and idle", Spec: "TRN-082, TRN-087",

@@ -51,6 +51,20 @@ func TestSupervisedNegativeControl(t *testing.T) {
 	expectCaught(t, model.Explore(sys), "a lifecycle stop and a terminal event never both win")
 }
 
+// Negative control: a session that does not poison itself when the transport fails before the
+// deadline is caught with a trace.
+//
+// Spec: TRN-087
+func TestSupervisedTransportFailureControl(t *testing.T) {
+	sys := broken(model.Supervised{Invocations: 2}.System(), func(s model.SupState, mv model.Move[model.SupState, model.SupAction]) model.Move[model.SupState, model.SupAction] {
+		if mv.Action.Outcome == model.SupTransport {
+			mv.Next.Poisoned = false
+		}
+		return mv
+	})
+	expectCaught(t, model.Explore(sys), "a transport failure poisons the session and ends the worker")
+}
+
 // supSupervisor is the replay's supervisor: the deadline elapses when the replay says so.
 type supSupervisor struct {
 	fired      bool
@@ -154,6 +168,23 @@ func (r *supReplay) expect(want protocol.MessageType) {
 	}
 }
 
+// sendTampered writes a worker result frame whose tag does not verify.
+func (r *supReplay) sendTampered() {
+	r.t.Helper()
+	res, err := protocol.NewToolResult(muxSession, "r"+strconv.Itoa(len(r.ids)), protocol.TextPayload("out"))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	f, _, err := r.worker.Seal(protocol.ResultMessage{Result: res})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	f.Tag[0] ^= 1
+	if _, err := r.out.Write(append(f.AppendJSON(nil), '\n')); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 // send writes a worker frame.
 func (r *supReplay) send(m protocol.Message) {
 	r.t.Helper()
@@ -236,7 +267,9 @@ func (r *supReplay) step(a model.SupAction, to model.SupState) {
 		}
 		r.expect(protocol.TypeCancel)
 	case model.SupWorker:
-		if a.Frame == model.FrameResult {
+		if a.Frame == model.SupTampered {
+			r.sendTampered()
+		} else if a.Frame == model.FrameResult {
 			res, err := protocol.NewToolResult(muxSession, id, protocol.TextPayload("out"))
 			if err != nil {
 				r.t.Fatal(err)
@@ -299,11 +332,7 @@ func TestSupervisedReplay(t *testing.T) {
 	t.Parallel()
 	c := supervisedBound()
 	r := explore("supervised", c.System)
-	limit := 0
-	if soak() {
-		limit = 5000
-	}
-	traces := r.EdgeTraces(limit)
+	traces := r.EdgeTraces(0)
 	replayEach(t, traces, func(t *testing.T, tr []model.SupAction) { replaySupervised(t, c, tr) })
 	t.Logf("%s: replayed %d traces", r.Summary(), len(traces))
 }

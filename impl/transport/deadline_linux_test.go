@@ -93,6 +93,29 @@ func wantTimeout(t *testing.T, err error, began time.Time, deadline time.Duratio
 	}
 }
 
+// boundedExchange runs exchange and fails the test, instead of hanging, when it has not
+// returned by the deadline plus the slack: a transport that misses its deadline is then
+// stopped by terminating the worker, so that the exchange returns and the test ends.
+func boundedExchange(t *testing.T, p *transport.Process, deadline time.Duration, exchange func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- exchange() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(deadline + deadlineSlack):
+	}
+	if _, err := p.Terminate(); err != nil {
+		t.Logf("terminate: %v", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(deadlineSlack):
+	}
+	t.Fatalf("the exchange did not return within its deadline of %v (plus %v)", deadline, deadlineSlack)
+	return nil
+}
+
 func silentManifest(t *testing.T, tool string, format protocol.EnvelopeFormat) protocol.CapabilityManifest {
 	t.Helper()
 	m, err := protocol.NewCapabilityManifest(testSession, []protocol.CapabilityGrant{grant(tool, format, 4)})
@@ -148,7 +171,10 @@ func TestDeadlineFrameTransportUnsupervised(t *testing.T) {
 	}
 	const d = 200 * time.Millisecond
 	began := time.Now()
-	_, err = tr.Dispatch(textInvocation(t, "r1", "x"), d)
+	err = boundedExchange(t, p, d, func() error {
+		_, err := tr.Dispatch(textInvocation(t, "r1", "x"), d)
+		return err
+	})
 	wantTimeout(t, err, began, d)
 	if !tr.Poisoned() {
 		t.Fatal("a timed-out transport is still usable")
@@ -226,16 +252,23 @@ func TestDeadlineOperationTransportSilentWorker(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			began := time.Now()
+			var line []byte
 			if sealed {
-				_, line, serr := p.HostAuthenticator().Seal(protocol.DispatchOperationMessage{Request: req})
+				_, sealedLine, serr := p.HostAuthenticator().Seal(protocol.DispatchOperationMessage{Request: req})
 				if serr != nil {
 					t.Fatal(serr)
 				}
-				_, err = tr.ExchangeSealed(line)
-			} else {
-				_, err = tr.DispatchOperation(req)
+				line = sealedLine
 			}
+			began := time.Now()
+			err = boundedExchange(t, p, d, func() error {
+				if sealed {
+					_, err := tr.ExchangeSealed(line)
+					return err
+				}
+				_, err := tr.DispatchOperation(req)
+				return err
+			})
 			wantTimeout(t, err, began, d)
 			wantGroupGone(t, p)
 			if !tr.Poisoned() {
