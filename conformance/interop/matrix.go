@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/expect"
 )
 
 // Matrix is the implementations file of a matrix run (docs/interop.md): every host is paired
@@ -46,6 +47,8 @@ func ReadMatrix(r io.Reader) (*Matrix, error) {
 		switch {
 		case impl.Name == "" || names[impl.Name]:
 			return nil, fmt.Errorf("implementation name %q is empty or used twice", impl.Name)
+		case strings.ContainsFunc(impl.Name, func(r rune) bool { return r == '/' || r < ' ' }):
+			return nil, fmt.Errorf("implementation name %q holds a slash or a control character (a cell's scenarios are named HOST/WORKER/ID)", impl.Name)
 		case len(impl.Command) == 0:
 			return nil, fmt.Errorf("implementation %s has no command", impl.Name)
 		case impl.Numbers != NumbersPreserve && impl.Numbers != NumbersLossy:
@@ -64,17 +67,74 @@ type Cell struct {
 	Err error
 }
 
-// Verdict is the cell's one word: PASS, HAZARD (passing, with documented hazards), FAIL or ERROR.
+// Verdict is the cell's one word: PASS, HAZARD (passing, with documented hazards), EXPECTED
+// (every failure is listed in the expectations file), FAIL or ERROR.
 func (c Cell) Verdict() string {
-	switch {
-	case c.Err != nil:
+	if c.Err != nil {
 		return "ERROR"
-	case c.Report.Summary.Failing > 0:
+	}
+	switch s := c.Report.Summary; {
+	case s.Failing > 0:
 		return "FAIL"
-	case c.Report.Summary.Info > 0:
+	case s.Failed+s.Crashed+s.TimedOut > 0:
+		return "EXPECTED"
+	case s.Info > 0:
 		return "HAZARD"
 	}
 	return "PASS"
+}
+
+// CellID names a scenario of the cell of host and worker, as the expectations of a matrix run
+// name it: HOST/WORKER/ID (docs/interop.md).
+func CellID(host, worker, id string) string { return host + "/" + worker + "/" + id }
+
+// MatrixEntries returns the catalog entries of every cell of m, their IDs qualified by
+// CellID: what an expectations file of a matrix run may name.
+func MatrixEntries(m *Matrix) []conformance.CatalogEntry {
+	var out []conformance.CatalogEntry
+	for _, h := range m.Hosts {
+		for _, w := range m.Workers {
+			for _, e := range CatalogEntries() {
+				e.ID = CellID(h.Name, w.Name, e.ID)
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// Judge judges every cell against the expectations as x says (-expect, -expect-strict,
+// -write-expectations; loaded is the -expect file or nil) and returns the report of the whole
+// matrix: every cell's results under their CellID, whose exit code is the run's.
+func (m *MatrixResult) Judge(x *conformance.ExpectFlags, loaded *expect.File) (*conformance.Report, error) {
+	all := &conformance.Report{Suite: Suite(), Started: m.Started, Duration: m.Duration}
+	for _, c := range m.Cells {
+		if c.Report == nil {
+			continue
+		}
+		all.Worker = append(all.Worker, c.Report.Worker...)
+		for _, r := range c.Report.Results {
+			r.ID = CellID(c.Host, c.Worker, r.ID)
+			all.Results = append(all.Results, r)
+		}
+	}
+	all.Summary = conformance.Summarize(all.Results)
+	if err := x.Apply(all, loaded); err != nil {
+		return nil, err
+	}
+	i := 0
+	for _, c := range m.Cells {
+		if c.Report == nil {
+			continue
+		}
+		for k := range c.Report.Results {
+			c.Report.Results[k].Expectation = all.Results[i].Expectation
+			i++
+		}
+		c.Report.Expectations = all.Expectations
+		c.Report.Summary = conformance.Summarize(c.Report.Results)
+	}
+	return all, nil
 }
 
 // MatrixResult is a finished matrix run.
@@ -142,11 +202,20 @@ func (m *MatrixResult) WriteText(w io.Writer) {
 		}
 		for _, r := range c.Report.Results {
 			if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip {
-				fmt.Fprintf(w, "  %-7s %s: %s\n", r.Outcome, r.ID, r.Detail)
+				fmt.Fprintf(w, "  %-7s %s%s: %s\n", r.Outcome, r.ID, expectationNote(r), r.Detail)
 			}
 		}
 	}
 	fmt.Fprintf(w, "\nmatrix: %d pairs in %s\n", len(m.Cells), conformance.FormatDuration(m.Duration))
+}
+
+// expectationNote is " (expected)", " (fixed)" or " (regressed)" for a result an expectations
+// file lists, and "" otherwise.
+func expectationNote(r conformance.Result) string {
+	if r.Expectation == nil {
+		return ""
+	}
+	return " (" + string(r.Expectation.Verdict) + ")"
 }
 
 // counts is "passed/total" with skips noted.
@@ -189,6 +258,11 @@ type jsonScenario struct {
 	Seconds      float64  `json:"duration_seconds"`
 	Detail       string   `json:"detail,omitempty"`
 	Transcript   []string `json:"transcript,omitempty"`
+	// Expectation is the verdict of the expectations file's entry for the scenario, if any:
+	// expected, fixed or regressed.
+	Expectation string `json:"expectation,omitempty"`
+	// Reason is that entry's reason.
+	Reason string `json:"reason,omitempty"`
 }
 
 func (m *MatrixResult) jsonView() jsonMatrix {
@@ -203,8 +277,12 @@ func (m *MatrixResult) jsonView() jsonMatrix {
 			s := c.Report.Summary
 			jc.Summary = &s
 			for _, r := range c.Report.Results {
-				jc.Scenarios = append(jc.Scenarios, jsonScenario{ID: r.ID, Title: r.Title, Requirements: r.Requirements,
-					Outcome: string(r.Outcome), Seconds: r.Duration.Seconds(), Detail: r.Detail, Transcript: r.Transcript})
+				js := jsonScenario{ID: r.ID, Title: r.Title, Requirements: r.Requirements,
+					Outcome: string(r.Outcome), Seconds: r.Duration.Seconds(), Detail: r.Detail, Transcript: r.Transcript}
+				if e := r.Expectation; e != nil {
+					js.Expectation, js.Reason = string(e.Verdict), e.Entry.Reason
+				}
+				jc.Scenarios = append(jc.Scenarios, js)
 			}
 		}
 		out.Cells = append(out.Cells, jc)
