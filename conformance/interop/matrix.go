@@ -297,46 +297,111 @@ func (m *MatrixResult) WriteJSON(w io.Writer) error {
 	return enc.Encode(m.jsonView())
 }
 
-// WriteHTML writes the matrix as one self-contained page: a table of pairs, each cell opening
-// to its scenarios and their transcripts.
+// WriteHTML writes the matrix as one self-contained page with the style and script of the
+// suites' HTML report (conformance.HTMLAssets): a table of pairs, each cell linking to its
+// scenarios, and every scenario opening to its detail and transcript.
 func (m *MatrixResult) WriteHTML(w io.Writer) error {
 	view := m.jsonView()
 	type row struct {
 		Host  Implementation
-		Cells []jsonCell
+		Cells []int // indexes into view.Cells
 	}
 	var rows []row
 	for i, h := range view.Hosts {
-		rows = append(rows, row{Host: h, Cells: view.Cells[i*len(view.Workers) : (i+1)*len(view.Workers)]})
+		r := row{Host: h}
+		for j := range view.Workers {
+			r.Cells = append(r.Cells, i*len(view.Workers)+j)
+		}
+		rows = append(rows, r)
 	}
-	return matrixPage.Execute(w, map[string]any{"M": view, "Rows": rows, "Verdict": map[bool]string{true: "FAIL", false: "PASS"}[m.Failing()]})
+	return matrixPage.Execute(w, map[string]any{"M": view, "Rows": rows, "Failing": m.Failing(), "Assets": conformance.HTMLAssets()})
 }
 
+// verdictClasses maps a cell's verdict to the outcome class of the report's style.
+var verdictClasses = map[string]string{"PASS": "pass", "FAIL": "fail", "ERROR": "crash", "HAZARD": "info", "EXPECTED": "skip"}
+
 var matrixPage = template.Must(template.New("matrix").Funcs(template.FuncMap{
-	"lower": strings.ToLower,
-	"join":  strings.Join,
+	"lower":   strings.ToLower,
+	"join":    strings.Join,
+	"verdict": func(v string) string { return verdictClasses[v] },
 }).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Splash interop matrix: {{.Verdict}}</title>
-<style>
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1f24}
-h1{font-size:1.4rem}table.m{border-collapse:collapse;margin:1rem 0}
-table.m th,table.m td{border:1px solid #d0d7de;padding:.4rem .6rem;vertical-align:top;text-align:left}
-.pass{background:#dafbe1}.hazard{background:#fff8c5}.fail,.error{background:#ffebe9}
-.o-PASS{color:#1a7f37}.o-INFO{color:#9a6700}.o-FAIL,.o-CRASH,.o-TIMEOUT{color:#cf222e}.o-SKIP{color:#57606a}
-details{margin:.2rem 0}summary{cursor:pointer}pre{white-space:pre-wrap;font-size:12px;background:#f6f8fa;padding:.5rem;max-height:24rem;overflow:auto}
-small{color:#57606a}
-</style></head><body>
-<h1>Splash interop matrix: {{.Verdict}}</h1>
-<p><small>{{.M.Started}} · {{printf "%.1f" .M.Seconds}} s · every frame of both directions verified by the relay; a deviation names the side that sent it.</small></p>
-<table class="m"><tr><th>host \ worker</th>{{range .M.Workers}}<th>{{.Name}}<br><small>numbers: {{.Numbers}}{{if .Notes}} · {{.Notes}}{{end}}</small></th>{{end}}</tr>
-{{range .Rows}}<tr><th>{{.Host.Name}}<br><small>numbers: {{.Host.Numbers}}{{if .Host.Notes}} · {{.Host.Notes}}{{end}}</small></th>
-{{range .Cells}}<td class="{{lower .Verdict}}"><details><summary><b>{{.Verdict}}</b>{{with .Summary}} {{.Passed}} passed · {{.Info}} hazard · {{.Failed}} failed · {{.Skipped}} skipped{{end}}</summary>
-{{if .Error}}<pre>{{.Error}}</pre>{{end}}
-{{range .Scenarios}}<details><summary><span class="o-{{.Outcome}}">{{.Outcome}}</span> {{.ID}} <small>{{.Title}}</small></summary>
-<p><small>{{join .Requirements ", "}} · {{printf "%.2f" .Seconds}} s</small></p>{{if .Detail}}<pre>{{.Detail}}</pre>{{end}}{{if .Transcript}}<pre>{{join .Transcript "\n"}}</pre>{{end}}</details>
-{{end}}</details></td>{{end}}</tr>
-{{end}}</table>
-</body></html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{.Assets.CSP}}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="splash-conform interop">
+<title>Splash interop matrix: {{if .Failing}}FAILS{{else}}PASSES{{end}}</title>
+<script>{{.Assets.OnErrorScript}}</script>
+<style>{{.Assets.Style}}</style>
+</head>
+<body>
+<p id="script-error" class="script-error" hidden>The page's script failed: <span id="script-error-text"></span>.</p>
+<header id="summary" class="summary {{if .Failing}}fails{{else}}conforms{{end}}">
+<h1>Splash interop matrix <span id="verdict" class="verdict">{{if .Failing}}FAILS{{else}}PASSES{{end}}</span></h1>
+<dl class="run">
+<dt>Started</dt><dd><time datetime="{{.M.Started}}">{{.M.Started}}</time></dd>
+<dt>Duration</dt><dd>{{printf "%.1f" .M.Seconds}} s</dd>
+<dt>Wire</dt><dd>every frame of both directions verified by the relay; a deviation names the side that sent it</dd>
+</dl>
+</header>
+<section id="matrix">
+<h2>Hosts × workers</h2>
+<table class="areas">
+<thead><tr><th>host \ worker</th>{{range .M.Workers}}<th>{{.Name}}<br><span class="needs">numbers: {{.Numbers}}{{if .Notes}} · {{.Notes}}{{end}}</span></th>{{end}}</tr></thead>
+<tbody>
+{{- range .Rows}}
+<tr><th scope="row">{{.Host.Name}}<br><span class="needs">numbers: {{.Host.Numbers}}{{if .Host.Notes}} · {{.Host.Notes}}{{end}}</span></th>
+{{- range .Cells}}{{$n := .}}{{with index $.M.Cells $n}}<td><a href="#cell-{{$n}}"><span class="badge {{verdict .Verdict}}">{{.Verdict}}</span></a>{{with .Summary}} {{.Passed}} passed · {{.Info}} hazard · {{.Failed}} failed · {{.Skipped}} skipped{{end}}</td>{{end}}{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
+</section>
+{{- range $i, $c := .M.Cells}}
+<section id="cell-{{$i}}">
+<h2>{{$c.Host}} × {{$c.Worker}} <span class="badge {{verdict $c.Verdict}}">{{$c.Verdict}}</span></h2>
+{{- with $c.Summary}}
+<p class="counts"><span class="count pass">{{.Passed}} PASS</span> <span class="count fail">{{.Failed}} FAIL</span> <span class="count crash">{{.Crashed}} CRASH</span> <span class="count timeout">{{.TimedOut}} TIMEOUT</span> <span class="count skip">{{.Skipped}} SKIP</span> <span class="count info">{{.Info}} INFO</span></p>
+{{- end}}
+{{- if $c.Error}}
+<pre class="actual">{{$c.Error}}</pre>
+{{- end}}
+{{- if $c.Scenarios}}
+<table class="checks">
+<thead><tr><th class="c-id">ID</th><th>Title</th><th class="c-reqs">Requirements</th><th class="c-outcome">Outcome</th><th class="c-duration">Duration</th></tr></thead>
+{{- range $c.Scenarios}}
+<tbody class="check {{lower .Outcome}}">
+<tr id="cell-{{$i}}-{{.ID}}" class="row">
+<td class="id"><a href="#cell-{{$i}}-{{.ID}}">{{.ID}}</a></td>
+<td class="title">{{.Title}}</td>
+<td class="reqs">{{range .Requirements}}<span class="req">{{.}}</span> {{end}}</td>
+<td class="outcome"><span class="badge {{lower .Outcome}}">{{.Outcome}}</span>{{if .Expectation}} <span class="expectation {{.Expectation}}" title="{{.Reason}}">{{.Expectation}}</span>{{end}}</td>
+<td class="duration">{{printf "%.2f" .Seconds}} s</td>
+</tr>
+{{- if or .Detail .Transcript}}
+<tr class="detail"><td colspan="5">
+<details{{if eq .Outcome "FAIL" "CRASH" "TIMEOUT"}} open{{end}}>
+<summary>Record of {{.ID}}</summary>
+{{- if .Detail}}
+<p class="detail-text">{{.Detail}}</p>
+{{- end}}
+{{- if .Transcript}}
+<h3>Transcript</h3>
+<pre class="transcript">{{join .Transcript "\n"}}</pre>
+{{- end}}
+</details>
+</td></tr>
+{{- end}}
+</tbody>
+{{- end}}
+</table>
+{{- end}}
+</section>
+{{- end}}
+<footer><p>Generated by splash-conform interop. The JSON matrix (<code>-json</code>) holds the same cells and scenarios.</p></footer>
+<script>{{.Assets.Script}}</script>
+</body>
+</html>
 `))
 
 // loadMatrixFile reads the implementations file at path.
