@@ -13,13 +13,14 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/conformance/interop"
 )
 
 // This file holds the changelog test: CHANGELOG.md, replayed over the 1.0.0 catalogs
 // (catalog-1.0.0.txt), must give the catalogs in the code, and each released version's digests.
 
 // suites are the catalog suites, in the order of their digests in a "Catalog digests:" line.
-var suites = []string{"worker", "host"}
+var suites = []string{"worker", "host", "interop"}
 
 // catalogKey names one check of one suite.
 type catalogKey struct{ suite, id string }
@@ -55,10 +56,11 @@ type changelogSection struct {
 
 var (
 	versionHeading = regexp.MustCompile(`^## (Unreleased|[0-9]+\.[0-9]+\.[0-9]+)$`)
-	suiteHeading   = regexp.MustCompile(`^### (Worker|Host) suite$`)
+	suiteHeading   = regexp.MustCompile(`^### (Worker|Host|Interop) suite$`)
 	entryStart     = regexp.MustCompile(`^- (added|changed|retired)\b`)
-	entryLine      = regexp.MustCompile(`^- (added|changed) (CNF-[A-Z]+-[0-9]{2}) \((MUST|SHOULD); ([A-Z]+-[0-9]{3}(?:, [A-Z]+-[0-9]{3})*)\): \S.*$|^- (retired) (CNF-[A-Z]+-[0-9]{2}): \S.*$`)
-	digestLine     = regexp.MustCompile("^Catalog digests: worker `(sha256:[0-9a-f]{64})`, host `(sha256:[0-9a-f]{64})`\\.$")
+	entryLine      = regexp.MustCompile(`^- (added|changed) (CNF-[A-Z]+(?:-[A-Z]+)?-[0-9]{2}) \((MUST|SHOULD); ([A-Z]+-[0-9]{3}(?:, [A-Z]+-[0-9]{3})*)\): \S.*$|^- (retired) (CNF-[A-Z]+(?:-[A-Z]+)?-[0-9]{2}): \S.*$`)
+	// The interop digest is absent from the versions released before the interop catalog.
+	digestLine = regexp.MustCompile("^Catalog digests: worker `(sha256:[0-9a-f]{64})`, host `(sha256:[0-9a-f]{64})`(?:, interop `(sha256:[0-9a-f]{64})`)?\\.$")
 )
 
 // parseChangelog reads the sections of the changelog, newest first as written.
@@ -97,17 +99,17 @@ func parseChangelog(text string) ([]changelogSection, error) {
 		case strings.HasPrefix(line, "Catalog digests:"):
 			m := digestLine.FindStringSubmatch(line)
 			if m == nil {
-				errs = append(errs, fmt.Errorf("line %d: want \"Catalog digests: worker `sha256:…`, host `sha256:…`.\"", n))
+				errs = append(errs, fmt.Errorf("line %d: want \"Catalog digests: worker `sha256:…`, host `sha256:…`, interop `sha256:…`.\"", n))
 				continue
 			}
-			sec.digests["worker"], sec.digests["host"] = m[1], m[2]
+			sec.digests["worker"], sec.digests["host"], sec.digests["interop"] = m[1], m[2], m[3]
 		case entryStart.MatchString(line):
 			m := entryLine.FindStringSubmatch(line)
 			switch {
 			case m == nil:
 				errs = append(errs, fmt.Errorf("line %d: %q does not follow the entry format", n, line))
 			case suite == "":
-				errs = append(errs, fmt.Errorf("line %d: entry outside a ### Worker suite or ### Host suite heading", n))
+				errs = append(errs, fmt.Errorf("line %d: entry outside a ### Worker suite, ### Host suite or ### Interop suite heading", n))
 			case m[1] != "":
 				sec.entries = append(sec.entries, changelogEntry{line: n, op: m[1], suite: suite, entry: conformance.CatalogEntry{
 					ID: m[2], Level: conformance.Level(m[3]), Requirements: strings.Split(m[4], ", ")}})
@@ -214,7 +216,7 @@ func verifyChangelog(changelog string, readBaseline func(version string) (string
 			continue
 		}
 		if len(s.digests) == 0 {
-			bad("line %d: released version %s needs the line: Catalog digests: worker `%s`, host `%s`.", s.line, s.version, st.digest("worker"), st.digest("host"))
+			bad("line %d: released version %s needs the line: Catalog digests: worker `%s`, host `%s`, interop `%s`.", s.line, s.version, st.digest("worker"), st.digest("host"), st.digest("interop"))
 		}
 		for _, suite := range suites {
 			if got := st.digest(suite); s.digests[suite] != "" && s.digests[suite] != got {
@@ -265,6 +267,11 @@ func codeCatalogs() (catalogState, map[catalogKey]string) {
 		st[k] = conformance.CatalogEntry{ID: c.ID, Level: c.Level, Requirements: c.Requirements}
 		titles[k] = c.Title
 	}
+	for _, s := range interop.Catalog() {
+		k := catalogKey{"interop", s.ID}
+		st[k] = conformance.CatalogEntry{ID: s.ID, Level: conformance.Must, Requirements: s.Requirements}
+		titles[k] = s.Title
+	}
 	return st, titles
 }
 
@@ -286,7 +293,8 @@ func TestCatalogChangelog(t *testing.T) {
 		t.Error(err)
 	}
 	// The suites report the digests the test computes.
-	if conformance.WorkerSuite().CatalogDigest != current.digest("worker") || host.Suite().CatalogDigest != current.digest("host") {
+	if conformance.WorkerSuite().CatalogDigest != current.digest("worker") || host.Suite().CatalogDigest != current.digest("host") ||
+		interop.Suite().CatalogDigest != current.digest("interop") {
 		t.Error("the suites' digests differ from the digests of their catalogs")
 	}
 }

@@ -69,6 +69,26 @@ type HTMLOptions struct {
 	Budget int
 }
 
+// PageAssets are the embedded style and scripts of the HTML report and the content security
+// policy that admits exactly them: another page of the suites (the interop matrix) includes
+// them to look and behave like the report. The script's table filters apply only where the
+// page has them.
+type PageAssets struct {
+	CSP           string
+	Style         template.CSS
+	OnErrorScript template.JS
+	Script        template.JS
+}
+
+// HTMLAssets returns the assets of the HTML pages.
+func HTMLAssets() PageAssets {
+	return PageAssets{
+		CSP: "default-src 'none'; script-src " + cspHash(htmlOnError) + " " + cspHash(htmlScript) +
+			"; style-src " + cspHash(htmlStyle) + "; base-uri 'none'; form-action 'none'",
+		Style: template.CSS(htmlStyle), OnErrorScript: template.JS(htmlOnError), Script: template.JS(htmlScript),
+	}
+}
+
 // ErrSpecBase reports an HTMLOptions.SpecBase that is not an http, https or file URL or a
 // relative reference.
 var ErrSpecBase = errors.New("the specification base must be an http, https or file URL, or a relative reference")
@@ -265,6 +285,7 @@ func clipBytes(s string, n int) string {
 }
 
 func newHTMLPage(r *Report, opts HTMLOptions) *htmlPage {
+	assets := HTMLAssets()
 	b := &budget{left: opts.Budget}
 	if b.left <= 0 {
 		b.left = DefaultHTMLBudget
@@ -288,9 +309,10 @@ func newHTMLPage(r *Report, opts HTMLOptions) *htmlPage {
 		Budget:          opts.Budget,
 		SpecBase:        base,
 		ReplayTestKey:   ReplayTestKey,
-		Style:           template.CSS(htmlStyle),
-		OnErrorScript:   template.JS(htmlOnError),
-		Script:          template.JS(htmlScript),
+		Style:           assets.Style,
+		OnErrorScript:   assets.OnErrorScript,
+		Script:          assets.Script,
+		CSP:             assets.CSP,
 		FormatVersion:   ReportFormatVersion,
 		ProtocolVersion: r.Suite.ProtocolVersion,
 		Suite:           r.Suite,
@@ -300,8 +322,6 @@ func newHTMLPage(r *Report, opts HTMLOptions) *htmlPage {
 	if p.Budget <= 0 {
 		p.Budget = DefaultHTMLBudget
 	}
-	p.CSP = "default-src 'none'; script-src " + cspHash(htmlOnError) + " " + cspHash(htmlScript) +
-		"; style-src " + cspHash(htmlStyle) + "; base-uri 'none'; form-action 'none'"
 	var offered []string
 	for _, n := range r.Offered {
 		offered = append(offered, string(n))

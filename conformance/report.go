@@ -485,11 +485,12 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	return err
 }
 
-// areaOf returns the AREA of a check ID.
+// areaOf returns the AREA of a check ID: the word before the number (CNF-AREA-NN, and
+// CNF-IOP-AREA-NN for an interop scenario).
 func areaOf(id string) string {
 	parts := strings.Split(id, "-")
-	if len(parts) == 3 {
-		return parts[1]
+	if len(parts) >= 3 {
+		return parts[len(parts)-2]
 	}
 	return id
 }

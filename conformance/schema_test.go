@@ -283,6 +283,17 @@ func TestReportsMatchSchemas(t *testing.T) {
 	validateReports(t, sampleReport())
 }
 
+// TestInteropReportMatchesSchemas validates a report shaped like one interop pair's: the
+// interop suite and scenario IDs of the form CNF-IOP-AREA-NN.
+func TestInteropReportMatchesSchemas(t *testing.T) {
+	r := sampleReport()
+	r.Suite = NewSuiteInfo("interop", []CatalogEntry{{ID: "CNF-IOP-ECHO-01", Level: Must, Requirements: []string{"IOP-002"}}})
+	for i := range r.Results {
+		r.Results[i].ID = strings.Replace(r.Results[i].ID, "CNF-", "CNF-IOP-", 1)
+	}
+	validateReports(t, r)
+}
+
 // validateReports checks both renderings of r against the schemas.
 func validateReports(t *testing.T, r *Report) {
 	t.Helper()

@@ -18,6 +18,10 @@ func WriteProgress(w io.Writer, r Result, verbose bool) { writeProgress(w, r, ve
 // WriteSummary prints the table of outcomes per area, the failures and the verdict line.
 func WriteSummary(w io.Writer, r *Report) { writeSummary(w, r) }
 
+// WriteExpectationSummary prints the expected failures and the fixed entries of a report judged
+// against an expectations file (nothing without one).
+func WriteExpectationSummary(w io.Writer, r *Report) { writeExpectationSummary(w, r) }
+
 // FormatDuration rounds d for display.
 func FormatDuration(d time.Duration) string { return formatDuration(d) }
 

@@ -41,7 +41,7 @@ func main() {
 			os.Exit(interop.RelayMain(os.Args[2:]))
 		case "-version", "--version":
 			// Every suite of this executable: the version, protocol and catalog digests.
-			conformance.WriteVersion(os.Stdout, conformance.WorkerSuite(), host.Suite())
+			conformance.WriteVersion(os.Stdout, conformance.WorkerSuite(), host.Suite(), interop.Suite())
 			os.Exit(conformance.ExitOK)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/expect"
 	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/conformance/interop"
 )
 
 // codeBlocks returns the fenced code blocks of docs/porting.md in the language given.
@@ -102,9 +103,10 @@ func TestPortingExamples(t *testing.T) {
 		t.Errorf("the example expectations file: %v", err)
 	}
 
-	var worker, hostUsage bytes.Buffer
+	var worker, hostUsage, interopUsage bytes.Buffer
 	conformance.Main([]string{"-h"}, &worker, &worker)
 	host.Main([]string{"-h"}, &hostUsage, &hostUsage)
+	interop.Main([]string{"-h"}, &interopUsage, &interopUsage)
 	flagPattern := regexp.MustCompile(`^-[a-z-]+$`)
 	commands := 0
 	for _, block := range codeBlocks(t, "sh") {
@@ -117,6 +119,9 @@ func TestPortingExamples(t *testing.T) {
 			usage := worker.String()
 			if len(fields) > 1 && fields[1] == "host" {
 				usage, fields = hostUsage.String(), fields[1:]
+			}
+			if len(fields) > 1 && fields[1] == "interop" {
+				usage, fields = interopUsage.String(), fields[1:]
 			}
 			for _, f := range fields[1:] {
 				if f == "--" {

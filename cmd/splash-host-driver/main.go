@@ -47,6 +47,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "splash-host-driver: bad command:", err)
 			os.Exit(2)
 		}
+		c.Payload = runnerPayload(c.Payload)
 		o := outcome{ID: c.ID, OK: true}
 		var err error
 		switch c.Op {

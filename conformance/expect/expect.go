@@ -19,6 +19,12 @@
 // failing outcome (FAIL, CRASH, TIMEOUT). When several entries name a check, an exact ID wins
 // over a pattern, a pattern over a requirement, and otherwise the first entry.
 //
+// A suite whose checks run in several places (the cells of the interop matrix) gives its checks
+// qualified IDs, QUALIFIER/ID (such as "host-a/worker-b/CNF-IOP-ECHO-01"). An entry with a plain
+// ID or pattern names the check in every place; an entry whose ID is qualified names it in the
+// places its qualifier matches (path.Match syntax again, so "*/worker-b/CNF-IOP-*" names one
+// worker's scenarios with every host), and wins over a plain entry of the same kind.
+//
 // The package knows checks only as IDs with their requirement IDs, and outcomes as the strings
 // of the reports; only ReadFile touches the file system.
 package expect
@@ -68,7 +74,8 @@ var (
 
 // Entry is one line of an expectations file.
 type Entry struct {
-	// ID is a check ID or a pattern over IDs (path.Match syntax).
+	// ID is a check ID or a pattern over IDs (path.Match syntax), plain or qualified
+	// (QUALIFIER/ID).
 	ID string `json:"id,omitempty"`
 	// Requirement is a requirement ID: the entry names every check that cites it.
 	Requirement string `json:"requirement,omitempty"`
@@ -109,28 +116,53 @@ func (e Entry) selector() string {
 	return e.ID
 }
 
-// rank orders the kinds of selector: an exact ID (3) over a pattern (2) over a requirement (1).
-func (e Entry) rank() int {
+// The kinds of selector, from the least to the most specific.
+const (
+	byRequirement = 1
+	byPattern     = 2
+	byID          = 3
+)
+
+// kind returns the entry's kind of selector.
+func (e Entry) kind() int {
 	switch {
 	case e.Requirement != "":
-		return 1
+		return byRequirement
 	case strings.ContainsAny(e.ID, `*?[\`):
-		return 2
+		return byPattern
 	default:
-		return 3
+		return byID
 	}
 }
 
-// Selects reports whether the entry names the check.
+// qualified reports whether the entry's ID names the places of its check (QUALIFIER/ID).
+func (e Entry) qualified() bool { return strings.Contains(e.ID, "/") }
+
+// rank orders the entries that name one check: by kind of selector, then a qualified entry
+// over a plain one.
+func (e Entry) rank() int {
+	r := 2 * e.kind()
+	if e.qualified() {
+		r++
+	}
+	return r
+}
+
+// Selects reports whether the entry names the check: a plain ID or pattern is matched against
+// the check ID without its qualifier, a qualified one against the whole ID.
 func (e Entry) Selects(c Check) bool {
-	switch e.rank() {
-	case 1:
+	id := c.ID
+	if !e.qualified() {
+		id = id[strings.LastIndexByte(id, '/')+1:]
+	}
+	switch e.kind() {
+	case byRequirement:
 		return slices.Contains(c.Requirements, e.Requirement)
-	case 2:
-		ok, _ := path.Match(e.ID, c.ID) // the pattern was checked by Parse
+	case byPattern:
+		ok, _ := path.Match(e.ID, id) // the pattern was checked by Parse
 		return ok
 	default:
-		return e.ID == c.ID
+		return e.ID == id
 	}
 }
 
@@ -152,13 +184,14 @@ type File struct {
 
 // Check is a check as the expectations see it.
 type Check struct {
+	// ID is the check ID, qualified (QUALIFIER/ID) when the check runs in several places.
 	ID           string
 	Requirements []string
 }
 
 var (
 	requirementPattern = regexp.MustCompile(`^[A-Z]+-[0-9]{3}$`)
-	idPattern          = regexp.MustCompile(`^[A-Z][A-Z0-9*?\[\]-]*$`)
+	idPattern          = regexp.MustCompile(`^(?:[^/\x00-\x1f]+/)*[A-Z][A-Z0-9*?\[\]-]*$`)
 )
 
 // MaxFileSize bounds the size of an expectations file ReadFile accepts (a file of every

@@ -76,6 +76,40 @@ func TestLookupPrefersTheMostSpecificEntry(t *testing.T) {
 	}
 }
 
+// TestQualifiedIDs checks entries for checks that run in several places (QUALIFIER/ID): a plain
+// entry names the check everywhere, a qualified one where its qualifier matches, and wins over
+// a plain entry of the same kind.
+func TestQualifiedIDs(t *testing.T) {
+	f, err := Parse([]byte(`{"format": "splash-conform-expectations", "format_version": 1, "expectations": [
+  {"id": "CNF-IOP-ECHO-01", "outcome": "FAIL", "reason": "everywhere"},
+  {"id": "host a/worker b/CNF-IOP-ECHO-01", "outcome": "INFO", "reason": "one pair"},
+  {"id": "*/worker b/CNF-IOP-NUMBER-*", "outcome": "INFO", "reason": "one worker, every host"}
+]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id, outcome string
+	}{
+		{"host a/worker b/CNF-IOP-ECHO-01", Info},
+		{"host a/worker c/CNF-IOP-ECHO-01", Fail},
+		{"CNF-IOP-ECHO-01", Fail},
+		{"host z/worker b/CNF-IOP-NUMBER-01", Info},
+		{"host z/worker c/CNF-IOP-NUMBER-01", ""},
+		{"CNF-IOP-NUMBER-01", ""},
+	} {
+		e, _ := f.Lookup(Check{ID: tc.id})
+		if e.Outcome != tc.outcome {
+			t.Errorf("%s: entry %v, want outcome %q", tc.id, e, tc.outcome)
+		}
+	}
+	err = f.Check("", []Check{{ID: "host a/worker c/CNF-IOP-ECHO-01"}, {ID: "host z/worker b/CNF-IOP-NUMBER-01"}})
+	if !errors.Is(err, ErrUnknownCheck) || !strings.Contains(err.Error(), "line 3:") ||
+		strings.Contains(err.Error(), "line 2:") || strings.Contains(err.Error(), "line 4:") {
+		t.Errorf("Check: %v, want only the entry of line 3 (a pair the catalog lacks) refused", err)
+	}
+}
+
 // TestJudge checks every verdict.
 func TestJudge(t *testing.T) {
 	fail, skip := Entry{ID: "X", Outcome: Fail}, Entry{ID: "X", Outcome: Skip}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/expect"
 	"github.com/splashv5/conform/conformance/host"
 )
 
@@ -27,6 +28,10 @@ hold the worker suite's placeholders {journal}, {effects} and {scope}.
 
 With -matrix, every host × worker pair of the implementations file is run, and the matrix is
 written as text (and with -json, -html as JSON and an HTML page).
+
+With -expect FILE, a failure the expectations file lists does not fail the run; an unlisted one
+does. A matrix run names a cell's scenario HOST/WORKER/ID; a plain ID names the scenario in
+every cell. -write-expectations FILE writes today's failures as such a file (docs/interop.md).
 
 flags:
 `
@@ -51,7 +56,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		scope       = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope}, given to the host in start)")
 		jsonPath    = fs.String("json", "", "write the JSON report (or matrix) to `FILE`")
 		htmlPath    = fs.String("html", "", "write the HTML report (or matrix) to `FILE`")
+		version     = fs.Bool("version", false, "print the suite version, the protocol version and the scenario catalog's digest, and exit")
+		expects     conformance.ExpectFlags
 	)
+	expects.Register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usageText)
 		fs.PrintDefaults()
@@ -62,6 +70,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return conformance.ExitOK
 		}
 		return conformance.ExitUsage
+	}
+	if *version {
+		conformance.WriteVersion(stdout, Suite())
+		return conformance.ExitOK
 	}
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "splash-conform interop: "+format+"\n", a...)
@@ -106,6 +118,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	catalog := CatalogEntries()
+	if *matrixPath != "" {
+		catalog = MatrixEntries(m)
+	}
+	expected, err := expects.Load(Suite(), catalog)
+	if err != nil {
+		return usage("%v", err)
+	}
 	cleanup, err := resolveTokens(m)
 	defer cleanup()
 	if err != nil {
@@ -115,13 +135,19 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	cfg := Config{Run: *runPattern, Timeout: *timeout, Parallel: *parallel, Verbose: *verbose, Scope: *scope}
 	if *matrixPath == "" {
-		return runPair(ctx, cfg, m, *jsonPath, *htmlPath, stdout, stderr)
+		return runPair(ctx, cfg, m, &expects, expected, *jsonPath, *htmlPath, stdout, stderr)
 	}
 	cfg.Progress = stdout
 	res, err := RunMatrix(ctx, m, cfg)
+	judged, jerr := res.Judge(&expects, expected)
+	if jerr != nil {
+		fmt.Fprintln(stderr, "splash-conform interop: writing the expectations:", jerr)
+		return conformance.ExitUsage
+	}
 	fmt.Fprintln(stdout)
 	res.WriteText(stdout)
-	status := conformance.ExitOK
+	conformance.WriteExpectationSummary(stdout, judged)
+	status := judged.ExitCode()
 	if res.Failing() {
 		status = conformance.ExitFailures
 	}
@@ -152,7 +178,7 @@ func writeReports(stderr io.Writer, outputs map[string]func(io.Writer) error) bo
 }
 
 // runPair runs the one pair of m and prints it as the other suites print a run.
-func runPair(ctx context.Context, cfg Config, m *Matrix, jsonPath, htmlPath string, stdout, stderr io.Writer) int {
+func runPair(ctx context.Context, cfg Config, m *Matrix, expects *conformance.ExpectFlags, expected *expect.File, jsonPath, htmlPath string, stdout, stderr io.Writer) int {
 	cfg.Pair = Pair{Host: m.Hosts[0], Worker: m.Workers[0]}
 	cfg.Progress = stdout
 	fmt.Fprintf(stdout, "splash-conform interop: host: %s\nsplash-conform interop: worker: %s\n\n",
@@ -160,6 +186,10 @@ func runPair(ctx context.Context, cfg Config, m *Matrix, jsonPath, htmlPath stri
 	report, err := Run(ctx, cfg)
 	if report == nil {
 		fmt.Fprintln(stderr, "splash-conform interop:", err)
+		return conformance.ExitUsage
+	}
+	if err := expects.Apply(report, expected); err != nil {
+		fmt.Fprintln(stderr, "splash-conform interop: writing the expectations:", err)
 		return conformance.ExitUsage
 	}
 	conformance.WriteSummary(stdout, report)

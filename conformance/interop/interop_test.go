@@ -61,52 +61,6 @@ func TestScenariosSkipWhatASideLacks(t *testing.T) {
 	}
 }
 
-// TestFaultsAreBlamedOnTheirSide runs scenarios with a deliberate fault of the host driver or of
-// the worker: each fails the scenario aimed at it, and a fault visible on the wire is blamed on
-// the side that has it (IOP-002, IOP-003, IOP-005).
-func TestFaultsAreBlamedOnTheirSide(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the faulty driver and worker")
-	}
-	pair := referencePair(t)
-	for _, tc := range []struct {
-		name, run string
-		host      bool   // a host fault (SPLASH_HOST_FAULT), else a worker fault (--fault)
-		blame     string // the side the wire blames, or "" when only an end sees it
-	}{
-		{"closeframe", "CNF-IOP-CLOSE-01", true, "blame: host"},
-		{"tenant", "CNF-IOP-COMP-01", true, "blame: host"},
-		{"exitcode", "CNF-IOP-CLOSE-01", true, ""},
-		{"recover-redispatch", "CNF-IOP-RECOVER-01", true, ""},
-		{"reuse-outgoing-sequence", "CNF-IOP-ECHO-01", false, "blame: worker"},
-		{"result-after-ack", "CNF-IOP-CANCEL-01", false, "blame: worker"},
-		{"rerun-duplicate-dispatch", "CNF-IOP-DURABLE-02", false, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := pair
-			var env []string
-			if tc.host {
-				p.Host.Command = []string{faultyDriverBin}
-				env = append(os.Environ(), "SPLASH_HOST_FAULT="+tc.name)
-			} else {
-				p.Worker.Command = slices.Concat([]string{faultyWorkerBin, "--fault", tc.name}, p.Worker.Command[1:])
-			}
-			report := runPairT(t, p, tc.run, 10*time.Second, env)
-			if len(report.Results) != 1 {
-				t.Fatalf("%d results", len(report.Results))
-			}
-			r := report.Results[0]
-			if !r.Outcome.Failed() {
-				t.Fatalf("%s passes with the fault %s", r.ID, tc.name)
-			}
-			if tc.blame != "" && !strings.Contains(r.Detail, tc.blame) {
-				t.Errorf("%s: %q, want %q", r.ID, r.Detail, tc.blame)
-			}
-			t.Logf("%s: %s", r.Outcome, conformance.FormatDuration(r.Duration))
-		})
-	}
-}
-
 // TestHostilePeers runs a scenario against workers and drivers that flood, hang, write garbage
 // or exit early: each costs at most the time limit, and no process of their groups survives the
 // run (IOP-006).

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 
+	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -68,6 +69,11 @@ type judge struct {
 	state      protocol.WorkerState
 	opened     bool
 	manifest   protocol.CapabilityManifest
+	// auth is the host's authorizer of the manifest: an invocation or dispatch it refuses is
+	// one the host must not have sent (AUZ-005, AUZ-006, AUZ-008).
+	auth *authorizer.SessionAuthorizer
+	// durable counts the durable exchanges the host began: at most one a session (TRN-113).
+	durable int
 	// pending maps a request id the host sent to the message type that answers it.
 	pending map[string]protocol.MessageType
 	// cancels maps a pending cancellation id to the request id it targets.
@@ -113,6 +119,13 @@ var answerRules = map[protocol.MessageType]string{
 	protocol.TypeReconciledOperation: "AUZ-022",
 	protocol.TypeCompensationResult:  "AUZ-022",
 	protocol.TypeCancellationResult:  "AUZ-018",
+}
+
+// durableRequests are the host messages of a durable exchange (TRN-113).
+var durableRequests = map[protocol.MessageType]bool{
+	protocol.TypeDispatchOperation:   true,
+	protocol.TypeReconcileOperation:  true,
+	protocol.TypeCompensateOperation: true,
 }
 
 // refusalRules names the requirement behind each refusal of the worker's rules.
@@ -188,25 +201,36 @@ func (j *judge) hostMessage(m protocol.Message, dev func(rule, format string, ar
 			return
 		}
 		j.opened, j.manifest = true, open.Manifest
+		var err error
+		if j.auth, err = authorizer.New(open.Manifest); err != nil {
+			dev("MAN-006", "the manifest of open_session does not validate: %v", err)
+		}
 		return
 	}
 	if r := j.state.Admit(typ); r != protocol.Accepted {
 		dev(refusalRules[r], "a %s worker rejects %s (%s) and ends the session", j.state.Kind, typ, r)
 		return
 	}
+	if durableRequests[typ] {
+		if j.durable++; j.durable > 1 {
+			dev("TRN-113", "a second durable exchange on the session: the operation transport is one-shot")
+		}
+	}
 	switch m := m.(type) {
 	case protocol.InvokeMessage:
 		inv := m.Invocation
 		j.request(inv.RequestID, typ, dev)
-		if g, ok := j.manifest.Grant(inv.Tool); !ok {
-			dev("AUZ-008", "the manifest does not grant %s", inv.Tool)
-		} else if inv.Payload.Format != g.Format {
-			dev("AUZ-008", "a %s payload for a %s grant", inv.Payload.Format, g.Format)
+		if j.auth != nil {
+			_, err := j.auth.Authorize(inv)
+			j.authorized(err, dev)
 		}
 		j.state.Active = j.state.Kind == protocol.CancellableSession
 	case protocol.DispatchOperationMessage:
 		j.request(m.Request.RequestID, typ, dev)
-		j.granted(m.Request.Tool, "AUZ-009", dev)
+		if j.auth != nil {
+			_, err := j.auth.AuthorizeOperation(m.Request)
+			j.authorized(err, dev)
+		}
 	case protocol.ReconcileOperationMessage:
 		j.request(m.Request.RequestID, typ, dev)
 		j.granted(m.Request.Tool, "AUZ-012", dev)
@@ -228,6 +252,26 @@ func (j *judge) request(id string, typ protocol.MessageType, dev func(rule, form
 		dev("AUZ-005", "the request id %s is still pending", id)
 	}
 	j.pending[id] = answers[typ]
+}
+
+// authorizeRules names the requirement behind each refusal of the host's authorizer.
+var authorizeRules = map[protocol.ErrorKind]string{
+	protocol.ErrDuplicateRequest:            "AUZ-005",
+	protocol.ErrSessionRequestLimitExceeded: "AUZ-006",
+}
+
+// authorized turns a refusal of the host's authorizer into a deviation: the host sent what it
+// had to refuse before a frame (AUZ-008, HDR-022).
+func (j *judge) authorized(err error, dev func(rule, format string, args ...any)) {
+	if err == nil {
+		return
+	}
+	kind, _ := protocol.KindOf(err)
+	rule, ok := authorizeRules[kind]
+	if !ok {
+		rule = "AUZ-008"
+	}
+	dev(rule, "the host's authorizer refuses this request: %v", err)
 }
 
 // granted requires the manifest to grant tool.

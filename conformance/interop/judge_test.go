@@ -3,6 +3,7 @@ package interop
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -145,6 +146,39 @@ func TestJudgeAppliesTheWorkerRules(t *testing.T) {
 		m := invoke("r-1").(protocol.InvokeMessage)
 		m.Invocation.Tool = "conf.other"
 		s.expectBlame(t, HostSide, s.seal(t, s.host, m), "AUZ-008")
+	})
+	t.Run("input over max_input_bytes", func(t *testing.T) {
+		s := newSession(t, protocol.BaselineSession)
+		m := invoke("r-1").(protocol.InvokeMessage)
+		m.Invocation.Payload = protocol.TextPayload(strings.Repeat("x", 65))
+		s.expectBlame(t, HostSide, s.seal(t, s.host, m), "AUZ-008")
+	})
+	t.Run("call over max_calls", func(t *testing.T) {
+		s := newSession(t, protocol.BaselineSession)
+		for i := range 8 {
+			id := fmt.Sprintf("r-%d", i)
+			s.expectClean(t, HostSide, s.seal(t, s.host, invoke(id)))
+			s.expectClean(t, WorkerSide, s.seal(t, s.worker, result(id)))
+		}
+		s.expectBlame(t, HostSide, s.seal(t, s.host, invoke("r-9")), "AUZ-008")
+	})
+	t.Run("request id used before", func(t *testing.T) {
+		s := newSession(t, protocol.BaselineSession)
+		s.expectClean(t, HostSide, s.seal(t, s.host, invoke("r-1")))
+		s.expectClean(t, WorkerSide, s.seal(t, s.worker, result("r-1")))
+		s.expectBlame(t, HostSide, s.seal(t, s.host, invoke("r-1")), "AUZ-005")
+	})
+	t.Run("second durable exchange", func(t *testing.T) {
+		s := newSession(t, protocol.BaselineSession)
+		reconcile := func(id string) protocol.Message {
+			req, err := protocol.NewOperationReconcileRequest("s-1", id, toolDurable, "op-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return protocol.ReconcileOperationMessage{Request: req}
+		}
+		s.expectClean(t, HostSide, s.seal(t, s.host, reconcile("r-1")))
+		s.expectBlame(t, HostSide, s.seal(t, s.host, reconcile("r-2")), "TRN-113")
 	})
 	t.Run("compensation for another tenant", func(t *testing.T) {
 		s := newSession(t, protocol.BaselineSession)

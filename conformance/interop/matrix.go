@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/expect"
 )
 
 // Matrix is the implementations file of a matrix run (docs/interop.md): every host is paired
@@ -46,6 +47,8 @@ func ReadMatrix(r io.Reader) (*Matrix, error) {
 		switch {
 		case impl.Name == "" || names[impl.Name]:
 			return nil, fmt.Errorf("implementation name %q is empty or used twice", impl.Name)
+		case strings.ContainsFunc(impl.Name, func(r rune) bool { return r == '/' || r < ' ' }):
+			return nil, fmt.Errorf("implementation name %q holds a slash or a control character (a cell's scenarios are named HOST/WORKER/ID)", impl.Name)
 		case len(impl.Command) == 0:
 			return nil, fmt.Errorf("implementation %s has no command", impl.Name)
 		case impl.Numbers != NumbersPreserve && impl.Numbers != NumbersLossy:
@@ -64,17 +67,74 @@ type Cell struct {
 	Err error
 }
 
-// Verdict is the cell's one word: PASS, HAZARD (passing, with documented hazards), FAIL or ERROR.
+// Verdict is the cell's one word: PASS, HAZARD (passing, with documented hazards), EXPECTED
+// (every failure is listed in the expectations file), FAIL or ERROR.
 func (c Cell) Verdict() string {
-	switch {
-	case c.Err != nil:
+	if c.Err != nil {
 		return "ERROR"
-	case c.Report.Summary.Failing > 0:
+	}
+	switch s := c.Report.Summary; {
+	case s.Failing > 0:
 		return "FAIL"
-	case c.Report.Summary.Info > 0:
+	case s.Failed+s.Crashed+s.TimedOut > 0:
+		return "EXPECTED"
+	case s.Info > 0:
 		return "HAZARD"
 	}
 	return "PASS"
+}
+
+// CellID names a scenario of the cell of host and worker, as the expectations of a matrix run
+// name it: HOST/WORKER/ID (docs/interop.md).
+func CellID(host, worker, id string) string { return host + "/" + worker + "/" + id }
+
+// MatrixEntries returns the catalog entries of every cell of m, their IDs qualified by
+// CellID: what an expectations file of a matrix run may name.
+func MatrixEntries(m *Matrix) []conformance.CatalogEntry {
+	var out []conformance.CatalogEntry
+	for _, h := range m.Hosts {
+		for _, w := range m.Workers {
+			for _, e := range CatalogEntries() {
+				e.ID = CellID(h.Name, w.Name, e.ID)
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// Judge judges every cell against the expectations as x says (-expect, -expect-strict,
+// -write-expectations; loaded is the -expect file or nil) and returns the report of the whole
+// matrix: every cell's results under their CellID, whose exit code is the run's.
+func (m *MatrixResult) Judge(x *conformance.ExpectFlags, loaded *expect.File) (*conformance.Report, error) {
+	all := &conformance.Report{Suite: Suite(), Started: m.Started, Duration: m.Duration}
+	for _, c := range m.Cells {
+		if c.Report == nil {
+			continue
+		}
+		all.Worker = append(all.Worker, c.Report.Worker...)
+		for _, r := range c.Report.Results {
+			r.ID = CellID(c.Host, c.Worker, r.ID)
+			all.Results = append(all.Results, r)
+		}
+	}
+	all.Summary = conformance.Summarize(all.Results)
+	if err := x.Apply(all, loaded); err != nil {
+		return nil, err
+	}
+	i := 0
+	for _, c := range m.Cells {
+		if c.Report == nil {
+			continue
+		}
+		for k := range c.Report.Results {
+			c.Report.Results[k].Expectation = all.Results[i].Expectation
+			i++
+		}
+		c.Report.Expectations = all.Expectations
+		c.Report.Summary = conformance.Summarize(c.Report.Results)
+	}
+	return all, nil
 }
 
 // MatrixResult is a finished matrix run.
@@ -142,11 +202,20 @@ func (m *MatrixResult) WriteText(w io.Writer) {
 		}
 		for _, r := range c.Report.Results {
 			if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip {
-				fmt.Fprintf(w, "  %-7s %s: %s\n", r.Outcome, r.ID, r.Detail)
+				fmt.Fprintf(w, "  %-7s %s%s: %s\n", r.Outcome, r.ID, expectationNote(r), r.Detail)
 			}
 		}
 	}
 	fmt.Fprintf(w, "\nmatrix: %d pairs in %s\n", len(m.Cells), conformance.FormatDuration(m.Duration))
+}
+
+// expectationNote is " (expected)", " (fixed)" or " (regressed)" for a result an expectations
+// file lists, and "" otherwise.
+func expectationNote(r conformance.Result) string {
+	if r.Expectation == nil {
+		return ""
+	}
+	return " (" + string(r.Expectation.Verdict) + ")"
 }
 
 // counts is "passed/total" with skips noted.
@@ -189,6 +258,11 @@ type jsonScenario struct {
 	Seconds      float64  `json:"duration_seconds"`
 	Detail       string   `json:"detail,omitempty"`
 	Transcript   []string `json:"transcript,omitempty"`
+	// Expectation is the verdict of the expectations file's entry for the scenario, if any:
+	// expected, fixed or regressed.
+	Expectation string `json:"expectation,omitempty"`
+	// Reason is that entry's reason.
+	Reason string `json:"reason,omitempty"`
 }
 
 func (m *MatrixResult) jsonView() jsonMatrix {
@@ -203,8 +277,12 @@ func (m *MatrixResult) jsonView() jsonMatrix {
 			s := c.Report.Summary
 			jc.Summary = &s
 			for _, r := range c.Report.Results {
-				jc.Scenarios = append(jc.Scenarios, jsonScenario{ID: r.ID, Title: r.Title, Requirements: r.Requirements,
-					Outcome: string(r.Outcome), Seconds: r.Duration.Seconds(), Detail: r.Detail, Transcript: r.Transcript})
+				js := jsonScenario{ID: r.ID, Title: r.Title, Requirements: r.Requirements,
+					Outcome: string(r.Outcome), Seconds: r.Duration.Seconds(), Detail: r.Detail, Transcript: r.Transcript}
+				if e := r.Expectation; e != nil {
+					js.Expectation, js.Reason = string(e.Verdict), e.Entry.Reason
+				}
+				jc.Scenarios = append(jc.Scenarios, js)
 			}
 		}
 		out.Cells = append(out.Cells, jc)
@@ -219,46 +297,111 @@ func (m *MatrixResult) WriteJSON(w io.Writer) error {
 	return enc.Encode(m.jsonView())
 }
 
-// WriteHTML writes the matrix as one self-contained page: a table of pairs, each cell opening
-// to its scenarios and their transcripts.
+// WriteHTML writes the matrix as one self-contained page with the style and script of the
+// suites' HTML report (conformance.HTMLAssets): a table of pairs, each cell linking to its
+// scenarios, and every scenario opening to its detail and transcript.
 func (m *MatrixResult) WriteHTML(w io.Writer) error {
 	view := m.jsonView()
 	type row struct {
 		Host  Implementation
-		Cells []jsonCell
+		Cells []int // indexes into view.Cells
 	}
 	var rows []row
 	for i, h := range view.Hosts {
-		rows = append(rows, row{Host: h, Cells: view.Cells[i*len(view.Workers) : (i+1)*len(view.Workers)]})
+		r := row{Host: h}
+		for j := range view.Workers {
+			r.Cells = append(r.Cells, i*len(view.Workers)+j)
+		}
+		rows = append(rows, r)
 	}
-	return matrixPage.Execute(w, map[string]any{"M": view, "Rows": rows, "Verdict": map[bool]string{true: "FAIL", false: "PASS"}[m.Failing()]})
+	return matrixPage.Execute(w, map[string]any{"M": view, "Rows": rows, "Failing": m.Failing(), "Assets": conformance.HTMLAssets()})
 }
 
+// verdictClasses maps a cell's verdict to the outcome class of the report's style.
+var verdictClasses = map[string]string{"PASS": "pass", "FAIL": "fail", "ERROR": "crash", "HAZARD": "info", "EXPECTED": "skip"}
+
 var matrixPage = template.Must(template.New("matrix").Funcs(template.FuncMap{
-	"lower": strings.ToLower,
-	"join":  strings.Join,
+	"lower":   strings.ToLower,
+	"join":    strings.Join,
+	"verdict": func(v string) string { return verdictClasses[v] },
 }).Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Splash interop matrix: {{.Verdict}}</title>
-<style>
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1f24}
-h1{font-size:1.4rem}table.m{border-collapse:collapse;margin:1rem 0}
-table.m th,table.m td{border:1px solid #d0d7de;padding:.4rem .6rem;vertical-align:top;text-align:left}
-.pass{background:#dafbe1}.hazard{background:#fff8c5}.fail,.error{background:#ffebe9}
-.o-PASS{color:#1a7f37}.o-INFO{color:#9a6700}.o-FAIL,.o-CRASH,.o-TIMEOUT{color:#cf222e}.o-SKIP{color:#57606a}
-details{margin:.2rem 0}summary{cursor:pointer}pre{white-space:pre-wrap;font-size:12px;background:#f6f8fa;padding:.5rem;max-height:24rem;overflow:auto}
-small{color:#57606a}
-</style></head><body>
-<h1>Splash interop matrix: {{.Verdict}}</h1>
-<p><small>{{.M.Started}} · {{printf "%.1f" .M.Seconds}} s · every frame of both directions verified by the relay; a deviation names the side that sent it.</small></p>
-<table class="m"><tr><th>host \ worker</th>{{range .M.Workers}}<th>{{.Name}}<br><small>numbers: {{.Numbers}}{{if .Notes}} · {{.Notes}}{{end}}</small></th>{{end}}</tr>
-{{range .Rows}}<tr><th>{{.Host.Name}}<br><small>numbers: {{.Host.Numbers}}{{if .Host.Notes}} · {{.Host.Notes}}{{end}}</small></th>
-{{range .Cells}}<td class="{{lower .Verdict}}"><details><summary><b>{{.Verdict}}</b>{{with .Summary}} {{.Passed}} passed · {{.Info}} hazard · {{.Failed}} failed · {{.Skipped}} skipped{{end}}</summary>
-{{if .Error}}<pre>{{.Error}}</pre>{{end}}
-{{range .Scenarios}}<details><summary><span class="o-{{.Outcome}}">{{.Outcome}}</span> {{.ID}} <small>{{.Title}}</small></summary>
-<p><small>{{join .Requirements ", "}} · {{printf "%.2f" .Seconds}} s</small></p>{{if .Detail}}<pre>{{.Detail}}</pre>{{end}}{{if .Transcript}}<pre>{{join .Transcript "\n"}}</pre>{{end}}</details>
-{{end}}</details></td>{{end}}</tr>
-{{end}}</table>
-</body></html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{.Assets.CSP}}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="splash-conform interop">
+<title>Splash interop matrix: {{if .Failing}}FAILS{{else}}PASSES{{end}}</title>
+<script>{{.Assets.OnErrorScript}}</script>
+<style>{{.Assets.Style}}</style>
+</head>
+<body>
+<p id="script-error" class="script-error" hidden>The page's script failed: <span id="script-error-text"></span>.</p>
+<header id="summary" class="summary {{if .Failing}}fails{{else}}conforms{{end}}">
+<h1>Splash interop matrix <span id="verdict" class="verdict">{{if .Failing}}FAILS{{else}}PASSES{{end}}</span></h1>
+<dl class="run">
+<dt>Started</dt><dd><time datetime="{{.M.Started}}">{{.M.Started}}</time></dd>
+<dt>Duration</dt><dd>{{printf "%.1f" .M.Seconds}} s</dd>
+<dt>Wire</dt><dd>every frame of both directions verified by the relay; a deviation names the side that sent it</dd>
+</dl>
+</header>
+<section id="matrix">
+<h2>Hosts × workers</h2>
+<table class="areas">
+<thead><tr><th>host \ worker</th>{{range .M.Workers}}<th>{{.Name}}<br><span class="needs">numbers: {{.Numbers}}{{if .Notes}} · {{.Notes}}{{end}}</span></th>{{end}}</tr></thead>
+<tbody>
+{{- range .Rows}}
+<tr><th scope="row">{{.Host.Name}}<br><span class="needs">numbers: {{.Host.Numbers}}{{if .Host.Notes}} · {{.Host.Notes}}{{end}}</span></th>
+{{- range .Cells}}{{$n := .}}{{with index $.M.Cells $n}}<td><a href="#cell-{{$n}}"><span class="badge {{verdict .Verdict}}">{{.Verdict}}</span></a>{{with .Summary}} {{.Passed}} passed · {{.Info}} hazard · {{.Failed}} failed · {{.Skipped}} skipped{{end}}</td>{{end}}{{end}}</tr>
+{{- end}}
+</tbody>
+</table>
+</section>
+{{- range $i, $c := .M.Cells}}
+<section id="cell-{{$i}}">
+<h2>{{$c.Host}} × {{$c.Worker}} <span class="badge {{verdict $c.Verdict}}">{{$c.Verdict}}</span></h2>
+{{- with $c.Summary}}
+<p class="counts"><span class="count pass">{{.Passed}} PASS</span> <span class="count fail">{{.Failed}} FAIL</span> <span class="count crash">{{.Crashed}} CRASH</span> <span class="count timeout">{{.TimedOut}} TIMEOUT</span> <span class="count skip">{{.Skipped}} SKIP</span> <span class="count info">{{.Info}} INFO</span></p>
+{{- end}}
+{{- if $c.Error}}
+<pre class="actual">{{$c.Error}}</pre>
+{{- end}}
+{{- if $c.Scenarios}}
+<table class="checks">
+<thead><tr><th class="c-id">ID</th><th>Title</th><th class="c-reqs">Requirements</th><th class="c-outcome">Outcome</th><th class="c-duration">Duration</th></tr></thead>
+{{- range $c.Scenarios}}
+<tbody class="check {{lower .Outcome}}">
+<tr id="cell-{{$i}}-{{.ID}}" class="row">
+<td class="id"><a href="#cell-{{$i}}-{{.ID}}">{{.ID}}</a></td>
+<td class="title">{{.Title}}</td>
+<td class="reqs">{{range .Requirements}}<span class="req">{{.}}</span> {{end}}</td>
+<td class="outcome"><span class="badge {{lower .Outcome}}">{{.Outcome}}</span>{{if .Expectation}} <span class="expectation {{.Expectation}}" title="{{.Reason}}">{{.Expectation}}</span>{{end}}</td>
+<td class="duration">{{printf "%.2f" .Seconds}} s</td>
+</tr>
+{{- if or .Detail .Transcript}}
+<tr class="detail"><td colspan="5">
+<details{{if eq .Outcome "FAIL" "CRASH" "TIMEOUT"}} open{{end}}>
+<summary>Record of {{.ID}}</summary>
+{{- if .Detail}}
+<p class="detail-text">{{.Detail}}</p>
+{{- end}}
+{{- if .Transcript}}
+<h3>Transcript</h3>
+<pre class="transcript">{{join .Transcript "\n"}}</pre>
+{{- end}}
+</details>
+</td></tr>
+{{- end}}
+</tbody>
+{{- end}}
+</table>
+{{- end}}
+</section>
+{{- end}}
+<footer><p>Generated by splash-conform interop. The JSON matrix (<code>-json</code>) holds the same cells and scenarios.</p></footer>
+<script>{{.Assets.Script}}</script>
+</body>
+</html>
 `))
 
 // loadMatrixFile reads the implementations file at path.

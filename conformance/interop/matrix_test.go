@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"html"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/expect"
 )
 
 // TestBundledMatrixFile reads the bundled implementations file: one host, the reference worker
@@ -75,11 +78,95 @@ func TestMatrixOutputs(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Cells) != 3 || back.Cells[1].Verdict != "HAZARD" {
 		t.Fatalf("JSON %s: %v", js.String(), err)
 	}
-	var page bytes.Buffer
-	if err := m.WriteHTML(&page); err != nil {
+}
+
+var (
+	tagRE   = regexp.MustCompile(`<(/?)([a-zA-Z][a-zA-Z0-9]*)([^>]*)>`)
+	idRE    = regexp.MustCompile(`\sid="([^"]*)"`)
+	hrefRE  = regexp.MustCompile(`\shref="([^"]*)"`)
+	rawText = regexp.MustCompile(`(?s)<(script|style)>(.*?)</(script|style)>`)
+)
+
+// TestMatrixHTML renders a matrix of four cells (pass, hazard, expected failure, error) with
+// hostile text: the page carries exactly the report's style, scripts and content security
+// policy, its elements balance, its ids are unique and its links resolve, every text is
+// escaped, and each cell links to its scenarios.
+func TestMatrixHTML(t *testing.T) {
+	pwn := `<script>document.documentElement.setAttribute("data-pwned","1")</script>`
+	cell := func(host, worker string, o conformance.Outcome, listed bool) Cell {
+		r := []conformance.Result{{ID: "CNF-IOP-ECHO-01", Title: "echo", Requirements: []string{"IOP-002"}, Outcome: conformance.Pass, Counted: true},
+			{ID: "CNF-IOP-NUMBER-01", Title: "numbers", Requirements: []string{"ENC-055"}, Outcome: o, Counted: true, Detail: "detail " + pwn, Transcript: []string{"relay 1: host #1 " + pwn}}}
+		if listed {
+			r[1].Expectation = &conformance.Expectation{Entry: expect.Entry{ID: "CNF-IOP-NUMBER-01", Outcome: expect.Fail, Reason: "known " + pwn}, Verdict: expect.Expected}
+		}
+		return Cell{Host: host, Worker: worker, Report: &conformance.Report{Results: r, Summary: conformance.Summarize(r)}}
+	}
+	host := "host <b>a</b>"
+	m := &MatrixResult{Matrix: &Matrix{Hosts: []Implementation{{Name: host, Numbers: NumbersPreserve, Notes: pwn}},
+		Workers: []Implementation{{Name: "w1", Numbers: NumbersPreserve}, {Name: "w2", Numbers: NumbersLossy}, {Name: "w3", Numbers: NumbersPreserve}, {Name: "w4", Numbers: NumbersPreserve}}},
+		Cells: []Cell{cell(host, "w1", conformance.Pass, false), cell(host, "w2", conformance.Info, false), cell(host, "w3", conformance.Fail, true),
+			{Host: host, Worker: "w4", Err: errors.New("no relay " + pwn)}}, Started: time.Now(), Duration: time.Second}
+	var out bytes.Buffer
+	if err := m.WriteHTML(&out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(page.String(), `class="hazard"`) || !strings.Contains(page.String(), "documented hazard: &lt;lossy&gt;") {
-		t.Errorf("the HTML page lacks the hazard cell or escapes nothing")
+	page := out.String()
+
+	assets := conformance.HTMLAssets()
+	raw := rawText.FindAllStringSubmatch(page, -1)
+	if len(raw) != 3 || raw[0][2] != string(assets.OnErrorScript) || raw[1][2] != string(assets.Style) || raw[2][2] != string(assets.Script) {
+		t.Fatalf("the page does not carry exactly the report's scripts and style (%d raw texts)", len(raw))
+	}
+	if !strings.Contains(page, `<meta http-equiv="Content-Security-Policy" content="`+html.EscapeString(assets.CSP)+`">`) {
+		t.Error("the page lacks the report's content security policy")
+	}
+	body := rawText.ReplaceAllString(page, "<$1></$3>")
+	var stack []string
+	for _, m := range tagRE.FindAllStringSubmatch(body, -1) {
+		name := strings.ToLower(m[2])
+		switch {
+		case name == "meta" || name == "br":
+		case m[1] == "":
+			stack = append(stack, name)
+		case len(stack) == 0 || stack[len(stack)-1] != name:
+			t.Fatalf("</%s> closes %v", name, stack)
+		default:
+			stack = stack[:len(stack)-1]
+		}
+		if strings.Contains(m[3], "style=") || strings.Contains(m[3], "src=") || strings.Contains(m[3], " on") {
+			t.Errorf("a tag with a style, resource or handler attribute: %s", m[0])
+		}
+	}
+	if len(stack) != 0 {
+		t.Errorf("unclosed elements %v", stack)
+	}
+	ids := map[string]bool{}
+	for _, m := range idRE.FindAllStringSubmatch(body, -1) {
+		if ids[m[1]] {
+			t.Errorf("id %q is not unique", m[1])
+		}
+		ids[m[1]] = true
+	}
+	for _, m := range hrefRE.FindAllStringSubmatch(body, -1) {
+		if target, ok := strings.CutPrefix(m[1], "#"); !ok || !ids[target] {
+			t.Errorf("link %q has no target on the page", m[1])
+		}
+	}
+	if strings.Contains(body, "<b>") || strings.Count(body, "<script>") != 2 {
+		t.Error("a text of the matrix is not escaped")
+	}
+	for _, want := range []string{
+		`<span id="verdict" class="verdict">FAILS</span>`,
+		`<a href="#cell-0"><span class="badge pass">PASS</span></a>`,
+		`<a href="#cell-1"><span class="badge info">HAZARD</span></a>`,
+		`<a href="#cell-2"><span class="badge skip">EXPECTED</span></a>`,
+		`<a href="#cell-3"><span class="badge crash">ERROR</span></a>`,
+		`<tr id="cell-2-CNF-IOP-NUMBER-01" class="row">`,
+		`<span class="expectation expected" title="known &lt;script&gt;`,
+		`<span class="req">ENC-055</span>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
 	}
 }

@@ -147,7 +147,7 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	done := conformance.RunEach(ctx, len(scenarios), parallel, func(i int) conformance.Result {
 		return runScenario(st, &cfg.Pair, scenarios[i])
 	}, cfg.Progress, st.verbose)
-	report := &conformance.Report{Worker: slices.Concat(cfg.Pair.Host.Command, []string{"×"}, cfg.Pair.Worker.Command),
+	report := &conformance.Report{Suite: Suite(), Worker: slices.Concat(cfg.Pair.Host.Command, []string{"×"}, cfg.Pair.Worker.Command),
 		Started: started, Duration: time.Since(started), Results: done}
 	report.Summary = conformance.Summarize(done)
 	return report, ctx.Err()

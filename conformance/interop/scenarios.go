@@ -33,6 +33,18 @@ func Catalog() []*Scenario {
 	return all
 }
 
+// CatalogEntries returns the digest entries of the scenario catalog: every scenario is a MUST.
+func CatalogEntries() []conformance.CatalogEntry {
+	var out []conformance.CatalogEntry
+	for _, s := range Catalog() {
+		out = append(out, conformance.CatalogEntry{ID: s.ID, Level: conformance.Must, Requirements: slices.Clone(s.Requirements)})
+	}
+	return out
+}
+
+// Suite describes the interop suite: its version and the digest of its scenario catalog.
+func Suite() conformance.SuiteInfo { return conformance.NewSuiteInfo("interop", CatalogEntries()) }
+
 // Select returns the scenarios whose ID starts with or matches pattern, or that cite it.
 func Select(all []*Scenario, pattern string) ([]*Scenario, error) {
 	var out []*Scenario

@@ -1,0 +1,101 @@
+package interop
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+)
+
+// iopFault is one deliberate fault of the reference host driver or the reference worker (their
+// splashfaults builds) and the scenarios it must fail.
+type iopFault struct {
+	name      string
+	host      bool     // a host fault (SPLASH_HOST_FAULT), else a worker fault (--fault)
+	scenarios []string // the scenarios the fault fails
+	blame     string   // the side the wire blames, or "" when only an end sees the fault
+}
+
+// iopFaults proves every scenario: each names the faults that make it fail, and the side a
+// wire-visible fault is blamed on (IOP-002, IOP-003, IOP-005).
+var iopFaults = []iopFault{
+	{"reuse-outgoing-sequence", false, []string{"CNF-IOP-ECHO-01"}, "blame: worker"},
+	{"float-payload", true, []string{"CNF-IOP-ECHO-02", "CNF-IOP-NUMBER-01"}, ""},
+	{"budget-early", true, []string{"CNF-IOP-BUDGET-01"}, ""},
+	{"authorize-late", true, []string{"CNF-IOP-BUDGET-01"}, "blame: host"},
+	{"limit-off-by-one", false, []string{"CNF-IOP-BUDGET-01"}, ""},
+	{"overlimit", true, []string{"CNF-IOP-BUDGET-02"}, "blame: host"},
+	{"opkey", true, []string{"CNF-IOP-DURABLE-01"}, ""},
+	{"reuse", true, []string{"CNF-IOP-DURABLE-01"}, "blame: host"},
+	{"rerun-duplicate-dispatch", false, []string{"CNF-IOP-DURABLE-02"}, ""},
+	{"redispatch", true, []string{"CNF-IOP-DURABLE-03"}, ""},
+	{"recover-redispatch", true, []string{"CNF-IOP-RECOVER-01"}, ""},
+	{"tenant", true, []string{"CNF-IOP-COMP-01"}, "blame: host"},
+	{"cmp-fresh", true, []string{"CNF-IOP-COMP-02"}, ""},
+	{"rerun-duplicate-compensation", false, []string{"CNF-IOP-COMP-02"}, ""},
+	{"result-after-ack", false, []string{"CNF-IOP-CANCEL-01"}, "blame: worker"},
+	{"too-late-before-result", false, []string{"CNF-IOP-CANCEL-02"}, ""},
+	{"finish-cancelled", true, []string{"CNF-IOP-CANCEL-02"}, ""},
+	{"closeframe", true, []string{"CNF-IOP-CLOSE-01"}, "blame: host"},
+	{"exitcode", true, []string{"CNF-IOP-CLOSE-01"}, ""},
+	{"noclose", true, []string{"CNF-IOP-CLOSE-02"}, ""},
+}
+
+// TestEveryScenarioHasAFault fails when a scenario of the catalog is failed by no fault of the
+// table, or when the table names a scenario that does not exist.
+func TestEveryScenarioHasAFault(t *testing.T) {
+	proved := map[string]bool{}
+	for _, f := range iopFaults {
+		for _, id := range f.scenarios {
+			proved[id] = true
+		}
+	}
+	for _, s := range Catalog() {
+		if !proved[s.ID] {
+			t.Errorf("%s: no deliberate fault fails it; add one to iopFaults", s.ID)
+		}
+		delete(proved, s.ID)
+	}
+	for id := range proved {
+		t.Errorf("iopFaults names %s, which is no scenario", id)
+	}
+}
+
+// TestFaultsAreBlamedOnTheirSide runs each fault's scenarios with the faulty build of the host
+// driver or of the worker: every one fails, and a fault visible on the wire is blamed on the
+// side that has it.
+func TestFaultsAreBlamedOnTheirSide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the faulty driver and worker")
+	}
+	pair := referencePair(t)
+	for _, tc := range iopFaults {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pair
+			var env []string
+			if tc.host {
+				p.Host.Command = []string{faultyDriverBin}
+				env = append(os.Environ(), "SPLASH_HOST_FAULT="+tc.name)
+			} else {
+				p.Worker.Command = slices.Concat([]string{faultyWorkerBin, "--fault", tc.name}, p.Worker.Command[1:])
+			}
+			report := runPairT(t, p, "^("+strings.Join(tc.scenarios, "|")+")$", 10*time.Second, env)
+			if len(report.Results) != len(tc.scenarios) {
+				t.Fatalf("%d results for %d scenarios", len(report.Results), len(tc.scenarios))
+			}
+			for _, r := range report.Results {
+				if !r.Outcome.Failed() {
+					t.Errorf("%s passes with the fault %s", r.ID, tc.name)
+					continue
+				}
+				if tc.blame != "" && !strings.Contains(r.Detail, tc.blame) {
+					t.Errorf("%s: %q, want %q", r.ID, r.Detail, tc.blame)
+				}
+				t.Logf("%s %s in %s: %s", r.ID, r.Outcome, conformance.FormatDuration(r.Duration), clip(r.Detail, 300))
+			}
+		})
+	}
+}
