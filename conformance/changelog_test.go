@@ -336,7 +336,7 @@ func TestChangelogCatchesUndocumentedChanges(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: the changelog test does not ask for %q: %v", tc.name, tc.want, err)
 		}
-		documented := strings.Replace(changelog, "## Unreleased\n", "## Unreleased\n\n"+tc.entry, 1)
+		documented := appendUnreleased(changelog, tc.entry)
 		if err := verifyChangelog(documented, readBaselineFile, edited, titles, conformance.SuiteVersion); err != nil {
 			t.Errorf("%s: with the entry the test still fails: %v", tc.name, err)
 		}
@@ -373,4 +373,19 @@ func TestChangelogRejectsBadEntries(t *testing.T) {
 	if err := verifyChangelog(noDigest, readBaselineFile, current, titles, conformance.SuiteVersion); err == nil || !strings.Contains(err.Error(), "needs the line: Catalog digests: worker `sha256:") {
 		t.Errorf("a released version without digests: %v", err)
 	}
+}
+
+// appendUnreleased adds entry at the end of the Unreleased section, so that it applies after
+// every entry already there (a check may already have one).
+func appendUnreleased(changelog, entry string) string {
+	start := strings.Index(changelog, "## Unreleased\n")
+	if start < 0 {
+		return changelog
+	}
+	end := strings.Index(changelog[start+1:], "\n## ")
+	if end < 0 {
+		return changelog + "\n" + entry
+	}
+	at := start + 1 + end + 1
+	return changelog[:at] + entry + "\n" + changelog[at:]
 }
