@@ -18,12 +18,12 @@ const numDeferred numRepr = 0xff
 
 // deferredDoc is the shared state of a deferred Value.
 type deferredDoc struct {
-	text        string // the canonical encoding, as verified under mode
-	mode        Mode
-	depth       int  // depth of the value under the depth rule of WithinDepth
-	nums        numberFacts // what the verifier saw of text's numbers
-	once        sync.Once
-	built       Value
+	text  string // the canonical encoding, as verified under mode
+	mode  Mode
+	depth int         // depth of the value under the depth rule of WithinDepth
+	nums  numberFacts // what the verifier saw of text's numbers
+	once  sync.Once
+	built Value
 }
 
 // deferredValue returns a deferred Value of kind k over the canonical text.
