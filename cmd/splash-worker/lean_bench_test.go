@@ -121,8 +121,12 @@ func (c *leanChild) roundTrip(b *testing.B, frame []byte) []byte {
 // machine at that moment. A session reserves at most 1,024 request ids, so a new worker is
 // started with the clock stopped every 1,000 calls.
 //
-// It reports each child's round trips per second of its own latency (worker-rt/s, cat-rt/s),
-// their ratio (worker/cat), each p50 and p99, and the worker's p50 over cat's (over-cat-p50-µs).
+// goecho (testdata/goecho), a line echo in Go, runs in the same iterations too: the floor of
+// any Go process on the same path, which tells the runtime's share from the worker's.
+//
+// It reports each child's round trips per second of its own latency (worker-rt/s, cat-rt/s,
+// goecho-rt/s), the ratios to cat (worker/cat, goecho/cat), the p50s and p99s, and the
+// worker's p50 over cat's (over-cat-p50-µs).
 // docs/performance.md compares these with the Rust-built worker's measured ratio to cat.
 func BenchmarkLeanRoundTrip(b *testing.B) {
 	const perSession = 1000
@@ -134,6 +138,7 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 		b.Skip("no cat to measure the floor with")
 	}
 	cat := startLean(b, catPath)
+	goecho := startLean(b, goEcho(b))
 	var w *leanChild
 	var frames [][]byte
 	var workerLat []time.Duration
@@ -175,6 +180,9 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 		if line := cat.roundTrip(b, frame); len(line) != len(frame) {
 			b.Fatalf("cat answered %d bytes for %d", len(line), len(frame))
 		}
+		if line := goecho.roundTrip(b, frame); len(line) != len(frame) {
+			b.Fatalf("goecho answered %d bytes for %d", len(line), len(frame))
+		}
 		if line := w.roundTrip(b, frame); !bytes.Contains(line, want) || !bytes.Contains(line, echoed) {
 			b.Fatalf("unexpected answer %q", line)
 		}
@@ -183,17 +191,22 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 	b.StopTimer()
 	workerLat = append(workerLat, w.lat...)
 	catLat := cat.lat
-	workerRate, catRate := roundTripsPerSecond(workerLat), roundTripsPerSecond(catLat)
+	goLat := goecho.lat
+	workerRate, catRate, goRate := roundTripsPerSecond(workerLat), roundTripsPerSecond(catLat), roundTripsPerSecond(goLat)
 	b.ReportMetric(workerRate, "worker-rt/s")
 	b.ReportMetric(catRate, "cat-rt/s")
+	b.ReportMetric(goRate, "goecho-rt/s")
 	if catRate > 0 {
 		b.ReportMetric(workerRate/catRate, "worker/cat")
+		b.ReportMetric(goRate/catRate, "goecho/cat")
 	}
 	slices.Sort(workerLat)
 	slices.Sort(catLat)
-	if len(workerLat) > 0 && len(catLat) > 0 {
+	slices.Sort(goLat)
+	if len(workerLat) > 0 && len(catLat) > 0 && len(goLat) > 0 {
 		b.ReportMetric(percentile(workerLat, 0.50), "worker-p50-µs")
 		b.ReportMetric(percentile(catLat, 0.50), "cat-p50-µs")
+		b.ReportMetric(percentile(goLat, 0.50), "goecho-p50-µs")
 		b.ReportMetric(percentile(workerLat, 0.99), "worker-p99-µs")
 		b.ReportMetric(percentile(catLat, 0.99), "cat-p99-µs")
 		b.ReportMetric(percentile(workerLat, 0.50)-percentile(catLat, 0.50), "over-cat-p50-µs")
