@@ -25,10 +25,9 @@ import (
 // yields exactly text[start:end]. open is the number of arrays and objects already open
 // around it, for the nesting limit. It also returns the value's depth under the payload
 // depth rule (the container itself is at depth 1, its elements at 2, and so on, scalars
-// included), and whether it holds a number only a text-keeping writer writes
-// ([PreserveOnlyNumber]; always false in Lossy mode). When it gives up, end is where it
+// included), and what it saw of the value's numbers. When it gives up, end is where it
 // stopped.
-func verifyCanonical(text string, start, open int, m Mode) (end, depth int, textNumbers, ok bool) {
+func verifyCanonical(text string, start, open int, m Mode) (end, depth int, nums numberFacts, ok bool) {
 	// closer[k] is the byte that closes the k-th open container (']' or '}'), and
 	// lastKey[k] the previous key of an open object; top is the number of open containers.
 	var closer [recursionLimit]byte
@@ -40,17 +39,17 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, text
 	for {
 		// A value starts at i, at depth top+1.
 		if i >= n {
-			return i, 0, false, false
+			return i, 0, nums, false
 		}
 		depth = max(depth, top+1)
 		switch c := text[i]; c {
 		case '[', '{':
 			if top+1 >= limit {
-				return i, 0, false, false
+				return i, 0, nums, false
 			}
 			i++
 			if i >= n {
-				return i, 0, false, false
+				return i, 0, nums, false
 			}
 			if c == '[' {
 				if text[i] == ']' {
@@ -68,7 +67,7 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, text
 			closer[top] = '}'
 			j, key, ok := canonicalKey(text, i)
 			if !ok {
-				return j, 0, false, false
+				return j, 0, nums, false
 			}
 			lastKey[top] = key
 			top++
@@ -77,39 +76,42 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, text
 		case '"':
 			j, _, ok := canonicalString(text, i)
 			if !ok {
-				return j, 0, false, false
+				return j, 0, nums, false
 			}
 			i = j
 		case 't':
 			if !hasPrefixAt(text, i, "true") {
-				return i, 0, false, false
+				return i, 0, nums, false
 			}
 			i += 4
 		case 'f':
 			if !hasPrefixAt(text, i, "false") {
-				return i, 0, false, false
+				return i, 0, nums, false
 			}
 			i += 5
 		case 'n':
 			if !hasPrefixAt(text, i, "null") {
-				return i, 0, false, false
+				return i, 0, nums, false
 			}
 			i += 4
 		default:
-			j, textOnly, ok := canonicalNumber(text, i, m)
+			j, textOnly, portable, ok := canonicalNumber(text, i, m)
 			if !ok {
-				return j, 0, false, false
+				return j, 0, nums, false
 			}
-			textNumbers = textNumbers || textOnly
+			nums.textOnly = nums.textOnly || textOnly
+			if !portable && nums.nonPortable == "" {
+				nums.nonPortable = text[i:j]
+			}
 			i = j
 		}
 		// A value ended at i: close containers until the next value starts, or the end.
 		for {
 			if top == 0 {
-				return i, depth, textNumbers, true
+				return i, depth, nums, true
 			}
 			if i >= n {
-				return i, 0, false, false
+				return i, 0, nums, false
 			}
 			c := text[i]
 			if c == closer[top-1] {
@@ -118,13 +120,13 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, text
 				continue
 			}
 			if c != ',' {
-				return i, 0, false, false
+				return i, 0, nums, false
 			}
 			i++
 			if closer[top-1] == '}' {
 				j, key, ok := canonicalKey(text, i)
 				if !ok || !keyAfter(key, lastKey[top-1]) {
-					return j, 0, false, false
+					return j, 0, nums, false
 				}
 				lastKey[top-1] = key
 				i = j
@@ -132,6 +134,14 @@ func verifyCanonical(text string, start, open int, m Mode) (end, depth int, text
 			break
 		}
 	}
+}
+
+// numberFacts is what the verifier learned of the number tokens of a container it accepted.
+// Its keys are never the private-number key (canonicalKey gives up on it), so the numbers
+// alone decide whether the container is portable.
+type numberFacts struct {
+	textOnly    bool   // it holds a PreserveOnlyNumber (never in Lossy mode)
+	nonPortable string // its first number token that is not a PortableNumber, or ""
 }
 
 // keyAfter reports whether key sorts strictly after prev in byte order. Keys of one object
@@ -237,8 +247,8 @@ func hasPrefixAt(text string, i int, word string) bool {
 // canonicalNumber checks the number token starting at text[i] and returns the offset just
 // past it when converting it under m and writing it back gives the same token (or, when
 // it gives up, how far it read). textOnly reports a Preserve token that is a
-// [PreserveOnlyNumber].
-func canonicalNumber(text string, i int, m Mode) (next int, textOnly, ok bool) {
+// [PreserveOnlyNumber], and portable a token that is a [PortableNumber].
+func canonicalNumber(text string, i int, m Mode) (next int, textOnly, portable, ok bool) {
 	// Fast paths: -?[1-9][0-9]{0,17} or 0 is an exact integer in both modes; in Preserve a
 	// fixed-point token with a fraction keeps its text.
 	j := i
@@ -252,9 +262,9 @@ func canonicalNumber(text string, i int, m Mode) (next int, textOnly, ok bool) {
 	if n := j - digits; n > 0 && n <= 18 && (text[digits] != '0' || n == 1) {
 		if j == len(text) || text[j] != '.' && text[j] != 'e' && text[j] != 'E' {
 			if text[i] == '-' && n == 1 && text[digits] == '0' {
-				return j, false, false // -0
+				return j, false, false, false // -0
 			}
-			return j, false, true
+			return j, false, true, true // plainPortableInteger
 		}
 		if m == Preserve && text[j] == '.' {
 			k := j + 1
@@ -262,24 +272,29 @@ func canonicalNumber(text string, i int, m Mode) (next int, textOnly, ok bool) {
 				k++
 			}
 			if k > j+1 && (k == len(text) || text[k] != 'e' && text[k] != 'E') {
-				return k, PreserveOnlyNumber(text[i:k]), true
+				tok := text[i:k]
+				if plainPortableDecimal(tok) {
+					return k, false, true, true // PreserveOnlyNumber's own fast path
+				}
+				return k, PreserveOnlyNumber(tok), PortableNumber(tok), true
 			}
 		}
 	}
 	end, err := scanNumber(text, i)
 	if err != nil {
-		return j, false, false
+		return j, false, false, false
 	}
 	tok := text[i:end]
 	num, ok := convertToken(tok, m)
 	if !ok {
-		return end, false, false
+		return end, false, false, false
 	}
 	var buf [40]byte
 	if string(appendNumber(buf[:0], numberValue(num))) != tok {
-		return end, false, false
+		return end, false, false, false
 	}
-	return end, m == Preserve && num.repr == numText && PreserveOnlyNumber(tok), true
+	portable = plainPortableInteger(tok) || plainPortableDecimal(tok) || PortableNumber(tok)
+	return end, m == Preserve && num.repr == numText && PreserveOnlyNumber(tok), portable, true
 }
 
 // NodeRaw is the kind of a node that stands for an array or object kept as its text
@@ -288,12 +303,12 @@ func canonicalNumber(text string, i int, m Mode) (next int, textOnly, ok bool) {
 const NodeRaw NodeKind = 6
 
 // rawNode returns a NodeRaw for text verified under m.
-func (p *parser) rawNode(text string, depth int, textNumbers bool) *Node {
+func (p *parser) rawNode(text string, depth int, nums numberFacts) *Node {
 	n := p.newNode(NodeRaw)
 	n.Text = text
 	n.rawDepth = int32(depth)
 	n.rawMode = p.deferMode
-	n.rawTextNumbers = textNumbers
+	n.rawNumbers = nums
 	return n
 }
 
@@ -347,14 +362,14 @@ func (p *parser) tryDefer() *Node {
 	if c := p.data[p.pos]; c != '[' && c != '{' {
 		return nil
 	}
-	end, depth, textNumbers, ok := verifyCanonical(p.text, p.pos, p.depth, p.deferMode)
+	end, depth, nums, ok := verifyCanonical(p.text, p.pos, p.depth, p.deferMode)
 	if !ok {
 		// The verifier stops at its first doubt; what it read is charged to the budget,
 		// since the normal parse reads it again.
 		p.deferBudget -= end - p.pos + 1
 		return nil
 	}
-	n := p.rawNode(p.text[p.pos:end], depth, textNumbers)
+	n := p.rawNode(p.text[p.pos:end], depth, nums)
 	p.pos = end
 	return n
 }

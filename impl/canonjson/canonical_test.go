@@ -151,7 +151,7 @@ func TestVerifyCanonicalSound(t *testing.T) {
 		b.WriteByte(']')
 		text := b.String()
 		for _, m := range []Mode{Preserve, Lossy} {
-			end, depth, textNumbers, ok := verifyCanonical(text, 0, 0, m)
+			end, depth, nums, ok := verifyCanonical(text, 0, 0, m)
 			if !ok {
 				continue
 			}
@@ -169,10 +169,13 @@ func TestVerifyCanonicalSound(t *testing.T) {
 			if !v.WithinDepth(depth) || depth > 1 && v.WithinDepth(depth-1) {
 				t.Fatalf("%v: %s: measured depth %d disagrees with the value", m, text, depth)
 			}
-			if textNumbers != (m == Preserve && HoldsPreserveOnlyNumber(v)) {
-				t.Fatalf("%v: %s: verifier saw Preserve-only numbers: %v; the parsed value: %v", m, text, textNumbers, HoldsPreserveOnlyNumber(v))
+			if nums.textOnly != (m == Preserve && HoldsPreserveOnlyNumber(v)) {
+				t.Fatalf("%v: %s: verifier saw Preserve-only numbers: %v; the parsed value: %v", m, text, nums.textOnly, HoldsPreserveOnlyNumber(v))
 			}
-			d := deferredValue(v.Kind(), text, m, depth, textNumbers)
+			if tok, _ := FirstNonPortableNumber(text); nums.nonPortable != tok {
+				t.Fatalf("%v: %s: verifier's first non-portable number %q, the scan's %q", m, text, nums.nonPortable, tok)
+			}
+			d := deferredValue(v.Kind(), text, m, depth, nums)
 			if !Equal(d, v) || string(d.JSON()) != text {
 				t.Fatalf("%v: deferred %s differs from the parsed value", m, text)
 			}
@@ -264,7 +267,7 @@ func TestDeferBudgetChargesWhatWasRead(t *testing.T) {
 // Spec: ENC-052
 func TestDeferredValueConcurrentReaders(t *testing.T) {
 	text := `{"a":[1,2,{"b":"c"}],"d":1.5}`
-	v := deferredValue(KindObject, text, Preserve, 4, false)
+	v := deferredValue(KindObject, text, Preserve, 4, numberFacts{})
 	want, err := ParseValue([]byte(text), Preserve)
 	if err != nil {
 		t.Fatal(err)

@@ -18,17 +18,17 @@ const numDeferred numRepr = 0xff
 
 // deferredDoc is the shared state of a deferred Value.
 type deferredDoc struct {
-	text        string // the canonical encoding, as verified under mode
-	mode        Mode
-	depth       int  // depth of the value under the depth rule of WithinDepth
-	textNumbers bool // whether text holds a PreserveOnlyNumber
-	once        sync.Once
-	built       Value
+	text  string // the canonical encoding, as verified under mode
+	mode  Mode
+	depth int         // depth of the value under the depth rule of WithinDepth
+	nums  numberFacts // what the verifier saw of text's numbers
+	once  sync.Once
+	built Value
 }
 
 // deferredValue returns a deferred Value of kind k over the canonical text.
-func deferredValue(k Kind, text string, mode Mode, depth int, textNumbers bool) Value {
-	return deferredRef(k, &deferredDoc{text: text, mode: mode, depth: depth, textNumbers: textNumbers})
+func deferredValue(k Kind, text string, mode Mode, depth int, nums numberFacts) Value {
+	return deferredRef(k, &deferredDoc{text: text, mode: mode, depth: depth, nums: nums})
 }
 
 // deferred returns v's deferredDoc, or nil when v is not deferred.
@@ -81,7 +81,7 @@ func (c *converter) deferred(n *Node, depth int) (Value, error) {
 		k = KindArray
 	}
 	if n.rawMode == c.mode {
-		return deferredValue(k, n.Text, c.mode, int(n.rawDepth), n.rawTextNumbers), nil
+		return deferredValue(k, n.Text, c.mode, int(n.rawDepth), n.rawNumbers), nil
 	}
 	e := Expand(n)
 	if e.Kind == NodeRaw {
@@ -144,9 +144,9 @@ func DeferCanonical(text string, start, open int, m Mode) (v Value, end int, ok 
 	default:
 		return Value{}, 0, false
 	}
-	end, depth, textNumbers, ok := verifyCanonical(text, start, open, m)
+	end, depth, nums, ok := verifyCanonical(text, start, open, m)
 	if !ok {
 		return Value{}, 0, false
 	}
-	return deferredValue(k, text[start:end], m, depth, textNumbers), end, true
+	return deferredValue(k, text[start:end], m, depth, nums), end, true
 }

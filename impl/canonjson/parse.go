@@ -40,12 +40,12 @@ type Node struct {
 	Elems []*Node
 	// Members are the members of a NodeObject in document order, duplicates kept.
 	Members []Member
-	// rawDepth, rawMode and rawTextNumbers describe a NodeRaw: the depth its verifier
-	// measured, the number mode its text is canonical in, and whether it holds a
-	// PreserveOnlyNumber.
-	rawDepth       int32
-	rawMode        Mode
-	rawTextNumbers bool
+	// rawDepth, rawMode and rawNumbers describe a NodeRaw: the depth its verifier
+	// measured, the number mode its text is canonical in, and what the verifier saw of
+	// its numbers.
+	rawDepth   int32
+	rawMode    Mode
+	rawNumbers numberFacts
 }
 
 // Member is one key/value pair of an object node.

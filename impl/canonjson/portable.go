@@ -63,8 +63,8 @@ func CheckPortable(v Value) error {
 func AppendJSONPortability(dst []byte, v Value) (out []byte, nonPortable string, allPortable bool) {
 	var chk portabilityCheck
 	if d := v.deferred(); d != nil {
-		chk.text(d.text)
-		return append(dst, d.text...), chk.token, !chk.found
+		// The verifier judged every number of the text on its way through.
+		return append(dst, d.text...), d.nums.nonPortable, d.nums.nonPortable == ""
 	}
 	out = appendValue(dst, &v, &chk)
 	return out, chk.token, !chk.found
@@ -326,7 +326,7 @@ func PreserveOnlyNumber(token string) bool {
 // the answer is always false, since a Lossy value writes only Lossy layouts.
 func HoldsPreserveOnlyNumber(v Value) bool {
 	if d := v.deferred(); d != nil {
-		return d.textNumbers
+		return d.nums.textOnly
 	}
 	switch v.kind {
 	case KindNumber:

@@ -105,7 +105,12 @@ func (g *portabilityGen) maybeDeferred(v Value) Value {
 	if g.r.IntN(4) != 0 {
 		return v
 	}
-	return deferredValue(v.Kind(), string(v.JSON()), Preserve, 1, HoldsPreserveOnlyNumber(v))
+	text := string(v.JSON())
+	end, depth, nums, ok := verifyCanonical(text, 0, 0, Preserve)
+	if !ok || end != len(text) {
+		return v // the verifier gives up on it, so no receiver holds it deferred
+	}
+	return deferredValue(v.Kind(), text, Preserve, depth, nums)
 }
 
 // The folded check reports the same verdict and token as a walk without fast paths and as

@@ -10,11 +10,11 @@ import (
 func BenchmarkReadCanonical(b *testing.B) {
 	for _, size := range []int{256, 4 << 10, 64 << 10} {
 		text := benchItems(size)
-		end, depth, textNumbers, ok := verifyCanonical(text, 0, 0, Preserve)
+		end, depth, nums, ok := verifyCanonical(text, 0, 0, Preserve)
 		if !ok || end != len(text) {
 			b.Fatal("not canonical")
 		}
-		v := deferredValue(KindObject, text, Preserve, depth, textNumbers)
+		v := deferredValue(KindObject, text, Preserve, depth, nums)
 		b.Run("items-"+strconv.Itoa(size), func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()

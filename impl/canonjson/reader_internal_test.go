@@ -141,9 +141,9 @@ func FuzzReader(f *testing.F) {
 		if text[0] == '{' {
 			kind = KindObject
 		}
-		readAnything(t, deferredValue(kind, text, Preserve, 1, false))
+		readAnything(t, deferredValue(kind, text, Preserve, 1, numberFacts{}))
 		for _, m := range []Mode{Preserve, Lossy} {
-			end, depth, textNumbers, ok := verifyCanonical(text, 0, 0, m)
+			end, depth, nums, ok := verifyCanonical(text, 0, 0, m)
 			if !ok || end != len(text) {
 				continue
 			}
@@ -154,7 +154,7 @@ func FuzzReader(f *testing.F) {
 					t.Fatalf("%s: verified text does not parse: %v", m, err)
 				}
 			}
-			v := deferredValue(kind, text, m, depth, textNumbers)
+			v := deferredValue(kind, text, m, depth, nums)
 			got, out, maxDepth, err := RebuildFromReader(NewReader(v), m)
 			if err != nil {
 				t.Fatalf("%s %q: %v", m, text, err)
@@ -213,7 +213,7 @@ func TestReaderStopsAtUnexpectedText(t *testing.T) {
 		if tc.text[0] == '{' {
 			kind = KindObject
 		}
-		r := NewReader(deferredValue(kind, tc.text, Preserve, 1, false))
+		r := NewReader(deferredValue(kind, tc.text, Preserve, 1, numberFacts{}))
 		n := 0
 		for r.Next() {
 			if n++; n > len(tc.text) {
@@ -230,7 +230,7 @@ func TestReaderStopsAtUnexpectedText(t *testing.T) {
 	}
 	// Skip over an unterminated container or string.
 	for _, text := range []string{`[[1,2]`, `[["]]`, `[["\q"]]`} {
-		r := NewReader(deferredValue(KindArray, text, Preserve, 1, false))
+		r := NewReader(deferredValue(KindArray, text, Preserve, 1, numberFacts{}))
 		r.Next()
 		r.Skip()
 		if r.Kind() != TokenNone || !errors.Is(r.Err(), ErrSyntax) {
@@ -249,11 +249,11 @@ func TestReaderDoesNotAllocate(t *testing.T) {
 	if strings.Contains(text, `\`) {
 		t.Fatal("the payload holds escapes")
 	}
-	end, depth, textNumbers, ok := verifyCanonical(text, 0, 0, Preserve)
+	end, depth, nums, ok := verifyCanonical(text, 0, 0, Preserve)
 	if !ok || end != len(text) {
 		t.Fatal("not canonical")
 	}
-	deferred := deferredValue(KindArray, text, Preserve, depth, textNumbers)
+	deferred := deferredValue(KindArray, text, Preserve, depth, nums)
 	built, ok := buildCanonical(text, Preserve)
 	if !ok {
 		t.Fatal("not built")

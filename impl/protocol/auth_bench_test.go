@@ -473,3 +473,78 @@ func TestBenchItemsSizes(t *testing.T) {
 		t.Errorf("one item: %s, want %s", got, want)
 	}
 }
+
+// BenchmarkAuthSealResult seals what a worker seals: a result frame with a fresh request id
+// each time, around the Rust reference's benchmark payload held three ways: built as a tree
+// (a tool that builds its answer), parsed from its text in Preserve mode (serde_json's
+// Value, what the reference's own benchmark seals), and as the decoder leaves it in a frame
+// read from the wire (an echo).
+func BenchmarkAuthSealResult(b *testing.B) {
+	for _, n := range []int{256, 4 << 10, 64 << 10} {
+		built := benchItems(n)
+		text := built.JSON()
+		parsed, err := canonjson.ParseValue([]byte(text), canonjson.Preserve)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wire := wirePayload(b, parsed)
+		for _, held := range []struct {
+			name string
+			v    canonjson.Value
+		}{{"built", built}, {"parsed", parsed}, {"wire", wire}} {
+			b.Run(fmt.Sprintf("%dB/%s", len(text), held.name), func(b *testing.B) {
+				a, err := NewAuthenticator("session-1", benchKey(b), RoleWorker, canonjson.Preserve)
+				if err != nil {
+					b.Fatal(err)
+				}
+				payload := JSONPayload(held.v)
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				cpu := startCPU(b)
+				i := 0
+				for b.Loop() {
+					i++
+					res, err := NewToolResult("session-1", "request-"+strconv.Itoa(i), payload)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, _, err := a.Seal(ResultMessage{Result: res}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cpu.stop()
+			})
+		}
+	}
+}
+
+// benchKey returns the fixed key of the seal and open benchmarks.
+func benchKey(b *testing.B) *SessionKey {
+	key, err := NewSessionKey(bytes.Repeat([]byte{7}, SessionKeyBytes))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return key
+}
+
+// wirePayload returns v's JSON payload as the frame decoder leaves it after reading a
+// sealed invoke frame that carries it.
+func wirePayload(b *testing.B, v canonjson.Value) canonjson.Value {
+	inv, err := NewToolInvocation("session-1", "request-1", "json.tool", JSONPayload(v))
+	if err != nil {
+		b.Fatal(err)
+	}
+	host, err := NewAuthenticator("session-1", benchKey(b), RoleHost, canonjson.Preserve)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, line, err := host.Seal(InvokeMessage{Invocation: inv})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := DecodeFrame(line, canonjson.Preserve)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f.Message.(InvokeMessage).Invocation.Payload.JSON
+}
