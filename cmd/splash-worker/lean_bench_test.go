@@ -126,7 +126,8 @@ func (c *leanChild) roundTrip(b *testing.B, frame []byte) []byte {
 //
 // It reports each child's round trips per second of its own latency (worker-rt/s, cat-rt/s,
 // goecho-rt/s), the ratios to cat (worker/cat, goecho/cat), the p50s and p99s, and the
-// worker's p50 over cat's (over-cat-p50-µs).
+// worker's p50 over cat's (over-cat-p50-µs), and per round trip each child's CPU time
+// (…-cpu-µs) and how often its threads were switched out (…-switches).
 // docs/performance.md compares these with the Rust-built worker's measured ratio to cat.
 func BenchmarkLeanRoundTrip(b *testing.B) {
 	const perSession = 1000
@@ -142,9 +143,11 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 	var w *leanChild
 	var frames [][]byte
 	var workerLat []time.Duration
+	var workerUsage childUsage
 	sessions, n := 0, 0
 	restart := func() {
 		if w != nil {
+			workerUsage.stop()
 			workerLat = append(workerLat, w.lat...)
 			w.stop()
 		}
@@ -166,9 +169,13 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 			b.Fatalf("unexpected answer %q", line)
 		}
 		w.lat = w.lat[:0]
+		workerUsage.start(w.cmd.Process.Pid)
 		n = 1
 	}
 	restart()
+	var catUsage, goUsage childUsage
+	catUsage.start(cat.cmd.Process.Pid)
+	goUsage.start(goecho.cmd.Process.Pid)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if n == perSession {
@@ -189,6 +196,12 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 		n++
 	}
 	b.StopTimer()
+	workerUsage.stop()
+	catUsage.stop()
+	goUsage.stop()
+	workerUsage.report(b, "worker")
+	catUsage.report(b, "cat")
+	goUsage.report(b, "goecho")
 	workerLat = append(workerLat, w.lat...)
 	catLat := cat.lat
 	goLat := goecho.lat
