@@ -59,7 +59,7 @@ func bootChecks() []*Check {
 				w := t.session(echoGrant())
 				roundTrip(t, w, "req-1")
 				t.call(map[string]any{"op": "close"})
-				w.exit(0)
+				w.exitAndEnd(0)
 				t.call(map[string]any{"op": "wait"})
 				stderr, output := t.drv.texts()
 				where := leaks(w.boot.Key, map[string]string{
@@ -132,7 +132,7 @@ func openChecks() []*Check {
 				if o := t.await(id); !o.OK {
 					t.failf("close answered with ok (HDR-023)", string(o.raw))
 				}
-				w.exit(0)
+				w.exitAndEnd(0)
 				if o := t.call(map[string]any{"op": "wait"}); !o.OK || o.ExitCode == nil || *o.ExitCode != 0 {
 					t.failf(`{"ok":true,"exit_code":0}: the worker ended cleanly (HDR-024)`, string(o.raw))
 				}

@@ -25,7 +25,7 @@ func fileChecks() []*Check {
 				t.keyNotInFiles(w.boot.Key, "after start")
 				roundTrip(t, w, "req-1")
 				t.call(map[string]any{"op": "close"})
-				w.exit(0)
+				w.exitAndEnd(0)
 				t.call(map[string]any{"op": "wait"})
 				t.keyNotInFiles(w.boot.Key, "after the session")
 			}},

@@ -249,6 +249,20 @@ func (w *fakeWorker) forge(seq uint64, role protocol.Role, sid string, m protoco
 // exit ends the fake worker with status code.
 func (w *fakeWorker) exit(code int) { _ = w.enc.Encode(relayCommand{Exit: code, Exiting: true}) }
 
+// exitAndEnd is exit followed by waiting, at most exitGrace, until the fake worker's process
+// has ended, so that a wait the check sends next judges the driver and not how fast a loaded
+// machine runs the fake worker to its exit.
+func (w *fakeWorker) exitAndEnd(code int) {
+	w.exit(code)
+	until := time.Now().Add(min(exitGrace, time.Until(w.t.deadline)))
+	for !exited(w.hello.Pid) && time.Now().Before(until) {
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// exitGrace bounds how long exitAndEnd waits for the fake worker's process to end.
+const exitGrace = 3 * time.Second
+
 // result is a worker result for the invocation of the host.
 func (w *fakeWorker) result(requestID string, p protocol.ToolPayload) protocol.Message {
 	return protocol.ResultMessage{Result: protocol.ToolResult{ProtocolVersion: protocol.ProtocolVersion,
