@@ -100,10 +100,10 @@ func (f *FrameRecord) Failing() bool {
 // recordFrame adds a record of data, which the transcript line just written reports. It
 // records nothing once the transcript is full, so that every record has its line.
 func (t *T) recordFrame(w *Worker, sent bool, kind string, data []byte) {
-	if len(t.transcript) == 0 || len(t.transcript) > maxTranscript {
+	if len(t.Transcript) == 0 || len(t.Transcript) > MaxTranscript {
 		return
 	}
-	rec := FrameRecord{Entry: len(t.transcript) - 1, Worker: w.index, Sent: sent, Kind: kind, Size: len(data)}
+	rec := FrameRecord{Entry: len(t.Transcript) - 1, Worker: w.index, Sent: sent, Kind: kind, Size: len(data)}
 	line := data
 	if kind == FrameBytes {
 		line = bytes.TrimSuffix(bytes.TrimSuffix(data, []byte("\n")), []byte("\r"))

@@ -147,8 +147,8 @@ func TestFrameRecords(t *testing.T) {
 	}
 	for i, r := range f.t.frames {
 		arrow := map[bool]string{true: "→ worker 1: ", false: "← worker 1: "}[r.Sent]
-		if r.Entry != i || !strings.Contains(f.t.transcript[r.Entry], arrow) {
-			t.Errorf("record %d points at transcript line %d: %q", i, r.Entry, f.t.transcript[r.Entry])
+		if r.Entry != i || !strings.Contains(f.t.Transcript[r.Entry], arrow) {
+			t.Errorf("record %d points at transcript line %d: %q", i, r.Entry, f.t.Transcript[r.Entry])
 		}
 	}
 }
@@ -185,7 +185,7 @@ func TestFrameRecordsAreBounded(t *testing.T) {
 		t.Errorf("a frame past the run's bound: %d of %d bytes kept, note %q", len(rec.Raw), rec.Size, rec.Note)
 	}
 
-	for len(f.t.transcript) <= maxTranscript {
+	for len(f.t.Transcript) <= MaxTranscript {
 		f.t.logf("filler")
 	}
 	if rec := f.record(true, FrameLine, []byte("{}")); rec != nil {

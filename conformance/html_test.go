@@ -32,7 +32,7 @@ func htmlSample(t *testing.T) *Report {
 	for i := range r.Results {
 		res := &r.Results[i]
 		if res.ID == "CNF-FRAME-01" {
-			res.Transcript, res.Frames = f.t.transcript, f.t.frames
+			res.Transcript, res.Frames = f.t.Transcript, f.t.frames
 			res.Stderr = "panic: <script>document.documentElement.setAttribute(\"data-pwned\",\"stderr\")</script>\n\x00\x1b[31m]]></pre>"
 			res.Actual = `"'><svg onload=alert(3)>`
 		}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -230,17 +229,9 @@ schedule:
 // runCheck runs one check and returns its result; the error is a launch failure.
 func runCheck(st *runState, c *Check) (Result, error) {
 	start := time.Now()
-	t := &T{check: c, run: st, outcome: Pass, started: start}
+	t := &T{check: c, run: st, Verdict: Verdict{Started: start, Outcome: Pass}}
 	t.deadline = start.Add(t.limit())
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(stopCheck); !ok {
-					t.outcome = Fail
-					t.detail = fmt.Sprintf("internal runner error: %v\n%s", r, debug.Stack())
-				}
-			}
-		}()
+	t.Guard(func() {
 		var missing []string
 		for _, n := range c.Needs {
 			if !st.offers[n] {
@@ -251,22 +242,22 @@ func runCheck(st *runState, c *Check) (Result, error) {
 			t.skipf("the worker command does not offer %s", strings.Join(missing, ", "))
 		}
 		c.run(t)
-	}()
+	})
 	for _, w := range t.workers {
 		w.stop()
 	}
 	for _, w := range t.workers {
 		if w.stderr.keyLeaked() {
-			t.outcome = Fail
-			t.expected = "no trace of the session key in any output (FRM-040, WRK-093)"
-			t.actual = fmt.Sprintf("worker %d wrote an encoding of its session key on standard error", w.index)
-			t.detail = "expected " + t.expected + "; got " + t.actual
+			t.Outcome = Fail
+			t.Expected = "no trace of the session key in any output (FRM-040, WRK-093)"
+			t.Actual = fmt.Sprintf("worker %d wrote an encoding of its session key on standard error", w.index)
+			t.Detail = "expected " + t.Expected + "; got " + t.Actual
 		}
 		if w.stderr.stubLeaked() {
-			t.outcome = Fail
-			t.expected = "no trace of the stub secret in any output (SEC-010)"
-			t.actual = fmt.Sprintf("worker %d wrote an encoding of the stub secret on standard error", w.index)
-			t.detail = "expected " + t.expected + "; got " + t.actual
+			t.Outcome = Fail
+			t.Expected = "no trace of the stub secret in any output (SEC-010)"
+			t.Actual = fmt.Sprintf("worker %d wrote an encoding of the stub secret on standard error", w.index)
+			t.Detail = "expected " + t.Expected + "; got " + t.Actual
 		}
 	}
 	if t.dir != "" {
@@ -278,16 +269,16 @@ func runCheck(st *runState, c *Check) (Result, error) {
 		Title:        c.Title,
 		Requirements: c.Requirements,
 		Needs:        c.Needs,
-		Outcome:      t.outcome,
+		Outcome:      t.Outcome,
 		Duration:     time.Since(start),
-		Detail:       t.detail,
-		Expected:     t.expected,
-		Actual:       t.actual,
+		Detail:       t.Detail,
+		Expected:     t.Expected,
+		Actual:       t.Actual,
 	}
 	r.Settle(st.strict, t.deviations)
 	if r.Outcome != Pass && r.Outcome != Skip || st.verbose {
 		r.Stderr = t.stderrExcerpt()
-		r.Transcript = t.transcript
+		r.Transcript = t.Transcript
 		r.Frames = t.frames
 	} else {
 		st.frameBytes.Add(-int64(t.frameBytes))

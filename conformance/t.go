@@ -50,12 +50,6 @@ func (c commandTemplate) expand(values map[string]string) []string {
 	return out
 }
 
-// stopCheck is the panic value that ends a check early; the runner recovers it.
-type stopCheck struct{}
-
-// maxTranscript bounds the transcript kept for one check.
-const maxTranscript = 200
-
 // T is the context of one running check: its deadline, its scratch directory, the workers it
 // launched and its verdict. Checks are defined inside this package.
 type T struct {
@@ -66,11 +60,7 @@ type T struct {
 	dir      string
 	workers  []*Worker
 
-	outcome    Outcome
-	detail     string
-	expected   string
-	actual     string
-	transcript []string
+	Verdict
 	frames     []FrameRecord // the frames the transcript reports, in full
 	frameBytes int           // bytes kept in frames (bounded by maxCheckFrameBytes)
 	launchErr  error
@@ -83,20 +73,13 @@ type T struct {
 func (t *T) shouldf(expected, actual string) {
 	t.logf("SHOULD deviation: expected %s; got %s", expected, actual)
 	t.deviations = append(t.deviations, "expected "+expected+"; got "+actual)
-	if t.expected == "" {
-		t.expected, t.actual = expected, actual
+	if t.Expected == "" {
+		t.Expected, t.Actual = expected, actual
 	}
 }
 
 // logf adds a line to the check's transcript.
-func (t *T) logf(format string, args ...any) {
-	if len(t.transcript) < maxTranscript {
-		elapsed := time.Since(t.started).Round(100 * time.Microsecond)
-		t.transcript = append(t.transcript, fmt.Sprintf("%8s ", "+"+elapsed.String())+fmt.Sprintf(format, args...))
-	} else if len(t.transcript) == maxTranscript {
-		t.transcript = append(t.transcript, "[transcript truncated]")
-	}
-}
+func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
 
 // clipFrame returns the text of a frame for a transcript line: whole when the run keeps full
 // frames and the check's frame records are within their bound, else its first n bytes.
@@ -108,16 +91,10 @@ func (t *T) clipFrame(s string, n int) string {
 }
 
 // end records the verdict and stops the check.
-func (t *T) end(o Outcome, detail string) {
-	t.outcome, t.detail = o, detail
-	panic(stopCheck{})
-}
+func (t *T) end(o Outcome, detail string) { t.End(o, detail) }
 
 // failf fails the check with what was expected and what happened.
-func (t *T) failf(expected, actual string) {
-	t.expected, t.actual = expected, actual
-	t.end(Fail, "expected "+expected+"; got "+actual)
-}
+func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
 
 // timeoutf ends the check with TIMEOUT.
 func (t *T) timeoutf(format string, args ...any) {
@@ -130,14 +107,10 @@ func (t *T) crashf(format string, args ...any) {
 }
 
 // skipf ends the check with SKIP.
-func (t *T) skipf(format string, args ...any) {
-	t.end(Skip, fmt.Sprintf(format, args...))
-}
+func (t *T) skipf(format string, args ...any) { t.Skipf(format, args...) }
 
 // internal ends the check because the runner itself failed (a bug, or the machine).
-func (t *T) internal(err error) {
-	t.end(Fail, "internal runner error: "+err.Error())
-}
+func (t *T) internal(err error) { t.Internal(err) }
 
 // launchFailed ends the check and the run: the worker command cannot be started.
 func (t *T) launchFailed(err error) {

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -103,27 +102,19 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 // runCheck runs one check with its own driver and returns its result.
 func runCheck(st *runState, c *Check) conformance.Result {
 	start := time.Now()
-	t := &T{check: c, run: st, outcome: conformance.Pass, started: start, deadline: start.Add(st.timeout)}
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(stopCheck); !ok {
-					t.outcome = conformance.Fail
-					t.detail = fmt.Sprintf("internal runner error: %v\n%s", r, debug.Stack())
-				}
-			}
-		}()
+	t := &T{check: c, run: st, Verdict: conformance.Verdict{Started: start, Outcome: conformance.Pass}, deadline: start.Add(st.timeout)}
+	t.Guard(func() {
 		t.open()
 		c.run(t)
-	}()
+	})
 	t.teardown()
 	r := conformance.Result{
 		ID: c.ID, Level: c.Level, Title: c.Title, Requirements: c.Requirements,
-		Outcome: t.outcome, Duration: time.Since(start), Detail: t.detail, Expected: t.expected, Actual: t.actual,
+		Outcome: t.Outcome, Duration: time.Since(start), Detail: t.Detail, Expected: t.Expected, Actual: t.Actual,
 	}
 	r.Settle(st.strict, nil)
 	if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip || st.verbose {
-		r.Transcript = t.transcript
+		r.Transcript = t.Transcript
 		if t.drv != nil {
 			r.Stderr, _ = t.drv.texts()
 		}

@@ -13,18 +13,11 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// stopCheck is the panic value that ends a check early; the runner recovers it.
-type stopCheck struct{}
-
-// maxTranscript bounds the transcript kept for one check.
-const maxTranscript = 200
-
 // T is the context of one running check: its driver, the fake workers it started and its
 // verdict.
 type T struct {
 	check    *Check
 	run      *runState
-	started  time.Time
 	deadline time.Time
 	dir      string
 	sock     string
@@ -37,32 +30,18 @@ type T struct {
 	workDir, tmpDir string
 	sessions        int
 
-	outcome          conformance.Outcome
-	detail           string
-	expected, actual string
-	transcript       []string
+	conformance.Verdict
 }
 
-func (t *T) logf(format string, args ...any) {
-	if len(t.transcript) < maxTranscript {
-		elapsed := time.Since(t.started).Round(100 * time.Microsecond)
-		t.transcript = append(t.transcript, fmt.Sprintf("%8s ", "+"+elapsed.String())+fmt.Sprintf(format, args...))
-	}
-}
+func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
 
-func (t *T) end(o conformance.Outcome, detail string) {
-	t.outcome, t.detail = o, detail
-	panic(stopCheck{})
-}
+func (t *T) end(o conformance.Outcome, detail string) { t.End(o, detail) }
 
-func (t *T) failf(expected, actual string) {
-	t.expected, t.actual = expected, actual
-	t.end(conformance.Fail, "expected "+expected+"; got "+actual)
-}
+func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
 
-func (t *T) skipf(format string, args ...any) { t.end(conformance.Skip, fmt.Sprintf(format, args...)) }
+func (t *T) skipf(format string, args ...any) { t.Skipf(format, args...) }
 
-func (t *T) internal(err error) { t.end(conformance.Fail, "internal runner error: "+err.Error()) }
+func (t *T) internal(err error) { t.Internal(err) }
 
 // open starts the driver and asks for its features (HDR-010); the check is SKIP (HDR-011) when the
 // driver does not declare one of its needs.

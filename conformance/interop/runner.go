@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -157,23 +156,15 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 // at both ends by the scenario and on the wire by the relays (IOP-002, IOP-005).
 func runScenario(st *runState, pair *Pair, sc *Scenario) conformance.Result {
 	start := time.Now()
-	t := &T{sc: sc, pair: pair, run: st, outcome: conformance.Pass, started: start, deadline: start.Add(st.timeout)}
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(stopScenario); !ok {
-					t.outcome = conformance.Fail
-					t.detail = fmt.Sprintf("internal runner error: %v\n%s", r, debug.Stack())
-				}
-			}
-		}()
+	t := &T{sc: sc, pair: pair, run: st, Verdict: conformance.Verdict{Started: start, Outcome: conformance.Pass, Keep: maxTranscript}, deadline: start.Add(st.timeout)}
+	t.Guard(func() {
 		t.open()
 		sc.run(t)
-	}()
+	})
 	t.teardown()
 	t.judgeWire()
 	r := conformance.Result{ID: sc.ID, Level: conformance.Must, Title: sc.Title, Requirements: sc.Requirements,
-		Outcome: t.outcome, Duration: time.Since(start), Detail: t.detail, Expected: t.expected, Actual: t.actual}
+		Outcome: t.Outcome, Duration: time.Since(start), Detail: t.Detail, Expected: t.Expected, Actual: t.Actual}
 	if r.Outcome == conformance.Pass && t.hazard != "" {
 		r.Outcome, r.Detail = conformance.Info, "documented hazard: "+t.hazard
 	}
@@ -191,7 +182,7 @@ func runScenario(st *runState, pair *Pair, sc *Scenario) conformance.Result {
 // the scenario whatever the ends saw, and the detail names the side that sent it. Hazard
 // deviations (non-portable numbers) are left to the number scenario.
 func (t *T) judgeWire() {
-	if t.outcome == conformance.Skip {
+	if t.Outcome == conformance.Skip {
 		return
 	}
 	var devs []string
@@ -216,16 +207,16 @@ func (t *T) judgeWire() {
 		}
 	}
 	detail := fmt.Sprintf("on the wire (blame: %s): %s", strings.Join(sides, " and "), strings.Join(devs, "; "))
-	if t.outcome != conformance.Pass {
-		detail += "; at the ends: " + t.detail
+	if t.Outcome != conformance.Pass {
+		detail += "; at the ends: " + t.Detail
 	}
-	t.outcome, t.detail = conformance.Fail, detail
-	t.expected, t.actual = "every frame verifies and follows the rules of its sender (IOP-002, IOP-003)", strings.Join(devs, "; ")
+	t.Outcome, t.Detail = conformance.Fail, detail
+	t.Expected, t.Actual = "every frame verifies and follows the rules of its sender (IOP-002, IOP-003)", strings.Join(devs, "; ")
 }
 
 // fullTranscript is the scenario's log followed by each relay's kept lines.
 func (t *T) fullTranscript() []string {
-	out := slices.Clone(t.transcript)
+	out := slices.Clone(t.Transcript)
 	for _, r := range t.relays {
 		r.mu.Lock()
 		for _, rec := range r.records {

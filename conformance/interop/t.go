@@ -18,9 +18,6 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// stopScenario is the panic value that ends a scenario early; the runner recovers it.
-type stopScenario struct{}
-
 // maxTranscript bounds the transcript lines kept for one scenario; maxRecords the relayed
 // lines kept per relay (the rest are judged and counted, not kept).
 const (
@@ -34,7 +31,6 @@ type T struct {
 	sc       *Scenario
 	pair     *Pair
 	run      *runState
-	started  time.Time
 	deadline time.Time
 	dir      string
 	sock     string
@@ -45,33 +41,19 @@ type T struct {
 	relays   []*relay
 	sessions int
 
-	outcome          conformance.Outcome
-	detail           string
-	expected, actual string
-	hazard           string
-	transcript       []string
+	conformance.Verdict
+	hazard string
 }
 
-func (t *T) logf(format string, args ...any) {
-	if len(t.transcript) < maxTranscript {
-		elapsed := time.Since(t.started).Round(100 * time.Microsecond)
-		t.transcript = append(t.transcript, fmt.Sprintf("%8s ", "+"+elapsed.String())+fmt.Sprintf(format, args...))
-	}
-}
+func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
 
-func (t *T) end(o conformance.Outcome, detail string) {
-	t.outcome, t.detail = o, detail
-	panic(stopScenario{})
-}
+func (t *T) end(o conformance.Outcome, detail string) { t.End(o, detail) }
 
-func (t *T) failf(expected, actual string) {
-	t.expected, t.actual = expected, actual
-	t.end(conformance.Fail, "expected "+expected+"; got "+actual)
-}
+func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
 
-func (t *T) skipf(format string, args ...any) { t.end(conformance.Skip, fmt.Sprintf(format, args...)) }
+func (t *T) skipf(format string, args ...any) { t.Skipf(format, args...) }
 
-func (t *T) internal(err error) { t.end(conformance.Fail, "internal runner error: "+err.Error()) }
+func (t *T) internal(err error) { t.Internal(err) }
 
 // open prepares the scenario's directory and side channel, starts the driver and asks for its
 // features; the scenario is SKIP when a side lacks one it needs (IOP-008).

@@ -1,0 +1,76 @@
+package conformance
+
+import (
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// Verdict is what a running check has found so far: its outcome, the expected and actual
+// text of a failure, and its transcript. The checks of the worker, host and interop suites
+// each hold one. End, and the methods built on it, stop the check by panicking with a value
+// that Guard recovers, so a check reads as straight-line code.
+type Verdict struct {
+	Started    time.Time
+	Outcome    Outcome
+	Detail     string
+	Expected   string
+	Actual     string
+	Transcript []string
+	// Keep is how many transcript lines to keep; zero keeps MaxTranscript.
+	Keep int
+}
+
+// stopCheck is the panic value with which End stops a check; Guard recovers it.
+type stopCheck struct{}
+
+// MaxTranscript is how many transcript lines a verdict keeps unless told otherwise; one more
+// line says the rest was dropped.
+const MaxTranscript = 200
+
+// Logf adds a line to the transcript, stamped with the time since the check started.
+func (v *Verdict) Logf(format string, args ...any) {
+	keep := v.Keep
+	if keep <= 0 {
+		keep = MaxTranscript
+	}
+	switch n := len(v.Transcript); {
+	case n < keep:
+		elapsed := time.Since(v.Started).Round(100 * time.Microsecond)
+		v.Transcript = append(v.Transcript, fmt.Sprintf("%8s ", "+"+elapsed.String())+fmt.Sprintf(format, args...))
+	case n == keep:
+		v.Transcript = append(v.Transcript, "[transcript truncated]")
+	}
+}
+
+// End records the outcome and stops the check.
+func (v *Verdict) End(o Outcome, detail string) {
+	v.Outcome, v.Detail = o, detail
+	panic(stopCheck{})
+}
+
+// Failf fails the check with what was expected and what happened.
+func (v *Verdict) Failf(expected, actual string) {
+	v.Expected, v.Actual = expected, actual
+	v.End(Fail, "expected "+expected+"; got "+actual)
+}
+
+// Skipf ends the check with SKIP.
+func (v *Verdict) Skipf(format string, args ...any) { v.End(Skip, fmt.Sprintf(format, args...)) }
+
+// Internal ends the check because the runner itself failed (a bug, or the machine).
+func (v *Verdict) Internal(err error) { v.End(Fail, "internal runner error: "+err.Error()) }
+
+// Guard runs f, the body of a check. It recovers the stop of End; any other panic is a bug of
+// the runner, which fails the check with the stack rather than the whole run.
+func (v *Verdict) Guard(f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(stopCheck); !ok {
+				v.Outcome = Fail
+				v.Detail = fmt.Sprintf("internal runner error: %v\n%s", r, debug.Stack())
+			}
+		}
+	}()
+	f()
+}
