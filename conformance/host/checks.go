@@ -75,14 +75,14 @@ func bootChecks() []*Check {
 			run: func(t *T) {
 				m := t.manifest(echoGrant())
 				w, id := t.startWorker(m)
-				want := append(slices.Clone(t.run.fake), t.sock)
+				want := append(slices.Clone(t.run.fake), t.side.Sock)
 				if !slices.Equal(w.hello.Argv[1:], want[1:]) {
 					t.failf(fmt.Sprintf("argv %q", want), fmt.Sprintf("%q", w.hello.Argv))
 				}
 				w.recv(protocol.TypeOpenSession)
 				t.await(id)
 				select {
-				case <-t.conns:
+				case <-t.side.Conns:
 					t.failf("one worker per start command", "a second worker")
 				case <-time.After(100 * time.Millisecond):
 				}

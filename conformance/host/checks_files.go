@@ -35,7 +35,7 @@ func fileChecks() []*Check {
 // startInFreshDirs starts the driver in a fresh empty working directory with TMPDIR set to
 // another (HDR-046). A relative program path is made absolute first.
 func (t *T) startInFreshDirs() (*driver, error) {
-	t.workDir, t.tmpDir = filepath.Join(t.dir, "driver-wd"), filepath.Join(t.dir, "driver-tmp")
+	t.workDir, t.tmpDir = filepath.Join(t.side.Dir, "driver-wd"), filepath.Join(t.side.Dir, "driver-tmp")
 	for _, d := range []string{t.workDir, t.tmpDir} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			return nil, err
@@ -73,7 +73,7 @@ func (t *T) keyNotInFiles(key *protocol.SessionKey, when string) {
 			data, _ := io.ReadAll(io.LimitReader(f, maxScannedFile))
 			files++
 			if leaks(key, map[string]string{path: string(data)}) != "" {
-				rel, _ := filepath.Rel(t.dir, path)
+				rel, _ := filepath.Rel(t.side.Dir, path)
 				t.failf("no encoding of the session key in a file (FRM-040, HDR-046)", "the key in the file "+rel+" "+when)
 			}
 			return nil

@@ -26,7 +26,7 @@ func ledgerGrant() protocol.CapabilityGrant {
 
 // stateDir is the check's host state directory: every start of the check, in every driver
 // process it runs, gets the same one (HDR-040).
-func (t *T) stateDir() string { return filepath.Join(t.dir, "host-state") }
+func (t *T) stateDir() string { return filepath.Join(t.side.Dir, "host-state") }
 
 // ledgerSession starts a worker whose host keeps its ledger in the check's state directory and
 // checks its open_session and the start outcome.

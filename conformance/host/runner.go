@@ -131,21 +131,7 @@ func (t *T) teardown() {
 	if t.drv != nil {
 		t.drv.kill()
 	}
-	if t.listener != nil {
-		t.listener.Close()
-	}
-	for {
-		select {
-		case c := <-t.conns:
-			c.Close()
-			continue
-		default:
-		}
-		break
-	}
-	if t.dir != "" {
-		_ = os.RemoveAll(t.dir)
-	}
+	t.side.Close()
 }
 
 const usageText = `usage: splash-conform host [flags] [-- DRIVER-COMMAND [ARGS...]]

@@ -2,9 +2,6 @@ package host
 
 import (
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -19,10 +16,7 @@ type T struct {
 	check    *Check
 	run      *runState
 	deadline time.Time
-	dir      string
-	sock     string
-	listener net.Listener
-	conns    chan net.Conn
+	side     *conformance.SideChannel
 	drv      *driver
 	features []string
 	workers  []*fakeWorker
@@ -46,30 +40,11 @@ func (t *T) internal(err error) { t.Internal(err) }
 // open starts the driver and asks for its features (HDR-010); the check is SKIP (HDR-011) when the
 // driver does not declare one of its needs.
 func (t *T) open() {
-	dir, err := os.MkdirTemp(t.run.tempDir, strings.ToLower(t.check.ID)+"-")
+	side, err := conformance.OpenSideChannel(t.run.tempDir, strings.ToLower(t.check.ID)+"-", "w.sock", 4)
 	if err != nil {
 		t.internal(err)
 	}
-	t.dir = dir
-	t.sock = filepath.Join(dir, "w.sock")
-	t.listener, err = net.Listen("unix", t.sock)
-	if err != nil {
-		t.internal(err)
-	}
-	t.conns = make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := t.listener.Accept()
-			if err != nil {
-				return
-			}
-			select {
-			case t.conns <- c:
-			default:
-				c.Close() // more workers than any check starts: refuse, bounded
-			}
-		}
-	}()
+	t.side = side
 	if t.check.freshDirs {
 		t.drv, err = t.startInFreshDirs()
 	} else {
@@ -149,7 +124,7 @@ const workerScope = "hconf-tenant"
 // startCommand is a start command for the fake worker (extra are more fake-worker arguments)
 // with manifest m and the fields of more.
 func (t *T) startCommand(m protocol.CapabilityManifest, more map[string]any, extra ...string) map[string]any {
-	cmd := append(slices.Clone(t.run.fake), t.sock)
+	cmd := append(slices.Clone(t.run.fake), t.side.Sock)
 	c := map[string]any{"op": "start", "command": append(cmd, extra...), "manifest": rawJSON(m.AppendJSON(nil)),
 		"deadline_ms": deadlineMS, "scope": workerScope}
 	for k, v := range more {

@@ -61,7 +61,7 @@ func (c *captureReader) Read(p []byte) (int, error) {
 func (t *T) acceptWorker(why string) *fakeWorker {
 	var conn net.Conn
 	select {
-	case conn = <-t.conns:
+	case conn = <-t.side.Conns:
 	case <-time.After(time.Until(t.deadline)):
 		t.failf(why, "the driver started no worker within the time limit")
 	}

@@ -76,7 +76,7 @@ func (t *T) expectStatus(what string, o host.Outcome, want string) {
 }
 
 // stateDir is the host's durable state directory of the scenario (HDR-040).
-func (t *T) stateDir() string { return filepath.Join(t.dir, "host-state") }
+func (t *T) stateDir() string { return filepath.Join(t.side.Dir, "host-state") }
 
 // ledgerSession starts a session whose host keeps its ledger in the scenario's state directory.
 func (t *T) ledgerSession() *relay {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,10 +31,7 @@ type T struct {
 	pair     *Pair
 	run      *runState
 	deadline time.Time
-	dir      string
-	sock     string
-	listener net.Listener
-	conns    chan net.Conn
+	side     *conformance.SideChannel
 	drv      *host.DriverClient
 	features []string
 	relays   []*relay
@@ -63,29 +59,11 @@ func (t *T) open() {
 			t.skipf("the worker %s does not offer %q", t.pair.Worker.Name, n)
 		}
 	}
-	dir, err := os.MkdirTemp(t.run.tempDir, "s") // unix socket paths are short
+	side, err := conformance.OpenSideChannel(t.run.tempDir, "s", "r.sock", 8)
 	if err != nil {
 		t.internal(err)
 	}
-	t.dir = dir
-	t.sock = filepath.Join(dir, "r.sock")
-	if t.listener, err = net.Listen("unix", t.sock); err != nil {
-		t.internal(err)
-	}
-	t.conns = make(chan net.Conn, 8)
-	go func() {
-		for {
-			c, err := t.listener.Accept()
-			if err != nil {
-				return
-			}
-			select {
-			case t.conns <- c:
-			default:
-				c.Close()
-			}
-		}
-	}()
+	t.side = side
 	t.startDriver()
 	for _, n := range t.sc.HostNeeds {
 		if !slices.Contains(t.features, n) {
@@ -163,7 +141,7 @@ func (t *T) start(kind protocol.SessionKind, more map[string]any, grants ...prot
 	if err != nil {
 		t.internal(err)
 	}
-	cmd := slices.Concat(t.run.relay, []string{t.sock, kind.String(), t.run.scope, "--"}, t.workerCommand())
+	cmd := slices.Concat(t.run.relay, []string{t.side.Sock, kind.String(), t.run.scope, "--"}, t.workerCommand())
 	c := map[string]any{"op": "start", "command": cmd, "manifest": json.RawMessage(m.AppendJSON(nil)),
 		"deadline_ms": deadlineMS, "scope": t.run.scope}
 	if kind == protocol.CancellableSession {
@@ -184,10 +162,10 @@ func (t *T) start(kind protocol.SessionKind, more map[string]any, grants ...prot
 // journal, effect log and scope per scenario, shared by its sessions.
 func (t *T) workerCommand() []string {
 	values := map[string]string{
-		conformance.PlaceholderJournal:    filepath.Join(t.dir, "journal.db"),
+		conformance.PlaceholderJournal:    filepath.Join(t.side.Dir, "journal.db"),
 		conformance.PlaceholderEffects:    t.effectsPath(),
 		conformance.PlaceholderScope:      t.run.scope,
-		conformance.PlaceholderStoreFault: filepath.Join(t.dir, "no-store-fault"),
+		conformance.PlaceholderStoreFault: filepath.Join(t.side.Dir, "no-store-fault"),
 	}
 	out := make([]string, len(t.pair.Worker.Command))
 	for i, a := range t.pair.Worker.Command {
@@ -199,13 +177,13 @@ func (t *T) workerCommand() []string {
 	return out
 }
 
-func (t *T) effectsPath() string { return filepath.Join(t.dir, "effects.jsonl") }
+func (t *T) effectsPath() string { return filepath.Join(t.side.Dir, "effects.jsonl") }
 
 // acceptRelay waits for the next relay to connect and report.
 func (t *T) acceptRelay() *relay {
 	var conn net.Conn
 	select {
-	case conn = <-t.conns:
+	case conn = <-t.side.Conns:
 	case <-time.After(time.Until(t.deadline)):
 		t.failf("the host starts the relay as the worker (HDR-020)", "no relay within the time limit")
 	}
@@ -367,19 +345,5 @@ func (t *T) teardown() {
 	if t.drv != nil {
 		t.drv.Kill()
 	}
-	if t.listener != nil {
-		t.listener.Close()
-	}
-	for {
-		select {
-		case c := <-t.conns:
-			c.Close()
-			continue
-		default:
-		}
-		break
-	}
-	if t.dir != "" {
-		_ = os.RemoveAll(t.dir)
-	}
+	t.side.Close()
 }
