@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/conformancetest"
 )
 
 func runSuite(t testing.TB, driver []string, run string, env []string) *conformance.Report {
@@ -109,7 +110,7 @@ func TestHostileDrivers(t *testing.T) {
 					t.Errorf("%s: %s, want the key found in a file", r.ID, r.Detail)
 				}
 			}
-			if left := survivors(t, pids); len(left) > 0 {
+			if left := conformancetest.Survivors(t, pids); len(left) > 0 {
 				t.Errorf("process groups %v survive the run", left)
 			}
 		})

@@ -196,39 +196,3 @@ func hostileKey(mode string) (*protocol.SessionKey, error) {
 	}
 	return protocol.GenerateSessionKey()
 }
-
-// groupAlive reports whether a process of group pgid still runs (zombies do not count).
-func groupAlive(pgid int) bool {
-	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, d := range dirs {
-		stat, err := os.ReadFile(d)
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(stat), ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(stat[i+1:]))
-		if len(fields) > 2 && fields[0] != "Z" && fields[2] == fmt.Sprint(pgid) {
-			return true
-		}
-	}
-	return false
-}
-
-// survivors returns the recorded driver pids whose process group still has a live process.
-func survivors(t *testing.T, dir string) []int {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, e := range entries {
-		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err == nil && groupAlive(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}

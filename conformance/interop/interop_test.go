@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/conformancetest"
 )
 
 // TestReferencePairPassesEveryScenario runs every scenario on the reference host driver and the
@@ -106,7 +107,7 @@ func TestHostilePeers(t *testing.T) {
 				t.Fatal("no hostile process recorded its group")
 			}
 			deadline := time.Now().Add(time.Second)
-			for left := survivors(t, pids); len(left) > 0; left = survivors(t, pids) {
+			for left := conformancetest.Survivors(t, pids); len(left) > 0; left = conformancetest.Survivors(t, pids) {
 				if time.Now().After(deadline) {
 					t.Fatalf("process groups %v survive the run", left)
 				}
