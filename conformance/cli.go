@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -65,24 +64,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret); their checks are skipped")
 		scope      = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
 		scratch    = fs.String("scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")
-		version    = fs.Bool("version", false, "print the suite version, the protocol version and the catalog digest, and exit")
 		expects    ExpectFlags
 	)
-	expects.Register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
-		fs.PrintDefaults()
-		fmt.Fprint(stderr, "\nexit status: 0 every counted check passed, 1 a counted check failed, 2 usage or launch error\n")
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
-	}
-	if *version {
-		WriteVersion(stdout, WorkerSuite())
-		return ExitOK
+	if code, done := ParseCommandLine(fs, args, stdout, stderr, usageText, "check", WorkerSuite(), &expects); done {
+		return code
 	}
 	expected, err := expects.Load(WorkerSuite(), CatalogEntries())
 	if err != nil {

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -224,4 +225,30 @@ func writeExpectationSummary(w io.Writer, r *Report) {
 			fmt.Fprintf(w, "  %s is now %s: line %d: %s\n", res.ID, res.Outcome, e.Line, e)
 		}
 	}
+}
+
+// ParseCommandLine finishes the flag set of a suite's command line and parses args: it adds
+// -version and the expectations flags (into expects), and sets the usage text to usage, the
+// flags and the exit statuses, whose runs are made of units ("check", "scenario"). When done
+// is true the caller returns code at once: help was asked for, a flag is wrong, or -version
+// printed suite.
+func ParseCommandLine(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, usage, unit string, suite SuiteInfo, expects *ExpectFlags) (code int, done bool) {
+	version := fs.Bool("version", false, "print the suite version, the protocol version and the catalog digest, and exit")
+	expects.Register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nexit status: 0 every counted %s passed, 1 a counted %s failed, 2 usage or launch error\n", unit, unit)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK, true
+		}
+		return ExitUsage, true
+	}
+	if *version {
+		WriteVersion(stdout, suite)
+		return ExitOK, true
+	}
+	return 0, false
 }

@@ -167,24 +167,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
 		htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
 		parallel   = fs.Int("parallel", conformance.DefaultParallel(), "run `N` checks at once")
-		version    = fs.Bool("version", false, "print the suite version, the protocol version and the catalog digest, and exit")
 		expects    conformance.ExpectFlags
 	)
-	expects.Register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
-		fs.PrintDefaults()
-		fmt.Fprint(stderr, "\nexit status: 0 every counted check passed, 1 a counted check failed, 2 usage or launch error\n")
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return conformance.ExitOK
-		}
-		return conformance.ExitUsage
-	}
-	if *version {
-		conformance.WriteVersion(stdout, Suite())
-		return conformance.ExitOK
+	if code, done := conformance.ParseCommandLine(fs, args, stdout, stderr, usageText, "check", Suite(), &expects); done {
+		return code
 	}
 	expected, err := expects.Load(Suite(), CatalogEntries())
 	if err != nil {

@@ -2,7 +2,6 @@ package interop
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -56,24 +55,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		scope       = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope}, given to the host in start)")
 		jsonPath    = fs.String("json", "", "write the JSON report (or matrix) to `FILE`")
 		htmlPath    = fs.String("html", "", "write the HTML report (or matrix) to `FILE`")
-		version     = fs.Bool("version", false, "print the suite version, the protocol version and the scenario catalog's digest, and exit")
 		expects     conformance.ExpectFlags
 	)
-	expects.Register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
-		fs.PrintDefaults()
-		fmt.Fprint(stderr, "\nexit status: 0 every counted scenario passed, 1 one failed, 2 usage or launch error\n")
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return conformance.ExitOK
-		}
-		return conformance.ExitUsage
-	}
-	if *version {
-		conformance.WriteVersion(stdout, Suite())
-		return conformance.ExitOK
+	if code, done := conformance.ParseCommandLine(fs, args, stdout, stderr, usageText, "scenario", Suite(), &expects); done {
+		return code
 	}
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "splash-conform interop: "+format+"\n", a...)
