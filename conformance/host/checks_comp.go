@@ -2,14 +2,24 @@ package host
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/splashv5/conform/impl/protocol"
 )
 
+// undoBytes is about the size of the inverse input the compensation checks give: larger than a
+// worker's default input pipe (64 KiB on Linux and macOS), so that a host blocks writing its
+// frame when the worker stops reading (CNF-HCOMP-01), and small enough for a ledger that keeps
+// inputs of up to 256 KiB.
+const undoBytes = 128 << 10
+
 // undoPayload is the inverse input the compensation checks give.
-func undoPayload() protocol.ToolPayload { return jsonPayload(`{"undo":1}`) }
+var undoPayload = sync.OnceValue(func() protocol.ToolPayload {
+	return jsonPayload(`{"undo":"` + strings.Repeat("u", undoBytes) + `"}`)
+})
 
 // compensateCommand sends a compensate command for key without waiting.
 func (t *T) compensateCommand(requestID, key string) uint64 {
@@ -20,7 +30,11 @@ func (t *T) compensateCommand(requestID, key string) uint64 {
 // recvCompensation reads the compensate_operation of key on w's session within d and checks
 // that it carries the original's key and tool, a cmp- key and the inverse payload given.
 func recvCompensation(t *T, w *fakeWorker, key string, d time.Duration) protocol.OperationCompensationRequest {
-	req := w.recvWithin(protocol.TypeCompensateOperation, d, nil).(protocol.CompensateOperationMessage).Request
+	return checkCompensation(t, w, key, w.recvWithin(protocol.TypeCompensateOperation, d, nil).(protocol.CompensateOperationMessage).Request)
+}
+
+// checkCompensation checks the compensate_operation req that w received, as recvCompensation.
+func checkCompensation(t *T, w *fakeWorker, key string, req protocol.OperationCompensationRequest) protocol.OperationCompensationRequest {
 	if req.OperationKey != key || req.Tool != durableTool || !strings.HasPrefix(req.CompensationKey, "cmp-") ||
 		req.SessionID != w.boot.SessionID || !bytes.Equal(req.Payload.AppendJSON(nil), undoPayload().AppendJSON(nil)) {
 		t.failf("compensate_operation of "+key+" with a cmp- key and the payload given on session "+w.boot.SessionID+" (WFL-010, HDR-043)",
@@ -48,6 +62,38 @@ func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCo
 	}
 }
 
+// heldSession is a ledger session whose fake worker stops reading in the middle of the host's
+// compensate_operation frame (holdFlag), with a deadline that outlasts the check, so that the
+// host is still blocked writing the frame when the runner kills it.
+func (t *T) heldSession() *fakeWorker {
+	ms := time.Until(t.deadline).Milliseconds() + 1000
+	w := t.ledgerSessionWith(map[string]any{"deadline_ms": ms}, holdFlag)
+	if w.hello.PipeError != "" {
+		t.logf("worker %d: its input pipe keeps its size (%s): the frame must outgrow it", w.index, w.hello.PipeError)
+	} else {
+		t.logf("worker %d: its input pipe holds %d bytes", w.index, w.hello.Pipe)
+	}
+	return w
+}
+
+// heldCompensation waits for the compensate_operation of key on w, held unfinished, and
+// returns its cmp- key. A host that records the compensation's intent only after writing the
+// frame has not recorded it yet (WFL-022). When the frame arrives whole instead (the host's
+// channel took all of it), it is judged in full and the restart races the host's ledger write.
+func heldCompensation(t *T, w *fakeWorker, key string) string {
+	b, whole, held := w.recvHeld(recoverWait)
+	if !held {
+		t.logf("worker %d: the frame arrived whole: the restart races the host's ledger write", w.index)
+		return checkCompensation(t, w, key, whole.(protocol.CompensateOperationMessage).Request).CompensationKey
+	}
+	r := b.Message.Request
+	if r.OperationKey != key || r.Tool != durableTool || !strings.HasPrefix(r.CompensationKey, "cmp-") || r.SessionID != w.boot.SessionID || r.TenantScope != workerScope {
+		t.failf("compensate_operation of "+key+" with a cmp- key on session "+w.boot.SessionID+" for tenant "+workerScope+" (WFL-010, HDR-043)",
+			fmt.Sprintf("%+v", r))
+	}
+	return r.CompensationKey
+}
+
 func compChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureRecover, FeatureCompensate}
 	return []*Check{
@@ -55,15 +101,15 @@ func compChecks() []*Check {
 			Title: "intent before frame: a host killed after sending a compensation recovers it from its recorded intent, same cmp- key and input",
 			run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
-				second := t.ledgerSession()
+				second := t.heldSession()
 				t.compensateCommand("cmp-req-1", key)
-				sent := recvCompensation(t, second, key, recoverWait)
+				sent := heldCompensation(t, second, key)
 				t.restartDriver()
 				third := t.ledgerSession()
 				id := t.recoverCommand("rec-1")
 				again := recvCompensation(t, third, key, recoverWait)
-				if again.CompensationKey != sent.CompensationKey {
-					t.failf("the recorded compensation key "+sent.CompensationKey+" after the restart (WFL-026)", again.CompensationKey)
+				if again.CompensationKey != sent {
+					t.failf("the recorded compensation key "+sent+" after the restart (WFL-026)", again.CompensationKey)
 				}
 				finishCompensation(t, third, id, again)
 			}},

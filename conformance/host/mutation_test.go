@@ -41,7 +41,7 @@ var hostFaults = []string{
 	// The durable ledger (features recover and compensate, cmd/splash-host-driver/ledger.go).
 	"recover-redispatch", // recovers an interrupted step by dispatching it again instead of reconciling
 	"memledger",          // keeps the ledger in memory only, so a restarted driver has lost it
-	"intent-late",        // sends a compensation before recording its intent
+	"intent-late",        // records a compensation's intent only once its frame is written
 	"recompensate",       // sends a second compensation of the same operation under the recorded intent
 	"cmp-fresh",          // redelivers an ambiguous compensation under a fresh cmp- key
 	"memonce",            // keeps the one-approval rule of compensation in memory only (hostfaults_on.go)
