@@ -10,33 +10,43 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// undoBytes is about the size of the inverse input the compensation checks give: larger than a
-// worker's default input pipe (64 KiB on Linux and macOS), so that a host blocks writing its
-// frame when the worker stops reading (CNF-HCOMP-01), and small enough for a ledger that keeps
-// inputs of up to 256 KiB.
+// undoPayload is the inverse input the compensation checks give.
+func undoPayload() protocol.ToolPayload { return jsonPayload(`{"undo":1}`) }
+
+// undoBytes is about the size of the inverse input of CNF-HCOMP-01: larger than a worker's
+// default input pipe (64 KiB on Linux and macOS), so that a host blocks writing its frame when
+// the worker stops reading, and small enough for an input store that keeps inputs of up to
+// 256 KiB, as the reference's does (HDR-050).
 const undoBytes = 128 << 10
 
-// undoPayload is the inverse input the compensation checks give.
-var undoPayload = sync.OnceValue(func() protocol.ToolPayload {
+// largeUndoPayload is the inverse input of CNF-HCOMP-01, of undoBytes.
+var largeUndoPayload = sync.OnceValue(func() protocol.ToolPayload {
 	return jsonPayload(`{"undo":"` + strings.Repeat("u", undoBytes) + `"}`)
 })
 
-// compensateCommand sends a compensate command for key without waiting.
+// compensateCommand sends a compensate command for key with undoPayload without waiting.
 func (t *T) compensateCommand(requestID, key string) uint64 {
+	return t.compensateWith(requestID, key, undoPayload())
+}
+
+// compensateWith sends a compensate command for key with the inverse input p without waiting.
+func (t *T) compensateWith(requestID, key string, p protocol.ToolPayload) uint64 {
 	return t.sendCommand(map[string]any{"op": "compensate", "request_id": requestID, "key": key,
-		"payload": rawJSON(undoPayload().AppendJSON(nil)), "nonce": operationNonce(requestID)})
+		"payload": rawJSON(p.AppendJSON(nil)), "nonce": operationNonce(requestID)})
 }
 
 // recvCompensation reads the compensate_operation of key on w's session within d and checks
-// that it carries the original's key and tool, a cmp- key and the inverse payload given.
+// that it carries the original's key and tool, a cmp- key and undoPayload.
 func recvCompensation(t *T, w *fakeWorker, key string, d time.Duration) protocol.OperationCompensationRequest {
-	return checkCompensation(t, w, key, w.recvWithin(protocol.TypeCompensateOperation, d, nil).(protocol.CompensateOperationMessage).Request)
+	return checkCompensation(t, w, key, undoPayload(), w.recvWithin(protocol.TypeCompensateOperation, d, nil))
 }
 
-// checkCompensation checks the compensate_operation req that w received, as recvCompensation.
-func checkCompensation(t *T, w *fakeWorker, key string, req protocol.OperationCompensationRequest) protocol.OperationCompensationRequest {
+// checkCompensation checks that m, a compensate_operation that w received, compensates key with
+// a cmp- key and the inverse input p on w's session, and returns its request.
+func checkCompensation(t *T, w *fakeWorker, key string, p protocol.ToolPayload, m protocol.Message) protocol.OperationCompensationRequest {
+	req := m.(protocol.CompensateOperationMessage).Request
 	if req.OperationKey != key || req.Tool != durableTool || !strings.HasPrefix(req.CompensationKey, "cmp-") ||
-		req.SessionID != w.boot.SessionID || !bytes.Equal(req.Payload.AppendJSON(nil), undoPayload().AppendJSON(nil)) {
+		req.SessionID != w.boot.SessionID || !bytes.Equal(req.Payload.AppendJSON(nil), p.AppendJSON(nil)) {
 		t.failf("compensate_operation of "+key+" with a cmp- key and the payload given on session "+w.boot.SessionID+" (WFL-010, HDR-043)",
 			clip(string(protocol.CompensateOperationMessage{Request: req}.AppendJSON(nil)), 400))
 	}
@@ -84,7 +94,7 @@ func heldCompensation(t *T, w *fakeWorker, key string) string {
 	b, whole, held := w.recvHeld(recoverWait)
 	if !held {
 		t.logf("worker %d: the frame arrived whole: the restart races the host's ledger write", w.index)
-		return checkCompensation(t, w, key, whole.(protocol.CompensateOperationMessage).Request).CompensationKey
+		return checkCompensation(t, w, key, largeUndoPayload(), whole).CompensationKey
 	}
 	r := b.Message.Request
 	if r.OperationKey != key || r.Tool != durableTool || !strings.HasPrefix(r.CompensationKey, "cmp-") || r.SessionID != w.boot.SessionID || r.TenantScope != workerScope {
@@ -98,16 +108,16 @@ func compChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureRecover, FeatureCompensate}
 	return []*Check{
 		{ID: "CNF-HCOMP-01", Level: must, Requirements: []string{"WFL-011", "WFL-022", "WFL-026", "HDR-043", "HDR-050"}, Needs: needs,
-			Title: "intent before frame: a host killed after sending a compensation recovers it from its recorded intent, same cmp- key and input",
+			Title: "intent before frame: a host killed while still writing a compensation frame recovers it from its recorded intent, same cmp- key and input",
 			run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
 				second := t.heldSession()
-				t.compensateCommand("cmp-req-1", key)
+				t.compensateWith("cmp-req-1", key, largeUndoPayload())
 				sent := heldCompensation(t, second, key)
 				t.restartDriver()
 				third := t.ledgerSession()
 				id := t.recoverCommand("rec-1")
-				again := recvCompensation(t, third, key, recoverWait)
+				again := checkCompensation(t, third, key, largeUndoPayload(), third.recvWithin(protocol.TypeCompensateOperation, recoverWait, nil))
 				if again.CompensationKey != sent {
 					t.failf("the recorded compensation key "+sent+" after the restart (WFL-026)", again.CompensationKey)
 				}

@@ -18,7 +18,7 @@ const (
 )
 
 // ledgerGrant is the durable tool's grant with a compensation budget larger than one, so that
-// only the host's ledger can refuse a second compensation, and room for the undo payload.
+// only the host's ledger can refuse a second compensation, and room for largeUndoPayload.
 func ledgerGrant() protocol.CapabilityGrant {
 	g := durableGrant()
 	g.MaxCalls, g.MaxCompensations, g.MaxInputBytes = 8, 2, 2*undoBytes
