@@ -1,11 +1,13 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"testing"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/impl/protocol"
 )
 
 // lateIntentRuns is how many times TestHCOMP01CatchesLateIntentEveryRun runs the check per
@@ -63,4 +65,51 @@ func fastTempDir(t *testing.T) string {
 		return dir
 	}
 	return t.TempDir()
+}
+
+// TestHCOMPLineWatchHoldsTheBinding feeds frame lines to a lineWatch in pieces of every size: a
+// compensate_operation is held exactly once its binding, everything before the payload, has
+// arrived, and names that binding; another frame, or a compensation whose line ended, is not.
+func TestHCOMPLineWatchHoldsTheBinding(t *testing.T) {
+	gf, err := ledgerGrant().CompensationFingerprint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := protocol.NewOperationCompensationBinding(durableTool, "op-1", "cmp-2", workerScope, gf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := protocol.NewOperationCompensationRequest("sid", "r-1", b, largeUndoPayload())
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp := protocol.Frame{Sequence: 2, Message: protocol.CompensateOperationMessage{Request: req}}.AppendJSON(nil)
+	payloadAt := bytes.Index(comp, []byte(`"payload":`)) + len(`"payload":`)
+	comp = comp[:payloadAt+2*maxWatched] // the watch keeps no more of a line
+	dispatch, err := protocol.NewOperationDispatchRequest("sid", "r-1", durableTool, "op-1", largeUndoPayload())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := protocol.Frame{Sequence: 2, Message: protocol.DispatchOperationMessage{Request: dispatch}}.AppendJSON(nil)[:2*maxWatched]
+	for _, size := range []int{1, 7, 100, 4096} {
+		var w lineWatch
+		for i := 0; i < len(comp); i += size {
+			w.feed(comp[i:min(i+size, len(comp))])
+			if held := w.held() != nil; held != (min(i+size, len(comp)) >= payloadAt) {
+				t.Fatalf("pieces of %d: held %v after %d bytes, the payload starts at %d", size, held, i+size, payloadAt)
+			}
+		}
+		got, err := decodeHeld(w.held())
+		if r := got.Message.Request; err != nil || r.OperationKey != "op-1" || r.CompensationKey != "cmp-2" || r.SessionID != "sid" ||
+			r.TenantScope != workerScope || r.Tool != durableTool {
+			t.Fatalf("pieces of %d: binding %+v, %v", size, r, err)
+		}
+		w.feed([]byte("\n"))
+		for i := 0; i < len(other); i += size {
+			w.feed(other[i:min(i+size, len(other))])
+			if w.held() != nil {
+				t.Fatalf("pieces of %d: a dispatch_operation held", size)
+			}
+		}
+	}
 }
