@@ -7,6 +7,7 @@ import (
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/transport"
 	"github.com/splashv5/conform/impl/workflow"
 )
 
@@ -18,21 +19,48 @@ import (
 var memory = storage.NewMemoryBackend()
 
 // unrecorded is the faulty path of the intent-late and cmp-fresh faults: it seals a
-// compensation under a key derived from nonce without the engine, sends it, and only then,
-// when record is set, records the intent and the answer.
+// compensation under a key derived from nonce without the engine and sends it; when record is
+// set it records the intent only once the frame is written, before the answer, as a port that
+// persists after sending would, and the answer after it.
 func (s *session) unrecorded(e *workflow.Engine, tg workflow.Target, p protocol.ToolPayload, input []byte, nonce string, record bool) (json.RawMessage, error) {
 	auth := s.proc.HostAuthenticator()
 	cmpKey := host.DeriveCompensationKey(s.plan.Fingerprint, tg.OperationKey, tg.Policy.Tool(), s.scope, tg.Policy.GrantFingerprint(), input, []byte(nonce))
 	b, _ := protocol.NewOperationCompensationBinding(tg.Policy.Tool(), tg.OperationKey, cmpKey, s.scope, tg.Policy.GrantFingerprint())
 	req, _ := protocol.NewOperationCompensationRequest(auth.SessionID(), nonce, b, p)
 	_, line, _ := auth.Seal(protocol.CompensateOperationMessage{Request: req})
+	var recorded error
+	if record {
+		ops, err := transport.NewSupervisedOperationTransport(s.auth.Manifest(), auth, afterSend{s.ch, func() {
+			_, recorded = e.RecordCompensation(context.Background(), tg, input, []byte(nonce))
+		}}, s.proc)
+		if err != nil {
+			return nil, err
+		}
+		_ = ops.SetDeadline(s.deadline)
+		s.ops = ops
+	}
 	answer, err := s.exchange(line)
 	if err != nil || !record {
 		return nil, err
 	}
-	if _, err := e.RecordCompensation(context.Background(), tg, input, []byte(nonce)); err != nil {
-		return nil, denied{err}
+	if recorded != nil {
+		return nil, denied{recorded}
 	}
 	_, err = e.ApplyCompensationAnswer(context.Background(), req, auth, answer)
 	return answer.Message.(protocol.CompensationResultMessage).Result.Status.AppendJSON(nil), err
+}
+
+// afterSend is the worker channel of the intent-late fault: sent runs once a line is written.
+type afterSend struct {
+	*transport.Channel
+	sent func()
+}
+
+// SendLine writes line, then runs sent.
+func (a afterSend) SendLine(line []byte) error {
+	err := a.Channel.SendLine(line)
+	if err == nil {
+		a.sent()
+	}
+	return err
 }

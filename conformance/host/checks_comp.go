@@ -2,7 +2,9 @@ package host
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/splashv5/conform/impl/protocol"
@@ -11,18 +13,40 @@ import (
 // undoPayload is the inverse input the compensation checks give.
 func undoPayload() protocol.ToolPayload { return jsonPayload(`{"undo":1}`) }
 
-// compensateCommand sends a compensate command for key without waiting.
+// undoBytes is about the size of the inverse input of CNF-HCOMP-01: larger than a worker's
+// default input pipe (64 KiB on Linux and macOS), so that a host blocks writing its frame when
+// the worker stops reading, and small enough for an input store that keeps inputs of up to
+// 256 KiB, as the reference's does (HDR-050).
+const undoBytes = 128 << 10
+
+// largeUndoPayload is the inverse input of CNF-HCOMP-01, of undoBytes.
+var largeUndoPayload = sync.OnceValue(func() protocol.ToolPayload {
+	return jsonPayload(`{"undo":"` + strings.Repeat("u", undoBytes) + `"}`)
+})
+
+// compensateCommand sends a compensate command for key with undoPayload without waiting.
 func (t *T) compensateCommand(requestID, key string) uint64 {
+	return t.compensateWith(requestID, key, undoPayload())
+}
+
+// compensateWith sends a compensate command for key with the inverse input p without waiting.
+func (t *T) compensateWith(requestID, key string, p protocol.ToolPayload) uint64 {
 	return t.sendCommand(map[string]any{"op": "compensate", "request_id": requestID, "key": key,
-		"payload": rawJSON(undoPayload().AppendJSON(nil)), "nonce": operationNonce(requestID)})
+		"payload": rawJSON(p.AppendJSON(nil)), "nonce": operationNonce(requestID)})
 }
 
 // recvCompensation reads the compensate_operation of key on w's session within d and checks
-// that it carries the original's key and tool, a cmp- key and the inverse payload given.
+// that it carries the original's key and tool, a cmp- key and undoPayload.
 func recvCompensation(t *T, w *fakeWorker, key string, d time.Duration) protocol.OperationCompensationRequest {
-	req := w.recvWithin(protocol.TypeCompensateOperation, d, nil).(protocol.CompensateOperationMessage).Request
+	return checkCompensation(t, w, key, undoPayload(), w.recvWithin(protocol.TypeCompensateOperation, d, nil))
+}
+
+// checkCompensation checks that m, a compensate_operation that w received, compensates key with
+// a cmp- key and the inverse input p on w's session, and returns its request.
+func checkCompensation(t *T, w *fakeWorker, key string, p protocol.ToolPayload, m protocol.Message) protocol.OperationCompensationRequest {
+	req := m.(protocol.CompensateOperationMessage).Request
 	if req.OperationKey != key || req.Tool != durableTool || !strings.HasPrefix(req.CompensationKey, "cmp-") ||
-		req.SessionID != w.boot.SessionID || !bytes.Equal(req.Payload.AppendJSON(nil), undoPayload().AppendJSON(nil)) {
+		req.SessionID != w.boot.SessionID || !bytes.Equal(req.Payload.AppendJSON(nil), p.AppendJSON(nil)) {
 		t.failf("compensate_operation of "+key+" with a cmp- key and the payload given on session "+w.boot.SessionID+" (WFL-010, HDR-043)",
 			clip(string(protocol.CompensateOperationMessage{Request: req}.AppendJSON(nil)), 400))
 	}
@@ -48,22 +72,54 @@ func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCo
 	}
 }
 
+// heldSession is a ledger session whose fake worker stops reading in the middle of the host's
+// compensate_operation frame (holdFlag), with a deadline that outlasts the check, so that the
+// host is still blocked writing the frame when the runner kills it.
+func (t *T) heldSession() *fakeWorker {
+	ms := time.Until(t.deadline).Milliseconds() + 1000
+	w := t.ledgerSessionWith(map[string]any{"deadline_ms": ms}, holdFlag)
+	if w.hello.PipeError != "" {
+		t.logf("worker %d: its input pipe keeps its size (%s): the frame must outgrow it", w.index, w.hello.PipeError)
+	} else {
+		t.logf("worker %d: its input pipe holds %d bytes", w.index, w.hello.Pipe)
+	}
+	return w
+}
+
+// heldCompensation waits for the compensate_operation of key on w, held unfinished, and
+// returns its cmp- key. A host that records the compensation's intent only after writing the
+// frame has not recorded it yet (WFL-022). When the frame arrives whole instead (the host's
+// channel took all of it), it is judged in full and the restart races the host's ledger write.
+func heldCompensation(t *T, w *fakeWorker, key string) string {
+	b, whole, held := w.recvHeld(recoverWait)
+	if !held {
+		t.logf("worker %d: the frame arrived whole: the restart races the host's ledger write", w.index)
+		return checkCompensation(t, w, key, largeUndoPayload(), whole).CompensationKey
+	}
+	r := b.Message.Request
+	if r.OperationKey != key || r.Tool != durableTool || !strings.HasPrefix(r.CompensationKey, "cmp-") || r.SessionID != w.boot.SessionID || r.TenantScope != workerScope {
+		t.failf("compensate_operation of "+key+" with a cmp- key on session "+w.boot.SessionID+" for tenant "+workerScope+" (WFL-010, HDR-043)",
+			fmt.Sprintf("%+v", r))
+	}
+	return r.CompensationKey
+}
+
 func compChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureRecover, FeatureCompensate}
 	return []*Check{
 		{ID: "CNF-HCOMP-01", Level: must, Requirements: []string{"WFL-011", "WFL-022", "WFL-026", "HDR-043", "HDR-050"}, Needs: needs,
-			Title: "intent before frame: a host killed after sending a compensation recovers it from its recorded intent, same cmp- key and input",
+			Title: "intent before frame: a host killed while still writing a compensation frame recovers it from its recorded intent, same cmp- key and input",
 			run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
-				second := t.ledgerSession()
-				t.compensateCommand("cmp-req-1", key)
-				sent := recvCompensation(t, second, key, recoverWait)
+				second := t.heldSession()
+				t.compensateWith("cmp-req-1", key, largeUndoPayload())
+				sent := heldCompensation(t, second, key)
 				t.restartDriver()
 				third := t.ledgerSession()
 				id := t.recoverCommand("rec-1")
-				again := recvCompensation(t, third, key, recoverWait)
-				if again.CompensationKey != sent.CompensationKey {
-					t.failf("the recorded compensation key "+sent.CompensationKey+" after the restart (WFL-026)", again.CompensationKey)
+				again := checkCompensation(t, third, key, largeUndoPayload(), third.recvWithin(protocol.TypeCompensateOperation, recoverWait, nil))
+				if again.CompensationKey != sent {
+					t.failf("the recorded compensation key "+sent+" after the restart (WFL-026)", again.CompensationKey)
 				}
 				finishCompensation(t, third, id, again)
 			}},

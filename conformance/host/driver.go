@@ -175,9 +175,23 @@ func (ev driverEvent) outcome(id uint64) (outcomeLine, error) {
 
 // kill kills the driver's whole process group and reaps the driver.
 func (d *driver) kill() {
+	d.killGroup(time.Time{})
+	<-d.exited
+}
+
+// killGroup kills the driver's whole process group and waits, at most until deadline, for the
+// driver itself to be dead, not reaped: the workers it started may hold its standard error
+// open, and reaping waits for that to end.
+func (d *driver) killGroup(deadline time.Time) {
 	_ = d.stdin.Close()
 	_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
-	<-d.exited
+	for alive(d.cmd.Process.Pid) && time.Now().Before(deadline) {
+		select {
+		case <-d.exited:
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 // texts returns the kept standard error and output of the driver.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -22,6 +23,10 @@ type hello struct {
 	Pid   int      `json:"pid"`
 	Pgid  int      `json:"pgid"`
 	Child int      `json:"child,omitempty"`
+	// Pipe is the capacity of its standard-input pipe after holdFlag shrank it, and PipeError
+	// why it could not.
+	Pipe      int    `json:"pipe,omitempty"`
+	PipeError string `json:"pipe_error,omitempty"`
 }
 
 // relayCommand is one instruction of the runner to the fake worker.
@@ -35,12 +40,14 @@ type relayCommand struct {
 	Exiting bool `json:"exiting,omitempty"`
 }
 
-// FakeWorkerMain is the fake worker (HDR-030) (args after "fake-worker"): SOCKET [--child]. It connects
-// to the runner's unix socket SOCKET, reports its argv, environment and process identity, then
-// relays every byte of its standard input to the runner and writes to its standard output what
-// the runner tells it to. With --child it first starts a child in its process group that only
-// sleeps, so that the runner can tell whether the host killed the whole group. It exits when
-// the runner says so or hangs up. The session key never passes through its arguments.
+// FakeWorkerMain is the fake worker (HDR-030) (args after "fake-worker"): SOCKET [--child]
+// [--hold-compensation]. It connects to the runner's unix socket SOCKET, reports its argv,
+// environment and process identity, then relays every byte of its standard input to the runner
+// and writes to its standard output what the runner tells it to. With --child it first starts a
+// child in its process group that only sleeps, so that the runner can tell whether the host
+// killed the whole group. With --hold-compensation it shrinks its input pipe to a page before
+// it reports and stops reading in the middle of a compensate_operation frame (holdInput). It
+// exits when the runner says so or hangs up. The session key never passes through its arguments.
 func FakeWorkerMain(args []string) int {
 	if len(args) == 1 && args[0] == "--sleep" {
 		time.Sleep(time.Hour)
@@ -57,7 +64,15 @@ func FakeWorkerMain(args []string) int {
 	}
 	h := hello{Argv: os.Args, Env: os.Environ(), Pid: os.Getpid()}
 	h.Pgid, _ = syscall.Getpgid(0)
-	if len(args) > 1 && args[1] == "--child" {
+	hold := slices.Contains(args[1:], holdFlag)
+	var pending []byte
+	if hold {
+		var err error
+		if h.Pipe, pending, err = shrinkInput(os.Stdin); err != nil {
+			h.PipeError = err.Error()
+		}
+	}
+	if slices.Contains(args[1:], "--child") {
 		if exe, err := os.Executable(); err == nil {
 			child := exec.Command(exe, FakeWorkerCommand, "--sleep")
 			if child.Start() == nil {
@@ -70,7 +85,13 @@ func FakeWorkerMain(args []string) int {
 		return 2
 	}
 	go func() {
-		_, _ = io.Copy(conn, os.Stdin)
+		if hold {
+			if holdInput(conn, os.Stdin, pending) {
+				return // the host stays blocked in its write until the runner kills it
+			}
+		} else {
+			_, _ = io.Copy(conn, os.Stdin)
+		}
 		if uc, ok := conn.(*net.UnixConn); ok {
 			_ = uc.CloseWrite()
 		}

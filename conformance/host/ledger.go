@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"maps"
 	"path/filepath"
 
 	"github.com/splashv5/conform/conformance"
@@ -17,10 +18,10 @@ const (
 )
 
 // ledgerGrant is the durable tool's grant with a compensation budget larger than one, so that
-// only the host's ledger can refuse a second compensation.
+// only the host's ledger can refuse a second compensation, and room for largeUndoPayload.
 func ledgerGrant() protocol.CapabilityGrant {
 	g := durableGrant()
-	g.MaxCalls, g.MaxCompensations = 8, 2
+	g.MaxCalls, g.MaxCompensations, g.MaxInputBytes = 8, 2, 2*undoBytes
 	return g
 }
 
@@ -30,10 +31,16 @@ func (t *T) stateDir() string { return filepath.Join(t.side.Dir, "host-state") }
 
 // ledgerSession starts a worker whose host keeps its ledger in the check's state directory and
 // checks its open_session and the start outcome.
-func (t *T) ledgerSession() *fakeWorker {
+func (t *T) ledgerSession() *fakeWorker { return t.ledgerSessionWith(nil) }
+
+// ledgerSessionWith is ledgerSession with the start fields of more and the fake-worker
+// arguments extra.
+func (t *T) ledgerSessionWith(more map[string]any, extra ...string) *fakeWorker {
 	m := t.manifest(ledgerGrant())
 	// The inputs of the key derivations are the runner's (HDR-049).
-	id := t.sendCommand(t.startCommand(m, map[string]any{"state": t.stateDir(), "plan": t.plan()}))
+	fields := map[string]any{"state": t.stateDir(), "plan": t.plan()}
+	maps.Copy(fields, more)
+	id := t.sendCommand(t.startCommand(m, fields, extra...))
 	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
@@ -42,13 +49,16 @@ func (t *T) ledgerSession() *fakeWorker {
 	return w
 }
 
-// restartDriver kills the driver's process group and the check's workers, as a host crash
-// would, and starts a new driver process that must continue from the state directory.
+// restartDriver kills the driver's process group, as a host crash would, then the check's
+// workers, and starts a new driver process that must continue from the state directory. The
+// driver dies first, so that it dies in whatever it was doing: a write to a worker that stopped
+// reading stays blocked to the end (CNF-HCOMP-01).
 func (t *T) restartDriver() {
+	t.drv.killGroup(t.deadline)
 	for _, w := range t.workers {
 		w.stop()
 	}
-	t.drv.kill()
+	<-t.drv.exited
 	d, err := startDriver(t.run.driver, t.run.env)
 	if err != nil {
 		t.end(conformance.Fail, "the driver cannot be started again: "+err.Error())

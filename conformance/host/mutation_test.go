@@ -49,7 +49,7 @@ var hostFaults = []hostFault{
 	// The durable ledger (features recover and compensate, cmd/splash-host-driver/ledger.go).
 	{"recover-redispatch", "recovers an interrupted step by dispatching it again instead of reconciling", []string{"CNF-HRECOVER-01", "CNF-HRECOVER-02"}},
 	{"memledger", "keeps the ledger in memory only, so a restarted driver has lost it", []string{"CNF-HCOMP-01", "CNF-HRECOVER-02"}},
-	{"intent-late", "sends a compensation before recording its intent", []string{"CNF-HCOMP-01", "CNF-HCOMP-02", "CNF-HCOMP-03", "CNF-HCOMP-04"}},
+	{"intent-late", "records a compensation's intent only once its frame is written", []string{"CNF-HCOMP-01", "CNF-HCOMP-02", "CNF-HCOMP-03", "CNF-HCOMP-04"}},
 	{"recompensate", "sends a second compensation of the same operation under the recorded intent", []string{"CNF-HCOMP-02"}},
 	{"cmp-fresh", "redelivers an ambiguous compensation under a fresh cmp- key", []string{"CNF-HCOMP-01", "CNF-HCOMP-03"}},
 	{"memonce", "keeps the one-approval rule of compensation in memory only (hostfaults_on.go)", []string{"CNF-HCOMP-02"}},

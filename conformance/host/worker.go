@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -43,6 +44,11 @@ type fakeWorker struct {
 	// holds it, which decides what it accepts (protocol.WorkerState.Admit).
 	opened bool
 	state  protocol.WorkerState
+	// watch follows the start of the line being relayed (fed signals new bytes), for a frame
+	// the fake worker holds unfinished (holdFlag).
+	watchMu sync.Mutex
+	watch   lineWatch
+	fed     chan struct{}
 }
 
 // captureReader keeps the bytes read through it.
@@ -57,6 +63,24 @@ func (c *captureReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// tapReader feeds what it reads to the worker's line watch.
+type tapReader struct {
+	r io.Reader
+	w *fakeWorker
+}
+
+func (t tapReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.w.watchMu.Lock()
+	t.w.watch.feed(p[:n])
+	t.w.watchMu.Unlock()
+	select {
+	case t.w.fed <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
 // acceptWorker waits for the next fake worker to connect and reads its report and bootstrap.
 func (t *T) acceptWorker(why string) *fakeWorker {
 	var conn net.Conn
@@ -66,7 +90,7 @@ func (t *T) acceptWorker(why string) *fakeWorker {
 		t.failf(why, "the driver started no worker within the time limit")
 	}
 	w := &fakeWorker{t: t, index: len(t.workers) + 1, conn: conn, enc: json.NewEncoder(conn), lines: make(chan fakeEvent, 64),
-		state: protocol.WorkerState{Kind: protocol.BaselineSession}}
+		fed: make(chan struct{}, 1), state: protocol.WorkerState{Kind: protocol.BaselineSession}}
 	t.workers = append(t.workers, w)
 	br := bufio.NewReader(conn)
 	_ = conn.SetReadDeadline(t.deadline)
@@ -89,7 +113,7 @@ func (t *T) acceptWorker(why string) *fakeWorker {
 		t.failf("a usable session key in the bootstrap (FRM-038, FRM-039)", err.Error())
 	}
 	go func() {
-		r := jsonline.NewReader(br)
+		r := jsonline.NewReader(tapReader{br, w})
 		for {
 			line, err := r.ReadLine()
 			line = bytes.Clone(line) // the reader reuses its buffer
@@ -117,6 +141,44 @@ func (w *fakeWorker) next(wait time.Duration) ([]byte, string) {
 		return ev.line, ""
 	case <-timer.C:
 		return nil, fmt.Sprintf("no frame within %v", wait.Round(time.Millisecond))
+	}
+}
+
+// recvHeld waits at most wait for a compensate_operation frame of the host. When the fake
+// worker holds it unfinished (holdFlag) it returns the binding the frame's start names; when
+// the frame arrives whole it returns it, judged as recv judges it, with held false.
+func (w *fakeWorker) recvHeld(wait time.Duration) (b heldBinding, whole protocol.Message, held bool) {
+	t := w.t
+	timer := time.NewTimer(min(wait, time.Until(t.deadline)))
+	defer timer.Stop()
+	for {
+		w.watchMu.Lock()
+		start := bytes.Clone(w.watch.held())
+		w.watchMu.Unlock()
+		if start != nil {
+			b, err := decodeHeld(start)
+			if err != nil {
+				t.failf("a compensate_operation frame that starts as the canonical encoding writes it (FRM-005)",
+					fmt.Sprintf("%v: %s", err, clip(string(start), 300)))
+			}
+			t.logf("worker %d: stopped reading in a compensate_operation frame: its binding arrived, the host is still writing its payload", w.index)
+			return b, nil, true
+		}
+		select {
+		case ev := <-w.lines:
+			if ev.err != nil {
+				w.lines <- ev
+				t.failf("a "+string(protocol.TypeCompensateOperation)+" frame", "the host closed the worker's input ("+ev.err.Error()+")")
+			}
+			f := w.open(ev.line)
+			if f.Message.Type() != protocol.TypeCompensateOperation {
+				t.failf("a "+string(protocol.TypeCompensateOperation)+" frame", string(f.Message.Type()))
+			}
+			return heldBinding{}, f.Message, false
+		case <-w.fed:
+		case <-timer.C:
+			t.failf("a "+string(protocol.TypeCompensateOperation)+" frame", "no frame within "+wait.Round(time.Millisecond).String())
+		}
 	}
 }
 
