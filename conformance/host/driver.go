@@ -67,6 +67,9 @@ func (w boundedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// driverWaitDelay bounds how long reaping a dead driver waits for its standard error to end.
+const driverWaitDelay = 2 * time.Second
+
 // startDriver starts the driver command in its own process group.
 func startDriver(argv []string, env []string) (*driver, error) { return startDriverIn(argv, env, "") }
 
@@ -78,6 +81,10 @@ func startDriverIn(argv []string, env []string, dir string) (*driver, error) {
 	d.cmd.Dir = dir
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	d.cmd.Stderr = boundedWriter{&d.mu, &d.stderr, maxDriverStderr}
+	// A worker the driver started, in a process group of its own, may still hold the driver's
+	// standard error once the driver is dead; reaping the driver then waits at most this long
+	// for it before it closes the pipe (HDR-031).
+	d.cmd.WaitDelay = driverWaitDelay
 	var err error
 	if d.stdin, err = d.cmd.StdinPipe(); err != nil {
 		return nil, err
