@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -10,11 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/splashv5/conform/conformance/conformancetest"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
@@ -69,41 +68,20 @@ func hostileDriver(mode string) int {
 	if mode == "crash" {
 		return 3
 	}
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<16), 1<<22)
-	out := json.NewEncoder(os.Stdout)
-	for in.Scan() {
-		var c struct {
-			ID       uint64          `json:"id"`
-			Op       string          `json:"op"`
-			Command  []string        `json:"command"`
-			Manifest json.RawMessage `json:"manifest"`
-		}
-		if json.Unmarshal(in.Bytes(), &c) != nil {
-			return 2
-		}
-		if c.Op == "hello" {
-			_ = out.Encode(map[string]any{"id": c.ID, "ok": true, "features": []string{"invoke"}})
-			continue
-		}
+	return conformancetest.ServeDriver(func(c conformancetest.DriverCommand, out *json.Encoder) (int, bool) {
 		switch mode {
 		case "hang":
 			// Also start a child in the driver's group that outlives nothing the runner does not kill.
 			_ = exec.Command("sleep", "3600").Start()
 			time.Sleep(time.Hour)
 		case "flood":
-			line := []byte(strings.Repeat("x", 1<<16) + "\n")
-			for {
-				if _, err := os.Stdout.Write(line); err != nil {
-					return 0
-				}
-			}
+			return conformancetest.Flood('x'), true
 		case "nostart":
 			_ = out.Encode(map[string]any{"id": c.ID, "ok": true})
 		case "twice", "leak", "leakfile", "fixedkey", "counterkey":
 			if c.Op != "start" {
 				_ = out.Encode(map[string]any{"id": c.ID, "ok": false, "error": "Unsupported"})
-				continue
+				return 0, false
 			}
 			n := 1
 			if mode == "twice" {
@@ -116,8 +94,8 @@ func hostileDriver(mode string) int {
 			}
 			_ = out.Encode(map[string]any{"id": c.ID, "ok": true})
 		}
-	}
-	return 0
+		return 0, false
+	})
 }
 
 // leakyStart is a bad host: it writes the bootstrap and open_session itself and, in mode leak,

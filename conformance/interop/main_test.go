@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/conformancetest"
 )
 
 // Modes of the test binary besides the relay.
@@ -154,22 +154,7 @@ func hostileWorker(mode string) int {
 // hang (after starting the relay), flood its output, or exit.
 func hostileDriver(mode string) int {
 	recordGroup()
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<16), 1<<22)
-	out := json.NewEncoder(os.Stdout)
-	for in.Scan() {
-		var c struct {
-			ID      uint64   `json:"id"`
-			Op      string   `json:"op"`
-			Command []string `json:"command"`
-		}
-		if json.Unmarshal(in.Bytes(), &c) != nil {
-			return 2
-		}
-		if c.Op == "hello" {
-			_ = out.Encode(map[string]any{"id": c.ID, "ok": true, "features": []string{"invoke"}})
-			continue
-		}
+	return conformancetest.ServeDriver(func(c conformancetest.DriverCommand, _ *json.Encoder) (int, bool) {
 		switch mode {
 		case "hang":
 			if c.Op == "start" {
@@ -181,17 +166,12 @@ func hostileDriver(mode string) int {
 			}
 			time.Sleep(time.Hour)
 		case "flood":
-			line := []byte(strings.Repeat("y", 1<<16) + "\n")
-			for {
-				if _, err := os.Stdout.Write(line); err != nil {
-					return 0
-				}
-			}
+			return conformancetest.Flood('y'), true
 		case "exit":
-			return 4
+			return 4, true
 		}
-	}
-	return 0
+		return 0, false
+	})
 }
 
 // recordGroup writes this process's group id into the directory IOP_PIDS names.
