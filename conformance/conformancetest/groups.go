@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // GroupAlive reports whether a process of group pgid still runs (zombies do not count). It
@@ -32,8 +33,22 @@ func GroupAlive(pgid int) bool {
 }
 
 // Survivors returns the process groups recorded in dir (one file a leader, named by its
-// pid) that still have a live process.
-func Survivors(t testing.TB, dir string) []int {
+// pid) that still have a live process once grace has passed. A group killed a moment ago may
+// take a little while to die, so it polls until none is left or grace is over.
+func Survivors(t testing.TB, dir string, grace time.Duration) []int {
+	t.Helper()
+	deadline := time.Now().Add(grace)
+	for {
+		left := alive(t, dir)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// alive returns the process groups recorded in dir that have a live process now.
+func alive(t testing.TB, dir string) []int {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -110,7 +110,7 @@ func TestHostileDrivers(t *testing.T) {
 					t.Errorf("%s: %s, want the key found in a file", r.ID, r.Detail)
 				}
 			}
-			if left := conformancetest.Survivors(t, pids); len(left) > 0 {
+			if left := conformancetest.Survivors(t, pids, time.Second); len(left) > 0 {
 				t.Errorf("process groups %v survive the run", left)
 			}
 		})
