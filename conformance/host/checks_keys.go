@@ -21,6 +21,7 @@ func keyChecks() []*Check {
 			run: func(t *T) {
 				var keys [][protocol.SessionKeyBytes]byte
 				for range keyLaunches {
+					t.renewDeadline()
 					w := t.session(echoGrant())
 					raw, err := w.boot.Key.ExposeSecret()
 					if err != nil {

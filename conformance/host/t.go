@@ -78,6 +78,16 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 	return id
 }
 
+// renewDeadline gives the check a whole time limit again from now. A check that takes several
+// independent steps (CNF-HBOOT-06 starts twelve workers one after another) holds each step to
+// the limit, so a slow but correct host passes under load while a hung one still fails within
+// one limit.
+func (t *T) renewDeadline() {
+	if limit := time.Now().Add(t.run.timeout); limit.After(t.deadline) {
+		t.deadline = limit
+	}
+}
+
 // await waits for the outcome of command id until the check's deadline.
 func (t *T) await(id uint64) outcomeLine { return t.awaitUntil(id, t.deadline) }
 
