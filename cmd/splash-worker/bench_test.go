@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"os"
 	"os/exec"
@@ -46,62 +47,77 @@ func roundTripsPerSecond(lat []time.Duration) float64 {
 	return float64(len(lat)) / sum.Seconds()
 }
 
-// childStats returns the CPU time all threads of process pid have used so far, from the
-// scheduler's per-thread accounting (nanosecond resolution, unlike rusage's clock ticks), and
+// childStat is what a child process has used so far.
+type childStat struct {
+	cpu      time.Duration // CPU time of all its threads
+	switches int64         // times its threads were switched out
+	faults   int64         // minor page faults: first touches of fresh memory, mostly
+}
+
+// childStats returns what process pid has used so far: the CPU time of all its threads, from
+// the scheduler's per-thread accounting (nanosecond resolution, unlike rusage's clock ticks),
 // how many times they have been switched out (voluntarily: blocked or slept; and
-// involuntarily), or ok == false where that is not available.
-func childStats(pid int) (cpu time.Duration, switches int64, ok bool) {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	tasks, err := os.ReadDir(dir)
+// involuntarily), and its minor page faults, or ok == false where that is not available.
+func childStats(pid int) (st childStat, ok bool) {
+	proc := "/proc/" + strconv.Itoa(pid)
+	tasks, err := os.ReadDir(proc + "/task")
 	if err != nil {
-		return 0, 0, false
+		return childStat{}, false
 	}
 	for _, t := range tasks {
-		data, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		data, err := os.ReadFile(proc + "/task/" + t.Name() + "/schedstat")
 		if err != nil {
 			continue // the thread ended
 		}
 		f := strings.Fields(string(data))
 		if len(f) == 0 {
-			return 0, 0, false
+			return childStat{}, false
 		}
 		ns, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			return 0, 0, false
+			return childStat{}, false
 		}
-		cpu += time.Duration(ns)
-		status, err := os.ReadFile(dir + "/" + t.Name() + "/status")
+		st.cpu += time.Duration(ns)
+		status, err := os.ReadFile(proc + "/task/" + t.Name() + "/status")
 		if err != nil {
 			continue
 		}
 		for line := range strings.Lines(string(status)) {
 			if rest, found := strings.CutPrefix(line, "voluntary_ctxt_switches:"); found {
 				n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-				switches += n
+				st.switches += n
 			} else if rest, found := strings.CutPrefix(line, "nonvoluntary_ctxt_switches:"); found {
 				n, _ := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-				switches += n
+				st.switches += n
 			}
 		}
 	}
-	return cpu, switches, true
+	// /proc/PID/stat: the command name is in parentheses and may hold spaces; minflt is the
+	// seventh field after it.
+	data, err := os.ReadFile(proc + "/stat")
+	if err != nil {
+		return childStat{}, false
+	}
+	if i := bytes.LastIndexByte(data, ')'); i >= 0 {
+		if f := strings.Fields(string(data[i+1:])); len(f) > 7 {
+			st.faults, _ = strconv.ParseInt(f[7], 10, 64)
+		}
+	}
+	return st, true
 }
 
-// childUsage accumulates a child's CPU time and context switches over measured stretches.
+// childUsage accumulates what a child uses over measured stretches.
 type childUsage struct {
 	pid               int
-	startCPU          time.Duration
-	startSwitches     int64
-	cpu               time.Duration
-	switches          int64
+	begin, used       childStat
 	measuring, broken bool
 }
 
 func (u *childUsage) start(pid int) {
 	u.pid = pid
-	u.startCPU, u.startSwitches, u.measuring = 0, 0, false
-	if cpu, sw, ok := childStats(pid); ok {
-		u.startCPU, u.startSwitches, u.measuring = cpu, sw, true
+	u.begin, u.measuring = childStat{}, false
+	if st, ok := childStats(pid); ok {
+		u.begin, u.measuring = st, true
 	} else {
 		u.broken = true
 	}
@@ -112,21 +128,23 @@ func (u *childUsage) stop() {
 		return
 	}
 	u.measuring = false
-	if cpu, sw, ok := childStats(u.pid); ok {
-		u.cpu += cpu - u.startCPU
-		u.switches += sw - u.startSwitches
+	if st, ok := childStats(u.pid); ok {
+		u.used.cpu += st.cpu - u.begin.cpu
+		u.used.switches += st.switches - u.begin.switches
+		u.used.faults += st.faults - u.begin.faults
 	} else {
 		u.broken = true
 	}
 }
 
-// report adds the usage per round trip as name-cpu-µs and name-switches.
+// report adds the usage per round trip as name-cpu-µs, name-switches and name-faults.
 func (u *childUsage) report(b *testing.B, name string) {
 	if u.broken || b.N == 0 {
 		return
 	}
-	b.ReportMetric(float64(u.cpu)/1e3/float64(b.N), name+"-cpu-µs")
-	b.ReportMetric(float64(u.switches)/float64(b.N), name+"-switches")
+	b.ReportMetric(float64(u.used.cpu)/1e3/float64(b.N), name+"-cpu-µs")
+	b.ReportMetric(float64(u.used.switches)/float64(b.N), name+"-switches")
+	b.ReportMetric(float64(u.used.faults)/float64(b.N), name+"-faults")
 }
 
 // echoChild is a bare line echo (cat) driven exactly like the worker: the host seals each

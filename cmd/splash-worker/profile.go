@@ -3,13 +3,15 @@
 package main
 
 // The profiling build of the worker (go build -tags splashprofile), for finding where a
-// round trip's time goes: with SPLASH_WORKER_CPUPROFILE or SPLASH_WORKER_TRACE set to a
-// path prefix, each process writes a CPU profile or an execution trace to that prefix
-// followed by its process id. See docs/performance.md.
+// round trip's time and memory go: with SPLASH_WORKER_CPUPROFILE, SPLASH_WORKER_MEMPROFILE
+// or SPLASH_WORKER_TRACE set to a path prefix, each process writes a CPU profile, a profile
+// of every allocation (read it with -sample_index=alloc_space) or an execution trace to that
+// prefix followed by its process id. See docs/performance.md.
 
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
 )
@@ -23,6 +25,16 @@ func init() {
 			os.Exit(8)
 		}
 		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+	}
+	if prefix := os.Getenv("SPLASH_WORKER_MEMPROFILE"); prefix != "" {
+		runtime.MemProfileRate = 1
+		stops = append(stops, func() {
+			f := create(prefix)
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				fmt.Fprintln(os.Stderr, "splash-worker: memory profile:", err)
+			}
+			f.Close()
+		})
 	}
 	if prefix := os.Getenv("SPLASH_WORKER_TRACE"); prefix != "" {
 		f := create(prefix)

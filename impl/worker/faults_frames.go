@@ -209,8 +209,8 @@ type fixedSequenceSealer struct {
 	sessionID string
 }
 
-// Seal authenticates m at sequence 1.
-func (s *fixedSequenceSealer) Seal(m protocol.Message) (protocol.Frame, []byte, error) {
+// SealAppend authenticates m at sequence 1, in a line of its own.
+func (s *fixedSequenceSealer) SealAppend(_ []byte, m protocol.Message) (protocol.Frame, []byte, error) {
 	return sealAt(s.key, s.sessionID, 1, m)
 }
 
@@ -273,13 +273,14 @@ func (u *uncappedLineReader) ReadLine() ([]byte, error) {
 // peer proved and whatever the answer reports (FaultRefuseNonPortableAnswers).
 type portableOnlySealer struct{ inner frameSealer }
 
-// Seal refuses m when its payload is not portable, and otherwise seals it with the inner sealer.
-func (s portableOnlySealer) Seal(m protocol.Message) (protocol.Frame, []byte, error) {
+// SealAppend refuses m when its payload is not portable, and otherwise seals it with the
+// inner sealer.
+func (s portableOnlySealer) SealAppend(dst []byte, m protocol.Message) (protocol.Frame, []byte, error) {
 	p, _ := protocol.PayloadOf(m)
 	if p.Format == protocol.FormatJSON {
 		if _, token, portable := canonjson.AppendJSONPortability(nil, p.JSON); !portable {
-			return protocol.Frame{}, nil, &protocol.NonPortableNumberError{Token: token}
+			return protocol.Frame{}, dst, &protocol.NonPortableNumberError{Token: token}
 		}
 	}
-	return s.inner.Seal(m)
+	return s.inner.SealAppend(dst, m)
 }

@@ -60,12 +60,13 @@ type anyNumberProofSealer struct {
 	proof *anyNumberProof
 }
 
-// Seal seals as the inner sealer does until it refuses a non-portable answer after a
-// non-portable number was seen; it then seals that answer and every later one itself.
-func (s anyNumberProofSealer) Seal(m protocol.Message) (protocol.Frame, []byte, error) {
+// SealAppend seals as the inner sealer does until it refuses a non-portable answer after a
+// non-portable number was seen; it then seals that answer and every later one itself, each in
+// a line of its own.
+func (s anyNumberProofSealer) SealAppend(dst []byte, m protocol.Message) (protocol.Frame, []byte, error) {
 	p := s.proof
 	if !p.sealing {
-		f, line, err := s.inner.Seal(m)
+		f, line, err := s.inner.SealAppend(dst, m)
 		if !p.seen || !errors.Is(err, protocol.ErrNonPortableNumber) {
 			return f, line, err
 		}
@@ -82,8 +83,8 @@ func (s anyNumberProofSealer) Seal(m protocol.Message) (protocol.Frame, []byte, 
 // ErrNonPortableNumber, so the runtime takes it for a sealing failure (internal).
 type sealFailureSealer struct{ inner frameSealer }
 
-func (s sealFailureSealer) Seal(m protocol.Message) (protocol.Frame, []byte, error) {
-	f, line, err := s.inner.Seal(m)
+func (s sealFailureSealer) SealAppend(dst []byte, m protocol.Message) (protocol.Frame, []byte, error) {
+	f, line, err := s.inner.SealAppend(dst, m)
 	if errors.Is(err, protocol.ErrNonPortableNumber) {
 		return f, line, errors.New("sealing failed: " + err.Error())
 	}

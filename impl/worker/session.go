@@ -103,7 +103,7 @@ type frameOpener interface {
 
 // frameSealer seals answers; *protocol.Authenticator is one.
 type frameSealer interface {
-	Seal(m protocol.Message) (protocol.Frame, []byte, error)
+	SealAppend(dst []byte, m protocol.Message) (protocol.Frame, []byte, error)
 }
 
 // sessionAuthorizer is the part of *authorizer.SessionAuthorizer the runtime uses.
@@ -145,7 +145,11 @@ type Session struct {
 	recByTool  map[string]uint32
 	recTotal   uint32
 	poisoned   bool
-	hooks      testOnlyHooks
+	// answer holds the last sealed answer line; the next seal reuses it, so that answering
+	// allocates no line (a worker process rarely lives long enough for a collection, and
+	// every fresh page it touches costs a page fault).
+	answer []byte
+	hooks  testOnlyHooks
 }
 
 // Open opens a session from the first frame line (WRK-010 to WRK-018). Its checks run in
@@ -238,8 +242,9 @@ func (s *Session) ReconciliationsSpent(tool string) (total, forTool uint32) {
 }
 
 // Handle opens one host frame line and answers it (WRK-020 to WRK-063). It returns the sealed
-// answer line (without a newline), or an error and no answer. store persists the journal in
-// the durable flows.
+// answer line (without a newline), or an error and no answer. The answer is valid until the
+// session answers again: write or copy it first. store persists the journal in the durable
+// flows.
 func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersister) ([]byte, error) {
 	if s.poisoned {
 		return nil, &Error{Kind: ErrSessionPoisoned}
@@ -275,13 +280,14 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 // should not have produced: it is reported at StageResult, in the adapter's exit class, not
 // as an internal failure (WRK-048).
 func (s *Session) seal(m protocol.Message) ([]byte, error) {
-	_, line, err := s.sealer.Seal(m)
+	_, line, err := s.sealer.SealAppend(s.answer[:0], m)
 	if errors.Is(err, protocol.ErrNonPortableNumber) {
 		return nil, protocolError(StageResult, err)
 	}
 	if err != nil {
 		return nil, protocolError(StageSeal, err)
 	}
+	s.answer = line
 	return line, nil
 }
 
