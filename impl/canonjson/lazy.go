@@ -2,6 +2,7 @@ package canonjson
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -133,6 +134,19 @@ func (v Value) IsDeferred() bool { return v.deferred() != nil }
 // a container or the container is not provably canonical; the caller then parses the text
 // the general way, which finds its value or its error.
 func DeferCanonical(text string, start, open int, m Mode) (v Value, end int, ok bool) {
+	return deferCanonical(text, start, open, m, false)
+}
+
+// DeferCanonicalBytes is DeferCanonical for text the caller will reuse: it reads text in place
+// and, when it defers the container, the Value holds a copy of the container's text only.
+func DeferCanonicalBytes(text []byte, start, open int, m Mode) (v Value, end int, ok bool) {
+	return deferCanonical(bytesString(text), start, open, m, true)
+}
+
+// deferCanonical is DeferCanonical; with detach, text is a view of bytes the caller will reuse,
+// and what the Value keeps of it (the container's text, and the first non-portable number
+// token) is copied.
+func deferCanonical(text string, start, open int, m Mode, detach bool) (v Value, end int, ok bool) {
 	if !m.valid() || start < 0 || start >= len(text) || open < 0 {
 		return Value{}, 0, false
 	}
@@ -148,5 +162,9 @@ func DeferCanonical(text string, start, open int, m Mode) (v Value, end int, ok 
 	if !ok {
 		return Value{}, 0, false
 	}
-	return deferredValue(k, text[start:end], m, depth, nums), end, true
+	doc := text[start:end]
+	if detach {
+		doc, nums.nonPortable = strings.Clone(doc), strings.Clone(nums.nonPortable)
+	}
+	return deferredValue(k, doc, m, depth, nums), end, true
 }

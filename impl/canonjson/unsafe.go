@@ -19,6 +19,8 @@ import "unsafe"
 //     are immutable Go strings.
 //   - stringBytes hands the parser a []byte view of a string; the parser only reads its
 //     input (it writes into its own scratch buffers), so the string is never modified.
+//   - bytesString gives DeferCanonicalBytes a string view of its caller's bytes for the
+//     verifier, which only reads it; what the deferred Value keeps of it is copied first.
 //   - bytesString gives a Reader a string view of the buffer it wrote a Value's encoding
 //     into. The Reader writes that buffer again only if it has handed out no string that
 //     points into it; otherwise it starts a new buffer (see Reader.Reset).

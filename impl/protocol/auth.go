@@ -496,17 +496,17 @@ func (o *Opener) OpenFrame(f Frame) (Message, error) {
 	if err := f.ValidateSyntax(); err != nil {
 		return nil, err
 	}
-	if err := o.authenticate(f, ""); err != nil {
+	if err := o.authenticate(f, nil); err != nil {
 		return nil, err
 	}
 	return f.Message, nil
 }
 
 // authenticate runs the open checks after frame syntax validation. message is f.Message's
-// JSON when the decoder already holds it, and "" when it must be written.
-func (o *Opener) authenticate(f Frame, message string) error {
+// JSON when the decoder already holds it, and nil when it must be written.
+func (o *Opener) authenticate(f Frame, message []byte) error {
 	var buf []byte
-	if message != "" {
+	if message != nil {
 		buf = appendTagInputHead(o.st.buf[:0], o.sessionID, o.role.Peer(), f.Sequence)
 		buf = append(append(buf, message...), '}')
 	} else {

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"strings"
 	"unicode/utf8"
 
 	"github.com/splashv5/conform/impl/canonjson"
@@ -36,16 +37,16 @@ const (
 // invoke or result frame: the frame, the message, the invocation or result, the payload.
 const payloadOpen = 4
 
-// fastLine walks one frame line; text is the line's only copy, so the strings of the
-// decoded frame are substrings of it.
+// fastLine walks one frame line. text is the caller's line, which the caller reuses once the
+// frame is decoded, so the pieces read from it are copied (see detach) before a frame keeps them.
 type fastLine struct {
-	text string
+	text []byte
 	pos  int
 }
 
 // lit consumes w when the line continues with it.
 func (l *fastLine) lit(w string) bool {
-	if len(l.text)-l.pos < len(w) || l.text[l.pos:l.pos+len(w)] != w {
+	if len(l.text)-l.pos < len(w) || string(l.text[l.pos:l.pos+len(w)]) != w {
 		return false
 	}
 	l.pos += len(w)
@@ -71,8 +72,9 @@ func (l *fastLine) uint(max uint64) (uint64, bool) {
 }
 
 // str reads the rest of a string whose opening quote was consumed: bytes that need no
-// escape (no control byte, quote or backslash), valid UTF-8, then the closing quote.
-func (l *fastLine) str() (string, bool) {
+// escape (no control byte, quote or backslash), valid UTF-8, then the closing quote. The
+// string's bytes are returned in place.
+func (l *fastLine) str() ([]byte, bool) {
 	start := l.pos
 	ascii := true
 	for l.pos < len(l.text) {
@@ -81,134 +83,172 @@ func (l *fastLine) str() (string, bool) {
 		case c == '"':
 			s := l.text[start:l.pos]
 			l.pos++
-			return s, ascii || utf8.ValidString(s)
+			return s, ascii || utf8.Valid(s)
 		case c < 0x20 || c == '\\':
-			return "", false
+			return nil, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 		l.pos++
 	}
-	return "", false
+	return nil, false
 }
 
 // field reads `,"name":"value"` (name without its quotes is given).
-func (l *fastLine) field(name string) (string, bool) {
+func (l *fastLine) field(name string) ([]byte, bool) {
 	if !l.lit(`,"`) || !l.lit(name) || !l.lit(`":"`) {
-		return "", false
+		return nil, false
 	}
 	return l.str()
 }
 
+// fastHeader is what an invocation and a result begin with: the protocol version, then the
+// session and request ids (in place in the line).
+type fastHeader struct {
+	version          uint16
+	session, request []byte
+}
+
 // header reads the value of protocol_version (its key is part of the message head), then
 // the session_id and request_id fields that follow it in an invocation and a result.
-func (l *fastLine) header() (version uint16, session, request string, ok bool) {
+func (l *fastLine) header() (fastHeader, bool) {
 	v, ok := l.uint(0xffff)
 	if !ok {
-		return 0, "", "", false
+		return fastHeader{}, false
 	}
-	if session, ok = l.field("session_id"); !ok {
-		return 0, "", "", false
+	h := fastHeader{version: uint16(v)}
+	if h.session, ok = l.field("session_id"); !ok {
+		return fastHeader{}, false
 	}
-	if request, ok = l.field("request_id"); !ok {
-		return 0, "", "", false
+	if h.request, ok = l.field("request_id"); !ok {
+		return fastHeader{}, false
 	}
-	return uint16(v), session, request, true
+	return h, true
 }
 
 // payload reads `,"payload":{"format":...,"value":...}` up to and including its closing
-// brace: text without escapes, or a canonical JSON container.
-func (l *fastLine) payload(mode canonjson.Mode) (ToolPayload, bool) {
+// brace: text without escapes (returned in place, in text), or a canonical JSON container
+// (returned in p, holding its own copy).
+func (l *fastLine) payload(mode canonjson.Mode) (p ToolPayload, text []byte, ok bool) {
 	if !l.lit(`,"payload":{"format":"`) {
-		return ToolPayload{}, false
+		return ToolPayload{}, nil, false
 	}
 	switch {
 	case l.lit(`text","value":"`):
 		s, ok := l.str()
 		if !ok || !l.lit(`}`) {
-			return ToolPayload{}, false
+			return ToolPayload{}, nil, false
 		}
-		return TextPayload(s), true
+		return ToolPayload{Format: FormatText}, s, true
 	case l.lit(`json","value":`):
-		v, end, ok := canonjson.DeferCanonical(l.text, l.pos, payloadOpen, mode)
+		v, end, ok := canonjson.DeferCanonicalBytes(l.text, l.pos, payloadOpen, mode)
 		if !ok {
-			return ToolPayload{}, false
+			return ToolPayload{}, nil, false
 		}
 		l.pos = end
 		if !l.lit(`}`) {
-			return ToolPayload{}, false
+			return ToolPayload{}, nil, false
 		}
-		return JSONPayload(v), true
+		return JSONPayload(v), nil, true
 	}
-	return ToolPayload{}, false
+	return ToolPayload{}, nil, false
+}
+
+// detach copies the pieces a decoded frame keeps out of the line, all into one new string,
+// and returns them in order as substrings of it: one allocation per frame, and only the
+// bytes the frame keeps.
+func detach(pieces ...[]byte) [4]string {
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range pieces {
+		b.Write(p)
+	}
+	all := b.String()
+	var out [4]string
+	at := 0
+	for i, p := range pieces {
+		out[i] = all[at : at+len(p)]
+		at += len(p)
+	}
+	return out
 }
 
 // decodeFrameFast decodes line when it is an invoke or result frame in the common layout
 // (see the comment at the top of this file); ok is false otherwise, and then nothing is
 // known about the line. mode must be Preserve or Lossy. Since that layout is the one
 // Frame.AppendJSON writes, the line is the frame's encoding and message is the message's
-// (what AppendJSON writes for f.Message), a substring of the line's copy.
-func decodeFrameFast(line []byte, mode canonjson.Mode) (f Frame, message string, ok bool) {
+// (what AppendJSON writes for f.Message), a subslice of line. The frame holds no byte of
+// line: the caller may reuse it.
+func decodeFrameFast(line []byte, mode canonjson.Mode) (f Frame, message []byte, ok bool) {
 	if len(line) > MaxWireFrameBytes || !hasPrefix(line, fastSequence) {
-		return Frame{}, "", false
+		return Frame{}, nil, false
 	}
-	// Other messages are left before the line is copied (the general decoder copies it too).
-	head := len(fastSequence)
-	for head < len(line) && isDigit(line[head]) {
-		head++
-	}
-	if !hasPrefix(line[head:], fastInvokeHead) && !hasPrefix(line[head:], fastResultHead) {
-		return Frame{}, "", false
-	}
-	l := fastLine{text: string(line), pos: len(fastSequence)}
+	l := fastLine{text: line, pos: len(fastSequence)}
 	if f.Sequence, ok = l.uint(^uint64(0)); !ok {
-		return Frame{}, "", false
+		return Frame{}, nil, false
 	}
 	msgStart := l.pos + len(`,"message":`)
 	switch {
 	case l.lit(fastInvokeHead):
-		var v ToolInvocation
-		if v.ProtocolVersion, v.SessionID, v.RequestID, ok = l.header(); !ok {
-			return Frame{}, "", false
+		h, ok := l.header()
+		if !ok {
+			return Frame{}, nil, false
 		}
-		if v.Tool, ok = l.field("tool"); !ok {
-			return Frame{}, "", false
+		tool, ok := l.field("tool")
+		if !ok {
+			return Frame{}, nil, false
 		}
-		if v.Payload, ok = l.payload(mode); !ok {
-			return Frame{}, "", false
+		p, text, ok := l.payload(mode)
+		if !ok {
+			return Frame{}, nil, false
 		}
-		f.Message = InvokeMessage{Invocation: v}
+		kept := detach(h.session, h.request, tool, text)
+		if p.Format == FormatText {
+			p = TextPayload(kept[3])
+		}
+		f.Message = InvokeMessage{Invocation: ToolInvocation{
+			ProtocolVersion: h.version, SessionID: kept[0], RequestID: kept[1], Tool: kept[2], Payload: p}}
 	case l.lit(fastResultHead):
-		var r ToolResult
-		if r.ProtocolVersion, r.SessionID, r.RequestID, ok = l.header(); !ok {
-			return Frame{}, "", false
+		h, ok := l.header()
+		if !ok {
+			return Frame{}, nil, false
 		}
-		if r.Payload, ok = l.payload(mode); !ok {
-			return Frame{}, "", false
+		p, text, ok := l.payload(mode)
+		if !ok {
+			return Frame{}, nil, false
 		}
-		f.Message = ResultMessage{Result: r}
+		kept := detach(h.session, h.request, text)
+		if p.Format == FormatText {
+			p = TextPayload(kept[2])
+		}
+		f.Message = ResultMessage{Result: ToolResult{
+			ProtocolVersion: h.version, SessionID: kept[0], RequestID: kept[1], Payload: p}}
 	default:
-		return Frame{}, "", false
+		return Frame{}, nil, false
 	}
 	if !l.lit(`}}`) {
-		return Frame{}, "", false
+		return Frame{}, nil, false
 	}
 	msgEnd := l.pos
 	if !l.lit(fastTagHead) {
-		return Frame{}, "", false
+		return Frame{}, nil, false
 	}
 	tag, ok := l.str()
 	if !ok || !l.lit(`}`) || l.pos != len(l.text) {
-		return Frame{}, "", false
+		return Frame{}, nil, false
 	}
 	if f.ValidateSyntax() != nil {
-		return Frame{}, "", false
+		return Frame{}, nil, false
 	}
 	var err error
-	if f.Tag, err = ParseAuthTag(tag); err != nil {
-		return Frame{}, "", false
+	if f.Tag, err = parseAuthTag(tag); err != nil {
+		return Frame{}, nil, false
 	}
-	return f, l.text[msgStart:msgEnd], true
+	return f, line[msgStart:msgEnd], true
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

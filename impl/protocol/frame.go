@@ -70,19 +70,19 @@ func DecodeFrame(line []byte, mode canonjson.Mode) (Frame, error) {
 }
 
 // decodeFrame is DecodeFrame that also returns, when it is known without writing it, the
-// message's JSON as f.Message.AppendJSON would write it (otherwise "").
-func decodeFrame(line []byte, mode canonjson.Mode) (f Frame, message string, err error) {
+// message's JSON as f.Message.AppendJSON would write it, in place in line (otherwise nil).
+func decodeFrame(line []byte, mode canonjson.Mode) (f Frame, message []byte, err error) {
 	if err := checkMode(mode); err != nil {
-		return Frame{}, "", err
+		return Frame{}, nil, err
 	}
 	if len(line) > MaxWireFrameBytes {
-		return Frame{}, "", sizeError(ErrWireFrameTooLarge, len(line), MaxWireFrameBytes)
+		return Frame{}, nil, sizeError(ErrWireFrameTooLarge, len(line), MaxWireFrameBytes)
 	}
 	if f, message, ok := decodeFrameFast(line, mode); ok {
 		return f, message, nil
 	}
 	f, err = decodeFrameGeneral(line, mode)
-	return f, "", err
+	return f, nil, err
 }
 
 // decodeFrameGeneral is DecodeFrame for every line: the parser, then the field tables of the

@@ -85,7 +85,10 @@ func AppendHex(dst []byte, b []byte) []byte {
 
 // ParseAuthTag decodes a wire authentication tag: exactly 64 bytes of lowercase hex. Anything
 // else (uppercase, odd length, whitespace) is InvalidAuthenticationTag.
-func ParseAuthTag(s string) ([AuthTagBytes]byte, error) {
+func ParseAuthTag(s string) ([AuthTagBytes]byte, error) { return parseAuthTag(s) }
+
+// parseAuthTag is ParseAuthTag for a string or for bytes in place.
+func parseAuthTag[T string | []byte](s T) ([AuthTagBytes]byte, error) {
 	var tag [AuthTagBytes]byte
 	if len(s) != 2*AuthTagBytes {
 		return tag, kindError(ErrInvalidAuthenticationTag)
