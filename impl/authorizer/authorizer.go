@@ -53,6 +53,7 @@ func New(manifest protocol.CapabilityManifest) (*SessionAuthorizer, error) {
 		return nil, err
 	}
 	manifest = cloneManifest(manifest)
+	ids := requestIDHint(manifest)
 	a := &SessionAuthorizer{
 		id:              new(issuer),
 		manifest:        manifest,
@@ -60,8 +61,8 @@ func New(manifest protocol.CapabilityManifest) (*SessionAuthorizer, error) {
 		calls:           map[string]uint32{},
 		compensations:   map[string]uint32{},
 		identities:      map[compensationIdentity]struct{}{},
-		reserved:        map[string]struct{}{},
-		completed:       map[string]struct{}{},
+		reserved:        make(map[string]struct{}, ids),
+		completed:       make(map[string]struct{}, ids),
 		cancelRequested: map[string]struct{}{},
 		cancelled:       map[string]struct{}{},
 	}
@@ -73,6 +74,20 @@ func New(manifest protocol.CapabilityManifest) (*SessionAuthorizer, error) {
 		a.grants[g.Tool] = &grantEntry{grant: g, fingerprint: fp}
 	}
 	return a, nil
+}
+
+// requestIDHint is how many request ids the session's calls can reserve: the sum of the
+// grants' call budgets, at most the session bound. The id sets are made that size, so that a
+// session does not copy them as they grow call by call.
+func requestIDHint(m protocol.CapabilityManifest) int {
+	n := 0
+	for _, g := range m.Grants {
+		n += int(g.MaxCalls)
+		if n >= protocol.MaxSessionRequestIDs {
+			return protocol.MaxSessionRequestIDs
+		}
+	}
+	return n
 }
 
 func cloneGrant(g protocol.CapabilityGrant) protocol.CapabilityGrant {
