@@ -113,6 +113,74 @@ func (c *leanChild) roundTrip(b *testing.B, frame []byte) []byte {
 	return line
 }
 
+// leanWorker is a worker binary under the lean loop: a new process and session every
+// perSession calls (a session reserves at most 1,024 request ids), with the session's invoke
+// frames sealed before the clock runs.
+type leanWorker struct {
+	path     string
+	name     string
+	child    *leanChild
+	frames   [][]byte
+	next     int // the index of the next frame to send
+	sessions int
+	lat      []time.Duration
+	usage    childUsage
+}
+
+// leanPerSession is how many calls the lean loop makes in one worker session.
+const leanPerSession = 1000
+
+// leanPayload is the payload the lean loop echoes: 256 bytes of text.
+var leanPayload = strings.Repeat("x", 256)
+
+// ready makes sure the worker can take its next call, starting a new process and session,
+// whose first call is not timed, when the current one has made all of its calls.
+func (w *leanWorker) ready(b *testing.B) {
+	if w.child != nil && w.next < leanPerSession {
+		return
+	}
+	if w.child != nil {
+		w.usage.stop()
+		w.lat = append(w.lat, w.child.lat...)
+		w.child.stop()
+	}
+	w.sessions++
+	host, err := workertest.NewHost("lean-" + w.name + "-" + strconv.Itoa(w.sessions))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(host.Close)
+	w.child = startLean(b, w.path)
+	w.child.write(b, host.Bootstrap())
+	w.child.write(b, append(host.Seal(host.OpenSession(grant(echoTool, leanPerSession, 0))), '\n'))
+	w.frames = w.frames[:0]
+	for i := range leanPerSession {
+		w.frames = append(w.frames, append(host.Seal(host.Invoke("r"+strconv.Itoa(i), echoTool, text(leanPayload))), '\n'))
+	}
+	w.next = 0
+	w.call(b) // opens the session
+	w.child.lat = w.child.lat[:0]
+	w.usage.start(w.child.cmd.Process.Pid)
+}
+
+// call makes the worker's next call and checks its answer.
+func (w *leanWorker) call(b *testing.B) {
+	line := w.child.roundTrip(b, w.frames[w.next])
+	if !bytes.Contains(line, []byte(`"type":"result"`)) || !bytes.Contains(line, []byte(`"value":"`+leanPayload+`"`)) {
+		b.Fatalf("%s: unexpected answer %q", w.name, line)
+	}
+	w.next++
+}
+
+// finish stops the measurement and returns every timed round trip, sorted.
+func (w *leanWorker) finish() []time.Duration {
+	w.usage.stop()
+	w.lat = append(w.lat, w.child.lat...)
+	w.child.lat = nil
+	slices.Sort(w.lat)
+	return w.lat
+}
+
 // BenchmarkLeanRoundTrip drives the worker with a lean loop: the invoke frames of a session
 // (a 256-byte text echo) are sealed before the clock runs, and each iteration writes one to
 // the worker's input and reads the answer line back, with nothing else in the loop: the host
@@ -122,106 +190,89 @@ func (c *leanChild) roundTrip(b *testing.B, frame []byte) []byte {
 // started with the clock stopped every 1,000 calls.
 //
 // goecho (testdata/goecho), a line echo in Go, runs in the same iterations too: the floor of
-// any Go process on the same path, which tells the runtime's share from the worker's.
+// any Go process on the same path, which tells the runtime's share from the worker's. With
+// SPLASH_LEAN_BASELINE set to the path of another worker binary (an earlier build, say), that
+// worker runs in the same iterations as well, so a change is measured before and after in
+// one run.
 //
 // It reports each child's round trips per second of its own latency (worker-rt/s, cat-rt/s,
-// goecho-rt/s), the ratios to cat (worker/cat, goecho/cat), the p50s and p99s, and the
-// worker's p50 over cat's (over-cat-p50-µs), and per round trip each child's CPU time
-// (…-cpu-µs) and how often its threads were switched out (…-switches).
-// docs/performance.md compares these with the Rust-built worker's measured ratio to cat.
+// goecho-rt/s, baseline-rt/s), the ratios to cat (worker/cat, goecho/cat, baseline/cat), the
+// p50s and p99s, and the worker's p50 over cat's (over-cat-p50-µs), and per round trip each
+// child's CPU time (…-cpu-µs), how often its threads were switched out (…-switches) and its
+// page faults (…-faults). docs/performance.md compares these with the Rust-built worker's
+// measured ratio to cat.
 func BenchmarkLeanRoundTrip(b *testing.B) {
-	const perSession = 1000
-	payload := text(strings.Repeat("x", 256))
-	want := []byte(`"type":"result"`)
-	echoed := []byte(`"value":"` + strings.Repeat("x", 256) + `"`)
 	catPath, err := exec.LookPath("cat")
 	if err != nil {
 		b.Skip("no cat to measure the floor with")
 	}
 	cat := startLean(b, catPath)
 	goecho := startLean(b, goEcho(b))
-	var w *leanChild
-	var frames [][]byte
-	var workerLat []time.Duration
-	var workerUsage childUsage
-	sessions, n := 0, 0
-	restart := func() {
-		if w != nil {
-			workerUsage.stop()
-			workerLat = append(workerLat, w.lat...)
-			w.stop()
-		}
-		sessions++
-		host, err := workertest.NewHost("lean-" + strconv.Itoa(sessions))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(host.Close)
-		w = startLean(b, workerBinary)
-		w.write(b, host.Bootstrap())
-		w.write(b, append(host.Seal(host.OpenSession(grant(echoTool, perSession, 0))), '\n'))
-		frames = frames[:0]
-		for i := range perSession {
-			frames = append(frames, append(host.Seal(host.Invoke("r"+strconv.Itoa(i), echoTool, payload)), '\n'))
-		}
-		// The first call opens the session; it is not timed.
-		if line := w.roundTrip(b, frames[0]); !bytes.Contains(line, want) || !bytes.Contains(line, echoed) {
-			b.Fatalf("unexpected answer %q", line)
-		}
-		w.lat = w.lat[:0]
-		workerUsage.start(w.cmd.Process.Pid)
-		n = 1
+	workers := []*leanWorker{{path: workerBinary, name: "worker"}}
+	if path := os.Getenv("SPLASH_LEAN_BASELINE"); path != "" {
+		workers = append(workers, &leanWorker{path: path, name: "baseline"})
 	}
-	restart()
+	for _, w := range workers {
+		w.ready(b)
+	}
+	// cat and goecho echo the worker's frames, which are as long as every answer.
+	floorFrame := workers[0].frames[1]
 	var catUsage, goUsage childUsage
 	catUsage.start(cat.cmd.Process.Pid)
 	goUsage.start(goecho.cmd.Process.Pid)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if n == perSession {
-			b.StopTimer()
-			restart()
-			b.StartTimer()
+		for _, w := range workers {
+			if w.next == leanPerSession {
+				b.StopTimer()
+				w.ready(b)
+				b.StartTimer()
+			}
 		}
-		frame := frames[n]
-		if line := cat.roundTrip(b, frame); len(line) != len(frame) {
-			b.Fatalf("cat answered %d bytes for %d", len(line), len(frame))
+		if line := cat.roundTrip(b, floorFrame); len(line) != len(floorFrame) {
+			b.Fatalf("cat answered %d bytes for %d", len(line), len(floorFrame))
 		}
-		if line := goecho.roundTrip(b, frame); len(line) != len(frame) {
-			b.Fatalf("goecho answered %d bytes for %d", len(line), len(frame))
+		if line := goecho.roundTrip(b, floorFrame); len(line) != len(floorFrame) {
+			b.Fatalf("goecho answered %d bytes for %d", len(line), len(floorFrame))
 		}
-		if line := w.roundTrip(b, frame); !bytes.Contains(line, want) || !bytes.Contains(line, echoed) {
-			b.Fatalf("unexpected answer %q", line)
+		for _, w := range workers {
+			w.call(b)
 		}
-		n++
 	}
 	b.StopTimer()
-	workerUsage.stop()
 	catUsage.stop()
 	goUsage.stop()
-	workerUsage.report(b, "worker")
-	catUsage.report(b, "cat")
-	goUsage.report(b, "goecho")
-	workerLat = append(workerLat, w.lat...)
-	catLat := cat.lat
-	goLat := goecho.lat
-	workerRate, catRate, goRate := roundTripsPerSecond(workerLat), roundTripsPerSecond(catLat), roundTripsPerSecond(goLat)
-	b.ReportMetric(workerRate, "worker-rt/s")
-	b.ReportMetric(catRate, "cat-rt/s")
-	b.ReportMetric(goRate, "goecho-rt/s")
-	if catRate > 0 {
-		b.ReportMetric(workerRate/catRate, "worker/cat")
-		b.ReportMetric(goRate/catRate, "goecho/cat")
-	}
-	slices.Sort(workerLat)
+	catLat, goLat := cat.lat, goecho.lat
 	slices.Sort(catLat)
 	slices.Sort(goLat)
-	if len(workerLat) > 0 && len(catLat) > 0 && len(goLat) > 0 {
-		b.ReportMetric(percentile(workerLat, 0.50), "worker-p50-µs")
+	catRate := roundTripsPerSecond(catLat)
+	b.ReportMetric(catRate, "cat-rt/s")
+	catUsage.report(b, "cat")
+	goUsage.report(b, "goecho")
+	report := func(name string, lat []time.Duration) {
+		rate := roundTripsPerSecond(lat)
+		b.ReportMetric(rate, name+"-rt/s")
+		if catRate > 0 {
+			b.ReportMetric(rate/catRate, name+"/cat")
+		}
+		if len(lat) > 0 {
+			b.ReportMetric(percentile(lat, 0.50), name+"-p50-µs")
+		}
+	}
+	report("goecho", goLat)
+	for _, w := range workers {
+		lat := w.finish()
+		w.usage.report(b, w.name)
+		report(w.name, lat)
+		if len(lat) > 0 && len(catLat) > 0 {
+			b.ReportMetric(percentile(lat, 0.99), w.name+"-p99-µs")
+			if w.name == "worker" {
+				b.ReportMetric(percentile(lat, 0.50)-percentile(catLat, 0.50), "over-cat-p50-µs")
+			}
+		}
+	}
+	if len(catLat) > 0 {
 		b.ReportMetric(percentile(catLat, 0.50), "cat-p50-µs")
-		b.ReportMetric(percentile(goLat, 0.50), "goecho-p50-µs")
-		b.ReportMetric(percentile(workerLat, 0.99), "worker-p99-µs")
 		b.ReportMetric(percentile(catLat, 0.99), "cat-p99-µs")
-		b.ReportMetric(percentile(workerLat, 0.50)-percentile(catLat, 0.50), "over-cat-p50-µs")
 	}
 }
