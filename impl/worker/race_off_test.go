@@ -1,0 +1,6 @@
+//go:build !race
+
+package worker_test
+
+// raceBuild reports a build with the race detector, which allocates on its own.
+const raceBuild = false
