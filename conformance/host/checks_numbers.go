@@ -32,6 +32,7 @@ type numberProbe struct {
 // probeNumber invokes conf.json with {"n":token} on a fresh session and reports what reached
 // the worker; a frame is answered so that the command ends either way.
 func probeNumber(t *T, token string) numberProbe {
+	t.renewDeadline() // each probe starts a worker of its own
 	w := t.session(jsonGrant())
 	raw := `{"format":"json","value":{"n":` + token + `}}`
 	want, err := protocol.DecodeToolPayload([]byte(raw), canonjson.Preserve)

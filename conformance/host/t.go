@@ -79,9 +79,9 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 }
 
 // renewDeadline gives the check a whole time limit again from now. A check that takes several
-// independent steps (CNF-HBOOT-06 starts twelve workers one after another) holds each step to
-// the limit, so a slow but correct host passes under load while a hung one still fails within
-// one limit.
+// independent steps (CNF-HBOOT-06 starts twelve workers one after another, CNF-HNUMBER-01 and
+// 02 eight) holds each step to the limit, so a slow but correct host passes under load while a
+// hung one still fails within one limit.
 func (t *T) renewDeadline() {
 	if limit := time.Now().Add(t.run.timeout); limit.After(t.deadline) {
 		t.deadline = limit
