@@ -192,8 +192,8 @@ func (w *leanWorker) finish() []time.Duration {
 // goecho (testdata/goecho), a line echo in Go, runs in the same iterations too: the floor of
 // any Go process on the same path, which tells the runtime's share from the worker's. With
 // SPLASH_LEAN_BASELINE set to the path of another worker binary (an earlier build, say), that
-// worker runs in the same iterations as well, so a change is measured before and after in
-// one run.
+// worker runs in the same iterations as well, the two taking turns to go first, so a change is
+// measured before and after in one run.
 //
 // It reports each child's round trips per second of its own latency (worker-rt/s, cat-rt/s,
 // goecho-rt/s, baseline-rt/s), the ratios to cat (worker/cat, goecho/cat, baseline/cat), the
@@ -235,8 +235,9 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 		if line := goecho.roundTrip(b, floorFrame); len(line) != len(floorFrame) {
 			b.Fatalf("goecho answered %d bytes for %d", len(line), len(floorFrame))
 		}
-		for _, w := range workers {
-			w.call(b)
+		// The workers take turns going first, so neither gains from its place in the loop.
+		for k := range workers {
+			workers[(k+i)%len(workers)].call(b)
 		}
 	}
 	b.StopTimer()
