@@ -265,8 +265,18 @@ func (a *Authenticator) SealAppend(dst []byte, m Message) (Frame, []byte, error)
 	return a.sealer.SealAppend(dst, m)
 }
 
+// SealResultAppend is Sealer.SealResultAppend on the outgoing half.
+func (a *Authenticator) SealResultAppend(dst []byte, r ToolResult) ([]byte, error) {
+	return a.sealer.SealResultAppend(dst, r)
+}
+
 // Open is Opener.Open on the incoming half.
 func (a *Authenticator) Open(line []byte) (Frame, error) { return a.opener.Open(line) }
+
+// OpenInvoke is Opener.OpenInvoke.
+func (a *Authenticator) OpenInvoke(line []byte) (ToolInvocation, Message, error) {
+	return a.opener.OpenInvoke(line)
+}
 
 // OpenFrame is Opener.OpenFrame on the incoming half.
 func (a *Authenticator) OpenFrame(f Frame) (Message, error) { return a.opener.OpenFrame(f) }
@@ -314,6 +324,7 @@ type Sealer struct {
 	peer          *peerNumbers
 	next          uint64
 	st            *tagState
+	result        ResultMessage // SealResultAppend's message, so it is not allocated
 }
 
 // SessionID returns the session the sealer is bound to.
@@ -346,6 +357,15 @@ func (s *Sealer) Seal(m Message) (Frame, []byte, error) {
 // unchanged.
 func (s *Sealer) SealAppend(dst []byte, m Message) (Frame, []byte, error) {
 	return s.seal(dst, m, false)
+}
+
+// SealResultAppend is SealAppend for the answer a worker gives most: it seals
+// ResultMessage{Result: r} without allocating the message, and returns only the line.
+func (s *Sealer) SealResultAppend(dst []byte, r ToolResult) ([]byte, error) {
+	s.result = ResultMessage{Result: r}
+	_, line, err := s.seal(dst, &s.result, false)
+	s.result = ResultMessage{} // the box keeps nothing alive between frames
+	return line, err
 }
 
 // seal implements Seal (exact, with a line of exactly the right capacity)
@@ -440,6 +460,7 @@ type Opener struct {
 	peer      *peerNumbers
 	next      uint64
 	st        *tagState
+	invoke    InvokeMessage // OpenInvoke's message, so it is not allocated
 }
 
 // SessionID returns the session the opener is bound to.
@@ -476,7 +497,7 @@ func (o *Opener) Open(line []byte) (Frame, error) {
 	if o.st.closed {
 		return Frame{}, kindError(ErrWeakSessionKey)
 	}
-	f, message, err := decodeFrame(line, o.mode)
+	f, message, err := decodeFrame(line, o.mode, o.sessionID, nil)
 	if err != nil {
 		return Frame{}, err
 	}
@@ -484,6 +505,33 @@ func (o *Opener) Open(line []byte) (Frame, error) {
 		return Frame{}, err
 	}
 	return f, nil
+}
+
+// OpenInvoke is Open for the frame a worker receives most. When the frame is an invoke, it
+// returns the invocation and a nil message; otherwise it returns a zero invocation and the
+// message Open returns. It runs the same checks as Open, in the same order, and an invoke in
+// the common layout costs it no allocation beyond the strings the invocation keeps.
+func (o *Opener) OpenInvoke(line []byte) (ToolInvocation, Message, error) {
+	if o.st.closed {
+		return ToolInvocation{}, nil, kindError(ErrWeakSessionKey)
+	}
+	f, message, err := decodeFrame(line, o.mode, o.sessionID, &o.invoke)
+	if err == nil {
+		err = o.authenticate(f, message)
+	}
+	boxed := f.Message == Message(&o.invoke)
+	inv := o.invoke.Invocation
+	o.invoke = InvokeMessage{} // the box keeps nothing alive between frames
+	switch {
+	case err != nil:
+		return ToolInvocation{}, nil, err
+	case boxed:
+		return inv, nil, nil
+	}
+	if m, ok := f.Message.(InvokeMessage); ok {
+		return m.Invocation, nil, nil
+	}
+	return ToolInvocation{}, f.Message, nil
 }
 
 // OpenFrame authenticates an already decoded frame, running the frame syntax
@@ -544,6 +592,8 @@ func (o *Opener) authenticate(f Frame, message []byte) error {
 func PayloadOf(m Message) (ToolPayload, bool) {
 	switch m := m.(type) {
 	case InvokeMessage:
+		return m.Invocation.Payload, true
+	case *InvokeMessage: // OpenInvoke's
 		return m.Invocation.Payload, true
 	case ResultMessage:
 		return m.Result.Payload, true
@@ -626,6 +676,8 @@ func (s *Sealer) appendCheckedMessage(dst []byte, m Message) ([]byte, error) {
 		return appendPayloadChecked(dst, &m, &m.Invocation.Payload)
 	case ResultMessage:
 		return appendPayloadChecked(dst, &m, &m.Result.Payload)
+	case *ResultMessage: // SealResultAppend's
+		return appendPayloadChecked(dst, m, &m.Result.Payload)
 	case DispatchOperationMessage:
 		return appendPayloadChecked(dst, &m, &m.Request.Payload)
 	case CompensateOperationMessage:

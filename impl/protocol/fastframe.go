@@ -154,10 +154,19 @@ func (l *fastLine) payload(mode canonjson.Mode) (p ToolPayload, text []byte, ok 
 	return ToolPayload{}, nil, false
 }
 
+// keep returns the session id and the other pieces a decoded frame keeps, copied out of the
+// line: the session id is known when it equals session, and the rest is detached.
+func keep(session string, sid []byte, pieces ...[]byte) (string, [3]string) {
+	if string(sid) == session {
+		return session, detach(pieces...)
+	}
+	return string(sid), detach(pieces...)
+}
+
 // detach copies the pieces a decoded frame keeps out of the line, all into one new string,
 // and returns them in order as substrings of it: one allocation per frame, and only the
 // bytes the frame keeps.
-func detach(pieces ...[]byte) [4]string {
+func detach(pieces ...[]byte) [3]string {
 	n := 0
 	for _, p := range pieces {
 		n += len(p)
@@ -168,7 +177,7 @@ func detach(pieces ...[]byte) [4]string {
 		b.Write(p)
 	}
 	all := b.String()
-	var out [4]string
+	var out [3]string
 	at := 0
 	for i, p := range pieces {
 		out[i] = all[at : at+len(p)]
@@ -183,7 +192,11 @@ func detach(pieces ...[]byte) [4]string {
 // Frame.AppendJSON writes, the line is the frame's encoding and message is the message's
 // (what AppendJSON writes for f.Message), a subslice of line. The frame holds no byte of
 // line: the caller may reuse it.
-func decodeFrameFast(line []byte, mode canonjson.Mode) (f Frame, message []byte, ok bool) {
+//
+// When box is not nil, an invoke is stored in *box and f.Message is box, so the message is
+// not allocated; that frame must not leave the package (see Opener.OpenInvoke). A session id
+// equal to session is not copied: the frame holds session itself.
+func decodeFrameFast(line []byte, mode canonjson.Mode, session string, box *InvokeMessage) (f Frame, message []byte, ok bool) {
 	if len(line) > MaxWireFrameBytes || !hasPrefix(line, fastSequence) {
 		return Frame{}, nil, false
 	}
@@ -206,12 +219,17 @@ func decodeFrameFast(line []byte, mode canonjson.Mode) (f Frame, message []byte,
 		if !ok {
 			return Frame{}, nil, false
 		}
-		kept := detach(h.session, h.request, tool, text)
+		sid, kept := keep(session, h.session, h.request, tool, text)
 		if p.Format == FormatText {
-			p = TextPayload(kept[3])
+			p = TextPayload(kept[2])
 		}
-		f.Message = InvokeMessage{Invocation: ToolInvocation{
-			ProtocolVersion: h.version, SessionID: kept[0], RequestID: kept[1], Tool: kept[2], Payload: p}}
+		inv := ToolInvocation{ProtocolVersion: h.version, SessionID: sid, RequestID: kept[0], Tool: kept[1], Payload: p}
+		if box != nil {
+			*box = InvokeMessage{Invocation: inv}
+			f.Message = box
+		} else {
+			f.Message = InvokeMessage{Invocation: inv}
+		}
 	case l.lit(fastResultHead):
 		h, ok := l.header()
 		if !ok {
@@ -221,12 +239,12 @@ func decodeFrameFast(line []byte, mode canonjson.Mode) (f Frame, message []byte,
 		if !ok {
 			return Frame{}, nil, false
 		}
-		kept := detach(h.session, h.request, text)
+		sid, kept := keep(session, h.session, h.request, text)
 		if p.Format == FormatText {
-			p = TextPayload(kept[2])
+			p = TextPayload(kept[1])
 		}
 		f.Message = ResultMessage{Result: ToolResult{
-			ProtocolVersion: h.version, SessionID: kept[0], RequestID: kept[1], Payload: p}}
+			ProtocolVersion: h.version, SessionID: sid, RequestID: kept[0], Payload: p}}
 	default:
 		return Frame{}, nil, false
 	}

@@ -96,23 +96,39 @@ func fastFrameLines(t testing.TB) (taken, declined []string) {
 
 // agreeFast fails t unless decodeFrameFast, when it accepts line, decodes exactly what the
 // general decoder does, and keeps no byte of the line it read: the line is overwritten once
-// decoded, as a reader reusing its buffer does. It reports whether the fast path accepted
-// the line.
+// decoded, as a reader reusing its buffer does. Decoding an invoke into a box, knowing the
+// session id, must give the same invocation. It reports whether the fast path accepted the
+// line.
 func agreeFast(t *testing.T, line []byte, mode canonjson.Mode) bool {
 	t.Helper()
 	buf := bytes.Clone(line)
-	fast, message, ok := decodeFrameFast(buf, mode)
+	fast, message, ok := decodeFrameFast(buf, mode, "", nil)
 	if !ok {
 		return false
 	}
 	if got := fast.Message.AppendJSON(nil); !bytes.Equal(got, message) {
 		t.Fatalf("%v: fast path gave the message as %q, which writes %s", mode, message, got)
 	}
+	var box InvokeMessage
+	boxed, _, ok := decodeFrameFast(buf, mode, fast.Message.SessionID(), &box)
+	if !ok {
+		t.Fatalf("%v: fast path declined, with a box, a line it took without one: %q", mode, line)
+	}
+	inv, isInvoke := fast.Message.(InvokeMessage)
+	if isInvoke && boxed.Message != Message(&box) {
+		t.Fatalf("%v: an invoke decoded with a box is not in the box: %#v", mode, boxed.Message)
+	}
 	for i := range buf {
 		buf[i] = '#'
 	}
 	if got := fast.AppendJSON(nil); !bytes.Equal(got, line) {
 		t.Fatalf("%v: fast path accepted a line that is not its frame's encoding, or kept bytes of the line (%s): %q", mode, got, line)
+	}
+	if got := boxed.AppendJSON(nil); !bytes.Equal(got, line) {
+		t.Fatalf("%v: decoded with a box, the frame writes %s, or kept bytes of the line: %q", mode, got, line)
+	}
+	if isInvoke && box.Invocation.SessionID != inv.Invocation.SessionID {
+		t.Fatalf("%v: the boxed invocation names session %q, not %q", mode, box.Invocation.SessionID, inv.Invocation.SessionID)
 	}
 	general, err := decodeFrameGeneral(line, mode)
 	if err != nil {

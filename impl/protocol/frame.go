@@ -65,20 +65,21 @@ func EncodeFrame(f Frame) ([]byte, error) {
 // characters (InvalidAuthenticationTag). It neither verifies the tag nor checks the sequence
 // order; the authenticator does. mode is the serde_json number model of the decoding process.
 func DecodeFrame(line []byte, mode canonjson.Mode) (Frame, error) {
-	f, _, err := decodeFrame(line, mode)
+	f, _, err := decodeFrame(line, mode, "", nil)
 	return f, err
 }
 
 // decodeFrame is DecodeFrame that also returns, when it is known without writing it, the
 // message's JSON as f.Message.AppendJSON would write it, in place in line (otherwise nil).
-func decodeFrame(line []byte, mode canonjson.Mode) (f Frame, message []byte, err error) {
+// session and box are decodeFrameFast's.
+func decodeFrame(line []byte, mode canonjson.Mode, session string, box *InvokeMessage) (f Frame, message []byte, err error) {
 	if err := checkMode(mode); err != nil {
 		return Frame{}, nil, err
 	}
 	if len(line) > MaxWireFrameBytes {
 		return Frame{}, nil, sizeError(ErrWireFrameTooLarge, len(line), MaxWireFrameBytes)
 	}
-	if f, message, ok := decodeFrameFast(line, mode); ok {
+	if f, message, ok := decodeFrameFast(line, mode, session, box); ok {
 		return f, message, nil
 	}
 	f, err = decodeFrameGeneral(line, mode)

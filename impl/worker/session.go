@@ -106,6 +106,18 @@ type frameSealer interface {
 	SealAppend(dst []byte, m protocol.Message) (protocol.Frame, []byte, error)
 }
 
+// invokeOpener and resultSealer are the allocation-free paths of a frameOpener and a
+// frameSealer for the frames of a call: *protocol.Authenticator has both. A session uses them
+// when its opener and sealer have them (the faulty build's wrappers do not).
+type (
+	invokeOpener interface {
+		OpenInvoke(line []byte) (protocol.ToolInvocation, protocol.Message, error)
+	}
+	resultSealer interface {
+		SealResultAppend(dst []byte, r protocol.ToolResult) ([]byte, error)
+	}
+)
+
 // sessionAuthorizer is the part of *authorizer.SessionAuthorizer the runtime uses.
 type sessionAuthorizer interface {
 	Manifest() protocol.CapabilityManifest
@@ -136,6 +148,8 @@ type Session struct {
 	auth       *protocol.Authenticator
 	opener     frameOpener
 	sealer     frameSealer
+	invokes    invokeOpener // opener's, when it has the path; nil otherwise
+	results    resultSealer // sealer's, when it has the path; nil otherwise
 	authorizer sessionAuthorizer
 	journal    *journal.Journal
 	revision   uint64
@@ -202,10 +216,14 @@ func Open(ctx context.Context, auth *protocol.Authenticator, line []byte, cfg Co
 	if cfg.hooks != nil {
 		authz = cfg.hooks.authorizer(az, cfg.Journal.Scope())
 	}
+	invokes, _ := parts.opener.(invokeOpener)
+	results, _ := parts.sealer.(resultSealer)
 	return &Session{
 		auth:       auth,
 		opener:     parts.opener,
 		sealer:     parts.sealer,
+		invokes:    invokes,
+		results:    results,
 		authorizer: authz,
 		journal:    cfg.Journal,
 		revision:   cfg.Revision,
@@ -249,11 +267,16 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 	if s.poisoned {
 		return nil, &Error{Kind: ErrSessionPoisoned}
 	}
-	frame, err := s.opener.Open(line)
+	inv, m, err := s.open(line)
 	if err != nil {
 		return nil, protocolError(StageOpen, err)
 	}
-	m := frame.Message
+	if m == nil { // an invoke, opened without a message around it
+		if (protocol.WorkerState{Kind: protocol.BaselineSession}).Admit(protocol.TypeInvoke) == protocol.Accepted {
+			return s.invoke(inv)
+		}
+		m = protocol.InvokeMessage{Invocation: inv}
+	}
 	if (protocol.WorkerState{Kind: protocol.BaselineSession}).Admit(m.Type()) != protocol.Accepted {
 		if s.hooks != nil {
 			if answer, handled, err := s.hooks.otherMessage(s, m); handled {
@@ -275,12 +298,36 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 	return nil, &Error{Kind: ErrUnexpectedMessage, MessageType: string(m.Type())}
 }
 
+// open opens a frame line: an invoke as its invocation and a nil message when the opener
+// has the allocation-free path, and every other frame as its message.
+func (s *Session) open(line []byte) (protocol.ToolInvocation, protocol.Message, error) {
+	if s.invokes != nil {
+		return s.invokes.OpenInvoke(line)
+	}
+	frame, err := s.opener.Open(line)
+	return protocol.ToolInvocation{}, frame.Message, err
+}
+
 // seal seals an answer. An output whose numbers the session may not send (ENC-037: not
 // portable, and the peer has not proven that it keeps number text) is a result the adapter
 // should not have produced: it is reported at StageResult, in the adapter's exit class, not
 // as an internal failure (WRK-048).
 func (s *Session) seal(m protocol.Message) ([]byte, error) {
 	_, line, err := s.sealer.SealAppend(s.answer[:0], m)
+	return s.sealed(line, err)
+}
+
+// sealResult seals the result of an invoke, without allocating the message when the sealer
+// has the path.
+func (s *Session) sealResult(r protocol.ToolResult) ([]byte, error) {
+	if s.results == nil {
+		return s.seal(protocol.ResultMessage{Result: r})
+	}
+	return s.sealed(s.results.SealResultAppend(s.answer[:0], r))
+}
+
+// sealed keeps a sealed answer line for the next seal to reuse, or classifies the failure.
+func (s *Session) sealed(line []byte, err error) ([]byte, error) {
 	if errors.Is(err, protocol.ErrNonPortableNumber) {
 		return nil, protocolError(StageResult, err)
 	}
@@ -340,7 +387,7 @@ func (s *Session) invoke(inv protocol.ToolInvocation) ([]byte, error) {
 	if err := s.authorizer.ValidateResult(authorized, result); err != nil {
 		return nil, protocolError(StageResult, err)
 	}
-	return s.seal(protocol.ResultMessage{Result: result})
+	return s.sealResult(result)
 }
 
 func adapterFailure(tool string, err error) error {
