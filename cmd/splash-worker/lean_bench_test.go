@@ -181,6 +181,23 @@ func (w *leanWorker) finish() []time.Duration {
 	return w.lat
 }
 
+// leanBlock is how many round trips in a row the lean loop makes with each child before it
+// turns to the next: SPLASH_LEAN_BLOCK, 1 when unset. With 1 the children take turns round
+// trip by round trip, so a drift in the machine's load reaches each alike; with a block of
+// 100 each child is driven back to back, as a load generator drives one server, and keeps its
+// caches warm between round trips (docs/performance.md compares the two).
+func leanBlock(b *testing.B) int {
+	v := os.Getenv("SPLASH_LEAN_BLOCK")
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > leanPerSession {
+		b.Fatalf("SPLASH_LEAN_BLOCK=%q: want a number of round trips from 1 to %d", v, leanPerSession)
+	}
+	return n
+}
+
 // BenchmarkLeanRoundTrip drives the worker with a lean loop: the invoke frames of a session
 // (a 256-byte text echo) are sealed before the clock runs, and each iteration writes one to
 // the worker's input and reads the answer line back, with nothing else in the loop: the host
@@ -193,7 +210,8 @@ func (w *leanWorker) finish() []time.Duration {
 // any Go process on the same path, which tells the runtime's share from the worker's. With
 // SPLASH_LEAN_BASELINE set to the path of another worker binary (an earlier build, say), that
 // worker runs in the same iterations as well, the two taking turns to go first, so a change is
-// measured before and after in one run.
+// measured before and after in one run. SPLASH_LEAN_BLOCK (see leanBlock) makes the loop drive
+// each child for that many round trips in a row instead of one.
 //
 // It reports each child's round trips per second of its own latency (worker-rt/s, cat-rt/s,
 // goecho-rt/s, baseline-rt/s), the ratios to cat (worker/cat, goecho/cat, baseline/cat), the
@@ -220,24 +238,32 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 	var catUsage, goUsage childUsage
 	catUsage.start(cat.cmd.Process.Pid)
 	goUsage.start(goecho.cmd.Process.Pid)
+	block := leanBlock(b)
+	echo := func(c *leanChild, name string) {
+		if line := c.roundTrip(b, floorFrame); len(line) != len(floorFrame) {
+			b.Fatalf("%s answered %d bytes for %d", name, len(line), len(floorFrame))
+		}
+	}
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for _, w := range workers {
-			if w.next == leanPerSession {
-				b.StopTimer()
-				w.ready(b)
-				b.StartTimer()
-			}
+	for i := 0; i < b.N; i += block {
+		n := min(block, b.N-i)
+		for range n {
+			echo(cat, "cat")
 		}
-		if line := cat.roundTrip(b, floorFrame); len(line) != len(floorFrame) {
-			b.Fatalf("cat answered %d bytes for %d", len(line), len(floorFrame))
-		}
-		if line := goecho.roundTrip(b, floorFrame); len(line) != len(floorFrame) {
-			b.Fatalf("goecho answered %d bytes for %d", len(line), len(floorFrame))
+		for range n {
+			echo(goecho, "goecho")
 		}
 		// The workers take turns going first, so neither gains from its place in the loop.
 		for k := range workers {
-			workers[(k+i)%len(workers)].call(b)
+			w := workers[(k+i/block)%len(workers)]
+			for range n {
+				if w.next == leanPerSession {
+					b.StopTimer()
+					w.ready(b)
+					b.StartTimer()
+				}
+				w.call(b)
+			}
 		}
 	}
 	b.StopTimer()
