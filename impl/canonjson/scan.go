@@ -78,6 +78,19 @@ func skipVerbatim(s string, i int, ascii bool) int {
 	return i
 }
 
+// VerbatimPrefix returns the length of the longest prefix of b that a JSON string literal
+// holds as it is (the index of b's first control byte, '"' or '\\', or len(b) if it has none)
+// and whether that prefix is all ASCII. It reads b a word at a time and keeps no reference
+// to it.
+func VerbatimPrefix(b []byte) (n int, ascii bool) {
+	s := bytesString(b)
+	n = skipVerbatim(s, 0, true)
+	if n == len(s) || s[n] < 0x80 {
+		return n, true
+	}
+	return skipVerbatim(s, n, false), false
+}
+
 // plainByte[c] is true for printable ASCII other than '"' and '\\'.
 var plainByte = func() (t [256]bool) {
 	for c := 0x20; c < 0x80; c++ {

@@ -44,5 +44,12 @@ func TestSkipVerbatimMatchesBytewiseScan(t *testing.T) {
 				t.Fatalf("skipVerbatim(%q, %d, %v) = %d, want %d", s, start, ascii, got, want)
 			}
 		}
+		prefix, ascii := VerbatimPrefix(buf[:n])
+		if want := naiveVerbatim(s, 0, false); prefix != want {
+			t.Fatalf("VerbatimPrefix(%q) = %d, want %d", s, prefix, want)
+		}
+		if want := naiveVerbatim(s, 0, true) == prefix; ascii != want {
+			t.Fatalf("VerbatimPrefix(%q) says ascii %v, want %v", s, ascii, want)
+		}
 	}
 }

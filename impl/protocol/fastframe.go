@@ -75,23 +75,13 @@ func (l *fastLine) uint(max uint64) (uint64, bool) {
 // escape (no control byte, quote or backslash), valid UTF-8, then the closing quote. The
 // string's bytes are returned in place.
 func (l *fastLine) str() ([]byte, bool) {
-	start := l.pos
-	ascii := true
-	for l.pos < len(l.text) {
-		c := l.text[l.pos]
-		switch {
-		case c == '"':
-			s := l.text[start:l.pos]
-			l.pos++
-			return s, ascii || utf8.Valid(s)
-		case c < 0x20 || c == '\\':
-			return nil, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-		l.pos++
+	rest := l.text[l.pos:]
+	n, ascii := canonjson.VerbatimPrefix(rest)
+	if n == len(rest) || rest[n] != '"' {
+		return nil, false
 	}
-	return nil, false
+	l.pos += n + 1
+	return rest[:n], ascii || utf8.Valid(rest[:n])
 }
 
 // field reads `,"name":"value"` (name without its quotes is given).
