@@ -144,39 +144,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "splash-conform:", err)
 		return ExitUsage
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "splash-conform: interrupted:", err)
-	}
-	if err := expects.Apply(report, expected); err != nil {
-		fmt.Fprintln(stderr, "splash-conform: writing the expectations:", err)
-		return ExitUsage
-	}
-	writeSummary(stdout, report)
-	status := report.ExitCode()
-	if *jsonPath != "" {
-		if err := writeFile(*jsonPath, report.WriteJSON); err != nil {
-			fmt.Fprintln(stderr, "splash-conform: writing the JSON report:", err)
-			status = ExitUsage
-		}
-	}
-	if *junitPath != "" {
-		if err := writeFile(*junitPath, report.WriteJUnit); err != nil {
-			fmt.Fprintln(stderr, "splash-conform: writing the JUnit report:", err)
-			status = ExitUsage
-		}
-	}
-	if *htmlPath != "" {
-		write := func(w io.Writer) error { return report.WriteHTML(w, HTMLOptions{SpecBase: *specBase}) }
-		if err := writeFile(*htmlPath, write); err != nil {
-			fmt.Fprintln(stderr, "splash-conform: writing the HTML report:", err)
-			status = ExitUsage
-		}
-	}
-	if err != nil && status == ExitOK {
-		status = ExitUsage
-	}
-	fmt.Fprintln(stdout, report.ClosingLine())
-	return status
+	return FinishRun("splash-conform", report, err, &expects, expected,
+		RunOutputs{JSON: *jsonPath, JUnit: *junitPath, HTML: *htmlPath, SpecBase: *specBase}, stdout, stderr)
 }
 
 func needNames() string {

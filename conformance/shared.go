@@ -1,9 +1,12 @@
 package conformance
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/splashv5/conform/conformance/expect"
 )
 
 // The functions below let another suite (package conformance/host) build and print reports
@@ -49,4 +52,50 @@ func (r *Result) Settle(strict bool, deviations []string) {
 		r.Detail = "deviation from a SHOULD (it counts under --strict): " + r.Detail
 	}
 	r.Counted = r.Outcome != Skip && r.Outcome != Info && (r.Level == Must || strict)
+}
+
+// RunOutputs are the report files a command-line run writes (an empty path is not written) and
+// the specification base its HTML report links requirement IDs to.
+type RunOutputs struct {
+	JSON, JUnit, HTML string
+	SpecBase          string
+}
+
+// FinishRun ends a suite's command-line run once Run has returned a report: it judges the
+// report against the expectations, prints the summary, writes the report files and the closing
+// line, and returns the exit status. runErr is the error Run returned with the report; such a
+// run was interrupted, and since its report is incomplete it exits ExitUsage. prog prefixes
+// every message.
+func FinishRun(prog string, report *Report, runErr error, expects *ExpectFlags, expected *expect.File, out RunOutputs, stdout, stderr io.Writer) int {
+	if runErr != nil {
+		fmt.Fprintln(stderr, prog+": interrupted:", runErr)
+	}
+	if err := expects.Apply(report, expected); err != nil {
+		fmt.Fprintln(stderr, prog+": writing the expectations:", err)
+		return ExitUsage
+	}
+	writeSummary(stdout, report)
+	status := report.ExitCode()
+	if runErr != nil {
+		status = ExitUsage
+	}
+	html := func(w io.Writer) error { return report.WriteHTML(w, HTMLOptions{SpecBase: out.SpecBase}) }
+	for _, f := range []struct {
+		path, what string
+		write      func(io.Writer) error
+	}{
+		{out.JSON, "JSON", report.WriteJSON},
+		{out.JUnit, "JUnit", report.WriteJUnit},
+		{out.HTML, "HTML", html},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if err := writeFile(f.path, f.write); err != nil {
+			fmt.Fprintf(stderr, "%s: writing the %s report: %v\n", prog, f.what, err)
+			status = ExitUsage
+		}
+	}
+	fmt.Fprintln(stdout, report.ClosingLine())
+	return status
 }

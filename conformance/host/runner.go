@@ -218,37 +218,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "splash-conform host:", err)
 		return conformance.ExitUsage
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "splash-conform host: interrupted:", err)
-	}
-	if err := expects.Apply(report, expected); err != nil {
-		fmt.Fprintln(stderr, "splash-conform host: writing the expectations:", err)
-		return conformance.ExitUsage
-	}
-	conformance.WriteSummary(stdout, report)
-	status := report.ExitCode()
-	for _, out := range []struct {
-		path  string
-		write func(io.Writer) error
-	}{
-		{*jsonPath, report.WriteJSON},
-		{*junitPath, report.WriteJUnit},
-		{*htmlPath, func(w io.Writer) error {
-			return report.WriteHTML(w, conformance.HTMLOptions{SpecBase: conformance.DefaultSpecBase})
-		}},
-	} {
-		if out.path != "" {
-			if err := conformance.WriteReportFile(out.path, out.write); err != nil {
-				fmt.Fprintln(stderr, "splash-conform host: writing a report:", err)
-				status = conformance.ExitUsage
-			}
-		}
-	}
-	if err != nil && status == conformance.ExitOK {
-		status = conformance.ExitUsage
-	}
-	fmt.Fprintln(stdout, report.ClosingLine())
-	return status
+	return conformance.FinishRun("splash-conform host", report, err, &expects, expected,
+		conformance.RunOutputs{JSON: *jsonPath, JUnit: *junitPath, HTML: *htmlPath, SpecBase: conformance.DefaultSpecBase}, stdout, stderr)
 }
 
 // ReferenceDriver returns the bundled reference driver: splash-host-driver next to this

@@ -173,24 +173,8 @@ func runPair(ctx context.Context, cfg Config, m *Matrix, expects *conformance.Ex
 		fmt.Fprintln(stderr, "splash-conform interop:", err)
 		return conformance.ExitUsage
 	}
-	if err := expects.Apply(report, expected); err != nil {
-		fmt.Fprintln(stderr, "splash-conform interop: writing the expectations:", err)
-		return conformance.ExitUsage
-	}
-	conformance.WriteSummary(stdout, report)
-	status := report.ExitCode()
-	if err != nil {
-		fmt.Fprintln(stderr, "splash-conform interop: interrupted:", err)
-		status = conformance.ExitUsage
-	}
-	html := func(w io.Writer) error {
-		return report.WriteHTML(w, conformance.HTMLOptions{SpecBase: conformance.DefaultSpecBase})
-	}
-	if !writeReports(stderr, map[string]func(io.Writer) error{jsonPath: report.WriteJSON, htmlPath: html}) {
-		status = conformance.ExitUsage
-	}
-	fmt.Fprintln(stdout, report.ClosingLine())
-	return status
+	return conformance.FinishRun("splash-conform interop", report, err, expects, expected,
+		conformance.RunOutputs{JSON: jsonPath, HTML: htmlPath, SpecBase: conformance.DefaultSpecBase}, stdout, stderr)
 }
 
 // resolveTokens replaces the bundled-program tokens of every command of m with the programs,

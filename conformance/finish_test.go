@@ -1,0 +1,63 @@
+package conformance
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFinishRun holds the end every suite's command line shares: a failing report exits
+// ExitFailures, a passing one ExitOK, an interrupted one ExitUsage whatever its results (its
+// report is incomplete), and a report file that cannot be written ExitUsage; every report
+// asked for is written, and the closing line is printed last.
+func TestFinishRun(t *testing.T) {
+	report := func(outcome Outcome) *Report {
+		r := &Report{Suite: WorkerSuite(), Worker: []string{"w"}, Results: []Result{
+			{ID: "CNF-FRAME-10", Requirements: []string{"FRM-027"}, Level: Must, Outcome: outcome, Counted: true},
+		}}
+		r.Summary = Summarize(r.Results)
+		return r
+	}
+	dir := t.TempDir()
+	out := RunOutputs{JSON: filepath.Join(dir, "r.json"), JUnit: filepath.Join(dir, "r.xml"), HTML: filepath.Join(dir, "r.html")}
+	for _, c := range []struct {
+		name    string
+		outcome Outcome
+		runErr  error
+		out     RunOutputs
+		want    int
+		stderr  string
+	}{
+		{"passing", Pass, nil, out, ExitOK, ""},
+		{"failing", Fail, nil, out, ExitFailures, ""},
+		{"interrupted and failing", Fail, errors.New("signal: interrupt"), RunOutputs{}, ExitUsage, "prog: interrupted: signal: interrupt"},
+		{"interrupted and passing", Pass, errors.New("signal: interrupt"), RunOutputs{}, ExitUsage, "prog: interrupted"},
+		{"unwritable report", Pass, nil, RunOutputs{JSON: filepath.Join(dir, "missing", "r.json")}, ExitUsage, "prog: writing the JSON report"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, p := range []string{out.JSON, out.JUnit, out.HTML} {
+				_ = os.Remove(p)
+			}
+			var stdout, stderr bytes.Buffer
+			got := FinishRun("prog", report(c.outcome), c.runErr, &ExpectFlags{}, nil, c.out, &stdout, &stderr)
+			if got != c.want {
+				t.Errorf("status %d, want %d (stderr %q)", got, c.want, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), c.stderr) || c.stderr == "" && stderr.Len() > 0 {
+				t.Errorf("stderr %q, want %q", stderr.String(), c.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+			if last := lines[len(lines)-1]; !strings.HasSuffix(last, "skipped") {
+				t.Errorf("the last line printed is %q, not the closing line", last)
+			}
+			for _, p := range []string{c.out.JSON, c.out.JUnit, c.out.HTML} {
+				if _, err := os.Stat(p); p != "" && c.want != ExitUsage && err != nil {
+					t.Errorf("report %s not written: %v", p, err)
+				}
+			}
+		})
+	}
+}
