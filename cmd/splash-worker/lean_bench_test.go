@@ -181,6 +181,14 @@ func (w *leanWorker) finish() []time.Duration {
 	return w.lat
 }
 
+// leanFloor is an echo the lean loop drives beside the workers, with the same frames in the
+// same iterations: a floor the workers' round trips are compared with.
+type leanFloor struct {
+	name  string
+	child *leanChild
+	usage childUsage
+}
+
 // leanBlock is how many round trips in a row the lean loop makes with each child before it
 // turns to the next: SPLASH_LEAN_BLOCK, 1 when unset. With 1 the children take turns round
 // trip by round trip, so a drift in the machine's load reaches each alike; with a block of
@@ -207,14 +215,17 @@ func leanBlock(b *testing.B) int {
 // started with the clock stopped every 1,000 calls.
 //
 // goecho (testdata/goecho), a line echo in Go, runs in the same iterations too: the floor of
-// any Go process on the same path, which tells the runtime's share from the worker's. With
+// any Go process on the same path, which tells the runtime's share from the worker's. So does
+// hashecho, goecho computing a keyed BLAKE3 hash of each line twice before echoing it: the
+// floor of any Go worker, which must compute the tag of each frame it opens and of each answer
+// it seals. With
 // SPLASH_LEAN_BASELINE set to the path of another worker binary (an earlier build, say), that
 // worker runs in the same iterations as well, the two taking turns to go first, so a change is
 // measured before and after in one run. SPLASH_LEAN_BLOCK (see leanBlock) makes the loop drive
 // each child for that many round trips in a row instead of one.
 //
 // It reports each child's round trips per second of its own latency (worker-rt/s, cat-rt/s,
-// goecho-rt/s, baseline-rt/s), the ratios to cat (worker/cat, goecho/cat, baseline/cat), the
+// goecho-rt/s, hashecho-rt/s, baseline-rt/s), the ratios to cat (worker/cat, …), the
 // p50s and p99s, and the worker's p50 over cat's (over-cat-p50-µs), and per round trip each
 // child's CPU time (…-cpu-µs), how often its threads were switched out (…-switches) and its
 // page faults (…-faults). docs/performance.md compares these with the Rust-built worker's
@@ -224,8 +235,12 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 	if err != nil {
 		b.Skip("no cat to measure the floor with")
 	}
-	cat := startLean(b, catPath)
-	goecho := startLean(b, goEcho(b))
+	goecho := goEcho(b)
+	floors := []*leanFloor{
+		{name: "cat", child: startLean(b, catPath)},
+		{name: "goecho", child: startLean(b, goecho)},
+		{name: "hashecho", child: startLean(b, goecho, "hash")},
+	}
 	workers := []*leanWorker{{path: workerBinary, name: "worker"}}
 	if path := os.Getenv("SPLASH_LEAN_BASELINE"); path != "" {
 		workers = append(workers, &leanWorker{path: path, name: "baseline"})
@@ -233,25 +248,21 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 	for _, w := range workers {
 		w.ready(b)
 	}
-	// cat and goecho echo the worker's frames, which are as long as every answer.
+	// The floors echo the worker's frames, which are as long as every answer.
 	floorFrame := workers[0].frames[1]
-	var catUsage, goUsage childUsage
-	catUsage.start(cat.cmd.Process.Pid)
-	goUsage.start(goecho.cmd.Process.Pid)
-	block := leanBlock(b)
-	echo := func(c *leanChild, name string) {
-		if line := c.roundTrip(b, floorFrame); len(line) != len(floorFrame) {
-			b.Fatalf("%s answered %d bytes for %d", name, len(line), len(floorFrame))
-		}
+	for _, f := range floors {
+		f.usage.start(f.child.cmd.Process.Pid)
 	}
+	block := leanBlock(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i += block {
 		n := min(block, b.N-i)
-		for range n {
-			echo(cat, "cat")
-		}
-		for range n {
-			echo(goecho, "goecho")
+		for _, f := range floors {
+			for range n {
+				if line := f.child.roundTrip(b, floorFrame); len(line) != len(floorFrame) {
+					b.Fatalf("%s answered %d bytes for %d", f.name, len(line), len(floorFrame))
+				}
+			}
 		}
 		// The workers take turns going first, so neither gains from its place in the loop.
 		for k := range workers {
@@ -267,26 +278,26 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	catUsage.stop()
-	goUsage.stop()
-	catLat, goLat := cat.lat, goecho.lat
-	slices.Sort(catLat)
-	slices.Sort(goLat)
+	for _, f := range floors {
+		f.usage.stop()
+		slices.Sort(f.child.lat)
+	}
+	catLat := floors[0].child.lat
 	catRate := roundTripsPerSecond(catLat)
-	b.ReportMetric(catRate, "cat-rt/s")
-	catUsage.report(b, "cat")
-	goUsage.report(b, "goecho")
 	report := func(name string, lat []time.Duration) {
 		rate := roundTripsPerSecond(lat)
 		b.ReportMetric(rate, name+"-rt/s")
-		if catRate > 0 {
+		if catRate > 0 && name != "cat" {
 			b.ReportMetric(rate/catRate, name+"/cat")
 		}
 		if len(lat) > 0 {
 			b.ReportMetric(percentile(lat, 0.50), name+"-p50-µs")
 		}
 	}
-	report("goecho", goLat)
+	for _, f := range floors {
+		f.usage.report(b, f.name)
+		report(f.name, f.child.lat)
+	}
 	for _, w := range workers {
 		lat := w.finish()
 		w.usage.report(b, w.name)
@@ -299,7 +310,6 @@ func BenchmarkLeanRoundTrip(b *testing.B) {
 		}
 	}
 	if len(catLat) > 0 {
-		b.ReportMetric(percentile(catLat, 0.50), "cat-p50-µs")
 		b.ReportMetric(percentile(catLat, 0.99), "cat-p99-µs")
 	}
 }
