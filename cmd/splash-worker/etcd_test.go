@@ -350,7 +350,9 @@ func TestEtcdJournalSettingsRefused(t *testing.T) {
 	}{
 		{workerBinary, []string{"--journal", "etcd://127.0.0.1:1/p"}, 7, "build with -tags splashetcd"},
 		{bin, []string{"--journal", "etcd://127.0.0.1:1", "--etcd-witness", w}, 2, "HOST:PORT[,HOST:PORT...]/PREFIX"},
-		{bin, []string{"--journal", "etcd://no-port/p", "--etcd-witness", w}, 2, `endpoint "no-port" is not HOST:PORT`},
+		{bin, []string{"--journal", "etcd://no-port/p", "--etcd-witness", w}, 2, `endpoint 1 "no-port" has no port`},
+		{bin, []string{"--journal", "etcd://https://127.0.0.1:2379/x", "--etcd-witness", w}, 2, `endpoint 1 "https:" has an empty port`},
+		{workerBinary, []string{"--journal", "etcd://127.0.0.1:2379,h:/x"}, 2, `endpoint 2 "h:" has an empty port`},
 		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-witness", w, "--etcd-config", badCfg}, 2, `unknown field "endpoint"`},
 		{bin, []string{"--journal", "etcd://127.0.0.1:1/p", "--etcd-witness", w, "--journal-anchor", "etcd://127.0.0.1:1/q"}, 2, "--journal-anchor applies to a journal file"},
 		{bin, []string{"--journal", filepath.Join(dir, "j.db"), "--etcd-witness", w, "--journal-anchor", "http://x"}, 2, "--journal-anchor needs etcd://"},

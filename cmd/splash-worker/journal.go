@@ -26,9 +26,12 @@ func init() {
 func journalFlags(*flag.FlagSet) {}
 
 // openJournal opens the bbolt journal file at path. An etcd:// journal needs the build with
-// tag splashetcd.
+// tag splashetcd; a malformed one is a usage error in this build too.
 func openJournal(path string) (durableBackend, error) {
 	if strings.HasPrefix(path, etcdScheme) {
+		if _, _, err := parseEtcdJournal(path, false); err != nil {
+			return nil, usageError{err}
+		}
 		return nil, errors.New("this build has no etcd journal; build with -tags splashetcd")
 	}
 	return boltstore.Open(path, nil)

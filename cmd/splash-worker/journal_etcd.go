@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -69,28 +68,6 @@ func readBounded(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxConfigBytes)
 	}
 	return data, nil
-}
-
-// parseEtcdJournal parses etcd://HOST:PORT[,HOST:PORT...]/PREFIX into endpoints (with
-// scheme, https when tlsOn) and the key prefix.
-func parseEtcdJournal(value string, tlsOn bool) ([]string, string, error) {
-	rest := strings.TrimPrefix(value, etcdScheme)
-	hosts, prefix, ok := strings.Cut(rest, "/")
-	if !ok || hosts == "" || strings.Trim(prefix, "/") == "" {
-		return nil, "", errors.New("--journal etcd:// needs HOST:PORT[,HOST:PORT...]/PREFIX")
-	}
-	scheme := "http://"
-	if tlsOn {
-		scheme = "https://"
-	}
-	var endpoints []string
-	for _, h := range strings.Split(hosts, ",") {
-		if _, _, err := net.SplitHostPort(h); err != nil {
-			return nil, "", fmt.Errorf("--journal etcd://: endpoint %q is not HOST:PORT", h)
-		}
-		endpoints = append(endpoints, scheme+h)
-	}
-	return endpoints, "/" + strings.Trim(prefix, "/"), nil
 }
 
 // tlsConfig builds the TLS settings of the config file, or nil when it names no certificate.
