@@ -12,6 +12,7 @@ import (
 	"html/template"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -151,6 +152,79 @@ type htmlPage struct {
 	Suite           SuiteInfo
 	Expectations    *ExpectationsInfo
 	Fixed           []htmlFixed
+	Requirements    htmlRequirements
+}
+
+// htmlRequirements is the page's requirement section: how many cited requirements of each
+// level are in each state, and every one that is not met.
+type htmlRequirements struct {
+	States []RequirementState
+	Levels []htmlLevelCounts
+	Unmet  []htmlUnmet
+}
+
+type htmlLevelCounts struct {
+	Level  string
+	Counts []int // per state, in the order of htmlRequirements.States
+}
+
+type htmlUnmet struct {
+	Req          htmlReq
+	Level, State string
+	Class        string
+	Checks       []string
+}
+
+// unmetClass maps a requirement state to the outcome class of the report's style.
+var unmetClass = map[RequirementState]string{ReqFailed: "fail", ReqExpectedFailure: "skip", ReqDeviates: "info"}
+
+func newHTMLRequirements(r *Report, base string) htmlRequirements {
+	out := htmlRequirements{States: []RequirementState{ReqMet, ReqFailed, ReqExpectedFailure, ReqDeviates, ReqNotApplicable}}
+	levels := map[string]int{}
+	for _, req := range r.Requirements() {
+		level := string(req.Level)
+		if level == "" {
+			level = "unknown"
+		}
+		i, ok := levels[level]
+		if !ok {
+			i = len(out.Levels)
+			levels[level] = i
+			out.Levels = append(out.Levels, htmlLevelCounts{Level: level, Counts: make([]int, len(out.States))})
+		}
+		out.Levels[i].Counts[slices.Index(out.States, req.State)]++
+		if class, unmet := unmetClass[req.State]; unmet {
+			out.Unmet = append(out.Unmet, htmlUnmet{Req: newHTMLReq(req.ID, base), Level: level, State: string(req.State), Class: class, Checks: req.Checks})
+		}
+	}
+	slices.SortStableFunc(out.Levels, func(a, b htmlLevelCounts) int { return strings.Compare(a.Level, b.Level) })
+	// Failed MUSTs first: what a port must fix before anything else.
+	slices.SortStableFunc(out.Unmet, func(a, b htmlUnmet) int {
+		return cmpBool(!strings.HasPrefix(a.Level, "MUST") || a.State != string(ReqFailed), !strings.HasPrefix(b.Level, "MUST") || b.State != string(ReqFailed))
+	})
+	return out
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
+
+// newHTMLReq links a requirement ID to its chapter, titled with its level and text.
+func newHTMLReq(id, base string) htmlReq {
+	req := htmlReq{ID: id}
+	if found, ok := spec.Find(id); ok {
+		req.Title = string(found.Level) + ": " + clip(found.Text, 400)
+		if base != "" {
+			req.URL = base + found.Chapter + "#:~:text=" + id
+		}
+	}
+	return req
 }
 
 // htmlFixed is a listed check that no longer has its listed outcome.
@@ -318,6 +392,7 @@ func newHTMLPage(r *Report, opts HTMLOptions) *htmlPage {
 		Suite:           r.Suite,
 		Expectations:    r.Expectations,
 		Verdict:         r.Verdict(),
+		Requirements:    newHTMLRequirements(r, base),
 	}
 	if p.Budget <= 0 {
 		p.Budget = DefaultHTMLBudget
@@ -390,14 +465,7 @@ func newHTMLCheck(res Result, base string, b *budget) *htmlCheck {
 		c.Verdict, c.ListedOutcome, c.Reason, c.Line = string(x.Verdict), x.Entry.Outcome, x.Entry.Reason, x.Entry.Line
 	}
 	for _, id := range res.Requirements {
-		req := htmlReq{ID: id}
-		if found, ok := spec.Find(id); ok {
-			req.Title = string(found.Level) + ": " + clip(found.Text, 400)
-			if base != "" {
-				req.URL = base + found.Chapter + "#:~:text=" + id
-			}
-		}
-		c.Requirements = append(c.Requirements, req)
+		c.Requirements = append(c.Requirements, newHTMLReq(id, base))
 	}
 	c.Expected, c.Actual, c.Stderr = b.take(res.Expected), b.take(res.Actual), b.take(res.Stderr)
 	c.HasDetail = res.Detail != "" || res.Expected != "" || res.Stderr != "" || len(res.Transcript) > 0

@@ -31,7 +31,7 @@ func ReportSchema() []byte { return bytes.Clone(reportSchema) }
 func JUnitSchema() []byte { return bytes.Clone(junitSchema) }
 
 // ReportFormatVersion is the version of the JSON report layout (schema/report.schema.json).
-const ReportFormatVersion = 2
+const ReportFormatVersion = 3
 
 // Result is the outcome of one check.
 type Result struct {
@@ -174,7 +174,17 @@ type jsonReport struct {
 	DurationSeconds float64           `json:"duration_seconds"`
 	ExitCode        int               `json:"exit_code"`
 	Summary         Summary           `json:"summary"`
+	Requirements    []jsonRequirement `json:"requirements"`
 	Results         []jsonResult      `json:"results"`
+}
+
+// jsonRequirement is one entry of the JSON index's requirement list (format version 3).
+type jsonRequirement struct {
+	ID      string   `json:"id"`
+	Level   string   `json:"level"`
+	Chapter string   `json:"chapter"`
+	State   string   `json:"state"`
+	Checks  []string `json:"checks"`
 }
 
 type jsonResult struct {
@@ -279,7 +289,13 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		DurationSeconds: seconds(r.Duration),
 		ExitCode:        r.ExitCode(),
 		Summary:         r.Summary,
+		Requirements:    []jsonRequirement{},
 		Results:         []jsonResult{},
+	}
+	for _, req := range r.Requirements() {
+		out.Requirements = append(out.Requirements, jsonRequirement{
+			ID: req.ID, Level: string(req.Level), Chapter: req.Chapter, State: string(req.State), Checks: req.Checks,
+		})
 	}
 	if x := r.Expectations; x != nil {
 		out.Expectations = &jsonExpectations{File: x.File, Strict: x.Strict, Entries: x.Entries}
