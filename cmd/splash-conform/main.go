@@ -3,13 +3,16 @@
 //	splash-conform [flags] [-- WORKER-COMMAND [ARGS...]]
 //	splash-conform host [flags] [-- DRIVER-COMMAND [ARGS...]]
 //	splash-conform interop [flags] [-- WORKER-COMMAND [ARGS...]] | -matrix FILE
+//	splash-conform report [flags] [NAME=]REPORT.json...
 //
 // It launches a worker executable once per check and reports, check by check, what conforms
 // (see docs/conformance.md and package conformance). Without a worker command it runs against
 // the bundled reference worker, cmd/splash-worker. The host subcommand runs the host suite
 // (package conformance/host) against a host driver; fake-worker is the worker it plays. The
 // interop subcommand (package conformance/interop) drives real workers through real host
-// drivers; relay is the mode the host starts in place of the worker.
+// drivers; relay is the mode the host starts in place of the worker. The report subcommand
+// (package conformance/implreport) merges the JSON reports of any number of implementations
+// into one implementation report.
 //
 // splash-conform -version prints the suite version, the protocol version and the digest of
 // each suite's check catalog (conformance/CHANGELOG.md). With -expect FILE a run fails only on
@@ -25,6 +28,7 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/conformance/implreport"
 	"github.com/splashv5/conform/conformance/interop"
 )
 
@@ -37,6 +41,9 @@ func main() {
 			os.Exit(host.FakeWorkerMain(os.Args[2:]))
 		case "interop":
 			os.Exit(interop.Main(os.Args[2:], os.Stdout, os.Stderr))
+		case "report":
+			catalogs := implreport.Catalogs{"worker": conformance.CatalogEntries(), "host": host.CatalogEntries(), "interop": interop.CatalogEntries()}
+			os.Exit(implreport.Main(os.Args[2:], os.Stdout, os.Stderr, catalogs))
 		case interop.RelayCommand:
 			os.Exit(interop.RelayMain(os.Args[2:]))
 		case "-version", "--version":
