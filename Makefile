@@ -3,6 +3,8 @@ GO        ?= go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 STATICCHECK_VERSION ?= v0.8.2
+# Where make conform writes the suites' reports and the implementation report that merges them.
+REPORTS   ?= reports
 # The packages that run goroutines or processes concurrently, for the race detector. The etcd
 # backend is left out to keep CI within its budget: building the etcd client and gRPC with -race
 # takes about two minutes from a cold cache (its tests pass under -race in about 17 s).
@@ -21,11 +23,20 @@ all: test
 ## conform: the main job: run the worker suite against the bundled reference worker, then the
 ## host suite against the bundled reference host driver, then the bundled interop matrix (the
 ## reference host driver with the reference worker in both number models); fails when one fails.
+## Every suite writes its JSON and HTML reports into REPORTS, and splash-conform report merges
+## them into one implementation report there.
 conform:
-	@$(GO) run ./cmd/splash-conform; worker=$$?; \
-	echo; $(GO) run ./cmd/splash-conform host; host=$$?; \
-	echo; $(GO) run ./cmd/splash-conform interop -matrix conformance/interop/implementations.json; interop=$$?; \
-	test $$worker -eq 0 && test $$host -eq 0 && test $$interop -eq 0
+	@mkdir -p $(REPORTS); \
+	$(GO) build -o $(REPORTS)/.splash-conform ./cmd/splash-conform || exit 2; \
+	$(REPORTS)/.splash-conform -json $(REPORTS)/worker.json -html $(REPORTS)/worker.html; worker=$$?; \
+	echo; $(REPORTS)/.splash-conform host -json $(REPORTS)/host.json -html $(REPORTS)/host.html; host=$$?; \
+	echo; $(REPORTS)/.splash-conform interop -matrix conformance/interop/implementations.json \
+	  -json $(REPORTS)/interop.json -html $(REPORTS)/interop.html; interop=$$?; \
+	echo; $(REPORTS)/.splash-conform report -json $(REPORTS)/implementation-report.json \
+	  -html $(REPORTS)/implementation-report.html splash-worker=$(REPORTS)/worker.json \
+	  splash-host-driver=$(REPORTS)/host.json $(REPORTS)/interop.json; report=$$?; \
+	echo "reports: $(REPORTS)/ (implementation-report.html merges them)"; \
+	test $$worker -eq 0 && test $$host -eq 0 && test $$interop -eq 0 && test $$report -eq 0
 
 ## test: vet, then every test (vector replay, fuzz seed corpora, property and model tests),
 ## then the in-process tests of the faulty build (build tag splashfaults).

@@ -234,11 +234,18 @@ func (c Cell) counts() string {
 // jsonMatrix is the JSON layout of a matrix run.
 type jsonMatrix struct {
 	FormatVersion int              `json:"format_version"`
+	Suite         jsonMatrixSuite  `json:"suite"`
 	Started       string           `json:"started"`
 	Seconds       float64          `json:"duration_seconds"`
 	Hosts         []Implementation `json:"hosts"`
 	Workers       []Implementation `json:"workers"`
 	Cells         []jsonCell       `json:"cells"`
+}
+
+// jsonMatrixSuite names the interop suite that ran the matrix: its version and catalog digest.
+type jsonMatrixSuite struct {
+	Version       string `json:"version"`
+	CatalogDigest string `json:"catalog_digest"`
 }
 
 type jsonCell struct {
@@ -266,8 +273,9 @@ type jsonScenario struct {
 }
 
 func (m *MatrixResult) jsonView() jsonMatrix {
-	out := jsonMatrix{FormatVersion: 1, Started: m.Started.UTC().Format(time.RFC3339), Seconds: m.Duration.Seconds(),
-		Hosts: m.Matrix.Hosts, Workers: m.Matrix.Workers}
+	suite := Suite()
+	out := jsonMatrix{FormatVersion: 1, Suite: jsonMatrixSuite{Version: suite.Version, CatalogDigest: suite.CatalogDigest},
+		Started: m.Started.UTC().Format(time.RFC3339), Seconds: m.Duration.Seconds(), Hosts: m.Matrix.Hosts, Workers: m.Matrix.Workers}
 	for _, c := range m.Cells {
 		jc := jsonCell{Host: c.Host, Worker: c.Worker, Verdict: c.Verdict()}
 		if c.Err != nil {
