@@ -36,3 +36,12 @@ func finishWait(_ string, d time.Duration) time.Duration { return d }
 
 // pace does nothing; the test build may slow the driver down.
 func pace(time.Time) {}
+
+// stepped does nothing; the test build may remember the last step's request id.
+func stepped(string) {}
+
+// recoverID returns requestID; the test build may reuse the last step's.
+func recoverID(requestID string) string { return requestID }
+
+// resealed returns line; the test build may seal it again.
+func resealed(_ *protocol.Authenticator, line []byte) []byte { return line }

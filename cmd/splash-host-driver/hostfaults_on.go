@@ -156,3 +156,37 @@ func pace(start time.Time) {
 		time.Sleep(9 * time.Since(start))
 	}
 }
+
+// lastStep is the request id of the last step this process ran, for the recover-reqid fault.
+var lastStep string
+
+// stepped notes the request id of a step.
+func stepped(requestID string) { lastStep = requestID }
+
+// recoverID is the request id a recovery is sent under: the recover's own (HDR-042), or under
+// recover-reqid the request id of the last step this process ran, as a port that resends the
+// recorded request would.
+func recoverID(requestID string) string {
+	if fault == "recover-reqid" && lastStep != "" {
+		return lastStep
+	}
+	return requestID
+}
+
+// resealed is the pre-sealed line a port sends: the line as sealed (TRN-101), or under reseal
+// the same message sealed again by the host's authenticator, as a port whose one-shot transport
+// seals whatever it is handed; the second seal takes the next sequence number.
+func resealed(auth *protocol.Authenticator, line []byte) []byte {
+	if fault != "reseal" {
+		return line
+	}
+	f, err := protocol.DecodeFrame(line, canonjson.Preserve)
+	if err != nil {
+		return line
+	}
+	_, again, err := auth.Seal(f.Message)
+	if err != nil {
+		return line
+	}
+	return again
+}

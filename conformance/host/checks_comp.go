@@ -138,7 +138,7 @@ func compChecks() []*Check {
 				}
 				third.expectSilence(150*time.Millisecond, "at most one compensation per operation (WFL-011)")
 			}},
-		{ID: "CNF-HCOMP-03", Level: must, Requirements: []string{"WFL-026", "WFL-010", "HDR-042"}, Needs: needs,
+		{ID: "CNF-HCOMP-03", Level: must, Requirements: []string{"WFL-026", "WFL-010", "HDR-042", "TRN-101"}, Needs: needs,
 			Title: "an ambiguous compensation delivery is recovered under a fresh session with the same cmp- key and input, never a fresh key",
 			run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")

@@ -52,6 +52,8 @@ var hostFaults = []hostFault{
 	{"intent-late", "records a compensation's intent only once its frame is written", []string{"CNF-HCOMP-01", "CNF-HCOMP-02", "CNF-HCOMP-03", "CNF-HCOMP-04"}},
 	{"recompensate", "sends a second compensation of the same operation under the recorded intent", []string{"CNF-HCOMP-02"}},
 	{"cmp-fresh", "redelivers an ambiguous compensation under a fresh cmp- key", []string{"CNF-HCOMP-01", "CNF-HCOMP-03"}},
+	{"recover-reqid", "sends a recovery under the request id of the last step, not the recover's (hostfaults_on.go)", []string{"CNF-HRECOVER-01", "CNF-HCOMP-03"}},
+	{"reseal", "seals a pre-sealed step or compensation line again before sending it (hostfaults_on.go)", []string{"CNF-HRECOVER-01", "CNF-HCOMP-03"}},
 	{"memonce", "keeps the one-approval rule of compensation in memory only (hostfaults_on.go)", []string{"CNF-HCOMP-02"}},
 
 	// Ports that count, parse, encode or wait differently (cmd/splash-host-driver/hostfaults_on.go).
