@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"syscall"
 	"time"
 	"unicode/utf16"
 
@@ -189,4 +190,18 @@ func resealed(auth *protocol.Authenticator, line []byte) []byte {
 		return line
 	}
 	return again
+}
+
+// stop is the containment of a cancellable session after the command op (HDR-045, HDR-051):
+// the worker's whole process group stopped. Under contain-pid a port kills the worker's process
+// only, leaving what it started; under nocontain-OP (cancel, finish or close) it stops nothing
+// after a wait of that command passed the deadline, and only reports Indeterminate.
+func (s *session) stop(op string) {
+	switch fault {
+	case "contain-pid":
+		_ = syscall.Kill(s.proc.Pid(), syscall.SIGKILL)
+	case "nocontain-" + op:
+	default:
+		_, _ = s.proc.Terminate()
+	}
 }

@@ -219,7 +219,7 @@ func (s *session) close() error {
 			_ = s.proc.CloseInput()
 			return err
 		case <-time.After(s.deadline):
-			return s.contain(context.DeadlineExceeded)
+			return s.contain("close", context.DeadlineExceeded)
 		}
 	}
 	if fault == "closeframe" {

@@ -401,9 +401,18 @@ func cancellable(t *T) (*fakeWorker, protocol.ToolInvocation) {
 // cancellableSession starts a multiplexed session with grants and returns its worker once the
 // session is open.
 func cancellableSession(t *T, grants ...protocol.CapabilityGrant) *fakeWorker {
+	return cancellableSessionWith(t, nil, grants...)
+}
+
+// cancellableSessionWith is cancellableSession with the fake-worker arguments extra; with
+// "--child" it checks that the fake worker started its child.
+func cancellableSessionWith(t *T, extra []string, grants ...protocol.CapabilityGrant) *fakeWorker {
 	m := t.manifest(grants...)
-	id := t.sendCommand(t.startCommand(m, map[string]any{"cancellable": true}))
+	id := t.sendCommand(t.startCommand(m, map[string]any{"cancellable": true}, extra...))
 	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
+	if slices.Contains(extra, "--child") && w.hello.Child == 0 {
+		t.internal(fmt.Errorf("the fake worker could not start its child"))
+	}
 	w.state.Kind = protocol.CancellableSession
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
@@ -504,10 +513,10 @@ func cancelChecks() []*Check {
 
 func deadlineChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "HDR-022", "HDR-054"}, Needs: []string{FeatureInvoke},
-			Title: "a worker that never answers is contained within the deadline, reported Indeterminate",
+		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "TRN-094", "HDR-022", "HDR-054"}, Needs: []string{FeatureInvoke},
+			Title: "a worker that never answers is contained within the deadline, reported Indeterminate: its whole process group is gone when the outcome comes",
 			run: func(t *T) {
-				w := t.session(echoGrant())
+				w := t.childSession()
 				start := time.Now()
 				id := t.invoke("req-1", echoTool, text("ping"))
 				w.recv(protocol.TypeInvoke)
@@ -515,6 +524,7 @@ func deadlineChecks() []*Check {
 				if o.OK || o.Error != "Indeterminate" {
 					t.failf(`error "Indeterminate" within the deadline`, string(o.raw))
 				}
+				w.expectGone("the worker and its child gone once the deadline's outcome came: contained, not only reported (RUN-200, TRN-094)")
 			}},
 		{ID: "CNF-HDEADLINE-02", Level: must, Requirements: []string{"TRN-094", "TRN-096"}, Needs: []string{FeatureInvoke},
 			Title: "an elapsed deadline kills the worker's whole process group",

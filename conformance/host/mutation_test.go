@@ -21,7 +21,7 @@ type hostFault struct {
 var hostFaults = []hostFault{
 	{"argv", "adds an argument to the worker command line", []string{"CNF-HBOOT-04"}},
 	{"noopen", "never sends open_session", []string{"CNF-HBOOT-01", "CNF-HOPEN-01"}},
-	{"nokill", "an elapsed deadline returns without stopping the worker", []string{"CNF-HDEADLINE-02"}},
+	{"nokill", "an elapsed deadline returns without stopping the worker", []string{"CNF-HDEADLINE-01", "CNF-HDEADLINE-02"}},
 	{"nodeadline", "waits an hour instead of the deadline", []string{"CNF-HDEADLINE-01", "CNF-HDEADLINE-02", "CNF-HDEADLINE-03", "CNF-HDEADLINE-04"}},
 	{"reqid", "alters the request id of the invoke frame", []string{"CNF-HBOOT-03", "CNF-HBOOT-05", "CNF-HBUDGET-01", "CNF-HBUDGET-02", "CNF-HBUDGET-04", "CNF-HFRAME-08", "CNF-HNUMBER-04", "CNF-HOPEN-02", "CNF-HOPEN-03", "CNF-HOPEN-07", "CNF-HRESULT-05", "CNF-HRESULT-06", "CNF-HRESULT-07"}},
 	{"authorize-late", "sends the invoke before authorizing it", []string{"CNF-HBOOT-03", "CNF-HBOOT-05", "CNF-HBUDGET-01", "CNF-HBUDGET-02", "CNF-HBUDGET-04", "CNF-HDEADLINE-01", "CNF-HFRAME-08", "CNF-HNUMBER-04", "CNF-HOPEN-02", "CNF-HOPEN-03", "CNF-HOPEN-07", "CNF-HRESULT-05", "CNF-HRESULT-06", "CNF-HRESULT-07"}},
@@ -44,6 +44,10 @@ var hostFaults = []hostFault{
 	{"budget-early", "charges a call before authorizing it (checkfaults_on.go)", []string{"CNF-HBUDGET-01"}},
 	{"overlimit", "sends an invocation past the 1,024 identities (checkfaults_on.go)", []string{"CNF-HBUDGET-02"}},
 	{"nocontain", "refuses a cancel that has no kept slot without stopping the worker (cancel.go)", []string{"CNF-HCANCEL-08"}},
+	{"contain-pid", "contains a cancellable session by killing the worker's process only, not its group (hostfaults_on.go)", []string{"CNF-HCANCEL-08", "CNF-HCANCEL-11"}},
+	{"nocontain-cancel", "answers Indeterminate when a cancel's wait passes the deadline without stopping the worker (hostfaults_on.go)", []string{"CNF-HCANCEL-11"}},
+	{"nocontain-finish", "answers Indeterminate when a finish's wait passes the deadline without stopping the worker (hostfaults_on.go)", []string{"CNF-HCANCEL-11"}},
+	{"nocontain-close", "answers Indeterminate when a close's wait passes the deadline without stopping the worker (hostfaults_on.go)", []string{"CNF-HCANCEL-11"}},
 	{"refund", "sends a call over max_calls after a cancellation, as if the call were refunded (cancel.go)", []string{"CNF-HBUDGET-03"}},
 
 	// The durable ledger (features recover and compensate, cmd/splash-host-driver/ledger.go).
