@@ -14,10 +14,10 @@ import (
 func fitsInUnits(protocol.ToolPayload, error) bool { return false }
 
 // commandPayload returns raw; the test build may read it through a lossy JSON parser.
-func commandPayload(raw json.RawMessage) json.RawMessage { return raw }
+func commandPayload(_ string, raw json.RawMessage) json.RawMessage { return raw }
 
-// reported returns p; the test build may normalize its numbers.
-func reported(p json.RawMessage) json.RawMessage { return p }
+// reported returns p, a payload or status; the test build may normalize its numbers.
+func reported(_ string, p json.RawMessage) json.RawMessage { return p }
 
 // workerInput returns w; the test build may write non-canonical escapes.
 func workerInput(w io.Writer) io.Writer { return w }

@@ -56,21 +56,22 @@ func outOfRange(raw []byte) bool {
 	return false
 }
 
-// commandPayload returns the payload of a command as a port reads it (nil: refused). Under
+// commandPayload returns the payload of a command of op as a port reads it (nil: refused).
+// Under lossy-compensate a port reads only compensate's payload so. Under
 // lossycmd the port reads commands with a JSON library that holds numbers in binary64 floats
 // and writes them back (1e2 becomes 100, 18446744073709551615 becomes 18446744073709552000);
 // under intsonly it sends numbers unchecked (start) and refuses only integers out of the 64-bit
 // ranges.
-func commandPayload(raw json.RawMessage) json.RawMessage {
-	switch fault {
-	case "lossycmd":
+func commandPayload(op string, raw json.RawMessage) json.RawMessage {
+	switch {
+	case fault == "lossycmd", fault == "lossy-compensate" && op == "compensate":
 		var v any
 		if json.Unmarshal(raw, &v) != nil {
 			return nil
 		}
 		out, _ := json.Marshal(v)
 		return out
-	case "intsonly":
+	case fault == "intsonly":
 		if outOfRange(raw) {
 			return nil
 		}
@@ -78,10 +79,11 @@ func commandPayload(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// reported is the payload the driver reports. Under normalize the port writes a received
-// payload back through the Lossy number model (0.10 becomes 0.1, 1e+2 becomes 100.0).
-func reported(p json.RawMessage) json.RawMessage {
-	if fault != "normalize" {
+// reported is a payload or status the driver reports for a command of op. Under normalize the
+// port writes what it received back through the Lossy number model (0.10 becomes 0.1, 1e+2
+// becomes 100.0); under normalize-compensate only compensate's status.
+func reported(op string, p json.RawMessage) json.RawMessage {
+	if fault != "normalize" && (fault != "normalize-compensate" || op != "compensate") || p == nil {
 		return p
 	}
 	v, err := canonjson.ParseValue(p, canonjson.Lossy)

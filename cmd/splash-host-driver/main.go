@@ -47,7 +47,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "splash-host-driver: bad command:", err)
 			os.Exit(2)
 		}
-		c.Payload = runnerPayload(c.Payload)
+		c.Payload = commandPayload(c.Op, runnerPayload(c.Payload))
 		o := outcome{ID: c.ID, OK: true}
 		var err error
 		switch c.Op {
@@ -86,6 +86,7 @@ func main() {
 		if err != nil {
 			o.OK, o.Error = false, kind(err)
 		}
+		o.Payload, o.Status = reported(c.Op, o.Payload), reported(c.Op, o.Status)
 		pace(began)
 		if err := out.Encode(o); err != nil {
 			os.Exit(2)
@@ -154,7 +155,7 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	if s == nil {
 		return nil, errors.New("NotStarted")
 	}
-	p, err := protocol.DecodeToolPayload(commandPayload(c.Payload), canonjson.Preserve)
+	p, err := protocol.DecodeToolPayload(c.Payload, canonjson.Preserve)
 	if err != nil {
 		return nil, errors.New("BadCommand")
 	}
@@ -194,7 +195,7 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 		_, _ = s.proc.Terminate()
 		return nil, invalidResult{err}
 	}
-	return reported(res.Payload.AppendJSON(nil)), nil
+	return res.Payload.AppendJSON(nil), nil
 }
 
 // close ends the session (HDR-023). A cancellable session is closed with close_session, which
