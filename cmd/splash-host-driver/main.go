@@ -141,7 +141,7 @@ func start(c command) (*session, error) {
 			return nil, err
 		}
 	}
-	s.frames, err = transport.NewSupervisedFrameTransport(proc.HostAuthenticator(), s.ch, proc)
+	s.frames, err = transport.NewSupervisedFrameTransport(proc.HostAuthenticator(), frameChannel(s.ch, workerOutput(proc.Output())), proc)
 	if fault == "nokill" {
 		s.frames, err = transport.NewFrameTransport(proc.HostAuthenticator(), s.ch)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/bootstrap"
+	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -202,9 +203,9 @@ func frameChecks() []*Check {
 					SessionID: "other-session", RequestID: inv.Invocation.RequestID, Payload: text("pong")}}
 				return w.forge(1, protocol.RoleWorker, "other-session", m)
 			}),
-		withReason(c("CNF-HFRAME-05", "an answer line over 1 MiB is rejected", []string{"FRM-003", "FRM-032"},
+		withReason(c("CNF-HFRAME-05", "an answer line over 1 MiB in bytes, though of fewer than 1 Mi characters, is rejected", []string{"FRM-003", "FRM-032"},
 			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
-				return append(bytes.Repeat([]byte(" "), 1<<20+1), '\n')
+				return append(overLongText(jsonline.MaxLineBytes+1), '\n')
 			}), "the 1 MiB cap is enforced by impl/jsonline, which the driver's fault switch does not alter; the nopoison "+
 			"fault fails this check only when its second invoke wins the race against the supervised transport's kill "+
 			"of the worker, so it cannot be relied on"),

@@ -71,6 +71,7 @@ var hostFaults = []hostFault{
 	{"normalize-compensate", "reports compensate's status with its numbers normalized", []string{"CNF-HNUMBER-06"}},
 	{"noncanon", "writes upper-case hexadecimal in its escapes", []string{"CNF-HOPEN-06"}},
 	{"readall", "reads a whole answer line before the 1 MiB bound applies (checkfaults_on.go)", []string{"CNF-HFRAME-09", "CNF-HSTATE-01"}},
+	{"charcount", "bounds an answer line by its characters, not its bytes (checkfaults_on.go)", []string{"CNF-HFRAME-09"}},
 	{"keyinputs", "derives keys from its own nonce instead of the one a command gives (wire.go)", []string{"CNF-HCOMP-04"}},
 	{"keepold", "leaves the running worker alive when a new start replaces it (replace.go)", []string{"CNF-HOPEN-07"}},
 	{"deadline-from-begin", "counts a cancellable invocation's deadline from begin, not from each wait", []string{"CNF-HCANCEL-09"}},
