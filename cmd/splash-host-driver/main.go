@@ -36,6 +36,7 @@ type session struct {
 }
 
 func main() {
+	runShim()
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 64<<10), 4<<20)
 	out := json.NewEncoder(os.Stdout)
@@ -117,6 +118,7 @@ func start(c command) (*session, error) {
 	if fault == "nonportable" || fault == "intsonly" {
 		cfg.AuthOptions = []protocol.AuthenticatorOption{protocol.AllowNonPortableNumbers()}
 	}
+	socketWorker(&cfg)
 	proc, err := transport.StartProcess(cfg)
 	if err != nil {
 		return nil, errors.New("StartFailed")
