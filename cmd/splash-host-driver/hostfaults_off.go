@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/workflow"
 )
 
 // fitsInUnits is false; the test build may count sizes in UTF-16 code units.
@@ -49,3 +50,12 @@ func resealed(_ *protocol.Authenticator, line []byte) []byte { return line }
 // stop stops the worker's process group (containment, HDR-045, HDR-051) after the command op;
 // the test build may stop less.
 func (s *session) stop(string) { _, _ = s.proc.Terminate() }
+
+// inputDir returns dir, the input store's directory a start names; the test build may ignore it.
+func inputDir(dir string) string { return dir }
+
+// lostInput returns err: a recorded compensation whose input is lost is never sent (HDR-050);
+// the test build may send it anyway.
+func (s *session) lostInput(_ *workflow.Engine, _ workflow.Target, _ string, err error) (json.RawMessage, error) {
+	return nil, err
+}

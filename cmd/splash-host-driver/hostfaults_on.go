@@ -17,6 +17,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/workflow"
 )
 
 // The deliberate faults of this file emulate host ports that count, parse, encode or remember
@@ -206,4 +207,31 @@ func (s *session) stop(op string) {
 	default:
 		_, _ = s.proc.Terminate()
 	}
+}
+
+// inputDir is the input store's directory a start names (HDR-055), or under inputs-here none: a
+// port that keeps its inputs in the state directory whatever the start says.
+func inputDir(dir string) string {
+	if fault == "inputs-here" {
+		return ""
+	}
+	return dir
+}
+
+// lostInput is what a port does with a recorded compensation whose input is lost: refuse it
+// (HDR-050), or under lostinput-send deliver it anyway with an empty JSON object for its input,
+// as a port that does not check what it loaded against the recorded fingerprint.
+func (s *session) lostInput(e *workflow.Engine, tg workflow.Target, requestID string, err error) (json.RawMessage, error) {
+	if fault != "lostinput-send" {
+		return nil, err
+	}
+	p, perr := protocol.DecodeToolPayload([]byte(`{"format":"json","value":{}}`), canonjson.Preserve)
+	if perr != nil {
+		return nil, err
+	}
+	input, perr := protocol.CanonicalOperationInputBytes(p)
+	if perr != nil {
+		return nil, err
+	}
+	return s.unrecorded(e, tg, p, input, requestID, false)
 }

@@ -124,7 +124,7 @@ func start(c command) (*session, error) {
 		return nil, errors.New("StartFailed")
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
-	s.state, s.scope, s.plan = c.State, c.Scope, c.Plan.plan()
+	s.state, s.inputDir, s.scope, s.plan = c.State, inputDir(c.Inputs), c.Scope, c.Plan.plan()
 	if s.scope == "" || fault == "tenant" {
 		s.scope = defaultScope
 	}

@@ -2,7 +2,11 @@ package host
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -201,5 +205,46 @@ func compChecks() []*Check {
 				}
 				finishCompensation(t, third, id, again)
 			}},
+		{ID: "CNF-HCOMP-05", Level: must, Requirements: []string{"HDR-050", "HDR-055", "WFL-026"}, Needs: needs,
+			Title: "a lost input is never sent: with the input store emptied across a restart, recover of a compensation whose answer was lost sends no frame and answers an error",
+			run: func(t *T) {
+				key := t.succeededStep(t.ledgerSession(), "req-1")
+				second := t.ledgerSession()
+				id := t.compensateCommand("cmp-req-1", key)
+				recvCompensation(t, second, key, recoverWait)
+				second.exit(1)
+				t.expectError(id, "the worker died without answering the compensation")
+				t.restartDriverWith(t.loseInputs)
+				third := t.ledgerSession()
+				id = t.recoverCommand("rec-1")
+				line, o, done := t.frameOrOutcome(third, id, recoverWait)
+				if !done {
+					t.failf("no frame: the compensation's inverse input is lost, and a host sends nothing it cannot load and check (HDR-050; "+
+						"keep the input store in the directory start names as inputs, HDR-055)", "the host sent "+clip(string(line), 300))
+				}
+				if o.OK {
+					t.failf(`an error outcome (LostInput) for the recovery of a compensation whose input is lost (HDR-050)`, string(o.raw))
+				}
+				t.logf("recover refused with %s", o.Error)
+				third.expectSilence(150*time.Millisecond, "a lost input is never sent (HDR-050)")
+			}},
 	}
+}
+
+// loseInputs empties the check's input directory (HDR-055): the host's input store is lost.
+func (t *T) loseInputs() {
+	entries, err := os.ReadDir(t.inputDir())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.internal(err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(t.inputDir(), e.Name())); err != nil {
+			t.internal(err)
+		}
+	}
+	if len(entries) == 0 {
+		t.logf("the input directory holds nothing: the host keeps its inputs elsewhere (HDR-055)")
+		return
+	}
+	t.logf("the input directory emptied (%d removed): the stored inputs are lost", len(entries))
 }

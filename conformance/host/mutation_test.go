@@ -58,6 +58,8 @@ var hostFaults = []hostFault{
 	{"cmp-fresh", "redelivers an ambiguous compensation under a fresh cmp- key", []string{"CNF-HCOMP-01", "CNF-HCOMP-03"}},
 	{"recover-reqid", "sends a recovery under the request id of the last step, not the recover's (hostfaults_on.go)", []string{"CNF-HRECOVER-01", "CNF-HCOMP-03"}},
 	{"reseal", "seals a pre-sealed step or compensation line again before sending it (hostfaults_on.go)", []string{"CNF-HRECOVER-01", "CNF-HCOMP-03"}},
+	{"lostinput-send", "recovers a compensation whose input is lost with an empty input instead of refusing (hostfaults_on.go)", []string{"CNF-HCOMP-05"}},
+	{"inputs-here", "keeps its input store in the state directory, whatever start names as inputs (hostfaults_on.go)", []string{"CNF-HCOMP-05"}},
 	{"memonce", "keeps the one-approval rule of compensation in memory only (hostfaults_on.go)", []string{"CNF-HCOMP-02"}},
 
 	// Ports that count, parse, encode or wait differently (cmd/splash-host-driver/hostfaults_on.go).
