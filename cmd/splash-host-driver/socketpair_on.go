@@ -1,4 +1,4 @@
-//go:build splashfaults
+//go:build splashfaults && linux
 
 package main
 
