@@ -50,7 +50,7 @@ func (s *session) cancel(c command) (string, error) {
 		if (errors.Is(err, transport.ErrCancelSlotUnavailable) && fault != "nocontain") || fault == "refusal-contains" {
 			// No identity slot was kept for this cancellation (TRN-112): contain the worker
 			// instead; whether the work happened is unknown (HDR-045).
-			_, _ = s.proc.Terminate()
+			s.stop("refusal")
 			return "", errors.New("Indeterminate")
 		}
 		return "", err
@@ -59,7 +59,7 @@ func (s *session) cancel(c command) (string, error) {
 	defer stop()
 	res, err := h.Wait(ctx)
 	if err != nil {
-		return "", s.contain(err)
+		return "", s.contain("cancel", err)
 	}
 	return res.Outcome.String(), nil
 }
@@ -73,7 +73,7 @@ func (s *session) finish(c command) (json.RawMessage, bool, error) {
 	defer stop()
 	out, err := s.pending[c.RequestID].Wait(ctx)
 	if err != nil {
-		return nil, false, s.contain(err)
+		return nil, false, s.contain("finish", err)
 	}
 	if out.Cancelled || fault == "finish-cancelled" {
 		return nil, true, nil
@@ -81,9 +81,10 @@ func (s *session) finish(c command) (json.RawMessage, bool, error) {
 	return out.Result.Payload.AppendJSON(nil), false, nil
 }
 
-// contain stops the worker after a failed or timed-out wait on a multiplexed session.
-func (s *session) contain(err error) error {
-	_, _ = s.proc.Terminate()
+// contain stops the worker after a failed or timed-out wait (of the command op) on a
+// multiplexed session.
+func (s *session) contain(op string, err error) error {
+	s.stop(op)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return errors.New("Indeterminate")
 	}

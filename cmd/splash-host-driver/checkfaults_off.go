@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/transport"
 )
 
 // workerOutput returns the worker's output unchanged; the test build may alter it.
@@ -19,3 +20,7 @@ func (s *session) chargeEarly(string) error { return nil }
 func (s *session) pastLimit(protocol.ToolInvocation, error) (json.RawMessage, bool) {
 	return nil, false
 }
+
+// frameChannel returns ch, the channel frames are read from; the test build may bound its
+// lines in another unit.
+func frameChannel(ch *transport.Channel, _ io.Reader) transport.FrameChannel { return ch }

@@ -4,13 +4,18 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"regexp"
 	"sync"
+	"unicode/utf8"
 
+	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/transport"
 )
 
 // The deliberate faults of this file emulate host ports that get an authorizer or decoder rule
@@ -94,4 +99,45 @@ func (s *session) pastLimit(inv protocol.ToolInvocation, err error) (json.RawMes
 		return nil, false
 	}
 	return res.Payload.AppendJSON(nil), true
+}
+
+// frameChannel returns the channel an ordinary session's frames are read from: ch, or under
+// charcount one that reads the worker's output out (unread so far) itself and bounds a line by
+// its characters, not its bytes (FRM-003), as a port that measures the line as a string does.
+func frameChannel(ch *transport.Channel, out io.Reader) transport.FrameChannel {
+	if fault != "charcount" {
+		return ch
+	}
+	return &charChannel{Channel: ch, r: bufio.NewReader(out)}
+}
+
+// charChannel is the charcount fault's channel: it writes through Channel and reads itself.
+type charChannel struct {
+	*transport.Channel
+	r *bufio.Reader
+}
+
+// errTooManyChars is the charcount fault's refusal of a line of more than jsonline.MaxLineBytes
+// characters.
+var errTooManyChars = errors.New("line over the limit, counted in characters")
+
+// Receive reads one line, refused once it holds more than jsonline.MaxLineBytes characters
+// however many bytes it holds, and decodes it.
+func (c *charChannel) Receive() (protocol.Frame, error) {
+	var line []byte
+	chars := 0
+	for {
+		chunk, err := c.r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if chars += utf8.RuneCount(chunk); chars > jsonline.MaxLineBytes+1 {
+			return protocol.Frame{}, errTooManyChars
+		}
+		if err == nil {
+			break
+		}
+		if err != bufio.ErrBufferFull {
+			return protocol.Frame{}, err
+		}
+	}
+	return protocol.DecodeFrame(bytes.TrimSuffix(line, []byte("\n")), canonjson.Preserve)
 }

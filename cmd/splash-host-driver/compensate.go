@@ -82,7 +82,7 @@ func (s *session) redeliver(e *workflow.Engine, op host.LedgerOperation, request
 	}
 	p, input, err := s.loadInput(op.Compensation.InputFingerprint)
 	if err != nil {
-		return nil, err
+		return s.lostInput(e, tg, requestID, err)
 	}
 	if fault == "cmp-fresh" {
 		return s.unrecorded(e, tg, p, input, "fresh-"+requestID, false)

@@ -8,16 +8,17 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/workflow"
 )
 
 // fitsInUnits is false; the test build may count sizes in UTF-16 code units.
 func fitsInUnits(protocol.ToolPayload, error) bool { return false }
 
 // commandPayload returns raw; the test build may read it through a lossy JSON parser.
-func commandPayload(raw json.RawMessage) json.RawMessage { return raw }
+func commandPayload(_ string, raw json.RawMessage) json.RawMessage { return raw }
 
-// reported returns p; the test build may normalize its numbers.
-func reported(p json.RawMessage) json.RawMessage { return p }
+// reported returns p, a payload or status; the test build may normalize its numbers.
+func reported(_ string, p json.RawMessage) json.RawMessage { return p }
 
 // workerInput returns w; the test build may write non-canonical escapes.
 func workerInput(w io.Writer) io.Writer { return w }
@@ -36,3 +37,25 @@ func finishWait(_ string, d time.Duration) time.Duration { return d }
 
 // pace does nothing; the test build may slow the driver down.
 func pace(time.Time) {}
+
+// stepped does nothing; the test build may remember the last step's request id.
+func stepped(string) {}
+
+// recoverID returns requestID; the test build may reuse the last step's.
+func recoverID(requestID string) string { return requestID }
+
+// resealed returns line; the test build may seal it again.
+func resealed(_ *protocol.Authenticator, line []byte) []byte { return line }
+
+// stop stops the worker's process group (containment, HDR-045, HDR-051) after the command op;
+// the test build may stop less.
+func (s *session) stop(string) { _, _ = s.proc.Terminate() }
+
+// inputDir returns dir, the input store's directory a start names; the test build may ignore it.
+func inputDir(dir string) string { return dir }
+
+// lostInput returns err: a recorded compensation whose input is lost is never sent (HDR-050);
+// the test build may send it anyway.
+func (s *session) lostInput(_ *workflow.Engine, _ workflow.Target, _ string, err error) (json.RawMessage, error) {
+	return nil, err
+}

@@ -10,12 +10,14 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"syscall"
 	"time"
 	"unicode/utf16"
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/workflow"
 )
 
 // The deliberate faults of this file emulate host ports that count, parse, encode or remember
@@ -55,21 +57,22 @@ func outOfRange(raw []byte) bool {
 	return false
 }
 
-// commandPayload returns the payload of a command as a port reads it (nil: refused). Under
+// commandPayload returns the payload of a command of op as a port reads it (nil: refused).
+// Under lossy-compensate a port reads only compensate's payload so. Under
 // lossycmd the port reads commands with a JSON library that holds numbers in binary64 floats
 // and writes them back (1e2 becomes 100, 18446744073709551615 becomes 18446744073709552000);
 // under intsonly it sends numbers unchecked (start) and refuses only integers out of the 64-bit
 // ranges.
-func commandPayload(raw json.RawMessage) json.RawMessage {
-	switch fault {
-	case "lossycmd":
+func commandPayload(op string, raw json.RawMessage) json.RawMessage {
+	switch {
+	case fault == "lossycmd", fault == "lossy-compensate" && op == "compensate":
 		var v any
 		if json.Unmarshal(raw, &v) != nil {
 			return nil
 		}
 		out, _ := json.Marshal(v)
 		return out
-	case "intsonly":
+	case fault == "intsonly":
 		if outOfRange(raw) {
 			return nil
 		}
@@ -77,10 +80,11 @@ func commandPayload(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// reported is the payload the driver reports. Under normalize the port writes a received
-// payload back through the Lossy number model (0.10 becomes 0.1, 1e+2 becomes 100.0).
-func reported(p json.RawMessage) json.RawMessage {
-	if fault != "normalize" {
+// reported is a payload or status the driver reports for a command of op. Under normalize the
+// port writes what it received back through the Lossy number model (0.10 becomes 0.1, 1e+2
+// becomes 100.0); under normalize-compensate only compensate's status.
+func reported(op string, p json.RawMessage) json.RawMessage {
+	if fault != "normalize" && (fault != "normalize-compensate" || op != "compensate") || p == nil {
 		return p
 	}
 	v, err := canonjson.ParseValue(p, canonjson.Lossy)
@@ -155,4 +159,79 @@ func pace(start time.Time) {
 	if fault == "slow" {
 		time.Sleep(9 * time.Since(start))
 	}
+}
+
+// lastStep is the request id of the last step this process ran, for the recover-reqid fault.
+var lastStep string
+
+// stepped notes the request id of a step.
+func stepped(requestID string) { lastStep = requestID }
+
+// recoverID is the request id a recovery is sent under: the recover's own (HDR-042), or under
+// recover-reqid the request id of the last step this process ran, as a port that resends the
+// recorded request would.
+func recoverID(requestID string) string {
+	if fault == "recover-reqid" && lastStep != "" {
+		return lastStep
+	}
+	return requestID
+}
+
+// resealed is the pre-sealed line a port sends: the line as sealed (TRN-101), or under reseal
+// the same message sealed again by the host's authenticator, as a port whose one-shot transport
+// seals whatever it is handed; the second seal takes the next sequence number.
+func resealed(auth *protocol.Authenticator, line []byte) []byte {
+	if fault != "reseal" {
+		return line
+	}
+	f, err := protocol.DecodeFrame(line, canonjson.Preserve)
+	if err != nil {
+		return line
+	}
+	_, again, err := auth.Seal(f.Message)
+	if err != nil {
+		return line
+	}
+	return again
+}
+
+// stop is the containment of a cancellable session after the command op (HDR-045, HDR-051):
+// the worker's whole process group stopped. Under contain-pid a port kills the worker's process
+// only, leaving what it started; under nocontain-OP (cancel, finish or close) it stops nothing
+// after a wait of that command passed the deadline, and only reports Indeterminate.
+func (s *session) stop(op string) {
+	switch fault {
+	case "contain-pid":
+		_ = syscall.Kill(s.proc.Pid(), syscall.SIGKILL)
+	case "nocontain-" + op:
+	default:
+		_, _ = s.proc.Terminate()
+	}
+}
+
+// inputDir is the input store's directory a start names (HDR-056), or under inputs-here none: a
+// port that keeps its inputs in the state directory whatever the start says.
+func inputDir(dir string) string {
+	if fault == "inputs-here" {
+		return ""
+	}
+	return dir
+}
+
+// lostInput is what a port does with a recorded compensation whose input is lost: refuse it
+// (HDR-050), or under lostinput-send deliver it anyway with an empty JSON object for its input,
+// as a port that does not check what it loaded against the recorded fingerprint.
+func (s *session) lostInput(e *workflow.Engine, tg workflow.Target, requestID string, err error) (json.RawMessage, error) {
+	if fault != "lostinput-send" {
+		return nil, err
+	}
+	p, perr := protocol.DecodeToolPayload([]byte(`{"format":"json","value":{}}`), canonjson.Preserve)
+	if perr != nil {
+		return nil, err
+	}
+	input, perr := protocol.CanonicalOperationInputBytes(p)
+	if perr != nil {
+		return nil, err
+	}
+	return s.unrecorded(e, tg, p, input, requestID, false)
 }

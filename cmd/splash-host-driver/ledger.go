@@ -33,19 +33,31 @@ func (p *planCommand) plan() host.Plan {
 // store and runtime restored from it on first use.
 type ledger struct {
 	state string
-	plan  host.Plan
-	flow  *workflow.Engine
-	store *storage.AuthenticatedStore
-	rt    *host.Runtime
+	// inputDir is the directory of the input store (HDR-056), or "" to keep it in state.
+	inputDir string
+	plan     host.Plan
+	flow     *workflow.Engine
+	store    *storage.AuthenticatedStore
+	inputs   *storage.AuthenticatedStore // the input store (HDR-050), store itself without inputDir
+	rt       *host.Runtime
 }
 
 // ledgerStore opens the durable state in dir (HDR-040): a bbolt file holding the workflow
-// ledger and the inputs it names, authenticated with a storage key kept in the same directory.
+// ledger (and, when start names no input directory, the inputs it names), authenticated with a
+// storage key kept in the same directory.
 func ledgerStore(dir string) (*storage.AuthenticatedStore, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
+	return openStore(dir, dir, "ledger.db")
+}
+
+// openStore opens the bbolt file name in dbDir, authenticated with the storage key kept in
+// keyDir, creating both directories when absent.
+func openStore(keyDir, dbDir, name string) (*storage.AuthenticatedStore, error) {
+	for _, dir := range []string{keyDir, dbDir} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
 	}
-	key, err := storageKey(filepath.Join(dir, "ledger.key"))
+	key, err := storageKey(filepath.Join(keyDir, "ledger.key"))
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +68,7 @@ func ledgerStore(dir string) (*storage.AuthenticatedStore, error) {
 	}
 	var backend storage.Backend = memory
 	if fault != "memledger" {
-		if backend, err = boltstore.Open(filepath.Join(dir, "ledger.db"), nil); err != nil {
+		if backend, err = boltstore.Open(filepath.Join(dbDir, name), nil); err != nil {
 			return nil, err
 		}
 	}
@@ -128,6 +140,12 @@ func (s *session) engine() (*workflow.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	inputs := store
+	if s.inputDir != "" {
+		if inputs, err = openStore(s.state, s.inputDir, "inputs.db"); err != nil {
+			return nil, err
+		}
+	}
 	rt, err := host.New(host.Config{})
 	if err != nil {
 		return nil, err
@@ -144,7 +162,7 @@ func (s *session) engine() (*workflow.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.flow, s.store, s.rt = e, store, rt
+	s.flow, s.store, s.inputs, s.rt = e, store, inputs, rt
 	resume(e)
 	return e, nil
 }
@@ -169,10 +187,10 @@ func (s *session) saveInput(p protocol.ToolPayload) error {
 		return err
 	}
 	ctx := context.Background()
-	if rec, err := s.store.Load(ctx, key); err != nil || rec != nil {
+	if rec, err := s.inputs.Load(ctx, key); err != nil || rec != nil {
 		return err
 	}
-	_, err = s.store.Create(ctx, key, p.AppendJSON(nil))
+	_, err = s.inputs.Create(ctx, key, p.AppendJSON(nil))
 	return err
 }
 
@@ -182,7 +200,7 @@ func (s *session) loadInput(fingerprint string) (protocol.ToolPayload, []byte, e
 	if err != nil {
 		return protocol.ToolPayload{}, nil, err
 	}
-	rec, err := s.store.Load(context.Background(), key)
+	rec, err := s.inputs.Load(context.Background(), key)
 	if err != nil || rec == nil {
 		return protocol.ToolPayload{}, nil, errors.New("LostInput")
 	}

@@ -36,6 +36,7 @@ type session struct {
 }
 
 func main() {
+	runShim()
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 64<<10), 4<<20)
 	out := json.NewEncoder(os.Stdout)
@@ -47,7 +48,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "splash-host-driver: bad command:", err)
 			os.Exit(2)
 		}
-		c.Payload = runnerPayload(c.Payload)
+		c.Payload = commandPayload(c.Op, runnerPayload(c.Payload))
 		o := outcome{ID: c.ID, OK: true}
 		var err error
 		switch c.Op {
@@ -86,6 +87,7 @@ func main() {
 		if err != nil {
 			o.OK, o.Error = false, kind(err)
 		}
+		o.Payload, o.Status = reported(c.Op, o.Payload), reported(c.Op, o.Status)
 		pace(began)
 		if err := out.Encode(o); err != nil {
 			os.Exit(2)
@@ -116,12 +118,13 @@ func start(c command) (*session, error) {
 	if fault == "nonportable" || fault == "intsonly" {
 		cfg.AuthOptions = []protocol.AuthenticatorOption{protocol.AllowNonPortableNumbers()}
 	}
+	socketWorker(&cfg)
 	proc, err := transport.StartProcess(cfg)
 	if err != nil {
 		return nil, errors.New("StartFailed")
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
-	s.state, s.scope, s.plan = c.State, c.Scope, c.Plan.plan()
+	s.state, s.inputDir, s.scope, s.plan = c.State, inputDir(c.Inputs), c.Scope, c.Plan.plan()
 	if s.scope == "" || fault == "tenant" {
 		s.scope = defaultScope
 	}
@@ -140,7 +143,7 @@ func start(c command) (*session, error) {
 			return nil, err
 		}
 	}
-	s.frames, err = transport.NewSupervisedFrameTransport(proc.HostAuthenticator(), s.ch, proc)
+	s.frames, err = transport.NewSupervisedFrameTransport(proc.HostAuthenticator(), frameChannel(s.ch, workerOutput(proc.Output())), proc)
 	if fault == "nokill" {
 		s.frames, err = transport.NewFrameTransport(proc.HostAuthenticator(), s.ch)
 	}
@@ -154,7 +157,7 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	if s == nil {
 		return nil, errors.New("NotStarted")
 	}
-	p, err := protocol.DecodeToolPayload(commandPayload(c.Payload), canonjson.Preserve)
+	p, err := protocol.DecodeToolPayload(c.Payload, canonjson.Preserve)
 	if err != nil {
 		return nil, errors.New("BadCommand")
 	}
@@ -194,7 +197,7 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 		_, _ = s.proc.Terminate()
 		return nil, invalidResult{err}
 	}
-	return reported(res.Payload.AppendJSON(nil)), nil
+	return res.Payload.AppendJSON(nil), nil
 }
 
 // close ends the session (HDR-023). A cancellable session is closed with close_session, which
@@ -219,7 +222,7 @@ func (s *session) close() error {
 			_ = s.proc.CloseInput()
 			return err
 		case <-time.After(s.deadline):
-			return s.contain(context.DeadlineExceeded)
+			return s.contain("close", context.DeadlineExceeded)
 		}
 	}
 	if fault == "closeframe" {

@@ -25,6 +25,7 @@ func (s *session) step(c command) (string, json.RawMessage, error) {
 	if err := s.saveInput(p); err != nil {
 		return "", nil, err
 	}
+	stepped(c.RequestID)
 	if _, err := s.rt.StartJSON(c.Tool, string(p.JSON.AppendJSON(nil))); err != nil {
 		s.flow = nil // nothing stays queued in the runtime for a later step
 		return "", nil, denied{err}
@@ -56,7 +57,7 @@ func (s *session) exchange(line []byte) (protocol.Frame, error) {
 	if err != nil {
 		return protocol.Frame{}, err
 	}
-	answer, err := ops.ExchangeSealed(line)
+	answer, err := ops.ExchangeSealed(resealed(s.proc.HostAuthenticator(), line))
 	if err != nil {
 		return protocol.Frame{}, s.lost(err)
 	}
@@ -84,6 +85,7 @@ func (s *session) recover(c command) (json.RawMessage, error) {
 	if s != nil {
 		s.flow = nil // restored from the ledger alone, as after a restart (WFL-040)
 	}
+	c.RequestID = recoverID(c.RequestID)
 	e, err := s.engine()
 	if err != nil {
 		return nil, err

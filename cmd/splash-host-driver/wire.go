@@ -18,6 +18,8 @@ type command struct {
 	CancellationID string `json:"cancellation_id"`
 	// State is the directory of the host's durable ledger (features recover, compensate).
 	State string `json:"state"`
+	// Inputs is the directory of the input store (HDR-056); without it the inputs stay in State.
+	Inputs string `json:"inputs"`
 	// Scope is the worker's journal scope, the tenant scope of every compensation binding.
 	Scope string `json:"scope"`
 	// Plan is the workflow plan of start (HDR-049); Nonce the operation or compensation nonce

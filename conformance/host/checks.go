@@ -9,6 +9,7 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/bootstrap"
+	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -202,9 +203,9 @@ func frameChecks() []*Check {
 					SessionID: "other-session", RequestID: inv.Invocation.RequestID, Payload: text("pong")}}
 				return w.forge(1, protocol.RoleWorker, "other-session", m)
 			}),
-		withReason(c("CNF-HFRAME-05", "an answer line over 1 MiB is rejected", []string{"FRM-003", "FRM-032"},
+		withReason(c("CNF-HFRAME-05", "an answer line over 1 MiB in bytes, though of fewer than 1 Mi characters, is rejected", []string{"FRM-003", "FRM-032"},
 			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
-				return append(bytes.Repeat([]byte(" "), 1<<20+1), '\n')
+				return append(overLongText(jsonline.MaxLineBytes+1), '\n')
 			}), "the 1 MiB cap is enforced by impl/jsonline, which the driver's fault switch does not alter; the nopoison "+
 			"fault fails this check only when its second invoke wins the race against the supervised transport's kill "+
 			"of the worker, so it cannot be relied on"),
@@ -401,9 +402,18 @@ func cancellable(t *T) (*fakeWorker, protocol.ToolInvocation) {
 // cancellableSession starts a multiplexed session with grants and returns its worker once the
 // session is open.
 func cancellableSession(t *T, grants ...protocol.CapabilityGrant) *fakeWorker {
+	return cancellableSessionWith(t, nil, grants...)
+}
+
+// cancellableSessionWith is cancellableSession with the fake-worker arguments extra; with
+// "--child" it checks that the fake worker started its child.
+func cancellableSessionWith(t *T, extra []string, grants ...protocol.CapabilityGrant) *fakeWorker {
 	m := t.manifest(grants...)
-	id := t.sendCommand(t.startCommand(m, map[string]any{"cancellable": true}))
+	id := t.sendCommand(t.startCommand(m, map[string]any{"cancellable": true}, extra...))
 	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
+	if slices.Contains(extra, "--child") && w.hello.Child == 0 {
+		t.internal(fmt.Errorf("the fake worker could not start its child"))
+	}
 	w.state.Kind = protocol.CancellableSession
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
@@ -504,10 +514,10 @@ func cancelChecks() []*Check {
 
 func deadlineChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "HDR-022", "HDR-054"}, Needs: []string{FeatureInvoke},
-			Title: "a worker that never answers is contained within the deadline, reported Indeterminate",
+		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "TRN-094", "HDR-022", "HDR-054"}, Needs: []string{FeatureInvoke},
+			Title: "a worker that never answers is contained within the deadline, reported Indeterminate: its whole process group is gone when the outcome comes",
 			run: func(t *T) {
-				w := t.session(echoGrant())
+				w := t.childSession()
 				start := time.Now()
 				id := t.invoke("req-1", echoTool, text("ping"))
 				w.recv(protocol.TypeInvoke)
@@ -515,6 +525,7 @@ func deadlineChecks() []*Check {
 				if o.OK || o.Error != "Indeterminate" {
 					t.failf(`error "Indeterminate" within the deadline`, string(o.raw))
 				}
+				w.expectGone("the worker and its child gone once the deadline's outcome came: contained, not only reported (RUN-200, TRN-094)")
 			}},
 		{ID: "CNF-HDEADLINE-02", Level: must, Requirements: []string{"TRN-094", "TRN-096"}, Needs: []string{FeatureInvoke},
 			Title: "an elapsed deadline kills the worker's whole process group",

@@ -38,5 +38,46 @@ func cancelWaitChecks() []*Check {
 					t.failf("close answered with ok once the worker's output ended, before the deadline (HDR-052)", string(o.raw))
 				}
 			}},
+		{ID: "CNF-HCANCEL-11", Level: must, Requirements: []string{"HDR-051", "HDR-052", "HDR-054", "TRN-094"}, Needs: needs,
+			Title: "a wait that passes the deadline answers Indeterminate and stops the worker's process group: a cancel never answered, a finish never answered, a close whose output never ends",
+			run: func(t *T) {
+				overdue(t, "a cancel the worker never answers", func(w *fakeWorker) uint64 {
+					id, _ := cancelRequest(t, w, "cancel-1")
+					return id
+				})
+				overdue(t, "a finish the worker never answers", func(w *fakeWorker) uint64 {
+					return t.sendCommand(map[string]any{"op": "finish", "request_id": "req-1"})
+				})
+				overdue(t, "a close whose output never ends", func(w *fakeWorker) uint64 {
+					w.send(w.result("req-1", text("done"))) // no invocation stays active (TRN-043)
+					if o := t.call(map[string]any{"op": "finish", "request_id": "req-1"}); !o.OK {
+						t.failf(`finish with the result "done"`, string(o.raw))
+					}
+					id := t.sendCommand(map[string]any{"op": "close"})
+					w.recv(protocol.TypeCloseSession)
+					return id // the fake worker keeps its output open
+				})
+			}},
 	}
+}
+
+// overdue begins req-1 on a fresh cancellable session whose fake worker has a child, lets wait
+// send the command whose wait the worker never ends, and expects Indeterminate within the
+// deadline (and a margin), with the worker's whole process group gone (HDR-051).
+func overdue(t *T, what string, wait func(w *fakeWorker) uint64) {
+	t.renewDeadline()
+	w := cancellableSessionWith(t, []string{"--child"}, echoGrant())
+	id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": echoTool, "payload": rawJSON(text("slow").AppendJSON(nil))})
+	w.recv(protocol.TypeInvoke)
+	if o := t.await(id); !o.OK {
+		t.failf("begin answered with ok (HDR-028)", string(o.raw))
+	}
+	start := time.Now()
+	id = wait(w)
+	o := t.awaitUntil(id, start.Add(deadlineMS*time.Millisecond+time.Second))
+	if o.OK || o.Error != "Indeterminate" {
+		t.failf(`error "Indeterminate" once the deadline passed, for `+what+" (HDR-051)", string(o.raw))
+	}
+	t.logf("%s: Indeterminate after %v", what, time.Since(start).Round(time.Millisecond))
+	w.expectGone("the worker and its child gone after " + what + " passed the deadline (HDR-051)")
 }

@@ -2,7 +2,11 @@ package host
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -19,10 +23,45 @@ func undoPayload() protocol.ToolPayload { return jsonPayload(`{"undo":1}`) }
 // 256 KiB, as the reference's does (HDR-050).
 const undoBytes = 128 << 10
 
-// largeUndoPayload is the inverse input of CNF-HCOMP-01, of undoBytes.
-var largeUndoPayload = sync.OnceValue(func() protocol.ToolPayload {
-	return jsonPayload(`{"undo":"` + strings.Repeat("u", undoBytes) + `"}`)
-})
+// socketUndoBytes is about the size of the inverse input of CNF-HCOMP-01 when the worker's
+// input is a socket: a unix stream socket's writer is bounded by its own send buffer (208 KiB
+// by default on Linux), which the worker cannot shrink, so the frame outgrows it by its size;
+// still within the grant's and the reference input store's 256 KiB.
+const socketUndoBytes = 248 << 10
+
+// largeUndoPayload is the inverse input of CNF-HCOMP-01 through a pipe, of undoBytes, and
+// socketUndoPayload through a socket, of socketUndoBytes.
+var (
+	largeUndoPayload  = sync.OnceValue(func() protocol.ToolPayload { return undoOf(undoBytes) })
+	socketUndoPayload = sync.OnceValue(func() protocol.ToolPayload { return undoOf(socketUndoBytes) })
+)
+
+// undoOf is an inverse input of about n bytes.
+func undoOf(n int) protocol.ToolPayload {
+	return jsonPayload(`{"undo":"` + strings.Repeat("u", n) + `"}`)
+}
+
+// heldUndo is the inverse input of CNF-HCOMP-01 for the held worker w: large enough to outgrow
+// what the host can buffer on w's kind of input.
+func heldUndo(w *fakeWorker) protocol.ToolPayload {
+	if w.hello.Input == inputSocket {
+		return socketUndoPayload()
+	}
+	return largeUndoPayload()
+}
+
+// pacedWait is how long CNF-HCOMP-01 waits for a frame the host must send: recoverWait, or
+// paceMargin times what one step took the driver (a ledger write, a frame and its answer)
+// plus a second, when that is longer, so that a correct slow host is not held to the reference
+// driver's pace.
+func pacedWait(t *T, step time.Duration) time.Duration {
+	wait := max(recoverWait, paceMargin*step+time.Second)
+	if wait > recoverWait {
+		t.logf("a wait of %v for each frame, sized from the driver's step of %v (%d× margin)", wait.Round(time.Millisecond),
+			step.Round(time.Millisecond), paceMargin)
+	}
+	return wait
+}
 
 // compensateCommand sends a compensate command for key with undoPayload without waiting.
 func (t *T) compensateCommand(requestID, key string) uint64 {
@@ -75,13 +114,19 @@ func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCo
 // heldSession is a ledger session whose fake worker stops reading in the middle of the host's
 // compensate_operation frame (holdFlag), with a deadline that outlasts the check, so that the
 // host is still blocked writing the frame when the runner kills it.
-func (t *T) heldSession() *fakeWorker {
-	ms := time.Until(t.deadline).Milliseconds() + 1000
+func (t *T) heldSession(wait time.Duration) *fakeWorker {
+	ms := (time.Until(t.deadline) + wait + time.Second).Milliseconds()
 	w := t.ledgerSessionWith(map[string]any{"deadline_ms": ms}, holdFlag)
-	if w.hello.PipeError != "" {
-		t.logf("worker %d: its input pipe keeps its size (%s): the frame must outgrow it", w.index, w.hello.PipeError)
-	} else {
-		t.logf("worker %d: its input pipe holds %d bytes", w.index, w.hello.Pipe)
+	size := len(heldUndo(w).AppendJSON(nil)) >> 10
+	switch {
+	case w.hello.PipeError != "":
+		t.logf("worker %d: its standard input, a %s, keeps its buffer (%s): the frame of %d KiB must outgrow the host's buffer",
+			w.index, w.hello.Input, w.hello.PipeError, size)
+	case w.hello.Input == inputSocket:
+		t.logf("worker %d: its standard input is a socket; its receive buffer holds %d bytes, the host's send buffer is the host's: "+
+			"the frame of %d KiB outgrows a default one", w.index, w.hello.Pipe, size)
+	default:
+		t.logf("worker %d: its input pipe holds %d bytes; the frame has %d KiB", w.index, w.hello.Pipe, size)
 	}
 	return w
 }
@@ -90,11 +135,11 @@ func (t *T) heldSession() *fakeWorker {
 // returns its cmp- key. A host that records the compensation's intent only after writing the
 // frame has not recorded it yet (WFL-022). When the frame arrives whole instead (the host's
 // channel took all of it), it is judged in full and the restart races the host's ledger write.
-func heldCompensation(t *T, w *fakeWorker, key string) string {
-	b, whole, held := w.recvHeld(recoverWait)
+func heldCompensation(t *T, w *fakeWorker, key string, wait time.Duration) string {
+	b, whole, held := w.recvHeld(wait)
 	if !held {
 		t.logf("worker %d: the frame arrived whole: the restart races the host's ledger write", w.index)
-		return checkCompensation(t, w, key, largeUndoPayload(), whole).CompensationKey
+		return checkCompensation(t, w, key, heldUndo(w), whole).CompensationKey
 	}
 	r := b.Message.Request
 	if r.OperationKey != key || r.Tool != durableTool || !strings.HasPrefix(r.CompensationKey, "cmp-") || r.SessionID != w.boot.SessionID || r.TenantScope != workerScope {
@@ -108,16 +153,21 @@ func compChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureRecover, FeatureCompensate}
 	return []*Check{
 		{ID: "CNF-HCOMP-01", Level: must, Requirements: []string{"WFL-011", "WFL-022", "WFL-026", "HDR-043", "HDR-050"}, Needs: needs,
-			Title: "intent before frame: a host killed while still writing a compensation frame recovers it from its recorded intent, same cmp- key and input",
+			Title: "intent before frame: a host killed while still writing a compensation frame (to a pipe or a socket) recovers it from its recorded intent, same cmp- key and input",
 			run: func(t *T) {
-				key := t.succeededStep(t.ledgerSession(), "req-1")
-				second := t.heldSession()
-				t.compensateWith("cmp-req-1", key, largeUndoPayload())
-				sent := heldCompensation(t, second, key)
+				first := t.ledgerSession()
+				began := time.Now()
+				key := t.succeededStep(first, "req-1")
+				wait := pacedWait(t, time.Since(began))
+				second := t.heldSession(wait)
+				undo := heldUndo(second)
+				t.compensateWith("cmp-req-1", key, undo)
+				sent := heldCompensation(t, second, key, wait)
 				t.restartDriver()
+				t.renewDeadline() // the recovery is a step of its own
 				third := t.ledgerSession()
 				id := t.recoverCommand("rec-1")
-				again := checkCompensation(t, third, key, largeUndoPayload(), third.recvWithin(protocol.TypeCompensateOperation, recoverWait, nil))
+				again := checkCompensation(t, third, key, undo, third.recvWithin(protocol.TypeCompensateOperation, wait, nil))
 				if again.CompensationKey != sent {
 					t.failf("the recorded compensation key "+sent+" after the restart (WFL-026)", again.CompensationKey)
 				}
@@ -138,7 +188,7 @@ func compChecks() []*Check {
 				}
 				third.expectSilence(150*time.Millisecond, "at most one compensation per operation (WFL-011)")
 			}},
-		{ID: "CNF-HCOMP-03", Level: must, Requirements: []string{"WFL-026", "WFL-010", "HDR-042"}, Needs: needs,
+		{ID: "CNF-HCOMP-03", Level: must, Requirements: []string{"WFL-026", "WFL-010", "HDR-042", "TRN-101"}, Needs: needs,
 			Title: "an ambiguous compensation delivery is recovered under a fresh session with the same cmp- key and input, never a fresh key",
 			run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
@@ -155,5 +205,46 @@ func compChecks() []*Check {
 				}
 				finishCompensation(t, third, id, again)
 			}},
+		{ID: "CNF-HCOMP-05", Level: must, Requirements: []string{"HDR-050", "HDR-056", "WFL-026"}, Needs: needs,
+			Title: "a lost input is never sent: with the input store emptied across a restart, recover of a compensation whose answer was lost sends no frame and answers an error",
+			run: func(t *T) {
+				key := t.succeededStep(t.ledgerSession(), "req-1")
+				second := t.ledgerSession()
+				id := t.compensateCommand("cmp-req-1", key)
+				recvCompensation(t, second, key, recoverWait)
+				second.exit(1)
+				t.expectError(id, "the worker died without answering the compensation")
+				t.restartDriverWith(t.loseInputs)
+				third := t.ledgerSession()
+				id = t.recoverCommand("rec-1")
+				line, o, done := t.frameOrOutcome(third, id, recoverWait)
+				if !done {
+					t.failf("no frame: the compensation's inverse input is lost, and a host sends nothing it cannot load and check (HDR-050; "+
+						"keep the input store in the directory start names as inputs, HDR-056)", "the host sent "+clip(string(line), 300))
+				}
+				if o.OK {
+					t.failf(`an error outcome (LostInput) for the recovery of a compensation whose input is lost (HDR-050)`, string(o.raw))
+				}
+				t.logf("recover refused with %s", o.Error)
+				third.expectSilence(150*time.Millisecond, "a lost input is never sent (HDR-050)")
+			}},
 	}
+}
+
+// loseInputs empties the check's input directory (HDR-056): the host's input store is lost.
+func (t *T) loseInputs() {
+	entries, err := os.ReadDir(t.inputDir())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.internal(err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(t.inputDir(), e.Name())); err != nil {
+			t.internal(err)
+		}
+	}
+	if len(entries) == 0 {
+		t.logf("the input directory holds nothing: the host keeps its inputs elsewhere (HDR-056)")
+		return
+	}
+	t.logf("the input directory emptied (%d removed): the stored inputs are lost", len(entries))
 }

@@ -89,7 +89,7 @@ func hostileChecks() []*Check {
 				roundTrip(t, second, "req-1")
 			}},
 		{ID: "CNF-HFRAME-09", Level: must, Requirements: []string{"FRM-003", "FRM-032", "TRN-098"}, Needs: []string{FeatureInvoke},
-			Title: "an answer line that never ends is refused once it passes 1 MiB, long before the deadline, and the driver stays alive",
+			Title: "an answer line that never ends is refused once it passes 1 MiB, counted in bytes (its text is three-byte characters, fewer than 1 Mi of them), long before the deadline, and the driver stays alive",
 			run: func(t *T) {
 				const ms = 6000
 				m := t.manifest(echoGrant())
@@ -99,7 +99,10 @@ func hostileChecks() []*Check {
 				id = t.invoke("req-1", echoTool, text("ping"))
 				w.recv(protocol.TypeInvoke)
 				start := time.Now()
-				w.write(bytes.Repeat([]byte(" "), jsonline.MaxLineBytes+64<<10)) // no line feed, and the stream stays open
+				// No line feed, and the stream stays open. The line passes 1 MiB by 64 KiB in bytes but
+				// holds about a third as many characters: a host that counts characters (or UTF-16
+				// code units) never reaches its limit.
+				w.write(overLongText(jsonline.MaxLineBytes + 64<<10))
 				o := t.awaitUntil(id, start.Add(ms/2*time.Millisecond))
 				if o.OK {
 					t.failf("an error: the line passed 1 MiB (FRM-003)", string(o.raw))
@@ -135,4 +138,14 @@ func (w *fakeWorker) expectGone(expected string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// wideRune is the character of the over-long lines: three UTF-8 bytes, one character, one UTF-16
+// code unit, so that a line limit counted in anything but bytes is not reached (FRM-003).
+const wideRune = "€"
+
+// overLongText returns at least n bytes of wideRune: a line over the limit in bytes whose
+// character count is a third of it.
+func overLongText(n int) []byte {
+	return bytes.Repeat([]byte(wideRune), (n+len(wideRune)-1)/len(wideRune))
 }

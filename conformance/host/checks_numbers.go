@@ -124,18 +124,86 @@ func numberChecks() []*Check {
 				w.send(w.result("req-1", jsonPayload(`{}`)))
 				t.await(id)
 			}},
-		{ID: "CNF-HNUMBER-04", Level: should, Requirements: []string{"ENC-036", "ENC-039", "HDR-021", "HDR-047"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HNUMBER-04", Level: must, Requirements: []string{"ENC-036", "ENC-039", "HDR-021", "HDR-047"}, Needs: []string{FeatureInvoke},
 			Title: "received numbers are reported as received: a result holding 0.10 and 1e+2 comes back in the outcome unchanged",
 			run: func(t *T) {
 				w := t.session(jsonGrant())
 				id := t.invoke("req-1", jsonTool, jsonPayload(`{}`))
 				w.recv(protocol.TypeInvoke)
-				kept := jsonPayload(`{"a":0.10,"b":1e+2,"c":[1.50,-0.0]}`)
+				kept := keptNumbers()
 				// Sealed by hand: the runner's own sealer refuses non-portable numbers (ENC-037).
 				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", kept)))
 				if o := t.await(id); !o.OK || !bytes.Equal(o.Payload, kept.AppendJSON(nil)) {
-					t.failf("ok with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-021)", string(o.raw))
+					t.failf("ok with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-021, HDR-047)", string(o.raw))
 				}
 			}},
+		{ID: "CNF-HNUMBER-05", Level: must, Requirements: []string{"ENC-035", "ENC-036", "HDR-028", "HDR-047"}, Needs: []string{FeatureInvoke, FeatureCancel},
+			Title: "begin's payload of portable numbers reaches the worker byte for byte, and finish reports a result holding 0.10 and 1e+2 as received",
+			run: func(t *T) {
+				w := cancellableSession(t, jsonGrant())
+				p := portablePayload(t)
+				id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": jsonTool, "payload": rawJSON(p.AppendJSON(nil))})
+				inv := w.recvWithin(protocol.TypeInvoke, time.Second, func() {
+					t.failf("the invoke of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+				}).(protocol.InvokeMessage).Invocation
+				samePayload(t, "begin", p, inv.Payload)
+				if o := t.await(id); !o.OK {
+					t.failf("begin answered with ok (HDR-028)", string(o.raw))
+				}
+				kept := keptNumbers()
+				id = t.sendCommand(map[string]any{"op": "finish", "request_id": "req-1"})
+				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", kept)))
+				if o := t.await(id); !o.OK || !bytes.Equal(o.Payload, kept.AppendJSON(nil)) {
+					t.failf("finish with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-047)", string(o.raw))
+				}
+			}},
+		{ID: "CNF-HNUMBER-06", Level: must, Requirements: []string{"ENC-035", "ENC-036", "HDR-041", "HDR-043", "HDR-047"},
+			Needs: []string{FeatureInvoke, FeatureRecover, FeatureCompensate},
+			Title: "step's and compensate's payloads of portable numbers reach the worker byte for byte, and the statuses they report keep 0.10 and 1e+2 as received",
+			run: func(t *T) {
+				p, kept := portablePayload(t), protocol.Succeeded(keptNumbers())
+				w := t.ledgerSession()
+				id := t.stepCommand("req-1", p)
+				req := w.recvWithin(protocol.TypeDispatchOperation, recoverWait, func() {
+					t.failf("the dispatch of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+				}).(protocol.DispatchOperationMessage).Request
+				samePayload(t, "step", p, req.Payload)
+				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.operationResult(req, req.OperationKey, kept)))
+				if o := t.await(id); !o.OK || string(o.Status) != string(kept.AppendJSON(nil)) {
+					t.failf("step with the status "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-041, HDR-047)", string(o.raw))
+				}
+				second := t.ledgerSession()
+				id = t.compensateWith("cmp-req-1", req.OperationKey, p)
+				m := second.recvWithin(protocol.TypeCompensateOperation, recoverWait, func() {
+					t.failf("the compensation with the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+				})
+				creq := checkCompensation(t, second, req.OperationKey, p, m)
+				answer := second.compensated(creq).(protocol.CompensationResultMessage)
+				answer.Result.Status = kept
+				second.write(second.forge(1, protocol.RoleWorker, second.boot.SessionID, answer))
+				if o := t.await(id); !o.OK || string(o.Status) != string(kept.AppendJSON(nil)) {
+					t.failf("compensate with the status "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-043, HDR-047)", string(o.raw))
+				}
+			}},
+	}
+}
+
+// keptNumbers is a worker's payload of numbers that only the Preserve model keeps as written
+// (ENC-036): a host must report it as received.
+func keptNumbers() protocol.ToolPayload { return jsonPayload(`{"a":0.10,"b":1e+2,"c":[1.50,-0.0]}`) }
+
+// portablePayload is the payload of portableNumbers, which a host must send byte for byte.
+func portablePayload(t *T) protocol.ToolPayload {
+	p := jsonPayload(portableNumbers)
+	if tok, bad := canonjson.FirstNonPortableNumber(string(p.AppendJSON(nil))); bad {
+		t.internal(fmt.Errorf("the runner's portable payload holds %s", tok))
+	}
+	return p
+}
+
+// samePayload fails the check unless the payload a frame carried is want, given in command op.
+func samePayload(t *T, op string, want, got protocol.ToolPayload) {
+	if !bytes.Equal(got.AppendJSON(nil), want.AppendJSON(nil)) {
+		t.failf("the "+op+" payload "+string(want.AppendJSON(nil))+" byte for byte (HDR-047)", string(got.AppendJSON(nil)))
 	}
 }

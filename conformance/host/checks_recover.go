@@ -32,7 +32,7 @@ func recoverChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureRecover}
 	done := protocol.Succeeded(jsonPayload(`{"value":1}`))
 	return []*Check{
-		{ID: "CNF-HRECOVER-01", Level: must, Requirements: []string{"RUN-187", "WFL-007", "WFL-041", "HDR-041", "HDR-042"}, Needs: needs,
+		{ID: "CNF-HRECOVER-01", Level: must, Requirements: []string{"RUN-187", "WFL-007", "WFL-041", "HDR-041", "HDR-042", "TRN-101"}, Needs: needs,
 			Title: "after a worker dies mid-step, the host recovers by itself: it reconciles the step's key under a fresh session, never dispatching again",
 			run: func(t *T) {
 				first := t.ledgerSession()

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/splashv5/conform/impl/protocol"
@@ -17,7 +16,7 @@ func slotChecks() []*Check {
 			run: func(t *T) {
 				g := echoGrant()
 				g.MaxCalls = 2 * protocol.MaxSessionRequestIDs
-				w := cancellableSession(t, g)
+				w := cancellableSessionWith(t, []string{"--child"}, g)
 				fill(t, w, protocol.MaxSessionRequestIDs-3, func(i int) []map[string]any {
 					return []map[string]any{
 						{"op": "begin", "request_id": fillID(i), "tool": echoTool, "payload": rawJSON(text("x").AppendJSON(nil))},
@@ -54,11 +53,7 @@ func slotChecks() []*Check {
 				if line, _ := w.next(100 * time.Millisecond); line != nil {
 					t.failf("no cancel frame without a kept slot", "the host sent "+clip(string(line), 200))
 				}
-				for until := time.Now().Add(time.Second); alive(w.hello.Pid); time.Sleep(10 * time.Millisecond) {
-					if time.Now().After(until) {
-						t.failf("the worker stopped (contained) after the refused cancel", fmt.Sprintf("worker %d alive", w.hello.Pid))
-					}
-				}
+				w.expectGone("the worker's process group stopped (contained) after the refused cancel: the worker and its child gone (HDR-045)")
 			}},
 	}
 }

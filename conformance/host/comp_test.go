@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/splashv5/conform/conformance"
@@ -109,6 +111,52 @@ func TestHCOMPLineWatchHoldsTheBinding(t *testing.T) {
 			w.feed(other[i:min(i+size, len(other))])
 			if w.held() != nil {
 				t.Fatalf("pieces of %d: a dispatch_operation held", size)
+			}
+		}
+	}
+}
+
+// TestHCOMP01HoldsASocketInput runs CNF-HCOMP-01 with the test build's socketpair switch, a
+// host that hands its worker one end of a socket pair as standard input (as Node.js does): the
+// fake worker tells the socket from a pipe, shrinks what it can, and still holds the host inside
+// the write of the compensation frame. The correct host passes, with no transcript line that
+// blames it for the socket, and the intent-late host fails, in every one of socketRuns runs.
+func TestHCOMP01HoldsASocketInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the test driver")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("the test build's socketpair switch is Linux's")
+	}
+	const socketRuns = 5
+	bin, cleanup, err := BuildDriver("splashfaults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	tmp := fastTempDir(t)
+	for _, c := range []struct {
+		fault string
+		want  conformance.Outcome
+	}{{"", conformance.Pass}, {"intent-late", conformance.Fail}} {
+		for range socketRuns {
+			report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t), Verbose: true,
+				Run: "CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_SOCKETPAIR=1", "SPLASH_HOST_FAULT="+c.fault), TempDir: tmp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := report.Results[0]
+			if r.Outcome != c.want {
+				t.Fatalf("fault %q: %s: %s, want %s", c.fault, r.Outcome, r.Detail, c.want)
+			}
+			transcript := strings.Join(r.Transcript, "\n")
+			for _, want := range []string{"its standard input is a socket", "stopped reading in a compensate_operation frame"} {
+				if !strings.Contains(transcript, want) {
+					t.Errorf("fault %q: the transcript lacks %q:\n%s", c.fault, want, transcript)
+				}
+			}
+			if strings.Contains(transcript, "bad file descriptor") {
+				t.Errorf("fault %q: the transcript blames the host for the socket:\n%s", c.fault, transcript)
 			}
 		}
 	}

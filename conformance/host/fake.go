@@ -23,11 +23,18 @@ type hello struct {
 	Pid   int      `json:"pid"`
 	Pgid  int      `json:"pgid"`
 	Child int      `json:"child,omitempty"`
-	// Pipe is the capacity of its standard-input pipe after holdFlag shrank it, and PipeError
-	// why it could not.
+	// Input is the kind of its standard input under holdFlag (inputPipe or inputSocket), Pipe
+	// the capacity of its buffer after holdFlag shrank it, and PipeError why it could not.
+	Input     string `json:"input,omitempty"`
 	Pipe      int    `json:"pipe,omitempty"`
 	PipeError string `json:"pipe_error,omitempty"`
 }
+
+// Kinds of the fake worker's standard input (hello.Input).
+const (
+	inputPipe   = "pipe"
+	inputSocket = "socket"
+)
 
 // relayCommand is one instruction of the runner to the fake worker.
 type relayCommand struct {
@@ -45,8 +52,8 @@ type relayCommand struct {
 // environment and process identity, then relays every byte of its standard input to the runner
 // and writes to its standard output what the runner tells it to. With --child it first starts a
 // child in its process group that only sleeps, so that the runner can tell whether the host
-// killed the whole group. With --hold-compensation it shrinks its input pipe to a page before
-// it reports and stops reading in the middle of a compensate_operation frame (holdInput). It
+// killed the whole group. With --hold-compensation it shrinks its input's buffer (a pipe's or a
+// socket's) before it reports and stops reading in the middle of a compensate_operation frame (holdInput). It
 // exits when the runner says so or hangs up. The session key never passes through its arguments.
 func FakeWorkerMain(args []string) int {
 	if len(args) == 1 && args[0] == "--sleep" {
@@ -68,7 +75,7 @@ func FakeWorkerMain(args []string) int {
 	var pending []byte
 	if hold {
 		var err error
-		if h.Pipe, pending, err = shrinkInput(os.Stdin); err != nil {
+		if h.Input, h.Pipe, pending, err = shrinkInput(os.Stdin); err != nil {
 			h.PipeError = err.Error()
 		}
 	}

@@ -29,6 +29,10 @@ func ledgerGrant() protocol.CapabilityGrant {
 // process it runs, gets the same one (HDR-040).
 func (t *T) stateDir() string { return filepath.Join(t.side.Dir, "host-state") }
 
+// inputDir is the check's directory for the host's input store (HDR-056), given with the state
+// directory in every start, so that a check can lose the inputs (CNF-HCOMP-05).
+func (t *T) inputDir() string { return filepath.Join(t.side.Dir, "host-inputs") }
+
 // ledgerSession starts a worker whose host keeps its ledger in the check's state directory and
 // checks its open_session and the start outcome.
 func (t *T) ledgerSession() *fakeWorker { return t.ledgerSessionWith(nil) }
@@ -38,7 +42,7 @@ func (t *T) ledgerSession() *fakeWorker { return t.ledgerSessionWith(nil) }
 func (t *T) ledgerSessionWith(more map[string]any, extra ...string) *fakeWorker {
 	m := t.manifest(ledgerGrant())
 	// The inputs of the key derivations are the runner's (HDR-049).
-	fields := map[string]any{"state": t.stateDir(), "plan": t.plan()}
+	fields := map[string]any{"state": t.stateDir(), "inputs": t.inputDir(), "plan": t.plan()}
 	maps.Copy(fields, more)
 	id := t.sendCommand(t.startCommand(m, fields, extra...))
 	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
@@ -53,12 +57,18 @@ func (t *T) ledgerSessionWith(more map[string]any, extra ...string) *fakeWorker 
 // workers, and starts a new driver process that must continue from the state directory. The
 // driver dies first, so that it dies in whatever it was doing: a write to a worker that stopped
 // reading stays blocked to the end (CNF-HCOMP-01).
-func (t *T) restartDriver() {
+func (t *T) restartDriver() { t.restartDriverWith(nil) }
+
+// restartDriverWith is restartDriver that runs between (when set) while no driver process runs.
+func (t *T) restartDriverWith(between func()) {
 	t.drv.killGroup(t.deadline)
 	for _, w := range t.workers {
 		w.stop()
 	}
 	<-t.drv.exited
+	if between != nil {
+		between()
+	}
 	d, err := startDriver(t.run.driver, t.run.env)
 	if err != nil {
 		t.end(conformance.Fail, "the driver cannot be started again: "+err.Error())

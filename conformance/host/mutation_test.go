@@ -21,7 +21,7 @@ type hostFault struct {
 var hostFaults = []hostFault{
 	{"argv", "adds an argument to the worker command line", []string{"CNF-HBOOT-04"}},
 	{"noopen", "never sends open_session", []string{"CNF-HBOOT-01", "CNF-HOPEN-01"}},
-	{"nokill", "an elapsed deadline returns without stopping the worker", []string{"CNF-HDEADLINE-02"}},
+	{"nokill", "an elapsed deadline returns without stopping the worker", []string{"CNF-HDEADLINE-01", "CNF-HDEADLINE-02"}},
 	{"nodeadline", "waits an hour instead of the deadline", []string{"CNF-HDEADLINE-01", "CNF-HDEADLINE-02", "CNF-HDEADLINE-03", "CNF-HDEADLINE-04"}},
 	{"reqid", "alters the request id of the invoke frame", []string{"CNF-HBOOT-03", "CNF-HBOOT-05", "CNF-HBUDGET-01", "CNF-HBUDGET-02", "CNF-HBUDGET-04", "CNF-HFRAME-08", "CNF-HNUMBER-04", "CNF-HOPEN-02", "CNF-HOPEN-03", "CNF-HOPEN-07", "CNF-HRESULT-05", "CNF-HRESULT-06", "CNF-HRESULT-07"}},
 	{"authorize-late", "sends the invoke before authorizing it", []string{"CNF-HBOOT-03", "CNF-HBOOT-05", "CNF-HBUDGET-01", "CNF-HBUDGET-02", "CNF-HBUDGET-04", "CNF-HDEADLINE-01", "CNF-HFRAME-08", "CNF-HNUMBER-04", "CNF-HOPEN-02", "CNF-HOPEN-03", "CNF-HOPEN-07", "CNF-HRESULT-05", "CNF-HRESULT-06", "CNF-HRESULT-07"}},
@@ -44,6 +44,10 @@ var hostFaults = []hostFault{
 	{"budget-early", "charges a call before authorizing it (checkfaults_on.go)", []string{"CNF-HBUDGET-01"}},
 	{"overlimit", "sends an invocation past the 1,024 identities (checkfaults_on.go)", []string{"CNF-HBUDGET-02"}},
 	{"nocontain", "refuses a cancel that has no kept slot without stopping the worker (cancel.go)", []string{"CNF-HCANCEL-08"}},
+	{"contain-pid", "contains a cancellable session by killing the worker's process only, not its group (hostfaults_on.go)", []string{"CNF-HCANCEL-08", "CNF-HCANCEL-11"}},
+	{"nocontain-cancel", "answers Indeterminate when a cancel's wait passes the deadline without stopping the worker (hostfaults_on.go)", []string{"CNF-HCANCEL-11"}},
+	{"nocontain-finish", "answers Indeterminate when a finish's wait passes the deadline without stopping the worker (hostfaults_on.go)", []string{"CNF-HCANCEL-11"}},
+	{"nocontain-close", "answers Indeterminate when a close's wait passes the deadline without stopping the worker (hostfaults_on.go)", []string{"CNF-HCANCEL-11"}},
 	{"refund", "sends a call over max_calls after a cancellation, as if the call were refunded (cancel.go)", []string{"CNF-HBUDGET-03"}},
 
 	// The durable ledger (features recover and compensate, cmd/splash-host-driver/ledger.go).
@@ -52,6 +56,10 @@ var hostFaults = []hostFault{
 	{"intent-late", "records a compensation's intent only once its frame is written", []string{"CNF-HCOMP-01", "CNF-HCOMP-02", "CNF-HCOMP-03", "CNF-HCOMP-04"}},
 	{"recompensate", "sends a second compensation of the same operation under the recorded intent", []string{"CNF-HCOMP-02"}},
 	{"cmp-fresh", "redelivers an ambiguous compensation under a fresh cmp- key", []string{"CNF-HCOMP-01", "CNF-HCOMP-03"}},
+	{"recover-reqid", "sends a recovery under the request id of the last step, not the recover's (hostfaults_on.go)", []string{"CNF-HRECOVER-01", "CNF-HCOMP-03"}},
+	{"reseal", "seals a pre-sealed step or compensation line again before sending it (hostfaults_on.go)", []string{"CNF-HRECOVER-01", "CNF-HCOMP-03"}},
+	{"lostinput-send", "recovers a compensation whose input is lost with an empty input instead of refusing (hostfaults_on.go)", []string{"CNF-HCOMP-05"}},
+	{"inputs-here", "keeps its input store in the state directory, whatever start names as inputs (hostfaults_on.go)", []string{"CNF-HCOMP-05"}},
 	{"memonce", "keeps the one-approval rule of compensation in memory only (hostfaults_on.go)", []string{"CNF-HCOMP-02"}},
 
 	// Ports that count, parse, encode or wait differently (cmd/splash-host-driver/hostfaults_on.go).
@@ -59,10 +67,13 @@ var hostFaults = []hostFault{
 	{"wait-nokill", "wait answers -1 at the deadline without killing the worker's group", []string{"CNF-HDEADLINE-04"}},
 	{"utf16", "counts sizes in UTF-16 code units instead of UTF-8 bytes", []string{"CNF-HBUDGET-04", "CNF-HRESULT-07"}},
 	{"intsonly", "refuses only integers out of the 64-bit ranges, sends every other number as is", []string{"CNF-HNUMBER-01"}},
-	{"lossycmd", "reads command payloads through a float-based JSON parser", []string{"CNF-HNUMBER-02", "CNF-HNUMBER-03"}},
-	{"normalize", "reports received payloads with their numbers normalized", []string{"CNF-HNUMBER-04"}},
+	{"lossycmd", "reads command payloads through a float-based JSON parser", []string{"CNF-HNUMBER-02", "CNF-HNUMBER-03", "CNF-HNUMBER-05", "CNF-HNUMBER-06"}},
+	{"lossy-compensate", "reads compensate's payload through a float-based JSON parser", []string{"CNF-HNUMBER-06"}},
+	{"normalize", "reports received payloads and statuses with their numbers normalized", []string{"CNF-HNUMBER-04", "CNF-HNUMBER-05", "CNF-HNUMBER-06"}},
+	{"normalize-compensate", "reports compensate's status with its numbers normalized", []string{"CNF-HNUMBER-06"}},
 	{"noncanon", "writes upper-case hexadecimal in its escapes", []string{"CNF-HOPEN-06"}},
 	{"readall", "reads a whole answer line before the 1 MiB bound applies (checkfaults_on.go)", []string{"CNF-HFRAME-09", "CNF-HSTATE-01"}},
+	{"charcount", "bounds an answer line by its characters, not its bytes (checkfaults_on.go)", []string{"CNF-HFRAME-09"}},
 	{"keyinputs", "derives keys from its own nonce instead of the one a command gives (wire.go)", []string{"CNF-HCOMP-04"}},
 	{"keepold", "leaves the running worker alive when a new start replaces it (replace.go)", []string{"CNF-HOPEN-07"}},
 	{"deadline-from-begin", "counts a cancellable invocation's deadline from begin, not from each wait", []string{"CNF-HCANCEL-09"}},

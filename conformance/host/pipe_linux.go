@@ -9,25 +9,46 @@ import (
 // fSetPipeSize is Linux's F_SETPIPE_SZ fcntl command.
 const fSetPipeSize = 1031
 
-// shrinkInput shrinks the pipe of in to one page, so that a host writing a larger frame blocks
-// as soon as the fake worker stops reading. It returns the pipe's capacity and what it had to
-// read first: Linux refuses (EBUSY) to shrink a pipe below what it holds.
-func shrinkInput(in *os.File) (capacity int, pending []byte, err error) {
+// shrinkInput shrinks the buffer of in, the fake worker's standard input, to about one page,
+// so that a host writing a larger frame blocks soon after the fake worker stops reading. It
+// returns the kind of in (inputPipe, inputSocket or the file mode), the capacity it got and
+// what it had to read first. A pipe is shrunk with F_SETPIPE_SZ, which Linux refuses (EBUSY)
+// below what the pipe holds. A socket (a host may hand its worker one end of a socket pair)
+// has its receive buffer shrunk with SO_RCVBUF; on Linux a unix stream socket's writer is
+// bounded by its own send buffer, which only the host can set, so there the frame must outgrow
+// it by its size (socketUndoBytes).
+func shrinkInput(in *os.File) (kind string, capacity int, pending []byte, err error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(in.Fd()), &st); err != nil {
+		return "unknown", 0, nil, err
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFIFO:
+	case syscall.S_IFSOCK:
+		fd := int(in.Fd())
+		if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, os.Getpagesize()); err != nil {
+			return inputSocket, 0, nil, err
+		}
+		capacity, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF)
+		return inputSocket, capacity, nil, err
+	default:
+		return os.FileMode(st.Mode).String(), 0, nil, errors.New("standard input is neither a pipe nor a socket")
+	}
 	page := os.Getpagesize()
 	buf := make([]byte, 64<<10)
 	for range 8 {
 		r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, in.Fd(), fSetPipeSize, uintptr(page))
 		if errno != syscall.EBUSY {
 			if errno != 0 {
-				return 0, pending, errno
+				return inputPipe, 0, pending, errno
 			}
-			return int(r), pending, nil
+			return inputPipe, int(r), pending, nil
 		}
 		n, err := in.Read(buf)
 		pending = append(pending, buf[:n]...)
 		if err != nil {
-			return 0, pending, err
+			return inputPipe, 0, pending, err
 		}
 	}
-	return 0, pending, errors.New("the pipe stays fuller than a page")
+	return inputPipe, 0, pending, errors.New("the pipe stays fuller than a page")
 }

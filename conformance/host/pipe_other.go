@@ -7,8 +7,12 @@ import (
 	"os"
 )
 
-// shrinkInput is Linux's only: elsewhere the frame must outgrow the host's pipe by its size
-// alone (undoBytes).
-func shrinkInput(*os.File) (capacity int, pending []byte, err error) {
-	return 0, nil, errors.ErrUnsupported
+// shrinkInput is Linux's only: elsewhere the frame must outgrow the host's pipe or socket by
+// its size alone (undoBytes, socketUndoBytes). It still tells a socket from a pipe.
+func shrinkInput(in *os.File) (kind string, capacity int, pending []byte, err error) {
+	kind = inputPipe
+	if info, err := in.Stat(); err == nil && info.Mode()&os.ModeSocket != 0 {
+		kind = inputSocket
+	}
+	return kind, 0, nil, errors.ErrUnsupported
 }

@@ -8,9 +8,10 @@ import (
 	"github.com/splashv5/conform/conformance"
 )
 
-// TestSlowDriverPassesPacedChecks runs the checks of a thousand round trips against the test
-// build's slow driver, a correct host about ten times slower than the reference driver: their
-// limit is sized from the driver's measured pace, so they pass within the default check limit.
+// TestSlowDriverPassesPacedChecks runs the checks of a thousand round trips, and CNF-HCOMP-01,
+// against the test build's slow driver, a correct host about ten times slower than the
+// reference driver: their limits and waits are sized from the driver's measured pace, so they
+// pass within the default check limit.
 func TestSlowDriverPassesPacedChecks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the test driver and runs two long checks")
@@ -21,11 +22,11 @@ func TestSlowDriverPassesPacedChecks(t *testing.T) {
 	}
 	defer cleanup()
 	report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t),
-		Run: "CNF-HBUDGET-02|CNF-HCANCEL-08", Env: append(os.Environ(), "SPLASH_HOST_FAULT=slow"), TempDir: t.TempDir()})
+		Run: "CNF-HBUDGET-02|CNF-HCANCEL-08|CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_FAULT=slow"), TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(report.Results) != 2 {
+	if len(report.Results) != 3 {
 		t.Fatalf("%d results", len(report.Results))
 	}
 	for _, r := range report.Results {

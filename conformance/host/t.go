@@ -23,6 +23,9 @@ type T struct {
 	// workDir and tmpDir are the driver's fresh working directory and TMPDIR (freshDirs).
 	workDir, tmpDir string
 	sessions        int
+	// durable is the last durable command sent (dispatch, reconcile, step, compensate or
+	// recover): the request id its frame must carry.
+	durable struct{ op, requestID string }
 
 	conformance.Verdict
 }
@@ -70,6 +73,10 @@ func (t *T) call(c map[string]any) outcomeLine { return t.await(t.sendCommand(c)
 
 // sendCommand sends a command without waiting.
 func (t *T) sendCommand(c map[string]any) uint64 {
+	switch op, _ := c["op"].(string); op {
+	case "dispatch", "reconcile", "step", "compensate", "recover":
+		t.durable.op, t.durable.requestID = op, fmt.Sprint(c["request_id"])
+	}
 	id, err := t.drv.send(c)
 	if err != nil {
 		t.end(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -213,7 +214,13 @@ func (w *fakeWorker) recvWithin(want protocol.MessageType, wait time.Duration, n
 func (w *fakeWorker) open(line []byte) protocol.Frame {
 	t := w.t
 	w.frames++
+	next := w.auth.NextIncoming()
 	f, err := w.auth.Open(line)
+	if errors.Is(err, protocol.ErrUnexpectedSequence) {
+		t.failf(fmt.Sprintf("host frame %d at sequence %d: frames in order, and a pre-sealed frame (a step's dispatch, a compensation, "+
+			"its recovery) sent as it was sealed, never sealed again (FRM-026, TRN-101)", w.frames, next),
+			fmt.Sprintf("%v: %s", err, clip(string(line), 300)))
+	}
 	if err != nil {
 		t.failf(fmt.Sprintf("host frame %d verifies under the bootstrap's key (FRM-025, TRN-011)", w.frames),
 			fmt.Sprintf("%v: %s", err, clip(string(line), 300)))
@@ -241,8 +248,27 @@ func (w *fakeWorker) open(line []byte) protocol.Frame {
 		if err := protocol.ValidateJournalScope(m.Request.TenantScope, workerScope); err != nil {
 			t.failf("a compensation bound to the worker's journal scope "+workerScope+" given in start (HDR-043, JRN-008)", err.Error())
 		}
+		w.durableRequest(typ, m.Request.RequestID)
+	case protocol.DispatchOperationMessage:
+		w.durableRequest(typ, m.Request.RequestID)
+	case protocol.ReconcileOperationMessage:
+		w.durableRequest(typ, m.Request.RequestID)
 	}
 	return f
+}
+
+// durableRequest fails the check when the durable frame of type typ carries a request id other
+// than the one of the command that sent it (HDR-026, HDR-027, HDR-041 to HDR-043): a recovery
+// sent under an earlier request id (the step's it recovers) is a replay of that request to a
+// journal that keys answers by request id, and its answer cannot be told from the earlier one.
+func (w *fakeWorker) durableRequest(typ protocol.MessageType, requestID string) {
+	t := w.t
+	if t.durable.op == "" || requestID == t.durable.requestID {
+		return
+	}
+	t.failf(fmt.Sprintf("%s with the request id %q of the %s command that sent it (HDR-026, HDR-027, HDR-041 to HDR-043: "+
+		"a durable frame carries its command's request_id, a recovery the recover's, never the step's it recovers)", typ, t.durable.requestID, t.durable.op),
+		fmt.Sprintf("the request id %q", requestID))
 }
 
 // sent keeps the session state of a cancellable session after the worker sent m: a result
