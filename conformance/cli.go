@@ -38,6 +38,9 @@ The worker command may contain placeholders, replaced per check:
   {journal}  a journal file; enables the restart, fencing and recovery checks
   {effects}  the profile's effect log (spec/15-profile.md); enables the effect-counting checks
   {scope}    the journal scope used for compensation (default "conformance", see -scope)
+  {store-fault}
+             the store fault trigger of PRF-021, a path the runner creates to make journal
+             writes fail; enables the crash-safety checks
 
 With -expect FILE, a failure the expectations file lists does not fail the run; an unlisted
 one does. -write-expectations FILE writes today's failures as such a file (docs/porting.md).
