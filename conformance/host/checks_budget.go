@@ -119,7 +119,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 	}
 	first := t.drv.nextID + 1
 	t.logf("driver: commands %d to %d written ahead: %d × %v, the first %s", first, first+uint64(len(cmds))-1, n,
-		opsOf(commands(1)), clip(commandText(cmds[0]), 200))
+		opsOf(commands(1)), t.commandText(cmds[0]))
 	begun := time.Now()
 	limitNote := fmt.Sprintf("the check's limit of %v", t.run.timeout)
 	written := make(chan struct{})

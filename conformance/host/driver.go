@@ -138,15 +138,6 @@ func encodeCommand(c map[string]any) ([]byte, error) {
 	return line.Bytes(), err
 }
 
-// commandText is the command line of c for a transcript.
-func commandText(c map[string]any) string {
-	line, err := encodeCommand(c)
-	if err != nil {
-		return fmt.Sprint(c)
-	}
-	return string(bytes.TrimSuffix(line, []byte("\n")))
-}
-
 // errDriverSilent reports that no outcome came before the deadline.
 var errDriverSilent = errors.New("no outcome line")
 

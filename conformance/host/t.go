@@ -74,8 +74,18 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 	if err != nil {
 		t.end(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))
 	}
-	t.logf("driver: command %s", clip(commandText(c), 300))
+	t.logf("driver: command %s", t.commandText(c))
 	return id
+}
+
+// commandText is command c as a transcript shows it: every member, each value bounded
+// (conformance.CommandTranscript).
+func (t *T) commandText(c map[string]any) string {
+	bound := conformance.CommandValueBytes
+	if t.run.verbose {
+		bound = conformance.CommandValueBytesVerbose
+	}
+	return conformance.CommandTranscript(c, bound)
 }
 
 // renewDeadline gives the check a whole time limit again from now. A check that takes several

@@ -106,7 +106,11 @@ func (t *T) send(c map[string]any) uint64 {
 	if err != nil {
 		t.end(conformance.Crash, fmt.Sprintf("the host driver stopped reading commands: %v", err))
 	}
-	t.logf("driver: command %d %v", id, c["op"])
+	bound := conformance.CommandValueBytes
+	if t.run.verbose {
+		bound = conformance.CommandValueBytesVerbose
+	}
+	t.logf("driver: command %s", conformance.CommandTranscript(c, bound))
 	return id
 }
 
