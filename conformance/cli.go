@@ -57,7 +57,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		runPattern = fs.String("run", "", "run only checks whose ID starts with, or matches the regular expression, `PATTERN` (or that cite the requirement ID PATTERN)")
 		list       = fs.Bool("list", false, "list the selected checks and exit")
 		strict     = fs.Bool("strict", false, "make SHOULD-level checks count (a deviation fails the run instead of being INFO)")
-		timeout    = fs.Duration("timeout", DefaultTimeout, "time limit of one check")
+		timeout    = fs.Duration("timeout", DefaultTimeout, "time limit of one check (of each worker start, in a check that starts several)")
 		verbose    = fs.Bool("v", false, "print the transcript of every check, and keep it in the reports")
 		junitPath  = fs.String("junit", "", "write a JUnit XML report to `FILE`")
 		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
