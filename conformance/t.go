@@ -90,6 +90,9 @@ func (t *T) clipFrame(s string, n int) string {
 	return clip(s, n)
 }
 
+// cite returns the IDs among ids that the check lists, as " (ID, ID)", or "" (Cite).
+func (t *T) cite(ids ...string) string { return Cite(t.check.Requirements, ids...) }
+
 // end records the verdict and stops the check.
 func (t *T) end(o Outcome, detail string) { t.End(o, detail) }
 

@@ -52,7 +52,7 @@ func exitClass(code int) string {
 	if name, ok := exitClasses[code]; ok {
 		return name
 	}
-	return "not a WRK-092 status"
+	return "not a documented exit status"
 }
 
 // describeExit writes "status 4 (transport)".

@@ -162,11 +162,11 @@ func (ev driverEvent) outcome(id uint64) (outcomeLine, error) {
 	}
 	var o outcomeLine
 	if err := json.Unmarshal(ev.line, &o); err != nil {
-		return outcomeLine{}, fmt.Errorf("the driver wrote a line that is not an outcome (HDR-003): %q", clip(string(ev.line), 200))
+		return outcomeLine{}, fmt.Errorf("the driver wrote a line that is not an outcome: %q", clip(string(ev.line), 200))
 	}
 	o.raw = ev.line
 	if o.ID != id {
-		return outcomeLine{}, fmt.Errorf("the driver answered command %d while command %d was pending (HDR-001, HDR-002)", o.ID, id)
+		return outcomeLine{}, fmt.Errorf("the driver answered command %d while command %d was pending", o.ID, id)
 	}
 	return o, nil
 }

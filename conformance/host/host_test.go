@@ -101,6 +101,7 @@ func TestHostileDrivers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			conformancetest.CheckCitations(t, report)
 			var after runtime.MemStats
 			runtime.ReadMemStats(&after)
 			if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 64<<20 {

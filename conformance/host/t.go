@@ -29,6 +29,10 @@ type T struct {
 
 func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
 
+// cite returns the IDs among ids that the check lists, as " (ID, ID)", or "": a helper's
+// failure message cites only requirement IDs of the check that called it (conformance.Cite).
+func (t *T) cite(ids ...string) string { return conformance.Cite(t.check.Requirements, ids...) }
+
 func (t *T) end(o conformance.Outcome, detail string) { t.End(o, detail) }
 
 func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
@@ -55,7 +59,7 @@ func (t *T) open() {
 	}
 	o := t.call(map[string]any{"op": "hello"})
 	if !o.OK {
-		t.failf("hello answered with ok (HDR-010)", string(o.raw))
+		t.failf("hello answered with ok"+t.cite("HDR-010"), string(o.raw))
 	}
 	t.features = o.Features
 	for _, n := range t.check.Needs {
@@ -117,7 +121,7 @@ func (t *T) accept(id uint64, o outcomeLine, err error) outcomeLine {
 			t.end(conformance.Crash, "the driver exited: "+err.Error())
 		case <-time.After(50 * time.Millisecond):
 		}
-		t.failf("one outcome line per command (HDR-001)", err.Error())
+		t.failf("one outcome line per command, for the command waited for"+t.cite("HDR-001", "HDR-002", "HDR-003"), err.Error())
 	}
 	t.logf("driver: outcome %s", clip(string(o.raw), 200))
 	return o
@@ -162,7 +166,7 @@ func (t *T) startWorker(m protocol.CapabilityManifest, extra ...string) (*fakeWo
 // startWorkerWithin is startWorker with the exchange deadline ms.
 func (t *T) startWorkerWithin(m protocol.CapabilityManifest, ms int, extra ...string) (*fakeWorker, uint64) {
 	id := t.sendCommand(t.startCommand(m, map[string]any{"deadline_ms": ms}, extra...))
-	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
+	w := t.acceptWorker("the driver starts the given worker command" + t.cite("HDR-020"))
 	return w, id
 }
 
@@ -172,7 +176,7 @@ func (t *T) session(grants ...protocol.CapabilityGrant) *fakeWorker {
 	w, id := t.startWorker(m)
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok (HDR-020)", string(o.raw))
+		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.raw))
 	}
 	return w
 }
