@@ -21,7 +21,8 @@ const (
 var bulkyFields = []string{"command", "manifest", "payload"}
 
 // CommandTranscript returns a driver command (spec/30-host-driver.md) as one transcript line:
-// a JSON object with every member of c, id and op first, then the other members by name, the
+// a JSON object with every member of c, id and op (ok and error, in an outcome) first, then the
+// other members by name, the
 // bulky ones (command, manifest, payload) last. Every member is shown; a value whose JSON text
 // is longer than bound bytes is cut there and followed by its full length, so that a long
 // manifest never hides the plan, scope or state a check depends on.
@@ -34,7 +35,7 @@ func CommandTranscript(c map[string]any, bound int) string {
 		switch {
 		case k == "id":
 			return 0
-		case k == "op":
+		case k == "op" || k == "ok" || k == "error":
 			return 1
 		case slices.Contains(bulkyFields, k):
 			return 3
@@ -64,6 +65,25 @@ func CommandTranscript(c map[string]any, bound int) string {
 	}
 	b.WriteByte('}')
 	return b.String()
+}
+
+// OutcomeTranscript returns an outcome line of a host driver for a transcript: whole when it
+// is at most bound bytes; otherwise, when it is a JSON object, every member with id, ok and error
+// first and each value cut at bound bytes as CommandTranscript does, so that a long payload
+// never hides the key, status or exit code after it; else its first bound bytes.
+func OutcomeTranscript(line []byte, bound int) string {
+	if len(line) <= bound {
+		return string(line)
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(line, &members) != nil {
+		return string(line[:bound]) + "…"
+	}
+	m := make(map[string]any, len(members))
+	for k, v := range members {
+		m[k] = v
+	}
+	return CommandTranscript(m, bound)
 }
 
 // jsonText is v encoded as a driver command encodes it: HTML characters are left unescaped.

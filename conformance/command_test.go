@@ -29,3 +29,22 @@ func TestCommandTranscriptShowsEveryMember(t *testing.T) {
 		t.Errorf("%d bytes: the manifest was not cut at the bound:\n%s", len(got), got)
 	}
 }
+
+// TestOutcomeTranscriptKeepsShortLinesAndEveryMember checks that a short outcome line is shown
+// byte for byte and that a long one shows the members after its long payload.
+func TestOutcomeTranscriptKeepsShortLinesAndEveryMember(t *testing.T) {
+	short := `{"id":3, "ok":true,"payload":{"format":"text","value":"pong"}}`
+	if got := OutcomeTranscript([]byte(short), 200); got != short {
+		t.Errorf("a short line became %s", got)
+	}
+	long := `{"payload":{"format":"text","value":"` + strings.Repeat("x", 500) + `"},"id":4,"ok":true,"key":"op-1","status":{"state":"succeeded"}}`
+	got := OutcomeTranscript([]byte(long), 200)
+	for _, want := range []string{`{"id":4,"ok":true,`, `"key":"op-1"`, `"status":{"state":"succeeded"}`, "…(528 bytes)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the transcript line lacks %s:\n%s", want, got)
+		}
+	}
+	if got := OutcomeTranscript([]byte(strings.Repeat("y", 300)), 200); got != strings.Repeat("y", 200)+"…" {
+		t.Errorf("a line that is no object: %s", got)
+	}
+}

@@ -85,11 +85,15 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 // commandText is command c as a transcript shows it: every member, each value bounded
 // (conformance.CommandTranscript).
 func (t *T) commandText(c map[string]any) string {
-	bound := conformance.CommandValueBytes
+	return conformance.CommandTranscript(c, t.valueBound(conformance.CommandValueBytes))
+}
+
+// valueBound is how many bytes of one value a transcript line shows: n, or far more under -v.
+func (t *T) valueBound(n int) int {
 	if t.run.verbose {
-		bound = conformance.CommandValueBytesVerbose
+		return conformance.CommandValueBytesVerbose
 	}
-	return conformance.CommandTranscript(c, bound)
+	return n
 }
 
 // renewDeadline gives the check a whole time limit again from now. A check that takes several
@@ -123,7 +127,7 @@ func (t *T) accept(id uint64, o outcomeLine, err error) outcomeLine {
 		}
 		t.failf("one outcome line per command, for the command waited for"+t.cite("HDR-001", "HDR-002", "HDR-003"), err.Error())
 	}
-	t.logf("driver: outcome %s", clip(string(o.raw), 200))
+	t.logf("driver: outcome %s", conformance.OutcomeTranscript(o.raw, t.valueBound(200)))
 	return o
 }
 

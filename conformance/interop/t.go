@@ -132,7 +132,11 @@ func (t *T) await(id uint64) host.Outcome {
 		}
 		t.failf("one outcome line per command"+t.cite("HDR-001"), err.Error())
 	}
-	t.logf("driver: outcome %s", clip(string(o.Raw()), 200))
+	bound := 200
+	if t.run.verbose {
+		bound = conformance.CommandValueBytesVerbose
+	}
+	t.logf("driver: outcome %s", conformance.OutcomeTranscript(o.Raw(), bound))
 	return o
 }
 
