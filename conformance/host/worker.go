@@ -231,8 +231,12 @@ func (w *fakeWorker) open(line []byte) protocol.Frame {
 		return f
 	}
 	if r := w.state.Admit(typ); r != protocol.Accepted {
+		fix := "send it only where a worker accepts it"
+		if typ == protocol.TypeCloseSession && w.state.Kind == protocol.BaselineSession {
+			fix = "end an ordinary session by closing the worker's input, with no frame"
+		}
 		t.failf(fmt.Sprintf("a frame a worker accepts in a %s session"+t.cite("WRK-022", "CAN-008", "CAN-010", "CAN-022", "CAN-023"), w.state.Kind),
-			fmt.Sprintf("%s, which a worker rejects with %s and ends the session", typ, r))
+			fmt.Sprintf("%s, which a worker rejects with %s and ends the session: %s", typ, r, fix))
 	}
 	switch m := f.Message.(type) {
 	case protocol.InvokeMessage:
