@@ -237,14 +237,14 @@ reference.
 		b.WriteString("None.\n")
 	}
 	for _, e := range gaps {
-		fmt.Fprintf(&b, "- **%s** ([%s](../spec/%s#L%d); cited by Go tests: %d): %s\n", e.ID, e.Chapter, e.Chapter, e.Line, len(e.Tests), excerpt(e.Text, 160))
+		fmt.Fprintf(&b, "- **%s** ([%s](../spec/%s#:~:text=%s); cited by Go tests: %d): %s\n", e.ID, e.Chapter, e.Chapter, e.ID, len(e.Tests), excerpt(e.Text, 160))
 	}
 	b.WriteString("\n## Binding only this implementation\n\n")
 	if len(implOnly) == 0 {
 		b.WriteString("None.\n")
 	}
 	for _, e := range implOnly {
-		fmt.Fprintf(&b, "- **%s** ([%s](../spec/%s#L%d)): %s\n", e.ID, e.Chapter, e.Chapter, e.Line, e.ImplementationOnly)
+		fmt.Fprintf(&b, "- **%s** ([%s](../spec/%s#:~:text=%s)): %s\n", e.ID, e.Chapter, e.Chapter, e.ID, e.ImplementationOnly)
 	}
 
 	b.WriteString("\n## Every MUST requirement\n")

@@ -70,8 +70,8 @@ func TestCoverageClassifiesEachMust(t *testing.T) {
 	md := string(made.Markdown())
 	for _, want := range []string{
 		"| judged black-box (check, scenario or vector) | 1 |\n| binding only this implementation | 1 |\n| gaps | 1 |\n| total | 3 |",
-		"- **ENC-003** ([01-encoding.md](../spec/01-encoding.md#L0); cited by Go tests: 0): nobody judges this",
-		"- **ENC-002** ([01-encoding.md](../spec/01-encoding.md#L0)): the Go cache",
+		"- **ENC-003** ([01-encoding.md](../spec/01-encoding.md#:~:text=ENC-003); cited by Go tests: 0): nobody judges this",
+		"- **ENC-002** ([01-encoding.md](../spec/01-encoding.md#:~:text=ENC-002)): the Go cache",
 		"| ENC-001 | vectors canonical_json.json (2) | 0 |",
 		"| ENC-003 | **gap** | 0 |",
 	} {
