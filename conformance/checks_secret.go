@@ -54,7 +54,7 @@ var stubPatterns = secretPatterns([]byte(stubSecret))
 // expectNoStub fails the check when data holds an encoding of the stub secret.
 func (t *T) expectNoStub(where string, data []byte) {
 	if containsAny(data, stubPatterns) {
-		t.failf("no trace of the stub secret in "+where+" (SEC-009, SEC-010)", where+" holds an encoding of the stub secret: "+clip(string(data), 300))
+		t.failf("no trace of the stub secret in "+where+t.cite("SEC-009", "SEC-010"), where+" holds an encoding of the stub secret: "+clip(string(data), 300))
 	}
 }
 

@@ -38,6 +38,9 @@ The worker command may contain placeholders, replaced per check:
   {journal}  a journal file; enables the restart, fencing and recovery checks
   {effects}  the profile's effect log (spec/15-profile.md); enables the effect-counting checks
   {scope}    the journal scope used for compensation (default "conformance", see -scope)
+  {store-fault}
+             the store fault trigger of PRF-021, a path the runner creates to make journal
+             writes fail; enables the crash-safety checks
 
 With -expect FILE, a failure the expectations file lists does not fail the run; an unlisted
 one does. -write-expectations FILE writes today's failures as such a file (docs/porting.md).
@@ -54,7 +57,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		runPattern = fs.String("run", "", "run only checks whose ID starts with, or matches the regular expression, `PATTERN` (or that cite the requirement ID PATTERN)")
 		list       = fs.Bool("list", false, "list the selected checks and exit")
 		strict     = fs.Bool("strict", false, "make SHOULD-level checks count (a deviation fails the run instead of being INFO)")
-		timeout    = fs.Duration("timeout", DefaultTimeout, "time limit of one check")
+		timeout    = fs.Duration("timeout", DefaultTimeout, "time limit of one check (of each worker start, in a check that starts several)")
 		verbose    = fs.Bool("v", false, "print the transcript of every check, and keep it in the reports")
 		junitPath  = fs.String("junit", "", "write a JUnit XML report to `FILE`")
 		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")

@@ -13,7 +13,7 @@ import (
 )
 
 // The runner names exactly the statuses of the worker chapter's table, with the same class
-// names, so a report never calls a defined status "not a WRK-092 status".
+// names, so a report never calls a defined status "not a documented exit status".
 //
 // Spec: WRK-092
 func TestExitClassesFollowTheSpecTable(t *testing.T) {
@@ -37,7 +37,7 @@ func TestExitClassesFollowTheSpecTable(t *testing.T) {
 	if diff := cmp.Diff(want, exitClasses); diff != "" {
 		t.Fatalf("exit classes differ from the WRK-092 table (-spec +runner):\n%s", diff)
 	}
-	if got := exitClass(1); got != "not a WRK-092 status" {
+	if got := exitClass(1); got != "not a documented exit status" {
 		t.Fatalf("exitClass(1) = %q", got)
 	}
 }

@@ -240,6 +240,7 @@ func runFakeSuite(t *testing.T, mode, pattern string, timeout time.Duration, env
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
+	checkCitations(t, report)
 	return report
 }
 
@@ -273,7 +274,7 @@ func TestFakeWorkers(t *testing.T) {
 		{mode: "hang", answer: Timeout, reject: Timeout, detail: "waiting for a result", slowAnswerReject: true},
 		// A worker that exits 1 at once meets the MUST part of a rejection check (no answer, a
 		// non-zero exit); only the status class, a SHOULD, tells it apart (WRK-096, WRK-097).
-		{mode: "exit-early", answer: Fail, reject: Info, detail: "exited with status 1 (not a WRK-092 status); stderr: fake: giving up at once"},
+		{mode: "exit-early", answer: Fail, reject: Info, detail: "exited with status 1 (not a documented exit status); stderr: fake: giving up at once"},
 		{mode: "panic", answer: Crash, reject: Crash, detail: "runtime crash report"},
 		{mode: "killed", answer: Crash, reject: Crash, detail: "killed by signal killed"},
 		{mode: "echo", answer: Fail, reject: Fail, detail: "cannot open"},

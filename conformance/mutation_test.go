@@ -106,6 +106,7 @@ func TestMutationHarness(t *testing.T) {
 			if err != nil {
 				return
 			}
+			checkCitations(t, report)
 			for _, r := range report.Results {
 				if r.Outcome.Failed() {
 					results[i].failed = append(results[i].failed, r.ID)

@@ -249,13 +249,13 @@ func runCheck(st *runState, c *Check) (Result, error) {
 	for _, w := range t.workers {
 		if w.stderr.keyLeaked() {
 			t.Outcome = Fail
-			t.Expected = "no trace of the session key in any output (FRM-040, WRK-093)"
+			t.Expected = "no trace of the session key in any output" + t.cite("FRM-040", "WRK-093") + ", which every check looks for"
 			t.Actual = fmt.Sprintf("worker %d wrote an encoding of its session key on standard error", w.index)
 			t.Detail = "expected " + t.Expected + "; got " + t.Actual
 		}
 		if w.stderr.stubLeaked() {
 			t.Outcome = Fail
-			t.Expected = "no trace of the stub secret in any output (SEC-010)"
+			t.Expected = "no trace of the stub secret in any output" + t.cite("SEC-010") + ", which every check looks for"
 			t.Actual = fmt.Sprintf("worker %d wrote an encoding of the stub secret on standard error", w.index)
 			t.Detail = "expected " + t.Expected + "; got " + t.Actual
 		}

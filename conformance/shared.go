@@ -3,10 +3,13 @@ package conformance
 import (
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/splashv5/conform/conformance/expect"
+	"github.com/splashv5/conform/spec"
 )
 
 // The functions below let another suite (package conformance/host) build and print reports
@@ -30,6 +33,26 @@ func FormatDuration(d time.Duration) string { return formatDuration(d) }
 
 // WriteReportFile writes a report through write into path, atomically.
 func WriteReportFile(path string, write func(io.Writer) error) error { return writeFile(path, write) }
+
+// citation finds a requirement ID in a verdict's text.
+var citation = regexp.MustCompile(spec.CitationPattern)
+
+// StrayCitations returns the requirement IDs that the verdict's text (Detail, Expected and
+// Actual) cites and the check does not list in Requirements, each once, in order of first
+// appearance. A port that selects checks by a requirement ID (-run ID) runs only the checks that
+// list it, so a failure citing a rule its check does not list is one that filter misses: every
+// verdict of the three suites must return none.
+func (r *Result) StrayCitations() []string {
+	var stray []string
+	for _, text := range []string{r.Detail, r.Expected, r.Actual} {
+		for _, id := range citation.FindAllString(text, -1) {
+			if !slices.Contains(r.Requirements, id) && !slices.Contains(stray, id) {
+				stray = append(stray, id)
+			}
+		}
+	}
+	return stray
+}
 
 // Settle applies the run's counting rule to a result whose Level and Outcome are set. A
 // passing check that missed SHOULD parts (deviations, such as an exit status outside the

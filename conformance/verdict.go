@@ -3,6 +3,8 @@ package conformance
 import (
 	"fmt"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -73,4 +75,22 @@ func (v *Verdict) Guard(f func()) {
 		}
 	}()
 	f()
+}
+
+// Cite returns the IDs among ids that requirements (the running check's list) holds, as
+// " (ID, ID)", or "" when it holds none of them. A failure message cites only requirement IDs of
+// its check (Result.StrayCitations), because a port that selects checks by a requirement ID runs
+// only the checks that list it; a helper shared by checks of different lists cites through Cite,
+// so that each check's message names the rules that check proves.
+func Cite(requirements []string, ids ...string) string {
+	var kept []string
+	for _, id := range ids {
+		if slices.Contains(requirements, id) {
+			kept = append(kept, id)
+		}
+	}
+	if len(kept) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(kept, ", ") + ")"
 }

@@ -45,6 +45,16 @@ func CatalogDigest(entries []CatalogEntry) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// MeaningDigest returns the digest of what a check expects, as its title states it: the first
+// 16 hexadecimal digits of the SHA-256 of the title's UTF-8 bytes. The catalog digest leaves the
+// title out; conformance/catalog-meanings.txt records this digest per check, and a test asks for
+// a changelog line whenever it changes, so that a check whose meaning changed under the same ID,
+// level and requirement IDs cannot go unannounced.
+func MeaningDigest(title string) string {
+	sum := sha256.Sum256([]byte(title))
+	return hex.EncodeToString(sum[:8])
+}
+
 // CatalogEntries returns the digest entries of the worker suite's catalog.
 func CatalogEntries() []CatalogEntry {
 	out := make([]CatalogEntry, 0, len(catalog))

@@ -52,7 +52,7 @@ func exitClass(code int) string {
 	if name, ok := exitClasses[code]; ok {
 		return name
 	}
-	return "not a WRK-092 status"
+	return "not a documented exit status"
 }
 
 // describeExit writes "status 4 (transport)".
@@ -158,6 +158,9 @@ func (t *T) launchAs(sid string) *Worker {
 	w.cmd, w.stdin, w.stdout, w.stderrR = cmd, inW, outR, errR
 	t.workers = append(t.workers, w)
 	t.logf("worker %d started (pid %d): %s", w.index, cmd.Process.Pid, strings.Join(args, " "))
+	if w.index > 1 {
+		t.renewDeadline()
+	}
 
 	go w.readStdout()
 	go w.stderr.consume(errR)

@@ -13,6 +13,10 @@
 //   - **ENC-999** (retired) reason…
 //
 // under the heading "Retired" of README.md. Lines inside fenced code blocks are ignored.
+//
+// A requirement that binds only this implementation, so that no port is judged on it, carries the
+// marker "[implementation only: reason]" in its first paragraph; Requirement.ImplementationOnly
+// holds the reason, and Text leaves the marker out.
 package spec
 
 import (
@@ -54,6 +58,8 @@ var (
 	// retiredRE is the exact shape of a retired entry.
 	retiredRE = regexp.MustCompile(`^- \*\*([A-Z]+)-(\d{3})\*\* \(retired\) \S`)
 	headingRE = regexp.MustCompile(`^#{1,6} `)
+	// implOnlyRE is the marker of a requirement that binds only this implementation.
+	implOnlyRE = regexp.MustCompile(`\s*\[implementation only: ([^\]]*)\]`)
 )
 
 // Level is the conformance level of a requirement as written in its item.
@@ -76,7 +82,10 @@ type Requirement struct {
 	Level   Level
 	Chapter string // file name of the chapter, for example "03-framing.md"
 	Line    int    // 1-based line of the item in its chapter
-	Text    string // the item's first paragraph, without the ID and level, on one line
+	Text    string // the item's first paragraph, without the ID, level and marker, on one line
+	// ImplementationOnly, when set, is the reason the requirement binds only this
+	// implementation (the marker "[implementation only: reason]"): no port is judged on it.
+	ImplementationOnly string
 }
 
 // Retirement is one retired requirement ID.
@@ -163,6 +172,13 @@ func parseChapter(name string, data []byte) ([]Requirement, []Retirement, []erro
 	)
 	flush := func() {
 		if current != nil {
+			if m := implOnlyRE.FindAllStringSubmatch(current.Text, -1); len(m) > 0 {
+				current.ImplementationOnly = strings.TrimSpace(m[0][1])
+				if len(m) > 1 || current.ImplementationOnly == "" {
+					problems = append(problems, fmt.Errorf("%s:%d: %s: want one marker [implementation only: reason] with a reason", name, current.Line, current.ID))
+				}
+				current.Text = implOnlyRE.ReplaceAllString(current.Text, "")
+			}
 			current.Text = strings.TrimSpace(current.Text)
 			reqs = append(reqs, *current)
 			current = nil

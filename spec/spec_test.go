@@ -226,6 +226,28 @@ func TestParserKeepsLevelAndText(t *testing.T) {
 	}
 }
 
+// TestParserReadsTheImplementationOnlyMarker checks the marker of a requirement that binds only
+// this implementation: its reason is kept, the text loses it, and a marker without a reason or a
+// second marker is an error.
+func TestParserReadsTheImplementationOnlyMarker(t *testing.T) {
+	body := "- **RUN-001** (MUST) The runtime MUST do x [implementation only: the Go runtime's own\n  bookkeeping, invisible on the wire] before y.\n"
+	reqs, _, errs := parseChapter("21-x.md", []byte(body))
+	if len(errs) != 0 || len(reqs) != 1 {
+		t.Fatalf("%d requirements, errors %v", len(reqs), errs)
+	}
+	if got := reqs[0]; got.ImplementationOnly != "the Go runtime's own bookkeeping, invisible on the wire" || got.Text != "The runtime MUST do x before y." {
+		t.Errorf("got reason %q, text %q", got.ImplementationOnly, got.Text)
+	}
+	for _, bad := range []string{
+		"- **RUN-001** (MUST) x [implementation only: ] y.\n",
+		"- **RUN-001** (MUST) x [implementation only: a] y [implementation only: b].\n",
+	} {
+		if _, _, errs := parseChapter("21-x.md", []byte(bad)); len(errs) == 0 {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
 // TestCitedScansOnlyCitingFiles builds a small tree and checks which files count as citations.
 func TestCitedScansOnlyCitingFiles(t *testing.T) {
 	root := t.TempDir()

@@ -113,7 +113,7 @@ func roundTrip(t *T, w *fakeWorker, requestID string) protocol.InvokeMessage {
 	w.send(w.result(requestID, text("pong")))
 	o := t.await(id)
 	if !o.OK || string(o.Payload) != string(text("pong").AppendJSON(nil)) {
-		t.failf(`the worker's result as the outcome, {"format":"text",...} "pong" (HDR-021)`, clip(string(o.raw), 200))
+		t.failf(`the worker's result as the outcome, {"format":"text",...} "pong"`+t.cite("HDR-021"), clip(string(o.raw), 200))
 	}
 	return inv
 }
@@ -128,6 +128,6 @@ func hostile(t *T, why string, answer func(w *fakeWorker, inv protocol.InvokeMes
 	o := t.expectError(id, "the host rejects "+why)
 	t.logf("host rejected it with %s", o.Error)
 	id = t.invoke("req-2", echoTool, text("ping"))
-	t.expectError(id, "an invocation on the poisoned session fails (TRN-012)")
-	w.expectSilence(150*time.Millisecond, "after "+why+" the channel is poisoned (FRM-036, TRN-003)")
+	t.expectError(id, "an invocation on the poisoned session fails"+t.cite("TRN-012"))
+	w.expectSilence(150*time.Millisecond, "after "+why+" the channel is poisoned"+t.cite("FRM-036", "TRN-003"))
 }

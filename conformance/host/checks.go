@@ -46,7 +46,7 @@ func bootChecks() []*Check {
 				t.call(map[string]any{"op": "close"})
 				first.exit(3)
 				if o := t.call(map[string]any{"op": "wait"}); !o.OK || o.ExitCode == nil || *o.ExitCode != 3 {
-					t.failf(`{"ok":true,"exit_code":3} after the worker exited with 3 (HDR-024)`, string(o.raw))
+					t.failf(`{"ok":true,"exit_code":3} after the worker exited with 3`+t.cite("HDR-024"), string(o.raw))
 				}
 				second := t.session(echoGrant())
 				if first.boot.Key.Equal(second.boot.Key) {
@@ -135,7 +135,7 @@ func openChecks() []*Check {
 				}
 				w.exitAndEnd(0)
 				if o := t.call(map[string]any{"op": "wait"}); !o.OK || o.ExitCode == nil || *o.ExitCode != 0 {
-					t.failf(`{"ok":true,"exit_code":0}: the worker ended cleanly (HDR-024)`, string(o.raw))
+					t.failf(`{"ok":true,"exit_code":0}: the worker ended cleanly`+t.cite("HDR-024"), string(o.raw))
 				}
 			}},
 		{ID: "CNF-HOPEN-05", Level: must, Requirements: []string{"HDR-023", "CAN-009", "TRN-043"}, Needs: []string{FeatureInvoke, FeatureCancel},
@@ -234,7 +234,7 @@ func frameChecks() []*Check {
 				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-2", text("pong"))))
 				t.expectError(id, "the host rejects a second answer at sequence 1")
 				id = t.invoke("req-3", echoTool, text("ping"))
-				t.expectError(id, "an invocation on the poisoned session fails (TRN-012)")
+				t.expectError(id, "an invocation on the poisoned session fails"+t.cite("TRN-012"))
 				w.expectSilence(150*time.Millisecond, "the channel is poisoned after the replay")
 			}},
 	}
@@ -394,7 +394,7 @@ func cancellable(t *T) (*fakeWorker, protocol.ToolInvocation) {
 	id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": echoTool, "payload": rawJSON(text("slow").AppendJSON(nil))})
 	inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage).Invocation
 	if o := t.await(id); !o.OK {
-		t.failf("begin answered with ok (HDR-028)", string(o.raw))
+		t.failf("begin answered with ok"+t.cite("HDR-028"), string(o.raw))
 	}
 	return w, inv
 }
@@ -410,7 +410,7 @@ func cancellableSession(t *T, grants ...protocol.CapabilityGrant) *fakeWorker {
 func cancellableSessionWith(t *T, extra []string, grants ...protocol.CapabilityGrant) *fakeWorker {
 	m := t.manifest(grants...)
 	id := t.sendCommand(t.startCommand(m, map[string]any{"cancellable": true}, extra...))
-	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
+	w := t.acceptWorker("the driver starts the given worker command" + t.cite("HDR-020"))
 	if slices.Contains(extra, "--child") && w.hello.Child == 0 {
 		t.internal(fmt.Errorf("the fake worker could not start its child"))
 	}

@@ -13,7 +13,7 @@ import (
 // session at a frame it rejects, so only the host suite can show what a refusal did not spend.
 func budgetChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HBUDGET-01", Level: must, Requirements: []string{"AUZ-005", "AUZ-007", "AUZ-008", "AUZ-010", "HDR-021", "HDR-022"},
+		{ID: "CNF-HBUDGET-01", Level: must, Requirements: []string{"AUZ-005", "AUZ-007", "AUZ-008", "AUZ-010", "HDR-021", "HDR-022", "HDR-023"},
 			Needs: []string{FeatureInvoke},
 			Title: "an invocation the host refuses (input too large, wrong format, ungranted tool, duplicate id) sends no frame, reserves no id and spends no call; max_calls is enforced before sending",
 			run: func(t *T) {
@@ -49,7 +49,7 @@ func budgetChecks() []*Check {
 				w.expectEnd("close ends an ordinary session (HDR-023); a frame sent for a refusal would arrive first")
 				t.await(id)
 			}},
-		{ID: "CNF-HBUDGET-02", Level: must, Requirements: []string{"AUZ-006", "AUZ-007", "AUZ-024"},
+		{ID: "CNF-HBUDGET-02", Level: must, Requirements: []string{"AUZ-006", "AUZ-007", "AUZ-024", "HDR-022", "HDR-023"},
 			Needs: []string{FeatureInvoke},
 			Title: "the host reserves at most 1,024 identities: the 1,025th distinct request id is Denied without a frame",
 			run: func(t *T) {
@@ -119,7 +119,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 	}
 	first := t.drv.nextID + 1
 	t.logf("driver: commands %d to %d written ahead: %d × %v, the first %s", first, first+uint64(len(cmds))-1, n,
-		opsOf(commands(1)), clip(commandText(cmds[0]), 200))
+		opsOf(commands(1)), t.commandText(cmds[0]))
 	begun := time.Now()
 	limitNote := fmt.Sprintf("the check's limit of %v", t.run.timeout)
 	written := make(chan struct{})
@@ -158,7 +158,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 		case ev := <-t.drv.lines:
 			var o outcomeLine
 			if ev.err != nil || json.Unmarshal(ev.line, &o) != nil {
-				t.failf("one outcome line per command (HDR-001)", fmt.Sprintf("%v %s", ev.err, clip(string(ev.line), 200)))
+				t.failf("one outcome line per command"+t.cite("HDR-001"), fmt.Sprintf("%v %s", ev.err, clip(string(ev.line), 200)))
 			}
 			if o.ID != first+uint64(outcomes) || !o.OK {
 				t.failf(fmt.Sprintf("ok for command %d, %v", first+uint64(outcomes), cmds[outcomes]["op"]), clip(string(ev.line), 200))

@@ -86,7 +86,7 @@ func checkCompensation(t *T, w *fakeWorker, key string, p protocol.ToolPayload, 
 	req := m.(protocol.CompensateOperationMessage).Request
 	if req.OperationKey != key || req.Tool != durableTool || !strings.HasPrefix(req.CompensationKey, "cmp-") ||
 		req.SessionID != w.boot.SessionID || !bytes.Equal(req.Payload.AppendJSON(nil), p.AppendJSON(nil)) {
-		t.failf("compensate_operation of "+key+" with a cmp- key and the payload given on session "+w.boot.SessionID+" (WFL-010, HDR-043)",
+		t.failf("compensate_operation of "+key+" with a cmp- key and the payload given on session "+w.boot.SessionID+t.cite("WFL-010", "HDR-043"),
 			clip(string(protocol.CompensateOperationMessage{Request: req}.AppendJSON(nil)), 400))
 	}
 	return req
@@ -107,7 +107,7 @@ func (w *fakeWorker) compensated(req protocol.OperationCompensationRequest) prot
 func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCompensationRequest) {
 	w.send(w.compensated(req))
 	if o := t.await(id); !o.OK || string(o.Status) != string(undone().AppendJSON(nil)) {
-		t.failf("the compensation's status as the outcome (HDR-043)", string(o.raw))
+		t.failf("the compensation's status as the outcome"+t.cite("HDR-043"), string(o.raw))
 	}
 }
 
@@ -143,7 +143,7 @@ func heldCompensation(t *T, w *fakeWorker, key string, wait time.Duration) strin
 	}
 	r := b.Message.Request
 	if r.OperationKey != key || r.Tool != durableTool || !strings.HasPrefix(r.CompensationKey, "cmp-") || r.SessionID != w.boot.SessionID || r.TenantScope != workerScope {
-		t.failf("compensate_operation of "+key+" with a cmp- key on session "+w.boot.SessionID+" for tenant "+workerScope+" (WFL-010, HDR-043)",
+		t.failf("compensate_operation of "+key+" with a cmp- key on session "+w.boot.SessionID+" for tenant "+workerScope+t.cite("WFL-010", "HDR-043"),
 			fmt.Sprintf("%+v", r))
 	}
 	return r.CompensationKey
@@ -173,7 +173,7 @@ func compChecks() []*Check {
 				}
 				finishCompensation(t, third, id, again)
 			}},
-		{ID: "CNF-HCOMP-02", Level: must, Requirements: []string{"WFL-011", "WFL-023", "HDR-044", "HDR-022"}, Needs: needs,
+		{ID: "CNF-HCOMP-02", Level: must, Requirements: []string{"WFL-011", "WFL-023", "HDR-044", "HDR-022", "HDR-043"}, Needs: needs,
 			Title: "one approval: a second compensation of the same operation is Denied and sends no frame, on a fresh session of a restarted host",
 			run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
@@ -188,7 +188,7 @@ func compChecks() []*Check {
 				}
 				third.expectSilence(150*time.Millisecond, "at most one compensation per operation (WFL-011)")
 			}},
-		{ID: "CNF-HCOMP-03", Level: must, Requirements: []string{"WFL-026", "WFL-010", "HDR-042", "TRN-101"}, Needs: needs,
+		{ID: "CNF-HCOMP-03", Level: must, Requirements: []string{"WFL-026", "WFL-010", "HDR-042", "HDR-043", "TRN-101"}, Needs: needs,
 			Title: "an ambiguous compensation delivery is recovered under a fresh session with the same cmp- key and input, never a fresh key",
 			run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")

@@ -74,7 +74,7 @@ func (t *T) keyNotInFiles(key *protocol.SessionKey, when string) {
 			files++
 			if leaks(key, map[string]string{path: string(data)}) != "" {
 				rel, _ := filepath.Rel(t.side.Dir, path)
-				t.failf("no encoding of the session key in a file (FRM-040, HDR-046)", "the key in the file "+rel+" "+when)
+				t.failf("no encoding of the session key in a file"+t.cite("FRM-040", "HDR-046"), "the key in the file "+rel+" "+when)
 			}
 			return nil
 		})

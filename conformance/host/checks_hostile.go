@@ -23,7 +23,7 @@ func hostileChecks() []*Check {
 				start := time.Now()
 				o := t.awaitUntil(t.sendCommand(map[string]any{"op": "wait"}), start.Add(deadlineMS*time.Millisecond+1500*time.Millisecond))
 				if !o.OK || o.ExitCode == nil || *o.ExitCode != -1 {
-					t.failf(`{"ok":true,"exit_code":-1} once the deadline passed (HDR-024)`, string(o.raw))
+					t.failf(`{"ok":true,"exit_code":-1} once the deadline passed`+t.cite("HDR-024"), string(o.raw))
 				}
 				t.logf("wait answered after %v", time.Since(start).Round(time.Millisecond))
 				w.expectGone("the worker and its child gone when wait answered -1 (TRN-094, TRN-096)")
@@ -121,7 +121,7 @@ func (t *T) childSession() *fakeWorker {
 	w, id := t.startWorker(t.manifest(echoGrant()), "--child")
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok (HDR-020)", string(o.raw))
+		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.raw))
 	}
 	if w.hello.Child == 0 {
 		t.internal(fmt.Errorf("the fake worker could not start its child"))

@@ -46,7 +46,7 @@ func probeNumber(t *T, token string) numberProbe {
 		w.frames++
 		f, err := w.auth.Open(line)
 		if err != nil {
-			t.failf("the frame for "+token+" verifies under the session key (FRM-025)", fmt.Sprintf("%v: %s", err, clip(string(line), 200)))
+			t.failf("the frame for "+token+" verifies under the session key"+t.cite("FRM-025"), fmt.Sprintf("%v: %s", err, clip(string(line), 200)))
 		}
 		inv, ok := f.Message.(protocol.InvokeMessage)
 		if !ok {

@@ -24,7 +24,7 @@ func expectReconcile(t *T, w *fakeWorker, id uint64, key string, status protocol
 	}
 	w.send(w.reconciled(req, status))
 	if o := t.await(id); !o.OK || string(o.Status) != string(status.AppendJSON(nil)) {
-		t.failf("recover answered with the reconciled status (HDR-042)", string(o.raw))
+		t.failf("recover answered with the reconciled status"+t.cite("HDR-042"), string(o.raw))
 	}
 }
 

@@ -30,7 +30,7 @@ func slotChecks() []*Check {
 						t.failf("the invoke of "+requestID, inv.RequestID)
 					}
 					if o := t.await(id); !o.OK {
-						t.failf("begin answered with ok (HDR-028)", string(o.raw))
+						t.failf("begin answered with ok"+t.cite("HDR-028"), string(o.raw))
 					}
 				}
 				// 1,022 identities once begun: one stays free for the cancellation.

@@ -138,15 +138,6 @@ func encodeCommand(c map[string]any) ([]byte, error) {
 	return line.Bytes(), err
 }
 
-// commandText is the command line of c for a transcript.
-func commandText(c map[string]any) string {
-	line, err := encodeCommand(c)
-	if err != nil {
-		return fmt.Sprint(c)
-	}
-	return string(bytes.TrimSuffix(line, []byte("\n")))
-}
-
 // errDriverSilent reports that no outcome came before the deadline.
 var errDriverSilent = errors.New("no outcome line")
 
@@ -171,11 +162,11 @@ func (ev driverEvent) outcome(id uint64) (outcomeLine, error) {
 	}
 	var o outcomeLine
 	if err := json.Unmarshal(ev.line, &o); err != nil {
-		return outcomeLine{}, fmt.Errorf("the driver wrote a line that is not an outcome (HDR-003): %q", clip(string(ev.line), 200))
+		return outcomeLine{}, fmt.Errorf("the driver wrote a line that is not an outcome: %q", clip(string(ev.line), 200))
 	}
 	o.raw = ev.line
 	if o.ID != id {
-		return outcomeLine{}, fmt.Errorf("the driver answered command %d while command %d was pending (HDR-001, HDR-002)", o.ID, id)
+		return outcomeLine{}, fmt.Errorf("the driver answered command %d while command %d was pending", o.ID, id)
 	}
 	return o, nil
 }

@@ -101,6 +101,7 @@ func TestHostileDrivers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			conformancetest.CheckCitations(t, report)
 			var after runtime.MemStats
 			runtime.ReadMemStats(&after)
 			if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 64<<20 {
@@ -131,6 +132,24 @@ func BenchmarkHostSuite(b *testing.B) {
 		report := runSuite(b, driver, "", nil)
 		if report.Summary.Failing > 0 {
 			b.Fatalf("%d checks fail", report.Summary.Failing)
+		}
+	}
+}
+
+// TestVerboseTranscriptShowsStartFields runs a ledger check verbosely against the bundled
+// driver: its transcript must show the start command's plan, scope and state, which a line cut
+// after the manifest never reached.
+func TestVerboseTranscriptShowsStartFields(t *testing.T) {
+	report, err := Run(context.Background(), Config{
+		Driver: []string{referenceDriver(t)}, FakeWorker: fakeWorkerCommand(t), Run: "^CNF-HCOMP-02$", TempDir: t.TempDir(), Verbose: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcript := strings.Join(report.Results[0].Transcript, "\n")
+	for _, want := range []string{`"op":"start"`, `"plan":{`, `"scope":"` + workerScope + `"`, `"state":"`, `"manifest":{`} {
+		if !strings.Contains(transcript, want) {
+			t.Errorf("the transcript lacks %s:\n%s", want, transcript)
 		}
 	}
 }

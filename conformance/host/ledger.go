@@ -45,10 +45,10 @@ func (t *T) ledgerSessionWith(more map[string]any, extra ...string) *fakeWorker 
 	fields := map[string]any{"state": t.stateDir(), "inputs": t.inputDir(), "plan": t.plan()}
 	maps.Copy(fields, more)
 	id := t.sendCommand(t.startCommand(m, fields, extra...))
-	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
+	w := t.acceptWorker("the driver starts the given worker command" + t.cite("HDR-020"))
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start with a state directory answered with ok (HDR-040)", string(o.raw))
+		t.failf("start with a state directory answered with ok"+t.cite("HDR-040"), string(o.raw))
 	}
 	return w
 }
@@ -76,7 +76,7 @@ func (t *T) restartDriverWith(between func()) {
 	t.drv = d
 	t.logf("driver: restarted")
 	if o := t.call(map[string]any{"op": "hello"}); !o.OK {
-		t.failf("hello answered with ok after the restart (HDR-010)", string(o.raw))
+		t.failf("hello answered with ok after the restart"+t.cite("HDR-010"), string(o.raw))
 	}
 }
 
@@ -102,7 +102,7 @@ func (t *T) succeededStep(w *fakeWorker, requestID string) string {
 	w.send(w.operationResult(req, req.OperationKey, protocol.Succeeded(jsonPayload(`{"value":1}`))))
 	o := t.await(id)
 	if !o.OK || keyOf(o) != req.OperationKey {
-		t.failf(`{"ok":true,"key":"`+req.OperationKey+`",...}: the step's key is the dispatched one (HDR-041)`, string(o.raw))
+		t.failf(`{"ok":true,"key":"`+req.OperationKey+`",...}: the step's key is the dispatched one`+t.cite("HDR-041"), string(o.raw))
 	}
 	return req.OperationKey
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/splashv5/conform/conformance/conformancetest"
 )
 
 // hostFault is one deliberate fault of the splashfaults build of the reference driver
@@ -115,6 +117,7 @@ func TestHostMutationHarness(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		conformancetest.CheckCitations(t, report)
 		var failed []string
 		for _, r := range report.Results {
 			if r.Outcome.Failed() {

@@ -32,6 +32,10 @@ type T struct {
 
 func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
 
+// cite returns the IDs among ids that the check lists, as " (ID, ID)", or "": a helper's
+// failure message cites only requirement IDs of the check that called it (conformance.Cite).
+func (t *T) cite(ids ...string) string { return conformance.Cite(t.check.Requirements, ids...) }
+
 func (t *T) end(o conformance.Outcome, detail string) { t.End(o, detail) }
 
 func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
@@ -58,7 +62,7 @@ func (t *T) open() {
 	}
 	o := t.call(map[string]any{"op": "hello"})
 	if !o.OK {
-		t.failf("hello answered with ok (HDR-010)", string(o.raw))
+		t.failf("hello answered with ok"+t.cite("HDR-010"), string(o.raw))
 	}
 	t.features = o.Features
 	for _, n := range t.check.Needs {
@@ -81,8 +85,22 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 	if err != nil {
 		t.end(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))
 	}
-	t.logf("driver: command %s", clip(commandText(c), 300))
+	t.logf("driver: command %s", t.commandText(c))
 	return id
+}
+
+// commandText is command c as a transcript shows it: every member, each value bounded
+// (conformance.CommandTranscript).
+func (t *T) commandText(c map[string]any) string {
+	return conformance.CommandTranscript(c, t.valueBound(conformance.CommandValueBytes))
+}
+
+// valueBound is how many bytes of one value a transcript line shows: n, or far more under -v.
+func (t *T) valueBound(n int) int {
+	if t.run.verbose {
+		return conformance.CommandValueBytesVerbose
+	}
+	return n
 }
 
 // renewDeadline gives the check a whole time limit again from now. A check that takes several
@@ -114,9 +132,9 @@ func (t *T) accept(id uint64, o outcomeLine, err error) outcomeLine {
 			t.end(conformance.Crash, "the driver exited: "+err.Error())
 		case <-time.After(50 * time.Millisecond):
 		}
-		t.failf("one outcome line per command (HDR-001)", err.Error())
+		t.failf("one outcome line per command, for the command waited for"+t.cite("HDR-001", "HDR-002", "HDR-003"), err.Error())
 	}
-	t.logf("driver: outcome %s", clip(string(o.raw), 200))
+	t.logf("driver: outcome %s", conformance.OutcomeTranscript(o.raw, t.valueBound(200)))
 	return o
 }
 
@@ -159,7 +177,7 @@ func (t *T) startWorker(m protocol.CapabilityManifest, extra ...string) (*fakeWo
 // startWorkerWithin is startWorker with the exchange deadline ms.
 func (t *T) startWorkerWithin(m protocol.CapabilityManifest, ms int, extra ...string) (*fakeWorker, uint64) {
 	id := t.sendCommand(t.startCommand(m, map[string]any{"deadline_ms": ms}, extra...))
-	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
+	w := t.acceptWorker("the driver starts the given worker command" + t.cite("HDR-020"))
 	return w, id
 }
 
@@ -169,7 +187,7 @@ func (t *T) session(grants ...protocol.CapabilityGrant) *fakeWorker {
 	w, id := t.startWorker(m)
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok (HDR-020)", string(o.raw))
+		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.raw))
 	}
 	return w
 }

@@ -97,21 +97,21 @@ func (t *T) acceptWorker(why string) *fakeWorker {
 	_ = conn.SetReadDeadline(t.deadline)
 	line, err := br.ReadBytes('\n')
 	if err != nil || json.Unmarshal(line, &w.hello) != nil {
-		t.failf("the fake worker's report", fmt.Sprintf("no report (%v): the driver did not run the given command line unchanged (HDR-020)", err))
+		t.failf("the fake worker's report", fmt.Sprintf("no report (%v): the driver did not run the given command line unchanged"+t.cite("HDR-020"), err))
 	}
 	t.logf("worker %d: started, pid %d, argv %q", w.index, w.hello.Pid, w.hello.Argv)
 	capture := &captureReader{r: br}
 	w.boot, err = bootstrap.Read(capture)
 	w.bootRaw = capture.buf.Bytes()
 	if err != nil {
-		t.failf("a valid private-pipe bootstrap on the worker's standard input (BOOT-001, BOOT-016)",
+		t.failf("a valid private-pipe bootstrap on the worker's standard input"+t.cite("BOOT-001", "BOOT-016"),
 			fmt.Sprintf("%v after %d bytes %s", err, len(w.bootRaw), clip(hex.EncodeToString(w.bootRaw), 120)))
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	t.logf("worker %d: bootstrap of %d bytes for session %s", w.index, len(w.bootRaw), w.boot.SessionID)
 	w.auth, err = w.boot.WorkerAuthenticator(canonjson.Preserve)
 	if err != nil {
-		t.failf("a usable session key in the bootstrap (FRM-038, FRM-039)", err.Error())
+		t.failf("a usable session key in the bootstrap"+t.cite("FRM-038", "FRM-039"), err.Error())
 	}
 	go func() {
 		r := jsonline.NewReader(tapReader{br, w})
@@ -159,7 +159,7 @@ func (w *fakeWorker) recvHeld(wait time.Duration) (b heldBinding, whole protocol
 		if start != nil {
 			b, err := decodeHeld(start)
 			if err != nil {
-				t.failf("a compensate_operation frame that starts as the canonical encoding writes it (FRM-005)",
+				t.failf("a compensate_operation frame that starts as the canonical encoding writes it"+t.cite("FRM-005"),
 					fmt.Sprintf("%v: %s", err, clip(string(start), 300)))
 			}
 			t.logf("worker %d: stopped reading in a compensate_operation frame: its binding arrived, the host is still writing its payload", w.index)
@@ -222,31 +222,35 @@ func (w *fakeWorker) open(line []byte) protocol.Frame {
 			fmt.Sprintf("%v: %s", err, clip(string(line), 300)))
 	}
 	if err != nil {
-		t.failf(fmt.Sprintf("host frame %d verifies under the bootstrap's key (FRM-025, TRN-011)", w.frames),
+		t.failf(fmt.Sprintf("host frame %d verifies under the bootstrap's key"+t.cite("FRM-025", "TRN-011"), w.frames),
 			fmt.Sprintf("%v: %s", err, clip(string(line), 300)))
 	}
 	if canon := f.AppendJSON(nil); !bytes.Equal(canon, line) {
-		t.failf("a canonical host frame (FRM-005)", fmt.Sprintf("%s\n  canonical: %s", clip(string(line), 300), clip(string(canon), 300)))
+		t.failf("a canonical host frame"+t.cite("FRM-005"), fmt.Sprintf("%s\n  canonical: %s", clip(string(line), 300), clip(string(canon), 300)))
 	}
 	t.logf("worker %d: received #%d %s", w.index, f.Sequence, f.Message.Type())
 	typ := f.Message.Type()
 	if !w.opened {
 		if typ != protocol.TypeOpenSession {
-			t.failf("open_session as the first frame (TRN-011, WRK-012)", string(typ))
+			t.failf("open_session as the first frame"+t.cite("TRN-011", "WRK-012"), string(typ))
 		}
 		w.opened = true
 		return f
 	}
 	if r := w.state.Admit(typ); r != protocol.Accepted {
-		t.failf(fmt.Sprintf("a frame a worker accepts in a %s session (WRK-022, CAN-008, CAN-010, CAN-022, CAN-023)", w.state.Kind),
-			fmt.Sprintf("%s, which a worker rejects with %s and ends the session", typ, r))
+		fix := "send it only where a worker accepts it"
+		if typ == protocol.TypeCloseSession && w.state.Kind == protocol.BaselineSession {
+			fix = "end an ordinary session by closing the worker's input, with no frame"
+		}
+		t.failf(fmt.Sprintf("a frame a worker accepts in a %s session"+t.cite("WRK-022", "CAN-008", "CAN-010", "CAN-022", "CAN-023"), w.state.Kind),
+			fmt.Sprintf("%s, which a worker rejects with %s and ends the session: %s", typ, r, fix))
 	}
 	switch m := f.Message.(type) {
 	case protocol.InvokeMessage:
 		w.state.Active = w.state.Kind == protocol.CancellableSession
 	case protocol.CompensateOperationMessage:
 		if err := protocol.ValidateJournalScope(m.Request.TenantScope, workerScope); err != nil {
-			t.failf("a compensation bound to the worker's journal scope "+workerScope+" given in start (HDR-043, JRN-008)", err.Error())
+			t.failf("a compensation bound to the worker's journal scope "+workerScope+" given in start"+t.cite("HDR-043", "JRN-008"), err.Error())
 		}
 		w.durableRequest(typ, m.Request.RequestID)
 	case protocol.DispatchOperationMessage:
@@ -295,8 +299,13 @@ func (w *fakeWorker) expectEnd(why string) {
 		}
 		return
 	}
-	f := w.open(line)
-	w.t.failf("the end of the worker's input without a frame: "+why, "a "+string(f.Message.Type())+" frame")
+	// The frame is named, not judged: whatever it is, the host should have written none.
+	w.frames++
+	got := fmt.Sprintf("host frame %d, which does not verify: %s", w.frames, clip(string(line), 200))
+	if f, err := w.auth.Open(line); err == nil {
+		got = fmt.Sprintf("host frame %d, a %s frame", w.frames, f.Message.Type())
+	}
+	w.t.failf("the end of the worker's input without a frame: "+why, got+"; write no frame here, end the worker's input")
 }
 
 // expectSilence fails the check when the host writes another frame within d.

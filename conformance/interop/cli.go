@@ -23,7 +23,9 @@ relay in place of the worker; the relay starts the real worker, passes everythin
 unchanged and verifies every frame of both directions, naming the side that broke a rule
 (spec/31-interop.md, docs/interop.md). Without -host, the host is the bundled reference driver;
 without a worker command, the worker is the bundled reference worker. The worker command may
-hold the worker suite's placeholders {journal}, {effects} and {scope}.
+hold the worker suite's placeholders: {journal} and {effects} (one file each per scenario,
+shared by its sessions), {scope} (see -scope) and {store-fault}, which becomes a path that never
+exists, so a worker's store fault trigger never fires.
 
 With -matrix, every host × worker pair of the implementations file is run, and the matrix is
 written as text (and with -json, -html as JSON and an HTML page).

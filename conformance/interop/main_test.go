@@ -118,6 +118,7 @@ func runPairT(t testing.TB, pair Pair, run string, timeout time.Duration, env []
 	if err != nil {
 		t.Fatal(err)
 	}
+	conformancetest.CheckCitations(t, report)
 	return report
 }
 

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/spec"
 )
 
 // Implementation is one host or worker of the interop matrix (docs/interop.md).
@@ -191,7 +193,9 @@ func (t *T) judgeWire() {
 		r.mu.Lock()
 		for _, d := range r.devs {
 			if !d.Hazard {
-				devs = append(devs, fmt.Sprintf("relay %d: %s", r.index, d))
+				// The rule a deviation breaks is named here when the scenario lists it; the
+				// transcript names it always (a verdict cites only its scenario's IDs).
+				devs = append(devs, fmt.Sprintf("relay %d: %s line %d breaks a rule of its sender%s: %s", r.index, d.Side, d.Line, t.cite(d.Rule), stripCitations(d.Detail)))
 				blame[d.Side] = true
 			}
 		}
@@ -211,8 +215,15 @@ func (t *T) judgeWire() {
 		detail += "; at the ends: " + t.Detail
 	}
 	t.Outcome, t.Detail = conformance.Fail, detail
-	t.Expected, t.Actual = "every frame verifies and follows the rules of its sender (IOP-002, IOP-003)", strings.Join(devs, "; ")
+	t.Expected, t.Actual = "every frame verifies and follows the rules of its sender"+t.cite("IOP-002", "IOP-003", "IOP-005"), strings.Join(devs, "; ")
 }
+
+// citedIDs finds a parenthesised list of requirement IDs, with the space before it.
+var citedIDs = regexp.MustCompile(` \((?:` + spec.CitationPattern + `(?:, )?)+\)`)
+
+// stripCitations removes the parenthesised requirement IDs from a deviation's detail for a
+// verdict; the transcript keeps the detail whole.
+func stripCitations(s string) string { return citedIDs.ReplaceAllString(s, "") }
 
 // fullTranscript is the scenario's log followed by each relay's kept lines.
 func (t *T) fullTranscript() []string {

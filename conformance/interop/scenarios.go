@@ -120,14 +120,14 @@ func samePayload(raw json.RawMessage, want protocol.ToolPayload) bool {
 // both ends: the driver reports exit 0, and the relay saw the worker exit 0 (WRK-092).
 func (t *T) closeClean(r *relay) {
 	if o := t.call(map[string]any{"op": "close"}); !o.OK {
-		t.failf("close answered with ok (HDR-023)", string(o.Raw()))
+		t.failf("close answered with ok"+t.cite("HDR-023"), string(o.Raw()))
 	}
 	o := t.call(map[string]any{"op": "wait"})
 	if code := r.exitStatus(); code != 0 {
-		t.failf("the worker exits 0 at the end of the session (WRK-092)", fmt.Sprintf("exit status %d", code))
+		t.failf("the worker exits 0 at the end of the session"+t.cite("WRK-092"), fmt.Sprintf("exit status %d", code))
 	}
 	if !o.OK || o.ExitCode == nil || *o.ExitCode != 0 {
-		t.failf(`the driver sees the clean end: {"ok":true,"exit_code":0} (HDR-024)`, string(o.Raw()))
+		t.failf(`the driver sees the clean end: {"ok":true,"exit_code":0}`+t.cite("HDR-024"), string(o.Raw()))
 	}
 }
 

@@ -40,7 +40,7 @@ func (t *T) effects() []string {
 			CompensationKey string `json:"compensation_key"`
 		}
 		if json.Unmarshal(line, &e) != nil {
-			t.failf("an effect log of JSON lines (PRF-018)", clip(string(line), 200))
+			t.failf("an effect log of JSON lines"+t.cite("PRF-018"), clip(string(line), 200))
 		}
 		out = append(out, strings.TrimSpace(e.Kind+" "+e.OperationKey+" "+e.CompensationKey))
 	}
@@ -157,7 +157,7 @@ func durableScenarios() []*Scenario {
 					t.failf("recover answered with the reconciled status succeeded (HDR-042)", string(o.Raw()))
 				}
 				if n := r.count(HostSide, protocol.TypeDispatchOperation); n != 0 {
-					t.failf("a reconcile_operation, never a second dispatch (RUN-187)", fmt.Sprintf("%d dispatches", n))
+					t.failf("a reconcile_operation, never a second dispatch"+t.cite("RUN-187"), fmt.Sprintf("%d dispatches", n))
 				}
 				t.expectEffects("after the host's recovery", t.effectsOfOneStep()...)
 			}},

@@ -43,6 +43,10 @@ type T struct {
 
 func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
 
+// cite returns the IDs among ids that the scenario lists, as " (ID, ID)", or "": a helper's
+// failure message cites only requirement IDs of the scenario that called it (conformance.Cite).
+func (t *T) cite(ids ...string) string { return conformance.Cite(t.sc.Requirements, ids...) }
+
 func (t *T) end(o conformance.Outcome, detail string) { t.End(o, detail) }
 
 func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
@@ -81,7 +85,7 @@ func (t *T) startDriver() {
 	t.drv = d
 	o := t.call(map[string]any{"op": "hello"})
 	if !o.OK {
-		t.failf("hello answered with ok (HDR-010)", string(o.Raw()))
+		t.failf("hello answered with ok"+t.cite("HDR-010"), string(o.Raw()))
 	}
 	t.features = o.Features
 }
@@ -106,7 +110,11 @@ func (t *T) send(c map[string]any) uint64 {
 	if err != nil {
 		t.end(conformance.Crash, fmt.Sprintf("the host driver stopped reading commands: %v", err))
 	}
-	t.logf("driver: command %d %v", id, c["op"])
+	bound := conformance.CommandValueBytes
+	if t.run.verbose {
+		bound = conformance.CommandValueBytesVerbose
+	}
+	t.logf("driver: command %s", conformance.CommandTranscript(c, bound))
 	return id
 }
 
@@ -122,9 +130,13 @@ func (t *T) await(id uint64) host.Outcome {
 			t.end(conformance.Crash, "the host driver exited: "+err.Error())
 		case <-time.After(50 * time.Millisecond):
 		}
-		t.failf("one outcome line per command (HDR-001)", err.Error())
+		t.failf("one outcome line per command"+t.cite("HDR-001"), err.Error())
 	}
-	t.logf("driver: outcome %s", clip(string(o.Raw()), 200))
+	bound := 200
+	if t.run.verbose {
+		bound = conformance.CommandValueBytesVerbose
+	}
+	t.logf("driver: outcome %s", conformance.OutcomeTranscript(o.Raw(), bound))
 	return o
 }
 
@@ -153,7 +165,7 @@ func (t *T) start(kind protocol.SessionKind, more map[string]any, grants ...prot
 	id := t.send(c)
 	r := t.acceptRelay()
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok (HDR-020)", string(o.Raw()))
+		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.Raw()))
 	}
 	return r
 }
@@ -185,7 +197,7 @@ func (t *T) acceptRelay() *relay {
 	select {
 	case conn = <-t.side.Conns:
 	case <-time.After(time.Until(t.deadline)):
-		t.failf("the host starts the relay as the worker (HDR-020)", "no relay within the time limit")
+		t.failf("the host starts the relay as the worker"+t.cite("HDR-020"), "no relay within the time limit")
 	}
 	r := &relay{t: t, index: len(t.relays) + 1, conn: conn, enc: json.NewEncoder(conn), changed: make(chan struct{})}
 	t.relays = append(t.relays, r)

@@ -1,0 +1,85 @@
+package coverage
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/splashv5/conform/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/requirements-coverage.md")
+
+// TestCoverageDocIsCurrent holds docs/requirements-coverage.md to what the generator writes from
+// the specification, the suites' catalogs and the vectors today; -update rewrites it.
+func TestCoverageDocIsCurrent(t *testing.T) {
+	root, err := spec.FindModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov, err := Build(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cov.Markdown()
+	path := filepath.Join(root, "docs", "requirements-coverage.md")
+	if *update {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("docs/requirements-coverage.md is stale (a check, scenario, vector or requirement changed); regenerate it: go test ./internal/coverage/ -run TestCoverageDocIsCurrent -update")
+	}
+}
+
+// TestCoverageClassifiesEachMust checks the three classes on the real data and on made-up
+// entries: a MUST judged by a check, scenario or vector; one marked implementation only; and a
+// gap, which the list names plainly.
+func TestCoverageClassifiesEachMust(t *testing.T) {
+	root, err := spec.FindModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov, err := Build(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]Entry{}
+	for _, e := range cov.Entries {
+		byID[e.ID] = e
+	}
+	// FRM-025 (a tag that does not verify is rejected) is judged by both suites and by vectors.
+	if e := byID["FRM-025"]; len(e.WorkerChecks) == 0 || len(e.HostChecks) == 0 || len(e.Vectors) == 0 || e.Gap() {
+		t.Errorf("FRM-025: %+v", e.Evidence)
+	}
+	made := &Coverage{Entries: []Entry{
+		{Requirement: spec.Requirement{ID: "ENC-001", Level: spec.Must, Chapter: "01-encoding.md", Text: "judged"}, Evidence: Evidence{Vectors: []string{"canonical_json.json#a", "canonical_json.json#b"}}},
+		{Requirement: spec.Requirement{ID: "ENC-002", Level: spec.MustNot, Chapter: "01-encoding.md", Text: "mine", ImplementationOnly: "the Go cache"}, Evidence: Evidence{Tests: []string{"x_test.go:1"}}},
+		{Requirement: spec.Requirement{ID: "ENC-003", Level: spec.Must, Chapter: "01-encoding.md", Text: "nobody judges this"}},
+		{Requirement: spec.Requirement{ID: "ENC-004", Level: spec.Should, Chapter: "01-encoding.md", Text: "a SHOULD"}},
+	}}
+	md := string(made.Markdown())
+	for _, want := range []string{
+		"| judged black-box (check, scenario or vector) | 1 |\n| binding only this implementation | 1 |\n| gaps | 1 |\n| total | 3 |",
+		"- **ENC-003** ([01-encoding.md](../spec/01-encoding.md#:~:text=ENC-003); cited by Go tests: 0): nobody judges this",
+		"- **ENC-002** ([01-encoding.md](../spec/01-encoding.md#:~:text=ENC-002)): the Go cache",
+		"| ENC-001 | vectors canonical_json.json (2) | 0 |",
+		"| ENC-003 | **gap** | 0 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the list lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "ENC-004 |") {
+		t.Error("a SHOULD is listed")
+	}
+}
