@@ -218,7 +218,7 @@ func (w *fakeWorker) open(line []byte) protocol.Frame {
 	f, err := w.auth.Open(line)
 	if errors.Is(err, protocol.ErrUnexpectedSequence) {
 		t.failf(fmt.Sprintf("host frame %d at sequence %d: frames in order, and a pre-sealed frame (a step's dispatch, a compensation, "+
-			"its recovery) sent as it was sealed, never sealed again (FRM-026, TRN-101)", w.frames, next),
+			"its recovery) sent as it was sealed, never sealed again"+t.cite("FRM-026", "TRN-101"), w.frames, next),
 			fmt.Sprintf("%v: %s", err, clip(string(line), 300)))
 	}
 	if err != nil {
@@ -270,8 +270,9 @@ func (w *fakeWorker) durableRequest(typ protocol.MessageType, requestID string) 
 	if t.durable.op == "" || requestID == t.durable.requestID {
 		return
 	}
-	t.failf(fmt.Sprintf("%s with the request id %q of the %s command that sent it (HDR-026, HDR-027, HDR-041 to HDR-043: "+
-		"a durable frame carries its command's request_id, a recovery the recover's, never the step's it recovers)", typ, t.durable.requestID, t.durable.op),
+	t.failf(fmt.Sprintf("%s with the request id %q of the %s command that sent it: "+
+		"a durable frame carries its command's request_id, a recovery the recover's, never the step's it recovers"+
+		t.cite("HDR-026", "HDR-027", "HDR-041", "HDR-042", "HDR-043"), typ, t.durable.requestID, t.durable.op),
 		fmt.Sprintf("the request id %q", requestID))
 }
 
