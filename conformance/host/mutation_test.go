@@ -54,6 +54,13 @@ var hostFaults = []hostFault{
 	{"cmp-fresh", "redelivers an ambiguous compensation under a fresh cmp- key", []string{"CNF-HCOMP-01", "CNF-HCOMP-03"}},
 	{"memonce", "keeps the one-approval rule of compensation in memory only (hostfaults_on.go)", []string{"CNF-HCOMP-02"}},
 
+	// Liveness of an undelivered step (cmd/splash-host-driver/redispatch.go).
+	{"noredispatch", "never sends the recorded dispatch after a refused reconciliation, so the step never settles", []string{"CNF-HLIVE-01"}},
+	{"redispatch-first", "sends a pending operation's recorded dispatch without reconciling it first", []string{"CNF-HLIVE-01"}},
+	{"redispatch-newkey", "sends the dispatch after a refused reconciliation under a new key", []string{"CNF-HLIVE-01"}},
+	{"refusal-memory", "keeps the refusal of a reconciliation in memory only, so a restarted driver reconciles again", []string{"CNF-HLIVE-01"}},
+	{"refusal-any", "takes any failed reconciliation, a crash included, for a refusal", []string{"CNF-HLIVE-01"}},
+
 	// Ports that count, parse, encode or wait differently (cmd/splash-host-driver/hostfaults_on.go).
 	{"wait-nodeadline", "wait trusts the worker to exit, with no deadline", []string{"CNF-HDEADLINE-04"}},
 	{"wait-nokill", "wait answers -1 at the deadline without killing the worker's group", []string{"CNF-HDEADLINE-04"}},
