@@ -217,6 +217,7 @@ type relay struct {
 	devs    []Deviation
 	ended   map[Side]bool
 	cut     bool
+	dropped bool // the relay kept a host line from the worker (relayOrder.Drop)
 	exit    *int
 	errText string
 	done    bool // the side channel ended
@@ -266,6 +267,8 @@ func (r *relay) apply(ev relayEvent) {
 		r.ended[ev.Ended] = true
 	case ev.Cut:
 		r.cut = true
+	case ev.Dropped:
+		r.dropped = true
 	case ev.Exit != nil:
 		r.exit = ev.Exit
 	case ev.Error != "":
