@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -36,3 +37,6 @@ func finishWait(_ string, d time.Duration) time.Duration { return d }
 
 // pace does nothing; the test build may slow the driver down.
 func pace(time.Time) {}
+
+// planFault returns p; the test build may fix the plan fingerprint instead of deriving it.
+func planFault(p host.Plan) host.Plan { return p }

@@ -61,6 +61,10 @@ var hostFaults = []hostFault{
 	{"refusal-memory", "keeps the refusal of a reconciliation in memory only, so a restarted driver reconciles again", []string{"CNF-HLIVE-01"}},
 	{"refusal-any", "takes any failed reconciliation, a crash included, for a refusal", []string{"CNF-HLIVE-01"}},
 
+	// The plan and the start's fields (cmd/splash-host-driver/ledger.go, hostfaults_on.go).
+	{"plan-fixed", "keys its ledger by a fixed plan fingerprint instead of the one derived from the steps", []string{"CNF-HCOMP-04", "CNF-HPLAN-01"}},
+	{"scope-any", "starts a worker for a scope that is not an identifier token", []string{"CNF-HPLAN-02"}},
+
 	// Ports that count, parse, encode or wait differently (cmd/splash-host-driver/hostfaults_on.go).
 	{"wait-nodeadline", "wait trusts the worker to exit, with no deadline", []string{"CNF-HDEADLINE-04"}},
 	{"wait-nokill", "wait answers -1 at the deadline without killing the worker's group", []string{"CNF-HDEADLINE-04"}},
