@@ -44,7 +44,7 @@ type Check struct {
 func Catalog() []*Check {
 	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks(), durableChecks(), cancelChecks(),
 		recoverChecks(), compChecks(), unsupportedChecks(), stateChecks(), budgetChecks(), slotChecks(), fileChecks(), hostileChecks(), keyChecks(), derivationChecks(), cancelWaitChecks(),
-		livenessChecks(), planChecks())
+		livenessChecks(), planChecks(), tenantChecks())
 	slices.SortStableFunc(all, func(a, b *Check) int { return strings.Compare(a.ID, b.ID) })
 	return all
 }
