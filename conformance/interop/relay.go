@@ -40,8 +40,10 @@ type relayEvent struct {
 	Ended Side `json:"ended,omitempty"`
 	// Cut says that the relay killed the worker instead of relaying its answer.
 	Cut bool `json:"cut,omitempty"`
-	// Dropped says that the relay kept a host line from the worker and ended its input.
+	// Dropped says that the relay kept a host line from the worker and ended its input;
+	// Armed that it will do so with the host's next line (relayOrder.Drop).
 	Dropped bool `json:"dropped,omitempty"`
+	Armed   bool `json:"armed,omitempty"`
 	// Exit is the worker's exit status (-1 when a signal ended it).
 	Exit *int `json:"exit,omitempty"`
 	// Error is a failure of the relay itself.
@@ -151,6 +153,9 @@ func RelayMain(args []string) int {
 			cutNext = cutNext || o.Cut
 			dropNext = dropNext || o.Drop
 			cut.Unlock()
+			if o.Drop {
+				rep.send(relayEvent{Armed: true})
+			}
 		}
 	}()
 

@@ -243,8 +243,12 @@ func durableScenarios() []*Scenario {
 }
 
 // dropNextHostLine tells the relay to keep the host's next line from the worker and end the
-// worker's input instead: the host wrote a frame no worker ever sees.
-func (r *relay) dropNextHostLine() { r.order(relayOrder{Drop: true}) }
+// worker's input instead, so that the host writes a frame no worker ever sees, and waits until
+// the relay is armed.
+func (r *relay) dropNextHostLine() {
+	r.order(relayOrder{Drop: true})
+	r.waitFor("the relay armed to drop the host's next line", func() bool { return r.armed })
+}
 
 // hostOperationKey returns the operation key of the first host frame of type typ the relay
 // recorded, or "" when there is none.
