@@ -65,7 +65,7 @@ func (s *session) redispatch(e *workflow.Engine, op host.LedgerOperation, p prot
 	}
 	d, err := e.SealRedispatch(op.OperationKey, p, requestID, auth)
 	if err != nil {
-		return nil, denied{err}
+		return nil, err // OperationObserved, InputFingerprintMismatch: nothing sent (HDR-054)
 	}
 	if err := s.noteRefusal(op.OperationKey, false); err != nil {
 		return nil, err
