@@ -84,7 +84,7 @@ func (s *session) redeliver(e *workflow.Engine, op host.LedgerOperation, request
 	if err != nil {
 		return s.lostInput(e, tg, requestID, err)
 	}
-	if fault == "cmp-fresh" {
+	if fault == "cmp-fresh" || (fault == "rebind" && op.Compensation.TenantScope != s.scope) {
 		return s.unrecorded(e, tg, p, input, "fresh-"+requestID, false)
 	}
 	return s.deliver(e, tg, p, input, requestID)

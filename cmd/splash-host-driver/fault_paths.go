@@ -64,3 +64,24 @@ func (a afterSend) SendLine(line []byte) error {
 	}
 	return err
 }
+
+// refusedHere holds the refusal notes of the refusal-memory fault: kept for the process only.
+var refusedHere = map[string]bool{}
+
+// unledgered is the faulty path of the redispatch-newkey fault: it dispatches op's input under
+// op's (altered) key without the engine and reports the answer without recording it.
+func (s *session) unledgered(op host.LedgerOperation, p protocol.ToolPayload, requestID string) (json.RawMessage, error) {
+	ops, err := s.oneShot()
+	if err != nil {
+		return nil, err
+	}
+	req, err := protocol.NewOperationDispatchRequest(s.auth.SessionID(), requestID, op.Tool, op.OperationKey, p)
+	if err != nil {
+		return nil, err
+	}
+	res, err := ops.DispatchOperation(req)
+	if err != nil {
+		return nil, s.lost(err)
+	}
+	return res.Status.AppendJSON(nil), nil
+}

@@ -235,3 +235,12 @@ func (s *session) lostInput(e *workflow.Engine, tg workflow.Target, requestID st
 	}
 	return s.unrecorded(e, tg, p, input, requestID, false)
 }
+
+// planFault is the plan-fixed fault: a port that keys its plan by a fixed fingerprint of its
+// own instead of the one WFL-045 derives from the steps.
+func planFault(p host.Plan) host.Plan {
+	if fault == "plan-fixed" {
+		p.Fingerprint = "5f1a5e0000000000000000000000000000000000000000000000000000000030"
+	}
+	return p
+}

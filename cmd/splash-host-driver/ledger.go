@@ -16,17 +16,25 @@ import (
 	"github.com/splashv5/conform/impl/workflow"
 )
 
-// plan is the driver's workflow plan when start names none (HDR-049): every step command is an
-// operation of its one step, so the plan and its fingerprint are the same in every driver
+// ownPlan is the driver's workflow plan when start names none (HDR-049): every step command is
+// an operation of its one step, so the plan and its fingerprint are the same in every driver
 // process.
-var plan = host.Plan{Fingerprint: "5f1a5e0000000000000000000000000000000000000000000000000000000030", Steps: []string{"conformance"}}
+var ownPlan = []workflow.PlanStep{{ID: "conformance", Source: ""}}
 
-// plan returns the plan a start names, or the driver's own when it names none (HDR-049).
-func (p *planCommand) plan() host.Plan {
+// plan returns the plan a start names, or the driver's own when it names none, with the
+// fingerprint derived from its steps (WFL-045, HDR-049).
+func (p *planCommand) plan() (host.Plan, error) {
 	if p == nil {
-		return plan
+		return workflow.NewPlan(ownPlan), nil
 	}
-	return host.Plan{Fingerprint: p.Fingerprint, Steps: p.Steps}
+	if len(p.Steps) == 0 {
+		return host.Plan{}, errors.New("BadCommand")
+	}
+	steps := make([]workflow.PlanStep, len(p.Steps))
+	for i, st := range p.Steps {
+		steps[i] = workflow.PlanStep{ID: st.ID, Source: st.Source}
+	}
+	return planFault(workflow.NewPlan(steps)), nil
 }
 
 // ledger is a session's durable state: the directory given with start, and the step engine,
@@ -194,7 +202,9 @@ func (s *session) saveInput(p protocol.ToolPayload) error {
 	return err
 }
 
-// loadInput returns the payload kept under fingerprint and its canonical input.
+// loadInput returns the payload kept under fingerprint and its canonical input, checked against
+// the fingerprint before anything is sent (HDR-050): LostInput when none is kept,
+// InputFingerprintMismatch when what is kept is not that input.
 func (s *session) loadInput(fingerprint string) (protocol.ToolPayload, []byte, error) {
 	key, err := storage.NewRecordKey("input", fingerprint)
 	if err != nil {
@@ -206,10 +216,13 @@ func (s *session) loadInput(fingerprint string) (protocol.ToolPayload, []byte, e
 	}
 	p, err := protocol.DecodeToolPayload(rec.Payload, canonjson.Preserve)
 	if err != nil {
-		return p, nil, err
+		return p, nil, errors.New("InputFingerprintMismatch")
 	}
 	input, err := protocol.CanonicalOperationInputBytes(p)
-	return p, input, err
+	if err != nil || host.LedgerInputFingerprint(input) != fingerprint {
+		return p, nil, errors.New("InputFingerprintMismatch")
+	}
+	return p, input, nil
 }
 
 // oneShot returns the session's one-shot operation transport: one durable exchange per session

@@ -11,6 +11,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/workflow"
 )
 
@@ -60,7 +61,7 @@ func ledgerSession(t *testing.T, dir string) *session {
 		t.Fatal(err)
 	}
 	s := &session{auth: auth}
-	s.state, s.plan = dir, plan
+	s.state, s.plan = dir, workflow.NewPlan(ownPlan)
 	return s
 }
 
@@ -135,5 +136,29 @@ func TestRefusedStepLeavesNothingQueued(t *testing.T) {
 	}
 	if inv, queued := later.rt.PeekNextExternal(); queued {
 		t.Fatalf("the refused step's operation %v is still queued", inv.ID)
+	}
+}
+
+// Spec: HDR-050
+// A kept input that no longer matches the fingerprint it is kept under is refused with
+// InputFingerprintMismatch, distinct from a lost one (LostInput); nothing is returned to send.
+func TestSubstitutedInputIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s := ledgerSession(t, dir)
+	if _, err := s.engine(); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := canonjson.ParseValue([]byte(`{"value":1}`), canonjson.Preserve)
+	input, _ := protocol.CanonicalOperationInputBytes(protocol.JSONPayload(v))
+	fp := host.LedgerInputFingerprint(input)
+	key, _ := storage.NewRecordKey("input", fp)
+	if _, err := s.store.Create(context.Background(), key, []byte(`{"format":"json","value":{"value":2}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err := s.loadInput(fp); err == nil || err.Error() != "InputFingerprintMismatch" || got != nil {
+		t.Fatalf("a substituted input: %v", err)
+	}
+	if _, _, err := s.loadInput(host.LedgerInputFingerprint([]byte("jsonother"))); err == nil || err.Error() != "LostInput" {
+		t.Fatalf("a lost input: %v", err)
 	}
 }

@@ -99,7 +99,7 @@ func main() {
 }
 
 func start(c command) (*session, error) {
-	if len(c.Command) == 0 || c.DeadlineMS <= 0 {
+	if len(c.Command) == 0 || c.DeadlineMS <= 0 || (c.Scope != "" && !protocol.IsToken(c.Scope) && fault != "scope-any") {
 		return nil, errors.New("BadCommand")
 	}
 	m, err := protocol.DecodeManifest(c.Manifest)
@@ -124,7 +124,11 @@ func start(c command) (*session, error) {
 		return nil, errors.New("StartFailed")
 	}
 	s := &session{proc: proc, auth: auth, deadline: time.Duration(c.DeadlineMS) * time.Millisecond}
-	s.state, s.inputDir, s.scope, s.plan = c.State, inputDir(c.Inputs), c.Scope, c.Plan.plan()
+	s.state, s.inputDir, s.scope = c.State, inputDir(c.Inputs), c.Scope
+	if s.plan, err = c.Plan.plan(); err != nil {
+		_, _ = proc.Terminate()
+		return nil, err
+	}
 	if s.scope == "" || fault == "tenant" {
 		s.scope = defaultScope
 	}

@@ -78,7 +78,8 @@ func (s *session) lost(err error) error {
 
 // recover settles the first uncertain entry of the ledger on this session (HDR-042), as the
 // host chooses: an operation that may have run is reconciled under its persisted key
-// (RUN-187, WFL-007, WFL-041), never dispatched again; a compensation whose answer was lost is
+// (RUN-187, WFL-007, WFL-041), and sent again as its exact recorded dispatch only after a
+// worker refused that reconciliation (WFL-043, HDR-055); a compensation whose answer was lost is
 // delivered again under its recorded cmp- key and input with a fresh approval (WFL-026). It
 // answers the status the worker reported, or nothing when the ledger is settled.
 func (s *session) recover(c command) (json.RawMessage, error) {
@@ -103,25 +104,14 @@ func (s *session) recover(c command) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	ops, err := s.oneShot()
-	if err != nil {
-		return nil, err
-	}
 	if fault == "recover-redispatch" {
+		ops, err := s.oneShot()
+		if err != nil {
+			return nil, err
+		}
 		req, _ := protocol.NewOperationDispatchRequest(s.auth.SessionID(), c.RequestID, op.Tool, op.OperationKey, p)
 		res, err := ops.DispatchOperation(req)
 		return res.Status.AppendJSON(nil), err
 	}
-	req, err := e.ReconcileRequest(op.OperationKey, input, s.auth.SessionID(), c.RequestID)
-	if err != nil {
-		return nil, denied{err}
-	}
-	res, err := ops.ReconcileOperation(req)
-	if err != nil {
-		return nil, s.lost(err)
-	}
-	if _, err := e.ApplyReconciliation(context.Background(), req, res); err != nil {
-		return nil, s.lost(invalidResult{err})
-	}
-	return res.Status.AppendJSON(nil), nil
+	return s.reconcileOrRedispatch(e, op, p, input, c.RequestID)
 }

@@ -28,10 +28,16 @@ type command struct {
 	Nonce string       `json:"nonce"`
 }
 
-// planCommand is the plan a start names (HDR-049).
+// planCommand is the plan a start names (HDR-049): its steps, from which the host derives the
+// plan fingerprint (WFL-045).
 type planCommand struct {
-	Fingerprint string   `json:"fingerprint"`
-	Steps       []string `json:"steps"`
+	Steps []planStep `json:"steps"`
+}
+
+// planStep is one step of a plan command.
+type planStep struct {
+	ID     string `json:"id"`
+	Source string `json:"source"`
 }
 
 // nonce returns the command's nonce, or its request id when it names none.

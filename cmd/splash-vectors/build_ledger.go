@@ -25,6 +25,7 @@ var ledgerFlagNotes = map[string]string{
 	"LengthPrefix":            "Two derivations whose concatenated fields are equal but split differently; the length prefixes keep their keys apart.",
 	"CompensationObservation": "Recording authenticated compensation observations into a stored ledger; a refused one changes nothing (WFL-012).",
 	"CompensationRecord":      "Recording compensation intents into a stored ledger; a refused intent changes nothing (WFL-011).",
+	"PlanFingerprint":         "A plan fingerprint derived from the plan's step IDs and sources (WFL-045).",
 }
 
 func init() {
@@ -36,7 +37,8 @@ func init() {
 func buildLedger(c *checker) (string, any, *fileBuilder) {
 	b := newFileBuilder(vectorfmt.LedgerFile, c)
 	order := []string{vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType,
-		vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType, vectorfmt.LedgerCompensationObservationType}
+		vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType, vectorfmt.LedgerCompensationObservationType,
+		vectorfmt.LedgerPlanFingerprintType}
 	groups := map[string]*vectorfmt.LedgerGroup{}
 	for _, typ := range order {
 		groups[typ] = &vectorfmt.LedgerGroup{Type: typ, Tests: []vectorfmt.LedgerTest{}}
@@ -60,6 +62,13 @@ func buildLedger(c *checker) (string, any, *fileBuilder) {
 			b.failf("%q derives the same compensation key as %q", t.Comment, prev)
 		}
 		seen[*t.CompensationKey] = t.Comment
+	}
+	plans := map[string]string{}
+	for _, t := range groups[vectorfmt.LedgerPlanFingerprintType].Tests {
+		if prev, ok := plans[*t.PlanFingerprint]; ok {
+			b.failf("%q derives the same plan fingerprint as %q", t.Comment, prev)
+		}
+		plans[*t.PlanFingerprint] = t.Comment
 	}
 	doc := vectorfmt.Ledger{}
 	for _, typ := range order {
@@ -89,6 +98,10 @@ func buildLedgerTest(b *fileBuilder, row ledgerRow) (vectorfmt.LedgerTest, bool)
 		if (row.err == "") != ledgerKeyArgumentsValid(row) {
 			b.failf("%q: expected error %q disagrees with the argument limits", row.comment, row.err)
 		}
+	case vectorfmt.LedgerPlanFingerprintType:
+		t.Case = b.newCase(row.meta, "")
+		t.PlanSteps, t.PlanSources = row.steps, row.sources
+		t.PlanFingerprint = strPtr(indPlanFingerprint(row.steps, row.sources))
 	case vectorfmt.LedgerDecodeType:
 		t.Case = b.newCase(row.meta, row.err)
 		t.Input = b.text(row.input)

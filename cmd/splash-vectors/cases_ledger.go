@@ -56,6 +56,8 @@ type ledgerRow struct {
 	// Compensation key rows: the original operation key, tenant scope and grant fingerprint
 	// (plan, tool, input and nonce as for key rows).
 	opKey, tenant, grant string
+	// Plan fingerprint rows: the step sources, one per step ID in steps.
+	sources []string
 	// Compensation record rows: the stored ledger and the intents recorded into it.
 	ledger string
 	comps  []ledgerCompRow
@@ -525,5 +527,25 @@ func ledgerCases() []ledgerRow {
 		ledgerObsRow{reqMsg(with(func(b *binding) { b.ckey = "cmp-z" }), "redo"), resMsg(with(func(b *binding) { b.ckey = "cmp-z" }), running), "", "CompensationInputFingerprintMismatch"})
 	orec("a refused observation does not stop a later one", nil, obsLedger("8", "running"),
 		ob(with(func(b *binding) { b.op = "op-t" }), running, "", "UnknownCompensation"), ob(bind, running, "running", ""))
+
+	// Plan fingerprints (WFL-045): the steps' IDs and sources, in order.
+	plan := func(comment string, fl []string, steps ...[2]string) {
+		row := ledgerRow{meta: meta{comment, append([]string{"PlanFingerprint"}, fl...), reqs("WFL-045")}, kind: vectorfmt.LedgerPlanFingerprintType}
+		for _, st := range steps {
+			row.steps, row.sources = append(row.steps, st[0]), append(row.sources, st[1])
+		}
+		rows = append(rows, row)
+	}
+	plan("one step", nil, [2]string{"publish", `let out = tool.call("conf.durable.record", input);`})
+	plan("three steps", nil, [2]string{"fetch", `tool.call("remote.fetch", input)`}, [2]string{"transform", `json.parse(data)`},
+		[2]string{"publish", `tool.call("remote.publish", data)`})
+	plan("the same steps in another order", nil, [2]string{"publish", `tool.call("remote.publish", data)`},
+		[2]string{"fetch", `tool.call("remote.fetch", input)`}, [2]string{"transform", `json.parse(data)`})
+	plan("an empty source", nil, [2]string{"publish", ""})
+	plan("a byte moved from the ID to the source", flags("LengthPrefix"), [2]string{"ab", "c"})
+	plan("a byte moved from the source to the ID", flags("LengthPrefix"), [2]string{"a", "bc"})
+	plan("a source of multi-byte UTF-8, counted in bytes", nil, [2]string{"publish", "émit(\"✓ 𝄞\")\n"})
+	plan("a step that repeats the previous one: the count and the order enter the hash", nil, [2]string{"publish", ""}, [2]string{"publish", ""})
+	plan("no steps", nil)
 	return rows
 }

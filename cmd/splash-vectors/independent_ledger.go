@@ -46,3 +46,14 @@ func indCompensationKey(planFingerprint, operationKey, tool, tenantScope, grantF
 	sum := blake3.Sum256(data)
 	return "cmp-" + hex.EncodeToString(sum[:])
 }
+
+// indPlanFingerprint is hex(BLAKE3("splash-workflow-plan-v1" || u64be(step count) || for each
+// step lp(id) || lp(source))) (WFL-045).
+func indPlanFingerprint(ids, sources []string) string {
+	data := binary.BigEndian.AppendUint64([]byte("splash-workflow-plan-v1"), uint64(len(ids)))
+	for i := range ids {
+		data = indLP(indLP(data, []byte(ids[i])), []byte(sources[i]))
+	}
+	sum := blake3.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

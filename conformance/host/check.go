@@ -43,7 +43,8 @@ type Check struct {
 // Catalog returns every host check, ordered by ID.
 func Catalog() []*Check {
 	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks(), durableChecks(), cancelChecks(),
-		recoverChecks(), compChecks(), unsupportedChecks(), stateChecks(), budgetChecks(), slotChecks(), fileChecks(), hostileChecks(), keyChecks(), derivationChecks(), cancelWaitChecks())
+		recoverChecks(), compChecks(), unsupportedChecks(), stateChecks(), budgetChecks(), slotChecks(), fileChecks(), hostileChecks(), keyChecks(), derivationChecks(), cancelWaitChecks(),
+		livenessChecks(), planChecks(), tenantChecks())
 	slices.SortStableFunc(all, func(a, b *Check) int { return strings.Compare(a.ID, b.ID) })
 	return all
 }

@@ -12,17 +12,37 @@ import (
 // planStep is the one step of the plan the runner gives (HDR-049).
 const planStep = "publish"
 
-// planCommand is the workflow plan of a start with a state directory (HDR-049).
+// planCommand is the workflow plan of a start with a state directory (HDR-049): its steps,
+// from which the host derives the plan fingerprint itself (WFL-045).
 type planCommand struct {
-	Fingerprint string   `json:"fingerprint"`
-	Steps       []string `json:"steps"`
+	Steps []planStepCommand `json:"steps"`
 }
 
-// plan returns the check's workflow plan: its fingerprint is derived from the check's ID, so
-// that every start of the check, in every driver process, names the same plan.
+// planStepCommand is one step of a plan: its ID and its source.
+type planStepCommand struct {
+	ID     string `json:"id"`
+	Source string `json:"source"`
+}
+
+// plan returns the check's workflow plan: one step whose source names the check, so that every
+// start of the check, in every driver process, names the same plan, and every check its own.
 func (t *T) plan() planCommand {
-	sum := blake3.Sum256([]byte("splash-conform host plan " + t.check.ID))
-	return planCommand{Fingerprint: hex.EncodeToString(sum[:]), Steps: []string{planStep}}
+	return planCommand{Steps: []planStepCommand{{ID: planStep, Source: "// splash-conform host check " + t.check.ID + "\nlet out = tool.call(\"conf.durable.record\", input);\n"}}}
+}
+
+// planFingerprint is the fingerprint the spec derives from the plan's steps (WFL-045): the
+// lowercase hex of BLAKE3("splash-workflow-plan-v1" || u64be(step count) || lp(id) || lp(source)
+// ...). It is written out here from the specification, not taken from the implementation.
+func (p planCommand) planFingerprint() string {
+	b := binary.BigEndian.AppendUint64([]byte("splash-workflow-plan-v1"), uint64(len(p.Steps)))
+	for _, st := range p.Steps {
+		for _, part := range []string{st.ID, st.Source} {
+			b = binary.BigEndian.AppendUint64(b, uint64(len(part)))
+			b = append(b, part...)
+		}
+	}
+	sum := blake3.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // operationNonce is the nonce the runner gives a step or compensate command.
@@ -42,13 +62,13 @@ func derivedKey(prefix, domain string, parts ...[]byte) string {
 }
 
 // expectedOperationKey is the operation key the spec derives for a step of tool with payload
-// p and nonce under the check's plan.
+// p and nonce under the check's plan, whose fingerprint enters as its hex text (WFL-045).
 func (t *T) expectedOperationKey(tool string, p protocol.ToolPayload, nonce string) string {
 	input, err := protocol.CanonicalOperationInputBytes(p)
 	if err != nil {
 		t.internal(err)
 	}
-	return derivedKey("op-", "splash-workflow-operation-key-v1", []byte(t.plan().Fingerprint), []byte(planStep), []byte(tool), input, []byte(nonce))
+	return derivedKey("op-", "splash-workflow-operation-key-v1", []byte(t.plan().planFingerprint()), []byte(planStep), []byte(tool), input, []byte(nonce))
 }
 
 // expectedCompensationKey is the compensation key the spec derives for the compensation req
@@ -63,20 +83,20 @@ func (t *T) expectedCompensationKey(req protocol.OperationCompensationRequest, n
 	if err != nil {
 		t.internal(err)
 	}
-	return derivedKey("cmp-", "splash-workflow-compensation-key-v1", []byte(t.plan().Fingerprint), []byte(req.OperationKey),
+	return derivedKey("cmp-", "splash-workflow-compensation-key-v1", []byte(t.plan().planFingerprint()), []byte(req.OperationKey),
 		[]byte(req.Tool), []byte(req.TenantScope), []byte(fp), input, []byte(nonce))
 }
 
 func derivationChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HCOMP-04", Level: must, Requirements: []string{"WFL-001", "WFL-010", "HDR-041", "HDR-043", "HDR-049"},
+		{ID: "CNF-HCOMP-04", Level: must, Requirements: []string{"WFL-001", "WFL-010", "WFL-045", "HDR-041", "HDR-043", "HDR-049"},
 			Needs: []string{FeatureInvoke, FeatureRecover, FeatureCompensate},
-			Title: "the keys follow the spec's derivations from the inputs the commands give: op- from plan, step, tool, input and nonce; cmp- from plan, operation, tool, tenant, grant, input and nonce",
+			Title: "the keys follow the spec's derivations from the inputs the commands give: the plan fingerprint from the plan's steps; op- from plan, step, tool, input and nonce; cmp- from plan, operation, tool, tenant, grant, input and nonce",
 			run: func(t *T) {
 				w := t.ledgerSession()
 				key := t.succeededStep(w, "req-1")
 				if want := t.expectedOperationKey(durableTool, jsonPayload(`{"value":1}`), operationNonce("req-1")); key != want {
-					t.failf("the operation key "+want+" derived from the plan, step, tool, input and nonce given (WFL-001, HDR-049)", key)
+					t.failf("the operation key "+want+" derived from the plan fingerprint "+t.plan().planFingerprint()+" of the plan's steps, the step, tool, input and nonce given (WFL-001, WFL-045, HDR-049)", key)
 				}
 				second := t.ledgerSession()
 				id := t.compensateCommand("cmp-req-1", key)

@@ -64,6 +64,18 @@ var hostFaults = []hostFault{
 	{"inputs-here", "keeps its input store in the state directory, whatever start names as inputs (hostfaults_on.go)", []string{"CNF-HCOMP-05"}},
 	{"memonce", "keeps the one-approval rule of compensation in memory only (hostfaults_on.go)", []string{"CNF-HCOMP-02"}},
 
+	// Liveness of an undelivered step (cmd/splash-host-driver/redispatch.go).
+	{"noredispatch", "never sends the recorded dispatch after a refused reconciliation, so the step never settles", []string{"CNF-HLIVE-01"}},
+	{"redispatch-first", "sends a pending operation's recorded dispatch without reconciling it first", []string{"CNF-HLIVE-01"}},
+	{"redispatch-newkey", "sends the dispatch after a refused reconciliation under a new key", []string{"CNF-HLIVE-01"}},
+	{"refusal-memory", "keeps the refusal of a reconciliation in memory only, so a restarted driver reconciles again", []string{"CNF-HLIVE-01"}},
+	{"refusal-any", "takes any failed reconciliation, a crash included, for a refusal", []string{"CNF-HLIVE-01"}},
+
+	// The plan and the start's fields (cmd/splash-host-driver/ledger.go, hostfaults_on.go).
+	{"plan-fixed", "keys its ledger by a fixed plan fingerprint instead of the one derived from the steps", []string{"CNF-HCOMP-04", "CNF-HPLAN-01"}},
+	{"scope-any", "starts a worker for a scope that is not an identifier token", []string{"CNF-HPLAN-02"}},
+	{"rebind", "resends a lost compensation under the current scope's tenant instead of the recorded one", []string{"CNF-HTENANT-01"}},
+
 	// Ports that count, parse, encode or wait differently (cmd/splash-host-driver/hostfaults_on.go).
 	{"wait-nodeadline", "wait trusts the worker to exit, with no deadline", []string{"CNF-HDEADLINE-04"}},
 	{"wait-nokill", "wait answers -1 at the deadline without killing the worker's group", []string{"CNF-HDEADLINE-04"}},

@@ -40,6 +40,10 @@ type relayEvent struct {
 	Ended Side `json:"ended,omitempty"`
 	// Cut says that the relay killed the worker instead of relaying its answer.
 	Cut bool `json:"cut,omitempty"`
+	// Dropped says that the relay kept a host line from the worker and ended its input;
+	// Armed that it will do so with the host's next line (relayOrder.Drop).
+	Dropped bool `json:"dropped,omitempty"`
+	Armed   bool `json:"armed,omitempty"`
 	// Exit is the worker's exit status (-1 when a signal ended it).
 	Exit *int `json:"exit,omitempty"`
 	// Error is a failure of the relay itself.
@@ -51,6 +55,9 @@ type relayOrder struct {
 	// Cut kills the worker at its next answer line, which is then not relayed: the host loses
 	// an answer whose effect happened.
 	Cut bool `json:"cut,omitempty"`
+	// Drop keeps the host's next line from the worker and ends the worker's input instead: the
+	// worker ends its session cleanly, never having seen the frame the host wrote.
+	Drop bool `json:"drop,omitempty"`
 }
 
 // reporter writes events to the runner; a lost runner is ignored (the relay goes on relaying,
@@ -134,7 +141,7 @@ func RelayMain(args []string) int {
 	clear(raw.Bytes())
 
 	var cut sync.Mutex
-	cutNext := false
+	cutNext, dropNext := false, false
 	go func() { // the runner's orders
 		dec := json.NewDecoder(bufio.NewReader(conn))
 		for {
@@ -142,10 +149,12 @@ func RelayMain(args []string) int {
 			if dec.Decode(&o) != nil {
 				return
 			}
-			if o.Cut {
-				cut.Lock()
-				cutNext = true
-				cut.Unlock()
+			cut.Lock()
+			cutNext = cutNext || o.Cut
+			dropNext = dropNext || o.Drop
+			cut.Unlock()
+			if o.Drop {
+				rep.send(relayEvent{Armed: true})
 			}
 		}
 	}()
@@ -158,7 +167,18 @@ func RelayMain(args []string) int {
 		rep.send(relayEvent{Record: &rec})
 	}
 	go func() {
-		pump(in, toWorker, HostSide, rep, func(line []byte) bool { judged(HostSide, line); return true })
+		pump(in, toWorker, HostSide, rep, func(line []byte) bool {
+			cut.Lock()
+			drop := dropNext
+			dropNext = false
+			cut.Unlock()
+			if drop {
+				rep.send(relayEvent{Dropped: true})
+				return false
+			}
+			judged(HostSide, line)
+			return true
+		})
 		_ = toWorker.Close()
 		_, _ = io.Copy(io.Discard, in) // a host that writes on is not blocked
 	}()

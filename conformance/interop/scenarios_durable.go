@@ -161,6 +161,45 @@ func durableScenarios() []*Scenario {
 				}
 				t.expectEffects("after the host's recovery", t.effectsOfOneStep()...)
 			}},
+		{ID: "CNF-IOP-RECOVER-02", Title: "a step whose dispatch never reached the worker settles: the worker refuses to reconcile the unknown key, and the host then sends the recorded dispatch under the same key, with one effect",
+			Requirements: []string{"WFL-043", "WFL-044", "HDR-055", "JRN-017", "WRK-060", "IOP-005"}, HostNeeds: ledger, WorkerNeeds: workerDurable,
+			run: func(t *T) {
+				r := t.ledgerSession()
+				r.waitLines(HostSide, protocol.TypeOpenSession, 1)
+				r.dropNextHostLine()
+				if _, o := t.step("req-1", `{"value":1}`); o.OK {
+					t.failf("an error: the worker ended its session before the step's dispatch reached it", string(o.Raw()))
+				}
+				r.waitFor("the dropped dispatch", func() bool { return r.dropped })
+				t.expectEffects("after a dispatch that never reached the worker")
+
+				r = t.ledgerSession()
+				if o := t.call(map[string]any{"op": "recover", "request_id": "rec-1"}); o.OK {
+					t.failf("an error: the worker refuses to reconcile a key its journal does not hold (JRN-017)", string(o.Raw()))
+				}
+				if code := r.exitStatus(); code != 5 {
+					t.failf("the worker's refusal of the unknown key: no answer, exit status 5"+t.cite("WRK-060", "WRK-092"), fmt.Sprintf("exit status %d", code))
+				}
+				if r.count(HostSide, protocol.TypeReconcileOperation) != 1 || r.count(HostSide, protocol.TypeDispatchOperation) != 0 {
+					t.failf("one reconcile_operation and no dispatch first"+t.cite("WFL-044"), fmt.Sprintf("%d reconciliations, %d dispatches",
+						r.count(HostSide, protocol.TypeReconcileOperation), r.count(HostSide, protocol.TypeDispatchOperation)))
+				}
+				key := r.hostOperationKey(protocol.TypeReconcileOperation)
+
+				t.restartDriver()
+				r = t.ledgerSession()
+				o := t.call(map[string]any{"op": "recover", "request_id": "rec-2"})
+				t.expectStatus("the recorded dispatch of "+key+" after the refusal (WFL-043, HDR-055)", o, succeeded(key, "1"))
+				if got := r.hostOperationKey(protocol.TypeDispatchOperation); got != key {
+					t.failf("the dispatch under the recorded key "+key+" (WFL-043)", got)
+				}
+				t.expectEffects("after the recorded dispatch", "effect "+key)
+
+				t.ledgerSession()
+				next, o := t.step("req-2", `{"value":2}`)
+				t.expectStatus("the step after the recovery", o, succeeded(next, "2"))
+				t.expectEffects("after the next step", "effect "+key, "effect "+next)
+			}},
 		{ID: "CNF-IOP-COMP-01", Title: "a compensation performs one compensation effect bound to the worker's scope; a second one is refused by the host",
 			Requirements: []string{"HDR-043", "HDR-044", "JRN-008", "PRF-015", "IOP-005"}, HostNeeds: []string{featureInvoke, featureRecover, featureCompensate}, WorkerNeeds: workerComp,
 			run: func(t *T) {
@@ -201,6 +240,36 @@ func durableScenarios() []*Scenario {
 				t.expectEffects("after the redelivered compensation", "effect "+key, "compensation "+key+" "+compensationKey(o))
 			}},
 	}
+}
+
+// dropNextHostLine tells the relay to keep the host's next line from the worker and end the
+// worker's input instead, so that the host writes a frame no worker ever sees, and waits until
+// the relay is armed.
+func (r *relay) dropNextHostLine() {
+	r.order(relayOrder{Drop: true})
+	r.waitFor("the relay armed to drop the host's next line", func() bool { return r.armed })
+}
+
+// hostOperationKey returns the operation key of the first host frame of type typ the relay
+// recorded, or "" when there is none.
+func (r *relay) hostOperationKey(typ protocol.MessageType) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range r.records {
+		if rec.Side != HostSide || rec.Type != string(typ) {
+			continue
+		}
+		var f struct {
+			Message struct {
+				Request struct {
+					OperationKey string `json:"operation_key"`
+				} `json:"request"`
+			} `json:"message"`
+		}
+		_ = json.Unmarshal([]byte(rec.Line), &f)
+		return f.Message.Request.OperationKey
+	}
+	return ""
 }
 
 // effectsOfOneStep is the effect log after the scenario's one step: one effect, whatever key

@@ -229,6 +229,8 @@ type relay struct {
 	devs    []Deviation
 	ended   map[Side]bool
 	cut     bool
+	dropped bool // the relay kept a host line from the worker (relayOrder.Drop)
+	armed   bool // the relay will keep the host's next line from the worker
 	exit    *int
 	errText string
 	done    bool // the side channel ended
@@ -278,6 +280,10 @@ func (r *relay) apply(ev relayEvent) {
 		r.ended[ev.Ended] = true
 	case ev.Cut:
 		r.cut = true
+	case ev.Dropped:
+		r.dropped = true
+	case ev.Armed:
+		r.armed = true
 	case ev.Exit != nil:
 		r.exit = ev.Exit
 	case ev.Error != "":

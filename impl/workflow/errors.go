@@ -49,6 +49,11 @@ const (
 	ErrWorker
 	// ErrInvalidConfig: the engine's configuration is incomplete.
 	ErrInvalidConfig
+	// ErrOperationObserved: a redispatch of an operation that a worker has already observed
+	// (its ledger state is not pending), or that has a compensation. A worker that refuses to
+	// reconcile such an operation has lost a key its journal held (WFL-044); the reference
+	// has no variant for it.
+	ErrOperationObserved
 )
 
 var kindNames = [...]string{
@@ -68,6 +73,7 @@ var kindNames = [...]string{
 	ErrWorkflowFailed:             "WorkflowFailed",
 	ErrWorker:                     "Worker",
 	ErrInvalidConfig:              "InvalidConfig",
+	ErrOperationObserved:          "OperationObserved",
 }
 
 // String returns the variant name.

@@ -107,3 +107,50 @@ func TestFaultCompensationAnswerWrite(t *testing.T) {
 		t.Fatalf("durable compensation state %v", cmp.State)
 	}
 }
+
+// Spec: WFL-043, WFL-006
+// A failed write of a redispatch's answer: the durable ledger still says pending, the engine is
+// poisoned, and a restored engine can redispatch the same key, which the worker's journal
+// answers from its record without a second effect.
+func TestFaultRedispatchWriteRecordsNothing(t *testing.T) {
+	f := newFixture(t)
+	f.start("succeed", "1")
+	c, err := f.e.Prepare(f.ctx, []byte("n0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := f.restart(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.reopenWorker("session-2")
+	d, err := e.SealRedispatch(c.OperationKey(), c.Payload(), "redispatch-1", f.host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := f.send(d.Line)
+	f.store.fail = 1
+	_, err = e.ApplyRedispatchAnswer(f.ctx, d.Request, f.host, answer)
+	wantKind(t, err, workflow.ErrLedgerWrite)
+	if op, _ := e.Ledger().Operation(c.OperationKey()); op.State != host.LedgerPending || e.Phase() != workflow.PhasePoisoned {
+		t.Fatalf("durable state %v, phase %v", op.State, e.Phase())
+	}
+	_, err = e.SealRedispatch(c.OperationKey(), c.Payload(), "redispatch-2", f.host)
+	wantKind(t, err, workflow.ErrPoisoned)
+
+	e, err = f.restart(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.reopenWorker("session-3")
+	d, err = e.SealRedispatch(c.OperationKey(), c.Payload(), "redispatch-3", f.host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := e.ApplyRedispatchAnswer(f.ctx, d.Request, f.host, f.send(d.Line)); err != nil || st != host.LedgerSucceeded {
+		t.Fatalf("redispatch %v %v", st, err)
+	}
+	if n := len(f.effects.Lines()); n != 1 {
+		t.Fatalf("%d effects, want 1: the journal admits a key once", n)
+	}
+}

@@ -1,11 +1,12 @@
 package workflow_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/splashv5/conform/impl/host"
-	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/worker"
 	"github.com/splashv5/conform/impl/workflow"
 )
 
@@ -16,7 +17,7 @@ func (f *fixture) restart(minimum uint64) (*workflow.Engine, error) {
 	return workflow.Restore(f.ctx, workflow.Config{Runtime: f.rt, Plan: testPlan, Store: f.store, MinimumRevision: minimum})
 }
 
-// Spec: WFL-040, WFL-041, WFL-042
+// Spec: WFL-040, WFL-041, WFL-042, WFL-043, WFL-044
 // After a crash between the ledger write and the send, the restored engine recovers: it
 // validates the ledger, the host reconciles the pending operation under a fresh session, and
 // only an explicit policy resumes it; a terminal ledger state alone skips and resumes nothing.
@@ -45,24 +46,58 @@ func TestRestartRecovery(t *testing.T) {
 	accept := func(host.LedgerOperation) workflow.Decision { return workflow.DecisionAccept }
 	wantKind(t, e.Resume(workflow.RecoveryPolicy{CompletedSteps: 1, Decide: accept}), workflow.ErrUnreconciledOperation)
 
-	// Reconcile under a fresh session: the worker never saw the dispatch.
+	// Reconcile under a fresh session: the worker never saw the dispatch, so its journal has
+	// no record of the key and it refuses the reconciliation as the reference worker does, with
+	// UnknownOperation, no answer and exit status 5 (JRN-017, WRK-060, WRK-092).
 	input, _ := protocol.CanonicalOperationInputBytes(c.Payload())
-	_, err = e.ReconcileRequest(c.OperationKey(), []byte("jsonother"), "session-2", "rec-1")
+	f.reopenWorker("session-2")
+	_, err = e.ReconcileRequest(c.OperationKey(), []byte("jsonother"), f.session, "rec-1")
 	wantKind(t, err, host.ErrLedgerInputFingerprintMismatch)
-	req, err := e.ReconcileRequest(c.OperationKey(), input, "session-2", "rec-1")
+	req, err := e.ReconcileRequest(c.OperationKey(), input, f.session, "rec-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := protocol.NewOperationReconcileResult(req.SessionID, req.RequestID, req.Tool, req.OperationKey, protocol.Failed(profile.AbsenceMessage))
+	_, line, err := f.host.Seal(protocol.ReconcileOperationMessage{Request: req})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := e.ApplyReconciliation(f.ctx, req, res); err != nil || st != host.LedgerFailed {
-		t.Fatalf("reconciliation %v %v", st, err)
+	answer, err := f.w.Handle(f.ctx, line, workerRevision{})
+	if answer != nil || !errors.Is(err, protocol.ErrUnknownOperation) || worker.ExitCode(err) != workflow.RefusalExitStatus {
+		t.Fatalf("the worker answered %q, %v (exit %d): want no answer, UnknownOperation, exit %d", answer, err, worker.ExitCode(err), workflow.RefusalExitStatus)
+	}
+	if !(workflow.WorkerEnd{Exited: true, Status: worker.ExitCode(err)}).Refused() {
+		t.Fatal("the worker's end is not a refusal")
+	}
+	if u := e.Unsettled(); len(u) != 1 || u[0].State != host.LedgerPending {
+		t.Fatalf("a refusal recorded something: %+v", u)
+	}
+	wantKind(t, e.Resume(workflow.RecoveryPolicy{CompletedSteps: 1, Decide: accept}), workflow.ErrUnreconciledOperation)
+
+	// The exact recorded dispatch on another fresh session (WFL-043): same key and tool, the
+	// kept input checked against its fingerprint; the worker's journal admits it once.
+	f.reopenWorker("session-3")
+	other, _ := undoValue(t, `{"mode":"succeed","value":2}`)
+	_, err = e.SealRedispatch(c.OperationKey(), other, "redispatch-1", f.host)
+	wantKind(t, err, host.ErrLedgerInputFingerprintMismatch)
+	d, err := e.SealRedispatch(c.OperationKey(), c.Payload(), "redispatch-1", f.host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Request.OperationKey != c.OperationKey() || d.Request.Tool != record || !d.Request.Payload.Equal(c.Payload()) {
+		t.Fatalf("redispatch %+v is not the recorded dispatch", d.Request)
+	}
+	if st, err := e.ApplyRedispatchAnswer(f.ctx, d.Request, f.host, f.send(d.Line)); err != nil || st != host.LedgerSucceeded {
+		t.Fatalf("redispatch %v %v", st, err)
+	}
+	if n := len(f.effects.Lines()); n != 1 {
+		t.Fatalf("%d effects, want 1", n)
 	}
 	if len(e.Unsettled()) != 0 {
 		t.Fatal("still unsettled")
 	}
+	// An observed operation is never redispatched.
+	_, err = e.SealRedispatch(c.OperationKey(), c.Payload(), "redispatch-2", f.host)
+	wantKind(t, err, workflow.ErrOperationObserved)
 	// A terminal state is not a decision.
 	none := func(host.LedgerOperation) workflow.Decision { return workflow.DecisionNone }
 	wantKind(t, e.Resume(workflow.RecoveryPolicy{CompletedSteps: 1, Decide: none}), workflow.ErrRecoveryPolicyRequired)

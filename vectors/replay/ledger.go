@@ -15,6 +15,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/workflow"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -27,7 +28,8 @@ func replayLedger(fsys fs.FS, fr *fileRun) error {
 	return replayGroups(fr, f.TestGroups, func(g *vectorfmt.LedgerGroup) ([]vectorfmt.LedgerTest, func(*vectorfmt.LedgerTest) (*vectorfmt.Case, []string), error) {
 		switch g.Type {
 		case vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType,
-			vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType, vectorfmt.LedgerCompensationObservationType:
+			vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType, vectorfmt.LedgerCompensationObservationType,
+			vectorfmt.LedgerPlanFingerprintType:
 		default:
 			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
@@ -69,6 +71,8 @@ func CheckLedgerTest(groupType string, t *vectorfmt.LedgerTest) []string {
 		return checkCompensationRecord(t)
 	case vectorfmt.LedgerCompensationObservationType:
 		return checkCompensationObservation(t)
+	case vectorfmt.LedgerPlanFingerprintType:
+		return checkPlanFingerprint(t)
 	}
 	return []string{fmt.Sprintf("unknown group type %q", groupType)}
 }
@@ -435,4 +439,20 @@ func ledgerWrongKind(prefix, want string, err error) []string {
 
 func unexpectedLedger(err error) string {
 	return fmt.Sprintf("expected success, got %s (%v)", LedgerKindName(err), err)
+}
+
+func checkPlanFingerprint(t *vectorfmt.LedgerTest) []string {
+	if t.Result != vectorfmt.Valid || t.PlanFingerprint == nil || len(t.PlanSources) != len(t.PlanSteps) {
+		return []string{"a plan fingerprint test must be valid and give plan_fingerprint and one source per step"}
+	}
+	steps := make([]workflow.PlanStep, len(t.PlanSteps))
+	for i := range steps {
+		steps[i] = workflow.PlanStep{ID: t.PlanSteps[i], Source: t.PlanSources[i]}
+	}
+	problems := compare("plan fingerprint", *t.PlanFingerprint, workflow.PlanFingerprint(steps))
+	if len(steps) > 0 {
+		p := workflow.NewPlan(steps)
+		problems = append(problems, compare("plan fingerprint of NewPlan", *t.PlanFingerprint, p.Fingerprint)...)
+	}
+	return problems
 }

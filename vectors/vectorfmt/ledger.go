@@ -23,6 +23,9 @@ const (
 	// LedgerCompensationObservationType groups tests that record authenticated compensation
 	// observations into a stored ledger and compare its encoding (WFL-012).
 	LedgerCompensationObservationType = "LedgerCompensationObservationTest"
+	// LedgerPlanFingerprintType groups plan fingerprints derived from the plan's steps
+	// (WFL-045).
+	LedgerPlanFingerprintType = "LedgerPlanFingerprintTest"
 )
 
 // Ledger is ledger.json: the durable ledger's derivations and encoding.
@@ -52,6 +55,8 @@ type LedgerGroup struct {
 //     nothing).
 //   - LedgerCompensationObservationType: the stored document Ledger and Observations in; the
 //     encoding Output of the ledger after every observation (a refused one changes nothing).
+//   - LedgerPlanFingerprintType: PlanSteps and PlanSources (one source per step, in order)
+//     in; PlanFingerprint out.
 type LedgerTest struct {
 	Case
 	// Input is the canonical operation input (fingerprint and key tests) or the stored
@@ -63,8 +68,10 @@ type LedgerTest struct {
 	Fingerprint *string `json:"fingerprint,omitempty"`
 	// PlanFingerprint is the plan's fingerprint (key and record tests).
 	PlanFingerprint *string `json:"plan_fingerprint,omitempty"`
-	// PlanSteps are the plan's step IDs (key tests).
+	// PlanSteps are the plan's step IDs (key and plan fingerprint tests).
 	PlanSteps []string `json:"plan_steps,omitempty"`
+	// PlanSources are the plan's step sources, one per step ID (plan fingerprint tests).
+	PlanSources []string `json:"plan_sources,omitempty"`
 	// StepID is the step the key is derived for.
 	StepID *string `json:"step_id,omitempty"`
 	// Tool is the tool name the key is derived for.

@@ -1,0 +1,72 @@
+package host
+
+import (
+	"time"
+)
+
+// otherPlan is the check's plan with its step's source edited: the same step ID, another plan
+// fingerprint (WFL-045).
+func (t *T) otherPlan() planCommand {
+	p := t.plan()
+	p.Steps[0].Source += "// edited\n"
+	return p
+}
+
+func planChecks() []*Check {
+	return []*Check{
+		{ID: "CNF-HPLAN-01", Level: must, Requirements: []string{"WFL-040", "WFL-045", "HDR-049"}, Needs: []string{FeatureInvoke, FeatureRecover},
+			Title: "the plan is the host's trusted input: after its step's source is edited, a start on the same ledger answers ok but no step runs and no frame is sent, until the original plan is given again",
+			run: func(t *T) {
+				w := t.ledgerSession()
+				t.succeededStep(w, "req-1")
+				edited := t.ledgerSessionWith(map[string]any{"plan": t.otherPlan()})
+				id := t.stepCommand("req-2", jsonPayload(`{"value":2}`))
+				edited.expectSilence(150*time.Millisecond, "the ledger was written under another plan: its fingerprint, derived from the steps' sources, differs (WFL-040, WFL-045)")
+				t.expectError(id, "a step under a plan other than the ledger's is refused (HDR-049)")
+				again := t.ledgerSession()
+				t.succeededStep(again, "req-3")
+			}},
+		{ID: "CNF-HPLAN-02", Level: must, Requirements: []string{"HDR-020", "WFL-020"}, Needs: []string{FeatureInvoke},
+			Title: "a start whose scope is not an identifier token is refused, and no worker is started",
+			run: func(t *T) {
+				c := t.startCommand(t.manifest(durableGrant()), map[string]any{"scope": "Tenant A"})
+				if o := t.call(c); o.OK {
+					t.failf(`an error for the scope "Tenant A", which is not a token`+t.cite("HDR-020", "MSG-002"), string(o.raw))
+				}
+				select {
+				case <-t.side.Conns:
+					t.failf("no worker started for a refused start (HDR-020)", "the driver started the worker")
+				case <-time.After(150 * time.Millisecond):
+				}
+			}},
+	}
+}
+
+// otherScope is a journal scope other than the fake worker's (workerScope).
+const otherScope = "hconf-other-tenant"
+
+func tenantChecks() []*Check {
+	return []*Check{
+		{ID: "CNF-HTENANT-01", Level: must, Requirements: []string{"HDR-043", "WFL-026"}, Needs: []string{FeatureInvoke, FeatureRecover, FeatureCompensate},
+			Title: "a compensation whose answer was lost is resent under the tenant its intent recorded: a session of another scope sends nothing, a session of the recorded scope gets the same cmp- key",
+			run: func(t *T) {
+				key := t.succeededStep(t.ledgerSession(), "req-1")
+				lost := t.ledgerSession()
+				id := t.compensateCommand("cmp-req-1", key)
+				req := recvCompensation(t, lost, key, recoverWait)
+				lost.exit(1)
+				t.expectError(id, "the worker died without answering the compensation")
+				other := t.ledgerSessionWith(map[string]any{"scope": otherScope})
+				id = t.recoverCommand("rec-1")
+				other.expectSilence(150*time.Millisecond, "the intent was recorded for tenant "+workerScope+", not "+otherScope+": it is never rebound (HDR-043)")
+				t.expectError(id, "a compensation of another tenant than the session's scope is refused without a frame (HDR-043)")
+				again := t.ledgerSession()
+				id = t.recoverCommand("rec-2")
+				resent := recvCompensation(t, again, key, recoverWait)
+				if resent.CompensationKey != req.CompensationKey || resent.TenantScope != req.TenantScope {
+					t.failf("the recorded compensation "+req.CompensationKey+" for "+req.TenantScope+" again (WFL-026)", resent.CompensationKey+" for "+resent.TenantScope)
+				}
+				finishCompensation(t, again, id, resent)
+			}},
+	}
+}
