@@ -145,3 +145,18 @@ func BenchmarkBundledMatrix(b *testing.B) {
 		}
 	}
 }
+
+// TestLostAnswerScenariosPass runs the scenarios in which the relay cuts the worker's answer
+// with the reference pair. Run it with -count under load: the cut must take every time, since
+// the runner lets the host send the request only once the relay has acknowledged the order.
+func TestLostAnswerScenariosPass(t *testing.T) {
+	report := runPairT(t, referencePair(t), "^(CNF-IOP-DURABLE-03|CNF-IOP-COMP-02|CNF-IOP-RECOVER-01)$", 0, nil)
+	if len(report.Results) != 3 {
+		t.Fatalf("%d results, want 3", len(report.Results))
+	}
+	for _, r := range report.Results {
+		if r.Outcome != conformance.Pass {
+			t.Errorf("%s: %s: %s\n%s", r.ID, r.Outcome, r.Detail, strings.Join(r.Transcript, "\n"))
+		}
+	}
+}

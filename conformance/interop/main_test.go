@@ -124,7 +124,9 @@ func runPairT(t testing.TB, pair Pair, run string, timeout time.Duration, env []
 // hostileWorker is a worker that misbehaves as mode says, after recording its process group
 // in IOP_PIDS: flood writes one endless line, garbage writes a line that is no frame and
 // hangs, hang reads nothing and sleeps, exit ends at once with status 3, child starts a
-// sleeping child and hangs.
+// sleeping child and hangs, record writes its whole input to the file IOP_RECORD, diagnose
+// writes a line on standard error and exits 3, late-line writes a line once the file IOP_GO
+// exists and hangs.
 func hostileWorker(mode string) int {
 	recordGroup()
 	switch mode {
@@ -145,6 +147,17 @@ func hostileWorker(mode string) int {
 		data, _ := io.ReadAll(os.Stdin)
 		_ = os.WriteFile(os.Getenv("IOP_RECORD"), data, 0o600)
 		return 0
+	case "diagnose":
+		fmt.Fprintln(os.Stderr, "worker: cannot go on")
+		return 3
+	case "late-line":
+		for {
+			if _, err := os.Stat(os.Getenv("IOP_GO")); err == nil {
+				fmt.Println("a line the relay must cut")
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 	time.Sleep(time.Hour)
 	return 0

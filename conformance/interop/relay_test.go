@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
@@ -111,5 +114,121 @@ func TestRelayPassesTheSessionAndHidesTheKey(t *testing.T) {
 				t.Errorf("the key is in the relay's %s", name)
 			}
 		}
+	}
+}
+
+// relayUnderTest is a relay started as a host starts it, in a process group of its own, with
+// the runner's end of its side channel.
+type relayUnderTest struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	conn   net.Conn
+	events *json.Decoder
+}
+
+// startRelay starts the relay for worker (a mode of the hostile worker) with env, writes a
+// fresh bootstrap, and accepts its side channel.
+func startRelay(t *testing.T, mode string, env ...string) *relayUnderTest {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "iop-relay-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "r.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, RelayCommand, sock, "baseline", "tenant-a", "--", exe, hostileWorkerCommand, mode)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	r := &relayUnderTest{cmd: cmd}
+	if r.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if r.stdout, err = cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	key, err := protocol.GenerateSessionKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bootstrap.Write(r.stdin, "s-1", key); err != nil {
+		t.Fatal(err)
+	}
+	if r.conn, err = ln.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.conn.Close() })
+	_ = r.conn.SetDeadline(time.Now().Add(20 * time.Second))
+	r.events = json.NewDecoder(r.conn)
+	return r
+}
+
+// until reads the relay's events until one satisfies cond, and returns it.
+func (r *relayUnderTest) until(t *testing.T, what string, cond func(relayEvent) bool) relayEvent {
+	t.Helper()
+	for {
+		var ev relayEvent
+		if err := r.events.Decode(&ev); err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		if cond(ev) {
+			return ev
+		}
+	}
+}
+
+// TestRelayReportsTheExitBeforeItsOutputEnds plays a host that kills the relay's process group
+// the moment the relay's output ends (TRN-087, TRN-096 allow it): the worker's exit status and
+// its diagnostic have reached the runner all the same (IOP-001, IOP-005).
+func TestRelayReportsTheExitBeforeItsOutputEnds(t *testing.T) {
+	for i := range 20 {
+		r := startRelay(t, "diagnose")
+		_, _ = io.Copy(io.Discard, r.stdout)
+		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) // the host's kill, at once
+		ev := r.until(t, "the worker's exit", func(ev relayEvent) bool { return ev.Exit != nil })
+		if *ev.Exit != 3 || !strings.Contains(ev.Diagnostic, "worker: cannot go on") {
+			t.Fatalf("run %d: exit %d, diagnostic %q; want 3 and the worker's line", i, *ev.Exit, ev.Diagnostic)
+		}
+	}
+}
+
+// TestRelayArmsTheCutBeforeTheAnswer sends the cut order and waits for the relay's
+// acknowledgement, as the runner does, before the worker writes its answer: the answer is cut,
+// never relayed, however the relay's goroutines are scheduled.
+func TestRelayArmsTheCutBeforeTheAnswer(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "go")
+	r := startRelay(t, "late-line", "IOP_GO="+gate)
+	r.until(t, "the relay's hello", func(ev relayEvent) bool { return ev.Hello != nil })
+	if err := json.NewEncoder(r.conn).Encode(relayOrder{Cut: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.until(t, "the acknowledgement of the cut", func(ev relayEvent) bool { return ev.Armed })
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.until(t, "the cut", func(ev relayEvent) bool {
+		if ev.Record != nil {
+			t.Fatalf("the answer was relayed: %+v", *ev.Record)
+		}
+		return ev.Cut
+	})
+	if out, _ := io.ReadAll(r.stdout); len(out) > 0 {
+		t.Fatalf("the relay passed on %q", out)
 	}
 }

@@ -39,6 +39,8 @@ type T struct {
 
 	conformance.Verdict
 	hazard string
+	// blameHint names the side an end check found at fault, when the frames cannot tell.
+	blameHint *blameHint
 }
 
 func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
@@ -46,6 +48,12 @@ func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
 func (t *T) end(o conformance.Outcome, detail string) { t.End(o, detail) }
 
 func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
+
+// failBlaming fails the scenario as failf does and names side as the one at fault, for why.
+func (t *T) failBlaming(side Side, why, expected, actual string) {
+	t.blameHint = &blameHint{side: side, why: why}
+	t.failf(expected, actual)
+}
 
 func (t *T) skipf(format string, args ...any) { t.Skipf(format, args...) }
 
@@ -217,7 +225,16 @@ type relay struct {
 	devs    []Deviation
 	ended   map[Side]bool
 	cut     bool
+	armed   int // cut orders the relay acknowledged
 	exit    *int
+	signal  string
+	diag    string
+	// unanswered is the number of the host's requests awaiting an answer after the last line.
+	unanswered int
+	// hazards counts the host's lines with a number another build reads differently.
+	hazards int
+	// keys are the keys of the host's durable requests, by message type, in order.
+	keys    map[string][]string
 	errText string
 	done    bool // the side channel ended
 }
@@ -257,6 +274,16 @@ func (r *relay) apply(ev relayEvent) {
 		r.lines[rec.Side]++
 		r.byType[string(rec.Side)+" "+rec.Type]++
 		r.devs = append(r.devs, rec.Deviations...)
+		r.unanswered = rec.Unanswered
+		if rec.Side == HostSide && rec.Key != "" {
+			if r.keys == nil {
+				r.keys = map[string][]string{}
+			}
+			r.keys[rec.Type] = append(r.keys[rec.Type], rec.Key)
+		}
+		if slices.ContainsFunc(rec.Deviations, func(d Deviation) bool { return d.Hazard }) {
+			r.hazards++
+		}
 		if len(r.records) < maxRecords {
 			r.records = append(r.records, rec)
 		}
@@ -266,8 +293,10 @@ func (r *relay) apply(ev relayEvent) {
 		r.ended[ev.Ended] = true
 	case ev.Cut:
 		r.cut = true
+	case ev.Armed:
+		r.armed++
 	case ev.Exit != nil:
-		r.exit = ev.Exit
+		r.exit, r.signal, r.diag = ev.Exit, ev.Signal, ev.Diagnostic
 	case ev.Error != "":
 		r.errText = ev.Error
 	}
@@ -295,6 +324,13 @@ func (r *relay) count(side Side, typ protocol.MessageType) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.byType[string(side)+" "+string(typ)]
+}
+
+// keysOf returns the keys of the host's requests of type typ, in order.
+func (r *relay) keysOf(typ protocol.MessageType) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.keys[string(typ)])
 }
 
 // waitLines waits until the relay judged n lines of side with message typ.
