@@ -9,7 +9,8 @@
 // the bundled reference worker, cmd/splash-worker. The host subcommand runs the host suite
 // (package conformance/host) against a host driver; fake-worker is the worker it plays. The
 // interop subcommand (package conformance/interop) drives real workers through real host
-// drivers; relay is the mode the host starts in place of the worker.
+// drivers; relay is the mode the host starts in place of the worker, and peer runs the
+// misbehaving hosts and workers of the interop self-test corpus.
 //
 // splash-conform -version prints the suite version, the protocol version and the digest of
 // each suite's check catalog (conformance/CHANGELOG.md). With -expect FILE a run fails only on
@@ -39,6 +40,8 @@ func main() {
 			os.Exit(interop.Main(os.Args[2:], os.Stdout, os.Stderr))
 		case interop.RelayCommand:
 			os.Exit(interop.RelayMain(os.Args[2:]))
+		case interop.PeerCommand:
+			os.Exit(interop.PeerMain(os.Args[2:]))
 		case "-version", "--version":
 			// Every suite of this executable: the version, protocol and catalog digests.
 			conformance.WriteVersion(os.Stdout, conformance.WorkerSuite(), host.Suite(), interop.Suite())

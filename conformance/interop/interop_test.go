@@ -160,3 +160,49 @@ func TestLostAnswerScenariosPass(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfTestCorpus runs every case of the shipped self-test corpus on this runner, with the
+// shipped peers: each scenario gets the verdict the corpus gives, and a failing one names the
+// side the corpus names (IOP-005, IOP-006).
+func TestSelfTestCorpus(t *testing.T) {
+	cases, err := SelfTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	programs(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := map[string]string{TokenReferenceHost: driverBin, TokenReferenceWorker: workerBin}
+	resolve := func(cmd []string) []string {
+		out := ExpandPeer(cmd, []string{exe, PeerCommand})
+		for i, a := range out {
+			if p, ok := tokens[a]; ok {
+				out[i] = p
+			}
+		}
+		return out
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			pair := Pair{Host: c.Host, Worker: c.Worker}
+			pair.Host.Command, pair.Worker.Command = resolve(c.Host.Command), resolve(c.Worker.Command)
+			report := runPairT(t, pair, "^"+c.Scenario+"$", 8*time.Second, nil)
+			if len(report.Results) != 1 {
+				t.Fatalf("%d results", len(report.Results))
+			}
+			r := report.Results[0]
+			t.Logf("%s: %s", r.Outcome, r.Detail)
+			if r.Outcome != c.Outcome {
+				t.Errorf("%s: %s, want %s: %s", r.ID, r.Outcome, c.Outcome, r.Detail)
+			}
+			if c.Blame != "" && !strings.Contains(r.Detail, "blame: "+string(c.Blame)+")") {
+				t.Errorf("%s: %q, want the %s blamed", r.ID, r.Detail, c.Blame)
+			}
+			if c.Blame != "" && !strings.Contains(r.Detail, "worker: ") {
+				t.Errorf("%s: %q, want the worker's end shown", r.ID, r.Detail)
+			}
+		})
+	}
+}

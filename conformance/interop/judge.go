@@ -39,6 +39,9 @@ type Deviation struct {
 
 // String is the deviation in one line.
 func (d Deviation) String() string {
+	if d.Line == 0 { // a deviation of the stream, not of one line
+		return fmt.Sprintf("%s stream breaks %s: %s", d.Side, d.Rule, d.Detail)
+	}
 	return fmt.Sprintf("%s line %d breaks %s: %s", d.Side, d.Line, d.Rule, d.Detail)
 }
 

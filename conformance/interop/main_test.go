@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
-	"github.com/splashv5/conform/conformance/conformancetest"
 )
 
 // Modes of the test binary besides the relay.
@@ -24,7 +22,8 @@ const (
 	hostileDriverCommand = "hostile-driver"
 )
 
-// TestMain lets the test binary serve as the relay, as hostile workers and as hostile drivers.
+// TestMain lets the test binary serve as the relay, as hostile workers and drivers, and as the
+// shipped peers.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 {
 		switch os.Args[1] {
@@ -34,6 +33,8 @@ func TestMain(m *testing.M) {
 			os.Exit(hostileWorker(os.Args[2]))
 		case hostileDriverCommand:
 			os.Exit(hostileDriver(os.Args[2]))
+		case PeerCommand:
+			os.Exit(PeerMain(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())
@@ -122,25 +123,13 @@ func runPairT(t testing.TB, pair Pair, run string, timeout time.Duration, env []
 }
 
 // hostileWorker is a worker that misbehaves as mode says, after recording its process group
-// in IOP_PIDS: flood writes one endless line, garbage writes a line that is no frame and
-// hangs, hang reads nothing and sleeps, exit ends at once with status 3, child starts a
-// sleeping child and hangs, record writes its whole input to the file IOP_RECORD, diagnose
-// writes a line on standard error and exits 3, late-line writes a line once the file IOP_GO
-// exists and hangs.
+// in IOP_PIDS: the worker modes of the shipped peers (flood, garbage, hang, exit), and child
+// (starts a sleeping child and hangs), record (writes its whole input to the file IOP_RECORD),
+// diagnose (writes a line on standard error and exits 3) and late-line (writes a line once the
+// file IOP_GO exists, and hangs).
 func hostileWorker(mode string) int {
 	recordGroup()
 	switch mode {
-	case "flood":
-		line := []byte(strings.Repeat("x", 1<<16))
-		for {
-			if _, err := os.Stdout.Write(line); err != nil {
-				return 0
-			}
-		}
-	case "garbage":
-		fmt.Println("not a frame at all")
-	case "exit":
-		return 3
 	case "child":
 		_ = exec.Command("sleep", "3600").Start()
 	case "record":
@@ -158,33 +147,18 @@ func hostileWorker(mode string) int {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
+	default:
+		return peerWorker(mode, nil)
 	}
 	time.Sleep(time.Hour)
 	return 0
 }
 
-// hostileDriver is a host driver that answers hello, then misbehaves on start as mode says:
-// hang (after starting the relay), flood its output, or exit.
+// hostileDriver is a host driver of the shipped peers (hang, flood, exit) that first records
+// its process group in IOP_PIDS.
 func hostileDriver(mode string) int {
 	recordGroup()
-	return conformancetest.ServeDriver(func(c conformancetest.DriverCommand, _ *json.Encoder) (int, bool) {
-		switch mode {
-		case "hang":
-			if c.Op == "start" {
-				// A relay in a group of its own, with a worker, that the driver never feeds.
-				cmd := exec.Command(c.Command[0], c.Command[1:]...)
-				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-				cmd.Stdin, _ = os.Open(os.DevNull)
-				_ = cmd.Start()
-			}
-			time.Sleep(time.Hour)
-		case "flood":
-			return conformancetest.Flood('y'), true
-		case "exit":
-			return 4, true
-		}
-		return 0, false
-	})
+	return peerHost(mode, nil)
 }
 
 // recordGroup writes this process's group id into the directory IOP_PIDS names.

@@ -102,3 +102,55 @@ func TestFaultsAreBlamedOnTheirSide(t *testing.T) {
 		})
 	}
 }
+
+// TestNewChecksFailUnderMisbehavingPeers runs each check added to a scenario against the peer
+// or the fault that breaks exactly its rule: the scenario fails at that check, blaming the
+// side the check names.
+func TestNewChecksFailUnderMisbehavingPeers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the faulty driver and worker")
+	}
+	pair := referencePair(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, scenario string
+		host, worker   []string // replacement commands, or nil
+		env            []string
+		want           string
+	}{
+		{"host keeps the input", "CNF-IOP-CLOSE-02", []string{exe, PeerCommand, "host", PeerHostKeepInput, "--", driverBin}, nil, nil,
+			"(blame: host): the host sent close_session but never ended the worker's input"},
+		{"host dispatches again", "CNF-IOP-DURABLE-03", []string{faultyDriverBin}, nil, []string{"SPLASH_HOST_FAULT=redispatch"},
+			"(blame: host): the host did not reconcile the operation whose answer was lost"},
+		{"host compensates under a fresh key", "CNF-IOP-COMP-02", []string{faultyDriverBin}, nil, []string{"SPLASH_HOST_FAULT=cmp-fresh"},
+			"(blame: host): the host did not deliver the lost compensation again under its compensation key"},
+		{"worker writes too_late first", "CNF-IOP-CANCEL-02", nil, slices.Concat([]string{faultyWorkerBin, "--fault", "too-late-before-result"}, pair.Worker.Command[1:]), nil,
+			"(blame: worker): relay 1: worker line 1 breaks CAN-015"},
+		{"worker refuses portable numbers", "CNF-IOP-ECHO-02", nil, slices.Concat([]string{exe, PeerCommand, "worker", PeerWorkerRefuseNumbers, "--"}, pair.Worker.Command), nil,
+			"ended the session with exit status 1; its diagnostic: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pair
+			if tc.host != nil {
+				p.Host.Command = tc.host
+			}
+			if tc.worker != nil {
+				p.Worker.Command = tc.worker
+			}
+			env := tc.env
+			if env != nil {
+				env = append(os.Environ(), env...)
+			}
+			report := runPairT(t, p, "^"+tc.scenario+"$", 10*time.Second, env)
+			if len(report.Results) != 1 {
+				t.Fatalf("%d results", len(report.Results))
+			}
+			if r := report.Results[0]; r.Outcome != conformance.Fail || !strings.Contains(r.Detail, tc.want) {
+				t.Errorf("%s: %s %q, want FAIL with %q", r.ID, r.Outcome, r.Detail, tc.want)
+			}
+		})
+	}
+}

@@ -224,7 +224,7 @@ func RelayMain(args []string) int {
 
 // hostEndGrace bounds how long the relay waits, once the worker's output ended and its status
 // is reported, for the host to end its input before the relay exits.
-const hostEndGrace = 3 * time.Second
+const hostEndGrace = 1500 * time.Millisecond
 
 // maxDiagnostic bounds the end of the worker's standard error a relay reports.
 const maxDiagnostic = 2048
