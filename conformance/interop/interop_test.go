@@ -48,17 +48,56 @@ func TestLossyWorkerShowsTheNumberHazard(t *testing.T) {
 	}
 }
 
-// TestScenariosSkipWhatASideLacks: a worker without the durable features and a host that
-// declares only invoke get SKIP for the scenarios that need them, and no command of them is
-// sent (IOP-008).
+// TestScenariosSkipWhatASideLacks removes features from each side in turn: a worker without
+// the durable, compensation and cancel features, then a host restricted to invoke. Each
+// scenario that needs a missing feature is SKIP, naming the side and the feature, and none of
+// its commands is sent (nothing for a worker's lack, only the hello that learns the host's
+// features for a host's); a scenario that needs nothing missing still runs and passes (IOP-008).
 func TestScenariosSkipWhatASideLacks(t *testing.T) {
-	pair := referencePair(t)
-	pair.Worker.Features = nil
-	report := runPairT(t, pair, "CNF-IOP-DURABLE-01|CNF-IOP-CANCEL-01|CNF-IOP-COMP-01", 0, nil)
-	for _, r := range report.Results {
-		if r.Outcome != conformance.Skip || !strings.Contains(r.Detail, "does not offer") {
-			t.Errorf("%s: %s %q, want SKIP: the worker does not offer it", r.ID, r.Outcome, r.Detail)
-		}
+	for _, tc := range []struct {
+		name    string
+		lack    func(p *Pair)
+		skipped []string
+		why     string
+	}{
+		{"worker", func(p *Pair) { p.Worker.Features = nil },
+			[]string{"CNF-IOP-DURABLE-01", "CNF-IOP-CANCEL-01", "CNF-IOP-COMP-01", "CNF-IOP-CLOSE-02"}, "the worker reference worker does not offer"},
+		{"host", func(p *Pair) { p.Host.Features = []string{featureInvoke} },
+			[]string{"CNF-IOP-DURABLE-01", "CNF-IOP-CANCEL-01", "CNF-IOP-COMP-01", "CNF-IOP-RECOVER-01", "CNF-IOP-CLOSE-02"}, "the host reference host does not declare the feature"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pair := referencePair(t)
+			tc.lack(&pair)
+			run := "^(" + strings.Join(tc.skipped, "|") + "|CNF-IOP-ECHO-01)$"
+			report, err := Run(t.Context(), Config{Pair: pair, Relay: relayCommand(t), Run: run, Verbose: true, Parallel: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(report.Results) != len(tc.skipped)+1 {
+				t.Fatalf("%d results, want %d", len(report.Results), len(tc.skipped)+1)
+			}
+			for _, r := range report.Results {
+				if r.ID == "CNF-IOP-ECHO-01" {
+					if r.Outcome != conformance.Pass {
+						t.Errorf("%s: %s %q, want PASS: it needs nothing the side lacks", r.ID, r.Outcome, r.Detail)
+					}
+					continue
+				}
+				if r.Outcome != conformance.Skip || !strings.Contains(r.Detail, tc.why) {
+					t.Errorf("%s: %s %q, want SKIP: %s …", r.ID, r.Outcome, r.Detail, tc.why)
+				}
+				// The worker's features are known before the driver starts; the host's from its hello.
+				hello := slices.ContainsFunc(r.Transcript, func(l string) bool { return strings.HasSuffix(l, "driver: command 1 hello") })
+				if hello != (tc.name == "host") {
+					t.Errorf("%s: the transcript %q: hello sent %v", r.ID, r.Transcript, hello)
+				}
+				for _, line := range r.Transcript {
+					if strings.Contains(line, "driver: command") && !strings.HasSuffix(line, " hello") || strings.Contains(line, "relay ") {
+						t.Errorf("%s: a skipped scenario sent %q", r.ID, line)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -136,6 +136,8 @@ func hostileWorker(mode string) int {
 		data, _ := io.ReadAll(os.Stdin)
 		_ = os.WriteFile(os.Getenv("IOP_RECORD"), data, 0o600)
 		return 0
+	case "tee":
+		return teeWorker(os.Getenv("IOP_RECORD"), os.Args[4:])
 	case "diagnose":
 		fmt.Fprintln(os.Stderr, "worker: cannot go on")
 		return 3
@@ -159,6 +161,32 @@ func hostileWorker(mode string) int {
 func hostileDriver(mode string) int {
 	recordGroup()
 	return peerHost(mode, nil)
+}
+
+// teeWorker records, into dir, its own arguments and environment, its parent's (the relay's)
+// command line and environment as the system shows them (/proc), and its whole input; it
+// passes the input on to the wrapped worker, whose output and status are its own.
+func teeWorker(dir string, wrapped []string) int {
+	_ = os.WriteFile(filepath.Join(dir, "worker-args"), []byte(strings.Join(os.Args, "\x00")), 0o600)
+	_ = os.WriteFile(filepath.Join(dir, "worker-env"), []byte(strings.Join(os.Environ(), "\x00")), 0o600)
+	for _, f := range []string{"cmdline", "environ"} {
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/%s", os.Getppid(), f))
+		_ = os.WriteFile(filepath.Join(dir, "relay-"+f), data, 0o600)
+	}
+	input, err := os.Create(filepath.Join(dir, "input"))
+	if err != nil {
+		return 2
+	}
+	defer input.Close()
+	cmd := exec.Command(wrapped[0], wrapped[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = io.TeeReader(os.Stdin, input), os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		return 2
+	}
+	return 0
 }
 
 // recordGroup writes this process's group id into the directory IOP_PIDS names.

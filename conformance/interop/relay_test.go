@@ -10,27 +10,75 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
+// keyEncodings are the encodings of key a leak would most likely take.
+func keyEncodings(t *testing.T, key *protocol.SessionKey) []string {
+	t.Helper()
+	raw, err := key.ExposeSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{string(raw[:]), hex.EncodeToString(raw[:]), strings.ToUpper(hex.EncodeToString(raw[:])),
+		base64.StdEncoding.EncodeToString(raw[:]), base64.RawStdEncoding.EncodeToString(raw[:]),
+		base64.URLEncoding.EncodeToString(raw[:]), base64.RawURLEncoding.EncodeToString(raw[:])}
+}
+
+// expectNoKey fails for every text of texts that holds an encoding of key.
+func expectNoKey(t *testing.T, key *protocol.SessionKey, texts map[string]string) {
+	t.Helper()
+	for _, enc := range keyEncodings(t, key) {
+		for name, text := range texts {
+			if strings.Contains(text, enc) {
+				t.Errorf("the key is in %s", name)
+			}
+		}
+	}
+}
+
+// recorded reads the files a tee worker wrote into dir.
+func recorded(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, name := range []string{"worker-args", "worker-env", "relay-cmdline", "relay-environ", "input"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name != "input" && len(data) == 0 {
+			t.Fatalf("%s is empty: nothing was observed", name)
+		}
+		out[name] = string(data)
+	}
+	return out
+}
+
 // TestRelayPassesTheSessionAndHidesTheKey runs the relay as a host would, with a worker that
-// records its input: the worker receives the bootstrap and every line unchanged, the relay
-// exits with the worker's status (IOP-001), and no encoding of the key appears in the relay's
-// reports, output, standard error or arguments (IOP-004).
+// records its input, its arguments and environment, and the relay's command line and
+// environment as the system shows them: the worker receives the bootstrap and every line
+// unchanged, the relay exits with the worker's status (IOP-001), and no encoding of the key
+// appears in the relay's reports, output, standard error, real arguments or environment, nor
+// in the worker's (IOP-004).
 func TestRelayPassesTheSessionAndHidesTheKey(t *testing.T) {
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skip("no /proc to observe the relay's command line")
+	}
 	dir, err := os.MkdirTemp("", "iop-relay-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	sock, record := filepath.Join(dir, "r.sock"), filepath.Join(dir, "input")
+	sock, record := filepath.Join(dir, "r.sock"), t.TempDir()
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -40,8 +88,7 @@ func TestRelayPassesTheSessionAndHidesTheKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{RelayCommand, sock, "baseline", "tenant-a", "--", exe, hostileWorkerCommand, "record"}
-	cmd := exec.Command(exe, args...)
+	cmd := exec.Command(exe, RelayCommand, sock, "baseline", "tenant-a", "--", exe, hostileWorkerCommand, "tee", "--", "sh", "-c", "cat >/dev/null")
 	cmd.Env = append(os.Environ(), "IOP_RECORD="+record)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -93,28 +140,61 @@ func TestRelayPassesTheSessionAndHidesTheKey(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the relay: %v (%s)", err, stderr.String())
 	}
-	got, err := os.ReadFile(record)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, sent.Bytes()) {
+	seen := recorded(t, record)
+	if got := seen["input"]; got != sent.String() {
 		t.Errorf("the worker received %q, want the host's bytes %q", got, sent.Bytes())
 	}
 	rep := string(<-reports)
 	if !strings.Contains(rep, `"ended":"host"`) || !strings.Contains(rep, `"type":"invoke"`) || !strings.Contains(rep, `"exit":0`) {
 		t.Errorf("reports %s: want the invoke judged, the host's clean end and exit 0", rep)
 	}
-	raw, err := key.ExposeSecret()
+	if !strings.Contains(seen["relay-cmdline"], RelayCommand+"\x00"+sock) {
+		t.Errorf("the observed relay command line %q is not the relay's", seen["relay-cmdline"])
+	}
+	expectNoKey(t, key, map[string]string{"relay's reports": rep, "relay's output": stdout.String(), "relay's standard error": stderr.String(),
+		"relay's command line": seen["relay-cmdline"], "relay's environment": seen["relay-environ"],
+		"worker's arguments": seen["worker-args"], "worker's environment": seen["worker-env"]})
+}
+
+// TestKeyStaysInMemoryEndToEnd runs a scenario through the reference host driver with a worker
+// that records what it is given and what the relay runs with: the worker learns the host's key
+// from its bootstrap, and that key is in no report of the run (transcripts, details, the
+// driver's standard error), nor in the relay's or the worker's command line or environment
+// (IOP-004, TRN-093).
+func TestKeyStaysInMemoryEndToEnd(t *testing.T) {
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skip("no /proc to observe the relay's command line")
+	}
+	pair := referencePair(t)
+	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, enc := range []string{string(raw[:]), hex.EncodeToString(raw[:]), base64.StdEncoding.EncodeToString(raw[:]), base64.RawURLEncoding.EncodeToString(raw[:])} {
-		for name, text := range map[string]string{"reports": rep, "output": stdout.String(), "standard error": stderr.String(), "arguments": strings.Join(args, " ")} {
-			if strings.Contains(text, enc) {
-				t.Errorf("the key is in the relay's %s", name)
-			}
-		}
+	record := t.TempDir()
+	pair.Worker.Command = slices.Concat([]string{exe, hostileWorkerCommand, "tee", "--"}, pair.Worker.Command)
+	report, err := Run(t.Context(), Config{Pair: pair, Relay: relayCommand(t), Run: "^CNF-IOP-ECHO-01$", Verbose: true, Parallel: 1,
+		Env: append(os.Environ(), "IOP_RECORD="+record)})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if len(report.Results) != 1 || report.Results[0].Outcome != conformance.Pass {
+		t.Fatalf("the scenario did not pass: %+v", report.Results)
+	}
+	seen := recorded(t, record)
+	boot, err := bootstrap.Read(strings.NewReader(seen["input"]))
+	if err != nil {
+		t.Fatalf("the worker's input starts with no bootstrap: %v", err)
+	}
+	defer boot.Key.Close()
+	whole, err := json.Marshal(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(whole), "relay 1: host #2 invoke") {
+		t.Fatalf("the report keeps no relayed frame, so it proves nothing: %s", clip(string(whole), 2000))
+	}
+	expectNoKey(t, boot.Key, map[string]string{"report": string(whole), "relay's command line": seen["relay-cmdline"],
+		"relay's environment": seen["relay-environ"], "worker's arguments": seen["worker-args"], "worker's environment": seen["worker-env"]})
 }
 
 // relayUnderTest is a relay started as a host starts it, in a process group of its own, with

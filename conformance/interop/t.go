@@ -92,6 +92,10 @@ func (t *T) startDriver() {
 		t.failf("hello answered with ok (HDR-010)", string(o.Raw()))
 	}
 	t.features = o.Features
+	if restrict := t.pair.Host.Features; len(restrict) > 0 {
+		// The implementations file restricts what the driver declares.
+		t.features = slices.DeleteFunc(slices.Clone(t.features), func(f string) bool { return !slices.Contains(restrict, f) })
+	}
 }
 
 // restartDriver kills the driver's process group and every relay, as a host crash would, and
