@@ -193,6 +193,7 @@ type relayEvidence struct {
 	cut        bool
 	unanswered int
 	hazards    int
+	gone       bool // the relay's side channel ended
 }
 
 // exitText is the worker's end as the relay saw it.
@@ -202,6 +203,8 @@ func (e relayEvidence) exitText() string {
 		return "never started: " + e.startErr
 	case e.exit == nil && e.cut:
 		return "killed by the runner at its answer, status not reported"
+	case e.exit == nil && e.gone:
+		return "status unknown: the relay ended without reporting it"
 	case e.exit == nil:
 		return "still running when the scenario ended"
 	case e.cut:
@@ -241,7 +244,7 @@ func (t *T) evidence() []relayEvidence {
 		}
 		r.mu.Lock()
 		e := relayEvidence{index: r.index, started: r.hello != nil && r.errText == "", startErr: r.errText, devs: slices.Clone(r.devs),
-			exit: r.exit, signal: r.signal, diag: r.diag, cut: r.cut, unanswered: r.unanswered, hazards: r.hazards}
+			exit: r.exit, signal: r.signal, diag: r.diag, cut: r.cut, unanswered: r.unanswered, hazards: r.hazards, gone: r.done}
 		r.mu.Unlock()
 		out = append(out, e)
 	}
