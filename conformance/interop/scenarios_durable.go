@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/splashv5/conform/conformance/host"
 	"github.com/splashv5/conform/impl/protocol"
@@ -152,6 +153,7 @@ func durableScenarios() []*Scenario {
 				r.waitCut()
 				r = t.start(protocol.BaselineSession, nil, durableGrant())
 				o := t.call(map[string]any{"op": "reconcile", "request_id": "req-2", "tool": toolDurable, "key": "op-1"})
+				r.settle(time.Second, func() bool { return r.lines[HostSide] >= 2 })
 				if got := r.keysOf(protocol.TypeReconcileOperation); r.count(HostSide, protocol.TypeDispatchOperation) > 0 || !slices.Equal(got, []string{"op-1"}) {
 					t.failBlaming(HostSide, "the host did not reconcile the operation whose answer was lost (HDR-027, RUN-187)",
 						"one reconcile_operation of op-1 on the wire, and no dispatch", fmt.Sprintf("reconciled %q, %d dispatches", got, r.count(HostSide, protocol.TypeDispatchOperation)))
@@ -212,6 +214,7 @@ func durableScenarios() []*Scenario {
 				lost := r.keysOf(protocol.TypeCompensateOperation)
 				r = t.ledgerSession()
 				o = t.call(map[string]any{"op": "recover", "request_id": "rec-1"})
+				r.settle(time.Second, func() bool { return len(r.keys[string(protocol.TypeCompensateOperation)]) > 0 })
 				if again := r.keysOf(protocol.TypeCompensateOperation); len(lost) != 1 || !slices.Equal(again, lost) {
 					t.failBlaming(HostSide, "the host did not deliver the lost compensation again under its compensation key (WFL-026)",
 						fmt.Sprintf("the compensation delivered again under the key of the lost one, %q", lost), fmt.Sprintf("%q", again))

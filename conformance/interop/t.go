@@ -323,6 +323,24 @@ func (r *relay) waitFor(what string, cond func() bool) {
 	}
 }
 
+// settle waits until cond (called with r.mu held) holds or d passes, and does not fail: the
+// relay's report of a line can trail the driver's outcome of the exchange it carried.
+func (r *relay) settle(d time.Duration, cond func() bool) {
+	until := time.Now().Add(d)
+	for {
+		r.mu.Lock()
+		ok, ch := cond() || r.done, r.changed
+		r.mu.Unlock()
+		if ok || time.Now().After(until) {
+			return
+		}
+		select {
+		case <-ch:
+		case <-time.After(time.Until(until)):
+		}
+	}
+}
+
 // count returns how many lines of side carried a message of type typ.
 func (r *relay) count(side Side, typ protocol.MessageType) int {
 	r.mu.Lock()
