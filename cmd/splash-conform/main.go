@@ -10,7 +10,8 @@
 // the bundled reference worker, cmd/splash-worker. The host subcommand runs the host suite
 // (package conformance/host) against a host driver; fake-worker is the worker it plays. The
 // interop subcommand (package conformance/interop) drives real workers through real host
-// drivers; relay is the mode the host starts in place of the worker. The report subcommand
+// drivers; relay is the mode the host starts in place of the worker, and peer runs the
+// misbehaving hosts and workers of the interop self-test corpus. The report subcommand
 // (package conformance/implreport) merges the JSON reports of any number of implementations
 // into one implementation report.
 //
@@ -46,6 +47,8 @@ func main() {
 			os.Exit(implreport.Main(os.Args[2:], os.Stdout, os.Stderr, catalogs))
 		case interop.RelayCommand:
 			os.Exit(interop.RelayMain(os.Args[2:]))
+		case interop.PeerCommand:
+			os.Exit(interop.PeerMain(os.Args[2:]))
 		case "-version", "--version":
 			// Every suite of this executable: the version, protocol and catalog digests.
 			conformance.WriteVersion(os.Stdout, conformance.WorkerSuite(), host.Suite(), interop.Suite())

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -209,7 +210,7 @@ func resolveTokens(m *Matrix) (cleanup func(), err error) {
 			}
 		}
 		if err != nil {
-			return "", err
+			return "", missingProgram(token, err)
 		}
 		cleanups = append(cleanups, done)
 		programs[token] = bin
@@ -229,4 +230,33 @@ func resolveTokens(m *Matrix) (cleanup func(), err error) {
 		}
 	}
 	return cleanup, nil
+}
+
+// Programs names the three programs of a release, which sit side by side: the runner finds the
+// reference worker and host driver next to its own executable (docs/interop.md).
+var Programs = []string{"splash-conform", "splash-worker", "splash-host-driver"}
+
+// InstallCommand installs the three programs side by side.
+const InstallCommand = "go install " + conformance.ModulePath + "/cmd/splash-conform@latest " +
+	conformance.ModulePath + "/cmd/splash-worker@latest " + conformance.ModulePath + "/cmd/splash-host-driver@latest"
+
+// missingProgram explains that the bundled program token stands for is neither next to the
+// runner nor buildable here (outside this module's source), and how to supply it.
+func missingProgram(token string, cause error) error {
+	what, name, flag := "worker", "splash-worker", "a worker command after --"
+	if token == TokenReferenceHost {
+		what, name, flag = "host driver", "splash-host-driver", "-host COMMAND"
+	}
+	dir := "the runner's directory"
+	if exe, err := os.Executable(); err == nil {
+		dir = filepath.Dir(exe)
+	}
+	return fmt.Errorf("the reference %s is missing: there is no %s in %s, next to splash-conform, and it could not be built from source here (%v); "+
+		"install the three programs side by side (%s), or give %s", what, name, dir, firstLine(cause), InstallCommand, flag)
+}
+
+// firstLine is the first line of err's text.
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
 }

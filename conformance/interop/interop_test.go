@@ -48,17 +48,56 @@ func TestLossyWorkerShowsTheNumberHazard(t *testing.T) {
 	}
 }
 
-// TestScenariosSkipWhatASideLacks: a worker without the durable features and a host that
-// declares only invoke get SKIP for the scenarios that need them, and no command of them is
-// sent (IOP-008).
+// TestScenariosSkipWhatASideLacks removes features from each side in turn: a worker without
+// the durable, compensation and cancel features, then a host restricted to invoke. Each
+// scenario that needs a missing feature is SKIP, naming the side and the feature, and none of
+// its commands is sent (nothing for a worker's lack, only the hello that learns the host's
+// features for a host's); a scenario that needs nothing missing still runs and passes (IOP-008).
 func TestScenariosSkipWhatASideLacks(t *testing.T) {
-	pair := referencePair(t)
-	pair.Worker.Features = nil
-	report := runPairT(t, pair, "CNF-IOP-DURABLE-01|CNF-IOP-CANCEL-01|CNF-IOP-COMP-01", 0, nil)
-	for _, r := range report.Results {
-		if r.Outcome != conformance.Skip || !strings.Contains(r.Detail, "does not offer") {
-			t.Errorf("%s: %s %q, want SKIP: the worker does not offer it", r.ID, r.Outcome, r.Detail)
-		}
+	for _, tc := range []struct {
+		name    string
+		lack    func(p *Pair)
+		skipped []string
+		why     string
+	}{
+		{"worker", func(p *Pair) { p.Worker.Features = nil },
+			[]string{"CNF-IOP-DURABLE-01", "CNF-IOP-CANCEL-01", "CNF-IOP-COMP-01", "CNF-IOP-CLOSE-02"}, "the worker reference worker does not offer"},
+		{"host", func(p *Pair) { p.Host.Features = []string{featureInvoke} },
+			[]string{"CNF-IOP-DURABLE-01", "CNF-IOP-CANCEL-01", "CNF-IOP-COMP-01", "CNF-IOP-RECOVER-01", "CNF-IOP-CLOSE-02"}, "the host reference host does not declare the feature"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pair := referencePair(t)
+			tc.lack(&pair)
+			run := "^(" + strings.Join(tc.skipped, "|") + "|CNF-IOP-ECHO-01)$"
+			report, err := Run(t.Context(), Config{Pair: pair, Relay: relayCommand(t), Run: run, Verbose: true, Parallel: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(report.Results) != len(tc.skipped)+1 {
+				t.Fatalf("%d results, want %d", len(report.Results), len(tc.skipped)+1)
+			}
+			for _, r := range report.Results {
+				if r.ID == "CNF-IOP-ECHO-01" {
+					if r.Outcome != conformance.Pass {
+						t.Errorf("%s: %s %q, want PASS: it needs nothing the side lacks", r.ID, r.Outcome, r.Detail)
+					}
+					continue
+				}
+				if r.Outcome != conformance.Skip || !strings.Contains(r.Detail, tc.why) {
+					t.Errorf("%s: %s %q, want SKIP: %s …", r.ID, r.Outcome, r.Detail, tc.why)
+				}
+				// The worker's features are known before the driver starts; the host's from its hello.
+				hello := slices.ContainsFunc(r.Transcript, func(l string) bool { return strings.HasSuffix(l, "driver: command 1 hello") })
+				if hello != (tc.name == "host") {
+					t.Errorf("%s: the transcript %q: hello sent %v", r.ID, r.Transcript, hello)
+				}
+				for _, line := range r.Transcript {
+					if strings.Contains(line, "driver: command") && !strings.HasSuffix(line, " hello") || strings.Contains(line, "relay ") {
+						t.Errorf("%s: a skipped scenario sent %q", r.ID, line)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -143,5 +182,66 @@ func BenchmarkBundledMatrix(b *testing.B) {
 		if res.Failing() {
 			b.Fatal("the bundled matrix fails")
 		}
+	}
+}
+
+// TestLostAnswerScenariosPass runs the scenarios in which the relay cuts the worker's answer
+// with the reference pair. Run it with -count under load: the cut must take every time, since
+// the runner lets the host send the request only once the relay has acknowledged the order.
+func TestLostAnswerScenariosPass(t *testing.T) {
+	report := runPairT(t, referencePair(t), "^(CNF-IOP-DURABLE-03|CNF-IOP-COMP-02|CNF-IOP-RECOVER-01)$", 0, nil)
+	if len(report.Results) != 3 {
+		t.Fatalf("%d results, want 3", len(report.Results))
+	}
+	for _, r := range report.Results {
+		if r.Outcome != conformance.Pass {
+			t.Errorf("%s: %s: %s\n%s", r.ID, r.Outcome, r.Detail, strings.Join(r.Transcript, "\n"))
+		}
+	}
+}
+
+// TestSelfTestCorpus runs every case of the shipped self-test corpus on this runner, with the
+// shipped peers: each scenario gets the verdict the corpus gives, and a failing one names the
+// side the corpus names (IOP-005, IOP-006).
+func TestSelfTestCorpus(t *testing.T) {
+	cases, err := SelfTest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	programs(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := map[string]string{TokenReferenceHost: driverBin, TokenReferenceWorker: workerBin}
+	resolve := func(cmd []string) []string {
+		out := ExpandPeer(cmd, []string{exe, PeerCommand})
+		for i, a := range out {
+			if p, ok := tokens[a]; ok {
+				out[i] = p
+			}
+		}
+		return out
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			pair := Pair{Host: c.Host, Worker: c.Worker}
+			pair.Host.Command, pair.Worker.Command = resolve(c.Host.Command), resolve(c.Worker.Command)
+			report := runPairT(t, pair, "^"+c.Scenario+"$", 8*time.Second, nil)
+			if len(report.Results) != 1 {
+				t.Fatalf("%d results", len(report.Results))
+			}
+			r := report.Results[0]
+			t.Logf("%s: %s", r.Outcome, r.Detail)
+			if r.Outcome != c.Outcome {
+				t.Errorf("%s: %s, want %s: %s", r.ID, r.Outcome, c.Outcome, r.Detail)
+			}
+			if c.Blame != "" && !strings.Contains(r.Detail, "blame: "+string(c.Blame)+")") {
+				t.Errorf("%s: %q, want the %s blamed", r.ID, r.Detail, c.Blame)
+			}
+			if c.Blame != "" && !strings.Contains(r.Detail, "worker: ") {
+				t.Errorf("%s: %q, want the worker's end shown", r.ID, r.Detail)
+			}
+		})
 	}
 }

@@ -3,7 +3,10 @@ package interop
 import (
 	"bytes"
 	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
@@ -36,6 +39,9 @@ type Deviation struct {
 
 // String is the deviation in one line.
 func (d Deviation) String() string {
+	if d.Line == 0 { // a deviation of the stream, not of one line
+		return fmt.Sprintf("%s stream breaks %s: %s", d.Side, d.Rule, d.Detail)
+	}
 	return fmt.Sprintf("%s line %d breaks %s: %s", d.Side, d.Line, d.Rule, d.Detail)
 }
 
@@ -51,6 +57,11 @@ type Record struct {
 	Line string `json:"line"`
 	// Deviations are the rules the line broke.
 	Deviations []Deviation `json:"deviations,omitempty"`
+	// Unanswered counts the host's requests still awaiting an answer once the line is judged.
+	Unanswered int `json:"unanswered,omitempty"`
+	// Key is the key a host's durable request names: the operation key of a dispatch or a
+	// reconciliation, the compensation key of a compensation.
+	Key string `json:"key,omitempty"`
 }
 
 // maxRecordedLine bounds the part of a line a record keeps.
@@ -157,6 +168,7 @@ func (j *judge) line(side Side, line []byte) Record {
 		dev("FRM-005", "the frame is not in canonical form; canonical: %s", clip(string(canon), 200))
 	}
 	if side == HostSide {
+		rec.Key = durableKey(f.Message)
 		j.hostMessage(f.Message, dev)
 		if tok, bad := canonjson.FirstNonPortableNumber(string(line)); bad {
 			dev("ENC-039", "the number %s is not portable: a worker that reads numbers lossily computes another tag (ENC-034, ENC-055)", tok)
@@ -165,7 +177,37 @@ func (j *judge) line(side Side, line []byte) Record {
 	} else {
 		j.workerMessage(f.Message, dev)
 	}
+	rec.Unanswered = len(j.pending)
 	return rec
+}
+
+// redact replaces every common encoding of the session key in s (raw, hex, base64) with
+// "[key]": a worker's diagnostic is reported to the runner, which never sees the key (IOP-004).
+func (j *judge) redact(s string) string {
+	raw, err := j.key.ExposeSecret()
+	if err != nil {
+		return s
+	}
+	defer clear(raw[:])
+	for _, enc := range []string{string(raw[:]), hex.EncodeToString(raw[:]), strings.ToUpper(hex.EncodeToString(raw[:])),
+		base64.StdEncoding.EncodeToString(raw[:]), base64.RawStdEncoding.EncodeToString(raw[:]),
+		base64.URLEncoding.EncodeToString(raw[:]), base64.RawURLEncoding.EncodeToString(raw[:])} {
+		s = strings.ReplaceAll(s, enc, "[key]")
+	}
+	return s
+}
+
+// durableKey is the key a durable request names, or "".
+func durableKey(m protocol.Message) string {
+	switch m := m.(type) {
+	case protocol.DispatchOperationMessage:
+		return m.Request.OperationKey
+	case protocol.ReconcileOperationMessage:
+		return m.Request.OperationKey
+	case protocol.CompensateOperationMessage:
+		return m.Request.CompensationKey
+	}
+	return ""
 }
 
 // openFailure names the rule a line that fails to open breaks.
@@ -313,6 +355,10 @@ func (j *judge) workerMessage(m protocol.Message, dev func(rule, format string, 
 	case protocol.CancellationResultMessage:
 		target := j.cancels[id]
 		delete(j.cancels, id)
+		if _, running := j.pending[target]; running && m.Result.Outcome == protocol.OutcomeTooLate {
+			// too_late follows the result it lost to, never precedes it (CAN-015).
+			dev("CAN-015", "a too_late cancellation_result for %s, whose result the worker has not sent", target)
+		}
 		if m.Result.Outcome == protocol.OutcomeAcknowledged {
 			// No result follows an acknowledgement (CAN-016, AUZ-020).
 			delete(j.pending, target)

@@ -1,7 +1,6 @@
 package interop
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +23,8 @@ const (
 	hostileDriverCommand = "hostile-driver"
 )
 
-// TestMain lets the test binary serve as the relay, as hostile workers and as hostile drivers.
+// TestMain lets the test binary serve as the relay, as hostile workers and drivers, and as the
+// shipped peers.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 {
 		switch os.Args[1] {
@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 			os.Exit(hostileWorker(os.Args[2]))
 		case hostileDriverCommand:
 			os.Exit(hostileDriver(os.Args[2]))
+		case PeerCommand:
+			os.Exit(PeerMain(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())
@@ -123,56 +125,70 @@ func runPairT(t testing.TB, pair Pair, run string, timeout time.Duration, env []
 }
 
 // hostileWorker is a worker that misbehaves as mode says, after recording its process group
-// in IOP_PIDS: flood writes one endless line, garbage writes a line that is no frame and
-// hangs, hang reads nothing and sleeps, exit ends at once with status 3, child starts a
-// sleeping child and hangs.
+// in IOP_PIDS: the worker modes of the shipped peers (flood, garbage, hang, exit), and child
+// (starts a sleeping child and hangs), record (writes its whole input to the file IOP_RECORD),
+// diagnose (writes a line on standard error and exits 3) and late-line (writes a line once the
+// file IOP_GO exists, and hangs).
 func hostileWorker(mode string) int {
 	recordGroup()
 	switch mode {
-	case "flood":
-		line := []byte(strings.Repeat("x", 1<<16))
-		for {
-			if _, err := os.Stdout.Write(line); err != nil {
-				return 0
-			}
-		}
-	case "garbage":
-		fmt.Println("not a frame at all")
-	case "exit":
-		return 3
 	case "child":
 		_ = exec.Command("sleep", "3600").Start()
 	case "record":
 		data, _ := io.ReadAll(os.Stdin)
 		_ = os.WriteFile(os.Getenv("IOP_RECORD"), data, 0o600)
 		return 0
+	case "tee":
+		return teeWorker(os.Getenv("IOP_RECORD"), os.Args[4:])
+	case "diagnose":
+		fmt.Fprintln(os.Stderr, "worker: cannot go on")
+		return 3
+	case "late-line":
+		for {
+			if _, err := os.Stat(os.Getenv("IOP_GO")); err == nil {
+				fmt.Println("a line the relay must cut")
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	default:
+		return peerWorker(mode, nil)
 	}
 	time.Sleep(time.Hour)
 	return 0
 }
 
-// hostileDriver is a host driver that answers hello, then misbehaves on start as mode says:
-// hang (after starting the relay), flood its output, or exit.
+// hostileDriver is a host driver of the shipped peers (hang, flood, exit) that first records
+// its process group in IOP_PIDS.
 func hostileDriver(mode string) int {
 	recordGroup()
-	return conformancetest.ServeDriver(func(c conformancetest.DriverCommand, _ *json.Encoder) (int, bool) {
-		switch mode {
-		case "hang":
-			if c.Op == "start" {
-				// A relay in a group of its own, with a worker, that the driver never feeds.
-				cmd := exec.Command(c.Command[0], c.Command[1:]...)
-				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-				cmd.Stdin, _ = os.Open(os.DevNull)
-				_ = cmd.Start()
-			}
-			time.Sleep(time.Hour)
-		case "flood":
-			return conformancetest.Flood('y'), true
-		case "exit":
-			return 4, true
+	return peerHost(mode, nil)
+}
+
+// teeWorker records, into dir, its own arguments and environment, its parent's (the relay's)
+// command line and environment as the system shows them (/proc), and its whole input; it
+// passes the input on to the wrapped worker, whose output and status are its own.
+func teeWorker(dir string, wrapped []string) int {
+	_ = os.WriteFile(filepath.Join(dir, "worker-args"), []byte(strings.Join(os.Args, "\x00")), 0o600)
+	_ = os.WriteFile(filepath.Join(dir, "worker-env"), []byte(strings.Join(os.Environ(), "\x00")), 0o600)
+	for _, f := range []string{"cmdline", "environ"} {
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/%s", os.Getppid(), f))
+		_ = os.WriteFile(filepath.Join(dir, "relay-"+f), data, 0o600)
+	}
+	input, err := os.Create(filepath.Join(dir, "input"))
+	if err != nil {
+		return 2
+	}
+	defer input.Close()
+	cmd := exec.Command(wrapped[0], wrapped[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = io.TeeReader(os.Stdin, input), os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
 		}
-		return 0, false
-	})
+		return 2
+	}
+	return 0
 }
 
 // recordGroup writes this process's group id into the directory IOP_PIDS names.

@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/jsonline"
@@ -40,12 +42,21 @@ type relayEvent struct {
 	Ended Side `json:"ended,omitempty"`
 	// Cut says that the relay killed the worker instead of relaying its answer.
 	Cut bool `json:"cut,omitempty"`
-	// Dropped says that the relay kept a host line from the worker and ended its input;
-	// Armed that it will do so with the host's next line (relayOrder.Drop).
+	// Dropped says that the relay kept a host line from the worker and ended its input
+	// (relayOrder.Drop).
 	Dropped bool `json:"dropped,omitempty"`
-	Armed   bool `json:"armed,omitempty"`
-	// Exit is the worker's exit status (-1 when a signal ended it).
+	// Armed acknowledges an order (Cut or Drop): the relay will act on the next answer or host
+	// line. The runner waits for it before it lets the host send the line the order is about.
+	Armed bool `json:"armed,omitempty"`
+	// Exit is the worker's exit status (-1 when a signal ended it). The relay reports it before
+	// its own output ends, so that a host that kills the relay's group as soon as the output
+	// ends (TRN-087, TRN-096) cannot lose it.
 	Exit *int `json:"exit,omitempty"`
+	// Signal names the signal that ended the worker, with Exit -1.
+	Signal string `json:"signal,omitempty"`
+	// Diagnostic is the end of the worker's standard error, at most maxDiagnostic bytes, with
+	// Exit.
+	Diagnostic string `json:"diagnostic,omitempty"`
 	// Error is a failure of the relay itself.
 	Error string `json:"error,omitempty"`
 }
@@ -120,7 +131,6 @@ func RelayMain(args []string) int {
 	defer j.close()
 
 	cmd := exec.Command(worker[0], worker[1:]...)
-	cmd.Stderr = os.Stderr
 	toWorker, err := cmd.StdinPipe()
 	if err != nil {
 		rep.send(relayEvent{Hello: &hello, Error: err.Error()})
@@ -131,10 +141,17 @@ func RelayMain(args []string) int {
 		rep.send(relayEvent{Hello: &hello, Error: err.Error()})
 		return 2
 	}
+	diag, err := newDiagnostic(cmd)
+	if err != nil {
+		rep.send(relayEvent{Hello: &hello, Error: err.Error()})
+		return 2
+	}
 	if err := cmd.Start(); err != nil {
+		diag.abandon()
 		rep.send(relayEvent{Hello: &hello, Error: "the worker command cannot be started: " + err.Error()})
 		return 2
 	}
+	diag.started()
 	hello.WorkerPid = cmd.Process.Pid
 	rep.send(relayEvent{Hello: &hello})
 	_, _ = toWorker.Write(raw.Bytes())
@@ -153,7 +170,9 @@ func RelayMain(args []string) int {
 			cutNext = cutNext || o.Cut
 			dropNext = dropNext || o.Drop
 			cut.Unlock()
-			if o.Drop {
+			if o.Cut || o.Drop {
+				// The runner waits for this before it lets the host send the line the order is
+				// about, so the order cannot lose a race with it.
 				rep.send(relayEvent{Armed: true})
 			}
 		}
@@ -166,6 +185,7 @@ func RelayMain(args []string) int {
 		mu.Unlock()
 		rep.send(relayEvent{Record: &rec})
 	}
+	hostDone := make(chan struct{})
 	go func() {
 		pump(in, toWorker, HostSide, rep, func(line []byte) bool {
 			cut.Lock()
@@ -179,6 +199,7 @@ func RelayMain(args []string) int {
 			judged(HostSide, line)
 			return true
 		})
+		close(hostDone)
 		_ = toWorker.Close()
 		_, _ = io.Copy(io.Discard, in) // a host that writes on is not blocked
 	}()
@@ -195,17 +216,97 @@ func RelayMain(args []string) int {
 		judged(WorkerSide, line)
 		return true
 	})
-	_ = os.Stdout.Close()
+	// The worker's output ended. Its status is reported before the relay's own output ends: a
+	// host may kill the relay's group as soon as it sees that end (TRN-087, TRN-096).
 	state, _ := cmd.Process.Wait()
-	code := -1
-	if state != nil && state.Exited() {
-		code = state.ExitCode()
+	code, sig := -1, ""
+	if state != nil {
+		if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			sig = ws.Signal().String()
+		} else if state.Exited() {
+			code = state.ExitCode()
+		}
 	}
-	rep.send(relayEvent{Exit: &code})
+	rep.send(relayEvent{Exit: &code, Signal: sig, Diagnostic: j.redact(diag.tail())})
+	_ = os.Stdout.Close()
+	// A host ends the input after the output ended (HDR-023): wait a while for that end, so
+	// that the runner learns whether it came.
+	select {
+	case <-hostDone:
+	case <-time.After(hostEndGrace):
+	}
 	if code < 0 {
 		return 128 + int(syscall.SIGKILL)
 	}
 	return code
+}
+
+// hostEndGrace bounds how long the relay waits, once the worker's output ended and its status
+// is reported, for the host to end its input before the relay exits.
+const hostEndGrace = 1500 * time.Millisecond
+
+// maxDiagnostic bounds the end of the worker's standard error a relay reports.
+const maxDiagnostic = 2048
+
+// diagnostic passes the worker's standard error on to the relay's and keeps its last
+// maxDiagnostic bytes.
+type diagnostic struct {
+	r, w *os.File
+	mu   sync.Mutex
+	buf  []byte
+	done chan struct{}
+}
+
+// newDiagnostic gives cmd a standard error pipe whose end the diagnostic keeps.
+func newDiagnostic(cmd *exec.Cmd) (*diagnostic, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = w
+	return &diagnostic{r: r, w: w, done: make(chan struct{})}, nil
+}
+
+// started closes the relay's copy of the write end and copies the pipe until it ends.
+func (d *diagnostic) started() {
+	_ = d.w.Close()
+	go func() {
+		defer close(d.done)
+		b := make([]byte, 4096)
+		for {
+			n, err := d.r.Read(b)
+			if n > 0 {
+				_, _ = os.Stderr.Write(b[:n])
+				d.mu.Lock()
+				d.buf = append(d.buf, b[:n]...)
+				if len(d.buf) > maxDiagnostic {
+					d.buf = append(d.buf[:0], d.buf[len(d.buf)-maxDiagnostic:]...)
+				}
+				d.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// abandon closes both ends of a pipe whose worker never started.
+func (d *diagnostic) abandon() {
+	_ = d.w.Close()
+	_ = d.r.Close()
+}
+
+// tail returns what the worker wrote last, waiting briefly for a pipe that a child of the
+// worker may still hold open.
+func (d *diagnostic) tail() string {
+	select {
+	case <-d.done:
+	case <-time.After(200 * time.Millisecond):
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return strings.ToValidUTF8(string(d.buf), "\ufffd")
 }
 
 // pump relays the lines of src to dst as they are, calling judged for each first (false drops

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -163,8 +164,9 @@ func runScenario(st *runState, pair *Pair, sc *Scenario) conformance.Result {
 		t.open()
 		sc.run(t)
 	})
+	ev := t.evidence()
 	t.teardown()
-	t.judgeWire()
+	t.judgeSides(ev)
 	r := conformance.Result{ID: sc.ID, Level: conformance.Must, Title: sc.Title, Requirements: sc.Requirements,
 		Outcome: t.Outcome, Duration: time.Since(start), Detail: t.Detail, Expected: t.Expected, Actual: t.Actual}
 	if r.Outcome == conformance.Pass && t.hazard != "" {
@@ -180,42 +182,176 @@ func runScenario(st *runState, pair *Pair, sc *Scenario) conformance.Result {
 	return r
 }
 
-// judgeWire turns the relays' deviations into the verdict: a frame that breaks a rule fails
-// the scenario whatever the ends saw, and the detail names the side that sent it. Hazard
-// deviations (non-portable numbers) are left to the number scenario.
-func (t *T) judgeWire() {
+// relayEvidence is what one relay saw of its session when the scenario ended, before the
+// teardown killed anything.
+type relayEvidence struct {
+	index      int
+	started    bool   // the relay reported, and its worker started
+	startErr   string // why the worker command did not start
+	devs       []Deviation
+	exit       *int
+	signal     string
+	diag       string
+	cut        bool
+	unanswered int
+	hazards    int
+	gone       bool // the relay's side channel ended
+}
+
+// exitText is the worker's end as the relay saw it.
+func (e relayEvidence) exitText() string {
+	switch {
+	case e.startErr != "":
+		return "never started: " + e.startErr
+	case e.exit == nil && e.cut:
+		return "killed by the runner at its answer, status not reported"
+	case e.exit == nil && e.gone:
+		return "status unknown: the relay ended without reporting it"
+	case e.exit == nil:
+		return "still running when the scenario ended"
+	case e.cut:
+		return "killed by the runner at its answer"
+	case e.signal != "":
+		return "killed by signal " + e.signal
+	}
+	return fmt.Sprintf("exit status %d", *e.exit)
+}
+
+// exitGrace bounds how long a failed scenario waits for the relays' exit reports still on
+// their way.
+const exitGrace = 500 * time.Millisecond
+
+// evidence collects what every relay saw. It waits, at most exitGrace in all, for the exit
+// status of a worker whose relay is still reporting when the scenario failed.
+func (t *T) evidence() []relayEvidence {
+	failed := t.Outcome != conformance.Pass && t.Outcome != conformance.Skip
+	until := time.Now().Add(exitGrace)
+	var out []relayEvidence
+	for _, r := range t.relays {
+		for failed {
+			r.mu.Lock()
+			settled, ch := r.exit != nil || r.done || r.hello == nil, r.changed
+			r.mu.Unlock()
+			if settled {
+				break
+			}
+			wait := time.Until(until)
+			if wait <= 0 {
+				break
+			}
+			select {
+			case <-ch:
+			case <-time.After(wait):
+			}
+		}
+		r.mu.Lock()
+		e := relayEvidence{index: r.index, started: r.hello != nil && r.errText == "", startErr: r.errText, devs: slices.Clone(r.devs),
+			exit: r.exit, signal: r.signal, diag: r.diag, cut: r.cut, unanswered: r.unanswered, hazards: r.hazards, gone: r.done}
+		r.mu.Unlock()
+		out = append(out, e)
+	}
+	return out
+}
+
+// judgeSides gives a failing scenario its verdict from all the evidence, naming the side at
+// fault (IOP-005): a frame that breaks a rule fails the scenario whatever the ends saw and
+// blames the side that sent it; without one, a worker that did not start, ended the session
+// with a failure status or left a request of the host unanswered is at fault; otherwise the
+// host, whose driver reported the outcome the scenario refused. Every failing verdict shows
+// each worker's end. Hazard deviations (non-portable numbers) are left to the number scenario.
+func (t *T) judgeSides(ev []relayEvidence) {
 	if t.Outcome == conformance.Skip {
 		return
 	}
 	var devs []string
 	blame := map[Side]bool{}
-	for _, r := range t.relays {
-		r.mu.Lock()
-		for _, d := range r.devs {
+	for _, e := range ev {
+		for _, d := range e.devs {
 			if !d.Hazard {
 				// The rule a deviation breaks is named here when the scenario lists it; the
 				// transcript names it always (a verdict cites only its scenario's IDs).
-				devs = append(devs, fmt.Sprintf("relay %d: %s line %d breaks a rule of its sender%s: %s", r.index, d.Side, d.Line, t.cite(d.Rule), stripCitations(d.Detail)))
+				devs = append(devs, fmt.Sprintf("relay %d: %s line %d breaks a rule of its sender%s: %s", e.index, d.Side, d.Line, t.cite(d.Rule), stripCitations(d.Detail)))
 				blame[d.Side] = true
 			}
 		}
-		r.mu.Unlock()
 	}
-	if len(devs) == 0 {
+	if len(devs) > 0 {
+		var sides []string
+		for _, s := range []Side{HostSide, WorkerSide} {
+			if blame[s] {
+				sides = append(sides, string(s))
+			}
+		}
+		detail := fmt.Sprintf("on the wire (blame: %s): %s", strings.Join(sides, " and "), strings.Join(devs, "; "))
+		if t.Outcome != conformance.Pass {
+			detail += "; at the ends: " + t.Detail
+		}
+		t.Outcome, t.Detail = conformance.Fail, detail+"; "+workerEnds(ev)
+		t.Expected, t.Actual = "every frame verifies and follows the rules of its sender"+t.cite("IOP-002", "IOP-003", "IOP-005"), strings.Join(devs, "; ")
 		return
 	}
-	var sides []string
-	for _, s := range []Side{HostSide, WorkerSide} {
-		if blame[s] {
-			sides = append(sides, string(s))
+	if t.Outcome == conformance.Pass {
+		return
+	}
+	side, why := blameAtTheEnds(ev, t.blameHint)
+	t.Detail = fmt.Sprintf("at the ends (blame: %s): %s; %s; %s", side, why, t.Detail, workerEnds(ev))
+}
+
+// blameAtTheEnds names the side at fault of a failure no frame explains, and why.
+func blameAtTheEnds(ev []relayEvidence, hint *blameHint) (Side, string) {
+	if len(ev) == 0 {
+		return HostSide, "the host driver never started the worker (no relay reported)"
+	}
+	for _, e := range ev {
+		if e.startErr != "" {
+			return WorkerSide, fmt.Sprintf("relay %d: the worker command did not start", e.index)
 		}
 	}
-	detail := fmt.Sprintf("on the wire (blame: %s): %s", strings.Join(sides, " and "), strings.Join(devs, "; "))
-	if t.Outcome != conformance.Pass {
-		detail += "; at the ends: " + t.Detail
+	if hint != nil {
+		return hint.side, hint.why
 	}
-	t.Outcome, t.Detail = conformance.Fail, detail
-	t.Expected, t.Actual = "every frame verifies and follows the rules of its sender"+t.cite("IOP-002", "IOP-003", "IOP-005"), strings.Join(devs, "; ")
+	for _, e := range ev {
+		failed := e.exit != nil && (*e.exit != 0 || e.signal != "")
+		switch {
+		case e.cut:
+		case failed && e.hazards == 0:
+			return WorkerSide, fmt.Sprintf("relay %d: every frame of the host followed the rules, and the worker ended the session with %s%s",
+				e.index, e.exitText(), diagnosticText(e.diag))
+		case e.unanswered > 0:
+			return WorkerSide, fmt.Sprintf("relay %d: every frame of the host followed the rules, and the worker left %d of its requests unanswered (%s)%s",
+				e.index, e.unanswered, e.exitText(), diagnosticText(e.diag))
+		}
+	}
+	return HostSide, "every frame followed the rules and the worker answered every request; the outcome the scenario refused is the host driver's"
+}
+
+// blameHint is a scenario's judgement of which side an end check's failure belongs to, when
+// the frames alone cannot tell (a worker's effect log, a key the host had to deliver again). It
+// outweighs a worker's failure status: a worker rightly refuses what its journal contradicts.
+type blameHint struct {
+	side Side
+	why  string
+}
+
+// diagnosticText quotes the worker's diagnostic, if any.
+func diagnosticText(d string) string {
+	d = strings.TrimSpace(d)
+	if d == "" {
+		return ""
+	}
+	return "; its diagnostic: " + strconv.Quote(clip(d, 400))
+}
+
+// workerEnds lists each worker's end: every failing verdict shows it.
+func workerEnds(ev []relayEvidence) string {
+	if len(ev) == 0 {
+		return "worker: never started"
+	}
+	var parts []string
+	for _, e := range ev {
+		parts = append(parts, fmt.Sprintf("relay %d: %s", e.index, e.exitText()))
+	}
+	return "worker: " + strings.Join(parts, ", ")
 }
 
 // citedIDs finds a parenthesised list of requirement IDs, with the space before it.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/splashv5/conform/conformance/host"
 	"github.com/splashv5/conform/impl/protocol"
@@ -53,6 +54,11 @@ func (t *T) effects() []string {
 func (t *T) expectEffects(why string, want ...string) {
 	slices.Sort(want)
 	if got := t.effects(); !slices.Equal(got, want) {
+		if len(slices.Compact(slices.Clone(got))) < len(got) {
+			// The same effect twice: the worker performed a duplicate it had to answer from its
+			// journal (WRK-041, PRF-015), whatever the host sent.
+			t.blameHint = &blameHint{side: WorkerSide, why: "the worker's effect log holds one effect twice: a duplicate must be answered from the journal (WRK-041, PRF-015)"}
+		}
 		t.failf(fmt.Sprintf("the effect log %q %s", want, why), fmt.Sprintf("%q", got))
 	}
 }
@@ -94,8 +100,15 @@ func (t *T) step(requestID, input string) (string, host.Outcome) {
 }
 
 // cutNextAnswer tells the relay to kill the worker at its next answer and drop it: the effect
-// happened, the host never learns it.
-func (r *relay) cutNextAnswer() { r.order(relayOrder{Cut: true}) }
+// happened, the host never learns it. It returns once the relay acknowledged the order, so the
+// request whose answer is cut can only be sent after the relay is armed.
+func (r *relay) cutNextAnswer() {
+	r.mu.Lock()
+	before := r.armed
+	r.mu.Unlock()
+	r.order(relayOrder{Cut: true})
+	r.waitFor("the relay's acknowledgement of the cut", func() bool { return r.armed > before || r.done })
+}
 
 // waitCut waits until the relay killed the worker at the answer.
 func (r *relay) waitCut() { r.waitFor("the worker killed at its answer", func() bool { return r.cut }) }
@@ -138,8 +151,13 @@ func durableScenarios() []*Scenario {
 					t.failf("an error: the worker died before its answer reached the host", string(o.Raw()))
 				}
 				r.waitCut()
-				t.start(protocol.BaselineSession, nil, durableGrant())
+				r = t.start(protocol.BaselineSession, nil, durableGrant())
 				o := t.call(map[string]any{"op": "reconcile", "request_id": "req-2", "tool": toolDurable, "key": "op-1"})
+				r.settle(time.Second, func() bool { return r.lines[HostSide] >= 2 })
+				if got := r.keysOf(protocol.TypeReconcileOperation); r.count(HostSide, protocol.TypeDispatchOperation) > 0 || !slices.Equal(got, []string{"op-1"}) {
+					t.failBlaming(HostSide, "the host did not reconcile the operation whose answer was lost (HDR-027, RUN-187)",
+						"one reconcile_operation of op-1 on the wire, and no dispatch", fmt.Sprintf("reconciled %q, %d dispatches", got, r.count(HostSide, protocol.TypeDispatchOperation)))
+				}
 				t.expectStatus("the reconciled status of op-1", o, succeeded("op-1", "1"))
 				t.expectEffects("after the lost answer and its reconciliation", "effect op-1")
 			}},
@@ -232,8 +250,14 @@ func durableScenarios() []*Scenario {
 					t.failf("an error: the worker died before its answer reached the host", string(o.Raw()))
 				}
 				r.waitCut()
-				t.ledgerSession()
+				lost := r.keysOf(protocol.TypeCompensateOperation)
+				r = t.ledgerSession()
 				o = t.call(map[string]any{"op": "recover", "request_id": "rec-1"})
+				r.settle(time.Second, func() bool { return len(r.keys[string(protocol.TypeCompensateOperation)]) > 0 })
+				if again := r.keysOf(protocol.TypeCompensateOperation); len(lost) != 1 || !slices.Equal(again, lost) {
+					t.failBlaming(HostSide, "the host did not deliver the lost compensation again under its compensation key (WFL-026)",
+						fmt.Sprintf("the compensation delivered again under the key of the lost one, %q", lost), fmt.Sprintf("%q", again))
+				}
 				if !o.OK || !strings.Contains(string(o.Status), `"succeeded"`) {
 					t.failf("recover answered with the compensation's status (HDR-042)", string(o.Raw()))
 				}
@@ -246,8 +270,11 @@ func durableScenarios() []*Scenario {
 // worker's input instead, so that the host writes a frame no worker ever sees, and waits until
 // the relay is armed.
 func (r *relay) dropNextHostLine() {
+	r.mu.Lock()
+	before := r.armed
+	r.mu.Unlock()
 	r.order(relayOrder{Drop: true})
-	r.waitFor("the relay armed to drop the host's next line", func() bool { return r.armed })
+	r.waitFor("the relay armed to drop the host's next line", func() bool { return r.armed > before || r.done })
 }
 
 // hostOperationKey returns the operation key of the first host frame of type typ the relay

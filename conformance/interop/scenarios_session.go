@@ -72,6 +72,15 @@ func closeScenarios() []*Scenario {
 				if n := r.count(HostSide, protocol.TypeCloseSession); n != 1 {
 					t.failf("one close_session (CAN-009)", fmt.Sprintf("%d", n))
 				}
+				// The relay stays until the host ends its input, or a grace passes.
+				r.waitFor("the end of the host's input", func() bool { return r.ended[HostSide] || r.done })
+				r.mu.Lock()
+				ended := r.ended[HostSide]
+				r.mu.Unlock()
+				if !ended {
+					t.failBlaming(HostSide, "the host sent close_session but never ended the worker's input (HDR-023)",
+						"close_session, then the end of the worker's input at a frame boundary (HDR-023)", "the input did not end")
+				}
 			}},
 	}
 }

@@ -39,6 +39,8 @@ type T struct {
 
 	conformance.Verdict
 	hazard string
+	// blameHint names the side an end check found at fault, when the frames cannot tell.
+	blameHint *blameHint
 }
 
 func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
@@ -50,6 +52,12 @@ func (t *T) cite(ids ...string) string { return conformance.Cite(t.sc.Requiremen
 func (t *T) end(o conformance.Outcome, detail string) { t.End(o, detail) }
 
 func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
+
+// failBlaming fails the scenario as failf does and names side as the one at fault, for why.
+func (t *T) failBlaming(side Side, why, expected, actual string) {
+	t.blameHint = &blameHint{side: side, why: why}
+	t.failf(expected, actual)
+}
 
 func (t *T) skipf(format string, args ...any) { t.Skipf(format, args...) }
 
@@ -88,6 +96,10 @@ func (t *T) startDriver() {
 		t.failf("hello answered with ok"+t.cite("HDR-010"), string(o.Raw()))
 	}
 	t.features = o.Features
+	if restrict := t.pair.Host.Features; len(restrict) > 0 {
+		// The implementations file restricts what the driver declares.
+		t.features = slices.DeleteFunc(slices.Clone(t.features), func(f string) bool { return !slices.Contains(restrict, f) })
+	}
 }
 
 // restartDriver kills the driver's process group and every relay, as a host crash would, and
@@ -230,8 +242,16 @@ type relay struct {
 	ended   map[Side]bool
 	cut     bool
 	dropped bool // the relay kept a host line from the worker (relayOrder.Drop)
-	armed   bool // the relay will keep the host's next line from the worker
+	armed   int  // orders (cut or drop) the relay acknowledged
 	exit    *int
+	signal  string
+	diag    string
+	// unanswered is the number of the host's requests awaiting an answer after the last line.
+	unanswered int
+	// hazards counts the host's lines with a number another build reads differently.
+	hazards int
+	// keys are the keys of the host's durable requests, by message type, in order.
+	keys    map[string][]string
 	errText string
 	done    bool // the side channel ended
 }
@@ -271,6 +291,16 @@ func (r *relay) apply(ev relayEvent) {
 		r.lines[rec.Side]++
 		r.byType[string(rec.Side)+" "+rec.Type]++
 		r.devs = append(r.devs, rec.Deviations...)
+		r.unanswered = rec.Unanswered
+		if rec.Side == HostSide && rec.Key != "" {
+			if r.keys == nil {
+				r.keys = map[string][]string{}
+			}
+			r.keys[rec.Type] = append(r.keys[rec.Type], rec.Key)
+		}
+		if slices.ContainsFunc(rec.Deviations, func(d Deviation) bool { return d.Hazard }) {
+			r.hazards++
+		}
 		if len(r.records) < maxRecords {
 			r.records = append(r.records, rec)
 		}
@@ -283,9 +313,9 @@ func (r *relay) apply(ev relayEvent) {
 	case ev.Dropped:
 		r.dropped = true
 	case ev.Armed:
-		r.armed = true
+		r.armed++
 	case ev.Exit != nil:
-		r.exit = ev.Exit
+		r.exit, r.signal, r.diag = ev.Exit, ev.Signal, ev.Diagnostic
 	case ev.Error != "":
 		r.errText = ev.Error
 	}
@@ -308,11 +338,36 @@ func (r *relay) waitFor(what string, cond func() bool) {
 	}
 }
 
+// settle waits until cond (called with r.mu held) holds or d passes, and does not fail: the
+// relay's report of a line can trail the driver's outcome of the exchange it carried.
+func (r *relay) settle(d time.Duration, cond func() bool) {
+	until := time.Now().Add(d)
+	for {
+		r.mu.Lock()
+		ok, ch := cond() || r.done, r.changed
+		r.mu.Unlock()
+		if ok || time.Now().After(until) {
+			return
+		}
+		select {
+		case <-ch:
+		case <-time.After(time.Until(until)):
+		}
+	}
+}
+
 // count returns how many lines of side carried a message of type typ.
 func (r *relay) count(side Side, typ protocol.MessageType) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.byType[string(side)+" "+string(typ)]
+}
+
+// keysOf returns the keys of the host's requests of type typ, in order.
+func (r *relay) keysOf(typ protocol.MessageType) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.keys[string(typ)])
 }
 
 // waitLines waits until the relay judged n lines of side with message typ.
