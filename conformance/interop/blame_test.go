@@ -52,10 +52,10 @@ func TestFailingVerdictsShowTheWorkersEnd(t *testing.T) {
 		want string
 	}{
 		{"at the ends", ev, "at the ends (blame: worker): relay 2: "},
-		{"on the wire", wire, "on the wire (blame: host): relay 1: host line 2 breaks FRM-005"},
+		{"on the wire", wire, "on the wire (blame: host): relay 1: host line 2 breaks a rule of its sender (FRM-005): not canonical"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			vt := &T{}
+			vt := &T{sc: &Scenario{Requirements: []string{"FRM-005", "IOP-005"}}}
 			vt.Outcome, vt.Detail = "FAIL", "expected x; got y"
 			vt.judgeSides(tc.ev)
 			for _, want := range []string{tc.want, "expected x; got y",
