@@ -132,7 +132,7 @@ func TestNewChecksFailUnderMisbehavingPeers(t *testing.T) {
 		{"host compensates under a fresh key", "CNF-IOP-COMP-02", []string{faultyDriverBin}, nil, []string{"SPLASH_HOST_FAULT=cmp-fresh"},
 			"(blame: host): the host did not deliver the lost compensation again under its compensation key"},
 		{"worker writes too_late first", "CNF-IOP-CANCEL-02", nil, slices.Concat([]string{faultyWorkerBin, "--fault", "too-late-before-result"}, pair.Worker.Command[1:]), nil,
-			"(blame: worker): relay 1: worker line 1 breaks CAN-015"},
+			"(blame: worker): relay 1: worker line 1 breaks a rule of its sender (CAN-015)"},
 		{"worker refuses portable numbers", "CNF-IOP-ECHO-02", nil, slices.Concat([]string{exe, PeerCommand, "worker", PeerWorkerRefuseNumbers, "--"}, pair.Worker.Command), nil,
 			"ended the session with exit status 1; its diagnostic: "},
 	} {

@@ -57,7 +57,7 @@ func (t *T) expectEffects(why string, want ...string) {
 		if len(slices.Compact(slices.Clone(got))) < len(got) {
 			// The same effect twice: the worker performed a duplicate it had to answer from its
 			// journal (WRK-041, PRF-015), whatever the host sent.
-			t.blameHint = &blameHint{side: WorkerSide, why: "the worker's effect log holds one effect twice: a duplicate must be answered from the journal (WRK-041, PRF-015)"}
+			t.blameHint = &blameHint{side: WorkerSide, why: "the worker's effect log holds one effect twice: a duplicate must be answered from the journal" + t.cite("WRK-041", "PRF-015")}
 		}
 		t.failf(fmt.Sprintf("the effect log %q %s", want, why), fmt.Sprintf("%q", got))
 	}
@@ -203,6 +203,9 @@ func durableScenarios() []*Scenario {
 						r.count(HostSide, protocol.TypeReconcileOperation), r.count(HostSide, protocol.TypeDispatchOperation)))
 				}
 				key := r.hostOperationKey(protocol.TypeReconcileOperation)
+				// The worker's refusal (exit 5) is the one the scenario provokes: from here on, a
+				// failure no frame explains is the host's recovery.
+				t.blameHint = &blameHint{side: HostSide, why: "the worker refused the unknown key as it must (exit 5); settling the operation afterwards is the host's recovery" + t.cite("WFL-043", "HDR-055")}
 
 				t.restartDriver()
 				r = t.ledgerSession()
