@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/splashv5/conform/impl/storage/etcdstore"
 	"github.com/splashv5/conform/impl/storage/etcdstore/etcdstoretest"
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
@@ -83,5 +84,76 @@ func TestEtcdSmallQuotaSurvivesDispatches(t *testing.T) {
 		n, size, elapsed.Round(time.Second), float64(n)/elapsed.Seconds(), int64(size0), int64(inUse), quotaBytes)
 	if size0 >= quotaBytes {
 		t.Fatalf("database of %d bytes reached the quota", int64(size0))
+	}
+}
+
+// A worker process that serves one session with one dispatch and exits makes about four
+// writes, never enough for a compaction counted by the process. The backend decides from the
+// cluster's revisions instead, so one-dispatch workers on a 24 MiB quota bound the history
+// together: the cluster keeps no more than the retained window plus twice the compaction
+// step (the defaults, 100 and 50 revisions) of history, and the member never raises its
+// NOSPACE alarm. CI runs 80 processes; the soak run (SPLASH_SOAK=1) runs 10,000 and logs the
+// database size every 500 (without the cluster-based decision the quota filled after about
+// 1,700). Values are 300 random hex characters; a scope takes 60 dispatches.
+//
+// Spec: STO-088
+func TestEtcdOneDispatchWorkersCompact(t *testing.T) {
+	n, every := 80, 20
+	if os.Getenv("SPLASH_SOAK") != "" {
+		n, every = 10_000, 500
+	}
+	if _, err := etcdstoretest.Binary(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	c, err := etcdstoretest.StartArgs(t.TempDir(), 1, "--quota-backend-bytes", strconv.Itoa(quotaBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	bin := binaries.MustWorker(t, "splashetcd")
+	dir := t.TempDir()
+	args := []string{"--journal", journalURL(c, "splash/one"), "--etcd-config", etcdConfigFile(t),
+		"--etcd-witness", filepath.Join(dir, "witness.json"), "--effect-log", filepath.Join(dir, "effects.log")}
+	metric := func(name string) int64 {
+		v, err := c.Metric(0, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(v)
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	raw := make([]byte, 150)
+	const perScope = 60
+	began := time.Now()
+	for i := range n {
+		scope := "one-" + strconv.Itoa(i/perScope)
+		p := start(t, bin, mustHost(t, "s-"+strconv.Itoa(i)), append(args, "--scope", scope)...)
+		p.write(p.host.Bootstrap())
+		p.open(grant(recordTool, 1, 0))
+		for j := range raw {
+			raw[j] = byte(rnd.Uint32())
+		}
+		value := strconv.Quote(hex.EncodeToString(raw))
+		op := "op-" + strconv.Itoa(i)
+		p.call(p.host.Dispatch("d-"+op, recordTool, op, workertest.Record("succeed", value)),
+			fmt.Sprintf(`operation_result succeeded json:{"operation_key":%q,"value":%s}`, op, value))
+		p.expectExit(0, "")
+		if (i+1)%every == 0 || i+1 == n {
+			t.Logf("%6d processes, %s: database %d bytes (%d in use), revision %d, compacted to %d",
+				i+1, time.Since(began).Round(time.Second), metric("etcd_mvcc_db_total_size_in_bytes"),
+				metric("etcd_mvcc_db_total_size_in_use_in_bytes"), metric("etcd_debugging_mvcc_current_revision"),
+				metric("etcd_debugging_mvcc_compact_revision"))
+		}
+	}
+	current, compacted := metric("etcd_debugging_mvcc_current_revision"), metric("etcd_debugging_mvcc_compact_revision")
+	if kept, bound := current-compacted, int64(etcdstore.DefaultCompactRetain+2*etcdstore.DefaultCompactEvery); kept > bound {
+		t.Fatalf("after %d one-dispatch workers the cluster keeps %d revisions of history (revision %d, compacted to %d), want at most %d: the workers must compact from the cluster's revisions, not from a count of their own writes",
+			n, kept, current, compacted, bound)
+	}
+	if size := metric("etcd_mvcc_db_total_size_in_bytes"); size >= quotaBytes {
+		t.Fatalf("database of %d bytes reached the quota", size)
 	}
 }

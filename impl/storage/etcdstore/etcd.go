@@ -52,7 +52,8 @@ const (
 	DefaultKeepAliveTimeout = 5 * time.Second
 	// DefaultCompactRetain is how many etcd revisions of history a compaction keeps.
 	DefaultCompactRetain = 100
-	// DefaultCompactEvery is after how many of its writes the backend compacts.
+	// DefaultCompactEvery is by how many revisions the cluster's history may exceed the
+	// retained window before the backend compacts it.
 	DefaultCompactEvery = 50
 )
 
@@ -66,9 +67,12 @@ var ErrConfig = errors.New("etcd configuration refused")
 // Compaction says who bounds the history etcd keeps of the backend's keys.
 type Compaction struct {
 	// Server means the cluster compacts itself (etcd --auto-compaction-mode and
-	// --auto-compaction-retention); the backend then never compacts. Otherwise the backend
-	// compacts the cluster's history below its latest revision minus Retain after every
-	// Every writes. Compaction applies to the whole cluster, not to the prefix only.
+	// --auto-compaction-retention); the backend then never compacts. Otherwise, after a
+	// committed write at revision R, the backend compacts the cluster's history below
+	// R - Retain once the cluster still keeps revision R - Retain - Every: it decides from the
+	// cluster's state, not from a count of its own writes, so workers that each write a few
+	// times and exit bound the history together. Compaction applies to the whole cluster,
+	// not to the prefix only.
 	Server bool
 	// Retain and Every default to DefaultCompactRetain and DefaultCompactEvery.
 	Retain int64
@@ -125,12 +129,13 @@ type Backend struct {
 	compact  Compaction
 	witness  *Witness
 	closed   atomic.Bool
-	writes   atomic.Int64
 
-	mu        sync.Mutex
-	revision  int64
-	cluster   uint64
-	compacted int64
+	mu       sync.Mutex
+	revision int64
+	cluster  uint64
+	// checked is the revision at which the backend last asked whether the cluster keeps
+	// history (0: not yet).
+	checked int64
 }
 
 // validate checks cfg and returns it with defaults filled in and the prefix normalized.
@@ -376,19 +381,24 @@ func (b *Backend) write(ctx context.Context, cmps []clientv3.Cmp, ops ...clientv
 	if err != nil {
 		return nil, failure(err)
 	}
-	if resp.Succeeded && !b.compact.Server && b.writes.Add(1)%b.compact.Every == 0 {
-		b.compactBelow(ctx, resp.Header.Revision-b.compact.Retain)
+	if resp.Succeeded && !b.compact.Server {
+		b.compactBelow(ctx, resp.Header.Revision)
 	}
 	return resp, nil
 }
 
-// compactBelow compacts the cluster's history below revision, best effort: a failure (a
-// compaction already past it, a user without the permission) leaves the history as it is.
+// compactBelow compacts the cluster's history below revision - Retain once the cluster keeps
+// more than Retain + Every revisions of it, best effort: a failure (a compaction already past
+// it, a user without the permission) leaves the history as it is. Whether the history is that
+// long is the cluster's answer to a read at revision - Retain - Every (refused as compacted
+// when it is not), asked at most once per Every revisions of the cluster in each process.
 func (b *Backend) compactBelow(ctx context.Context, revision int64) {
+	target := revision - b.compact.Retain
+	probe := target - b.compact.Every
 	b.mu.Lock()
-	due := revision > b.compacted
+	due := probe > 0 && (b.checked == 0 || probe >= b.checked+b.compact.Every)
 	if due {
-		b.compacted = revision
+		b.checked = probe
 	}
 	b.mu.Unlock()
 	if !due {
@@ -396,7 +406,10 @@ func (b *Backend) compactBelow(ctx context.Context, revision int64) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.opTO)
 	defer cancel()
-	_, _ = b.cli.Compact(ctx, revision)
+	if _, err := b.cli.Get(ctx, b.prefix, clientv3.WithRev(probe), clientv3.WithCountOnly()); err != nil {
+		return // compacted already (rpctypes.ErrCompacted), or not known now
+	}
+	_, _ = b.cli.Compact(ctx, target)
 }
 
 // state is what one consistent read returns: the anchor and record values (nil = absent),

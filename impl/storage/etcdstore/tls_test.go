@@ -152,11 +152,12 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 	// Compaction by the backend: etcd 3.4 lets the prefix's role compact, later releases
 	// reserve it to root. Either the backend compacts, or it refuses to open and names the
 	// remedy; it never runs with a history nothing bounds.
-	self, err := Open(Config{Endpoints: endpoint, Prefix: "/splash/prod", Username: "worker", Password: "worker-password", TLS: good})
+	self, err := Open(Config{Endpoints: endpoint, Prefix: "/splash/prod", Username: "worker", Password: "worker-password", TLS: good,
+		Compaction: Compaction{Retain: 1, Every: 1}})
 	switch {
 	case err == nil:
 		defer self.Close()
-		self.compactBelow(ctxb(), 2)
+		self.compactBelow(ctxb(), self.seen())
 		if _, err := self.cli.Get(ctxb(), "/splash/prod/", clientv3.WithRev(1)); !errors.Is(err, rpctypes.ErrCompacted) {
 			t.Fatalf("opened to compact, but did not: %v", err)
 		}
