@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/splashv5/conform/impl/storage/etcdstore"
 	"github.com/splashv5/conform/impl/storage/etcdstore/etcdstoretest"
@@ -156,4 +160,79 @@ func TestEtcdOneDispatchWorkersCompact(t *testing.T) {
 	if size := metric("etcd_mvcc_db_total_size_in_bytes"); size >= quotaBytes {
 		t.Fatalf("database of %d bytes reached the quota", size)
 	}
+}
+
+// A worker warns on stderr, at start, when a member's database reached the configured share of
+// the backend quota, and keeps working: here half of a 24 MiB quota, passed by other data
+// (to 55 %), far from the NOSPACE alarm. Below it, it says nothing.
+//
+// Spec: STO-092
+func TestEtcdWarnsBeforeTheQuota(t *testing.T) {
+	if _, err := etcdstoretest.Binary(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	c, err := etcdstoretest.StartArgs(t.TempDir(), 1, "--quota-backend-bytes", strconv.Itoa(quotaBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	bin := binaries.MustWorker(t, "splashetcd")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "etcd.json")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, `{"dial_timeout_ms": 2000, "op_timeout_ms": 1500, "quota_bytes": %d, "quota_warn_percent": 50}`, quotaBytes), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--journal", journalURL(c, "splash/warn"), "--etcd-config", cfg, "--scope", "warn",
+		"--etcd-witness", filepath.Join(dir, "witness.json"), "--effect-log", filepath.Join(dir, "effects.log")}
+	session := func(i int) string {
+		p := start(t, bin, mustHost(t, "s-"+strconv.Itoa(i)), args...)
+		p.write(p.host.Bootstrap())
+		p.open(grant(recordTool, 1, 0))
+		op := "op-" + strconv.Itoa(i)
+		p.call(p.host.Dispatch("d-"+op, recordTool, op, workertest.Record("succeed", `"v"`)),
+			fmt.Sprintf(`operation_result succeeded json:{"operation_key":%q,"value":"v"}`, op))
+		code, stderr := p.end()
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		return stderr
+	}
+	if stderr := session(0); strings.Contains(stderr, "warning: etcd member") {
+		t.Fatalf("a nearly empty database: %s", stderr)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	filler := make([]byte, 1<<20)
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for i := 0; ; i++ {
+		size, err := c.Metric(0, "etcd_mvcc_db_total_size_in_bytes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size >= quotaBytes*55/100 {
+			break
+		}
+		for j := range filler {
+			filler[j] = byte(rnd.Uint32())
+		}
+		if _, err := cli.Put(context.Background(), "/other/"+strconv.Itoa(i), string(filler)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stderr := session(1)
+	want := fmt.Sprintf("of the %d-byte backend quota (warning at 50%%", quotaBytes)
+	if !strings.Contains(stderr, "splash-worker: warning: etcd member "+c.Endpoints()[0]) || !strings.Contains(stderr, want) {
+		t.Fatalf("a database past half the quota: stderr %q, want a warning naming the member and %q", stderr, want)
+	}
+	size, err := c.Metric(0, "etcd_mvcc_db_total_size_in_bytes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("database %d bytes (%d%% of the quota): %s", int64(size), int64(size)*100/quotaBytes, strings.TrimSpace(stderr))
 }
