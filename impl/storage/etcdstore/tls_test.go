@@ -175,6 +175,9 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 		strings.Contains(err.Error(), "wide-password") {
 		t.Fatalf("a role granted the bare prefix: %v, want a refused configuration naming the role and the trailing slash", err)
 	}
+	if _, err := open("/splash/prod", "root", "root-password", good); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `etcd user "root" may write the key "/splash/prod"`) {
+		t.Fatalf("the root user: %v, want a refused configuration", err)
+	}
 	rootCli, err := clientv3.New(clientv3.Config{Endpoints: endpoint, TLS: good, Username: "root", Password: "root-password", DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
