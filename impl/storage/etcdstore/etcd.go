@@ -277,13 +277,15 @@ func (b *Backend) probe(cfg Config) error {
 }
 
 // checkQuota asks every member for its status and warns when a member's database reached
-// the warning share of the quota. A member that does not answer is left out.
+// the warning share of the quota. A member that does not answer within a second is left out.
 func (b *Backend) checkQuota(ctx context.Context) {
 	if b.warn == nil {
 		return
 	}
 	for _, e := range b.cli.Endpoints() {
-		st, err := b.cli.Status(ctx, e)
+		sctx, cancel := context.WithTimeout(ctx, min(b.opTO, time.Second))
+		st, err := b.cli.Status(sctx, e)
+		cancel()
 		if err != nil {
 			continue
 		}
