@@ -91,9 +91,11 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags splashetcd ./cmd/splash-worker/ ./impl/storage/etcdstore/...
 
-## soak: long property, linearizability and crash runs.
+## soak: long property, linearizability and crash runs, and the etcd quota runs (10,000
+## dispatches by long-lived workers, then by 10,000 one-dispatch worker processes, on a 24 MiB
+## quota; about ten minutes each).
 soak:
-	SPLASH_SOAK=1 $(GO) test -count=1 -timeout 60m ./...
+	SPLASH_SOAK=1 $(GO) test -count=1 -timeout 90m ./...
 
 ## etcd-current: the etcd tests against a current etcd server release, built from
 ## go.etcd.io/etcd/server/v3 by a module of its own (so the server stays out of the main module

@@ -314,6 +314,48 @@ func TestAuthorizerModel(t *testing.T) {
 					h.cmps = append(h.cmps, cmpPair{tok, mt})
 				}
 			},
+			// The same compensation again under a fresh request id, to the authorizer that
+			// authorized it: its identity is known, so it is authorized without a charge
+			// (AUZ-013, AUZ-014). Random requests seldom repeat an identity.
+			"repeatCompensation": func(t *rapid.T) {
+				if len(h.cmps) == 0 {
+					t.Skip("no compensation")
+				}
+				prev := h.cmps[h.pick(t, len(h.cmps), "compensation")]
+				req, mc := prev.impl.Request(), prev.m.Compensation
+				req.RequestID = h.fresh()
+				mc.RequestID = req.RequestID
+				a, ma := h.impl, h.model
+				if prev.m.Issuer == h.mforeign.ID {
+					a, ma = h.foreign, h.mforeign
+				}
+				tok, err := a.AuthorizeCompensation(req)
+				mt, merr := ma.AuthorizeCompensation(mc)
+				compare(t, "repeatCompensation", kindName(t, err), merr)
+				if err == nil {
+					h.cmps = append(h.cmps, cmpPair{tok, mt})
+				}
+			},
+			// The same dispatch again under a fresh request id: a new call, charged again.
+			"repeatDispatch": func(t *rapid.T) {
+				if len(h.ops) == 0 {
+					t.Skip("no dispatch")
+				}
+				prev := h.ops[h.pick(t, len(h.ops), "dispatch")]
+				req, md := prev.impl.Request(), prev.m.Dispatch
+				req.RequestID = h.fresh()
+				md.RequestID = req.RequestID
+				a, ma := h.impl, h.model
+				if prev.m.Issuer == h.mforeign.ID {
+					a, ma = h.foreign, h.mforeign
+				}
+				tok, err := a.AuthorizeOperation(req)
+				mt, merr := ma.AuthorizeOperation(md)
+				compare(t, "repeatDispatch", kindName(t, err), merr)
+				if err == nil {
+					h.ops = append(h.ops, opPair{tok, mt})
+				}
+			},
 			"authorizeCancellation": func(t *rapid.T) {
 				var target invPair
 				if len(h.invs) > 0 && rapid.IntRange(0, 9).Draw(t, "zeroTarget") != 0 {
@@ -431,6 +473,12 @@ func TestAuthorizerModel(t *testing.T) {
 		actions["authorizeOperationAgain"] = actions["authorizeOperation"]
 		t.Repeat(actions)
 	})
+}
+
+// fresh returns a request id no earlier request used.
+func (h *authorizerHarness) fresh() string {
+	h.bulk++
+	return fmt.Sprintf("fresh-%d", h.bulk)
 }
 
 func (h *authorizerHarness) operationResult(t *rapid.T, request, tool, key string) (protocol.OperationReconcileResult, model.OperationResult) {

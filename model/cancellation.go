@@ -230,6 +230,8 @@ type CancelAction struct {
 	Sent    string
 	Events  []string
 	Written []CancelFrame
+	// Err is the fatal error the step gave the driver (the driver's Err), or "".
+	Err string
 }
 
 // Input is the action without its predicted outcome.
@@ -254,6 +256,9 @@ func (a CancelAction) String() string {
 	}
 	if len(a.Written) > 0 {
 		s += " => wrote " + fmt.Sprint(a.Written)
+	}
+	if a.Err != "" {
+		s += " => fatal " + a.Err
 	}
 	return s
 }
@@ -281,9 +286,11 @@ type CancelState struct {
 // session key: on the worker's stream a duplicate of a result or an acknowledgement nobody
 // requested; on the host's stream, once the driver is idle after acknowledging a cancellation,
 // a second cancel of that invocation, which the driver must refuse as a cancel without a
-// target (CAN-008, CAN-016).
+// target (CAN-008, CAN-016). With FaultyAdapter the adapter may also acknowledge a
+// cancellation nobody requested, which the driver must refuse as fatal (CAN-017).
 type Cancellation struct {
 	Invocations, Tampers, Hostile int
+	FaultyAdapter                 bool
 }
 
 // Kinds of a hostile peer's frames.
@@ -360,6 +367,14 @@ func hostFrame(f CancelFrame) MuxStep {
 		Tool: CancelTool, Outcome: f.Outcome}
 }
 
+// newFatal is the fatal error a step from one driver state to the next gave, or "".
+func newFatal(from, to Driver) string {
+	if from.Err == "" {
+		return to.Err
+	}
+	return ""
+}
+
 // Next returns every transition enabled in s.
 func (c Cancellation) Next(s CancelState) []Move[CancelState, CancelAction] {
 	var out []Move[CancelState, CancelAction]
@@ -414,21 +429,23 @@ func (c Cancellation) Next(s CancelState) []Move[CancelState, CancelAction] {
 			n.Worker, w = n.Worker.Frame(f)
 			n.written(w)
 			out = append(out, Move[CancelState, CancelAction]{
-				Action: CancelAction{Actor: ActorWorker, Kind: kind, RequestID: f.RequestID, CancellationID: f.CancellationID, Written: w},
-				Next:   n})
+				Action: CancelAction{Actor: ActorWorker, Kind: kind, RequestID: f.RequestID, CancellationID: f.CancellationID, Written: w,
+					Err: newFatal(s.Worker, n.Worker)},
+				Next: n})
 		}
 	}
 	// The adapter returns.
 	if s.Worker.Running {
 		for _, b := range []string{AdapterComplete, AdapterAcknowledge, AdapterFail} {
-			if b == AdapterAcknowledge && !s.Worker.Token {
-				continue // CAN-020: only a requested cancellation is acknowledged
+			if b == AdapterAcknowledge && !s.Worker.Token && !c.FaultyAdapter {
+				continue // CAN-020: a correct adapter acknowledges only a requested cancellation
 			}
 			n := s.clone()
 			var w []CancelFrame
 			n.Worker, w = n.Worker.Adapter(b)
 			n.written(w)
-			out = append(out, Move[CancelState, CancelAction]{Action: CancelAction{Actor: ActorAdapter, Kind: b, Written: w}, Next: n})
+			out = append(out, Move[CancelState, CancelAction]{Action: CancelAction{Actor: ActorAdapter, Kind: b, Written: w,
+				Err: newFatal(s.Worker, n.Worker)}, Next: n})
 		}
 	}
 	// A hostile peer writes a frame no correct worker writes.
@@ -481,10 +498,19 @@ func (c Cancellation) Next(s CancelState) []Move[CancelState, CancelAction] {
 	return out
 }
 
+// String names the system and its bound.
+func (c Cancellation) String() string {
+	s := fmt.Sprintf("cancellation(invocations=%d tampers=%d hostile=%d", c.Invocations, c.Tampers, c.Hostile)
+	if c.FaultyAdapter {
+		s += " faulty-adapter"
+	}
+	return s + ")"
+}
+
 // System returns the explorable system with its invariants.
 func (c Cancellation) System() System[CancelState, CancelAction] {
 	return System[CancelState, CancelAction]{
-		Name:       fmt.Sprintf("cancellation(invocations=%d tampers=%d hostile=%d)", c.Invocations, c.Tampers, c.Hostile),
+		Name:       c.String(),
 		Init:       []CancelState{c.Initial()},
 		Next:       c.Next,
 		Key:        c.Key,

@@ -22,9 +22,9 @@ import (
 
 func cancellationBound() model.Cancellation {
 	if soak() {
-		return model.Cancellation{Invocations: 5, Tampers: 2}
+		return model.Cancellation{Invocations: 5, Tampers: 2, FaultyAdapter: true}
 	}
-	return model.Cancellation{Invocations: 3, Tampers: 1}
+	return model.Cancellation{Invocations: 3, Tampers: 1, FaultyAdapter: true}
 }
 
 // hostileBound adds a hostile peer on the worker's stream to the bound.

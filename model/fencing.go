@@ -32,6 +32,11 @@ const (
 	FenceMaxKeys    = 3
 )
 
+// FenceNoKey is the Key of a worker with no flow in progress. It is no key's number, so that
+// renaming the keys leaves it alone: a stale key number would make a down or idle worker
+// differ from a renaming of it (a state the model's symmetry reduction must not merge with it).
+const FenceNoKey uint8 = FenceMaxKeys
+
 // Record states of the fencing model's journals: the operation's state, and for a succeeded
 // operation its compensation's.
 const (
@@ -99,7 +104,7 @@ type FenceWorker struct {
 	Lives uint8 // processes started in this slot
 	Lease uint8
 	Rev   uint8
-	Key   uint8 // the key of the flow in progress
+	Key   uint8 // the key of the flow in progress, or FenceNoKey
 	Flow  uint8
 	Recs  uint8 // reconciliations this session ran
 	J     [FenceMaxKeys]uint8
@@ -246,7 +251,11 @@ func (c Fencing) encode(s FenceState, p [FenceMaxKeys]uint8) string {
 	b = perm(b, s.Answered)
 	var ws [FenceMaxWorkers][wlen]byte
 	for i, w := range s.W {
-		ws[i] = [wlen]byte{w.Phase, w.Lives, w.Lease, w.Rev, p[w.Key], w.Flow, w.Recs}
+		key := w.Key
+		if key != FenceNoKey {
+			key = p[key]
+		}
+		ws[i] = [wlen]byte{w.Phase, w.Lives, w.Lease, w.Rev, key, w.Flow, w.Recs}
 		perm(ws[i][7:7], w.J)
 	}
 	// Insertion sort of at most three slots.
@@ -316,7 +325,7 @@ func (c Fencing) Next(s FenceState) []Move[FenceState, FenceAction] {
 		if w.Phase == FenceDown {
 			if int(w.Lives) < c.Lives {
 				n := s
-				n.W[i] = FenceWorker{Phase: FenceLoaded, Lives: w.Lives + 1, Rev: s.Rev, J: s.J}
+				n.W[i] = FenceWorker{Phase: FenceLoaded, Lives: w.Lives + 1, Rev: s.Rev, Key: FenceNoKey, J: s.J}
 				emit(n, FenceAction{Worker: i, Kind: FenceStart, Outcome: FenceOK})
 			}
 			continue
@@ -351,7 +360,7 @@ func (c Fencing) Next(s FenceState) []Move[FenceState, FenceAction] {
 			}
 		case FenceAnswer:
 			n := s
-			n.W[i].Phase = FenceIdle
+			n.W[i].Phase, n.W[i].Key = FenceIdle, FenceNoKey
 			answer := FenceAnsCompensate
 			switch w.Flow {
 			case FlowDispatch:
@@ -367,7 +376,7 @@ func (c Fencing) Next(s FenceState) []Move[FenceState, FenceAction] {
 
 // exit ends worker i's process.
 func exit(s FenceState, i int) FenceState {
-	s.W[i] = FenceWorker{Lives: s.W[i].Lives}
+	s.W[i] = FenceWorker{Lives: s.W[i].Lives, Key: FenceNoKey}
 	return s
 }
 
@@ -509,11 +518,20 @@ func (c Fencing) PersistStep(s FenceState, i int, timeout bool) (FenceState, Fen
 	return n, a
 }
 
+// Initial is the initial state: an empty store and effect system, every worker down.
+func (c Fencing) Initial() FenceState {
+	var s FenceState
+	for i := range s.W {
+		s.W[i].Key = FenceNoKey
+	}
+	return s
+}
+
 // System returns the explorable system with its invariants.
 func (c Fencing) System() System[FenceState, FenceAction] {
 	return System[FenceState, FenceAction]{
 		Name:       c.String(),
-		Init:       []FenceState{{}},
+		Init:       []FenceState{c.Initial()},
 		Next:       c.Next,
 		Key:        c.Key,
 		Describe:   c.Describe,

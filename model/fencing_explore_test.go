@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/splashv5/conform/impl/canonjson"
@@ -14,6 +15,7 @@ import (
 	"github.com/splashv5/conform/impl/worker"
 	"github.com/splashv5/conform/impl/worker/workertest"
 	"github.com/splashv5/conform/model"
+	"pgregory.net/rapid"
 )
 
 // fencingBounds are the configurations of the protocol's writer with effect fencing explored
@@ -596,3 +598,209 @@ func TestFencingReplay(t *testing.T) {
 // fenceLabel names a fencing transition's kind: its action and outcome, whatever the worker
 // and key.
 func fenceLabel(a model.FenceAction) string { return a.Kind + " -> " + a.Outcome }
+
+// permutations returns every permutation of 0..n-1.
+func permutations(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var out [][]int
+	for _, p := range permutations(n - 1) {
+		for i := 0; i <= len(p); i++ {
+			q := append(append(append([]int{}, p[:i]...), n-1), p[i:]...)
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// renamed is s with slot i moved to slot slots[i] and key k renamed keys[k]: the renaming the
+// fencing model's symmetry reduction claims changes nothing. It is written here, apart from
+// the model's Key, so that the test does not trust the code it checks.
+func renamed(c model.Fencing, s model.FenceState, slots, keys []int) model.FenceState {
+	perKey := func(a [model.FenceMaxKeys]uint8) [model.FenceMaxKeys]uint8 {
+		var out [model.FenceMaxKeys]uint8
+		for k := 0; k < c.Keys; k++ {
+			out[keys[k]] = a[k]
+		}
+		return out
+	}
+	n := s
+	n.J, n.Effects, n.Undos, n.Sink, n.Answered = perKey(s.J), perKey(s.Effects), perKey(s.Undos), perKey(s.Sink), perKey(s.Answered)
+	for i := 0; i < c.Workers; i++ {
+		w := s.W[i]
+		if w.Key != model.FenceNoKey {
+			w.Key = uint8(keys[w.Key])
+		}
+		w.J = perKey(w.J)
+		n.W[slots[i]] = w
+	}
+	return n
+}
+
+// fullEncoding encodes every field of s, unused slots and keys included.
+func fullEncoding(s model.FenceState) string {
+	b := make([]byte, 0, 64)
+	b = append(b, s.Rev, s.Fence, s.Timeouts)
+	for _, a := range [][model.FenceMaxKeys]uint8{s.J, s.Effects, s.Undos, s.Sink, s.Answered} {
+		b = append(b, a[:]...)
+	}
+	for _, w := range s.W {
+		b = append(b, w.Phase, w.Lives, w.Lease, w.Rev, w.Key, w.Flow, w.Recs)
+		b = append(b, w.J[:]...)
+	}
+	return string(b)
+}
+
+// orbit is the least full encoding of s over every renaming of slots and keys: two states
+// share it exactly when one is a renaming of the other.
+func orbit(c model.Fencing, s model.FenceState) string {
+	best := ""
+	for _, slots := range permutations(c.Workers) {
+		for _, keys := range permutations(c.Keys) {
+			if e := fullEncoding(renamed(c, s, slots, keys)); best == "" || e < best {
+				best = e
+			}
+		}
+	}
+	return best
+}
+
+// classes explores sys and returns, for every explored state, its orbit and the model's key.
+func classes(sys model.System[model.FenceState, model.FenceAction], c model.Fencing) (*model.Exploration[model.FenceState, model.FenceAction], map[string]map[string]bool) {
+	var mu sync.Mutex
+	keys := map[string]map[string]bool{} // orbit -> the model's keys of its explored states
+	sys.Invariants = append(sys.Invariants, model.Invariant[model.FenceState, model.FenceAction]{
+		Name: "record the class",
+		State: func(s model.FenceState) bool {
+			o, k := orbit(c, s), c.Key(s)
+			mu.Lock()
+			defer mu.Unlock()
+			if keys[o] == nil {
+				keys[o] = map[string]bool{}
+			}
+			keys[o][k] = true
+			return true
+		},
+	})
+	return model.Explore(sys), keys
+}
+
+// The fencing model's symmetry reduction is sound at small bounds: explored with its full state
+// as the key (no reduction), the states fall into classes of renamings of slots and keys; the
+// model's key gives every state of a class the same key and states of different classes
+// different keys; and the reduced exploration reaches exactly those classes, one state each.
+// A key that leaves out part of the state merges classes and one that does not rename a part
+// splits them; both change the counts compared here.
+//
+// Spec: WRK-042, WRK-052, STO-072
+func TestFencingSymmetrySound(t *testing.T) {
+	t.Parallel()
+	for _, c := range []model.Fencing{
+		{Workers: 2, Keys: 2, Lives: 1, EffectFencing: true},
+		{Workers: 3, Keys: 1, Lives: 1, EffectFencing: true},
+	} {
+		full := c.System()
+		full.Key = fullEncoding
+		fr, fullClasses := classes(full, c)
+		reportExploration(t, fr)
+		owner := map[string]string{} // the model's key -> its class
+		split, merged := 0, 0
+		for o, ks := range fullClasses {
+			if len(ks) != 1 {
+				if split++; split == 1 {
+					t.Errorf("%s: the model gives %d keys to renamings of one state %v; the key must be invariant under renaming slots and keys", c, len(ks), []byte(o))
+				}
+			}
+			for k := range ks {
+				if prev, ok := owner[k]; ok && prev != o {
+					if merged++; merged == 1 {
+						t.Errorf("%s: the model gives one key to states that are not renamings of each other; the key must encode every field:\n  %v\n  %v", c, []byte(prev), []byte(o))
+					}
+				}
+				owner[k] = o
+			}
+		}
+		if split+merged > 0 {
+			t.Errorf("%s: %d classes have more than one key, %d keys are shared by two classes", c, split, merged)
+		}
+		rr, reduced := classes(c.System(), c)
+		reportExploration(t, rr)
+		if rr.States != len(fullClasses) || len(reduced) != len(fullClasses) {
+			t.Errorf("%s: the reduced exploration has %d states in %d classes, the full one %d states in %d classes; they must be the same classes, one state each",
+				c, rr.States, len(reduced), fr.States, len(fullClasses))
+		}
+		for o := range fullClasses {
+			if reduced[o] == nil {
+				t.Errorf("%s: the reduced exploration misses the class of %v", c, []byte(o))
+				break
+			}
+		}
+		t.Logf("%s: %d full states in %d classes, %d reduced states", c, fr.States, len(fullClasses), rr.States)
+	}
+}
+
+// fenceStateGen draws a state of c with every field in a small range (not necessarily
+// reachable): the key's symmetry must hold for any state.
+func fenceStateGen(t *rapid.T, c model.Fencing) model.FenceState {
+	small := func(label string, hi int) uint8 { return uint8(rapid.IntRange(0, hi).Draw(t, label)) }
+	perKey := func(label string, hi int) (a [model.FenceMaxKeys]uint8) {
+		for k := 0; k < c.Keys; k++ {
+			a[k] = small(label, hi)
+		}
+		return a
+	}
+	s := model.FenceState{Rev: small("rev", 4), Fence: small("fence", 4), Timeouts: small("timeouts", 1)}
+	s.J, s.Effects, s.Undos, s.Sink, s.Answered = perKey("j", 5), perKey("effects", 2), perKey("undos", 2), perKey("sink", 3), perKey("answered", 63)
+	for i := 0; i < c.Workers; i++ {
+		s.W[i] = model.FenceWorker{Phase: small("phase", 8), Lives: small("lives", 2), Lease: small("lease", 4), Rev: small("wrev", 4),
+			Key: uint8(rapid.SampledFrom(append(rapid.Permutation([]int{0, 1, 2}[:c.Keys]).Draw(t, "keyOrder"), int(model.FenceNoKey))).Draw(t, "key")), Flow: small("flow", 3), Recs: small("recs", 2), J: perKey("wj", 5)}
+	}
+	return s
+}
+
+// perturbed is s with one field, drawn, set to another value.
+func perturbed(t *rapid.T, c model.Fencing, s model.FenceState) model.FenceState {
+	k := rapid.IntRange(0, c.Keys-1).Draw(t, "pkey")
+	i := rapid.IntRange(0, c.Workers-1).Draw(t, "pslot")
+	w := &s.W[i]
+	bump := func(p *uint8) { *p++ }
+	fields := []func(){
+		func() { bump(&s.Rev) }, func() { bump(&s.Fence) }, func() { bump(&s.Timeouts) },
+		func() { bump(&s.J[k]) }, func() { bump(&s.Effects[k]) }, func() { bump(&s.Undos[k]) },
+		func() { bump(&s.Sink[k]) }, func() { bump(&s.Answered[k]) },
+		func() { bump(&w.Phase) }, func() { bump(&w.Lives) }, func() { bump(&w.Lease) }, func() { bump(&w.Rev) },
+		func() { // the next of the keys and FenceNoKey
+			if w.Key == model.FenceNoKey {
+				w.Key = 0
+			} else if w.Key++; int(w.Key) == c.Keys {
+				w.Key = model.FenceNoKey
+			}
+		}, func() { bump(&w.Flow) }, func() { bump(&w.Recs) },
+		func() { bump(&w.J[k]) },
+	}
+	fields[rapid.IntRange(0, len(fields)-1).Draw(t, "field")]()
+	return s
+}
+
+// The fencing model's key is invariant under renaming slots and keys, and separates a state
+// from a renaming of it with any one field changed, unless the change yields a renaming again.
+//
+// Spec: WRK-042, WRK-052, STO-072
+func TestFencingKeySymmetry(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		c := model.Fencing{Workers: rapid.IntRange(1, model.FenceMaxWorkers).Draw(t, "workers"), Keys: rapid.IntRange(1, model.FenceMaxKeys).Draw(t, "keys"), Lives: 1}
+		s := fenceStateGen(t, c)
+		slots := rapid.SampledFrom(permutations(c.Workers)).Draw(t, "slots")
+		keys := rapid.SampledFrom(permutations(c.Keys)).Draw(t, "keys")
+		r := renamed(c, s, slots, keys)
+		if c.Key(s) != c.Key(r) {
+			t.Fatalf("%s: a renaming (slots %v, keys %v) changes the key:\n  %v\n  %v", c, slots, keys, s, r)
+		}
+		p := perturbed(t, c, r)
+		if same, renaming := c.Key(s) == c.Key(p), orbit(c, s) == orbit(c, p); same != renaming {
+			t.Fatalf("%s: key equal %t, but renaming of each other %t:\n  %v\n  %v", c, same, renaming, s, p)
+		}
+	})
+}

@@ -2,12 +2,19 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/splashv5/conform/impl/worker/workertest"
 
 	"github.com/splashv5/conform/impl/storage/etcdstore/etcdstoretest"
 )
@@ -35,14 +42,23 @@ func procWritten(tb testing.TB, pid int) int64 {
 	return 0
 }
 
-// BenchmarkEtcdDispatch is one durable dispatch of a new operation key whose result is a
-// value of about 3 KB, against a journal in a one-member etcd cluster on loopback (the
-// splashetcd build), with the worker's witness file and without it. Besides the latency it
+// BenchmarkEtcdDispatch is one durable dispatch of a new operation key whose result is 3,000
+// random printable characters (a new value each time, which DEFLATE shrinks by less than a
+// fifth: a repeated character would compress to nothing and hide what a journal costs),
+// against a journal in a one-member etcd cluster on loopback (the splashetcd build), with the
+// worker's witness file and without it. A scope takes 60 dispatches. Besides the latency it
 // reports the bytes the member wrote per dispatch (write-ahead log, database file and log
-// together) and the growth of its database file.
+// together), the growth of its database file per dispatch, and the live bytes (keys and values
+// under the prefix) per dispatch and per scope.
+//
+// The history etcd keeps holds every version of a journal record written in its last
+// compact_retain_revisions + 2 x compact_every_writes revisions, and a record holds every
+// result of its scope, so with large results the history, not the live data, sizes the
+// database: the retain-10 run keeps 10 revisions and compacts every 10.
 func BenchmarkEtcdDispatch(b *testing.B) {
-	b.Run("witness", func(b *testing.B) { etcdDispatch(b, true) })
-	b.Run("no-witness", func(b *testing.B) { etcdDispatch(b, false) })
+	b.Run("witness", func(b *testing.B) { etcdDispatch(b, true, 0) })
+	b.Run("no-witness", func(b *testing.B) { etcdDispatch(b, false, 0) })
+	b.Run("no-witness-retain-10", func(b *testing.B) { etcdDispatch(b, false, 10) })
 }
 
 // benchMember starts a one-member cluster for a benchmark, stopped when it ends; without
@@ -59,21 +75,124 @@ func benchMember(b *testing.B) *etcdstoretest.Cluster {
 	return c
 }
 
-func etcdDispatch(b *testing.B, witness bool) {
+func etcdDispatch(b *testing.B, witness bool, retain int) {
 	c := benchMember(b)
 	bin := binaries.MustWorker(b, "splashetcd")
 	journal := journalURL(c, "splash/bench")
 	effects := filepath.Join(b.TempDir(), "effects.log")
 	pid := c.PID(0)
 	var written, size0 int64
-	elapsed := dispatchLoop(b, bin, strconv.Quote(strings.Repeat("v", 3000)), func(sc string) []string {
-		return benchEtcdArgs(b, journal, effects, sc, witness)
+	rnd := rand.New(rand.NewPCG(7, 8))
+	elapsed, scopes := randomDispatchLoop(b, bin, func() string { return strconv.Quote(randomText(rnd, 3000)) }, func(sc string) []string {
+		args := benchEtcdArgs(b, journal, effects, sc, witness)
+		if retain > 0 {
+			cfg := filepath.Join(b.TempDir(), "etcd.json")
+			if err := os.WriteFile(cfg, fmt.Appendf(nil, `{"compact_retain_revisions": %d, "compact_every_writes": %d}`, retain, retain), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			args = append(args, "--etcd-config", cfg)
+		}
+		return args
 	}, func() {
 		written, size0 = procWritten(b, pid), dbSize(b, c)
 	})
+	live := liveBytes(b, c, "/splash/bench/")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "dispatches/s")
 	b.ReportMetric(float64(procWritten(b, pid)-written)/float64(b.N), "etcd-written-B/dispatch")
 	b.ReportMetric(float64(dbSize(b, c)-size0)/float64(b.N), "db-growth-B/dispatch")
+	b.ReportMetric(float64(live)/float64(b.N), "live-B/dispatch")
+	b.ReportMetric(float64(live)/float64(scopes), "live-B/scope")
+	b.ReportMetric(float64(dbSize(b, c)), "db-B")
+}
+
+// textAlphabet is the 92 printable ASCII characters that need no escaping in a JSON string:
+// '!' to '~' without '"' and '\\'.
+var textAlphabet = func() []byte {
+	var out []byte
+	for c := byte('!'); c <= '~'; c++ {
+		if c != '"' && c != '\\' {
+			out = append(out, c)
+		}
+	}
+	return out
+}()
+
+// randomText returns n characters drawn uniformly from textAlphabet.
+func randomText(rnd *rand.Rand, n int) string {
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = textAlphabet[rnd.IntN(len(textAlphabet))]
+	}
+	return string(out)
+}
+
+// liveBytes is the size of every key and value under prefix in the member, bypassing the
+// worker.
+func liveBytes(tb testing.TB, c *etcdstoretest.Cluster, prefix string) int64 {
+	tb.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer cli.Close()
+	resp, err := cli.Get(context.Background(), prefix, clientv3.WithPrefix())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var n int64
+	for _, kv := range resp.Kvs {
+		n += int64(len(kv.Key) + len(kv.Value))
+	}
+	return n
+}
+
+// randomDispatchLoop is dispatchLoop with a new result value for every dispatch; it returns
+// the time the dispatches took and the number of scopes (sessions of 60 dispatches) used.
+func randomDispatchLoop(b *testing.B, bin string, value func() string, args func(scope string) []string, started func()) (time.Duration, int) {
+	const perSession = 60
+	var p *proc
+	sessions, n := 0, 0
+	restart := func() {
+		if p != nil {
+			p.end()
+		}
+		sessions++
+		sc := "bench-" + strconv.Itoa(sessions)
+		p = start(b, bin, mustHost(b, sc), args(sc)...)
+		p.write(p.host.Bootstrap())
+		p.open(grant(recordTool, perSession, 0))
+		n = 0
+	}
+	restart()
+	started()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	began := time.Now()
+	for i := 0; i < b.N; i++ {
+		if n == perSession {
+			b.StopTimer()
+			restart()
+			b.StartTimer()
+		}
+		v := value()
+		start := time.Now()
+		key := "op-" + strconv.Itoa(n)
+		p.send(p.host.Dispatch("d"+strconv.Itoa(n), recordTool, key, workertest.Record("succeed", v)))
+		line, err := readLine(p.stdout, 10*time.Second)
+		if err != nil {
+			b.Fatalf("no answer: %v (stderr: %s)", err, p.stderr)
+		}
+		if _, err := p.host.Open(line); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+		n++
+	}
+	b.StopTimer()
+	elapsed := time.Since(began)
+	reportLatencies(b, lat)
+	p.end()
+	return elapsed, sessions
 }
 
 // dbSize returns the member's database size from its metrics.

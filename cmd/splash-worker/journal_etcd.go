@@ -49,6 +49,10 @@ type etcdFile struct {
 	Compaction             string `json:"compaction"`
 	CompactRetainRevisions int64  `json:"compact_retain_revisions"`
 	CompactEveryWrites     int64  `json:"compact_every_writes"`
+	// QuotaBytes is the members' --quota-backend-bytes (0: as the member reports it, else
+	// etcd's default); QuotaWarnPercent the share of it at which the worker warns on stderr.
+	QuotaBytes       int64 `json:"quota_bytes"`
+	QuotaWarnPercent int   `json:"quota_warn_percent"`
 }
 
 // maxConfigBytes bounds the --etcd-config file and the password file.
@@ -138,6 +142,8 @@ func parseEtcdConfig(value, configPath string) (etcdstore.Config, error) {
 		DialTimeout: ms(file.DialTimeoutMS), OpTimeout: ms(file.OpTimeoutMS), Deadline: ms(file.DeadlineMS),
 		KeepAliveTime: ms(file.KeepAliveMS),
 		Compaction:    etcdstore.Compaction{Retain: file.CompactRetainRevisions, Every: file.CompactEveryWrites},
+		QuotaBytes:    file.QuotaBytes, QuotaWarnPercent: file.QuotaWarnPercent,
+		Warn: func(msg string) { fmt.Fprintf(os.Stderr, "splash-worker: warning: %s\n", msg) },
 	}
 	switch file.Compaction {
 	case "", "self":

@@ -52,7 +52,13 @@ const (
 	DefaultKeepAliveTimeout = 5 * time.Second
 	// DefaultCompactRetain is how many etcd revisions of history a compaction keeps.
 	DefaultCompactRetain = 100
-	// DefaultCompactEvery is after how many of its writes the backend compacts.
+	// DefaultQuotaBytes is etcd's default backend quota (--quota-backend-bytes), assumed when
+	// the member does not report its quota and Config.QuotaBytes is not set.
+	DefaultQuotaBytes = 2 << 30
+	// DefaultQuotaWarnPercent is the share of the quota at which the backend warns.
+	DefaultQuotaWarnPercent = 80
+	// DefaultCompactEvery is by how many revisions the cluster's history may exceed the
+	// retained window before the backend compacts it.
 	DefaultCompactEvery = 50
 )
 
@@ -66,9 +72,12 @@ var ErrConfig = errors.New("etcd configuration refused")
 // Compaction says who bounds the history etcd keeps of the backend's keys.
 type Compaction struct {
 	// Server means the cluster compacts itself (etcd --auto-compaction-mode and
-	// --auto-compaction-retention); the backend then never compacts. Otherwise the backend
-	// compacts the cluster's history below its latest revision minus Retain after every
-	// Every writes. Compaction applies to the whole cluster, not to the prefix only.
+	// --auto-compaction-retention); the backend then never compacts. Otherwise, after a
+	// committed write at revision R, the backend compacts the cluster's history below
+	// R - Retain once the cluster still keeps revision R - Retain - Every: it decides from the
+	// cluster's state, not from a count of its own writes, so workers that each write a few
+	// times and exit bound the history together. Compaction applies to the whole cluster,
+	// not to the prefix only.
 	Server bool
 	// Retain and Every default to DefaultCompactRetain and DefaultCompactEvery.
 	Retain int64
@@ -102,6 +111,16 @@ type Config struct {
 	// read refuse a cluster below it (storage.ErrBelowWitness), and every read and write
 	// raises it.
 	Witness *Witness
+	// Warn, when not nil, receives the backend's warnings to the operator (one sentence
+	// each, no secret): a role that may write outside the prefix where that cannot be told
+	// for certain, a database close to its quota.
+	Warn func(string)
+	// QuotaBytes is the members' backend quota (etcd --quota-backend-bytes); 0 takes the
+	// quota a member reports (etcd 3.6 and later), else DefaultQuotaBytes. When a member's
+	// database reaches QuotaWarnPercent (default DefaultQuotaWarnPercent) of it, at open and
+	// with each compaction decision, the backend warns through Warn.
+	QuotaBytes       int64
+	QuotaWarnPercent int
 }
 
 // String describes the configuration without the password.
@@ -125,12 +144,16 @@ type Backend struct {
 	compact  Compaction
 	witness  *Witness
 	closed   atomic.Bool
-	writes   atomic.Int64
+	warn     func(string)
+	quota    int64
+	warnAt   int
 
-	mu        sync.Mutex
-	revision  int64
-	cluster   uint64
-	compacted int64
+	mu       sync.Mutex
+	revision int64
+	cluster  uint64
+	// checked is the revision at which the backend last asked whether the cluster keeps
+	// history (0: not yet).
+	checked int64
 }
 
 // validate checks cfg and returns it with defaults filled in and the prefix normalized.
@@ -181,6 +204,12 @@ func validate(cfg Config) (Config, error) {
 	if cfg.Compaction.Every <= 0 {
 		cfg.Compaction.Every = DefaultCompactEvery
 	}
+	if cfg.QuotaBytes < 0 || cfg.QuotaWarnPercent < 0 || cfg.QuotaWarnPercent > 100 {
+		return refuse("quota %d bytes, warning at %d%%: want a size of at least 0 and a percentage from 1 to 100", cfg.QuotaBytes, cfg.QuotaWarnPercent)
+	}
+	if cfg.QuotaWarnPercent == 0 {
+		cfg.QuotaWarnPercent = DefaultQuotaWarnPercent
+	}
 	return cfg, nil
 }
 
@@ -210,7 +239,8 @@ func Open(cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, failure(diagnose(cfg, err))
 	}
-	b := &Backend{cli: cli, prefix: cfg.Prefix + "/", opTO: cfg.OpTimeout, deadline: cfg.Deadline, compact: cfg.Compaction, witness: cfg.Witness}
+	b := &Backend{cli: cli, prefix: cfg.Prefix + "/", opTO: cfg.OpTimeout, deadline: cfg.Deadline, compact: cfg.Compaction, witness: cfg.Witness, warn: cfg.Warn,
+		quota: cfg.QuotaBytes, warnAt: cfg.QuotaWarnPercent}
 	if err := b.probe(cfg); err != nil {
 		cli.Close()
 		return nil, err
@@ -239,7 +269,124 @@ func (b *Backend) probe(cfg Config) error {
 			return fmt.Errorf("%w: compaction \"self\" but user %q may not compact this cluster: run the members with --auto-compaction-mode and --auto-compaction-retention and configure compaction \"server\"", ErrConfig, cfg.Username)
 		}
 	}
+	if err := b.checkIsolation(ctx, cfg); err != nil {
+		return err
+	}
+	b.checkQuota(ctx)
 	return nil
+}
+
+// checkQuota asks every member for its status and warns when a member's database reached
+// the warning share of the quota. A member that does not answer within a second is left out.
+func (b *Backend) checkQuota(ctx context.Context) {
+	if b.warn == nil {
+		return
+	}
+	for _, e := range b.cli.Endpoints() {
+		sctx, cancel := context.WithTimeout(ctx, min(b.opTO, time.Second))
+		st, err := b.cli.Status(sctx, e)
+		cancel()
+		if err != nil {
+			continue
+		}
+		quota := b.quota
+		if quota == 0 {
+			quota = st.DbSizeQuota
+		}
+		if quota <= 0 {
+			quota = DefaultQuotaBytes
+		}
+		if st.DbSize*100 >= quota*int64(b.warnAt) {
+			b.warnf("etcd member %s: the database holds %d bytes, %d%% of the %d-byte backend quota (warning at %d%%; %d bytes in use): before the NOSPACE alarm stops every write, compact and defragment, raise --quota-backend-bytes, or move scopes to another cluster",
+				e, st.DbSize, st.DbSize*100/quota, quota, b.warnAt, st.DbSizeInUse)
+		}
+	}
+}
+
+// warnf passes a warning to the configured Warn function, if any.
+func (b *Backend) warnf(format string, args ...any) {
+	if b.warn != nil {
+		b.warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// checkIsolation asks the cluster whether the user may write next to the prefix range: the
+// bare prefix and the key just past the range (Prefix + "0"), both of which a role granted the
+// prefix without its trailing "/" covers, and with it every sibling prefix that starts with
+// the same bytes ("/splash/prod2" next to "/splash/prod"). Each probe is a transaction whose
+// guard never holds and whose only operation writes the sibling key: etcd checks the
+// permission of every operation of a transaction before it evaluates the guard, so the probe
+// is refused without the permission and writes nothing with it. A user with password
+// authentication that may write there is refused (ErrConfig). Without a username, a client
+// certificate may name the user or the cluster may run without authentication; that cannot
+// be told apart, so it is a warning. Without either, the check is skipped: nothing isolates
+// the prefixes of a cluster without authentication.
+func (b *Backend) checkIsolation(ctx context.Context, cfg Config) error {
+	certUser := cfg.TLS != nil && (len(cfg.TLS.Certificates) > 0 || cfg.TLS.GetClientCertificate != nil)
+	if cfg.Username == "" && !certUser {
+		return nil
+	}
+	never := clientv3.Compare(clientv3.CreateRevision(b.prefix), "<", 0)
+	for _, sibling := range []string{cfg.Prefix, cfg.Prefix + "0"} {
+		_, err := b.cli.Txn(ctx).If(never).Then(clientv3.OpPut(sibling, "")).Commit()
+		switch {
+		case errors.Is(err, rpctypes.ErrPermissionDenied):
+			continue
+		case err != nil:
+			b.warnf("could not check that the etcd user may not write outside %q: %v", b.prefix, err)
+			return nil
+		case cfg.Username == "":
+			b.warnf("this client may write the etcd key %q outside its prefix range %q: either the cluster runs without authentication, or the role of the client certificate's user covers sibling prefixes; grant it the range %q (with the trailing slash)", sibling, b.prefix, b.prefix)
+			return nil
+		}
+		return fmt.Errorf("%w: etcd user %q may write the key %q outside its prefix range %q, so deployments whose prefixes start with the same bytes can overwrite each other%s; grant the role the range with the trailing slash: etcdctl role grant-permission ROLE --prefix=true readwrite %s",
+			ErrConfig, cfg.Username, sibling, b.prefix, b.grantsCovering(ctx, cfg.Username, sibling), b.prefix)
+	}
+	return nil
+}
+
+// grantsCovering names the user's roles whose permissions cover key, as far as the user may
+// read its own roles (etcd lets a user read itself and its roles), or "" when it may not.
+func (b *Backend) grantsCovering(ctx context.Context, user, key string) string {
+	u, err := b.cli.UserGet(ctx, user)
+	if err != nil {
+		return ""
+	}
+	var found []string
+	for _, role := range u.Roles {
+		r, err := b.cli.RoleGet(ctx, role)
+		if err != nil {
+			continue
+		}
+		for _, p := range r.Perm {
+			if covers(string(p.Key), string(p.RangeEnd), key) {
+				what := fmt.Sprintf("the key %q", p.Key)
+				switch {
+				case string(p.RangeEnd) == clientv3.GetPrefixRangeEnd(string(p.Key)):
+					what = fmt.Sprintf("the prefix %q", p.Key)
+				case len(p.RangeEnd) > 0:
+					what = fmt.Sprintf("the range [%q, %q)", p.Key, p.RangeEnd)
+				}
+				found = append(found, fmt.Sprintf("role %q is granted %s", role, what))
+			}
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(found, "; ") + ")"
+}
+
+// covers reports whether etcd's permission range [from, end) holds key: end "" is the key
+// from alone, and end "\x00" every key from on.
+func covers(from, end, key string) bool {
+	switch end {
+	case "":
+		return key == from
+	case "\x00":
+		return key >= from
+	}
+	return key >= from && key < end
 }
 
 // Close ends the use of the backend and its connections; later operations fail with
@@ -376,19 +523,24 @@ func (b *Backend) write(ctx context.Context, cmps []clientv3.Cmp, ops ...clientv
 	if err != nil {
 		return nil, failure(err)
 	}
-	if resp.Succeeded && !b.compact.Server && b.writes.Add(1)%b.compact.Every == 0 {
-		b.compactBelow(ctx, resp.Header.Revision-b.compact.Retain)
+	if resp.Succeeded && !b.compact.Server {
+		b.compactBelow(ctx, resp.Header.Revision)
 	}
 	return resp, nil
 }
 
-// compactBelow compacts the cluster's history below revision, best effort: a failure (a
-// compaction already past it, a user without the permission) leaves the history as it is.
+// compactBelow compacts the cluster's history below revision - Retain once the cluster keeps
+// more than Retain + Every revisions of it, best effort: a failure (a compaction already past
+// it, a user without the permission) leaves the history as it is. Whether the history is that
+// long is the cluster's answer to a read at revision - Retain - Every (refused as compacted
+// when it is not), asked at most once per Every revisions of the cluster in each process.
 func (b *Backend) compactBelow(ctx context.Context, revision int64) {
+	target := revision - b.compact.Retain
+	probe := target - b.compact.Every
 	b.mu.Lock()
-	due := revision > b.compacted
+	due := probe > 0 && (b.checked == 0 || probe >= b.checked+b.compact.Every)
 	if due {
-		b.compacted = revision
+		b.checked = probe
 	}
 	b.mu.Unlock()
 	if !due {
@@ -396,7 +548,11 @@ func (b *Backend) compactBelow(ctx context.Context, revision int64) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.opTO)
 	defer cancel()
-	_, _ = b.cli.Compact(ctx, revision)
+	defer b.checkQuota(ctx)
+	if _, err := b.cli.Get(ctx, b.prefix, clientv3.WithRev(probe), clientv3.WithCountOnly()); err != nil {
+		return // compacted already (rpctypes.ErrCompacted), or not known now
+	}
+	_, _ = b.cli.Compact(ctx, target)
 }
 
 // state is what one consistent read returns: the anchor and record values (nil = absent),

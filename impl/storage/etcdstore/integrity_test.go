@@ -238,8 +238,8 @@ func rawValue(t *testing.T, b *Backend, k string) []byte {
 	return resp.Kvs[0].Value
 }
 
-// The backend compacts the cluster's history below its latest revision minus Retain after
-// every Every writes, and never when the cluster compacts itself.
+// The backend compacts the cluster's history below its latest revision minus Retain once the
+// cluster keeps more than Retain + Every revisions, and never when the cluster compacts itself.
 //
 // Spec: STO-088
 func TestEtcdCompactsItsHistory(t *testing.T) {
@@ -261,5 +261,42 @@ func TestEtcdCompactsItsHistory(t *testing.T) {
 		if compacted := errors.Is(err, rpctypes.ErrCompacted); compacted == server {
 			t.Fatalf("server compaction %t: reading revision %d: %v", server, first, err)
 		}
+	}
+}
+
+// Backends that each write twice and close, as workers serving one session do, still bound
+// the cluster's history: the decision to compact comes from the cluster's revisions, not from
+// a count of one process's writes (which never reached Every).
+//
+// Spec: STO-088
+func TestEtcdShortLivedBackendsCompact(t *testing.T) {
+	needEtcd(t)
+	prefix := freshPrefix(t)
+	cfg := Config{Endpoints: []string{os.Getenv(endpointEnv)}, Prefix: prefix, Compaction: Compaction{Retain: 5, Every: 3}}
+	var first, last int64
+	for i := range 20 {
+		b, err := Open(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := b.ReserveFence(ctxb(), storagetest.TestKey); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i == 0 {
+			first = b.seen()
+		}
+		last = b.seen()
+		b.Close()
+	}
+	b := openAt(t, prefix)
+	if _, err := b.cli.Get(ctxb(), b.prefix, clientv3.WithRev(first)); !errors.Is(err, rpctypes.ErrCompacted) {
+		t.Fatalf("40 writes by 20 backends (revisions %d to %d): revision %d is still kept (%v); the history must be compacted to within Retain + 2 Every revisions of the last write",
+			first, last, first, err)
+	}
+	// The history kept is bounded: Retain + 2 Every revisions at most before the last write.
+	if _, err := b.cli.Get(ctxb(), b.prefix, clientv3.WithRev(last-5-2*3-1)); !errors.Is(err, rpctypes.ErrCompacted) {
+		t.Fatalf("revision %d, %d before the last write, is still kept: %v", last-12, 12, err)
 	}
 }

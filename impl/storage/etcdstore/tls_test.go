@@ -44,7 +44,9 @@ func clientTLS(t *testing.T, f etcdstoretest.TLSFiles) *tls.Config {
 }
 
 // enableAuth creates the root user, a role that may read and write the key range
-// "/splash/prod/" only, and a user "worker" with that role, then turns authentication on.
+// "/splash/prod/" only, and a user "worker" with that role; a role granted the prefix
+// "/splash/wide" without its trailing slash (so also "/splash/wide2/...") and a user "wide"
+// with it; then turns authentication on.
 func enableAuth(t *testing.T, c *etcdstoretest.Cluster, cfg *tls.Config) {
 	t.Helper()
 	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), TLS: cfg, DialTimeout: 5 * time.Second})
@@ -63,6 +65,13 @@ func enableAuth(t *testing.T, c *etcdstoretest.Cluster, cfg *tls.Config) {
 		},
 		func() error { _, err := cli.UserAdd(ctx, "worker", "worker-password"); return err },
 		func() error { _, err := cli.UserGrantRole(ctx, "worker", "splash-prod"); return err },
+		func() error { _, err := cli.RoleAdd(ctx, "splash-wide"); return err },
+		func() error {
+			_, err := cli.RoleGrantPermission(ctx, "splash-wide", "/splash/wide", clientv3.GetPrefixRangeEnd("/splash/wide"), clientv3.PermissionType(clientv3.PermReadWrite))
+			return err
+		},
+		func() error { _, err := cli.UserAdd(ctx, "wide", "wide-password"); return err },
+		func() error { _, err := cli.UserGrantRole(ctx, "wide", "splash-wide"); return err },
 		func() error { _, err := cli.AuthEnable(ctx); return err },
 	}
 	for _, step := range steps {
@@ -75,11 +84,15 @@ func enableAuth(t *testing.T, c *etcdstoretest.Cluster, cfg *tls.Config) {
 // TLS with generated certificates and password authentication against a real member: the
 // backend works within the prefix its role was granted with the trailing "/", is refused on
 // a sibling prefix the same bytes start ("/splash/prod2"), and refuses a wrong password. A
+// user whose role was granted the prefix without the trailing "/" may write the sibling
+// prefixes too: the backend refuses to open with it, naming the role and the remedy, and
+// writes nothing outside its range; a client without a username that may write there (a
+// cluster without authentication) is warned. A
 // client that does not trust the member's CA, presents no certificate or one from another
 // CA, or speaks plain http to a TLS member, fails with an error that names the TLS problem
 // instead of a bare timeout.
 //
-// Spec: STO-083, STO-089
+// Spec: STO-083, STO-089, STO-091
 func TestEtcdTLSAndAuth(t *testing.T) {
 	c, pki := tlsCluster(t)
 	good := clientTLS(t, pki.Client)
@@ -93,7 +106,17 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 		return b, err
 	}
 
-	// TLS alone.
+	// TLS alone: without authentication a client certificate's user may write anywhere.
+	var warnings []string
+	warned, err := Open(Config{Endpoints: endpoint, Prefix: "/splash/prod", TLS: good, Compaction: Compaction{Server: true},
+		Warn: func(s string) { warnings = append(warnings, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned.Close()
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `may write the etcd key "/splash/prod" outside its prefix range "/splash/prod/"`) {
+		t.Errorf("a client that may write next to its prefix: warnings %q, want one naming the key and the range", warnings)
+	}
 	b, err := open("/splash/prod", "", "", good)
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +168,26 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 	if _, err := open("/splash/prod2", "worker", "worker-password", good); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("sibling prefix: %v, want permission denied", err)
 	}
+	// A role granted the prefix without its trailing "/".
+	_, err = open("/splash/wide", "wide", "wide-password", good)
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `may write the key "/splash/wide" outside its prefix range "/splash/wide/"`) ||
+		!strings.Contains(err.Error(), `role "splash-wide" is granted the prefix "/splash/wide"`) || !strings.Contains(err.Error(), "trailing slash") ||
+		strings.Contains(err.Error(), "wide-password") {
+		t.Fatalf("a role granted the bare prefix: %v, want a refused configuration naming the role and the trailing slash", err)
+	}
+	if _, err := open("/splash/prod", "root", "root-password", good); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `etcd user "root" may write the key "/splash/prod"`) {
+		t.Fatalf("the root user: %v, want a refused configuration", err)
+	}
+	rootCli, err := clientv3.New(clientv3.Config{Endpoints: endpoint, TLS: good, Username: "root", Password: "root-password", DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rootCli.Close()
+	for _, k := range []string{"/splash/wide", "/splash/wide0"} {
+		if resp, err := rootCli.Get(ctxb(), k); err != nil || len(resp.Kvs) != 0 {
+			t.Fatalf("the probe wrote %s: %v %v", k, resp, err)
+		}
+	}
 	if _, err := open("/splash/prod", "worker", "wrong", good); err == nil || !strings.Contains(err.Error(), "authentication failed") || strings.Contains(err.Error(), "wrong") {
 		t.Fatalf("wrong password: %v", err)
 	}
@@ -152,11 +195,12 @@ func TestEtcdTLSAndAuth(t *testing.T) {
 	// Compaction by the backend: etcd 3.4 lets the prefix's role compact, later releases
 	// reserve it to root. Either the backend compacts, or it refuses to open and names the
 	// remedy; it never runs with a history nothing bounds.
-	self, err := Open(Config{Endpoints: endpoint, Prefix: "/splash/prod", Username: "worker", Password: "worker-password", TLS: good})
+	self, err := Open(Config{Endpoints: endpoint, Prefix: "/splash/prod", Username: "worker", Password: "worker-password", TLS: good,
+		Compaction: Compaction{Retain: 1, Every: 1}})
 	switch {
 	case err == nil:
 		defer self.Close()
-		self.compactBelow(ctxb(), 2)
+		self.compactBelow(ctxb(), self.seen())
 		if _, err := self.cli.Get(ctxb(), "/splash/prod/", clientv3.WithRev(1)); !errors.Is(err, rpctypes.ErrCompacted) {
 			t.Fatalf("opened to compact, but did not: %v", err)
 		}
