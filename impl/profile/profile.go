@@ -68,6 +68,9 @@ type Options struct {
 	// Wait waits for d or until cancel is closed, and reports whether it was cancelled. Nil
 	// uses a real timer. A nil cancel channel never closes.
 	Wait func(d time.Duration, cancel <-chan struct{}) bool
+	// SecretSource is the path of the secret tool's secret source (PRF-033); empty means
+	// none, and the provider always returns the stub secret.
+	SecretSource string
 
 	faults profileFaults // set only by the faulty build
 }
@@ -89,7 +92,7 @@ func Register(reg *worker.Registry, opts Options) error {
 	if opts.Wait == nil {
 		opts.Wait = realWait
 	}
-	broker, binding, err := newStubBroker()
+	broker, binding, err := newStubBroker(opts.SecretSource)
 	if err != nil {
 		return err
 	}

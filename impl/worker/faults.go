@@ -205,6 +205,20 @@ const (
 	// FaultWithheldResultInternal: an invoke result withheld for a non-portable number is
 	// reported as a sealing failure (internal status) instead of in the adapter class.
 	FaultWithheldResultInternal
+	// FaultSecretValueUnbounded: the secret broker takes a provider's bytes as the value
+	// whatever their length, also none or more than 65,536.
+	FaultSecretValueUnbounded
+	// FaultSecretProviderDetail: the secret broker keeps its provider's error, detail and all,
+	// as the cause of its own.
+	FaultSecretProviderDetail
+	// FaultSecretIDInError: the secret broker names the secret's identifier in its refusals.
+	FaultSecretIDInError
+	// FaultLeakStorageKey: the worker process writes the storage key, as a Go byte list, into
+	// its diagnostic line.
+	FaultLeakStorageKey
+	// FaultStorageKeyInEffectLog: the worker process appends an effect line holding the
+	// storage key, base64 encoded after one other byte, to the profile's effect log.
+	FaultStorageKeyInEffectLog
 
 	faultEnd
 )
@@ -333,6 +347,16 @@ var faultInfos = [...]FaultInfo{
 		"take any non-portable number of a verified host frame as proof that the host keeps number text"},
 	{FaultWithheldResultInternal, "withheld-result-internal", "WRK-048", []string{"CNF-NUMBER-05"},
 		"report an invoke result withheld for its numbers as a sealing failure (status 8)"},
+	{FaultSecretValueUnbounded, "secret-value-unbounded", "SEC-005", []string{"CNF-SECRET-07"},
+		"the secret broker takes a provider's bytes of any length, none or over 65,536, as the value"},
+	{FaultSecretProviderDetail, "secret-provider-detail", "SEC-007", []string{"CNF-SECRET-08"},
+		"the secret broker keeps its provider's error, detail and all, as the cause of its own"},
+	{FaultSecretIDInError, "secret-id-in-error", "SEC-007", []string{"CNF-SECRET-02"},
+		"the secret broker names the secret's identifier in its refusals"},
+	{FaultLeakStorageKey, "leak-storage-key", "WRK-093", []string{"CNF-PROC-02"},
+		"write the storage key as a Go byte list into the diagnostic line"},
+	{FaultStorageKeyInEffectLog, "storage-key-in-effect-log", "WRK-093", []string{"CNF-PROC-02"},
+		"append an effect line holding the storage key in base64, after one other byte, to the effect log"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
@@ -356,14 +380,18 @@ func ParseFault(name string) (Fault, bool) {
 	return 0, false
 }
 
-// FaultSet is a set of faults; the zero value is empty.
-type FaultSet uint64
+// FaultSet is a set of faults; the zero value is empty. It has room for every value of
+// Fault.
+type FaultSet [4]uint64
 
 // With returns the set with f added.
-func (s FaultSet) With(f Fault) FaultSet { return s | 1<<f }
+func (s FaultSet) With(f Fault) FaultSet {
+	s[f/64] |= 1 << (f % 64)
+	return s
+}
 
 // Has reports whether f is in the set.
-func (s FaultSet) Has(f Fault) bool { return s&(1<<f) != 0 }
+func (s FaultSet) Has(f Fault) bool { return s[f/64]&(1<<(f%64)) != 0 }
 
 // Any reports whether any of the faults is in the set.
 func (s FaultSet) Any(faults ...Fault) bool {
