@@ -16,6 +16,7 @@ import (
 var releasedVectors = map[string]string{
 	"1.0.0": "33ee285d085c52a837929ee74d27a0ff1794afa1a2561f11b73594179b6e6b28",
 	"1.1.0": "bfab442198bd65b65cf342ab7f50750bbef0685161256390a3c8a71aace7045b",
+	"1.2.0": "ea21cc38e75a534b7953d0064bc979d0f9347b94fa3b8da1bb7caeb183ab57ad",
 }
 
 // TestManifest checks VERSION and SHA256SUMS against the vector files on disk and the
