@@ -38,6 +38,10 @@ The worker command may contain placeholders, replaced per check:
   {journal}  a journal file; enables the restart, fencing and recovery checks
   {effects}  the profile's effect log (spec/15-profile.md); enables the effect-counting checks
   {scope}    the journal scope used for compensation (default "conformance", see -scope)
+  {storage-key}    a file holding a fresh storage key (64 hex digits) the worker must use;
+                   the runner then looks for that key in every output too
+  {secret-source}  the secret source of the profile's secret tool (PRF-033); enables the
+                   secret-value and provider-failure checks
 
 With -expect FILE, a failure the expectations file lists does not fail the run; an unlisted
 one does. -write-expectations FILE writes today's failures as such a file (docs/porting.md).
