@@ -79,11 +79,15 @@ const (
 	// NeedSecretSource: the worker's profile offers the secret source of PRF-033 at the file
 	// given by {secret-source}, which chooses what the secret tool's provider returns.
 	NeedSecretSource Need = "secret-source"
+	// NeedEffectFence: the worker gives the durable tool its session's fencing token, which
+	// the profile's effect log keeps per operation key (PRF-034, PRF-035). A worker written
+	// against the profile before this was added declares it missing.
+	NeedEffectFence Need = "effect-fence"
 )
 
 // AllNeeds lists every need in documentation order.
 var AllNeeds = []Need{NeedJournal, NeedEffects, NeedDurable, NeedCompensation, NeedCancel, NeedStoreFault, NeedTypedJSON, NeedSecret,
-	NeedStorageKey, NeedSecretSource}
+	NeedStorageKey, NeedSecretSource, NeedEffectFence}
 
 // ParseNeed returns the need with the given name.
 func ParseNeed(name string) (Need, bool) {

@@ -1,6 +1,12 @@
 package conformance
 
-import "github.com/splashv5/conform/impl/protocol"
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/splashv5/conform/impl/protocol"
+)
 
 // durableSession opens a session that grants the durable tool (baseline session).
 func (t *T) durableSession(compensations uint32) *Worker {
@@ -464,5 +470,46 @@ func DurableChecks() []*Check {
 				t.expectEffects("a dispatch under operation key "+key, effectLine(key, "1"))
 			},
 		},
+		&Check{
+			ID: "CNF-DURABLE-32", Level: Must, Requirements: []string{"STO-072", "STO-073", "PRF-034", "PRF-035", "WRK-082"},
+			Needs:   []Need{NeedDurable, NeedJournal, NeedEffects, NeedEffectFence},
+			Timeout: 20 * time.Second,
+			Title:   "a superseded worker's effect is refused once a newer worker reconciled the operation as failed: the session's fencing token reaches the effect log",
+			run: func(t *T) {
+				older := t.durableSession(0)
+				older.sendDispatch(toolDurable, "op-held", jsonPayload(fmt.Sprintf(`{"value":1,"wait_ms":%d}`, heldMillis)))
+				// Let the older worker persist the admission; its adapter then waits.
+				time.Sleep(heldAdmission)
+				t.logf("runner: the older worker's dispatch is admitted and its adapter waits %d ms", heldMillis)
+				newer := t.durableSession(0)
+				t.expectStatus("the newer worker's reconciliation of the held operation (no effect yet)",
+					protocol.Failed(absenceMessage), newer.reconcile("op-held"))
+				newer.endInput()
+				older.expectRefused("the held dispatch, whose operation a newer worker reconciled as failed while its adapter waited")
+				t.expectEffects("a newer worker reconciled op-held as failed before the older worker's adapter acted (STO-073: its token is lower)")
+			},
+		},
 	}
+}
+
+// How long CNF-DURABLE-32 holds the older worker's adapter, and how long it lets the older
+// worker persist the admission first.
+const (
+	heldMillis    = 3000
+	heldAdmission = 400 * time.Millisecond
+)
+
+// fenceLinePrefix starts every fence line of the effect log (PRF-035).
+const fenceLinePrefix = `{"kind":"fence",`
+
+// withoutFenceLines returns the effect lines without the fence lines, which record the tokens
+// shown to the effect log rather than effects (PRF-035).
+func withoutFenceLines(lines []string) []string {
+	out := lines[:0:0]
+	for _, l := range lines {
+		if !strings.HasPrefix(l, fenceLinePrefix) {
+			out = append(out, l)
+		}
+	}
+	return out
 }

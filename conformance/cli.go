@@ -65,7 +65,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
 		specBase   = fs.String("spec-base", DefaultSpecBase, "`URL` prefix of the specification chapters that the HTML report links requirement IDs to (\"-\": no links)")
 		parallel   = fs.Int("parallel", DefaultParallel(), "run `N` checks at once")
-		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret); their checks are skipped")
+		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret, effect-fence); their checks are skipped")
 		scope      = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
 		scratch    = fs.String("scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")
 		expects    ExpectFlags

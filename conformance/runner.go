@@ -94,6 +94,7 @@ func (cfg Config) Offered() map[Need]bool {
 		NeedCancel:       true,
 		NeedTypedJSON:    true,
 		NeedSecret:       true,
+		NeedEffectFence:  true,
 	}
 	for _, n := range cfg.Without {
 		offers[n] = false

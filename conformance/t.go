@@ -235,7 +235,7 @@ func (t *T) effectLines() []string {
 	if end < 0 {
 		return nil
 	}
-	return strings.Split(string(data[:end]), "\n")
+	return withoutFenceLines(strings.Split(string(data[:end]), "\n"))
 }
 
 // expectEffects compares the effect log with the exact lines want (PRF-018).

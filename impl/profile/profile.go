@@ -8,6 +8,7 @@
 package profile
 
 import (
+	"errors"
 	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
@@ -105,7 +106,9 @@ func Register(reg *worker.Registry, opts Options) error {
 		func() error { return reg.Register(ToolJSONEcho, echo{safety: worker.ReadOnly}) },
 		func() error { return reg.Register(ToolTextFail, failing{}) },
 		func() error { return reg.Register(ToolTextUndeclared, echo{safety: worker.SafetyUndeclared}) },
-		func() error { return reg.Register(ToolDurableRecord, &recorder{effects: opts.Effects}) },
+		func() error {
+			return reg.Register(ToolDurableRecord, &recorder{effects: opts.Effects, wait: opts.Wait})
+		},
 		func() error {
 			return reg.RegisterCancellable(ToolSlowCancellable, &slow{cooperative: true, wait: opts.Wait})
 		},
@@ -155,13 +158,29 @@ func (failing) Invoke(protocol.ToolInvocation, protocol.CapabilityGrant) (protoc
 	return protocol.ToolPayload{}, &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "conformance failure requested"}
 }
 
-// recorder is the durable tool (PRF-007 to PRF-015).
+// recorder is the durable tool (PRF-007 to PRF-015, PRF-034, PRF-035). It implements
+// worker.FencedOperations, so the runtime gives it the session's fencing token, which it
+// shows to the effect log with every call.
 type recorder struct {
 	worker.Unimplemented
 	effects *EffectLog
+	wait    func(time.Duration, <-chan struct{}) bool
 }
 
 func (*recorder) DurableContract() worker.DurableContract { return worker.Reconciliation }
+
+// parseWait reads the optional wait_ms member of a durable input (PRF-034).
+func parseWait(p protocol.ToolPayload) (time.Duration, error) {
+	w, ok := p.JSON.Get("wait_ms")
+	if !ok {
+		return 0, nil
+	}
+	n, isUint := w.Uint64()
+	if !isUint || n > MaxSlowMillis {
+		return 0, &worker.AdapterError{Kind: worker.AdapterInvalidJSONInput, Reason: "wait_ms is not an integer from 0 to 60000"}
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
 
 // parseInput reads the mode and value of a durable input (PRF-007).
 func parseInput(p protocol.ToolPayload) (mode string, value canonjson.Value, err error) {
@@ -193,10 +212,48 @@ func successPayload(key string, value canonjson.Value) protocol.ToolPayload {
 	))
 }
 
+// unfenced marks a call made without a fencing token: it shows none to the effect log.
+const unfenced = 0
+
+// act appends line to the effect log, under token unless the call has none; a refusal of a
+// superseded token performs nothing and fails with Failed (PRF-035).
+func (r *recorder) act(line EffectLine, token uint64) error {
+	var err error
+	if token == unfenced {
+		err = r.effects.Append(line)
+	} else {
+		err = r.effects.Fenced(line.Tool, line.OperationKey, token, line)
+	}
+	if errors.Is(err, ErrSuperseded) {
+		return &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "superseded: a newer worker holds this operation key"}
+	}
+	if err != nil {
+		// The effect may or may not have reached the log.
+		return &worker.AdapterError{Kind: worker.AdapterIndeterminate, Reason: "effect log write failed"}
+	}
+	return nil
+}
+
 func (r *recorder) DispatchOperation(req protocol.OperationDispatchRequest, _ protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	return r.dispatch(req, unfenced)
+}
+
+// DispatchFenced is DispatchOperation under the session's fencing token (PRF-035).
+func (r *recorder) DispatchFenced(req protocol.OperationDispatchRequest, _ protocol.CapabilityGrant, token uint64) (protocol.OperationStatus, error) {
+	return r.dispatch(req, max(token, 1))
+}
+
+func (r *recorder) dispatch(req protocol.OperationDispatchRequest, token uint64) (protocol.OperationStatus, error) {
 	mode, value, err := parseInput(req.Payload)
 	if err != nil {
 		return protocol.OperationStatus{}, err
+	}
+	wait, err := parseWait(req.Payload)
+	if err != nil {
+		return protocol.OperationStatus{}, err
+	}
+	if wait > 0 {
+		r.wait(wait, nil)
 	}
 	switch mode {
 	case ModeFail:
@@ -205,9 +262,8 @@ func (r *recorder) DispatchOperation(req protocol.OperationDispatchRequest, _ pr
 		return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "conformance error requested"}
 	}
 	line := EffectLine{Kind: KindEffect, Tool: req.Tool, OperationKey: req.OperationKey, Value: value}
-	if err := r.effects.Append(line); err != nil {
-		// The effect may or may not have reached the log.
-		return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterIndeterminate, Reason: "effect log write failed"}
+	if err := r.act(line, token); err != nil {
+		return protocol.OperationStatus{}, err
 	}
 	switch mode {
 	case ModeRunning:
@@ -219,6 +275,15 @@ func (r *recorder) DispatchOperation(req protocol.OperationDispatchRequest, _ pr
 }
 
 func (r *recorder) CompensateOperation(req protocol.OperationCompensationRequest, _ protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	return r.compensate(req, unfenced)
+}
+
+// CompensateFenced is CompensateOperation under the session's fencing token (PRF-035).
+func (r *recorder) CompensateFenced(req protocol.OperationCompensationRequest, _ protocol.CapabilityGrant, token uint64) (protocol.OperationStatus, error) {
+	return r.compensate(req, max(token, 1))
+}
+
+func (r *recorder) compensate(req protocol.OperationCompensationRequest, token uint64) (protocol.OperationStatus, error) {
 	mode, value, err := parseInput(req.Payload)
 	if err != nil {
 		return protocol.OperationStatus{}, err
@@ -231,8 +296,8 @@ func (r *recorder) CompensateOperation(req protocol.OperationCompensationRequest
 	}
 	line := EffectLine{Kind: KindCompensation, Tool: req.Tool, OperationKey: req.OperationKey,
 		CompensationKey: req.CompensationKey, Value: value}
-	if err := r.effects.Append(line); err != nil {
-		return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterIndeterminate, Reason: "effect log write failed"}
+	if err := r.act(line, token); err != nil {
+		return protocol.OperationStatus{}, err
 	}
 	if mode == ModeIndeterminate {
 		return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterIndeterminate, Reason: "conformance indeterminate requested"}
@@ -245,6 +310,22 @@ func (r *recorder) CompensateOperation(req protocol.OperationCompensationRequest
 }
 
 func (r *recorder) ReconcileOperation(req protocol.OperationReconcileRequest, _ protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	return r.reconcile(req)
+}
+
+// ReconcileFenced is ReconcileOperation under the session's fencing token: the token is
+// recorded before the effect record is read (PRF-035, STO-073).
+func (r *recorder) ReconcileFenced(req protocol.OperationReconcileRequest, _ protocol.CapabilityGrant, token uint64) (protocol.OperationStatus, error) {
+	if err := r.effects.Fenced(req.Tool, req.OperationKey, max(token, 1)); err != nil {
+		if errors.Is(err, ErrSuperseded) {
+			return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "superseded: a newer worker holds this operation key"}
+		}
+		return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "effect log unreadable"}
+	}
+	return r.reconcile(req)
+}
+
+func (r *recorder) reconcile(req protocol.OperationReconcileRequest) (protocol.OperationStatus, error) {
 	if value, ok := r.effects.Effect(req.Tool, req.OperationKey); ok {
 		return protocol.Succeeded(successPayload(req.OperationKey, value)), nil
 	}

@@ -219,6 +219,9 @@ const (
 	// FaultStorageKeyInEffectLog: the worker process appends an effect line holding the
 	// storage key, base64 encoded after one other byte, to the profile's effect log.
 	FaultStorageKeyInEffectLog
+	// FaultUnfencedEffects: the runtime calls adapters without the session's fencing token, so
+	// an effect system cannot refuse a superseded worker.
+	FaultUnfencedEffects
 
 	faultEnd
 )
@@ -357,6 +360,8 @@ var faultInfos = [...]FaultInfo{
 		"write the storage key as a Go byte list into the diagnostic line"},
 	{FaultStorageKeyInEffectLog, "storage-key-in-effect-log", "WRK-093", []string{"CNF-PROC-02"},
 		"append an effect line holding the storage key in base64, after one other byte, to the effect log"},
+	{FaultUnfencedEffects, "unfenced-effects", "STO-072", []string{"CNF-DURABLE-32"},
+		"call adapters without the session's fencing token: a superseded worker's effect lands after a newer one reconciled"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
@@ -513,6 +518,9 @@ func (f *Faults) detachOnFatal() bool { return f.Has(FaultDetachOnFatal) }
 func (f *Faults) uncheckedDuplicate() bool { return f.Has(FaultUncheckedDuplicate) }
 
 func (f *Faults) ignorePersistFailure() bool { return f.Has(FaultIgnorePersistFailure) }
+
+// unfencedEffects withholds the session's fencing token from adapters (FaultUnfencedEffects).
+func (f *Faults) unfencedEffects() bool { return f.Has(FaultUnfencedEffects) }
 
 // admitDispatch admits, with FaultUncheckedDuplicate, an exact duplicate whose stored status
 // the live grant rejects: the journal's refusal is replaced by the stored status.
