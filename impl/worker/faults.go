@@ -354,7 +354,7 @@ var faultInfos = [...]FaultInfo{
 		"the secret broker takes a provider's bytes of any length, none or over 65,536, as the value"},
 	{FaultSecretProviderDetail, "secret-provider-detail", "SEC-007", []string{"CNF-SECRET-08"},
 		"the secret broker keeps its provider's error, detail and all, as the cause of its own"},
-	{FaultSecretIDInError, "secret-id-in-error", "SEC-007", []string{"CNF-SECRET-02"},
+	{FaultSecretIDInError, "secret-id-in-error", "SEC-007", []string{"CNF-SECRET-02", "CNF-SECRET-03", "CNF-SECRET-04", "CNF-SECRET-05"},
 		"the secret broker names the secret's identifier in its refusals"},
 	{FaultLeakStorageKey, "leak-storage-key", "WRK-093", []string{"CNF-PROC-02"},
 		"write the storage key as a Go byte list into the diagnostic line"},
