@@ -489,6 +489,40 @@ func DurableChecks() []*Check {
 				t.expectEffects("a newer worker reconciled op-held as failed before the older worker's adapter acted (STO-073: its token is lower)")
 			},
 		},
+		&Check{
+			ID: "CNF-DURABLE-33", Level: Must, Requirements: []string{"STO-071", "STO-026", "STO-028", "WRK-083", "WRK-094"},
+			Needs: durableBoth,
+			Title: "three workers opened at once on one journal each dispatch: exactly one persists and answers, the others stop with status 7 before any effect",
+			run: func(t *T) {
+				ws := []*Worker{t.durableSession(0), t.durableSession(0), t.durableSession(0)}
+				// A session has reserved its fence once it answered an echo.
+				for _, w := range ws {
+					t.expectPayload("the echo", text("ready"), w.invoke(toolTextEcho, text("ready")))
+				}
+				reqs := make([]protocol.OperationDispatchRequest, len(ws))
+				for i, w := range ws {
+					reqs[i] = w.sendDispatch(toolDurable, fmt.Sprintf("op-%d", i+1), jsonPayload(fmt.Sprintf(`{"value":%d}`, i+1)))
+				}
+				var effects []string
+				for i, w := range ws {
+					const want = "an operation_result, or the end of a session whose fence another worker superseded"
+					ev := w.next(want)
+					if ev.err != nil {
+						w.expectExit(exitPersistence, "a dispatch by a worker whose fence another worker, opened at the same time, superseded")
+						continue
+					}
+					key, value := fmt.Sprintf("op-%d", i+1), fmt.Sprint(i+1)
+					t.expectStatus(fmt.Sprintf("worker %d's status", w.index), succeededRecord(key, value), w.operationStatus(reqs[i], w.openAnswer(want, ev.line)))
+					effects = append(effects, effectLine(key, value))
+					w.endInput()
+				}
+				if len(effects) != 1 {
+					t.failf("exactly one of three workers opened at once persisting its dispatch (STO-071: each session's token comes from an atomic reservation, so only the highest fence may write)",
+						fmt.Sprintf("%d workers answered their dispatch", len(effects)))
+				}
+				t.expectEffects("three dispatches of which only the highest fence's persisted", effects...)
+			},
+		},
 	}
 }
 

@@ -262,7 +262,7 @@ var faultInfos = [...]FaultInfo{
 		"run the adapter before the pending record is persisted"},
 	{FaultPendingAsSuccess, "pending-as-success", "WRK-041", []string{"CNF-DURABLE-16", "CNF-DURABLE-17"},
 		"answer a duplicate of a pending record as succeeded"},
-	{FaultIgnoreFence, "ignore-fence", "WRK-070", []string{"CNF-DURABLE-19"},
+	{FaultIgnoreFence, "ignore-fence", "WRK-070", []string{"CNF-DURABLE-19", "CNF-DURABLE-33"},
 		"persist under the record's current fence and revision, not the session's lease"},
 	{FaultResultAfterAck, "result-after-ack", "CAN-016", []string{"CNF-CANCEL-01"},
 		"acknowledge a cancel at once and write the result when the adapter completes"},
