@@ -277,16 +277,12 @@ func (l *EffectLog) Fenced(tool, operationKey string, token uint64, lines ...Eff
 		return ErrSuperseded
 	}
 	if l.fences[k] < token {
-		if err := l.write(EffectLine{Kind: KindFence, Tool: tool, OperationKey: operationKey, Token: token}); err != nil {
-			return err
-		}
+		lines = append([]EffectLine{{Kind: KindFence, Tool: tool, OperationKey: operationKey, Token: token}}, lines...)
 	}
-	for _, line := range lines {
-		if err := l.write(line); err != nil {
-			return err
-		}
+	if len(lines) == 0 {
+		return nil
 	}
-	return nil
+	return l.write(lines...)
 }
 
 // refresh reads the complete lines appended to the file since the last read, by this
@@ -319,9 +315,9 @@ func (l *EffectLog) refresh() error {
 // maxRefreshBytes bounds what one refresh reads of lines other processes appended.
 const maxRefreshBytes = 16 << 20
 
-// write writes line as Append does; with a file, at its end, past what other processes
-// appended.
-func (l *EffectLog) write(line EffectLine) error {
+// write writes lines as Append does, all in one write call and one sync; with a file, at
+// its end, past what other processes appended.
+func (l *EffectLog) write(lines ...EffectLine) error {
 	if l.file != nil {
 		end, err := l.file.Seek(0, io.SeekEnd)
 		if err != nil {
@@ -336,7 +332,10 @@ func (l *EffectLog) write(line EffectLine) error {
 		}
 	}
 	if l.out != nil {
-		l.buf = append(line.AppendJSON(l.buf[:0]), '\n')
+		l.buf = l.buf[:0]
+		for _, line := range lines {
+			l.buf = append(line.AppendJSON(l.buf), '\n')
+		}
 		if _, err := l.out.Write(l.buf); err != nil {
 			return err
 		}
@@ -349,7 +348,9 @@ func (l *EffectLog) write(line EffectLine) error {
 			l.read += int64(len(l.buf))
 		}
 	}
-	l.remember(line)
+	for _, line := range lines {
+		l.remember(line)
+	}
 	return nil
 }
 
