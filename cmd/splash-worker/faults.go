@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"flag"
@@ -63,8 +64,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var storageKeyLeak string // only ever set by the leak-storage-key fault
 	o.profileOptions = func(opts profile.Options) profile.Options {
-		if fault.Has(worker.FaultStorageKeyInEffectLog) || fault.Has(worker.FaultLeakStorageKey) {
+		if fault.Has(worker.FaultStorageKeyInEffectLog) || fault.Has(worker.FaultLeakStorageKey) || fault.Has(worker.FaultStorageKeyInFrame) {
 			raw := rawStorageKey(o.keyFile)
+			if fault.Has(worker.FaultStorageKeyInFrame) && len(raw) > 0 {
+				// Two bytes before the key put it at the third alignment of base32.
+				opts = profile.WithEchoLeak(opts, " "+base32.StdEncoding.EncodeToString(append([]byte("kk"), raw...)))
+			}
 			if fault.Has(worker.FaultLeakStorageKey) {
 				storageKeyLeak = fmt.Sprintf("%v", raw)
 			}

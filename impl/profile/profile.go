@@ -83,6 +83,8 @@ type profileFaults interface {
 	secretBroker(b *worker.SecretBroker) *worker.SecretBroker
 	// secretLeaks may make the secret tool leak its secret.
 	secretLeaks() secretLeaks
+	// textEchoSuffix is what the text echo appends to its answers; empty for nothing.
+	textEchoSuffix() string
 }
 
 // Register registers the nine profile tools in reg (PRF-001). Call it only in a test mode.
@@ -102,7 +104,9 @@ func Register(reg *worker.Registry, opts Options) error {
 		signer.broker, signer.leaks = opts.faults.secretBroker(broker), opts.faults.secretLeaks()
 	}
 	steps := []func() error{
-		func() error { return reg.Register(ToolTextEcho, echo{safety: worker.ReadOnly}) },
+		func() error {
+			return reg.Register(ToolTextEcho, echo{safety: worker.ReadOnly, suffix: textEchoSuffix(opts)})
+		},
 		func() error { return reg.Register(ToolJSONEcho, echo{safety: worker.ReadOnly}) },
 		func() error { return reg.Register(ToolTextFail, failing{}) },
 		func() error { return reg.Register(ToolTextUndeclared, echo{safety: worker.SafetyUndeclared}) },
@@ -141,12 +145,24 @@ func realWait(d time.Duration, cancel <-chan struct{}) bool {
 type echo struct {
 	worker.Unimplemented
 	safety worker.InvocationSafety
+	suffix string // appended to a text answer; set only by the faulty build
 }
 
 func (e echo) InvocationSafety() worker.InvocationSafety { return e.safety }
 
-func (echo) Invoke(req protocol.ToolInvocation, _ protocol.CapabilityGrant) (protocol.ToolPayload, error) {
+func (e echo) Invoke(req protocol.ToolInvocation, _ protocol.CapabilityGrant) (protocol.ToolPayload, error) {
+	if e.suffix != "" && req.Payload.Format == protocol.FormatText {
+		return protocol.TextPayload(req.Payload.Text + e.suffix), nil
+	}
 	return req.Payload, nil
+}
+
+// textEchoSuffix is what the faulty build makes the text echo append; empty by default.
+func textEchoSuffix(opts Options) string {
+	if opts.faults == nil {
+		return ""
+	}
+	return opts.faults.textEchoSuffix()
 }
 
 // failing fails every invocation (PRF-005).

@@ -222,6 +222,9 @@ const (
 	// FaultUnfencedEffects: the runtime calls adapters without the session's fencing token, so
 	// an effect system cannot refuse a superseded worker.
 	FaultUnfencedEffects
+	// FaultStorageKeyInFrame: the profile's text echo appends the storage key, base32 encoded
+	// after two other bytes, to its answers.
+	FaultStorageKeyInFrame
 
 	faultEnd
 )
@@ -362,6 +365,8 @@ var faultInfos = [...]FaultInfo{
 		"append an effect line holding the storage key in base64, after one other byte, to the effect log"},
 	{FaultUnfencedEffects, "unfenced-effects", "STO-072", []string{"CNF-DURABLE-32"},
 		"call adapters without the session's fencing token: a superseded worker's effect lands after a newer one reconciled"},
+	{FaultStorageKeyInFrame, "storage-key-in-frame", "WRK-093", []string{"CNF-PROC-02"},
+		"the text echo appends the storage key in base32, after two other bytes, to its answers"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
