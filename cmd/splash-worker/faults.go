@@ -62,6 +62,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, worker.ExitUsage, err)
 	}
+	if fault.Has(worker.FaultStorageKeyInJournal) {
+		if raw := rawStorageKey(o.keyFile); len(raw) > 0 {
+			o.namespace = hex.EncodeToString(raw) // 64 bytes, the longest namespace
+		}
+	}
 	var storageKeyLeak string // only ever set by the leak-storage-key fault
 	o.profileOptions = func(opts profile.Options) profile.Options {
 		if fault.Has(worker.FaultStorageKeyInEffectLog) || fault.Has(worker.FaultLeakStorageKey) || fault.Has(worker.FaultStorageKeyInFrame) {

@@ -225,6 +225,9 @@ const (
 	// FaultStorageKeyInFrame: the profile's text echo appends the storage key, base32 encoded
 	// after two other bytes, to its answers.
 	FaultStorageKeyInFrame
+	// FaultStorageKeyInJournal: the worker process takes the storage key, in hexadecimal, as
+	// the namespace of its journal record, so the key lands in the journal file.
+	FaultStorageKeyInJournal
 
 	faultEnd
 )
@@ -367,6 +370,8 @@ var faultInfos = [...]FaultInfo{
 		"call adapters without the session's fencing token: a superseded worker's effect lands after a newer one reconciled"},
 	{FaultStorageKeyInFrame, "storage-key-in-frame", "WRK-093", []string{"CNF-PROC-02"},
 		"the text echo appends the storage key in base32, after two other bytes, to its answers"},
+	{FaultStorageKeyInJournal, "storage-key-in-journal", "WRK-093", []string{"CNF-PROC-02"},
+		"take the storage key in hexadecimal as the journal's record namespace, so it lands in the journal file"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
