@@ -26,7 +26,7 @@ func ProcChecks() []*Check {
 			},
 		},
 		&Check{
-			ID: "CNF-PROC-02", Level: Must, Requirements: []string{"WRK-093", "FRM-040", "BOOT-021", "FRM-043", "BOOT-017", "SEC-010"},
+			ID: "CNF-PROC-02", Level: Must, Requirements: []string{"WRK-093", "FRM-040", "BOOT-021", "FRM-043", "BOOT-017"},
 			Title: "no output of a worker (standard error, frames, journal, effect log) ever contains its session key or its storage key, in any encoding, whatever it rejects",
 			run: func(t *T) {
 				// After every check the runner looks for the session key and, when it gave the
