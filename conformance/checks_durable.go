@@ -478,9 +478,14 @@ func DurableChecks() []*Check {
 			run: func(t *T) {
 				older := t.durableSession(0)
 				older.sendDispatch(toolDurable, "op-held", jsonPayload(fmt.Sprintf(`{"value":1,"wait_ms":%d}`, heldMillis)))
-				// Let the older worker persist the admission; its adapter then waits.
-				time.Sleep(heldAdmission)
-				t.logf("runner: the older worker's dispatch is admitted and its adapter waits %d ms", heldMillis)
+				// The adapter runs once the admission is persisted, and a held call shows its token
+				// first (PRF-034): its fence line says that it waits. A worker that shows no token
+				// gets a fixed time instead, well within the wait.
+				if t.waitForEffectLog(`"operation_key":"op-held","token":`, heldAdmission) {
+					t.logf("runner: the older worker's adapter showed its token and waits %d ms", heldMillis)
+				} else {
+					t.logf("runner: no fence line for op-held after %v; going on while the adapter waits", heldAdmission)
+				}
 				newer := t.durableSession(0)
 				t.expectStatus("the newer worker's reconciliation of the held operation (no effect yet)",
 					protocol.Failed(absenceMessage), newer.reconcile("op-held"))
@@ -526,12 +531,26 @@ func DurableChecks() []*Check {
 	}
 }
 
-// How long CNF-DURABLE-32 holds the older worker's adapter, and how long it lets the older
-// worker persist the admission first.
+// How long CNF-DURABLE-32 holds the older worker's adapter, and how long it waits at most for
+// the adapter's fence line.
 const (
-	heldMillis    = 3000
-	heldAdmission = 400 * time.Millisecond
+	heldMillis    = 4000
+	heldAdmission = 2 * time.Second
 )
+
+// waitForEffectLog polls the check's effect log until it holds text, for at most limit, and
+// reports whether it did.
+func (t *T) waitForEffectLog(text string, limit time.Duration) bool {
+	for end := time.Now().Add(limit); ; {
+		if strings.Contains(string(readBounded(t.effectsPath())), text) {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // fenceLinePrefix starts every fence line of the effect log (PRF-035).
 const fenceLinePrefix = `{"kind":"fence",`

@@ -81,7 +81,13 @@ func TestEffectLogFencesAcrossOpenings(t *testing.T) {
 func TestDurableToolFenced(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "effects.jsonl")
 	var waited []time.Duration
-	wait := func(d time.Duration, _ <-chan struct{}) bool { waited = append(waited, d); return false }
+	var logAtWait string
+	wait := func(d time.Duration, _ <-chan struct{}) bool {
+		waited = append(waited, d)
+		data, _ := os.ReadFile(path)
+		logAtWait = string(data)
+		return false
+	}
 	older := adapter(t, registry(t, profile.Options{Effects: openLog(t, path), Wait: wait}), profile.ToolDurableRecord).(worker.FencedOperations)
 	newer := adapter(t, registry(t, profile.Options{Effects: openLog(t, path), Wait: wait}), profile.ToolDurableRecord).(worker.FencedOperations)
 	grant := protocol.JSONGrant(profile.ToolDurableRecord)
@@ -100,11 +106,18 @@ func TestDurableToolFenced(t *testing.T) {
 	if worker.AdapterKindOf(err) != worker.AdapterFailed || !strings.Contains(err.Error(), "superseded") {
 		t.Errorf("a superseded dispatch: %v; want Failed", err)
 	}
+	if len(waited) != 0 {
+		t.Errorf("a superseded held dispatch waited %v; want a refusal before the wait", waited)
+	}
+	// A held dispatch shows its token before it waits, so its fence line tells that it runs.
+	if st, err := newer.DispatchFenced(dispatch(`{"value":2,"wait_ms":250}`), grant, 6); err != nil || st.State != protocol.StateSucceeded {
+		t.Errorf("the newer worker's dispatch: %+v %v", st, err)
+	}
 	if len(waited) != 1 || waited[0] != 250*time.Millisecond {
 		t.Errorf("waits %v; want one of 250ms", waited)
 	}
-	if st, err := newer.DispatchFenced(dispatch(`{"value":2}`), grant, 5); err != nil || st.State != protocol.StateSucceeded {
-		t.Errorf("the newer worker's dispatch: %+v %v", st, err)
+	if !strings.HasSuffix(logAtWait, `{"kind":"fence","tool":"conf.durable.record","operation_key":"op-1","token":6}`+"\n") {
+		t.Errorf("effect log while the dispatch waited:\n%s\nwant its fence line last", logAtWait)
 	}
 	for _, bad := range []string{`{"wait_ms":-1}`, `{"wait_ms":60001}`, `{"wait_ms":"5"}`, `{"wait_ms":1.5}`} {
 		if _, err := newer.DispatchFenced(dispatch(bad), grant, 5); worker.AdapterKindOf(err) != worker.AdapterInvalidJSONInput {

@@ -231,14 +231,18 @@ func successPayload(key string, value canonjson.Value) protocol.ToolPayload {
 // unfenced marks a call made without a fencing token: it shows none to the effect log.
 const unfenced = 0
 
-// act appends line to the effect log, under token unless the call has none; a refusal of a
-// superseded token performs nothing and fails with Failed (PRF-035).
-func (r *recorder) act(line EffectLine, token uint64) error {
+// act appends line, if any, to the effect log for the operation key of tool, under token
+// unless the call has none; a refusal of a superseded token performs nothing and fails with
+// Failed (PRF-035).
+func (r *recorder) act(line *EffectLine, tool, operationKey string, token uint64) error {
 	var err error
-	if token == unfenced {
-		err = r.effects.Append(line)
-	} else {
-		err = r.effects.Fenced(line.Tool, line.OperationKey, token, line)
+	switch {
+	case token != unfenced && line != nil:
+		err = r.effects.Fenced(tool, operationKey, token, *line)
+	case token != unfenced:
+		err = r.effects.Fenced(tool, operationKey, token)
+	case line != nil:
+		err = r.effects.Append(*line)
 	}
 	if errors.Is(err, ErrSuperseded) {
 		return &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "superseded: a newer worker holds this operation key"}
@@ -269,6 +273,13 @@ func (r *recorder) dispatch(req protocol.OperationDispatchRequest, token uint64)
 		return protocol.OperationStatus{}, err
 	}
 	if wait > 0 {
+		// A held call shows its token first, so a runner sees from the fence line that the
+		// adapter runs (PRF-034); it shows it again when it acts.
+		if token != unfenced {
+			if err := r.act(nil, req.Tool, req.OperationKey, token); err != nil {
+				return protocol.OperationStatus{}, err
+			}
+		}
 		r.wait(wait, nil)
 	}
 	switch mode {
@@ -278,7 +289,7 @@ func (r *recorder) dispatch(req protocol.OperationDispatchRequest, token uint64)
 		return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "conformance error requested"}
 	}
 	line := EffectLine{Kind: KindEffect, Tool: req.Tool, OperationKey: req.OperationKey, Value: value}
-	if err := r.act(line, token); err != nil {
+	if err := r.act(&line, req.Tool, req.OperationKey, token); err != nil {
 		return protocol.OperationStatus{}, err
 	}
 	switch mode {
@@ -312,7 +323,7 @@ func (r *recorder) compensate(req protocol.OperationCompensationRequest, token u
 	}
 	line := EffectLine{Kind: KindCompensation, Tool: req.Tool, OperationKey: req.OperationKey,
 		CompensationKey: req.CompensationKey, Value: value}
-	if err := r.act(line, token); err != nil {
+	if err := r.act(&line, req.Tool, req.OperationKey, token); err != nil {
 		return protocol.OperationStatus{}, err
 	}
 	if mode == ModeIndeterminate {
