@@ -44,8 +44,9 @@ func (o Outcome) Failed() bool { return o == Fail || o == Crash || o == Timeout 
 // Need is a capability a check requires from the worker command.
 type Need string
 
-// The needs a check can declare. NeedJournal, NeedEffects and NeedStoreFault are declared by
-// the placeholders {journal}, {effects} and {store-fault} in the worker command; the others are
+// The needs a check can declare. NeedJournal, NeedEffects, NeedStoreFault, NeedStorageKey and
+// NeedSecretSource are declared by the placeholders {journal}, {effects}, {store-fault},
+// {storage-key} and {secret-source} in the worker command; the others are
 // assumed unless --without lists them.
 const (
 	// NeedJournal: the worker keeps its operation journal in the file given by {journal}, so
@@ -72,10 +73,21 @@ const (
 	// secret through its capability secret broker (PRF-028). A worker written against the
 	// profile before the tool was added declares it missing.
 	NeedSecret Need = "secret"
+	// NeedStorageKey: the worker takes its storage key from the file given by {storage-key},
+	// so the runner can look for the key in every output (WRK-093).
+	NeedStorageKey Need = "storage-key"
+	// NeedSecretSource: the worker's profile offers the secret source of PRF-033 at the file
+	// given by {secret-source}, which chooses what the secret tool's provider returns.
+	NeedSecretSource Need = "secret-source"
+	// NeedEffectFence: the worker gives the durable tool its session's fencing token, which
+	// the profile's effect log keeps per operation key (PRF-034, PRF-035). A worker written
+	// against the profile before this was added declares it missing.
+	NeedEffectFence Need = "effect-fence"
 )
 
 // AllNeeds lists every need in documentation order.
-var AllNeeds = []Need{NeedJournal, NeedEffects, NeedDurable, NeedCompensation, NeedCancel, NeedStoreFault, NeedTypedJSON, NeedSecret}
+var AllNeeds = []Need{NeedJournal, NeedEffects, NeedDurable, NeedCompensation, NeedCancel, NeedStoreFault, NeedTypedJSON, NeedSecret,
+	NeedStorageKey, NeedSecretSource, NeedEffectFence}
 
 // ParseNeed returns the need with the given name.
 func ParseNeed(name string) (Need, bool) {

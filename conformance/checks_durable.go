@@ -1,6 +1,12 @@
 package conformance
 
-import "github.com/splashv5/conform/impl/protocol"
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/splashv5/conform/impl/protocol"
+)
 
 // durableSession opens a session that grants the durable tool (baseline session).
 func (t *T) durableSession(compensations uint32) *Worker {
@@ -464,5 +470,99 @@ func DurableChecks() []*Check {
 				t.expectEffects("a dispatch under operation key "+key, effectLine(key, "1"))
 			},
 		},
+		&Check{
+			ID: "CNF-DURABLE-32", Level: Must, Requirements: []string{"STO-072", "STO-073", "PRF-034", "PRF-035", "WRK-082"},
+			Needs:   []Need{NeedDurable, NeedJournal, NeedEffects, NeedEffectFence},
+			Timeout: 20 * time.Second,
+			Title:   "a superseded worker's effect is refused once a newer worker reconciled the operation as failed: the session's fencing token reaches the effect log",
+			run: func(t *T) {
+				older := t.durableSession(0)
+				older.sendDispatch(toolDurable, "op-held", jsonPayload(fmt.Sprintf(`{"value":1,"wait_ms":%d}`, heldMillis)))
+				// The adapter runs once the admission is persisted, and a held call shows its token
+				// first (PRF-034): its fence line says that it waits. A worker that shows no token
+				// gets a fixed time instead, well within the wait.
+				if t.waitForEffectLog(`"operation_key":"op-held","token":`, heldAdmission) {
+					t.logf("runner: the older worker's adapter showed its token and waits %d ms", heldMillis)
+				} else {
+					t.logf("runner: no fence line for op-held after %v; going on while the adapter waits", heldAdmission)
+				}
+				newer := t.durableSession(0)
+				t.expectStatus("the newer worker's reconciliation of the held operation (no effect yet)",
+					protocol.Failed(absenceMessage), newer.reconcile("op-held"))
+				newer.endInput()
+				older.expectRefused("the held dispatch, whose operation a newer worker reconciled as failed while its adapter waited")
+				t.expectEffects("a newer worker reconciled op-held as failed before the older worker's adapter acted (STO-073: its token is lower)")
+			},
+		},
+		&Check{
+			ID: "CNF-DURABLE-33", Level: Must, Requirements: []string{"STO-071", "STO-026", "STO-028", "WRK-083", "WRK-094"},
+			Needs: durableBoth,
+			Title: "three workers opened at once on one journal each dispatch: exactly one persists and answers, the others stop with status 7 before any effect",
+			run: func(t *T) {
+				ws := []*Worker{t.durableSession(0), t.durableSession(0), t.durableSession(0)}
+				// A session has reserved its fence once it answered an echo.
+				for _, w := range ws {
+					t.expectPayload("the echo", text("ready"), w.invoke(toolTextEcho, text("ready")))
+				}
+				reqs := make([]protocol.OperationDispatchRequest, len(ws))
+				for i, w := range ws {
+					reqs[i] = w.sendDispatch(toolDurable, fmt.Sprintf("op-%d", i+1), jsonPayload(fmt.Sprintf(`{"value":%d}`, i+1)))
+				}
+				var effects []string
+				for i, w := range ws {
+					const want = "an operation_result, or the end of a session whose fence another worker superseded"
+					ev := w.next(want)
+					if ev.err != nil {
+						w.expectExit(exitPersistence, "a dispatch by a worker whose fence another worker, opened at the same time, superseded")
+						continue
+					}
+					key, value := fmt.Sprintf("op-%d", i+1), fmt.Sprint(i+1)
+					t.expectStatus(fmt.Sprintf("worker %d's status", w.index), succeededRecord(key, value), w.operationStatus(reqs[i], w.openAnswer(want, ev.line)))
+					effects = append(effects, effectLine(key, value))
+					w.endInput()
+				}
+				if len(effects) != 1 {
+					t.failf("exactly one of three workers opened at once persisting its dispatch (STO-071: each session's token comes from an atomic reservation, so only the highest fence may write)",
+						fmt.Sprintf("%d workers answered their dispatch", len(effects)))
+				}
+				t.expectEffects("three dispatches of which only the highest fence's persisted", effects...)
+			},
+		},
 	}
+}
+
+// How long CNF-DURABLE-32 holds the older worker's adapter, and how long it waits at most for
+// the adapter's fence line.
+const (
+	heldMillis    = 4000
+	heldAdmission = 2 * time.Second
+)
+
+// waitForEffectLog polls the check's effect log until it holds text, for at most limit, and
+// reports whether it did.
+func (t *T) waitForEffectLog(text string, limit time.Duration) bool {
+	for end := time.Now().Add(limit); ; {
+		if strings.Contains(string(readBounded(t.effectsPath())), text) {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// fenceLinePrefix starts every fence line of the effect log (PRF-035).
+const fenceLinePrefix = `{"kind":"fence",`
+
+// withoutFenceLines returns the effect lines without the fence lines, which record the tokens
+// shown to the effect log rather than effects (PRF-035).
+func withoutFenceLines(lines []string) []string {
+	out := lines[:0:0]
+	for _, l := range lines {
+		if !strings.HasPrefix(l, fenceLinePrefix) {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -27,12 +27,18 @@ func ProcChecks() []*Check {
 		},
 		&Check{
 			ID: "CNF-PROC-02", Level: Must, Requirements: []string{"WRK-093", "FRM-040", "BOOT-021", "FRM-043", "BOOT-017"},
-			Title: "no output of a worker ever contains its session key, whatever it rejects",
+			Title: "no output of a worker (standard error, frames, journal, effect log) ever contains its session key or its storage key, in any encoding, whatever it rejects",
 			run: func(t *T) {
-				// Every check scans standard error for the key; this one provokes several
-				// diagnostics in a row. The runner itself passes the key only on the pipe.
+				// After every check the runner looks for the session key and, when it gave the
+				// worker one with {storage-key}, the storage key, in every encoding it knows, in
+				// the worker's standard error and frames and in the journal and effect log the
+				// check leaves. This check makes the worker write all of them and provokes
+				// several diagnostics in a row. The runner passes the key only on the pipe.
 				w := t.baseline()
 				w.expectResult(w.sendInvoke(toolTextEcho, text("before")))
+				if t.run.offers[NeedDurable] {
+					t.expectStatus("the dispatch", succeededRecord("proc-02", `"written"`), w.dispatch("proc-02", `{"value":"written"}`))
+				}
 				w.writeLine(w.forge(w.host.NextOutgoing()+1, w.invocation("req-x", toolTextEcho, text("gap"))))
 				w.expectExit(exitTransport, "a frame that skips a sequence number")
 				b := t.launch()

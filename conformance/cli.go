@@ -38,9 +38,12 @@ The worker command may contain placeholders, replaced per check:
   {journal}  a journal file; enables the restart, fencing and recovery checks
   {effects}  the profile's effect log (spec/15-profile.md); enables the effect-counting checks
   {scope}    the journal scope used for compensation (default "conformance", see -scope)
-  {store-fault}
-             the store fault trigger of PRF-021, a path the runner creates to make journal
-             writes fail; enables the crash-safety checks
+  {store-fault}    the store fault trigger of PRF-021, a path the runner creates to make
+                   journal writes fail; enables the crash-safety checks
+  {storage-key}    a file holding a fresh storage key (64 hex digits) the worker must use;
+                   the runner then looks for that key in every output too
+  {secret-source}  the secret source of the profile's secret tool (PRF-033); enables the
+                   secret-value and provider-failure checks
 
 With -expect FILE, a failure the expectations file lists does not fail the run; an unlisted
 one does. -write-expectations FILE writes today's failures as such a file (docs/porting.md).
@@ -64,7 +67,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
 		specBase   = fs.String("spec-base", DefaultSpecBase, "`URL` prefix of the specification chapters that the HTML report links requirement IDs to (\"-\": no links)")
 		parallel   = fs.Int("parallel", DefaultParallel(), "run `N` checks at once")
-		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret); their checks are skipped")
+		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret, effect-fence); their checks are skipped")
 		scope      = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
 		scratch    = fs.String("scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")
 		expects    ExpectFlags

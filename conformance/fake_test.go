@@ -480,7 +480,8 @@ func TestNoCheckPassesVacuously(t *testing.T) {
 	}
 	for _, mode := range []string{"exit-zero", "exit-early"} {
 		report, err := Run(context.Background(), Config{
-			Worker:  []string{exe, "--journal", PlaceholderJournal, "--effects", PlaceholderEffects, "--write-trigger", PlaceholderStoreFault},
+			Worker: []string{exe, "--journal", PlaceholderJournal, "--effects", PlaceholderEffects, "--write-trigger", PlaceholderStoreFault,
+				"--storage-key-file", PlaceholderStorageKey, "--secret-source", PlaceholderSecretSource},
 			Timeout: 10 * time.Second, Parallel: 8, Strict: true,
 			Env: append(os.Environ(), fakeEnv+"="+mode), TempDir: t.TempDir(),
 		})

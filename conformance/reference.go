@@ -20,10 +20,10 @@ const ModulePath = "github.com/splashv5/conform"
 const ReferenceWorkerPackage = "./cmd/splash-worker"
 
 // ReferenceWorkerArgs are the arguments that give the reference worker a journal, an effect
-// log, a scope and a store fault trigger per check, so that every check of the catalog can run
+// log, a scope, a store fault trigger, a storage key and a secret source per check, so that every check of the catalog can run
 // against it.
 var ReferenceWorkerArgs = []string{"--journal", PlaceholderJournal, "--effect-log", PlaceholderEffects, "--scope", PlaceholderScope,
-	"--write-trigger", PlaceholderStoreFault}
+	"--write-trigger", PlaceholderStoreFault, "--storage-key-file", PlaceholderStorageKey, "--secret-source", PlaceholderSecretSource}
 
 // ReferenceWorker returns the command that runs the bundled reference worker under the suite,
 // placeholders included, and a cleanup function that removes whatever was built. It uses a

@@ -2,8 +2,6 @@ package conformance
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/hex"
 	"io"
 	"strconv"
 	"strings"
@@ -21,22 +19,20 @@ const (
 // the last bytes, counts the rest, and watches the whole stream for encodings of the session
 // key.
 type stderrTail struct {
-	mu       sync.Mutex
-	head     []byte
-	tail     []byte
-	total    int64
-	patterns [][]byte // encodings of the session key that must never appear
-	stub     [][]byte // encodings of the profile's stub secret that must never appear (SEC-010)
-	window   []byte   // the last bytes seen, so a pattern split across reads is found
-	leaked   bool
-	stubSeen bool
-	done     chan struct{}
+	mu    sync.Mutex
+	head  []byte
+	tail  []byte
+	total int64
+	keys  leakStream // encodings of the session and storage keys, which must never appear (WRK-093)
+	stub  leakStream // encodings of the profile's stub secret, which must never appear (SEC-010)
+	done  chan struct{}
 }
 
-// newStderrTail returns a consumer that looks for the given encodings of the session key and
-// for those of the profile's stub secret.
-func newStderrTail(patterns [][]byte) *stderrTail {
-	return &stderrTail{patterns: patterns, stub: secretPatterns([]byte(stubSecret)), done: make(chan struct{})}
+// newStderrTail returns a consumer that looks for the encodings of keys (the session key
+// and, when the runner gave one, the storage key) and for those of the profile's stub
+// secret.
+func newStderrTail(keys *leakMatcher) *stderrTail {
+	return &stderrTail{keys: leakStream{m: keys}, stub: leakStream{m: stubMatcher}, done: make(chan struct{})}
 }
 
 // consume reads r until it ends and then closes done.
@@ -66,18 +62,8 @@ func (s *stderrTail) add(p []byte) {
 	if len(s.tail) > stderrTailBytes {
 		s.tail = append(s.tail[:0], s.tail[len(s.tail)-stderrTailBytes:]...)
 	}
-	if s.leaked && s.stubSeen {
-		return
-	}
-	longest := 0
-	for _, pat := range append(s.patterns, s.stub...) {
-		longest = max(longest, len(pat))
-	}
-	scan := append(s.window, p...)
-	s.leaked = s.leaked || containsAny(scan, s.patterns)
-	s.stubSeen = s.stubSeen || containsAny(scan, s.stub)
-	keep := min(len(scan), longest-1)
-	s.window = append([]byte(nil), scan[len(scan)-keep:]...)
+	s.keys.add(p)
+	s.stub.add(p)
 }
 
 // containsAny reports whether data holds one of the patterns.
@@ -117,28 +103,14 @@ func (s *stderrTail) excerpt() string {
 func (s *stderrTail) keyLeaked() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.leaked
+	return s.keys.seen
 }
 
 // stubLeaked reports whether an encoding of the profile's stub secret appeared.
 func (s *stderrTail) stubLeaked() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stubSeen
-}
-
-// secretPatterns returns the encodings of key that a leak would most likely use: the raw
-// bytes, lowercase and uppercase hex, and standard and URL-safe base64 (padded or not).
-func secretPatterns(key []byte) [][]byte {
-	lower := hex.EncodeToString(key)
-	pats := [][]byte{
-		append([]byte(nil), key...),
-		[]byte(lower),
-		[]byte(strings.ToUpper(lower)),
-		[]byte(strings.TrimRight(base64.StdEncoding.EncodeToString(key), "=")),
-		[]byte(base64.RawURLEncoding.EncodeToString(key)),
-	}
-	return pats
+	return s.stub.seen
 }
 
 // panicMarkers are texts that language runtimes print when a program crashes.

@@ -23,6 +23,13 @@ const (
 	// PlaceholderStoreFault is replaced by the path of the check's store fault trigger
 	// (PRF-021), a file the runner creates to make the worker's journal writes fail.
 	PlaceholderStoreFault = "{store-fault}"
+	// PlaceholderStorageKey is replaced by the path of a file that holds the check's storage
+	// key in 64 hexadecimal digits, a fresh random key per check, so the runner can look for
+	// it in every output (WRK-093).
+	PlaceholderStorageKey = "{storage-key}"
+	// PlaceholderSecretSource is replaced by the path of the check's secret source (PRF-033),
+	// a file the runner creates to choose what the secret tool's provider returns.
+	PlaceholderSecretSource = "{secret-source}"
 )
 
 // commandTemplate is the worker command with its placeholders.
@@ -64,6 +71,7 @@ type T struct {
 	frames     []FrameRecord // the frames the transcript reports, in full
 	frameBytes int           // bytes kept in frames (bounded by maxCheckFrameBytes)
 	launchErr  error
+	storageKey []byte // the check's storage key, once made (PlaceholderStorageKey)
 	// deviations are the SHOULD parts of a MUST check that the worker missed, such as the
 	// status class of a rejection; they make a passing check INFO (FAIL under --strict).
 	deviations []string
@@ -180,10 +188,12 @@ func (t *T) appendEffectLog(text string) {
 // placeholders returns the values of the placeholders for this check.
 func (t *T) placeholders() map[string]string {
 	return map[string]string{
-		PlaceholderJournal:    t.journalPath(),
-		PlaceholderEffects:    t.effectsPath(),
-		PlaceholderScope:      t.run.scope,
-		PlaceholderStoreFault: t.storeFaultPath(),
+		PlaceholderJournal:      t.journalPath(),
+		PlaceholderEffects:      t.effectsPath(),
+		PlaceholderScope:        t.run.scope,
+		PlaceholderStoreFault:   t.storeFaultPath(),
+		PlaceholderStorageKey:   t.storageKeyPath(),
+		PlaceholderSecretSource: t.secretSourcePath(),
 	}
 }
 
@@ -244,7 +254,7 @@ func (t *T) effectLines() []string {
 	if end < 0 {
 		return nil
 	}
-	return strings.Split(string(data[:end]), "\n")
+	return withoutFenceLines(strings.Split(string(data[:end]), "\n"))
 }
 
 // expectEffects compares the effect log with the exact lines want (PRF-018).

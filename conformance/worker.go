@@ -80,6 +80,10 @@ type Worker struct {
 	lines   chan lineEvent
 	done    chan struct{} // closed when the check is over, releasing the reader goroutines
 	stderr  *stderrTail
+	// keys finds the encodings of the session key and the storage key; keyInFrame is set
+	// when a line of standard output held one.
+	keys       *leakMatcher
+	keyInFrame atomic.Bool
 
 	exited     chan struct{}
 	state      *os.ProcessState
@@ -125,10 +129,11 @@ func (t *T) launchAs(sid string) *Worker {
 	if err != nil {
 		t.internal(err)
 	}
-	w.stderr = newStderrTail(secretPatterns(raw[:]))
+	args := t.run.command.expand(t.placeholders()) // makes the storage key first
+	w.keys = t.keyMatcher(raw[:])
+	w.stderr = newStderrTail(w.keys)
 	clear(raw[:])
 
-	args := t.run.command.expand(t.placeholders())
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = t.run.env
 	prepareProcess(cmd)
@@ -184,6 +189,9 @@ func (w *Worker) readStdout() {
 		ev := lineEvent{err: err}
 		if err == nil {
 			ev.line = bytes.Clone(line)
+			if w.keys.match(line) {
+				w.keyInFrame.Store(true)
+			}
 		}
 		select {
 		case w.lines <- ev:

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -657,12 +658,18 @@ func endBaselineSession(t *testing.T, p *transport.Process, stderr *workertest.O
 }
 
 // wantEffects requires the effect log to hold exactly line when effect is set, and nothing
-// otherwise.
+// otherwise, besides the fence lines that record the fencing tokens shown to it (PRF-035).
 func wantEffects(t testing.TB, path string, effect bool, line string) {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	raw, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
+	}
+	var data []byte
+	for _, l := range bytes.SplitAfter(raw, []byte("\n")) {
+		if !bytes.HasPrefix(l, []byte(`{"kind":"fence",`)) {
+			data = append(data, l...)
+		}
 	}
 	want := ""
 	if effect {

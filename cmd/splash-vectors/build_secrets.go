@@ -39,7 +39,22 @@ func buildSecrets(c *checker) (string, any, *fileBuilder) {
 		resolveG.Tests = append(resolveG.Tests, vectorfmt.SecretTest{Case: b.newCase(row.meta, row.err), Grant: b.text(row.grant),
 			Binding: &binding, ProviderFails: row.providerFails, ResolvedID: row.resolved})
 	}
-	doc := vectorfmt.Secrets{TestGroups: []vectorfmt.SecretGroup{bindingG, configG, resolveG}}
+	valueG := vectorfmt.SecretGroup{Type: vectorfmt.SecretValueType, Bindings: secretBindingsOf([]secBinding{secValueBinding}), Tests: []vectorfmt.SecretTest{}}
+	for _, row := range secretValueCases() {
+		binding := secretBindingOf(secValueBinding)
+		n, fill := row.length, int(row.fill)
+		t := vectorfmt.SecretTest{Case: b.newCase(row.meta, row.err), Binding: &binding,
+			Grant: b.text(secGrant(secValueBinding.tool, 1, sel("secret", secValueBinding.id))), ValueLength: &n, ValueByte: &fill}
+		switch {
+		case row.err == "ValueTooLarge":
+			actual, maximum := row.length, secMaxValueBytes
+			t.ActualBytes, t.MaximumBytes = &actual, &maximum
+		case (row.err == "") != (row.length >= 1 && row.length <= secMaxValueBytes):
+			b.failf("%q: a value of %d bytes is valid exactly from 1 to %d bytes", row.comment, row.length, secMaxValueBytes)
+		}
+		valueG.Tests = append(valueG.Tests, t)
+	}
+	doc := vectorfmt.Secrets{TestGroups: []vectorfmt.SecretGroup{bindingG, configG, resolveG, valueG}}
 	doc.Header = b.header()
 	return b.name, doc, b
 }

@@ -134,6 +134,12 @@ func secretResolveCases() []secResolveCase {
 		row("a binding of an unknown tool under that tool's grant", nil,
 			secGrant("release.admin", 1, sel("secret", "release.token")), secBinding{"release.admin", "release.token"}, "", "UnconfiguredBinding"),
 		row("an invalid grant (max_calls 0) carrying the selector", order, secGrant(pub, 0, sel("secret", "release.token")), token, "", "InvalidGrant"),
+		row("a grant whose tool is not a token (the protocol's InvalidToken) carrying the selector", order,
+			secGrant("release publish", 1, sel("secret", "release.token")), token, "", "InvalidGrant"),
+		row("a grant with a selector id that is not a token (the protocol's InvalidToken)", order,
+			secGrant(pub, 1, sel("secret", "release.token"), sel("file_root", "bad/root")), token, "", "InvalidGrant"),
+		row("a grant with 65 selectors (the protocol's TooManyResources) carrying the selector", order,
+			secGrant(pub, 1, manySelectors(65)...), token, "", "InvalidGrant"),
 		row("an invalid grant and an unconfigured binding: the grant is checked first", order,
 			secGrant(pub, 0), secBinding{pub, "release.other"}, "", "InvalidGrant"),
 		row("an unconfigured binding under another tool's grant: the binding is checked first", order,
@@ -143,4 +149,45 @@ func secretResolveCases() []secResolveCase {
 		{meta: meta{"the provider fails after every check passed", []string{"ProviderFailed"}, secResolveReqs},
 			grant: secGrant(pub, 1, sel("secret", "release.token")), b: token, providerFails: true, err: "Provider"},
 	}
+}
+
+// secValueCase resolves the one binding of secValueBinding while the provider returns length
+// bytes of fill; err is the broker's refusal, with the length and the maximum for
+// ValueTooLarge.
+type secValueCase struct {
+	meta
+	length int
+	fill   byte
+	err    string
+}
+
+// secValueBinding is the binding of the value rows; their grant carries its selector.
+var secValueBinding = secBinding{"release.publish", "release.token"}
+
+// secMaxValueBytes is the largest secret value (SEC-005), written here from the chapter.
+const secMaxValueBytes = 65536
+
+func secretValueCases() []secValueCase {
+	reqs := []string{"SEC-005", "SEC-006"}
+	row := func(comment string, flags []string, length int, fill byte, err string) secValueCase {
+		return secValueCase{meta{comment, flags, reqs}, length, fill, err}
+	}
+	f, edge := []string{"SecretValue"}, []string{"SecretValue", "Boundary"}
+	return []secValueCase{
+		row("an empty value", edge, 0, 0, "EmptyValue"),
+		row("one byte, the smallest value", edge, 1, 0x00, ""),
+		row("32 bytes, the size of a key", f, 32, 0xa5, ""),
+		row("65,536 bytes, the largest value", edge, secMaxValueBytes, 0xff, ""),
+		row("65,537 bytes, one more than the largest", edge, secMaxValueBytes+1, 0x5a, "ValueTooLarge"),
+		row("100,000 bytes", f, 100000, 0x01, "ValueTooLarge"),
+	}
+}
+
+// manySelectors returns n distinct selectors, the secret selector of release.token among them.
+func manySelectors(n int) []string {
+	out := []string{sel("secret", "release.token")}
+	for i := 1; i < n; i++ {
+		out = append(out, sel("file_root", fmt.Sprintf("root-%03d", i)))
+	}
+	return out
 }

@@ -157,6 +157,7 @@ var flagNotes = map[string]string{
 	// Capability secret broker.
 	"SecretBinding":  "A (tool, secret identifier) binding: both parts must be tokens, the tool checked first.",
 	"BrokerBound":    "A broker holds at most 128 distinct bindings; a repeated binding is refused before the bound.",
+	"SecretValue":    "A secret value the provider returns holds 1 to 65,536 bytes; the broker refuses an empty or longer one before its callback runs.",
 	"SelectorKind":   "Only a selector of kind secret grants a secret; the same id under another kind grants nothing.",
 	"SelectorId":     "A secret selector grants only its exact id: no prefix, extension or other spelling.",
 	"ActiveGrant":    "The resolution is judged by the one grant given, the invoked tool's, never by another tool's.",

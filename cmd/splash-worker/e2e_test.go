@@ -105,10 +105,17 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"kind":"effect","tool":"conf.durable.record","operation_key":"op-1","value":{"n":1}}
+	// Each session's fencing token is recorded per operation key before the first effect or
+	// read under it (PRF-035); every later session holds a higher token.
+	want := `{"kind":"fence","tool":"conf.durable.record","operation_key":"op-1","token":1}
+{"kind":"effect","tool":"conf.durable.record","operation_key":"op-1","value":{"n":1}}
+{"kind":"fence","tool":"conf.durable.record","operation_key":"op-run","token":1}
 {"kind":"effect","tool":"conf.durable.record","operation_key":"op-run","value":"r"}
 {"kind":"compensation","tool":"conf.durable.record","operation_key":"op-1","compensation_key":"cmp-1","value":"undo"}
+{"kind":"fence","tool":"conf.durable.record","operation_key":"op-1","token":2}
+{"kind":"fence","tool":"conf.durable.record","operation_key":"op-ind","token":2}
 {"kind":"effect","tool":"conf.durable.record","operation_key":"op-ind","value":7}
+{"kind":"fence","tool":"conf.durable.record","operation_key":"op-ind","token":4}
 `
 	if string(data) != want {
 		t.Fatalf("effect log:\n%s\nwant:\n%s", data, want)

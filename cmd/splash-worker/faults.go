@@ -10,15 +10,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base32"
+	"encoding/base64"
 	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/splashv5/conform/impl/bootstrap"
+	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/worker"
@@ -58,7 +62,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return report(stderr, worker.ExitUsage, err)
 	}
-	o.profileOptions = func(opts profile.Options) profile.Options { return profile.WithFaults(opts, fault) }
+	if fault.Has(worker.FaultStorageKeyInJournal) {
+		if raw := rawStorageKey(o.keyFile); len(raw) > 0 {
+			o.namespace = hex.EncodeToString(raw) // 64 bytes, the longest namespace
+		}
+	}
+	var storageKeyLeak string // only ever set by the leak-storage-key fault
+	o.profileOptions = func(opts profile.Options) profile.Options {
+		if fault.Has(worker.FaultStorageKeyInEffectLog) || fault.Has(worker.FaultLeakStorageKey) || fault.Has(worker.FaultStorageKeyInFrame) {
+			raw := rawStorageKey(o.keyFile)
+			if fault.Has(worker.FaultStorageKeyInFrame) && len(raw) > 0 {
+				// Two bytes before the key put it at the third alignment of base32.
+				opts = profile.WithEchoLeak(opts, " "+base32.StdEncoding.EncodeToString(append([]byte("kk"), raw...)))
+			}
+			if fault.Has(worker.FaultLeakStorageKey) {
+				storageKeyLeak = fmt.Sprintf("%v", raw)
+			}
+			if fault.Has(worker.FaultStorageKeyInEffectLog) && len(raw) > 0 {
+				// One byte before the key puts it at the second alignment of base64.
+				_ = opts.Effects.Append(profile.EffectLine{Kind: profile.KindEffect, Tool: "conf.leak", OperationKey: "storage-key",
+					Value: canonjson.String(base64.StdEncoding.EncodeToString(append([]byte{'k'}, raw...)))})
+			}
+		}
+		return profile.WithFaults(opts, fault)
+	}
 	p, code, err := setUp(o, stderr)
 	if err != nil {
 		return report(stderr, code, err)
@@ -69,6 +96,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fail := func(code int, err error) int {
 		if leakedKey != "" {
 			err = fmt.Errorf("%w (session key %s)", err, leakedKey)
+		}
+		if storageKeyLeak != "" {
+			err = fmt.Errorf("%w (storage key %s)", err, storageKeyLeak)
 		}
 		return report(stderr, code, err)
 	}
@@ -181,6 +211,25 @@ func readWholeBootstrap(r io.Reader) []byte {
 	rest := buf[n : n+int(buf[n-1])+protocol.SessionKeyBytes]
 	m, _ := io.ReadFull(r, rest)
 	return buf[:n+m]
+}
+
+// rawStorageKey returns the storage key of the key file at path as storageKey reads it, for
+// the faults that leak it; nil when it cannot be read.
+func rawStorageKey(path string) []byte {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	if trimmed := strings.TrimRight(string(data), "\r\n"); len(trimmed) == 64 {
+		raw, err := hex.DecodeString(trimmed)
+		if err == nil {
+			return raw
+		}
+	}
+	return data
 }
 
 // faultKey returns a copy of the session key for the faults that authenticate or seal frames

@@ -58,6 +58,8 @@ flags:
   --number-mode MODE        "preserve" or "lossy" (default "preserve")
   --write-trigger FILE      tests only: while FILE exists, journal writes fail (FILE may hold
                             a count of writes that still succeed first); see docs/conformance.md
+  --secret-source FILE      tests only: the secret tool's provider reads its value, or a failure,
+                            from FILE while it exists (PRF-033); see docs/conformance.md
   --max-reconciliations-per-tool N     (default 16)
   --max-reconciliations-per-session N  (default 64)
 
@@ -72,7 +74,7 @@ exit status: 0 clean, 2 usage, 3 bootstrap, 4 transport, 5 rejected, 6 adapter,
 type options struct {
 	journalPath, namespace, admissionNamespace, scope string
 	effectLog, keyFile, keyID, numberMode             string
-	writeTrigger                                      string
+	writeTrigger, secretSource                        string
 	perTool, perSession                               uint
 	// profileOptions, when set, adjusts the profile's options (the faulty build's faults).
 	profileOptions func(profile.Options) profile.Options
@@ -110,6 +112,7 @@ func parseFlags(args []string, stderr io.Writer, more func(*flag.FlagSet)) (opti
 	fs.StringVar(&o.keyID, "storage-key-id", "storage-v1", "")
 	fs.StringVar(&o.numberMode, "number-mode", "preserve", "")
 	fs.StringVar(&o.writeTrigger, "write-trigger", "", "")
+	fs.StringVar(&o.secretSource, "secret-source", "", "")
 	fs.UintVar(&o.perTool, "max-reconciliations-per-tool", uint(worker.DefaultMaxReconciliationsPerTool), "")
 	fs.UintVar(&o.perSession, "max-reconciliations-per-session", uint(worker.DefaultMaxReconciliationsPerSession), "")
 	journalFlags(fs)
@@ -251,7 +254,7 @@ func setUp(o options, stderr io.Writer) (p *process, code int, err error) {
 		p.closers = append(p.closers, func() { f.Close() })
 	}
 	registry := worker.NewRegistry()
-	popts := profile.Options{Effects: effects}
+	popts := profile.Options{Effects: effects, SecretSource: o.secretSource}
 	if o.profileOptions != nil {
 		popts = o.profileOptions(popts)
 	}

@@ -19,7 +19,7 @@ import (
 const maxEffectLog = 1 << 20
 
 // effects returns the effect log as "effect KEY" and "compensation KEY CMP-KEY" lines, sorted
-// (PRF-014, PRF-015, PRF-018).
+// (PRF-014, PRF-015, PRF-018), without the fence lines of PRF-035.
 func (t *T) effects() []string {
 	f, err := os.Open(t.effectsPath())
 	if os.IsNotExist(err) {
@@ -42,6 +42,9 @@ func (t *T) effects() []string {
 		}
 		if json.Unmarshal(line, &e) != nil {
 			t.failf("an effect log of JSON lines"+t.cite("PRF-018"), clip(string(line), 200))
+		}
+		if e.Kind == "fence" {
+			continue // a fencing token shown to the effect log, not an effect (PRF-035)
 		}
 		out = append(out, strings.TrimSpace(e.Kind+" "+e.OperationKey+" "+e.CompensationKey))
 	}

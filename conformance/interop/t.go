@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -190,6 +191,10 @@ func (t *T) workerCommand() []string {
 		conformance.PlaceholderEffects:    t.effectsPath(),
 		conformance.PlaceholderScope:      t.run.scope,
 		conformance.PlaceholderStoreFault: filepath.Join(t.side.Dir, "no-store-fault"),
+		// A worker that takes its storage key from a file gets the public test key of the
+		// scenario, and the secret source is never created.
+		conformance.PlaceholderStorageKey:   t.storageKeyFile(),
+		conformance.PlaceholderSecretSource: filepath.Join(t.side.Dir, "no-secret-source"),
 	}
 	out := make([]string, len(t.pair.Worker.Command))
 	for i, a := range t.pair.Worker.Command {
@@ -199,6 +204,16 @@ func (t *T) workerCommand() []string {
 		out[i] = a
 	}
 	return out
+}
+
+// storageKeyFile writes the scenario's storage key file, once, and returns its path: 64 hex
+// digits of a key that protects nothing.
+func (t *T) storageKeyFile() string {
+	path := filepath.Join(t.side.Dir, "storage-key")
+	if _, err := os.Stat(path); err != nil {
+		_ = os.WriteFile(path, []byte(strings.Repeat("5a", 32)+"\n"), 0o600)
+	}
+	return path
 }
 
 func (t *T) effectsPath() string { return filepath.Join(t.side.Dir, "effects.jsonl") }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 
 	"github.com/splashv5/conform/impl/canonjson"
@@ -20,6 +21,8 @@ const (
 	KindEffect EffectKind = "effect"
 	// KindCompensation records one performed compensation.
 	KindCompensation EffectKind = "compensation"
+	// KindFence records the highest fencing token shown for an operation key (PRF-035).
+	KindFence EffectKind = "fence"
 )
 
 // EffectLine is one line of the effect log.
@@ -33,8 +36,10 @@ type EffectLine struct {
 	OperationKey string
 	// CompensationKey is the compensation key; empty for KindEffect.
 	CompensationKey string
-	// Value is the recorded value (null when the input had none).
+	// Value is the recorded value (null when the input had none); not part of a fence line.
 	Value canonjson.Value
+	// Token is the fencing token of a KindFence line.
+	Token uint64
 }
 
 // AppendJSON appends the line's compact JSON (without the newline) to dst, with
@@ -46,6 +51,11 @@ func (l EffectLine) AppendJSON(dst []byte) []byte {
 	dst = canonjson.AppendString(dst, l.Tool)
 	dst = append(dst, `,"operation_key":`...)
 	dst = canonjson.AppendString(dst, l.OperationKey)
+	if l.Kind == KindFence {
+		dst = append(dst, `,"token":`...)
+		dst = strconv.AppendUint(dst, l.Token, 10)
+		return append(dst, '}')
+	}
 	if l.Kind == KindCompensation {
 		dst = append(dst, `,"compensation_key":`...)
 		dst = canonjson.AppendString(dst, l.CompensationKey)
@@ -119,7 +129,7 @@ func ParseEffectLine(data []byte, m canonjson.Mode) (EffectLine, error) {
 		return EffectLine{}, err
 	}
 	line.Kind = EffectKind(kind)
-	if line.Kind != KindEffect && line.Kind != KindCompensation {
+	if line.Kind != KindEffect && line.Kind != KindCompensation && line.Kind != KindFence {
 		return EffectLine{}, fmt.Errorf("unknown kind %q", kind)
 	}
 	if line.Tool, err = str(1, "tool"); err != nil {
@@ -129,6 +139,17 @@ func ParseEffectLine(data []byte, m canonjson.Mode) (EffectLine, error) {
 		return EffectLine{}, err
 	}
 	next := 3
+	if line.Kind == KindFence {
+		if len(members) != 4 || members[3].Key != "token" || members[3].Value.Kind != canonjson.NodeNumber {
+			return EffectLine{}, errors.New(`a fence line must end with the number member "token"`)
+		}
+		t, err := strconv.ParseUint(members[3].Value.Text, 10, 64)
+		if err != nil || t == 0 || strconv.FormatUint(t, 10) != members[3].Value.Text {
+			return EffectLine{}, errors.New("a fence token must be a positive decimal integer")
+		}
+		line.Token = t
+		return line, nil
+	}
 	if line.Kind == KindCompensation {
 		if line.CompensationKey, err = str(3, "compensation_key"); err != nil {
 			return EffectLine{}, err
@@ -156,8 +177,14 @@ type EffectLog struct {
 	mu      sync.Mutex
 	out     io.Writer
 	effects map[effectKey]canonjson.Value
+	fences  map[effectKey]uint64
 	lines   []EffectLine
 	buf     []byte
+	// file is the log's file when it has one: other processes may append to it, so a fenced
+	// call locks it, reads what they appended from read on, and writes at its end.
+	file *os.File
+	read int64
+	mode canonjson.Mode
 }
 
 // NewEffectLog returns an effect record that starts with the given lines
@@ -165,7 +192,7 @@ type EffectLog struct {
 // memory only. If out has a Sync() error method (an *os.File does), it is
 // called after every line.
 func NewEffectLog(out io.Writer, earlier []EffectLine) *EffectLog {
-	l := &EffectLog{out: out, effects: make(map[effectKey]canonjson.Value)}
+	l := &EffectLog{out: out, effects: make(map[effectKey]canonjson.Value), fences: make(map[effectKey]uint64)}
 	for _, line := range earlier {
 		l.remember(line)
 	}
@@ -200,13 +227,18 @@ func OpenEffectLogFile(path string, m canonjson.Mode) (*EffectLog, *os.File, err
 		f.Close()
 		return nil, nil, err
 	}
-	return NewEffectLog(f, lines), f, nil
+	l := NewEffectLog(f, lines)
+	l.file, l.read, l.mode = f, int64(complete), m
+	return l, f, nil
 }
 
 func (l *EffectLog) remember(line EffectLine) {
 	l.lines = append(l.lines, line)
-	if line.Kind == KindEffect {
-		l.effects[effectKey{line.Tool, line.OperationKey}] = line.Value
+	switch k := (effectKey{line.Tool, line.OperationKey}); line.Kind {
+	case KindEffect:
+		l.effects[k] = line.Value
+	case KindFence:
+		l.fences[k] = max(l.fences[k], line.Token)
 	}
 }
 
@@ -215,8 +247,95 @@ func (l *EffectLog) remember(line EffectLine) {
 func (l *EffectLog) Append(line EffectLine) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.write(line)
+}
+
+// ErrSuperseded is the refusal of a fenced call whose token is lower than the highest one
+// the effect record holds for its operation key (PRF-035, STO-073).
+var ErrSuperseded = errors.New("profile: a newer worker holds the operation key (superseded fencing token)")
+
+// Fenced shows token for the operation key of tool to the effect record and, unless it is
+// refused, appends lines (PRF-035): with the log's file locked against other processes it
+// first reads the lines they appended; when a higher token is recorded for the key it returns
+// ErrSuperseded and writes nothing; otherwise it records token with a fence line, when it is
+// higher than the recorded one, and then appends lines, all before the lock is released.
+func (l *EffectLog) Fenced(tool, operationKey string, token uint64, lines ...EffectLine) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.file != nil {
+		unlock, err := lockFile(l.file)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		if err := l.refresh(); err != nil {
+			return err
+		}
+	}
+	k := effectKey{tool, operationKey}
+	if l.fences[k] > token {
+		return ErrSuperseded
+	}
+	if l.fences[k] < token {
+		lines = append([]EffectLine{{Kind: KindFence, Tool: tool, OperationKey: operationKey, Token: token}}, lines...)
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return l.write(lines...)
+}
+
+// refresh reads the complete lines appended to the file since the last read, by this
+// process or another; a torn final line is left for later.
+func (l *EffectLog) refresh() error {
+	info, err := l.file.Stat()
+	if err != nil {
+		return err
+	}
+	if info.Size() <= l.read {
+		return nil
+	}
+	data := make([]byte, min(info.Size()-l.read, maxRefreshBytes))
+	n, err := l.file.ReadAt(data, l.read)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	complete := bytes.LastIndexByte(data[:n], '\n') + 1
+	lines, _, err := ParseEffectLog(data[:complete], l.mode)
+	if err != nil {
+		return err
+	}
+	l.read += int64(complete)
+	for _, line := range lines {
+		l.remember(line)
+	}
+	return nil
+}
+
+// maxRefreshBytes bounds what one refresh reads of lines other processes appended.
+const maxRefreshBytes = 16 << 20
+
+// write writes lines as Append does, all in one write call and one sync; with a file, at
+// its end, past what other processes appended.
+func (l *EffectLog) write(lines ...EffectLine) error {
+	if l.file != nil {
+		end, err := l.file.Seek(0, io.SeekEnd)
+		if err != nil {
+			return err
+		}
+		if end != l.read {
+			// Another process appended lines this one has not read: they are read by the next
+			// fenced call; only the offset of the next read is kept exact.
+			if err := l.refresh(); err != nil {
+				return err
+			}
+		}
+	}
 	if l.out != nil {
-		l.buf = append(line.AppendJSON(l.buf[:0]), '\n')
+		l.buf = l.buf[:0]
+		for _, line := range lines {
+			l.buf = append(line.AppendJSON(l.buf), '\n')
+		}
 		if _, err := l.out.Write(l.buf); err != nil {
 			return err
 		}
@@ -225,8 +344,13 @@ func (l *EffectLog) Append(line EffectLine) error {
 				return err
 			}
 		}
+		if l.file != nil {
+			l.read += int64(len(l.buf))
+		}
 	}
-	l.remember(line)
+	for _, line := range lines {
+		l.remember(line)
+	}
 	return nil
 }
 

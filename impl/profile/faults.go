@@ -18,12 +18,31 @@ import (
 // nil f leaves opts as it is.
 func WithFaults(opts Options, f *worker.Faults) Options {
 	if f != nil {
-		opts.faults = faultyProfile{f}
+		p, _ := opts.faults.(faultyProfile)
+		p.f = f
+		opts.faults = p
 	}
 	return opts
 }
 
-type faultyProfile struct{ f *worker.Faults }
+type faultyProfile struct {
+	f          *worker.Faults
+	echoSuffix string
+}
+
+// WithEchoLeak returns opts whose text echo appends suffix to every answer, for the faults
+// that leak a key into a frame; an empty suffix leaves opts as it is.
+func WithEchoLeak(opts Options, suffix string) Options {
+	if suffix == "" {
+		return opts
+	}
+	p, _ := opts.faults.(faultyProfile)
+	p.echoSuffix = suffix
+	opts.faults = p
+	return opts
+}
+
+func (p faultyProfile) textEchoSuffix() string { return p.echoSuffix }
 
 func (p faultyProfile) secretBroker(b *worker.SecretBroker) *worker.SecretBroker {
 	return p.f.SecretBroker(b)

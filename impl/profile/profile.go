@@ -8,6 +8,7 @@
 package profile
 
 import (
+	"errors"
 	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
@@ -68,6 +69,9 @@ type Options struct {
 	// Wait waits for d or until cancel is closed, and reports whether it was cancelled. Nil
 	// uses a real timer. A nil cancel channel never closes.
 	Wait func(d time.Duration, cancel <-chan struct{}) bool
+	// SecretSource is the path of the secret tool's secret source (PRF-033); empty means
+	// none, and the provider always returns the stub secret.
+	SecretSource string
 
 	faults profileFaults // set only by the faulty build
 }
@@ -79,6 +83,8 @@ type profileFaults interface {
 	secretBroker(b *worker.SecretBroker) *worker.SecretBroker
 	// secretLeaks may make the secret tool leak its secret.
 	secretLeaks() secretLeaks
+	// textEchoSuffix is what the text echo appends to its answers; empty for nothing.
+	textEchoSuffix() string
 }
 
 // Register registers the nine profile tools in reg (PRF-001). Call it only in a test mode.
@@ -89,7 +95,7 @@ func Register(reg *worker.Registry, opts Options) error {
 	if opts.Wait == nil {
 		opts.Wait = realWait
 	}
-	broker, binding, err := newStubBroker()
+	broker, binding, err := newStubBroker(opts.SecretSource)
 	if err != nil {
 		return err
 	}
@@ -98,11 +104,15 @@ func Register(reg *worker.Registry, opts Options) error {
 		signer.broker, signer.leaks = opts.faults.secretBroker(broker), opts.faults.secretLeaks()
 	}
 	steps := []func() error{
-		func() error { return reg.Register(ToolTextEcho, echo{safety: worker.ReadOnly}) },
+		func() error {
+			return reg.Register(ToolTextEcho, echo{safety: worker.ReadOnly, suffix: textEchoSuffix(opts)})
+		},
 		func() error { return reg.Register(ToolJSONEcho, echo{safety: worker.ReadOnly}) },
 		func() error { return reg.Register(ToolTextFail, failing{}) },
 		func() error { return reg.Register(ToolTextUndeclared, echo{safety: worker.SafetyUndeclared}) },
-		func() error { return reg.Register(ToolDurableRecord, &recorder{effects: opts.Effects}) },
+		func() error {
+			return reg.Register(ToolDurableRecord, &recorder{effects: opts.Effects, wait: opts.Wait})
+		},
 		func() error {
 			return reg.RegisterCancellable(ToolSlowCancellable, &slow{cooperative: true, wait: opts.Wait})
 		},
@@ -135,12 +145,24 @@ func realWait(d time.Duration, cancel <-chan struct{}) bool {
 type echo struct {
 	worker.Unimplemented
 	safety worker.InvocationSafety
+	suffix string // appended to a text answer; set only by the faulty build
 }
 
 func (e echo) InvocationSafety() worker.InvocationSafety { return e.safety }
 
-func (echo) Invoke(req protocol.ToolInvocation, _ protocol.CapabilityGrant) (protocol.ToolPayload, error) {
+func (e echo) Invoke(req protocol.ToolInvocation, _ protocol.CapabilityGrant) (protocol.ToolPayload, error) {
+	if e.suffix != "" && req.Payload.Format == protocol.FormatText {
+		return protocol.TextPayload(req.Payload.Text + e.suffix), nil
+	}
 	return req.Payload, nil
+}
+
+// textEchoSuffix is what the faulty build makes the text echo append; empty by default.
+func textEchoSuffix(opts Options) string {
+	if opts.faults == nil {
+		return ""
+	}
+	return opts.faults.textEchoSuffix()
 }
 
 // failing fails every invocation (PRF-005).
@@ -152,13 +174,29 @@ func (failing) Invoke(protocol.ToolInvocation, protocol.CapabilityGrant) (protoc
 	return protocol.ToolPayload{}, &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "conformance failure requested"}
 }
 
-// recorder is the durable tool (PRF-007 to PRF-015).
+// recorder is the durable tool (PRF-007 to PRF-015, PRF-034, PRF-035). It implements
+// worker.FencedOperations, so the runtime gives it the session's fencing token, which it
+// shows to the effect log with every call.
 type recorder struct {
 	worker.Unimplemented
 	effects *EffectLog
+	wait    func(time.Duration, <-chan struct{}) bool
 }
 
 func (*recorder) DurableContract() worker.DurableContract { return worker.Reconciliation }
+
+// parseWait reads the optional wait_ms member of a durable input (PRF-034).
+func parseWait(p protocol.ToolPayload) (time.Duration, error) {
+	w, ok := p.JSON.Get("wait_ms")
+	if !ok {
+		return 0, nil
+	}
+	n, isUint := w.Uint64()
+	if !isUint || n > MaxSlowMillis {
+		return 0, &worker.AdapterError{Kind: worker.AdapterInvalidJSONInput, Reason: "wait_ms is not an integer from 0 to 60000"}
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
 
 // parseInput reads the mode and value of a durable input (PRF-007).
 func parseInput(p protocol.ToolPayload) (mode string, value canonjson.Value, err error) {
@@ -190,10 +228,59 @@ func successPayload(key string, value canonjson.Value) protocol.ToolPayload {
 	))
 }
 
+// unfenced marks a call made without a fencing token: it shows none to the effect log.
+const unfenced = 0
+
+// act appends line, if any, to the effect log for the operation key of tool, under token
+// unless the call has none; a refusal of a superseded token performs nothing and fails with
+// Failed (PRF-035).
+func (r *recorder) act(line *EffectLine, tool, operationKey string, token uint64) error {
+	var err error
+	switch {
+	case token != unfenced && line != nil:
+		err = r.effects.Fenced(tool, operationKey, token, *line)
+	case token != unfenced:
+		err = r.effects.Fenced(tool, operationKey, token)
+	case line != nil:
+		err = r.effects.Append(*line)
+	}
+	if errors.Is(err, ErrSuperseded) {
+		return &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "superseded: a newer worker holds this operation key"}
+	}
+	if err != nil {
+		// The effect may or may not have reached the log.
+		return &worker.AdapterError{Kind: worker.AdapterIndeterminate, Reason: "effect log write failed"}
+	}
+	return nil
+}
+
 func (r *recorder) DispatchOperation(req protocol.OperationDispatchRequest, _ protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	return r.dispatch(req, unfenced)
+}
+
+// DispatchFenced is DispatchOperation under the session's fencing token (PRF-035).
+func (r *recorder) DispatchFenced(req protocol.OperationDispatchRequest, _ protocol.CapabilityGrant, token uint64) (protocol.OperationStatus, error) {
+	return r.dispatch(req, max(token, 1))
+}
+
+func (r *recorder) dispatch(req protocol.OperationDispatchRequest, token uint64) (protocol.OperationStatus, error) {
 	mode, value, err := parseInput(req.Payload)
 	if err != nil {
 		return protocol.OperationStatus{}, err
+	}
+	wait, err := parseWait(req.Payload)
+	if err != nil {
+		return protocol.OperationStatus{}, err
+	}
+	if wait > 0 {
+		// A held call shows its token first, so a runner sees from the fence line that the
+		// adapter runs (PRF-034); it shows it again when it acts.
+		if token != unfenced {
+			if err := r.act(nil, req.Tool, req.OperationKey, token); err != nil {
+				return protocol.OperationStatus{}, err
+			}
+		}
+		r.wait(wait, nil)
 	}
 	switch mode {
 	case ModeFail:
@@ -202,9 +289,8 @@ func (r *recorder) DispatchOperation(req protocol.OperationDispatchRequest, _ pr
 		return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "conformance error requested"}
 	}
 	line := EffectLine{Kind: KindEffect, Tool: req.Tool, OperationKey: req.OperationKey, Value: value}
-	if err := r.effects.Append(line); err != nil {
-		// The effect may or may not have reached the log.
-		return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterIndeterminate, Reason: "effect log write failed"}
+	if err := r.act(&line, req.Tool, req.OperationKey, token); err != nil {
+		return protocol.OperationStatus{}, err
 	}
 	switch mode {
 	case ModeRunning:
@@ -216,6 +302,15 @@ func (r *recorder) DispatchOperation(req protocol.OperationDispatchRequest, _ pr
 }
 
 func (r *recorder) CompensateOperation(req protocol.OperationCompensationRequest, _ protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	return r.compensate(req, unfenced)
+}
+
+// CompensateFenced is CompensateOperation under the session's fencing token (PRF-035).
+func (r *recorder) CompensateFenced(req protocol.OperationCompensationRequest, _ protocol.CapabilityGrant, token uint64) (protocol.OperationStatus, error) {
+	return r.compensate(req, max(token, 1))
+}
+
+func (r *recorder) compensate(req protocol.OperationCompensationRequest, token uint64) (protocol.OperationStatus, error) {
 	mode, value, err := parseInput(req.Payload)
 	if err != nil {
 		return protocol.OperationStatus{}, err
@@ -228,8 +323,8 @@ func (r *recorder) CompensateOperation(req protocol.OperationCompensationRequest
 	}
 	line := EffectLine{Kind: KindCompensation, Tool: req.Tool, OperationKey: req.OperationKey,
 		CompensationKey: req.CompensationKey, Value: value}
-	if err := r.effects.Append(line); err != nil {
-		return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterIndeterminate, Reason: "effect log write failed"}
+	if err := r.act(&line, req.Tool, req.OperationKey, token); err != nil {
+		return protocol.OperationStatus{}, err
 	}
 	if mode == ModeIndeterminate {
 		return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterIndeterminate, Reason: "conformance indeterminate requested"}
@@ -242,6 +337,22 @@ func (r *recorder) CompensateOperation(req protocol.OperationCompensationRequest
 }
 
 func (r *recorder) ReconcileOperation(req protocol.OperationReconcileRequest, _ protocol.CapabilityGrant) (protocol.OperationStatus, error) {
+	return r.reconcile(req)
+}
+
+// ReconcileFenced is ReconcileOperation under the session's fencing token: the token is
+// recorded before the effect record is read (PRF-035, STO-073).
+func (r *recorder) ReconcileFenced(req protocol.OperationReconcileRequest, _ protocol.CapabilityGrant, token uint64) (protocol.OperationStatus, error) {
+	if err := r.effects.Fenced(req.Tool, req.OperationKey, max(token, 1)); err != nil {
+		if errors.Is(err, ErrSuperseded) {
+			return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "superseded: a newer worker holds this operation key"}
+		}
+		return protocol.OperationStatus{}, &worker.AdapterError{Kind: worker.AdapterFailed, Reason: "effect log unreadable"}
+	}
+	return r.reconcile(req)
+}
+
+func (r *recorder) reconcile(req protocol.OperationReconcileRequest) (protocol.OperationStatus, error) {
 	if value, ok := r.effects.Effect(req.Tool, req.OperationKey); ok {
 		return protocol.Succeeded(successPayload(req.OperationKey, value)), nil
 	}

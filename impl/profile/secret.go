@@ -1,8 +1,12 @@
 package profile
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
+	"io"
+	"io/fs"
+	"os"
 
 	"lukechampine.com/blake3"
 
@@ -23,30 +27,74 @@ const StubSecretID = "conf.secret.stub"
 // protects nothing (PRF-028).
 const StubSecret = "splash-conformance-stub-secret!!"
 
-// stubProvider is the profile's secret provider: it knows only StubSecretID and returns a
-// fresh copy of StubSecret for it.
-func stubProvider(id string) (*worker.SecretValue, error) {
-	if id != StubSecretID {
-		return nil, &worker.SecretError{Kind: worker.SecretProviderFailed}
+// Prefixes of the secret source's content (PRF-033).
+const (
+	// SourceValuePrefix starts a secret source whose rest is the value the provider returns.
+	SourceValuePrefix = "value:"
+	// SourceFailPrefix starts a secret source whose rest is the detail of the provider's
+	// failure.
+	SourceFailPrefix = "fail:"
+)
+
+// maxSourceBytes bounds what the provider reads of its source: the longer prefix and one
+// byte more than the broker takes, so that a longer value is still too long.
+const maxSourceBytes = len(SourceValuePrefix) + worker.MaxSecretBytes + 1
+
+// stubProvider returns the profile's secret provider (PRF-028, PRF-033). It knows only
+// StubSecretID. Without a source, or while the source file does not exist, it returns a
+// fresh copy of StubSecret; otherwise it reads the file at each resolution and returns the
+// bytes after SourceValuePrefix, whatever their length (the broker bounds them, SEC-005), or
+// fails with an error holding the rest of any other content.
+func stubProvider(source string) worker.SecretBytesFunc {
+	return func(id string) ([]byte, error) {
+		if id != StubSecretID {
+			return nil, errors.New("profile: unknown secret")
+		}
+		if source == "" {
+			return []byte(StubSecret), nil
+		}
+		f, err := os.Open(source)
+		if errors.Is(err, fs.ErrNotExist) {
+			return []byte(StubSecret), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, int64(maxSourceBytes)))
+		if err != nil {
+			clear(data)
+			return nil, err
+		}
+		if value, ok := bytes.CutPrefix(data, []byte(SourceValuePrefix)); ok {
+			return value, nil
+		}
+		detail, _ := bytes.CutPrefix(data, []byte(SourceFailPrefix))
+		return nil, errors.New("profile: secret source failed: " + string(detail))
 	}
-	return worker.NewSecretValue([]byte(StubSecret))
 }
 
-// newStubBroker returns the profile's broker: the stub provider and the one binding of
-// conf.secret.sign to conf.secret.stub.
-func newStubBroker() (*worker.SecretBroker, worker.SecretBinding, error) {
+// newStubBroker returns the profile's broker: the stub provider over source and the one
+// binding of conf.secret.sign to conf.secret.stub.
+func newStubBroker(source string) (*worker.SecretBroker, worker.SecretBinding, error) {
 	binding, err := worker.NewSecretBinding(ToolSecretSign, StubSecretID)
 	if err != nil {
 		return nil, worker.SecretBinding{}, err
 	}
-	broker, err := worker.NewSecretBroker(worker.SecretProviderFunc(stubProvider), binding)
+	broker, err := worker.NewSecretBroker(stubProvider(source), binding)
 	return broker, binding, err
 }
 
 // Sign returns the answer of conf.secret.sign for the text input: the lowercase hexadecimal
-// keyed BLAKE3-256 hash of the input's bytes under the 32-byte secret (PRF-029).
+// keyed BLAKE3-256 hash of the input's bytes (PRF-029). The key is the secret when it is 32
+// bytes long, as the stub secret is, and otherwise the BLAKE3-256 hash of the secret.
 func Sign(secret []byte, input string) string {
-	h := blake3.New(32, secret)
+	key := secret
+	if len(key) != 32 {
+		sum := blake3.Sum256(secret)
+		key = sum[:]
+	}
+	h := blake3.New(32, key)
 	_, _ = h.Write([]byte(input))
 	return hex.EncodeToString(h.Sum(nil))
 }

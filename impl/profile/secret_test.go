@@ -1,8 +1,14 @@
 package profile_test
 
 import (
+	"bytes"
+	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"lukechampine.com/blake3"
 
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
@@ -59,5 +65,51 @@ func TestSecretTool(t *testing.T) {
 	}
 	if len(effects.Lines()) != 0 {
 		t.Errorf("the tool wrote effect lines: %v", effects.Lines())
+	}
+}
+
+// Spec: PRF-033, PRF-029, SEC-005, SEC-007
+func TestSecretSource(t *testing.T) {
+	source := filepath.Join(t.TempDir(), "secret-source")
+	a := adapter(t, registry(t, profile.Options{SecretSource: source}), profile.ToolSecretSign)
+	stub := protocol.ResourceSelector{Kind: protocol.ResourceSecret, ID: profile.StubSecretID}
+	sign := func() (string, error) {
+		out, err := a.Invoke(protocol.ToolInvocation{SessionID: "s", RequestID: "r", Tool: profile.ToolSecretSign, Payload: protocol.TextPayload("hello")}, signGrant(stub))
+		return out.Text, err
+	}
+	set := func(content []byte) {
+		if err := os.WriteFile(source, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Without the file, the stub secret (the answer of PRF-029's example).
+	if got, err := sign(); err != nil || got != "1bd13804ba7064e56c5626ece6475ae92294d5751692d579f656f5a1f105ee53" {
+		t.Fatalf("without a source: %q %v", got, err)
+	}
+	// A value that is not 32 bytes long keys the hash with its BLAKE3-256 hash.
+	for _, n := range []int{1, worker.MaxSecretBytes} {
+		value := bytes.Repeat([]byte{'v'}, n)
+		set(append([]byte("value:"), value...))
+		sum := blake3.Sum256(value)
+		h := blake3.New(32, sum[:])
+		h.Write([]byte("hello"))
+		if got, err := sign(); err != nil || got != hex.EncodeToString(h.Sum(nil)) {
+			t.Errorf("a value of %d bytes: %q %v", n, got, err)
+		}
+	}
+	// The broker, not the provider, refuses a value out of bounds.
+	for n, kind := range map[int]string{0: "EmptyValue", worker.MaxSecretBytes + 1: "ValueTooLarge", worker.MaxSecretBytes + 100: "ValueTooLarge"} {
+		set(append([]byte("value:"), bytes.Repeat([]byte{'v'}, n)...))
+		if _, err := sign(); worker.AdapterKindOf(err) != worker.AdapterFailed || !strings.Contains(err.Error(), kind) {
+			t.Errorf("a value of %d bytes: %v; want Failed naming %s", n, err, kind)
+		}
+	}
+	// A failing provider: its detail never reaches the adapter's error.
+	for _, content := range []string{"fail:marker-1234", "marker-1234"} {
+		set([]byte(content))
+		_, err := sign()
+		if worker.AdapterKindOf(err) != worker.AdapterFailed || !strings.Contains(err.Error(), "Provider") || strings.Contains(err.Error(), "marker-1234") {
+			t.Errorf("source %q: %v; want Failed naming Provider without the detail", content, err)
+		}
 	}
 }

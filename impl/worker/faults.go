@@ -205,6 +205,29 @@ const (
 	// FaultWithheldResultInternal: an invoke result withheld for a non-portable number is
 	// reported as a sealing failure (internal status) instead of in the adapter class.
 	FaultWithheldResultInternal
+	// FaultSecretValueUnbounded: the secret broker takes a provider's bytes as the value
+	// whatever their length, also none or more than 65,536.
+	FaultSecretValueUnbounded
+	// FaultSecretProviderDetail: the secret broker keeps its provider's error, detail and all,
+	// as the cause of its own.
+	FaultSecretProviderDetail
+	// FaultSecretIDInError: the secret broker names the secret's identifier in its refusals.
+	FaultSecretIDInError
+	// FaultLeakStorageKey: the worker process writes the storage key, as a Go byte list, into
+	// its diagnostic line.
+	FaultLeakStorageKey
+	// FaultStorageKeyInEffectLog: the worker process appends an effect line holding the
+	// storage key, base64 encoded after one other byte, to the profile's effect log.
+	FaultStorageKeyInEffectLog
+	// FaultUnfencedEffects: the runtime calls adapters without the session's fencing token, so
+	// an effect system cannot refuse a superseded worker.
+	FaultUnfencedEffects
+	// FaultStorageKeyInFrame: the profile's text echo appends the storage key, base32 encoded
+	// after two other bytes, to its answers.
+	FaultStorageKeyInFrame
+	// FaultStorageKeyInJournal: the worker process takes the storage key, in hexadecimal, as
+	// the namespace of its journal record, so the key lands in the journal file.
+	FaultStorageKeyInJournal
 
 	faultEnd
 )
@@ -245,7 +268,7 @@ var faultInfos = [...]FaultInfo{
 		"run the adapter before the pending record is persisted"},
 	{FaultPendingAsSuccess, "pending-as-success", "WRK-041", []string{"CNF-DURABLE-16", "CNF-DURABLE-17"},
 		"answer a duplicate of a pending record as succeeded"},
-	{FaultIgnoreFence, "ignore-fence", "WRK-070", []string{"CNF-DURABLE-19"},
+	{FaultIgnoreFence, "ignore-fence", "WRK-070", []string{"CNF-DURABLE-19", "CNF-DURABLE-33"},
 		"persist under the record's current fence and revision, not the session's lease"},
 	{FaultResultAfterAck, "result-after-ack", "CAN-016", []string{"CNF-CANCEL-01"},
 		"acknowledge a cancel at once and write the result when the adapter completes"},
@@ -333,6 +356,22 @@ var faultInfos = [...]FaultInfo{
 		"take any non-portable number of a verified host frame as proof that the host keeps number text"},
 	{FaultWithheldResultInternal, "withheld-result-internal", "WRK-048", []string{"CNF-NUMBER-05"},
 		"report an invoke result withheld for its numbers as a sealing failure (status 8)"},
+	{FaultSecretValueUnbounded, "secret-value-unbounded", "SEC-005", []string{"CNF-SECRET-07"},
+		"the secret broker takes a provider's bytes of any length, none or over 65,536, as the value"},
+	{FaultSecretProviderDetail, "secret-provider-detail", "SEC-007", []string{"CNF-SECRET-08"},
+		"the secret broker keeps its provider's error, detail and all, as the cause of its own"},
+	{FaultSecretIDInError, "secret-id-in-error", "SEC-007", []string{"CNF-SECRET-02", "CNF-SECRET-03", "CNF-SECRET-04", "CNF-SECRET-05"},
+		"the secret broker names the secret's identifier in its refusals"},
+	{FaultLeakStorageKey, "leak-storage-key", "WRK-093", []string{"CNF-PROC-02"},
+		"write the storage key as a Go byte list into the diagnostic line"},
+	{FaultStorageKeyInEffectLog, "storage-key-in-effect-log", "WRK-093", []string{"CNF-PROC-02"},
+		"append an effect line holding the storage key in base64, after one other byte, to the effect log"},
+	{FaultUnfencedEffects, "unfenced-effects", "STO-072", []string{"CNF-DURABLE-32"},
+		"call adapters without the session's fencing token: a superseded worker's effect lands after a newer one reconciled"},
+	{FaultStorageKeyInFrame, "storage-key-in-frame", "WRK-093", []string{"CNF-PROC-02"},
+		"the text echo appends the storage key in base32, after two other bytes, to its answers"},
+	{FaultStorageKeyInJournal, "storage-key-in-journal", "WRK-093", []string{"CNF-PROC-02"},
+		"take the storage key in hexadecimal as the journal's record namespace, so it lands in the journal file"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
@@ -356,14 +395,18 @@ func ParseFault(name string) (Fault, bool) {
 	return 0, false
 }
 
-// FaultSet is a set of faults; the zero value is empty.
-type FaultSet uint64
+// FaultSet is a set of faults; the zero value is empty. It has room for every value of
+// Fault.
+type FaultSet [4]uint64
 
 // With returns the set with f added.
-func (s FaultSet) With(f Fault) FaultSet { return s | 1<<f }
+func (s FaultSet) With(f Fault) FaultSet {
+	s[f/64] |= 1 << (f % 64)
+	return s
+}
 
 // Has reports whether f is in the set.
-func (s FaultSet) Has(f Fault) bool { return s&(1<<f) != 0 }
+func (s FaultSet) Has(f Fault) bool { return s[f/64]&(1<<(f%64)) != 0 }
 
 // Any reports whether any of the faults is in the set.
 func (s FaultSet) Any(faults ...Fault) bool {
@@ -485,6 +528,9 @@ func (f *Faults) detachOnFatal() bool { return f.Has(FaultDetachOnFatal) }
 func (f *Faults) uncheckedDuplicate() bool { return f.Has(FaultUncheckedDuplicate) }
 
 func (f *Faults) ignorePersistFailure() bool { return f.Has(FaultIgnorePersistFailure) }
+
+// unfencedEffects withholds the session's fencing token from adapters (FaultUnfencedEffects).
+func (f *Faults) unfencedEffects() bool { return f.Has(FaultUnfencedEffects) }
 
 // admitDispatch admits, with FaultUncheckedDuplicate, an exact duplicate whose stored status
 // the live grant rejects: the journal's refusal is replaced by the stored status.

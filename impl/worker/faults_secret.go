@@ -10,7 +10,8 @@ import (
 )
 
 // secretFaults are the faults of the secret broker.
-var secretFaults = []Fault{FaultSecretIgnoreSelector, FaultSecretAnyKind, FaultSecretAnySecret, FaultSecretInDiagnostic}
+var secretFaults = []Fault{FaultSecretIgnoreSelector, FaultSecretAnyKind, FaultSecretAnySecret, FaultSecretInDiagnostic,
+	FaultSecretValueUnbounded, FaultSecretProviderDetail, FaultSecretIDInError}
 
 // SecretBroker returns b, or a copy of it with the enabled broker faults.
 func (f *Faults) SecretBroker(b *SecretBroker) *SecretBroker {
@@ -35,9 +36,12 @@ func (f *Faults) granted(g protocol.CapabilityGrant, b SecretBinding) (ok, handl
 	return false, false
 }
 
-// refuse resolves the secret before refusing and quotes it in the refusal
-// (FaultSecretInDiagnostic).
+// refuse names the secret's identifier in the refusal (FaultSecretIDInError), or resolves
+// the secret before refusing and quotes it in the refusal (FaultSecretInDiagnostic).
 func (f *Faults) refuse(b *SecretBroker, binding SecretBinding, err error) error {
+	if f.Has(FaultSecretIDInError) {
+		return fmt.Errorf("%w (secret %s)", err, binding.secretID)
+	}
 	if !f.Has(FaultSecretInDiagnostic) {
 		return err
 	}
@@ -47,6 +51,20 @@ func (f *Faults) refuse(b *SecretBroker, binding SecretBinding, err error) error
 	}
 	defer v.Wipe()
 	return fmt.Errorf("%w (it resolved %q)", err, v.b)
+}
+
+// unboundedValue takes raw provider bytes of any length as a value
+// (FaultSecretValueUnbounded).
+func (f *Faults) unboundedValue() bool { return f.Has(FaultSecretValueUnbounded) }
+
+// providerFailure keeps the provider's error as the cause of the broker's
+// (FaultSecretProviderDetail).
+func (f *Faults) providerFailure(err error) error {
+	e := &SecretError{Kind: SecretProviderFailed}
+	if f.Has(FaultSecretProviderDetail) && err != nil {
+		return fmt.Errorf("%w: %w", e, err)
+	}
+	return e
 }
 
 // manifestSelectorsAdapter passes its adapter the grant of the invocation with the selectors

@@ -791,7 +791,7 @@ func TestFaultIgnoreFence(t *testing.T) {
 		}
 		var olderStore worker.JournalPersister = js
 		if fault != 0 {
-			olderStore = (&worker.Faults{Enabled: worker.FaultSet(0).With(fault)}).Persister(js)
+			olderStore = (&worker.Faults{Enabled: worker.FaultSet{}.With(fault)}).Persister(js)
 		}
 		answer, err := older.Handle(ctx, oh.Seal(oh.Dispatch("d1", record, "op-old", text("o"))), olderStore)
 		if fault == 0 {
@@ -865,7 +865,7 @@ func TestFaultNoLineCap(t *testing.T) {
 	if _, err := none.FrameReader(bytes.NewReader(long)).ReadLine(); !errors.Is(err, worker.ErrFrame) {
 		t.Fatalf("capped reader: %v", err)
 	}
-	uncapped := &worker.Faults{Enabled: worker.FaultSet(0).With(worker.FaultNoLineCap)}
+	uncapped := &worker.Faults{Enabled: worker.FaultSet{}.With(worker.FaultNoLineCap)}
 	input := append(append([]byte(nil), long...), "second\nthird"...)
 	lr := uncapped.FrameReader(bytes.NewReader(input))
 	if line, err := lr.ReadLine(); err != nil || len(line) != 2<<20 {
@@ -974,7 +974,7 @@ func TestFrameFaultsNeedTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []worker.Fault{worker.FaultAcceptReplay, worker.FaultReuseOutgoingSequence} {
-		faults := &worker.Faults{Enabled: worker.FaultSet(0).With(f)}
+		faults := &worker.Faults{Enabled: worker.FaultSet{}.With(f)}
 		_, err = worker.Open(context.Background(), auth, host.Seal(host.OpenSession()), worker.WithFaults(worker.Config{
 			Journal: newMemStore(t).durable, Registry: worker.NewRegistry(),
 			Admission: worker.AdmissionFunc(func(context.Context, protocol.CapabilityManifest, string) (uint64, error) { return 1, nil }),

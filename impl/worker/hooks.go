@@ -48,4 +48,7 @@ type testOnlyHooks interface {
 	// detachOnFatal reports whether a fatal error ends the driver without waiting for the
 	// running adapter.
 	detachOnFatal() bool
+	// unfencedEffects reports whether adapters are called without the session's fencing
+	// token, as if none of them took it.
+	unfencedEffects() bool
 }

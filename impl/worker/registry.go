@@ -56,6 +56,22 @@ type Adapter interface {
 	ReconcileOperation(req protocol.OperationReconcileRequest, grant protocol.CapabilityGrant) (protocol.OperationStatus, error)
 }
 
+// FencedOperations is an optional interface of an adapter whose effect system takes the
+// session's fencing token (STO-072). When an adapter implements it, the runtime calls these
+// methods instead of DispatchOperation, CompensateOperation and ReconcileOperation, with the
+// same request and grant and the token of the session's journal lease (WRK-082), so the
+// adapter can pass the token and the operation key to its effect system, which refuses a
+// token lower than the highest it was shown for the key (STO-073).
+type FencedOperations interface {
+	// DispatchFenced is DispatchOperation under the session's fencing token.
+	DispatchFenced(req protocol.OperationDispatchRequest, grant protocol.CapabilityGrant, token uint64) (protocol.OperationStatus, error)
+	// CompensateFenced is CompensateOperation under the session's fencing token.
+	CompensateFenced(req protocol.OperationCompensationRequest, grant protocol.CapabilityGrant, token uint64) (protocol.OperationStatus, error)
+	// ReconcileFenced is ReconcileOperation under the session's fencing token; the adapter
+	// shows the token to the effect system before it reads the status.
+	ReconcileFenced(req protocol.OperationReconcileRequest, grant protocol.CapabilityGrant, token uint64) (protocol.OperationStatus, error)
+}
+
 // Unimplemented is embedded by adapters to inherit the default behaviour of every Adapter
 // method: no declarations, and an Unsupported error naming the operation (WRK-004).
 type Unimplemented struct{}

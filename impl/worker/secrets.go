@@ -218,6 +218,23 @@ type SecretProviderFunc func(secretID string) (*SecretValue, error)
 // Resolve calls f.
 func (f SecretProviderFunc) Resolve(secretID string) (*SecretValue, error) { return f(secretID) }
 
+// SecretBytesFunc is a provider that hands the broker the raw bytes of a secret, of any
+// length, and gives up ownership of them. The broker, not the provider, bounds them: an empty
+// slice fails the resolution with SecretEmptyValue and one over MaxSecretBytes with
+// SecretValueTooLarge (SEC-005), and the bytes are zeroed either way (SEC-006). As a
+// SecretProvider outside a broker it makes the value with NewSecretValue.
+type SecretBytesFunc func(secretID string) ([]byte, error)
+
+// Resolve calls f and makes a value of its bytes.
+func (f SecretBytesFunc) Resolve(secretID string) (*SecretValue, error) {
+	b, err := f(secretID)
+	if err != nil {
+		clear(b)
+		return nil, err
+	}
+	return NewSecretValue(b)
+}
+
 // SecretBroker is the capability secret broker (chapter 16): a provider and a fixed set of
 // exact bindings. A secret resolves only for a binding the broker holds, under the active
 // grant of the binding's tool, when that grant carries the selector {secret, identifier}. It
@@ -238,6 +255,11 @@ type secretHooks interface {
 	granted(g protocol.CapabilityGrant, b SecretBinding) (ok, handled bool)
 	// refuse may replace a refusal of the checks by its own error.
 	refuse(b *SecretBroker, binding SecretBinding, err error) error
+	// unboundedValue reports whether raw bytes of any length are taken as a value.
+	unboundedValue() bool
+	// providerFailure may replace the broker's error for a failed provider, whose error
+	// was err.
+	providerFailure(err error) error
 }
 
 func compareBindings(x, y SecretBinding) int {
@@ -347,15 +369,36 @@ func (b *SecretBroker) WithSecret(grant protocol.CapabilityGrant, binding Secret
 }
 
 // resolve asks the provider for binding's secret, serialized with other resolutions. A
-// provider error is dropped (SEC-007); a value that breaks the bounds of SEC-005 is wiped and
-// refused as the provider's failure.
+// provider error is dropped (SEC-007). Raw bytes of a SecretBytesFunc are bounded here, and
+// refused with SecretEmptyValue or SecretValueTooLarge (SEC-005); a value that breaks the
+// bounds otherwise is wiped and refused as the provider's failure.
 func (b *SecretBroker) resolve(binding SecretBinding) (*SecretValue, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if raw, ok := b.provider.(SecretBytesFunc); ok {
+		bytes, err := raw(binding.secretID)
+		if err != nil {
+			clear(bytes)
+			return nil, b.providerFailed(err)
+		}
+		if b.hooks != nil && b.hooks.unboundedValue() {
+			return &SecretValue{b: bytes}, nil
+		}
+		return NewSecretValue(bytes)
+	}
 	value, err := b.provider.Resolve(binding.secretID)
 	if err != nil || value == nil || len(value.b) == 0 || len(value.b) > MaxSecretBytes {
 		value.Wipe()
-		return nil, &SecretError{Kind: SecretProviderFailed}
+		return nil, b.providerFailed(err)
 	}
 	return value, nil
+}
+
+// providerFailed returns the broker's error for a failed provider: its kind only, the
+// provider's error err being dropped (SEC-007).
+func (b *SecretBroker) providerFailed(err error) error {
+	if b.hooks != nil {
+		return b.hooks.providerFailure(err)
+	}
+	return &SecretError{Kind: SecretProviderFailed}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -275,5 +276,57 @@ func TestSecretBrokerConcurrentUse(t *testing.T) {
 	wg.Wait()
 	if len(p.calls) != 160 {
 		t.Errorf("%d resolutions; want 160", len(p.calls))
+	}
+}
+
+// Spec: SEC-005, SEC-006, SEC-007
+func TestSecretBytesProviderBounds(t *testing.T) {
+	b := mustBinding(t, secretTool, secretID)
+	g := secretGrant(secretTool, secretSel(secretID))
+	var handed []byte
+	var value func() ([]byte, error)
+	broker, err := worker.NewSecretBroker(worker.SecretBytesFunc(func(string) ([]byte, error) {
+		v, err := value()
+		handed = v
+		return v, err
+	}), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		n       int
+		kind    worker.SecretErrorKind // 0: delivered
+		wantMsg string
+	}{
+		{0, worker.SecretEmptyValue, "EmptyValue"},
+		{1, 0, ""},
+		{worker.MaxSecretBytes, 0, ""},
+		{worker.MaxSecretBytes + 1, worker.SecretValueTooLarge, "ValueTooLarge: secret value exceeds the broker's byte limit (65537 bytes, maximum 65536)"},
+	} {
+		value = func() ([]byte, error) { return bytes.Repeat([]byte{0xa5}, c.n), nil }
+		var seen int
+		err := broker.WithSecret(g, b, func(s []byte) error { seen = len(s); return nil })
+		if c.kind == 0 {
+			if err != nil || seen != c.n {
+				t.Errorf("%d bytes: callback saw %d bytes, error %v; want the value delivered", c.n, seen, err)
+			}
+			continue
+		}
+		var se *worker.SecretError
+		if !errors.As(err, &se) || se.Kind != c.kind || !strings.Contains(err.Error(), c.wantMsg) || seen != 0 {
+			t.Errorf("%d bytes: error %v, callback saw %d bytes; want %s (%s) before the callback", c.n, err, seen, c.kind, c.wantMsg)
+		}
+		if c.kind == worker.SecretValueTooLarge && (se.Actual != c.n || se.Maximum != worker.MaxSecretBytes) {
+			t.Errorf("%d bytes: numbers %d, %d", c.n, se.Actual, se.Maximum)
+		}
+		if slices.ContainsFunc(handed, func(c byte) bool { return c != 0 }) {
+			t.Errorf("%d bytes: the refused value was not zeroed", c.n)
+		}
+	}
+	// A provider's error is dropped: the broker's error is its kind only.
+	value = func() ([]byte, error) { return nil, errors.New("backend says: " + secretBytes) }
+	err = broker.WithSecret(g, b, func([]byte) error { return nil })
+	if !errors.Is(err, worker.SecretProviderFailed) || strings.Contains(err.Error(), secretBytes) || errors.Unwrap(err) != nil {
+		t.Errorf("provider failure: %v; want Provider without its cause", err)
 	}
 }

@@ -346,6 +346,17 @@ func (s *Session) adapter(tool string) (Adapter, error) {
 	return a, nil
 }
 
+// fenced returns a's fenced operations, when it has them: the runtime then gives it the
+// session's fencing token with every durable call (STO-072), unless the faulty build
+// withholds it.
+func (s *Session) fenced(a Adapter) (FencedOperations, bool) {
+	f, ok := a.(FencedOperations)
+	if !ok || (s.hooks != nil && s.hooks.unfencedEffects()) {
+		return nil, false
+	}
+	return f, true
+}
+
 // guard runs an adapter call and turns a panic into ErrAdapterPanicked.
 func guard(tool string, call func() error) (err error) {
 	defer func() {
@@ -528,7 +539,12 @@ func (s *Session) dispatch(ctx context.Context, in protocol.OperationDispatchReq
 		pending: func() error {
 			return &Error{Kind: ErrPendingOperation, OperationKey: req.OperationKey}
 		},
-		run: func(a Adapter) (protocol.OperationStatus, error) { return a.DispatchOperation(req, grant) },
+		run: func(a Adapter) (protocol.OperationStatus, error) {
+			if f, ok := s.fenced(a); ok {
+				return f.DispatchFenced(req, grant, s.lease.Token())
+			}
+			return a.DispatchOperation(req, grant)
+		},
 		observe: func(st protocol.OperationStatus) error {
 			_, err := s.journal.Observe(authorized, st)
 			return err
@@ -571,7 +587,12 @@ func (s *Session) compensate(ctx context.Context, in protocol.OperationCompensat
 		pending: func() error {
 			return &Error{Kind: ErrPendingCompensation, OperationKey: req.OperationKey, CompensationKey: req.CompensationKey}
 		},
-		run: func(a Adapter) (protocol.OperationStatus, error) { return a.CompensateOperation(req, grant) },
+		run: func(a Adapter) (protocol.OperationStatus, error) {
+			if f, ok := s.fenced(a); ok {
+				return f.CompensateFenced(req, grant, s.lease.Token())
+			}
+			return a.CompensateOperation(req, grant)
+		},
 		observe: func(st protocol.OperationStatus) error {
 			_, err := s.journal.ObserveCompensation(authorized, st)
 			return err
@@ -628,6 +649,10 @@ func (s *Session) reconcile(ctx context.Context, in protocol.OperationReconcileR
 	}
 	var status protocol.OperationStatus
 	err = guard(req.Tool, func() (e error) {
+		if f, ok := s.fenced(a); ok {
+			status, e = f.ReconcileFenced(req, grant, s.lease.Token())
+			return e
+		}
 		status, e = a.ReconcileOperation(req, grant)
 		return e
 	})

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,6 +26,10 @@ func replaySecrets(fsys fs.FS, fr *fileRun) error {
 		case vectorfmt.SecretResolveType:
 			return g.Tests, func(t *vectorfmt.SecretTest) (*vectorfmt.Case, []string) {
 				return &t.Case, checkSecretResolve(g.Bindings, t)
+			}, nil
+		case vectorfmt.SecretValueType:
+			return g.Tests, func(t *vectorfmt.SecretTest) (*vectorfmt.Case, []string) {
+				return &t.Case, checkSecretValue(g.Bindings, t)
 			}, nil
 		}
 		return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
@@ -114,6 +119,60 @@ func checkSecretResolve(configured []vectorfmt.SecretBinding, t *vectorfmt.Secre
 	}
 	if len(asked) != 1 || asked[0] != t.ResolvedID || seen != "value of "+t.ResolvedID {
 		return []string{fmt.Sprintf("resolved: want the provider asked once for %q, got %v (callback saw %q)", t.ResolvedID, asked, seen)}
+	}
+	return nil
+}
+
+func checkSecretValue(configured []vectorfmt.SecretBinding, t *vectorfmt.SecretTest) []string {
+	if t.Binding == nil || t.Grant == nil || t.ValueLength == nil || t.ValueByte == nil {
+		return []string{"the test has no binding, grant, value_length or value_byte"}
+	}
+	bs, err := secretBindings(configured)
+	if err != nil {
+		return []string{"a configured binding is invalid: " + err.Error()}
+	}
+	n, fill := *t.ValueLength, byte(*t.ValueByte)
+	broker, err := worker.NewSecretBroker(worker.SecretBytesFunc(func(string) ([]byte, error) {
+		return bytes.Repeat([]byte{fill}, n), nil
+	}), bs...)
+	if err != nil {
+		return []string{"the group's broker: " + err.Error()}
+	}
+	grant, err := protocol.DecodeCapabilityGrant([]byte(*t.Grant))
+	if err != nil {
+		return []string{"the grant does not decode: " + err.Error()}
+	}
+	binding, err := worker.NewSecretBinding(t.Binding.Tool, t.Binding.SecretID)
+	if err != nil {
+		return []string{"the binding is invalid: " + err.Error()}
+	}
+	called, seen := false, 0
+	err = broker.WithSecret(grant, binding, func(secret []byte) error {
+		called = true
+		for _, c := range secret {
+			if c == fill {
+				seen++
+			}
+		}
+		return nil
+	})
+	if t.Result == vectorfmt.Invalid {
+		p := expectError(&t.Case, err)
+		if called {
+			p = append(p, "the callback ran before the refusal")
+		}
+		var se *worker.SecretError
+		if t.ActualBytes != nil && t.MaximumBytes != nil && errors.As(err, &se) {
+			p = append(p, compare("actual_bytes", strconv.Itoa(*t.ActualBytes), strconv.Itoa(se.Actual))...)
+			p = append(p, compare("maximum_bytes", strconv.Itoa(*t.MaximumBytes), strconv.Itoa(se.Maximum))...)
+		}
+		return p
+	}
+	if err != nil {
+		return unexpected(err)
+	}
+	if !called || seen != n {
+		return []string{fmt.Sprintf("the callback saw %d of the %d value bytes (called: %v)", seen, n, called)}
 	}
 	return nil
 }

@@ -11,6 +11,9 @@ const (
 	SecretBrokerConfigType = "SecretBrokerConfigTest"
 	// SecretResolveType groups resolutions against one configured broker (SEC-003).
 	SecretResolveType = "SecretResolveTest"
+	// SecretValueType groups resolutions whose provider returns a value of a given length,
+	// which the broker bounds (SEC-005).
+	SecretValueType = "SecretValueTest"
 )
 
 // Secrets is secrets.json: the binding, configuration and selector rules of the capability
@@ -43,6 +46,10 @@ type SecretGroup struct {
 //     when the provider fails; ResolvedID out (the one identifier the provider is asked for),
 //     or the resolution error, in which case the provider is asked for nothing unless the
 //     error is Provider.
+//   - SecretValueType: the group's one binding is resolved under a grant carrying its
+//     selector, and the provider returns ValueLength bytes, each ValueByte; the callback sees
+//     those bytes, or the resolution fails with EmptyValue or ValueTooLarge (with ActualBytes
+//     and MaximumBytes) before the callback runs.
 type SecretTest struct {
 	Case
 	Binding       *SecretBinding  `json:"binding,omitempty"`
@@ -51,4 +58,8 @@ type SecretTest struct {
 	Grant         *Text           `json:"grant,omitempty"`
 	ProviderFails bool            `json:"provider_fails,omitempty"`
 	ResolvedID    string          `json:"resolved_id,omitempty"`
+	ValueLength   *int            `json:"value_length,omitempty"`
+	ValueByte     *int            `json:"value_byte,omitempty"`
+	ActualBytes   *int            `json:"actual_bytes,omitempty"`
+	MaximumBytes  *int            `json:"maximum_bytes,omitempty"`
 }
