@@ -1,88 +1,54 @@
 package host
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/splashv5/conform/impl/canonjson"
-	"github.com/splashv5/conform/impl/journal"
-	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
-	"github.com/splashv5/conform/impl/worker"
 )
 
 // crashStatus is the exit status of a worker that crashed: not the refusal status 5 (WRK-092),
 // so a host must reconcile again, never dispatch (WFL-044).
 const crashStatus = 1
 
-// realWorker is the worker behind the fake workers of a check that needs a worker's own
-// answers and refusals: every session is a session of the reference worker library with the
-// conformance profile (impl/worker, impl/profile) over one journal and effect log, so what it
-// answers, refuses and exits with is the reference worker's, derived from the same code.
-type realWorker struct {
-	journal  *journal.Journal
-	revision uint64
-	effects  *profile.EffectLog
+// rejectedStatus is the exit status of a worker that rejected a frame (WRK-092): the status a
+// refused reconciliation ends with (WFL-043).
+const rejectedStatus = 5
+
+// journalWorker plays one worker journal across the sessions of a check, with the rules a worker
+// follows toward a host (JRN-013, JRN-017, WRK-041, WRK-060): a dispatch of a new key is admitted
+// and performs one effect, answered succeeded with its input; an exact repeat is answered from
+// the record without an effect, and a repeat with another tool or input is refused; a
+// reconciliation of a key the journal holds answers its status, and of a key it does not hold is
+// refused: no answer, and the worker exits with status 5. The frames themselves are opened and
+// judged by the fake worker, with the wire core's worker rules.
+type journalWorker struct {
+	records map[string]journalRecord
+	effects int
 }
 
-func newRealWorker(t *T) *realWorker {
-	j, err := journal.New(workerScope)
-	if err != nil {
-		t.internal(err)
-	}
-	return &realWorker{journal: j, effects: profile.NewEffectLog(nil, nil)}
+type journalRecord struct {
+	tool   string
+	input  string
+	status protocol.OperationStatus
 }
 
-// countingPersister stands for the worker's store: every persist succeeds.
-type countingPersister struct{}
-
-func (countingPersister) Persist(_ context.Context, _ *journal.Journal, expected uint64, _ worker.Lease) (uint64, error) {
-	return expected + 1, nil
-}
-
-// realSession is one fake worker whose frames the real worker session answers.
-type realSession struct {
+// liveSession is one fake worker of a check whose sessions share a journalWorker.
+type liveSession struct {
 	w    *fakeWorker
-	real *realWorker
-	s    *worker.Session
-	last []byte // the worker's last answer line
+	j    *journalWorker
+	last protocol.OperationStatus // the status of the worker's last answer
 }
 
 // liveSession starts a worker whose host keeps its ledger in the check's state directory, as
-// ledgerSession does, and opens a reference worker session on its open_session frame.
-func (t *T) liveSession(rw *realWorker) *realSession {
-	m := t.manifest(ledgerGrant())
-	id := t.sendCommand(t.startCommand(m, map[string]any{"state": t.stateDir(), "plan": t.plan()}))
-	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
-	line, why := w.next(time.Until(t.deadline))
-	if line == nil {
-		t.failf("an open_session frame", why)
-	}
-	w.open(line)
-	if o := t.await(id); !o.OK {
-		t.failf("start with a state directory answered with ok (HDR-040)", string(o.raw))
-	}
-	auth, err := w.boot.WorkerAuthenticator(canonjson.Preserve)
-	if err != nil {
-		t.internal(err)
-	}
-	reg := worker.NewRegistry()
-	if err := profile.Register(reg, profile.Options{Effects: rw.effects}); err != nil {
-		t.internal(err)
-	}
-	admit := worker.AdmissionFunc(func(context.Context, protocol.CapabilityManifest, string) (uint64, error) { return 1, nil })
-	s, err := worker.Open(context.Background(), auth, line, worker.Config{Journal: rw.journal, Revision: rw.revision, Registry: reg, Admission: admit})
-	if err != nil {
-		t.internal(fmt.Errorf("the reference worker refuses the session: %w", err))
-	}
-	return &realSession{w: w, real: rw, s: s}
+// ledgerSession does.
+func (t *T) liveSession(j *journalWorker) *liveSession {
+	return &liveSession{w: t.ledgerSession(), j: j}
 }
 
 // durable waits for the host's durable request on the session and returns its line and message.
-func (r *realSession) durable(why string) ([]byte, protocol.Message) {
+func (r *liveSession) durable(why string) ([]byte, protocol.Message) {
 	t := r.w.t
 	line, reason := r.w.next(recoverWait)
 	if line == nil {
@@ -91,34 +57,41 @@ func (r *realSession) durable(why string) ([]byte, protocol.Message) {
 	return line, r.w.open(line).Message
 }
 
-// answer hands line to the reference worker session. It writes the worker's answer, or, when
-// the worker refuses the frame, writes nothing and ends the fake worker with the worker's exit
-// status (WRK-091, WRK-092); it returns the refusal.
-func (r *realSession) answer(line []byte) error {
-	answer, err := r.s.Handle(context.Background(), line, countingPersister{})
-	r.real.journal, r.real.revision = r.s.Journal(), r.s.Revision()
-	if err != nil {
-		code := worker.ExitCode(err)
-		r.w.t.logf("worker %d: the reference worker refuses the frame (%v) and exits %d", r.w.index, err, code)
-		r.w.exitAndEnd(code)
+// answer answers the durable request m as the journal's rules say. A refusal writes nothing,
+// ends the fake worker with status 5 (WRK-091, WRK-092) and is returned.
+func (r *liveSession) answer(m protocol.Message) error {
+	refuse := func(err error) error {
+		r.w.t.logf("worker %d: the journal refuses the request (%v) and exits %d", r.w.index, err, rejectedStatus)
+		r.w.exitAndEnd(rejectedStatus)
 		return err
 	}
-	r.last = bytes.Clone(answer)
-	r.w.write(append(bytes.Clone(answer), '\n'))
+	switch m := m.(type) {
+	case protocol.DispatchOperationMessage:
+		req := m.Request
+		input := string(req.Payload.AppendJSON(nil))
+		rec, held := r.j.records[req.OperationKey]
+		switch {
+		case held && (rec.tool != req.Tool || rec.input != input):
+			return refuse(fmt.Errorf("%s is held with another tool or input", req.OperationKey))
+		case !held:
+			rec = journalRecord{tool: req.Tool, input: input, status: protocol.Succeeded(req.Payload)}
+			r.j.records[req.OperationKey] = rec
+			r.j.effects++
+		}
+		r.last = rec.status
+		r.w.send(r.w.operationResult(req, req.OperationKey, rec.status))
+	case protocol.ReconcileOperationMessage:
+		req := m.Request
+		rec, held := r.j.records[req.OperationKey]
+		if !held || rec.tool != req.Tool {
+			return refuse(fmt.Errorf("UnknownOperation: no operation with key %s", req.OperationKey))
+		}
+		r.last = rec.status
+		r.w.send(r.w.reconciled(req, rec.status))
+	default:
+		r.w.t.internal(fmt.Errorf("the journal answers durable requests, not %s", m.Type()))
+	}
 	return nil
-}
-
-// answeredStatus is the status of the worker's last operation_result, in its canonical encoding.
-func (r *realSession) answeredStatus() string {
-	f, err := protocol.DecodeFrame(r.last, canonjson.Preserve)
-	if err != nil {
-		r.w.t.internal(err)
-	}
-	m, ok := f.Message.(protocol.OperationResultMessage)
-	if !ok {
-		r.w.t.internal(fmt.Errorf("the worker answered %s", f.Message.Type()))
-	}
-	return string(m.Result.Status.AppendJSON(nil))
 }
 
 func livenessChecks() []*Check {
@@ -127,16 +100,16 @@ func livenessChecks() []*Check {
 			Needs: []string{FeatureInvoke, FeatureRecover},
 			Title: "a step prepared but never delivered settles: the host reconciles first, and only after the worker refuses the unknown key sends the recorded dispatch under the same key, once",
 			run: func(t *T) {
-				rw := newRealWorker(t)
+				j := &journalWorker{records: map[string]journalRecord{}}
 				payload := jsonPayload(`{"value":1}`)
 				// The worker is gone before the host writes the step's dispatch: the write fails
 				// and the operation stays prepared in the ledger, never admitted by any worker.
-				first := t.liveSession(rw)
+				first := t.liveSession(j)
 				first.w.exitAndEnd(0)
 				t.expectError(t.stepCommand("req-1", payload), "the worker exited before the step's dispatch was written")
 
 				// A crash while reconciling is no refusal: the host reconciles again.
-				crashed := t.liveSession(rw)
+				crashed := t.liveSession(j)
 				id := t.recoverCommand("rec-1")
 				_, m := crashed.durable("the recovery of the undelivered step")
 				rec, ok := m.(protocol.ReconcileOperationMessage)
@@ -151,15 +124,15 @@ func livenessChecks() []*Check {
 				t.expectError(id, "the worker crashed without answering")
 
 				t.renewDeadline()
-				refusing := t.liveSession(rw)
+				refusing := t.liveSession(j)
 				id = t.recoverCommand("rec-2")
 				line, m := refusing.durable("the recovery after a crashed reconciliation")
 				if again, ok := m.(protocol.ReconcileOperationMessage); !ok || again.Request.OperationKey != key {
 					t.failf(fmt.Sprintf("reconcile_operation of %s again: a worker that exited %d did not refuse it (WFL-044)", key, crashStatus),
 						fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
 				}
-				if refusing.answer(line) == nil {
-					t.internal(errors.New("the reference worker answered a reconciliation of a key its journal does not hold; it must refuse it"))
+				if refusing.answer(m) == nil {
+					t.internal(errors.New("the journal answered a reconciliation of a key it does not hold; it must refuse it"))
 				}
 				t.expectError(id, "the worker refused the reconciliation")
 
@@ -167,7 +140,7 @@ func livenessChecks() []*Check {
 				// session, sends the recorded dispatch under the same key.
 				t.restartDriver()
 				t.renewDeadline()
-				sending := t.liveSession(rw)
+				sending := t.liveSession(j)
 				id = t.recoverCommand("rec-3")
 				line, m = sending.durable("the recorded dispatch after a refused reconciliation")
 				d, ok := m.(protocol.DispatchOperationMessage)
@@ -179,19 +152,19 @@ func livenessChecks() []*Check {
 					t.failf(fmt.Sprintf("the recorded dispatch: key %s, tool %s, payload %s (WFL-043)", key, durableTool, payload.AppendJSON(nil)),
 						fmt.Sprintf("key %s, tool %s, payload %s", d.Request.OperationKey, d.Request.Tool, d.Request.Payload.AppendJSON(nil)))
 				}
-				if err := sending.answer(line); err != nil {
-					t.failf("a dispatch the reference worker admits", err.Error())
+				if err := sending.answer(m); err != nil {
+					t.failf("a dispatch the worker's journal admits: the recorded key, tool and input", err.Error())
 				}
-				if o, want := t.await(id), sending.answeredStatus(); !o.OK || string(o.Status) != want {
+				if o, want := t.await(id), string(sending.last.AppendJSON(nil)); !o.OK || string(o.Status) != want {
 					t.failf(`{"ok":true,"status":`+want+`}: recover answers the dispatched operation's status (HDR-042, HDR-055)`, string(o.raw))
 				}
-				if n := len(rw.effects.Lines()); n != 1 {
+				if n := j.effects; n != 1 {
 					t.failf("exactly one effect of the operation", fmt.Sprintf("%d effects", n))
 				}
 
 				// The operation is settled: recover sends nothing, and steps run again.
 				t.renewDeadline()
-				settled := t.liveSession(rw)
+				settled := t.liveSession(j)
 				id = t.recoverCommand("rec-4")
 				settled.w.expectSilence(150*time.Millisecond, "the redispatched operation is settled in the ledger (WFL-043)")
 				if o := t.await(id); !o.OK {
@@ -203,13 +176,13 @@ func livenessChecks() []*Check {
 				if !ok || next.Request.OperationKey == key {
 					t.failf("the next step's dispatch_operation under a key of its own", fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
 				}
-				if err := settled.answer(line); err != nil {
-					t.failf("a dispatch the reference worker admits", err.Error())
+				if err := settled.answer(m); err != nil {
+					t.failf("a dispatch the worker's journal admits", err.Error())
 				}
 				if o := t.await(id); !o.OK || keyOf(o) != next.Request.OperationKey {
 					t.failf("the step after the recovery answered with ok and its key"+t.cite("HDR-041"), string(o.raw))
 				}
-				if n := len(rw.effects.Lines()); n != 2 {
+				if n := j.effects; n != 2 {
 					t.failf("one effect per operation", fmt.Sprintf("%d effects", n))
 				}
 			}},

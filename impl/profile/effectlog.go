@@ -369,3 +369,17 @@ func (l *EffectLog) Lines() []EffectLine {
 	defer l.mu.Unlock()
 	return append([]EffectLine(nil), l.lines...)
 }
+
+// Effects returns the effect and compensation lines of the record, oldest first: every line but
+// the fence lines, which record tokens, not effects (PRF-035).
+func (l *EffectLog) Effects() []EffectLine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []EffectLine
+	for _, line := range l.lines {
+		if line.Kind != KindFence {
+			out = append(out, line)
+		}
+	}
+	return out
+}

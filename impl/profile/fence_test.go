@@ -125,3 +125,20 @@ func TestDurableToolFenced(t *testing.T) {
 		}
 	}
 }
+
+// TestEffectsLeaveOutFenceLines: the effects of a fenced record are its effect lines, while
+// Lines keeps the fence line that records the token (PRF-035).
+func TestEffectsLeaveOutFenceLines(t *testing.T) {
+	l := profile.NewEffectLog(nil, nil)
+	effect := profile.EffectLine{Kind: profile.KindEffect, Tool: "conf.durable.record", OperationKey: "op-1", Value: canonjson.Null()}
+	if err := l.Fenced("conf.durable.record", "op-1", 3, effect); err != nil {
+		t.Fatal(err)
+	}
+	lines, effects := l.Lines(), l.Effects()
+	if len(lines) != 2 || lines[0].Kind != profile.KindFence || lines[0].Token != 3 {
+		t.Fatalf("lines = %+v, want the fence line with token 3, then the effect", lines)
+	}
+	if len(effects) != 1 || effects[0].Kind != profile.KindEffect || effects[0].OperationKey != "op-1" {
+		t.Errorf("effects = %+v, want the one effect line", effects)
+	}
+}

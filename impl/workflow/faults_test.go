@@ -150,7 +150,7 @@ func TestFaultRedispatchWriteRecordsNothing(t *testing.T) {
 	if st, err := e.ApplyRedispatchAnswer(f.ctx, d.Request, f.host, f.send(d.Line)); err != nil || st != host.LedgerSucceeded {
 		t.Fatalf("redispatch %v %v", st, err)
 	}
-	if n := len(f.effects.Lines()); n != 1 {
+	if n := len(f.effects.Effects()); n != 1 {
 		t.Fatalf("%d effects, want 1: the journal admits a key once", n)
 	}
 }

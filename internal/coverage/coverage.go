@@ -31,6 +31,16 @@ type Evidence struct {
 	// Tests are the places in Go tests (and test-support packages) that cite it, as
 	// "path:line": they prove this implementation, not a port.
 	Tests []string
+	// TestFuncs are the functions those places belong to, as "path: Name", each once.
+	TestFuncs []string
+	// Runner are the places in the suites' own code (conformance/, not a catalog entry) that
+	// cite it, as "path: Name": rules the runner applies in every check, such as the driver's
+	// hello, which no single check lists.
+	Runner []string
+	// Models are the invariants and properties of the models (model/) that cite it, as
+	// "model/FILE: NAME": they prove the protocol's rules on its state machines, and, through
+	// the replays, this implementation.
+	Models []string
 }
 
 // Entry is one requirement and its evidence.
@@ -103,12 +113,32 @@ func Build(root string) (*Coverage, error) {
 	if err != nil {
 		return nil, err
 	}
+	funcs := newFuncIndex(root)
 	for _, c := range cited {
+		if strings.HasPrefix(c.File, "conformance/") && strings.HasSuffix(c.File, ".go") && !strings.HasSuffix(c.File, "_test.go") {
+			if e, ok := ev[c.ID]; ok {
+				if f := funcs.at(c.File, c.Line); !slices.Contains(e.Runner, f) {
+					e.Runner = append(e.Runner, f)
+				}
+			}
+		}
 		if strings.HasSuffix(c.File, "_test.go") || !strings.HasPrefix(c.File, "conformance/") && !strings.HasPrefix(c.File, "vectors/") {
 			if e, ok := ev[c.ID]; ok {
 				e.Tests = append(e.Tests, fmt.Sprintf("%s:%d", c.File, c.Line))
+				if strings.HasSuffix(c.File, ".go") {
+					if f := funcs.at(c.File, c.Line); !slices.Contains(e.TestFuncs, f) {
+						e.TestFuncs = append(e.TestFuncs, f)
+					}
+				}
 			}
 		}
+	}
+	models, err := modelInvariants(root)
+	if err != nil {
+		return nil, err
+	}
+	for id, invs := range models {
+		errs = append(errs, add(id, func(e *Evidence) { e.Models = append(e.Models, invs...) }))
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -118,7 +148,7 @@ func Build(root string) (*Coverage, error) {
 	cov := &Coverage{}
 	for _, r := range reqs {
 		e := ev[r.ID]
-		for _, list := range []*[]string{&e.WorkerChecks, &e.HostChecks, &e.Scenarios, &e.Vectors, &e.Tests} {
+		for _, list := range []*[]string{&e.WorkerChecks, &e.HostChecks, &e.Scenarios, &e.Vectors, &e.Tests, &e.Models} {
 			*list = slices.Compact(*list)
 		}
 		cov.Entries = append(cov.Entries, Entry{Requirement: r, Evidence: *e})
