@@ -154,7 +154,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	for col, impl := range r.Implementations {
 		ji := jsonImpl{Name: impl.Name, Counts: map[string]int{}}
 		for _, s := range impl.Sources {
-			ji.Sources = append(ji.Sources, jsonSource{File: s.File, Suite: s.Suite, Version: s.Version, CatalogDigest: s.CatalogDigest, FormatVersion: s.FormatVersion})
+			ji.Sources = append(ji.Sources, jsonSource(s))
 		}
 		for s, n := range r.ImplementationCounts(col) {
 			ji.Counts[string(s)] = n
