@@ -6,11 +6,19 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/derive"
+	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind names one variant of the Rust reference's ProtocolError. It implements error, so a
-// kind is a target for errors.Is: errors.Is(err, ErrInvalidToken).
-type ErrorKind uint16
+// ErrorKind names one variant of the Rust reference's ProtocolError. It is an error, so a
+// kind is a target for errors.Is: errors.Is(err, ErrInvalidToken). Its String is the variant
+// name and its Error "protocol: " and the name.
+type ErrorKind = errkind.Kind[kinds]
+
+// kinds is the space of the ProtocolError variants.
+type kinds struct{}
+
+// Table describes the ProtocolError variants.
+func (kinds) Table() *errkind.Table { return &kindTable }
 
 // The ProtocolError variants, in the reference's declaration order. The zero ErrorKind is
 // not a variant.
@@ -83,102 +91,75 @@ const (
 // NumErrorKinds is the number of ProtocolError variants.
 const NumErrorKinds = int(errorKindEnd) - 1
 
-var kindNames = [...]string{
-	ErrUnsupportedVersion:                     "UnsupportedVersion",
-	ErrInvalidToken:                           "InvalidToken",
-	ErrDuplicateGrant:                         "DuplicateGrant",
-	ErrInvalidGrant:                           "InvalidGrant",
-	ErrTooManyGrants:                          "TooManyGrants",
-	ErrTooManyResources:                       "TooManyResources",
-	ErrAttenuationWidensLimits:                "AttenuationWidensLimits",
-	ErrAttenuationExpandsResources:            "AttenuationExpandsResources",
-	ErrUnknownSession:                         "UnknownSession",
-	ErrUnknownTool:                            "UnknownTool",
-	ErrInvalidSessionKeyLength:                "InvalidSessionKeyLength",
-	ErrWeakSessionKey:                         "WeakSessionKey",
-	ErrInvalidSequence:                        "InvalidSequence",
-	ErrSequenceExhausted:                      "SequenceExhausted",
-	ErrUnexpectedSequence:                     "UnexpectedSequence",
-	ErrInvalidAuthenticationTag:               "InvalidAuthenticationTag",
-	ErrAuthorizationProvenanceMismatch:        "AuthorizationProvenanceMismatch",
-	ErrDuplicateRequest:                       "DuplicateRequest",
-	ErrSessionRequestLimitExceeded:            "SessionRequestLimitExceeded",
-	ErrDuplicateResult:                        "DuplicateResult",
-	ErrCancellationIdMatchesRequest:           "CancellationIdMatchesRequest",
-	ErrCancellationTargetMismatch:             "CancellationTargetMismatch",
-	ErrCancellationResultMismatch:             "CancellationResultMismatch",
-	ErrRequestAlreadyCancelled:                "RequestAlreadyCancelled",
-	ErrCancellationAlreadyRequested:           "CancellationAlreadyRequested",
-	ErrResultAfterCancellation:                "ResultAfterCancellation",
-	ErrCancellationAcknowledgedAfterResult:    "CancellationAcknowledgedAfterResult",
-	ErrCancellationTooLateBeforeResult:        "CancellationTooLateBeforeResult",
-	ErrCancellationUnsupportedAfterResult:     "CancellationUnsupportedAfterResult",
-	ErrOperationResultMismatch:                "OperationResultMismatch",
-	ErrInvalidCompensationKey:                 "InvalidCompensationKey",
-	ErrInvalidCompensationGrantFingerprint:    "InvalidCompensationGrantFingerprint",
-	ErrCompensationNotGranted:                 "CompensationNotGranted",
-	ErrCompensationBudgetExhausted:            "CompensationBudgetExhausted",
-	ErrCompensationGrantMismatch:              "CompensationGrantMismatch",
-	ErrCompensationResultMismatch:             "CompensationResultMismatch",
-	ErrCompensationToolMismatch:               "CompensationToolMismatch",
-	ErrCompensationRequiresSucceededOperation: "CompensationRequiresSucceededOperation",
-	ErrUnknownCompensation:                    "UnknownCompensation",
-	ErrCompensationIdentityMismatch:           "CompensationIdentityMismatch",
-	ErrInvalidWorkerCompensationTransition:    "InvalidWorkerCompensationTransition",
-	ErrUnsupportedOperationJournalVersion:     "UnsupportedOperationJournalVersion",
-	ErrOperationJournalTooLarge:               "OperationJournalTooLarge",
-	ErrOperationJournalScopeMismatch:          "OperationJournalScopeMismatch",
-	ErrTooManyWorkerOperations:                "TooManyWorkerOperations",
-	ErrInvalidOperationFingerprint:            "InvalidOperationFingerprint",
-	ErrDuplicateOperationKey:                  "DuplicateOperationKey",
-	ErrUnknownOperation:                       "UnknownOperation",
-	ErrOperationIdentityMismatch:              "OperationIdentityMismatch",
-	ErrInvalidWorkerOperationTransition:       "InvalidWorkerOperationTransition",
-	ErrPayloadFormatMismatch:                  "PayloadFormatMismatch",
-	ErrInvalidJsonEnvelope:                    "InvalidJsonEnvelope",
-	ErrJsonPayloadTooDeep:                     "JsonPayloadTooDeep",
-	ErrInvalidOperationFailure:                "InvalidOperationFailure",
-	ErrOperationFailureTooLarge:               "OperationFailureTooLarge",
-	ErrInputTooLarge:                          "InputTooLarge",
-	ErrOutputTooLarge:                         "OutputTooLarge",
-	ErrCallBudgetExhausted:                    "CallBudgetExhausted",
-	ErrRequestMismatch:                        "RequestMismatch",
-	ErrWireFrameTooLarge:                      "WireFrameTooLarge",
-	ErrSerialization:                          "Serialization",
-}
-
-// String returns the reference's variant name, such as "InvalidAuthenticationTag".
-func (k ErrorKind) String() string {
-	if k > 0 && k < errorKindEnd {
-		return kindNames[k]
-	}
-	return "ErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns "protocol: " followed by the variant name.
-func (k ErrorKind) Error() string { return "protocol: " + k.String() }
-
-// Valid reports whether k names a ProtocolError variant.
-func (k ErrorKind) Valid() bool { return k > 0 && k < errorKindEnd }
+var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "protocol: ", Kinds: []errkind.Entry{
+	ErrUnsupportedVersion:                     {Name: "UnsupportedVersion"},
+	ErrInvalidToken:                           {Name: "InvalidToken"},
+	ErrDuplicateGrant:                         {Name: "DuplicateGrant"},
+	ErrInvalidGrant:                           {Name: "InvalidGrant"},
+	ErrTooManyGrants:                          {Name: "TooManyGrants"},
+	ErrTooManyResources:                       {Name: "TooManyResources"},
+	ErrAttenuationWidensLimits:                {Name: "AttenuationWidensLimits"},
+	ErrAttenuationExpandsResources:            {Name: "AttenuationExpandsResources"},
+	ErrUnknownSession:                         {Name: "UnknownSession"},
+	ErrUnknownTool:                            {Name: "UnknownTool"},
+	ErrInvalidSessionKeyLength:                {Name: "InvalidSessionKeyLength"},
+	ErrWeakSessionKey:                         {Name: "WeakSessionKey"},
+	ErrInvalidSequence:                        {Name: "InvalidSequence"},
+	ErrSequenceExhausted:                      {Name: "SequenceExhausted"},
+	ErrUnexpectedSequence:                     {Name: "UnexpectedSequence"},
+	ErrInvalidAuthenticationTag:               {Name: "InvalidAuthenticationTag"},
+	ErrAuthorizationProvenanceMismatch:        {Name: "AuthorizationProvenanceMismatch"},
+	ErrDuplicateRequest:                       {Name: "DuplicateRequest"},
+	ErrSessionRequestLimitExceeded:            {Name: "SessionRequestLimitExceeded"},
+	ErrDuplicateResult:                        {Name: "DuplicateResult"},
+	ErrCancellationIdMatchesRequest:           {Name: "CancellationIdMatchesRequest"},
+	ErrCancellationTargetMismatch:             {Name: "CancellationTargetMismatch"},
+	ErrCancellationResultMismatch:             {Name: "CancellationResultMismatch"},
+	ErrRequestAlreadyCancelled:                {Name: "RequestAlreadyCancelled"},
+	ErrCancellationAlreadyRequested:           {Name: "CancellationAlreadyRequested"},
+	ErrResultAfterCancellation:                {Name: "ResultAfterCancellation"},
+	ErrCancellationAcknowledgedAfterResult:    {Name: "CancellationAcknowledgedAfterResult"},
+	ErrCancellationTooLateBeforeResult:        {Name: "CancellationTooLateBeforeResult"},
+	ErrCancellationUnsupportedAfterResult:     {Name: "CancellationUnsupportedAfterResult"},
+	ErrOperationResultMismatch:                {Name: "OperationResultMismatch"},
+	ErrInvalidCompensationKey:                 {Name: "InvalidCompensationKey"},
+	ErrInvalidCompensationGrantFingerprint:    {Name: "InvalidCompensationGrantFingerprint"},
+	ErrCompensationNotGranted:                 {Name: "CompensationNotGranted"},
+	ErrCompensationBudgetExhausted:            {Name: "CompensationBudgetExhausted"},
+	ErrCompensationGrantMismatch:              {Name: "CompensationGrantMismatch"},
+	ErrCompensationResultMismatch:             {Name: "CompensationResultMismatch"},
+	ErrCompensationToolMismatch:               {Name: "CompensationToolMismatch"},
+	ErrCompensationRequiresSucceededOperation: {Name: "CompensationRequiresSucceededOperation"},
+	ErrUnknownCompensation:                    {Name: "UnknownCompensation"},
+	ErrCompensationIdentityMismatch:           {Name: "CompensationIdentityMismatch"},
+	ErrInvalidWorkerCompensationTransition:    {Name: "InvalidWorkerCompensationTransition"},
+	ErrUnsupportedOperationJournalVersion:     {Name: "UnsupportedOperationJournalVersion"},
+	ErrOperationJournalTooLarge:               {Name: "OperationJournalTooLarge"},
+	ErrOperationJournalScopeMismatch:          {Name: "OperationJournalScopeMismatch"},
+	ErrTooManyWorkerOperations:                {Name: "TooManyWorkerOperations"},
+	ErrInvalidOperationFingerprint:            {Name: "InvalidOperationFingerprint"},
+	ErrDuplicateOperationKey:                  {Name: "DuplicateOperationKey"},
+	ErrUnknownOperation:                       {Name: "UnknownOperation"},
+	ErrOperationIdentityMismatch:              {Name: "OperationIdentityMismatch"},
+	ErrInvalidWorkerOperationTransition:       {Name: "InvalidWorkerOperationTransition"},
+	ErrPayloadFormatMismatch:                  {Name: "PayloadFormatMismatch"},
+	ErrInvalidJsonEnvelope:                    {Name: "InvalidJsonEnvelope"},
+	ErrJsonPayloadTooDeep:                     {Name: "JsonPayloadTooDeep"},
+	ErrInvalidOperationFailure:                {Name: "InvalidOperationFailure"},
+	ErrOperationFailureTooLarge:               {Name: "OperationFailureTooLarge"},
+	ErrInputTooLarge:                          {Name: "InputTooLarge"},
+	ErrOutputTooLarge:                         {Name: "OutputTooLarge"},
+	ErrCallBudgetExhausted:                    {Name: "CallBudgetExhausted"},
+	ErrRequestMismatch:                        {Name: "RequestMismatch"},
+	ErrWireFrameTooLarge:                      {Name: "WireFrameTooLarge"},
+	ErrSerialization:                          {Name: "Serialization"},
+}}
 
 // ParseErrorKind returns the kind whose variant name is name.
-func ParseErrorKind(name string) (ErrorKind, bool) {
-	for k := ErrorKind(1); k < errorKindEnd; k++ {
-		if kindNames[k] == name {
-			return k, true
-		}
-	}
-	return 0, false
-}
+func ParseErrorKind(name string) (ErrorKind, bool) { return errkind.Parse[kinds](name) }
 
 // ErrorKinds returns every kind in declaration order.
-func ErrorKinds() []ErrorKind {
-	out := make([]ErrorKind, 0, NumErrorKinds)
-	for k := ErrorKind(1); k < errorKindEnd; k++ {
-		out = append(out, k)
-	}
-	return out
-}
+func ErrorKinds() []ErrorKind { return errkind.All[kinds]() }
 
 // Error is a ProtocolError: its Kind and the fields that variant carries. Fields a variant
 // does not carry stay zero. An Error never holds key material.
@@ -200,7 +181,7 @@ func ErrorKinds() []ErrorKind {
 //     variants (State is the current state).
 //   - Message: the fixed text of InvalidGrant, or the decoder's text of Serialization.
 type Error struct {
-	Kind           ErrorKind
+	errkind.Kind[kinds]
 	Field          string
 	Value          string
 	Actual         uint64
@@ -215,12 +196,6 @@ type Error struct {
 	Message        string
 
 	cause error
-}
-
-// Is reports whether target is this error's kind, so errors.Is(err, ErrUnknownTool) works.
-func (e *Error) Is(target error) bool {
-	k, ok := target.(ErrorKind)
-	return ok && k == e.Kind
 }
 
 // Unwrap returns the underlying decoder error of a Serialization error, or nil.
@@ -379,12 +354,7 @@ func KindOf(err error) (ErrorKind, bool) {
 	if err == nil {
 		return 0, false
 	}
-	var pe *Error
-	if errors.As(err, &pe) {
-		return pe.Kind, true
-	}
-	var k ErrorKind
-	if errors.As(err, &k) && k.Valid() {
+	if k, ok := errkind.Of[kinds](err); ok && k.Valid() {
 		return k, true
 	}
 	if errors.Is(err, canonjson.ErrSyntax) || errors.Is(err, derive.ErrDecode) {

@@ -16,7 +16,7 @@ const module = "github.com/splashv5/conform"
 
 // wireCore is the wire core: the packages that frame, seal, encode and bootstrap a session, and
 // all the conformance runner may use.
-var wireCore = []string{"impl/canonjson", "impl/derive", "impl/protocol", "impl/bootstrap", "impl/jsonline"}
+var wireCore = []string{"impl/errkind", "impl/canonjson", "impl/derive", "impl/protocol", "impl/bootstrap", "impl/jsonline"}
 
 // runnerExternals are the only modules outside the standard library and this module that the
 // conformance runner links: BLAKE3 (frame tags) and its CPU feature detection.
@@ -85,6 +85,12 @@ func rules(all map[string]pkg) []rule {
 		}},
 		{"impl/canonjson imports nothing of the module", func(p pkg) error {
 			if p.Path != "impl/canonjson" {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(string) bool { return false })
+		}},
+		{"impl/errkind imports nothing of the module", func(p pkg) error {
+			if p.Path != "impl/errkind" {
 				return nil
 			}
 			return only(p, moduleDeps(p, all, p.Deps), func(string) bool { return false })
@@ -234,6 +240,8 @@ func TestRulesCatchViolations(t *testing.T) {
 	}{
 		{"canonjson imports the module", []pkg{mod("impl/canonjson", "impl/derive"), mod("impl/derive")},
 			"impl/canonjson imports nothing of the module: impl/canonjson links impl/derive"},
+		{"errkind imports the module", []pkg{mod("impl/errkind", "impl/canonjson"), mod("impl/canonjson")},
+			"impl/errkind imports nothing of the module: impl/errkind links impl/canonjson"},
 		{"model imports impl", []pkg{mod("model/flow", "impl/protocol"), mod("impl/protocol")},
 			"model imports nothing of the module outside model: model/flow links impl/protocol"},
 		{"conformance imports storage", []pkg{mod("conformance", "impl/storage"), mod("impl/storage")},
