@@ -25,6 +25,8 @@ type Table struct {
 	Type string
 	// Prefix starts the Error text of every kind: "protocol: ".
 	Prefix string
+	// NameInError puts the variant name and ": " between the prefix and the message.
+	NameInError bool
 	// Kinds holds each kind's name and message.
 	Kinds []Entry
 }
@@ -66,14 +68,19 @@ func (k Kind[S]) String() string {
 // embeds one, a Named.
 func (k Kind[S]) KindName() string { return k.String() }
 
-// Error returns the table's prefix followed by the kind's message, or its name when it has
-// no message.
+// Error returns the table's prefix followed by the kind's message (after its name and ": "
+// when the table says NameInError), or by its name when it has no message.
 func (k Kind[S]) Error() string {
 	var s S
-	if e, ok := k.entry(); ok && e.Message != "" {
-		return s.Table().Prefix + e.Message
+	t := s.Table()
+	e, ok := k.entry()
+	switch {
+	case !ok || e.Message == "":
+		return t.Prefix + k.String()
+	case t.NameInError:
+		return t.Prefix + e.Name + ": " + e.Message
 	}
-	return s.Table().Prefix + k.String()
+	return t.Prefix + e.Message
 }
 
 // Is reports whether target is this kind. Through embedding, it makes errors.Is(err, kind)

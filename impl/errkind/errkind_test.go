@@ -30,7 +30,10 @@ type other struct{}
 
 func (other) Table() *errkind.Table { return &otherTable }
 
-var otherTable = errkind.Table{Type: "OtherKind", Kinds: []errkind.Entry{1: {Name: "Alpha"}}}
+var otherTable = errkind.Table{Type: "OtherKind", Prefix: "other: ", NameInError: true, Kinds: []errkind.Entry{
+	1: {Name: "Alpha", Message: "alpha went wrong"},
+	2: {Name: "Beta"},
+}}
 
 type testError struct {
 	errkind.Kind[space]
@@ -62,6 +65,14 @@ func TestKindTexts(t *testing.T) {
 		}
 		if got := c.k.Valid(); got != c.valid {
 			t.Errorf("Valid of %d = %v, want %v", uint16(c.k), got, c.valid)
+		}
+	}
+}
+
+func TestNameInError(t *testing.T) {
+	for k, want := range map[errkind.Kind[other]]string{1: "other: Alpha: alpha went wrong", 2: "other: Beta", 3: "other: OtherKind(3)"} {
+		if got := k.Error(); got != want {
+			t.Errorf("Error of %d = %q, want %q", uint16(k), got, want)
 		}
 	}
 }
