@@ -9,6 +9,7 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/derive"
+	"github.com/splashv5/conform/impl/errkind"
 	"github.com/splashv5/conform/impl/protocol"
 	"lukechampine.com/blake3"
 )
@@ -76,8 +77,15 @@ func observedState(st protocol.OperationStatus) LedgerState {
 	return LedgerPending
 }
 
-// LedgerErrorKind names one ledger or ledger-bridge rule. It implements error.
-type LedgerErrorKind uint8
+// LedgerErrorKind names one ledger or ledger-bridge rule. It is an error; String returns the
+// variant name.
+type LedgerErrorKind = errkind.Kind[ledgerKinds]
+
+// ledgerKinds is the space of the ledger error kinds.
+type ledgerKinds struct{}
+
+// Table describes the ledger error kinds.
+func (ledgerKinds) Table() *errkind.Table { return &ledgerKindTable }
 
 // The ledger error kinds (the reference's WorkflowOperationLedgerError, plus the bridge's own).
 const (
@@ -140,70 +148,59 @@ const (
 	ErrLedgerInvalidCompensationStateTransition
 )
 
-var ledgerKindNames = [...]string{
-	ErrLedgerTooLarge:                                      "TooLarge",
-	ErrLedgerInvalidEncoding:                               "InvalidEncoding",
-	ErrLedgerUnsupportedVersion:                            "UnsupportedVersion",
-	ErrLedgerInvalidPlanFingerprint:                        "InvalidPlanFingerprint",
-	ErrLedgerTooManyOperations:                             "TooManyOperations",
-	ErrLedgerRevisionExhausted:                             "RevisionExhausted",
-	ErrLedgerStaleRevision:                                 "StaleRevision",
-	ErrLedgerInputTooLarge:                                 "InputTooLarge",
-	ErrLedgerEmptyOperationNonce:                           "EmptyOperationNonce",
-	ErrLedgerOperationNonceTooLarge:                        "OperationNonceTooLarge",
-	ErrLedgerInvalidStepID:                                 "InvalidStepId",
-	ErrLedgerInvalidTool:                                   "InvalidTool",
-	ErrLedgerInvalidOperationKey:                           "InvalidOperationKey",
-	ErrLedgerInvalidInputFingerprint:                       "InvalidInputFingerprint",
-	ErrLedgerInputFingerprintMismatch:                      "InputFingerprintMismatch",
-	ErrLedgerOperationBindingMismatch:                      "OperationBindingMismatch",
-	ErrLedgerOperationAlreadyTerminal:                      "OperationAlreadyTerminal",
-	ErrLedgerInvalidCompensationKey:                        "InvalidCompensationKey",
-	ErrLedgerInvalidCompensationTenantScope:                "InvalidCompensationTenantScope",
-	ErrLedgerInvalidCompensationGrantFingerprint:           "InvalidCompensationGrantFingerprint",
-	ErrLedgerCompensationRequiresSucceededOperation:        "CompensationRequiresSucceededOperation",
-	ErrLedgerDuplicateOperationKey:                         "DuplicateOperationKey",
-	ErrLedgerPlanMismatch:                                  "PlanMismatch",
-	ErrLedgerUnknownStep:                                   "UnknownStep",
-	ErrLedgerUnknownOperation:                              "UnknownOperation",
-	ErrLedgerReconciliationMismatch:                        "ReconciliationMismatch",
-	ErrLedgerInvalidStateTransition:                        "InvalidStateTransition",
-	ErrLedgerDispatchRequiresHostAuthenticator:             "OperationDispatchRequiresHostAuthenticator",
-	ErrLedgerUnexpectedDispatchMessage:                     "UnexpectedOperationDispatchMessage",
-	ErrLedgerReconciliationRequiresHostAuthenticator:       "ReconciliationRequiresHostAuthenticator",
-	ErrLedgerUnexpectedReconciliationMessage:               "UnexpectedReconciliationMessage",
-	ErrLedgerProtocol:                                      "Protocol",
-	ErrLedgerPreparedElsewhere:                             "ApprovalMismatch",
-	ErrLedgerNoSuspendedStep:                               "NoSuspendedExecution",
-	ErrLedgerStore:                                         "Store",
-	ErrLedgerCompensationNotGranted:                        "CompensationNotGranted",
-	ErrLedgerCompensationGrantDenied:                       "CompensationGrantDenied",
-	ErrLedgerCompensationActionDenied:                      "CompensationActionDenied",
-	ErrLedgerCompensationInputFingerprintMismatch:          "CompensationInputFingerprintMismatch",
-	ErrLedgerCompensationAlreadyRecorded:                   "CompensationAlreadyRecorded",
-	ErrLedgerCompensationPolicyMismatch:                    "CompensationPolicyMismatch",
-	ErrLedgerUnknownCompensation:                           "UnknownCompensation",
-	ErrLedgerCompensationRequestMismatch:                   "CompensationRequestMismatch",
-	ErrLedgerCompensationDispatchRequiresHostAuthenticator: "CompensationDispatchRequiresHostAuthenticator",
-	ErrLedgerUnexpectedCompensationMessage:                 "UnexpectedCompensationMessage",
-	ErrLedgerInvalidCompensationStateTransition:            "InvalidCompensationStateTransition",
-}
-
-// String returns the variant name.
-func (k LedgerErrorKind) String() string {
-	if int(k) < len(ledgerKindNames) && ledgerKindNames[k] != "" {
-		return ledgerKindNames[k]
-	}
-	return "LedgerErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns the variant name.
-func (k LedgerErrorKind) Error() string { return "workflow operation ledger: " + k.String() }
+var ledgerKindTable = errkind.Table{Type: "LedgerErrorKind", Prefix: "workflow operation ledger: ", Kinds: []errkind.Entry{
+	ErrLedgerTooLarge:                                      {Name: "TooLarge"},
+	ErrLedgerInvalidEncoding:                               {Name: "InvalidEncoding"},
+	ErrLedgerUnsupportedVersion:                            {Name: "UnsupportedVersion"},
+	ErrLedgerInvalidPlanFingerprint:                        {Name: "InvalidPlanFingerprint"},
+	ErrLedgerTooManyOperations:                             {Name: "TooManyOperations"},
+	ErrLedgerRevisionExhausted:                             {Name: "RevisionExhausted"},
+	ErrLedgerStaleRevision:                                 {Name: "StaleRevision"},
+	ErrLedgerInputTooLarge:                                 {Name: "InputTooLarge"},
+	ErrLedgerEmptyOperationNonce:                           {Name: "EmptyOperationNonce"},
+	ErrLedgerOperationNonceTooLarge:                        {Name: "OperationNonceTooLarge"},
+	ErrLedgerInvalidStepID:                                 {Name: "InvalidStepId"},
+	ErrLedgerInvalidTool:                                   {Name: "InvalidTool"},
+	ErrLedgerInvalidOperationKey:                           {Name: "InvalidOperationKey"},
+	ErrLedgerInvalidInputFingerprint:                       {Name: "InvalidInputFingerprint"},
+	ErrLedgerInputFingerprintMismatch:                      {Name: "InputFingerprintMismatch"},
+	ErrLedgerOperationBindingMismatch:                      {Name: "OperationBindingMismatch"},
+	ErrLedgerOperationAlreadyTerminal:                      {Name: "OperationAlreadyTerminal"},
+	ErrLedgerInvalidCompensationKey:                        {Name: "InvalidCompensationKey"},
+	ErrLedgerInvalidCompensationTenantScope:                {Name: "InvalidCompensationTenantScope"},
+	ErrLedgerInvalidCompensationGrantFingerprint:           {Name: "InvalidCompensationGrantFingerprint"},
+	ErrLedgerCompensationRequiresSucceededOperation:        {Name: "CompensationRequiresSucceededOperation"},
+	ErrLedgerDuplicateOperationKey:                         {Name: "DuplicateOperationKey"},
+	ErrLedgerPlanMismatch:                                  {Name: "PlanMismatch"},
+	ErrLedgerUnknownStep:                                   {Name: "UnknownStep"},
+	ErrLedgerUnknownOperation:                              {Name: "UnknownOperation"},
+	ErrLedgerReconciliationMismatch:                        {Name: "ReconciliationMismatch"},
+	ErrLedgerInvalidStateTransition:                        {Name: "InvalidStateTransition"},
+	ErrLedgerDispatchRequiresHostAuthenticator:             {Name: "OperationDispatchRequiresHostAuthenticator"},
+	ErrLedgerUnexpectedDispatchMessage:                     {Name: "UnexpectedOperationDispatchMessage"},
+	ErrLedgerReconciliationRequiresHostAuthenticator:       {Name: "ReconciliationRequiresHostAuthenticator"},
+	ErrLedgerUnexpectedReconciliationMessage:               {Name: "UnexpectedReconciliationMessage"},
+	ErrLedgerProtocol:                                      {Name: "Protocol"},
+	ErrLedgerPreparedElsewhere:                             {Name: "ApprovalMismatch"},
+	ErrLedgerNoSuspendedStep:                               {Name: "NoSuspendedExecution"},
+	ErrLedgerStore:                                         {Name: "Store"},
+	ErrLedgerCompensationNotGranted:                        {Name: "CompensationNotGranted"},
+	ErrLedgerCompensationGrantDenied:                       {Name: "CompensationGrantDenied"},
+	ErrLedgerCompensationActionDenied:                      {Name: "CompensationActionDenied"},
+	ErrLedgerCompensationInputFingerprintMismatch:          {Name: "CompensationInputFingerprintMismatch"},
+	ErrLedgerCompensationAlreadyRecorded:                   {Name: "CompensationAlreadyRecorded"},
+	ErrLedgerCompensationPolicyMismatch:                    {Name: "CompensationPolicyMismatch"},
+	ErrLedgerUnknownCompensation:                           {Name: "UnknownCompensation"},
+	ErrLedgerCompensationRequestMismatch:                   {Name: "CompensationRequestMismatch"},
+	ErrLedgerCompensationDispatchRequiresHostAuthenticator: {Name: "CompensationDispatchRequiresHostAuthenticator"},
+	ErrLedgerUnexpectedCompensationMessage:                 {Name: "UnexpectedCompensationMessage"},
+	ErrLedgerInvalidCompensationStateTransition:            {Name: "InvalidCompensationStateTransition"},
+}}
 
 // LedgerError is a ledger or ledger-bridge rejection. Value names the offending key, step or
 // tool (bounded to 96 bytes in the message); Err wraps a protocol or storage error.
 type LedgerError struct {
-	Kind     LedgerErrorKind
+	errkind.Kind[ledgerKinds]
 	Value    string
 	Actual   uint64
 	Maximum  uint64
@@ -241,12 +238,6 @@ func (e *LedgerError) Error() string {
 		msg += ": " + e.Err.Error()
 	}
 	return msg
-}
-
-// Is matches the error's kind.
-func (e *LedgerError) Is(target error) bool {
-	k, ok := target.(LedgerErrorKind)
-	return ok && k == e.Kind
 }
 
 // Unwrap returns the wrapped protocol or storage error.

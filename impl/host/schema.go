@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/errkind"
 )
 
 // Bounds of the executable schema subset.
@@ -20,8 +21,14 @@ const (
 	MaxSchemaBytes      = 32 * 1024
 )
 
-// SchemaErrorKind classifies a schema that does not compile. It implements error.
-type SchemaErrorKind uint8
+// SchemaErrorKind classifies a schema that does not compile. It is an error.
+type SchemaErrorKind = errkind.Kind[schemaKinds]
+
+// schemaKinds is the space of the schema compile error kinds.
+type schemaKinds struct{}
+
+// Table describes the schema compile error kinds.
+func (schemaKinds) Table() *errkind.Table { return &schemaKindTable }
 
 // The schema compile errors.
 const (
@@ -34,30 +41,19 @@ const (
 	ErrSchemaTooLarge
 )
 
-// Error returns the kind's name.
-func (k SchemaErrorKind) Error() string {
-	switch k {
-	case ErrSchemaExpectedObject:
-		return "schema must be an object"
-	case ErrSchemaInvalidKeyword:
-		return "invalid schema keyword"
-	case ErrSchemaUnsupportedKeyword:
-		return "unsupported schema keyword"
-	case ErrSchemaTooDeep:
-		return "schema exceeds its depth limit"
-	case ErrSchemaTooManyProperties:
-		return "schema exceeds its property limit"
-	case ErrSchemaTooManyEnumValues:
-		return "schema exceeds its enum limit"
-	case ErrSchemaTooLarge:
-		return "schema exceeds its byte limit"
-	}
-	return "SchemaErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
+var schemaKindTable = errkind.Table{Type: "SchemaErrorKind", Kinds: []errkind.Entry{
+	ErrSchemaExpectedObject:     {Name: "ExpectedObject", Message: "schema must be an object"},
+	ErrSchemaInvalidKeyword:     {Name: "InvalidKeyword", Message: "invalid schema keyword"},
+	ErrSchemaUnsupportedKeyword: {Name: "UnsupportedKeyword", Message: "unsupported schema keyword"},
+	ErrSchemaTooDeep:            {Name: "TooDeep", Message: "schema exceeds its depth limit"},
+	ErrSchemaTooManyProperties:  {Name: "TooManyProperties", Message: "schema exceeds its property limit"},
+	ErrSchemaTooManyEnumValues:  {Name: "TooManyEnumValues", Message: "schema exceeds its enum limit"},
+	ErrSchemaTooLarge:           {Name: "TooLarge", Message: "schema exceeds its byte limit"},
+}}
 
 // SchemaError rejects a schema at compile time.
 type SchemaError struct {
-	Kind    SchemaErrorKind
+	errkind.Kind[schemaKinds]
 	Path    string // "$", "$[\"key\"]", "$.items", …
 	Keyword string
 	Message string
@@ -83,12 +79,6 @@ func (e *SchemaError) Error() string {
 		return fmt.Sprintf("schema exceeds byte limit of %d", e.Maximum)
 	}
 	return e.Kind.Error()
-}
-
-// Is matches the error's kind.
-func (e *SchemaError) Is(target error) bool {
-	k, ok := target.(SchemaErrorKind)
-	return ok && k == e.Kind
 }
 
 // SchemaViolation is a value that does not match its schema.

@@ -1,6 +1,10 @@
 package script
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/splashv5/conform/impl/errkind"
+)
 
 // PromiseID identifies one deferred tool call. The host issues it from StartTool; the
 // evaluator only carries it inside promise values and hands it back to the host.
@@ -28,8 +32,15 @@ func (f Format) String() string {
 	return "unknown"
 }
 
-// ToolErrorKind classifies a failed tool call the way a script observes it.
-type ToolErrorKind uint8
+// ToolErrorKind classifies a failed tool call the way a script observes it. String returns
+// its name: "Denied", "Failed", "Cancelled" or "TimedOut".
+type ToolErrorKind = errkind.Kind[toolKinds]
+
+// toolKinds is the space of the tool failure kinds.
+type toolKinds struct{}
+
+// Table describes the tool failure kinds.
+func (toolKinds) Table() *errkind.Table { return &toolKindTable }
 
 const (
 	// ToolDenied is a reservation or policy denial ("tool call denied: …").
@@ -42,42 +53,27 @@ const (
 	ToolTimedOut ToolErrorKind = 4
 )
 
-// String returns the kind's name: "Denied", "Failed", "Cancelled" or "TimedOut".
-func (k ToolErrorKind) String() string {
-	switch k {
-	case ToolDenied:
-		return "Denied"
-	case ToolFailed:
-		return "Failed"
-	case ToolCancelled:
-		return "Cancelled"
-	case ToolTimedOut:
-		return "TimedOut"
-	}
-	return "Unknown"
-}
+var toolKindTable = errkind.Table{Type: "ToolErrorKind", Prefix: "tool call ", Kinds: []errkind.Entry{
+	ToolDenied:    {Name: "Denied", Message: "denied"},
+	ToolFailed:    {Name: "Failed", Message: "failed"},
+	ToolCancelled: {Name: "Cancelled", Message: "cancelled"},
+	ToolTimedOut:  {Name: "TimedOut", Message: "timed out"},
+}}
 
 // ToolError is the failure of one tool call as a script sees it. Its Error text is exactly the
 // message the script's error carries and the host diagnostic shows.
 type ToolError struct {
-	Kind    ToolErrorKind
+	errkind.Kind[toolKinds]
 	Message string
 }
 
 // Error renders the error as "tool call denied: …", "tool call failed: …",
 // "tool call cancelled: …" or "tool call timed out: …".
 func (e *ToolError) Error() string {
-	switch e.Kind {
-	case ToolDenied:
-		return "tool call denied: " + e.Message
-	case ToolFailed:
-		return "tool call failed: " + e.Message
-	case ToolCancelled:
-		return "tool call cancelled: " + e.Message
-	case ToolTimedOut:
-		return "tool call timed out: " + e.Message
+	if !e.Kind.Valid() {
+		return "tool call error: " + e.Message
 	}
-	return "tool call error: " + e.Message
+	return e.Kind.Error() + ": " + e.Message
 }
 
 // Denied returns a ToolDenied error with message msg.
