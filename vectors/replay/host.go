@@ -278,7 +278,7 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			var ce *host.AuditCursorError
 			switch {
 			case errors.As(err, &ce):
-				e.Error = auditCursorKindNames[ce.Kind]
+				e.Error = ce.Kind.String()
 				if ce.Kind != host.ErrAuditInvalidCursor {
 					available := ce.Available
 					e.Available = &available
@@ -414,24 +414,6 @@ func registerHostTool(rt *host.Runtime, t vectorfmt.HostTool, advance func(time.
 	return fmt.Errorf("unknown tool kind %q", t.Kind)
 }
 
-// auditCursorKindNames are the vector names of the export cursor refusals (RUN-154).
-var auditCursorKindNames = map[host.AuditCursorErrorKind]string{
-	host.ErrAuditInvalidCursor: "InvalidCursor",
-	host.ErrAuditCursorEvicted: "Evicted",
-	host.ErrAuditCursorAhead:   "Ahead",
-}
-
-// leaseKindNames are the vector names of the lease refusals (RUN-036).
-var leaseKindNames = map[host.LeaseErrorKind]string{
-	host.ErrLeaseUnknownTool:            "UnknownTool",
-	host.ErrLeaseDuplicateTool:          "DuplicateTool",
-	host.ErrLeaseZeroCallLimit:          "ZeroCallLimit",
-	host.ErrLeaseCallLimitExceedsPolicy: "CallLimitExceedsPolicy",
-	host.ErrLeaseRuntimeMismatch:        "RuntimeMismatch",
-	host.ErrLeaseCatalogChanged:         "CatalogChanged",
-	host.ErrLeaseAlreadyActive:          "LeaseAlreadyActive",
-}
-
 func auditEventsOf(events []host.AuditEvent) []vectorfmt.HostAuditEvent {
 	var out []vectorfmt.HostAuditEvent
 	for _, ev := range events {
@@ -462,11 +444,9 @@ func setLeaseErr(e *vectorfmt.HostExpect, err error) {
 		return
 	}
 	var le *host.LeaseError
-	if errors.As(err, &le) {
-		if name, ok := leaseKindNames[le.Kind]; ok {
-			e.Error = name
-			return
-		}
+	if errors.As(err, &le) && le.Kind.Valid() {
+		e.Error = le.Kind.String()
+		return
 	}
 	e.Error = "Unclassified"
 }

@@ -39,20 +39,6 @@ func replayLedger(fsys fs.FS, fr *fileRun) error {
 	})
 }
 
-// LedgerKindName names an error of the ledger the way ledger.json spells it: the variant name
-// of a host.LedgerError kind, else ErrorKindName.
-func LedgerKindName(err error) string {
-	var le *host.LedgerError
-	if errors.As(err, &le) {
-		return le.Kind.String()
-	}
-	var ke host.LedgerErrorKind
-	if errors.As(err, &ke) {
-		return ke.String()
-	}
-	return ErrorKindName(err)
-}
-
 // CheckLedgerTest runs one ledger.json test of group type groupType against impl/host and
 // returns every difference from the declared outcome (none when it passes).
 func CheckLedgerTest(groupType string, t *vectorfmt.LedgerTest) []string {
@@ -431,14 +417,14 @@ func ledgerWrongKind(prefix, want string, err error) []string {
 	if err == nil {
 		return []string{fmt.Sprintf("%sexpected error %s, got success", prefix, want)}
 	}
-	if got := LedgerKindName(err); got != want {
+	if got := ErrorKindName(err); got != want {
 		return []string{fmt.Sprintf("%sexpected error %s, got %s (%v)", prefix, want, got, err)}
 	}
 	return nil
 }
 
 func unexpectedLedger(err error) string {
-	return fmt.Sprintf("expected success, got %s (%v)", LedgerKindName(err), err)
+	return fmt.Sprintf("expected success, got %s (%v)", ErrorKindName(err), err)
 }
 
 func checkPlanFingerprint(t *vectorfmt.LedgerTest) []string {
