@@ -12,6 +12,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/schema"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -368,7 +369,7 @@ func registerHostTool(rt *host.Runtime, t vectorfmt.HostTool, advance func(time.
 		p = p.WithStream(host.StreamPolicy{MaxChunks: t.Stream.MaxChunks, MaxChunkBytes: t.Stream.MaxChunkBytes,
 			MaxTotalBytes: t.Stream.MaxTotalBytes, MaxEmittedBytes: t.Stream.MaxEmittedBytes})
 	}
-	var contract *host.JSONContract
+	var contract *schema.Contract
 	if t.InputSchema != "" || t.OutputSchema != "" {
 		in, err := canonjson.ParseValue([]byte(t.InputSchema), canonjson.Preserve)
 		if err != nil {
@@ -378,7 +379,7 @@ func registerHostTool(rt *host.Runtime, t vectorfmt.HostTool, advance func(time.
 		if err != nil {
 			return err
 		}
-		c, err := host.NewJSONContract(in, outS)
+		c, err := schema.NewContract(in, outS)
 		if err != nil {
 			return err
 		}
