@@ -47,31 +47,6 @@ func TestErrorRenderings(t *testing.T) {
 	}
 }
 
-// Spec: RUN-181
-func TestOperationKeyInputChecks(t *testing.T) {
-	r := ledgerRuntime(t)
-	l, _ := NewLedger(planFP)
-	_, _ = r.StartJSON("remote.json", `{}`)
-	plan := Plan{Fingerprint: planFP, Steps: []string{"fetch"}}
-	if _, err := deriveOperationKey(plan, "other", "remote.json", nil, []byte("n")); !errors.Is(err, ErrLedgerUnknownStep) {
-		t.Fatalf("unknown step: %v", err)
-	}
-	if _, err := deriveOperationKey(plan, "fetch", "Bad Tool", nil, []byte("n")); !errors.Is(err, ErrLedgerInvalidTool) {
-		t.Fatalf("bad tool: %v", err)
-	}
-	if _, err := deriveOperationKey(plan, "fetch", "t", make([]byte, MaxLedgerInputBytes+1), []byte("n")); !errors.Is(err, ErrLedgerInputTooLarge) {
-		t.Fatalf("input too large: %v", err)
-	}
-	if _, err := r.PrepareNextExternalOperation(plan, 0, l, []byte("n")); err != nil {
-		t.Fatal(err)
-	}
-	wantNoError(t, plan.ValidateLedgerAtOrAfter(l, 1))
-	wantKind(t, plan.ValidateLedgerAtOrAfter(l, 2), ErrLedgerStaleRevision)
-	if c := l.Clone(); c.Revision() != 1 || c.PlanFingerprint() != planFP || len(c.Operations()) != 1 {
-		t.Fatalf("clone = %+v", c)
-	}
-}
-
 // Spec: RUN-186, RUN-161
 func TestResolveOperationStatus(t *testing.T) {
 	r, _ := lifecycleRuntime(t)

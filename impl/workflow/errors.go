@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/splashv5/conform/impl/errkind"
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 )
 
 // ErrorKind names one rule of the step engine. It is an error, so a kind is a valid
@@ -85,7 +85,7 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "workflow: ", Kinds: []
 
 // Error is a step engine refusal. Value names the step or operation key concerned; Err wraps
 // the store's, the runtime's or the worker session's error. Ledger rules are reported as the
-// host's *host.LedgerError instead.
+// host's *ledger.Error instead.
 type Error struct {
 	errkind.Kind[kinds]
 	Value string
@@ -110,6 +110,6 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // ledgerErr returns a ledger rule refusal with the reference's variant.
-func ledgerErr(kind host.LedgerErrorKind, value string) error {
-	return &host.LedgerError{Kind: kind, Value: value}
+func ledgerErr(kind ledger.ErrorKind, value string) error {
+	return &ledger.Error{Kind: kind, Value: value}
 }
