@@ -332,7 +332,7 @@ func (e *Engine) resolved(state ledger.State, rec host.Reconciliation) Resolutio
 
 // SealRetainedReconciliation seals a reconcile_operation request for the retained operation
 // under its persisted ledger key, for a fresh worker session after a dispatch whose answer was
-// lost (WFL-007). The claim is revalidated as host.Runtime.PrepareClaimedReconciliation does.
+// lost (WFL-007). The claim is revalidated as ledger.PrepareClaimedReconciliation does.
 func (e *Engine) SealRetainedReconciliation(requestID string, auth *protocol.Authenticator) (host.AuthenticatedReconciliation, error) {
 	if err := e.usable(false); err != nil {
 		return host.AuthenticatedReconciliation{}, err

@@ -85,7 +85,7 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "workflow: ", Kinds: []
 
 // Error is a step engine refusal. Value names the step or operation key concerned; Err wraps
 // the store's, the runtime's or the worker session's error. Ledger rules are reported as the
-// host's *ledger.Error instead.
+// ledger's *ledger.Error instead.
 type Error struct {
 	errkind.Kind[kinds]
 	Value string

@@ -139,7 +139,7 @@ func ledgerRuntime() (*host.Runtime, error) {
 }
 
 // preparable reports whether the key arguments can be reached through
-// Runtime.PrepareNextExternalOperation: the step is in the plan, the tool is a token, and the
+// ledger.PrepareNextExternalOperation: the step is in the plan, the tool is a token, and the
 // input is either a canonical text or JSON operation input or (for a refusal of the input
 // length or the nonce) any input of at least 12 bytes, whose length a text operation
 // reproduces. It returns a function preparing
