@@ -9,13 +9,16 @@ package errkind
 import (
 	"errors"
 	"strconv"
+	"strings"
 )
 
-// Entry describes one kind: the reference's variant name and, when the kind's error text is
-// not the name itself, its message.
+// Entry describes one kind: the reference's variant name, when the kind's error text is not
+// the name itself its message, and, for a package whose error type renders a kind's data, the
+// template of that text ({field} placeholders that the package fills, see Expand).
 type Entry struct {
 	Name    string
 	Message string
+	Detail  string
 }
 
 // Table describes every kind of one Space. Kinds is indexed by the kind's value; the zero kind
@@ -64,6 +67,12 @@ func (k Kind[S]) String() string {
 	return s.Table().Type + "(" + strconv.Itoa(int(k)) + ")"
 }
 
+// Detail returns the kind's detail template ("" for a value that is not a kind).
+func (k Kind[S]) Detail() string {
+	e, _ := k.entry()
+	return e.Detail
+}
+
 // KindName returns the variant name, like String; it makes every kind, and every error that
 // embeds one, a Named.
 func (k Kind[S]) KindName() string { return k.String() }
@@ -92,6 +101,23 @@ func (k Kind[S]) Is(target error) bool {
 
 // kindOf returns k; through embedding, it lets Of find the kind of an error of the space.
 func (k Kind[S]) kindOf() Kind[S] { return k }
+
+// Expand returns template with each {name} placeholder replaced by field(name). Text outside
+// placeholders is copied as is; an unclosed "{" is copied too.
+func Expand(template string, field func(name string) string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(template, '{')
+		j := strings.IndexByte(template[i+1:], '}')
+		if i < 0 || j < 0 {
+			b.WriteString(template)
+			return b.String()
+		}
+		b.WriteString(template[:i])
+		b.WriteString(field(template[i+1 : i+1+j]))
+		template = template[i+2+j:]
+	}
+}
 
 // Named is implemented by every Kind and every error that embeds one.
 type Named interface {

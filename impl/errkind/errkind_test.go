@@ -23,7 +23,7 @@ const (
 var table = errkind.Table{Type: "TestKind", Prefix: "test: ", Kinds: []errkind.Entry{
 	kindA: {Name: "Alpha"},
 	kindB: {Name: "Beta", Message: "beta went wrong"},
-	kindC: {Name: "Gamma"},
+	kindC: {Name: "Gamma", Detail: "gamma {n}"},
 }}
 
 type other struct{}
@@ -116,5 +116,27 @@ func TestAllAndParse(t *testing.T) {
 	}
 	if _, ok := errkind.Parse[space]("Delta"); ok {
 		t.Fatal("Parse accepted an unknown name")
+	}
+}
+
+func TestExpand(t *testing.T) {
+	field := func(name string) string { return "<" + name + ">" }
+	for template, want := range map[string]string{
+		"":                   "",
+		"plain":              "plain",
+		"a {x} b {yy}":       "a <x> b <yy>",
+		"{x}{y}":             "<x><y>",
+		"open { never shut":  "open { never shut",
+		"shut } never {open": "shut } never {open",
+	} {
+		if got := errkind.Expand(template, field); got != want {
+			t.Errorf("Expand(%q) = %q, want %q", template, got, want)
+		}
+	}
+	if got := kindC.Detail(); got != "gamma {n}" {
+		t.Errorf("Detail of Gamma = %q", got)
+	}
+	if got := kindB.Detail(); got != "" {
+		t.Errorf("Detail of a kind without one = %q", got)
 	}
 }

@@ -92,67 +92,67 @@ const (
 const NumErrorKinds = int(errorKindEnd) - 1
 
 var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "protocol: ", Kinds: []errkind.Entry{
-	ErrUnsupportedVersion:                     {Name: "UnsupportedVersion"},
-	ErrInvalidToken:                           {Name: "InvalidToken"},
-	ErrDuplicateGrant:                         {Name: "DuplicateGrant"},
-	ErrInvalidGrant:                           {Name: "InvalidGrant"},
-	ErrTooManyGrants:                          {Name: "TooManyGrants"},
-	ErrTooManyResources:                       {Name: "TooManyResources"},
-	ErrAttenuationWidensLimits:                {Name: "AttenuationWidensLimits"},
-	ErrAttenuationExpandsResources:            {Name: "AttenuationExpandsResources"},
-	ErrUnknownSession:                         {Name: "UnknownSession"},
-	ErrUnknownTool:                            {Name: "UnknownTool"},
-	ErrInvalidSessionKeyLength:                {Name: "InvalidSessionKeyLength"},
-	ErrWeakSessionKey:                         {Name: "WeakSessionKey"},
-	ErrInvalidSequence:                        {Name: "InvalidSequence"},
-	ErrSequenceExhausted:                      {Name: "SequenceExhausted"},
-	ErrUnexpectedSequence:                     {Name: "UnexpectedSequence"},
-	ErrInvalidAuthenticationTag:               {Name: "InvalidAuthenticationTag"},
-	ErrAuthorizationProvenanceMismatch:        {Name: "AuthorizationProvenanceMismatch"},
-	ErrDuplicateRequest:                       {Name: "DuplicateRequest"},
-	ErrSessionRequestLimitExceeded:            {Name: "SessionRequestLimitExceeded"},
-	ErrDuplicateResult:                        {Name: "DuplicateResult"},
-	ErrCancellationIdMatchesRequest:           {Name: "CancellationIdMatchesRequest"},
-	ErrCancellationTargetMismatch:             {Name: "CancellationTargetMismatch"},
-	ErrCancellationResultMismatch:             {Name: "CancellationResultMismatch"},
-	ErrRequestAlreadyCancelled:                {Name: "RequestAlreadyCancelled"},
-	ErrCancellationAlreadyRequested:           {Name: "CancellationAlreadyRequested"},
-	ErrResultAfterCancellation:                {Name: "ResultAfterCancellation"},
-	ErrCancellationAcknowledgedAfterResult:    {Name: "CancellationAcknowledgedAfterResult"},
-	ErrCancellationTooLateBeforeResult:        {Name: "CancellationTooLateBeforeResult"},
-	ErrCancellationUnsupportedAfterResult:     {Name: "CancellationUnsupportedAfterResult"},
-	ErrOperationResultMismatch:                {Name: "OperationResultMismatch"},
-	ErrInvalidCompensationKey:                 {Name: "InvalidCompensationKey"},
-	ErrInvalidCompensationGrantFingerprint:    {Name: "InvalidCompensationGrantFingerprint"},
-	ErrCompensationNotGranted:                 {Name: "CompensationNotGranted"},
-	ErrCompensationBudgetExhausted:            {Name: "CompensationBudgetExhausted"},
-	ErrCompensationGrantMismatch:              {Name: "CompensationGrantMismatch"},
-	ErrCompensationResultMismatch:             {Name: "CompensationResultMismatch"},
-	ErrCompensationToolMismatch:               {Name: "CompensationToolMismatch"},
-	ErrCompensationRequiresSucceededOperation: {Name: "CompensationRequiresSucceededOperation"},
-	ErrUnknownCompensation:                    {Name: "UnknownCompensation"},
-	ErrCompensationIdentityMismatch:           {Name: "CompensationIdentityMismatch"},
-	ErrInvalidWorkerCompensationTransition:    {Name: "InvalidWorkerCompensationTransition"},
-	ErrUnsupportedOperationJournalVersion:     {Name: "UnsupportedOperationJournalVersion"},
-	ErrOperationJournalTooLarge:               {Name: "OperationJournalTooLarge"},
-	ErrOperationJournalScopeMismatch:          {Name: "OperationJournalScopeMismatch"},
-	ErrTooManyWorkerOperations:                {Name: "TooManyWorkerOperations"},
-	ErrInvalidOperationFingerprint:            {Name: "InvalidOperationFingerprint"},
-	ErrDuplicateOperationKey:                  {Name: "DuplicateOperationKey"},
-	ErrUnknownOperation:                       {Name: "UnknownOperation"},
-	ErrOperationIdentityMismatch:              {Name: "OperationIdentityMismatch"},
-	ErrInvalidWorkerOperationTransition:       {Name: "InvalidWorkerOperationTransition"},
-	ErrPayloadFormatMismatch:                  {Name: "PayloadFormatMismatch"},
-	ErrInvalidJsonEnvelope:                    {Name: "InvalidJsonEnvelope"},
-	ErrJsonPayloadTooDeep:                     {Name: "JsonPayloadTooDeep"},
-	ErrInvalidOperationFailure:                {Name: "InvalidOperationFailure"},
-	ErrOperationFailureTooLarge:               {Name: "OperationFailureTooLarge"},
-	ErrInputTooLarge:                          {Name: "InputTooLarge"},
-	ErrOutputTooLarge:                         {Name: "OutputTooLarge"},
-	ErrCallBudgetExhausted:                    {Name: "CallBudgetExhausted"},
-	ErrRequestMismatch:                        {Name: "RequestMismatch"},
-	ErrWireFrameTooLarge:                      {Name: "WireFrameTooLarge"},
-	ErrSerialization:                          {Name: "Serialization"},
+	ErrUnsupportedVersion:                     {Name: "UnsupportedVersion", Detail: "unsupported worker protocol version {actual}"},
+	ErrInvalidToken:                           {Name: "InvalidToken", Detail: "invalid {field}: {value}"},
+	ErrDuplicateGrant:                         {Name: "DuplicateGrant", Detail: "duplicate capability grant for tool {value}"},
+	ErrInvalidGrant:                           {Name: "InvalidGrant", Detail: "{message}"},
+	ErrTooManyGrants:                          {Name: "TooManyGrants", Detail: "capability manifest has more than {maximum} grants"},
+	ErrTooManyResources:                       {Name: "TooManyResources", Detail: "capability grant has more than {maximum} resource selectors"},
+	ErrAttenuationWidensLimits:                {Name: "AttenuationWidensLimits", Detail: "attenuation would raise a limit above the parent grant's"},
+	ErrAttenuationExpandsResources:            {Name: "AttenuationExpandsResources", Detail: "attenuation would add resource selectors the parent grant does not hold"},
+	ErrUnknownSession:                         {Name: "UnknownSession", Detail: "message names session {value}, not this session"},
+	ErrUnknownTool:                            {Name: "UnknownTool", Detail: "tool {value} is not in the manifest"},
+	ErrInvalidSessionKeyLength:                {Name: "InvalidSessionKeyLength", Detail: "session key has {actual} bytes, want {expected}"},
+	ErrWeakSessionKey:                         {Name: "WeakSessionKey", Detail: "session key is all zero bytes"},
+	ErrInvalidSequence:                        {Name: "InvalidSequence", Detail: "frame sequence is zero"},
+	ErrSequenceExhausted:                      {Name: "SequenceExhausted", Detail: "frame sequence numbers are used up"},
+	ErrUnexpectedSequence:                     {Name: "UnexpectedSequence", Detail: "frame sequence {actual}, want {expected}"},
+	ErrInvalidAuthenticationTag:               {Name: "InvalidAuthenticationTag", Detail: "frame authentication tag is malformed or does not verify"},
+	ErrAuthorizationProvenanceMismatch:        {Name: "AuthorizationProvenanceMismatch", Detail: "authorization was issued by a different session authorizer"},
+	ErrDuplicateRequest:                       {Name: "DuplicateRequest", Detail: "request id {value} was already used in this session"},
+	ErrSessionRequestLimitExceeded:            {Name: "SessionRequestLimitExceeded", Detail: "session already holds its {maximum} request ids"},
+	ErrDuplicateResult:                        {Name: "DuplicateResult", Detail: "a result for {value} was already accepted"},
+	ErrCancellationIdMatchesRequest:           {Name: "CancellationIdMatchesRequest", Detail: "cancellation id equals the id of the request it cancels"},
+	ErrCancellationTargetMismatch:             {Name: "CancellationTargetMismatch", Detail: "cancellation does not name its authorized target invocation"},
+	ErrCancellationResultMismatch:             {Name: "CancellationResultMismatch", Detail: "cancellation result does not match its request"},
+	ErrRequestAlreadyCancelled:                {Name: "RequestAlreadyCancelled", Detail: "request {value} is already cancelled"},
+	ErrCancellationAlreadyRequested:           {Name: "CancellationAlreadyRequested", Detail: "request {value} already has a cancellation request"},
+	ErrResultAfterCancellation:                {Name: "ResultAfterCancellation", Detail: "result for {value} arrived after its cancellation was acknowledged"},
+	ErrCancellationAcknowledgedAfterResult:    {Name: "CancellationAcknowledgedAfterResult", Detail: "cancellation of {value} acknowledged after its result was accepted"},
+	ErrCancellationTooLateBeforeResult:        {Name: "CancellationTooLateBeforeResult", Detail: "cancellation of {value} reported too late before any result"},
+	ErrCancellationUnsupportedAfterResult:     {Name: "CancellationUnsupportedAfterResult", Detail: "cancellation of {value} reported unsupported after its result was accepted"},
+	ErrOperationResultMismatch:                {Name: "OperationResultMismatch", Detail: "operation result does not match its request"},
+	ErrInvalidCompensationKey:                 {Name: "InvalidCompensationKey", Detail: "compensation key does not start with \"cmp-\""},
+	ErrInvalidCompensationGrantFingerprint:    {Name: "InvalidCompensationGrantFingerprint", Detail: "grant fingerprint is not 64 lowercase hex characters"},
+	ErrCompensationNotGranted:                 {Name: "CompensationNotGranted", Detail: "tool {value} has no compensation budget"},
+	ErrCompensationBudgetExhausted:            {Name: "CompensationBudgetExhausted", Detail: "tool {value} used all {maximum} compensations"},
+	ErrCompensationGrantMismatch:              {Name: "CompensationGrantMismatch", Detail: "compensation grant fingerprint differs from the active grant's"},
+	ErrCompensationResultMismatch:             {Name: "CompensationResultMismatch", Detail: "compensation result does not match its request"},
+	ErrCompensationToolMismatch:               {Name: "CompensationToolMismatch", Detail: "compensation tool differs from the tool of operation {value}"},
+	ErrCompensationRequiresSucceededOperation: {Name: "CompensationRequiresSucceededOperation", Detail: "operation {value} is {state}, not Succeeded"},
+	ErrUnknownCompensation:                    {Name: "UnknownCompensation", Detail: "operation {value} has no compensation"},
+	ErrCompensationIdentityMismatch:           {Name: "CompensationIdentityMismatch", Detail: "compensation of operation {value} differs from the recorded one"},
+	ErrInvalidWorkerCompensationTransition:    {Name: "InvalidWorkerCompensationTransition", Detail: "compensation of operation {value} cannot go from {state} to {observed}"},
+	ErrUnsupportedOperationJournalVersion:     {Name: "UnsupportedOperationJournalVersion", Detail: "unsupported operation journal format version {actual}"},
+	ErrOperationJournalTooLarge:               {Name: "OperationJournalTooLarge", Detail: "operation journal has {actual} bytes, more than {maximum}"},
+	ErrOperationJournalScopeMismatch:          {Name: "OperationJournalScopeMismatch", Detail: "operation journal scope is {actual_text}, want {expected_text}"},
+	ErrTooManyWorkerOperations:                {Name: "TooManyWorkerOperations", Detail: "operation journal would hold more than {maximum} operations"},
+	ErrInvalidOperationFingerprint:            {Name: "InvalidOperationFingerprint", Detail: "input fingerprint is not 64 lowercase hex characters"},
+	ErrDuplicateOperationKey:                  {Name: "DuplicateOperationKey", Detail: "operation key {value} appears twice"},
+	ErrUnknownOperation:                       {Name: "UnknownOperation", Detail: "no operation with key {value}"},
+	ErrOperationIdentityMismatch:              {Name: "OperationIdentityMismatch", Detail: "operation {value} was recorded with a different tool or input"},
+	ErrInvalidWorkerOperationTransition:       {Name: "InvalidWorkerOperationTransition", Detail: "operation {value} cannot go from {state} to {observed}"},
+	ErrPayloadFormatMismatch:                  {Name: "PayloadFormatMismatch", Detail: "payload format is {actual_format}, want {expected_format}"},
+	ErrInvalidJsonEnvelope:                    {Name: "InvalidJsonEnvelope", Detail: "JSON payload is not an object or an array"},
+	ErrJsonPayloadTooDeep:                     {Name: "JsonPayloadTooDeep", Detail: "JSON payload nests deeper than {maximum} levels"},
+	ErrInvalidOperationFailure:                {Name: "InvalidOperationFailure", Detail: "failure message is empty"},
+	ErrOperationFailureTooLarge:               {Name: "OperationFailureTooLarge", Detail: "failure message has {actual} bytes, more than {maximum}"},
+	ErrInputTooLarge:                          {Name: "InputTooLarge", Detail: "input has {actual} bytes, more than {maximum}"},
+	ErrOutputTooLarge:                         {Name: "OutputTooLarge", Detail: "output has {actual} bytes, more than {maximum}"},
+	ErrCallBudgetExhausted:                    {Name: "CallBudgetExhausted", Detail: "tool {value} used all {maximum} calls"},
+	ErrRequestMismatch:                        {Name: "RequestMismatch", Detail: "result is for request {actual_text}, want {expected_text}"},
+	ErrWireFrameTooLarge:                      {Name: "WireFrameTooLarge", Detail: "frame has {actual} bytes, more than {maximum}"},
+	ErrSerialization:                          {Name: "Serialization", Detail: "{message}"},
 }}
 
 // ParseErrorKind returns the kind whose variant name is name.
@@ -207,133 +207,36 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) describe() string {
-	u := func(x uint64) string { return strconv.FormatUint(x, 10) }
-	q := quoteBounded
-	switch e.Kind {
-	case ErrUnsupportedVersion:
-		return "unsupported worker protocol version " + u(e.Actual)
-	case ErrInvalidToken:
-		return "invalid " + e.Field + ": " + q(e.Value)
-	case ErrDuplicateGrant:
-		return "duplicate capability grant for tool " + q(e.Value)
-	case ErrInvalidGrant:
-		return e.Message
-	case ErrTooManyGrants:
-		return "capability manifest has more than " + u(e.Maximum) + " grants"
-	case ErrTooManyResources:
-		return "capability grant has more than " + u(e.Maximum) + " resource selectors"
-	case ErrAttenuationWidensLimits:
-		return "attenuation would raise a limit above the parent grant's"
-	case ErrAttenuationExpandsResources:
-		return "attenuation would add resource selectors the parent grant does not hold"
-	case ErrUnknownSession:
-		return "message names session " + q(e.Value) + ", not this session"
-	case ErrUnknownTool:
-		return "tool " + q(e.Value) + " is not in the manifest"
-	case ErrInvalidSessionKeyLength:
-		return "session key has " + u(e.Actual) + " bytes, want " + u(e.Expected)
-	case ErrWeakSessionKey:
-		return "session key is all zero bytes"
-	case ErrInvalidSequence:
-		return "frame sequence is zero"
-	case ErrSequenceExhausted:
-		return "frame sequence numbers are used up"
-	case ErrUnexpectedSequence:
-		return "frame sequence " + u(e.Actual) + ", want " + u(e.Expected)
-	case ErrInvalidAuthenticationTag:
-		return "frame authentication tag is malformed or does not verify"
-	case ErrAuthorizationProvenanceMismatch:
-		return "authorization was issued by a different session authorizer"
-	case ErrDuplicateRequest:
-		return "request id " + q(e.Value) + " was already used in this session"
-	case ErrSessionRequestLimitExceeded:
-		return "session already holds its " + u(e.Maximum) + " request ids"
-	case ErrDuplicateResult:
-		return "a result for " + q(e.Value) + " was already accepted"
-	case ErrCancellationIdMatchesRequest:
-		return "cancellation id equals the id of the request it cancels"
-	case ErrCancellationTargetMismatch:
-		return "cancellation does not name its authorized target invocation"
-	case ErrCancellationResultMismatch:
-		return "cancellation result does not match its request"
-	case ErrRequestAlreadyCancelled:
-		return "request " + q(e.Value) + " is already cancelled"
-	case ErrCancellationAlreadyRequested:
-		return "request " + q(e.Value) + " already has a cancellation request"
-	case ErrResultAfterCancellation:
-		return "result for " + q(e.Value) + " arrived after its cancellation was acknowledged"
-	case ErrCancellationAcknowledgedAfterResult:
-		return "cancellation of " + q(e.Value) + " acknowledged after its result was accepted"
-	case ErrCancellationTooLateBeforeResult:
-		return "cancellation of " + q(e.Value) + " reported too late before any result"
-	case ErrCancellationUnsupportedAfterResult:
-		return "cancellation of " + q(e.Value) + " reported unsupported after its result was accepted"
-	case ErrOperationResultMismatch:
-		return "operation result does not match its request"
-	case ErrInvalidCompensationKey:
-		return "compensation key does not start with \"cmp-\""
-	case ErrInvalidCompensationGrantFingerprint:
-		return "grant fingerprint is not 64 lowercase hex characters"
-	case ErrCompensationNotGranted:
-		return "tool " + q(e.Value) + " has no compensation budget"
-	case ErrCompensationBudgetExhausted:
-		return "tool " + q(e.Value) + " used all " + u(e.Maximum) + " compensations"
-	case ErrCompensationGrantMismatch:
-		return "compensation grant fingerprint differs from the active grant's"
-	case ErrCompensationResultMismatch:
-		return "compensation result does not match its request"
-	case ErrCompensationToolMismatch:
-		return "compensation tool differs from the tool of operation " + q(e.Value)
-	case ErrCompensationRequiresSucceededOperation:
-		return "operation " + q(e.Value) + " is " + e.State.String() + ", not Succeeded"
-	case ErrUnknownCompensation:
-		return "operation " + q(e.Value) + " has no compensation"
-	case ErrCompensationIdentityMismatch:
-		return "compensation of operation " + q(e.Value) + " differs from the recorded one"
-	case ErrInvalidWorkerCompensationTransition:
-		return "compensation of operation " + q(e.Value) + " cannot go from " + e.State.String() + " to " + e.Observed.String()
-	case ErrUnsupportedOperationJournalVersion:
-		return "unsupported operation journal format version " + u(e.Actual)
-	case ErrOperationJournalTooLarge:
-		return "operation journal has " + u(e.Actual) + " bytes, more than " + u(e.Maximum)
-	case ErrOperationJournalScopeMismatch:
-		return "operation journal scope is " + q(e.ActualText) + ", want " + q(e.ExpectedText)
-	case ErrTooManyWorkerOperations:
-		return "operation journal would hold more than " + u(e.Maximum) + " operations"
-	case ErrInvalidOperationFingerprint:
-		return "input fingerprint is not 64 lowercase hex characters"
-	case ErrDuplicateOperationKey:
-		return "operation key " + q(e.Value) + " appears twice"
-	case ErrUnknownOperation:
-		return "no operation with key " + q(e.Value)
-	case ErrOperationIdentityMismatch:
-		return "operation " + q(e.Value) + " was recorded with a different tool or input"
-	case ErrInvalidWorkerOperationTransition:
-		return "operation " + q(e.Value) + " cannot go from " + e.State.String() + " to " + e.Observed.String()
-	case ErrPayloadFormatMismatch:
-		return "payload format is " + e.ActualFormat.String() + ", want " + e.ExpectedFormat.String()
-	case ErrInvalidJsonEnvelope:
-		return "JSON payload is not an object or an array"
-	case ErrJsonPayloadTooDeep:
-		return "JSON payload nests deeper than " + u(e.Maximum) + " levels"
-	case ErrInvalidOperationFailure:
-		return "failure message is empty"
-	case ErrOperationFailureTooLarge:
-		return "failure message has " + u(e.Actual) + " bytes, more than " + u(e.Maximum)
-	case ErrInputTooLarge:
-		return "input has " + u(e.Actual) + " bytes, more than " + u(e.Maximum)
-	case ErrOutputTooLarge:
-		return "output has " + u(e.Actual) + " bytes, more than " + u(e.Maximum)
-	case ErrCallBudgetExhausted:
-		return "tool " + q(e.Value) + " used all " + u(e.Maximum) + " calls"
-	case ErrRequestMismatch:
-		return "result is for request " + q(e.ActualText) + ", want " + q(e.ExpectedText)
-	case ErrWireFrameTooLarge:
-		return "frame has " + u(e.Actual) + " bytes, more than " + u(e.Maximum)
-	case ErrSerialization:
-		return e.Message
+	if !e.Kind.Valid() {
+		return "unknown error kind"
 	}
-	return "unknown error kind"
+	return errkind.Expand(e.Kind.Detail(), func(field string) string {
+		switch field {
+		case "field":
+			return e.Field
+		case "value":
+			return quoteBounded(e.Value)
+		case "actual":
+			return strconv.FormatUint(e.Actual, 10)
+		case "expected":
+			return strconv.FormatUint(e.Expected, 10)
+		case "maximum":
+			return strconv.FormatUint(e.Maximum, 10)
+		case "expected_text":
+			return quoteBounded(e.ExpectedText)
+		case "actual_text":
+			return quoteBounded(e.ActualText)
+		case "expected_format":
+			return e.ExpectedFormat.String()
+		case "actual_format":
+			return e.ActualFormat.String()
+		case "state":
+			return e.State.String()
+		case "observed":
+			return e.Observed.String()
+		}
+		return e.Message
+	})
 }
 
 // maxEchoBytes bounds how much of a received value an error message repeats, so a hostile
