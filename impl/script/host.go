@@ -1,10 +1,6 @@
 package script
 
-import (
-	"errors"
-
-	"github.com/splashv5/conform/impl/errkind"
-)
+import "github.com/splashv5/conform/impl/errkind"
 
 // PromiseID identifies one deferred tool call. The host issues it from StartTool; the
 // evaluator only carries it inside promise values and hands it back to the host.
@@ -91,15 +87,6 @@ func Cancelled() *ToolError {
 func TimedOut(tool string) *ToolError {
 	return &ToolError{Kind: ToolTimedOut, Message: tool + " exceeded its deferred deadline"}
 }
-
-// Errors a host returns from AwaitTool for the promise edge cases. The evaluator raises their
-// text as a catchable script error.
-var (
-	// ErrUnknownPromise means the promise's record was never issued or has been collected.
-	ErrUnknownPromise = errors.New("unknown tool promise")
-	// ErrPromiseAlreadyAwaited means another paused evaluation already waits on the promise.
-	ErrPromiseAlreadyAwaited = errors.New("tool promise is already awaited")
-)
 
 // Host is everything the evaluator needs from the capability runtime. The evaluator calls it
 // synchronously from Eval and Resume, never from another goroutine, and never retains the
