@@ -16,9 +16,12 @@ import (
 // the name itself its message, and, for a package whose error type renders a kind's data, the
 // template of that text ({field} placeholders that the package fills, see Expand).
 type Entry struct {
-	Name    string
+	// Name is the variant name; an entry without one is not a kind.
+	Name string
+	// Message is the kind's error text after the table's prefix; "" means the name.
 	Message string
-	Detail  string
+	// Detail is a template the package renders with Expand for an error of this kind.
+	Detail string
 }
 
 // Table describes every kind of one Space. Kinds is indexed by the kind's value; the zero kind
