@@ -19,6 +19,7 @@ import (
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/schema"
 	"github.com/splashv5/conform/impl/script"
 	"github.com/splashv5/conform/impl/transport"
 	"github.com/splashv5/conform/impl/transport/transporttest"
@@ -374,7 +375,7 @@ func nonceLabel(session uint64, nonce []byte) string {
 
 // durableContract is the executable contract the host registers for the durable profile tool;
 // valueType is the JSON type its output schema requires of the recorded value's member n.
-func durableContract(t testing.TB, valueType string) host.JSONContract {
+func durableContract(t testing.TB, valueType string) schema.Contract {
 	t.Helper()
 	in, err := canonjson.ParseValue([]byte(`{"type":"object","required":["value"],"properties":{
 		"value":{"type":"object"},"mode":{"type":"string","enum":["succeed","fail"]}}}`), canonjson.Preserve)
@@ -387,7 +388,7 @@ func durableContract(t testing.TB, valueType string) host.JSONContract {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := host.NewJSONContract(in, out)
+	c, err := schema.NewContract(in, out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/jsonline"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/script"
@@ -23,7 +24,7 @@ import (
 )
 
 // ledgerPlan is the trusted plan of the ledger tests: one step that records a durable value.
-var ledgerPlan = host.Plan{Fingerprint: strings.Repeat("5a", 32), Steps: []string{"record"}}
+var ledgerPlan = ledger.Plan{Fingerprint: strings.Repeat("5a", 32), Steps: []string{"record"}}
 
 // ledgerNonce is the host-owned nonce of the one logical effect.
 var ledgerNonce = []byte("e2e-ledger-run-1/record")
@@ -47,7 +48,7 @@ func ledgerOperationKey(canonicalJSON string) string {
 }
 
 // ledgerStore is a fenced ledger store on an in-memory authenticated record store.
-func ledgerStore(t testing.TB) *host.LedgerStore {
+func ledgerStore(t testing.TB) *ledger.Store {
 	t.Helper()
 	id, err := storage.ParseKeyID("e2e")
 	if err != nil {
@@ -61,7 +62,7 @@ func ledgerStore(t testing.TB) *host.LedgerStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return host.NewLedgerStore(storage.NewAuthenticatedStore(storage.NewMemoryBackend(), ring), key)
+	return ledger.NewStore(storage.NewAuthenticatedStore(storage.NewMemoryBackend(), ring), key)
 }
 
 // ledgerRun is the host state of one ledger-path run up to the claim.
@@ -69,11 +70,11 @@ type ledgerRun struct {
 	rt      *host.Runtime
 	sess    *host.ScriptSession
 	id      host.OperationID
-	store   *host.LedgerStore
-	ledger  *host.Ledger
+	store   *ledger.Store
+	ledger  *ledger.Ledger
 	rev     uint64
 	fence   uint64
-	claimed *host.ClaimedOperation
+	claimed *ledger.ClaimedOperation
 	key     string
 }
 
@@ -99,7 +100,7 @@ receipt.await().parse_json().value.n
 	if r.fence, err = r.store.ReserveFence(ctx); err != nil {
 		t.Fatal(err)
 	}
-	p, err := rt.PrepareNextExternalOperation(ledgerPlan, 0, r.ledger, ledgerNonce)
+	p, err := ledger.PrepareNextExternalOperation(rt, ledgerPlan, 0, r.ledger, ledgerNonce)
 	if err != nil || p == nil || p.ID() != id {
 		t.Fatalf("prepare: %v, %v", p, err)
 	}
@@ -113,7 +114,7 @@ receipt.await().parse_json().value.n
 	if r.rev, err = r.store.Persist(ctx, r.ledger, r.rev, r.fence); err != nil {
 		t.Fatal(err)
 	}
-	if r.claimed, err = rt.ClaimPreparedExternalOperation(ledgerPlan, 0, r.ledger, p); err != nil {
+	if r.claimed, err = ledger.ClaimPreparedExternalOperation(rt, ledgerPlan, 0, r.ledger, p); err != nil {
 		t.Fatal(err)
 	}
 	if info, _ := rt.Operation(id); info.State != host.StateClaimed {
@@ -123,7 +124,7 @@ receipt.await().parse_json().value.n
 }
 
 // wantStoredLedger loads the persisted ledger and requires the one operation in state.
-func (r *ledgerRun) wantStoredLedger(t *testing.T, state host.LedgerState) {
+func (r *ledgerRun) wantStoredLedger(t *testing.T, state ledger.State) {
 	t.Helper()
 	back, _, err := r.store.Load(context.Background(), ledgerPlan)
 	if err != nil {
@@ -161,7 +162,7 @@ func TestLedgerDurableDispatchThroughPreSealedExchange(t *testing.T) {
 	tr := operationChannel(t, p, session)
 	auth := p.HostAuthenticator()
 
-	d, err := r.rt.PrepareClaimedDispatch(ledgerPlan, 0, r.ledger, r.claimed, "dispatch-1", auth)
+	d, err := ledger.PrepareClaimedDispatch(r.rt, ledgerPlan, 0, r.ledger, r.claimed, "dispatch-1", auth)
 	if err != nil || d.Request.OperationKey != r.key || d.Request.SessionID != session {
 		t.Fatalf("prepare dispatch: %+v, %v", d.Request, err)
 	}
@@ -176,8 +177,8 @@ func TestLedgerDurableDispatchThroughPreSealedExchange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	state, res, err := host.ApplyDispatchResult(ledgerPlan, r.ledger, d.Request, auth, frame)
-	if err != nil || state != host.LedgerSucceeded || res.OperationKey != r.key || res.RequestID != "dispatch-1" {
+	state, res, err := ledger.ApplyDispatchResult(ledgerPlan, r.ledger, d.Request, auth, frame)
+	if err != nil || state != ledger.Succeeded || res.OperationKey != r.key || res.RequestID != "dispatch-1" {
 		t.Fatalf("apply: %v %+v %v", state, res, err)
 	}
 	if info, _ := r.rt.Operation(r.id); info.State != host.StateClaimed {
@@ -186,7 +187,7 @@ func TestLedgerDurableDispatchThroughPreSealedExchange(t *testing.T) {
 	if r.rev, err = r.store.Persist(context.Background(), r.ledger, r.rev, r.fence); err != nil {
 		t.Fatal(err)
 	}
-	r.wantStoredLedger(t, host.LedgerSucceeded)
+	r.wantStoredLedger(t, ledger.Succeeded)
 	rec, err := r.rt.ResolveOperationStatus(r.id, res.Status)
 	wantOutput := `{"operation_key":"` + r.key + `","value":{"n":7}}`
 	if err != nil || rec.Running || rec.Settlement.Output != wantOutput {
@@ -220,7 +221,7 @@ func TestLedgerReconciliationAfterBrokenConnection(t *testing.T) {
 	const session1 = "e2e-ledger-broken"
 	p1, stderr1 := pausedWorker(t, session1, "after-adapter", args...)
 	tr1 := operationChannel(t, p1, session1)
-	d, err := r.rt.PrepareClaimedDispatch(ledgerPlan, 0, r.ledger, r.claimed, "dispatch-1", p1.HostAuthenticator())
+	d, err := ledger.PrepareClaimedDispatch(r.rt, ledgerPlan, 0, r.ledger, r.claimed, "dispatch-1", p1.HostAuthenticator())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func TestLedgerReconciliationAfterBrokenConnection(t *testing.T) {
 	if term, _ := p1.Terminate(); term.Signal != "killed" {
 		t.Fatalf("first worker ended with %s", term)
 	}
-	if op, _ := r.ledger.Operation(r.key); op.State != host.LedgerPending {
+	if op, _ := r.ledger.Operation(r.key); op.State != ledger.Pending {
 		t.Fatalf("ledger after the broken connection: %+v", op)
 	}
 	if info, _ := r.rt.Operation(r.id); info.State != host.StateClaimed {
@@ -258,7 +259,7 @@ func TestLedgerReconciliationAfterBrokenConnection(t *testing.T) {
 	auth2 := p2.HostAuthenticator()
 	// The reconciliation is bound to the claimed operation and its ledger operation key, the key
 	// the operation was dispatched under (not the runtime's idempotency key).
-	a, err := r.rt.PrepareClaimedReconciliation(ledgerPlan, 0, r.ledger, r.claimed, "reconcile-1", auth2)
+	a, err := ledger.PrepareClaimedReconciliation(r.rt, ledgerPlan, 0, r.ledger, r.claimed, "reconcile-1", auth2)
 	if err != nil || a.Request.OperationKey != r.key || a.Request.Tool != profile.ToolDurableRecord || a.Request.SessionID != session2 {
 		t.Fatalf("prepare reconciliation: %+v, %v", a.Request, err)
 	}
@@ -272,7 +273,7 @@ func TestLedgerReconciliationAfterBrokenConnection(t *testing.T) {
 	}
 	// The ledger is persisted after recording the observation and before the runtime settles.
 	persisted := false
-	persist := func(l *host.Ledger) error {
+	persist := func(l *ledger.Ledger) error {
 		if info, _ := r.rt.Operation(r.id); info.State != host.StateClaimed {
 			t.Errorf("the runtime settled before the ledger was persisted: %+v", info)
 		}
@@ -282,12 +283,12 @@ func TestLedgerReconciliationAfterBrokenConnection(t *testing.T) {
 		}
 		return err
 	}
-	state, got, err := r.rt.ApplyClaimedReconciliation(ledgerPlan, 0, r.ledger, r.claimed, a.Request, auth2, frame, persist)
+	state, got, err := ledger.ApplyClaimedReconciliation(r.rt, ledgerPlan, 0, r.ledger, r.claimed, a.Request, auth2, frame, persist)
 	wantOutput := `{"operation_key":"` + r.key + `","value":{"n":7}}`
-	if err != nil || state != host.LedgerSucceeded || !persisted || got.Running || got.Settlement.Err != nil || got.Settlement.Output != wantOutput {
+	if err != nil || state != ledger.Succeeded || !persisted || got.Running || got.Settlement.Err != nil || got.Settlement.Output != wantOutput {
 		t.Fatalf("apply reconciliation: %v %+v %v (persisted %v)", state, got, err, persisted)
 	}
-	r.wantStoredLedger(t, host.LedgerSucceeded)
+	r.wantStoredLedger(t, ledger.Succeeded)
 	ev, err := r.sess.Resume(got.Settlement)
 	if err != nil {
 		t.Fatal(err)

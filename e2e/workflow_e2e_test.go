@@ -12,6 +12,7 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/transport"
@@ -168,17 +169,17 @@ receipt.await().parse_json().value.n
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := e2.Unsettled(); len(u) != 1 || u[0].OperationKey != key || u[0].State != host.LedgerPending {
+	if u := e2.Unsettled(); len(u) != 1 || u[0].OperationKey != key || u[0].State != ledger.Pending {
 		t.Fatalf("unsettled %+v", u)
 	}
 	if _, err := e2.Prepare(ctx, nonce); !errors.Is(err, workflow.ErrRecovering) {
 		t.Fatalf("prepare while recovering: %v", err)
 	}
-	accept := func(host.LedgerOperation) workflow.Decision { return workflow.DecisionAccept }
+	accept := func(ledger.Operation) workflow.Decision { return workflow.DecisionAccept }
 	if err := e2.Resume(workflow.RecoveryPolicy{Decide: accept}); !errors.Is(err, workflow.ErrUnreconciledOperation) {
 		t.Fatalf("accepting a pending operation: %v", err)
 	}
-	redispatch := func(host.LedgerOperation) workflow.Decision { return workflow.DecisionRedispatch }
+	redispatch := func(ledger.Operation) workflow.Decision { return workflow.DecisionRedispatch }
 	if err := e2.Resume(workflow.RecoveryPolicy{Decide: redispatch}); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ receipt.await().parse_json().value.n
 	if info, _ := rt2.Operation(id2); info.State != host.StateClaimed || e2.Step() != workflow.StepSuspended {
 		t.Fatalf("after the crash: %+v, step %v", info, e2.Step())
 	}
-	if op, _ := e2.Ledger().Operation(key); op.State != host.LedgerPending {
+	if op, _ := e2.Ledger().Operation(key); op.State != ledger.Pending {
 		t.Fatalf("ledger after the crash: %v", op.State)
 	}
 
@@ -210,14 +211,14 @@ receipt.await().parse_json().value.n
 		t.Fatalf("seal reconciliation: %+v, %v", rec.Request, err)
 	}
 	res, err := e2.ApplyRetainedReconciliation(ctx, rec.Request, p2.HostAuthenticator(), exchange(t, tr2, rec.Line, stderr2))
-	if err != nil || res.State != host.LedgerSucceeded || res.Settled == nil {
+	if err != nil || res.State != ledger.Succeeded || res.Settled == nil {
 		t.Fatalf("reconciliation: %+v, %v", res, err)
 	}
 	stored, _, err := store.Load(ctx, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if op, _ := stored.Operation(key); op.State != host.LedgerSucceeded {
+	if op, _ := stored.Operation(key); op.State != ledger.Succeeded {
 		t.Fatalf("stored state %v", op.State)
 	}
 	ev, err := sess2.Resume(*res.Settled)
@@ -264,7 +265,7 @@ receipt.await().parse_json().value.n
 		t.Fatal(err)
 	}
 	exchangeKilled(t, p3, stderr3, tr3, s3.Line, "after-observation")
-	if _, err := e2.RecordCompensation(ctx, target, input, []byte("another")); !errors.Is(err, host.ErrLedgerCompensationAlreadyRecorded) {
+	if _, err := e2.RecordCompensation(ctx, target, input, []byte("another")); !errors.Is(err, ledger.ErrCompensationAlreadyRecorded) {
 		t.Fatalf("a second intent: %v", err)
 	}
 
@@ -282,12 +283,12 @@ receipt.await().parse_json().value.n
 		t.Fatalf("resent compensation %+v, %v", s4.Request, err)
 	}
 	state, err := e2.ApplyCompensationAnswer(ctx, s4.Request, p4.HostAuthenticator(), exchange(t, tr4, s4.Line, stderr4))
-	if err != nil || state != host.LedgerSucceeded {
+	if err != nil || state != ledger.Succeeded {
 		t.Fatalf("compensation answer: %v, %v", state, err)
 	}
 	endBaselineSession(t, p4, stderr4)
 	stored, _, _ = store.Load(ctx, plan)
-	if c, ok := stored.Compensation(key); !ok || c.CompensationKey != cmpKey || c.State != host.LedgerSucceeded {
+	if c, ok := stored.Compensation(key); !ok || c.CompensationKey != cmpKey || c.State != ledger.Succeeded {
 		t.Fatalf("stored compensation %+v", c)
 	}
 	if v.grantChecks < 6 || v.actionChecks < 6 {

@@ -10,6 +10,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/journal"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
@@ -24,20 +25,20 @@ const (
 	wfTenant = "tenant-a"
 )
 
-var wfPlan = host.Plan{Fingerprint: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Steps: []string{"a", "b", "c"}}
+var wfPlan = ledger.Plan{Fingerprint: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Steps: []string{"a", "b", "c"}}
 
 // wfStore fails the next write when fail is set.
 type wfStore struct {
-	*host.LedgerStore
+	*ledger.Store
 	fail bool
 }
 
-func (s *wfStore) Persist(ctx context.Context, l *host.Ledger, expected, fence uint64) (uint64, error) {
+func (s *wfStore) Persist(ctx context.Context, l *ledger.Ledger, expected, fence uint64) (uint64, error) {
 	if s.fail {
 		s.fail = false
 		return 0, errors.New("injected write failure")
 	}
-	return s.LedgerStore.Persist(ctx, l, expected, fence)
+	return s.Store.Persist(ctx, l, expected, fence)
 }
 
 // wfVerifiers is a switchable grant verifier and an action verifier that allows everything.
@@ -90,7 +91,7 @@ func newWFHarness(t *rapid.T) *wfHarness {
 		t.Fatal(err)
 	}
 	h := &wfHarness{ctx: context.Background(), m: model.NewWorkflow(len(wfPlan.Steps)),
-		store: &wfStore{LedgerStore: host.NewLedgerStore(storage.NewAuthenticatedStore(storage.NewMemoryBackend(), ring), key)},
+		store: &wfStore{Store: ledger.NewStore(storage.NewAuthenticatedStore(storage.NewMemoryBackend(), ring), key)},
 		reg:   worker.NewRegistry(), v: &wfVerifiers{}}
 	if err := profile.Register(h.reg, profile.Options{Effects: profile.NewEffectLog(nil, nil)}); err != nil {
 		t.Fatal(err)
@@ -169,7 +170,7 @@ func (h *wfHarness) send(t *rapid.T, line []byte) protocol.Frame {
 
 // kind names an engine error by its variant.
 func kind(err error) string {
-	var le *host.LedgerError
+	var le *ledger.Error
 	var we *workflow.Error
 	switch {
 	case err == nil:
@@ -387,7 +388,7 @@ func TestWorkflowModel(t *testing.T) {
 				decision := rapid.SampledFrom([]string{"none", "accept", "redispatch", "fail"}).Draw(t, "decision")
 				d := map[string]workflow.Decision{"none": workflow.DecisionNone, "accept": workflow.DecisionAccept,
 					"redispatch": workflow.DecisionRedispatch, "fail": workflow.DecisionFail}[decision]
-				err := h.e.Resume(workflow.RecoveryPolicy{Decide: func(host.LedgerOperation) workflow.Decision { return d }})
+				err := h.e.Resume(workflow.RecoveryPolicy{Decide: func(ledger.Operation) workflow.Decision { return d }})
 				h.check(t, "resume", kind(err), h.m.Resume(decision))
 			},
 		})

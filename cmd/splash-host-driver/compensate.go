@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"github.com/splashv5/conform/impl/canonjson"
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/workflow"
 )
@@ -75,7 +75,7 @@ func (s *session) compensate(c command) (json.RawMessage, error) {
 
 // redeliver sends the recorded compensation of op again on this session, under its recorded
 // key and input and a fresh approval (WFL-026).
-func (s *session) redeliver(e *workflow.Engine, op host.LedgerOperation, requestID string) (json.RawMessage, error) {
+func (s *session) redeliver(e *workflow.Engine, op ledger.Operation, requestID string) (json.RawMessage, error) {
 	tg, err := s.target(op.OperationKey, op.Tool)
 	if err != nil {
 		return nil, denied{err}

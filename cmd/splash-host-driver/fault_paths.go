@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/transport"
@@ -24,7 +24,7 @@ var memory = storage.NewMemoryBackend()
 // persists after sending would, and the answer after it.
 func (s *session) unrecorded(e *workflow.Engine, tg workflow.Target, p protocol.ToolPayload, input []byte, nonce string, record bool) (json.RawMessage, error) {
 	auth := s.proc.HostAuthenticator()
-	cmpKey := host.DeriveCompensationKey(s.plan.Fingerprint, tg.OperationKey, tg.Policy.Tool(), s.scope, tg.Policy.GrantFingerprint(), input, []byte(nonce))
+	cmpKey := ledger.DeriveCompensationKey(s.plan.Fingerprint, tg.OperationKey, tg.Policy.Tool(), s.scope, tg.Policy.GrantFingerprint(), input, []byte(nonce))
 	b, _ := protocol.NewOperationCompensationBinding(tg.Policy.Tool(), tg.OperationKey, cmpKey, s.scope, tg.Policy.GrantFingerprint())
 	req, _ := protocol.NewOperationCompensationRequest(auth.SessionID(), nonce, b, p)
 	_, line, _ := auth.Seal(protocol.CompensateOperationMessage{Request: req})
@@ -70,7 +70,7 @@ var refusedHere = map[string]bool{}
 
 // unledgered is the faulty path of the redispatch-newkey fault: it dispatches op's input under
 // op's (altered) key without the engine and reports the answer without recording it.
-func (s *session) unledgered(op host.LedgerOperation, p protocol.ToolPayload, requestID string) (json.RawMessage, error) {
+func (s *session) unledgered(op ledger.Operation, p protocol.ToolPayload, requestID string) (json.RawMessage, error) {
 	ops, err := s.oneShot()
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/workflow"
 )
@@ -62,4 +62,4 @@ func (s *session) lostInput(_ *workflow.Engine, _ workflow.Target, _ string, err
 }
 
 // planFault returns p; the test build may fix the plan fingerprint instead of deriving it.
-func planFault(p host.Plan) host.Plan { return p }
+func planFault(p ledger.Plan) ledger.Plan { return p }

@@ -15,7 +15,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/splashv5/conform/impl/canonjson"
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/workflow"
 )
@@ -123,7 +123,7 @@ var compensatedHere = map[string]bool{}
 // recorded (WFL-011): under recompensate always, under memonce when this process did not
 // compensate the operation itself (the one-approval rule kept in memory only).
 func recompensates(key string, err error) bool {
-	already := errors.Is(err, host.ErrLedgerCompensationAlreadyRecorded)
+	already := errors.Is(err, ledger.ErrCompensationAlreadyRecorded)
 	switch {
 	case !already:
 		return false
@@ -238,7 +238,7 @@ func (s *session) lostInput(e *workflow.Engine, tg workflow.Target, requestID st
 
 // planFault is the plan-fixed fault: a port that keys its plan by a fixed fingerprint of its
 // own instead of the one WFL-045 derives from the steps.
-func planFault(p host.Plan) host.Plan {
+func planFault(p ledger.Plan) ledger.Plan {
 	if fault == "plan-fixed" {
 		p.Fingerprint = "5f1a5e0000000000000000000000000000000000000000000000000000000030"
 	}

@@ -1,38 +1,26 @@
 package main
 
-import (
-	"errors"
+import "github.com/splashv5/conform/impl/errkind"
 
-	"github.com/splashv5/conform/impl/host"
-	"github.com/splashv5/conform/impl/transport"
-	"github.com/splashv5/conform/impl/workflow"
-)
-
-// kind names an error after the reference's variants: the transport's kinds, the
-// authorizer's and the ledger's refusals (Denied before sending, InvalidResult after
-// receiving), or the ledger's and step engine's own variants.
+// kind names an error after the reference's variants: the outermost error kind in its chain
+// (a transport, ledger or step engine kind), or the driver's own refusals of the authorizer
+// and the ledger (Denied before sending, InvalidResult after receiving). An error of no kind
+// is named by its text.
 func kind(err error) string {
-	if k, ok := transport.KindOf(err); ok {
-		return k.String()
-	}
-	var d denied
-	if errors.As(err, &d) {
-		return "Denied"
-	}
-	var r invalidResult
-	if errors.As(err, &r) {
-		return "InvalidResult"
-	}
-	var l *host.LedgerError
-	if errors.As(err, &l) {
-		return l.Kind.String()
-	}
-	var w *workflow.Error
-	if errors.As(err, &w) {
-		return w.Kind.String()
+	if name, ok := errkind.Name(err); ok {
+		return name
 	}
 	return err.Error()
 }
 
+// denied is a refusal before anything was sent.
 type denied struct{ error }
+
+// KindName returns "Denied".
+func (denied) KindName() string { return "Denied" }
+
+// invalidResult is a refusal of what the worker answered.
 type invalidResult struct{ error }
+
+// KindName returns "InvalidResult".
+func (invalidResult) KindName() string { return "InvalidResult" }

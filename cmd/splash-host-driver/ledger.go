@@ -9,6 +9,7 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/storage/boltstore"
@@ -23,12 +24,12 @@ var ownPlan = []workflow.PlanStep{{ID: "conformance", Source: ""}}
 
 // plan returns the plan a start names, or the driver's own when it names none, with the
 // fingerprint derived from its steps (WFL-045, HDR-049).
-func (p *planCommand) plan() (host.Plan, error) {
+func (p *planCommand) plan() (ledger.Plan, error) {
 	if p == nil {
 		return workflow.NewPlan(ownPlan), nil
 	}
 	if len(p.Steps) == 0 {
-		return host.Plan{}, errors.New("BadCommand")
+		return ledger.Plan{}, errors.New("BadCommand")
 	}
 	steps := make([]workflow.PlanStep, len(p.Steps))
 	for i, st := range p.Steps {
@@ -37,13 +38,13 @@ func (p *planCommand) plan() (host.Plan, error) {
 	return planFault(workflow.NewPlan(steps)), nil
 }
 
-// ledger is a session's durable state: the directory given with start, and the step engine,
+// ledgerState is a session's durable state: the directory given with start, and the step engine,
 // store and runtime restored from it on first use.
-type ledger struct {
+type ledgerState struct {
 	state string
 	// inputDir is the directory of the input store (HDR-056), or "" to keep it in state.
 	inputDir string
-	plan     host.Plan
+	plan     ledger.Plan
 	flow     *workflow.Engine
 	store    *storage.AuthenticatedStore
 	inputs   *storage.AuthenticatedStore // the input store (HDR-050), store itself without inputDir
@@ -166,7 +167,7 @@ func (s *session) engine() (*workflow.Engine, error) {
 		}
 	}
 	key, _ := storage.NewRecordKey("driver", "ledger")
-	e, err := workflow.Restore(context.Background(), workflow.Config{Runtime: rt, Plan: s.plan, Store: host.NewLedgerStore(store, key)})
+	e, err := workflow.Restore(context.Background(), workflow.Config{Runtime: rt, Plan: s.plan, Store: ledger.NewStore(store, key)})
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +179,7 @@ func (s *session) engine() (*workflow.Engine, error) {
 // resume ends recovery once no operation is uncertain, accepting every recorded one.
 func resume(e *workflow.Engine) {
 	if e.Phase() == workflow.PhaseRecovering && len(e.Unsettled()) == 0 {
-		_ = e.Resume(workflow.RecoveryPolicy{Decide: func(host.LedgerOperation) workflow.Decision { return workflow.DecisionAccept }})
+		_ = e.Resume(workflow.RecoveryPolicy{Decide: func(ledger.Operation) workflow.Decision { return workflow.DecisionAccept }})
 	}
 }
 
@@ -190,7 +191,7 @@ func (s *session) saveInput(p protocol.ToolPayload) error {
 	if err != nil {
 		return denied{err}
 	}
-	key, err := storage.NewRecordKey("input", host.LedgerInputFingerprint(input))
+	key, err := storage.NewRecordKey("input", ledger.InputFingerprint(input))
 	if err != nil {
 		return err
 	}
@@ -219,7 +220,7 @@ func (s *session) loadInput(fingerprint string) (protocol.ToolPayload, []byte, e
 		return p, nil, errors.New("InputFingerprintMismatch")
 	}
 	input, err := protocol.CanonicalOperationInputBytes(p)
-	if err != nil || host.LedgerInputFingerprint(input) != fingerprint {
+	if err != nil || ledger.InputFingerprint(input) != fingerprint {
 		return p, nil, errors.New("InputFingerprintMismatch")
 	}
 	return p, input, nil

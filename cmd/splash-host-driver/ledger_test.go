@@ -9,7 +9,7 @@ import (
 
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/workflow"
@@ -98,14 +98,14 @@ func TestLedgerSurvivesARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := e2.Unsettled()
-	if e2.Phase() != workflow.PhaseRecovering || len(u) != 1 || u[0].OperationKey != c.OperationKey() || u[0].State != host.LedgerPending {
+	if e2.Phase() != workflow.PhaseRecovering || len(u) != 1 || u[0].OperationKey != c.OperationKey() || u[0].State != ledger.Pending {
 		t.Fatalf("restored phase %v, unsettled %+v", e2.Phase(), u)
 	}
 	got, input, err := later.loadInput(u[0].InputFingerprint)
-	if err != nil || !got.Equal(p) || host.LedgerInputFingerprint(input) != u[0].InputFingerprint {
+	if err != nil || !got.Equal(p) || ledger.InputFingerprint(input) != u[0].InputFingerprint {
 		t.Fatalf("restored input %s, %v", got.AppendJSON(nil), err)
 	}
-	if _, _, err := later.loadInput(host.LedgerInputFingerprint([]byte("other"))); err == nil {
+	if _, _, err := later.loadInput(ledger.InputFingerprint([]byte("other"))); err == nil {
 		t.Fatal("an input that was never kept was found")
 	}
 }
@@ -150,7 +150,7 @@ func TestSubstitutedInputIsRefused(t *testing.T) {
 	}
 	v, _ := canonjson.ParseValue([]byte(`{"value":1}`), canonjson.Preserve)
 	input, _ := protocol.CanonicalOperationInputBytes(protocol.JSONPayload(v))
-	fp := host.LedgerInputFingerprint(input)
+	fp := ledger.InputFingerprint(input)
 	key, _ := storage.NewRecordKey("input", fp)
 	if _, err := s.store.Create(context.Background(), key, []byte(`{"format":"json","value":{"value":2}}`)); err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func TestSubstitutedInputIsRefused(t *testing.T) {
 	if _, got, err := s.loadInput(fp); err == nil || err.Error() != "InputFingerprintMismatch" || got != nil {
 		t.Fatalf("a substituted input: %v", err)
 	}
-	if _, _, err := s.loadInput(host.LedgerInputFingerprint([]byte("jsonother"))); err == nil || err.Error() != "LostInput" {
+	if _, _, err := s.loadInput(ledger.InputFingerprint([]byte("jsonother"))); err == nil || err.Error() != "LostInput" {
 		t.Fatalf("a lost input: %v", err)
 	}
 }

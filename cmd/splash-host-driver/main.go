@@ -23,16 +23,16 @@ import (
 
 // session is the one worker the driver runs at a time.
 type session struct {
-	proc     *transport.Process
-	ch       *transport.Channel
-	frames   *transport.FrameTransport
-	ops      *transport.OperationTransport // one-shot: one durable exchange per session
-	mux      *transport.Multiplexed        // a cancellable session (feature cancel)
-	pending  map[string]*transport.PendingInvocation
-	auth     *authorizer.SessionAuthorizer
-	deadline time.Duration
-	scope    string // the worker's journal scope, the tenant of compensation bindings
-	ledger          // features recover and compensate
+	proc        *transport.Process
+	ch          *transport.Channel
+	frames      *transport.FrameTransport
+	ops         *transport.OperationTransport // one-shot: one durable exchange per session
+	mux         *transport.Multiplexed        // a cancellable session (feature cancel)
+	pending     map[string]*transport.PendingInvocation
+	auth        *authorizer.SessionAuthorizer
+	deadline    time.Duration
+	scope       string // the worker's journal scope, the tenant of compensation bindings
+	ledgerState        // features recover and compensate
 }
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/transport"
@@ -21,7 +21,7 @@ var errRefused = errors.New("ReconciliationRefused")
 // reconcileOrRedispatch settles the pending or running operation op on this session: by the
 // exact recorded dispatch when the last reconciliation of its key was refused (WFL-043), else by
 // a reconciliation under its recorded key (WFL-041), recording a refusal of it.
-func (s *session) reconcileOrRedispatch(e *workflow.Engine, op host.LedgerOperation, p protocol.ToolPayload, input []byte, requestID string) (json.RawMessage, error) {
+func (s *session) reconcileOrRedispatch(e *workflow.Engine, op ledger.Operation, p protocol.ToolPayload, input []byte, requestID string) (json.RawMessage, error) {
 	refused, err := s.refused(op.OperationKey)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func (s *session) reconcileOrRedispatch(e *workflow.Engine, op host.LedgerOperat
 // an earlier session (WFL-043): the recorded key and tool and the kept input, checked against the
 // recorded fingerprint. The refusal is spent durably first, so that a lost answer is reconciled
 // again before any further dispatch.
-func (s *session) redispatch(e *workflow.Engine, op host.LedgerOperation, p protocol.ToolPayload, requestID string) (json.RawMessage, error) {
+func (s *session) redispatch(e *workflow.Engine, op ledger.Operation, p protocol.ToolPayload, requestID string) (json.RawMessage, error) {
 	auth := s.proc.HostAuthenticator()
 	if fault == "redispatch-newkey" {
 		op.OperationKey += "-again"

@@ -8,7 +8,7 @@ import (
 
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/vectors/replay"
 )
@@ -491,7 +491,7 @@ func opLedgerInputFingerprint(c *command, _ canonjson.Mode, _ config) (result, e
 	if err != nil {
 		return nil, err
 	}
-	return result{"fingerprint": host.LedgerInputFingerprint(in)}, nil
+	return result{"fingerprint": ledger.InputFingerprint(in)}, nil
 }
 
 func opLedgerOperationKey(c *command, _ canonjson.Mode, _ config) (result, error) {
@@ -515,9 +515,9 @@ func opLedgerOperationKey(c *command, _ canonjson.Mode, _ config) (result, error
 	if err != nil {
 		return nil, err
 	}
-	key, err := host.Plan{Fingerprint: fp, Steps: c.PlanSteps}.OperationKey(step, tool, in, nonce)
+	key, err := ledger.Plan{Fingerprint: fp, Steps: c.PlanSteps}.OperationKey(step, tool, in, nonce)
 	if err != nil {
 		return nil, err
 	}
-	return result{"operation_key": key, "input_fingerprint": host.LedgerInputFingerprint(in)}, nil
+	return result{"operation_key": key, "input_fingerprint": ledger.InputFingerprint(in)}, nil
 }

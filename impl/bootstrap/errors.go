@@ -1,10 +1,20 @@
 package bootstrap
 
-import "fmt"
+import (
+	"fmt"
 
-// ErrorKind identifies one bootstrap failure rule. It implements error, so a
-// kind is a valid errors.Is target.
-type ErrorKind uint8
+	"github.com/splashv5/conform/impl/errkind"
+)
+
+// ErrorKind identifies one bootstrap failure rule. It is an error, so a kind is a valid
+// errors.Is target; String returns the reference variant name.
+type ErrorKind = errkind.Kind[kinds]
+
+// kinds is the space of the bootstrap error kinds.
+type kinds struct{}
+
+// Table describes the bootstrap error kinds.
+func (kinds) Table() *errkind.Table { return &kindTable }
 
 // The failure kinds, one per variant of the reference bootstrap error.
 const (
@@ -25,52 +35,19 @@ const (
 	ErrProtocol
 )
 
-// String returns the reference variant name ("Io", "InvalidMagic",
-// "UnsupportedVersion", "InvalidSessionIdLength", "InvalidSessionIdEncoding",
-// "Protocol").
-func (k ErrorKind) String() string {
-	switch k {
-	case ErrIO:
-		return "Io"
-	case ErrInvalidMagic:
-		return "InvalidMagic"
-	case ErrUnsupportedVersion:
-		return "UnsupportedVersion"
-	case ErrInvalidSessionIDLength:
-		return "InvalidSessionIdLength"
-	case ErrInvalidSessionIDEncoding:
-		return "InvalidSessionIdEncoding"
-	case ErrProtocol:
-		return "Protocol"
-	default:
-		return fmt.Sprintf("ErrorKind(%d)", uint8(k))
-	}
-}
-
-// Error returns a short description of the kind.
-func (k ErrorKind) Error() string {
-	switch k {
-	case ErrIO:
-		return "bootstrap: private worker bootstrap I/O failed"
-	case ErrInvalidMagic:
-		return "bootstrap: private worker bootstrap header is invalid"
-	case ErrUnsupportedVersion:
-		return "bootstrap: unsupported private worker bootstrap version"
-	case ErrInvalidSessionIDLength:
-		return "bootstrap: private worker bootstrap session id length is invalid"
-	case ErrInvalidSessionIDEncoding:
-		return "bootstrap: private worker bootstrap session id is not valid UTF-8"
-	case ErrProtocol:
-		return "bootstrap: private worker bootstrap is invalid"
-	default:
-		return "bootstrap: " + k.String()
-	}
-}
+var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "bootstrap: ", Kinds: []errkind.Entry{
+	ErrIO:                       {Name: "Io", Message: "private worker bootstrap I/O failed"},
+	ErrInvalidMagic:             {Name: "InvalidMagic", Message: "private worker bootstrap header is invalid"},
+	ErrUnsupportedVersion:       {Name: "UnsupportedVersion", Message: "unsupported private worker bootstrap version"},
+	ErrInvalidSessionIDLength:   {Name: "InvalidSessionIdLength", Message: "private worker bootstrap session id length is invalid"},
+	ErrInvalidSessionIDEncoding: {Name: "InvalidSessionIdEncoding", Message: "private worker bootstrap session id is not valid UTF-8"},
+	ErrProtocol:                 {Name: "Protocol", Message: "private worker bootstrap is invalid"},
+}}
 
 // Error is a bootstrap failure. It never contains key bytes.
 type Error struct {
 	// Kind is the failed rule.
-	Kind ErrorKind
+	errkind.Kind[kinds]
 	// Version is the received version byte (ErrUnsupportedVersion).
 	Version byte
 	// Actual is the received session-id length (ErrInvalidSessionIDLength).
@@ -94,12 +71,6 @@ func (e *Error) Error() string {
 		}
 	}
 	return e.Kind.Error()
-}
-
-// Is reports whether target is this error's kind.
-func (e *Error) Is(target error) bool {
-	k, ok := target.(ErrorKind)
-	return ok && k == e.Kind
 }
 
 // Unwrap returns the wrapped I/O or protocol error.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/errkind"
 )
 
 // AuditOutcome is what one audit event records.
@@ -159,8 +160,15 @@ func (b AuditBatch) First() uint64 {
 	return b.Events[0].EventSequence
 }
 
-// AuditCursorErrorKind classifies a rejected export cursor. It implements error.
-type AuditCursorErrorKind uint8
+// AuditCursorErrorKind classifies a rejected export cursor. It is an error; String returns
+// the name the vectors use ("InvalidCursor", "Evicted", "Ahead").
+type AuditCursorErrorKind = errkind.Kind[auditCursorKinds]
+
+// auditCursorKinds is the space of the audit cursor error kinds.
+type auditCursorKinds struct{}
+
+// Table describes the audit cursor error kinds.
+func (auditCursorKinds) Table() *errkind.Table { return &auditCursorKindTable }
 
 // The audit cursor errors.
 const (
@@ -169,22 +177,15 @@ const (
 	ErrAuditCursorAhead
 )
 
-// Error returns the variant name.
-func (k AuditCursorErrorKind) Error() string {
-	switch k {
-	case ErrAuditInvalidCursor:
-		return "capability audit cursor is invalid"
-	case ErrAuditCursorEvicted:
-		return "capability audit cursor was evicted"
-	case ErrAuditCursorAhead:
-		return "capability audit cursor is ahead of the next available sequence"
-	}
-	return "AuditCursorErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
+var auditCursorKindTable = errkind.Table{Type: "AuditCursorErrorKind", Kinds: []errkind.Entry{
+	ErrAuditInvalidCursor: {Name: "InvalidCursor", Message: "capability audit cursor is invalid"},
+	ErrAuditCursorEvicted: {Name: "Evicted", Message: "capability audit cursor was evicted"},
+	ErrAuditCursorAhead:   {Name: "Ahead", Message: "capability audit cursor is ahead of the next available sequence"},
+}}
 
 // AuditCursorError rejects an AuditSince cursor.
 type AuditCursorError struct {
-	Kind      AuditCursorErrorKind
+	errkind.Kind[auditCursorKinds]
 	Requested uint64
 	// Available is the earliest available sequence (evicted) or the next one (ahead).
 	Available uint64
@@ -201,12 +202,6 @@ func (e *AuditCursorError) Error() string {
 			" is ahead of the next available sequence " + strconv.FormatUint(e.Available, 10)
 	}
 	return e.Kind.Error()
-}
-
-// Is matches the error's kind.
-func (e *AuditCursorError) Is(target error) bool {
-	k, ok := target.(AuditCursorErrorKind)
-	return ok && k == e.Kind
 }
 
 // auditRing is the bounded in-memory audit buffer: a circular slice that grows up to its

@@ -23,10 +23,10 @@
 // Methods that settle an operation return a Settlement, which says whether a suspended script
 // was awaiting it; ScriptSession uses it to resume the evaluation.
 //
-// The ledger types (Ledger, PreparedOperation, LedgerStore) bind an external operation to a
-// durable, plan-bound workflow operation key before it is dispatched, and hold at most one
-// compensation intent per succeeded operation. Package workflow drives them in the required
-// order.
+// The package is the runtime alone: the durable workflow ledger that binds an external
+// operation to a plan-bound operation key is package ledger (which package workflow drives),
+// the JSON-schema subset of a tool's contract is package schema, and the transports to
+// worker processes are package transport.
 //
 // The check orders, messages and audit records follow the Rust reference
 // (crates/splash-capabilities and the ledger part of crates/splash-workflow); spec chapter 21

@@ -4,10 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/splashv5/conform/impl/errkind"
 )
 
 // ToolErrorKind classifies a failed tool call the way a script and the audit log observe it.
-type ToolErrorKind uint8
+// String returns "Denied", "Failed", "Cancelled" or "TimedOut".
+type ToolErrorKind = errkind.Kind[toolKinds]
+
+// toolKinds is the space of the tool failure kinds.
+type toolKinds struct{}
+
+// Table describes the tool failure kinds.
+func (toolKinds) Table() *errkind.Table { return &toolKindTable }
 
 // The four kinds of tool failure.
 const (
@@ -21,26 +30,18 @@ const (
 	ToolTimedOut
 )
 
-// String returns "Denied", "Failed", "Cancelled" or "TimedOut".
-func (k ToolErrorKind) String() string {
-	switch k {
-	case ToolDenied:
-		return "Denied"
-	case ToolFailed:
-		return "Failed"
-	case ToolCancelled:
-		return "Cancelled"
-	case ToolTimedOut:
-		return "TimedOut"
-	}
-	return "ToolErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
+var toolKindTable = errkind.Table{Type: "ToolErrorKind", Prefix: "tool call ", Kinds: []errkind.Entry{
+	ToolDenied:    {Name: "Denied", Message: "denied"},
+	ToolFailed:    {Name: "Failed", Message: "failed"},
+	ToolCancelled: {Name: "Cancelled", Message: "cancelled"},
+	ToolTimedOut:  {Name: "TimedOut", Message: "timed out"},
+}}
 
 // ToolError is the failure of one tool call. Its Error text is the message a script's error
 // carries: "tool call denied: …", "tool call failed: …", "tool call cancelled: …" or
 // "tool call timed out: …".
 type ToolError struct {
-	Kind    ToolErrorKind
+	errkind.Kind[toolKinds]
 	Message string
 }
 
@@ -67,17 +68,10 @@ func timeoutError(tool string) *ToolError {
 
 // Error renders the error as a script sees it.
 func (e *ToolError) Error() string {
-	switch e.Kind {
-	case ToolDenied:
-		return "tool call denied: " + e.Message
-	case ToolFailed:
-		return "tool call failed: " + e.Message
-	case ToolCancelled:
-		return "tool call cancelled: " + e.Message
-	case ToolTimedOut:
-		return "tool call timed out: " + e.Message
+	if !e.Kind.Valid() {
+		return "tool call error: " + e.Message
 	}
-	return "tool call error: " + e.Message
+	return e.Kind.Error() + ": " + e.Message
 }
 
 // asToolError converts a handler error: a *ToolError keeps its kind and message; any other error
@@ -98,9 +92,16 @@ func toolErrorOf(err error) (*ToolError, bool) {
 	return nil, false
 }
 
-// ExternalErrorKind names one reason a host call on an operation was refused. It implements
-// error, so it is an errors.Is target: errors.Is(err, ErrNotClaimed).
-type ExternalErrorKind uint8
+// ExternalErrorKind names one reason a host call on an operation was refused. It is an error,
+// so it is an errors.Is target: errors.Is(err, ErrNotClaimed). String returns the reference
+// variant name ("NotClaimed", …), Error the kind's message.
+type ExternalErrorKind = errkind.Kind[externalKinds]
+
+// externalKinds is the space of the external operation error kinds.
+type externalKinds struct{}
+
+// Table describes the external operation error kinds.
+func (externalKinds) Table() *errkind.Table { return &externalKindTable }
 
 // The external operation error kinds, after the reference's ExternalToolError.
 const (
@@ -124,71 +125,34 @@ const (
 	ErrResume
 )
 
-var externalKindNames = [...]string{
-	ErrUnknownOperation:                        "Unknown",
-	ErrNotExternal:                             "NotExternal",
-	ErrNotClaimed:                              "NotClaimed",
-	ErrAlreadyClaimed:                          "AlreadyClaimed",
-	ErrAlreadyCompleted:                        "AlreadyCompleted",
-	ErrInvalidPayload:                          "InvalidPayload",
-	ErrRetryLimitReached:                       "RetryLimitReached",
-	ErrDeadlineElapsed:                         "DeadlineElapsed",
-	ErrStreamingDisabled:                       "StreamingDisabled",
-	ErrStreamLimitExceeded:                     "StreamLimitExceeded",
-	ErrToolUnavailable:                         "ToolUnavailable",
-	ErrReconciliationMismatch:                  "ReconciliationMismatch",
-	ErrCancellationRequested:                   "CancellationRequested",
-	ErrCancellationNotRequested:                "CancellationNotRequested",
-	ErrReconciliationRequiresHostAuthenticator: "ReconciliationRequiresHostAuthenticator",
-	ErrUnexpectedReconciliationMessage:         "UnexpectedReconciliationMessage",
-	ErrProtocol:                                "Protocol",
-	ErrResume:                                  "Runtime",
-}
-
-var externalKindMessages = [...]string{
-	ErrUnknownOperation:                        "unknown external tool operation",
-	ErrNotExternal:                             "tool operation is not externally dispatched",
-	ErrNotClaimed:                              "external tool operation has not been claimed",
-	ErrAlreadyClaimed:                          "external tool operation is already claimed",
-	ErrAlreadyCompleted:                        "external tool operation is already complete",
-	ErrInvalidPayload:                          "external tool operation has an invalid worker payload",
-	ErrRetryLimitReached:                       "external tool operation exhausted its retry limit",
-	ErrDeadlineElapsed:                         "external tool operation deadline has elapsed",
-	ErrStreamingDisabled:                       "external tool operation does not permit streaming",
-	ErrStreamLimitExceeded:                     "external tool operation exceeded a stream limit",
-	ErrToolUnavailable:                         "registered tool for external operation is unavailable",
-	ErrReconciliationMismatch:                  "worker reconciliation does not match the claimed operation",
-	ErrCancellationRequested:                   "external tool cancellation has already been requested",
-	ErrCancellationNotRequested:                "external tool cancellation has not been requested",
-	ErrReconciliationRequiresHostAuthenticator: "external reconciliation requires a host session authenticator",
-	ErrUnexpectedReconciliationMessage:         "authenticated worker frame is not an operation reconciliation",
-	ErrProtocol:                                "worker protocol rejected the operation",
-	ErrResume:                                  "could not resume tool operation",
-}
-
-// String returns the reference variant name ("NotClaimed", …).
-func (k ExternalErrorKind) String() string {
-	if int(k) < len(externalKindNames) && externalKindNames[k] != "" {
-		return externalKindNames[k]
-	}
-	return "ExternalErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns the kind's message.
-func (k ExternalErrorKind) Error() string {
-	if int(k) < len(externalKindMessages) && externalKindMessages[k] != "" {
-		return externalKindMessages[k]
-	}
-	return k.String()
-}
+var externalKindTable = errkind.Table{Type: "ExternalErrorKind", Prefix: "", Kinds: []errkind.Entry{
+	ErrUnknownOperation:                        {Name: "Unknown", Message: "unknown external tool operation"},
+	ErrNotExternal:                             {Name: "NotExternal", Message: "tool operation is not externally dispatched"},
+	ErrNotClaimed:                              {Name: "NotClaimed", Message: "external tool operation has not been claimed"},
+	ErrAlreadyClaimed:                          {Name: "AlreadyClaimed", Message: "external tool operation is already claimed"},
+	ErrAlreadyCompleted:                        {Name: "AlreadyCompleted", Message: "external tool operation is already complete"},
+	ErrInvalidPayload:                          {Name: "InvalidPayload", Message: "external tool operation has an invalid worker payload"},
+	ErrRetryLimitReached:                       {Name: "RetryLimitReached", Message: "external tool operation exhausted its retry limit"},
+	ErrDeadlineElapsed:                         {Name: "DeadlineElapsed", Message: "external tool operation deadline has elapsed"},
+	ErrStreamingDisabled:                       {Name: "StreamingDisabled", Message: "external tool operation does not permit streaming"},
+	ErrStreamLimitExceeded:                     {Name: "StreamLimitExceeded", Message: "external tool operation exceeded a stream limit"},
+	ErrToolUnavailable:                         {Name: "ToolUnavailable", Message: "registered tool for external operation is unavailable"},
+	ErrReconciliationMismatch:                  {Name: "ReconciliationMismatch", Message: "worker reconciliation does not match the claimed operation"},
+	ErrCancellationRequested:                   {Name: "CancellationRequested", Message: "external tool cancellation has already been requested"},
+	ErrCancellationNotRequested:                {Name: "CancellationNotRequested", Message: "external tool cancellation has not been requested"},
+	ErrReconciliationRequiresHostAuthenticator: {Name: "ReconciliationRequiresHostAuthenticator", Message: "external reconciliation requires a host session authenticator"},
+	ErrUnexpectedReconciliationMessage:         {Name: "UnexpectedReconciliationMessage", Message: "authenticated worker frame is not an operation reconciliation"},
+	ErrProtocol:                                {Name: "Protocol", Message: "worker protocol rejected the operation"},
+	ErrResume:                                  {Name: "Runtime", Message: "could not resume tool operation"},
+}}
 
 // ExternalError is a refused host call on one operation. ID is zero for the kinds that concern
 // no particular operation (the authenticator and message kinds). Err holds the protocol error of
 // ErrProtocol and the evaluator error of ErrResume.
 type ExternalError struct {
-	Kind ExternalErrorKind
-	ID   OperationID
-	Err  error
+	errkind.Kind[externalKinds]
+	ID  OperationID
+	Err error
 }
 
 func externalError(kind ExternalErrorKind, id OperationID) *ExternalError {
@@ -211,17 +175,18 @@ func (e *ExternalError) Error() string {
 	return msg
 }
 
-// Is matches the error's kind.
-func (e *ExternalError) Is(target error) bool {
-	k, ok := target.(ExternalErrorKind)
-	return ok && k == e.Kind
-}
-
 // Unwrap returns the wrapped protocol or evaluator error.
 func (e *ExternalError) Unwrap() error { return e.Err }
 
-// RegistrationErrorKind names one registration rule. It implements error for errors.Is.
-type RegistrationErrorKind uint8
+// RegistrationErrorKind names one registration rule. It is an error, for errors.Is; String
+// returns the reference variant name.
+type RegistrationErrorKind = errkind.Kind[registrationKinds]
+
+// registrationKinds is the space of the registration error kinds.
+type registrationKinds struct{}
+
+// Table describes the registration error kinds.
+func (registrationKinds) Table() *errkind.Table { return &registrationKindTable }
 
 // The registration error kinds, after the reference's ToolRegistrationError.
 const (
@@ -236,32 +201,21 @@ const (
 	ErrActiveCapabilityLease
 )
 
-var registrationKindNames = [...]string{
-	ErrDuplicateTool:            "Duplicate",
-	ErrInvalidName:              "InvalidName",
-	ErrInvalidPolicy:            "InvalidPolicy",
-	ErrInvalidMetadata:          "InvalidMetadata",
-	ErrNonceUnavailable:         "ExternalIdempotencyNonceUnavailable",
-	ErrCatalogToolLimitExceeded: "CatalogToolLimitExceeded",
-	ErrCatalogByteLimitExceeded: "CatalogByteLimitExceeded",
-	ErrIncompatibleWorkerGrant:  "IncompatibleWorkerGrant",
-	ErrActiveCapabilityLease:    "ActiveCapabilityLease",
-}
-
-// String returns the reference variant name.
-func (k RegistrationErrorKind) String() string {
-	if int(k) < len(registrationKindNames) && registrationKindNames[k] != "" {
-		return registrationKindNames[k]
-	}
-	return "RegistrationErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns the variant name.
-func (k RegistrationErrorKind) Error() string { return "tool registration: " + k.String() }
+var registrationKindTable = errkind.Table{Type: "RegistrationErrorKind", Prefix: "tool registration: ", Kinds: []errkind.Entry{
+	ErrDuplicateTool:            {Name: "Duplicate"},
+	ErrInvalidName:              {Name: "InvalidName"},
+	ErrInvalidPolicy:            {Name: "InvalidPolicy"},
+	ErrInvalidMetadata:          {Name: "InvalidMetadata"},
+	ErrNonceUnavailable:         {Name: "ExternalIdempotencyNonceUnavailable"},
+	ErrCatalogToolLimitExceeded: {Name: "CatalogToolLimitExceeded"},
+	ErrCatalogByteLimitExceeded: {Name: "CatalogByteLimitExceeded"},
+	ErrIncompatibleWorkerGrant:  {Name: "IncompatibleWorkerGrant"},
+	ErrActiveCapabilityLease:    {Name: "ActiveCapabilityLease"},
+}}
 
 // RegistrationError rejects a tool registration. Nothing is retained when registration fails.
 type RegistrationError struct {
-	Kind    RegistrationErrorKind
+	errkind.Kind[registrationKinds]
 	Name    string // the tool name (Duplicate, InvalidName, IncompatibleWorkerGrant)
 	Message string // the rule broken (InvalidPolicy, InvalidMetadata)
 	Actual  int    // CatalogByteLimitExceeded
@@ -291,14 +245,15 @@ func (e *RegistrationError) Error() string {
 	return e.Kind.Error()
 }
 
-// Is matches the error's kind.
-func (e *RegistrationError) Is(target error) bool {
-	k, ok := target.(RegistrationErrorKind)
-	return ok && k == e.Kind
-}
+// StreamConfigErrorKind names one reason SetExternalStreamRedactor refused. It is an error;
+// String returns the reference variant name.
+type StreamConfigErrorKind = errkind.Kind[streamConfigKinds]
 
-// StreamConfigErrorKind names one reason SetExternalStreamRedactor refused. It implements error.
-type StreamConfigErrorKind uint8
+// streamConfigKinds is the space of the stream configuration error kinds.
+type streamConfigKinds struct{}
+
+// Table describes the stream configuration error kinds.
+func (streamConfigKinds) Table() *errkind.Table { return &streamConfigKindTable }
 
 // The stream configuration error kinds.
 const (
@@ -308,27 +263,16 @@ const (
 	ErrStreamAlreadyReserved
 )
 
-// String returns the reference variant name.
-func (k StreamConfigErrorKind) String() string {
-	switch k {
-	case ErrStreamUnknownTool:
-		return "UnknownTool"
-	case ErrStreamNotExternal:
-		return "NotExternal"
-	case ErrStreamDisabled:
-		return "StreamingDisabled"
-	case ErrStreamAlreadyReserved:
-		return "AlreadyReserved"
-	}
-	return "StreamConfigErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns the variant name.
-func (k StreamConfigErrorKind) Error() string { return "stream configuration: " + k.String() }
+var streamConfigKindTable = errkind.Table{Type: "StreamConfigErrorKind", Prefix: "stream configuration: ", Kinds: []errkind.Entry{
+	ErrStreamUnknownTool:     {Name: "UnknownTool"},
+	ErrStreamNotExternal:     {Name: "NotExternal"},
+	ErrStreamDisabled:        {Name: "StreamingDisabled"},
+	ErrStreamAlreadyReserved: {Name: "AlreadyReserved"},
+}}
 
 // StreamConfigError rejects a stream redactor installation.
 type StreamConfigError struct {
-	Kind StreamConfigErrorKind
+	errkind.Kind[streamConfigKinds]
 	Name string
 }
 
@@ -347,39 +291,40 @@ func (e *StreamConfigError) Error() string {
 	return e.Kind.Error()
 }
 
-// Is matches the error's kind.
-func (e *StreamConfigError) Is(target error) bool {
-	k, ok := target.(StreamConfigErrorKind)
-	return ok && k == e.Kind
-}
+// NonceErrorKind classifies a rejected host-supplied session nonce. It is an error, so a kind
+// is an errors.Is target.
+type NonceErrorKind = errkind.Kind[nonceKinds]
+
+// nonceKinds is the space of the session nonce error kinds.
+type nonceKinds struct{}
+
+// Table describes the session nonce error kinds.
+func (nonceKinds) Table() *errkind.Table { return &nonceKindTable }
 
 // ErrNonceTooShort and ErrNonceTooLong classify a rejected host-supplied session nonce.
-var (
-	ErrNonceTooShort = errors.New("capability session nonce too short")
-	ErrNonceTooLong  = errors.New("capability session nonce too long")
+const (
+	ErrNonceTooShort NonceErrorKind = iota + 1
+	ErrNonceTooLong
 )
+
+var nonceKindTable = errkind.Table{Type: "NonceErrorKind", Prefix: "capability session nonce ", Kinds: []errkind.Entry{
+	ErrNonceTooShort: {Name: "TooShort", Message: "too short"},
+	ErrNonceTooLong:  {Name: "TooLong", Message: "too long"},
+}}
 
 // NonceError rejects a host-supplied session nonce by length. It never contains nonce bytes.
 type NonceError struct {
+	errkind.Kind[nonceKinds]
 	Actual int
-	Limit  int  // the minimum (too short) or the maximum (too long)
-	Long   bool // true when the nonce is too long
+	Limit  int // the minimum (too short) or the maximum (too long)
 }
 
 // Error describes the rejection.
 func (e *NonceError) Error() string {
-	if e.Long {
+	if e.Kind == ErrNonceTooLong {
 		return fmt.Sprintf("capability session nonce is %d bytes; maximum is %d bytes", e.Actual, e.Limit)
 	}
 	return fmt.Sprintf("capability session nonce is %d bytes; minimum is %d bytes", e.Actual, e.Limit)
-}
-
-// Is matches ErrNonceTooShort or ErrNonceTooLong.
-func (e *NonceError) Is(target error) bool {
-	if e.Long {
-		return target == ErrNonceTooLong
-	}
-	return target == ErrNonceTooShort
 }
 
 // ErrInvalidLimits rejects an unusable runtime configuration or audit capacity.

@@ -27,7 +27,6 @@ func TestErrorRenderings(t *testing.T) {
 		{&StreamConfigError{Kind: ErrStreamAlreadyReserved, Name: "t"}, "stream redactor must be set before the tool is reserved: t"},
 		{&LeaseError{Kind: ErrLeaseCallLimitExceedsPolicy, Tool: "t", Requested: 3, Maximum: 2}, "capability lease for t requests 3 calls but policy allows 2"},
 		{&AuditCursorError{Kind: ErrAuditCursorEvicted, Requested: 2, Available: 5}, "capability audit cursor 2 was evicted; earliest available is 5"},
-		{&SchemaError{Kind: ErrSchemaUnsupportedKeyword, Path: "$", Keyword: "oneOf"}, "$: unsupported schema keyword oneOf"},
 	}
 	for _, c := range cases {
 		if got := c.err.Error(); got != c.want {
@@ -45,50 +44,6 @@ func TestErrorRenderings(t *testing.T) {
 	}
 	if ErrResume.String() != "Runtime" || ErrUnknownOperation.String() != "Unknown" {
 		t.Fatal("variant names")
-	}
-}
-
-// Spec: RUN-021
-func TestSchemaPathsQuoteLikeRustDebug(t *testing.T) {
-	cases := map[string]string{
-		"plain":     `"plain"`,
-		"q\"b\\":    `"q\"b\\"`,
-		"t\tn\nr\r": `"t\tn\nr\r"`,
-		"\x00":      `"\0"`,
-		"\x01\x7f":  `"\u{1}\u{7f}"`,
-		"é✓":        `"é✓"`,
-		"a\u0301":   `"a\u{301}"`,
-		"'":         `"'"`,
-	}
-	for in, want := range cases {
-		if got := rustDebugString(in); got != want {
-			t.Errorf("%q: %s, want %s", in, got, want)
-		}
-	}
-}
-
-// Spec: RUN-181
-func TestOperationKeyInputChecks(t *testing.T) {
-	r := ledgerRuntime(t)
-	l, _ := NewLedger(planFP)
-	_, _ = r.StartJSON("remote.json", `{}`)
-	plan := Plan{Fingerprint: planFP, Steps: []string{"fetch"}}
-	if _, err := deriveOperationKey(plan, "other", "remote.json", nil, []byte("n")); !errors.Is(err, ErrLedgerUnknownStep) {
-		t.Fatalf("unknown step: %v", err)
-	}
-	if _, err := deriveOperationKey(plan, "fetch", "Bad Tool", nil, []byte("n")); !errors.Is(err, ErrLedgerInvalidTool) {
-		t.Fatalf("bad tool: %v", err)
-	}
-	if _, err := deriveOperationKey(plan, "fetch", "t", make([]byte, MaxLedgerInputBytes+1), []byte("n")); !errors.Is(err, ErrLedgerInputTooLarge) {
-		t.Fatalf("input too large: %v", err)
-	}
-	if _, err := r.PrepareNextExternalOperation(plan, 0, l, []byte("n")); err != nil {
-		t.Fatal(err)
-	}
-	wantNoError(t, plan.ValidateLedgerAtOrAfter(l, 1))
-	wantKind(t, plan.ValidateLedgerAtOrAfter(l, 2), ErrLedgerStaleRevision)
-	if c := l.Clone(); c.Revision() != 1 || c.PlanFingerprint() != planFP || len(c.Operations()) != 1 {
-		t.Fatalf("clone = %+v", c)
 	}
 }
 

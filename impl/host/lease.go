@@ -1,6 +1,10 @@
 package host
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/splashv5/conform/impl/errkind"
+)
 
 // LeaseGrant is one tool and the calls a lease allows it.
 type LeaseGrant struct {
@@ -13,8 +17,15 @@ type LeaseGrant struct {
 // outcome follows it); any other error refuses with Failed "<name> authorizer failed".
 type CallAuthorizer func(req ToolRequest, d Descriptor) error
 
-// LeaseErrorKind classifies a lease rejection. It implements error.
-type LeaseErrorKind uint8
+// LeaseErrorKind classifies a lease rejection. It is an error; String returns the variant
+// name.
+type LeaseErrorKind = errkind.Kind[leaseKinds]
+
+// leaseKinds is the space of the lease error kinds.
+type leaseKinds struct{}
+
+// Table describes the lease error kinds.
+func (leaseKinds) Table() *errkind.Table { return &leaseKindTable }
 
 // The lease error kinds.
 const (
@@ -27,27 +38,19 @@ const (
 	ErrLeaseAlreadyActive
 )
 
-var leaseKindNames = [...]string{
-	ErrLeaseUnknownTool:            "UnknownTool",
-	ErrLeaseDuplicateTool:          "DuplicateTool",
-	ErrLeaseZeroCallLimit:          "ZeroCallLimit",
-	ErrLeaseCallLimitExceedsPolicy: "CallLimitExceedsPolicy",
-	ErrLeaseRuntimeMismatch:        "RuntimeMismatch",
-	ErrLeaseCatalogChanged:         "CatalogChanged",
-	ErrLeaseAlreadyActive:          "LeaseAlreadyActive",
-}
-
-// Error returns the variant name.
-func (k LeaseErrorKind) Error() string {
-	if int(k) < len(leaseKindNames) && leaseKindNames[k] != "" {
-		return "capability lease: " + leaseKindNames[k]
-	}
-	return "LeaseErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
+var leaseKindTable = errkind.Table{Type: "LeaseErrorKind", Prefix: "capability lease: ", Kinds: []errkind.Entry{
+	ErrLeaseUnknownTool:            {Name: "UnknownTool"},
+	ErrLeaseDuplicateTool:          {Name: "DuplicateTool"},
+	ErrLeaseZeroCallLimit:          {Name: "ZeroCallLimit"},
+	ErrLeaseCallLimitExceedsPolicy: {Name: "CallLimitExceedsPolicy"},
+	ErrLeaseRuntimeMismatch:        {Name: "RuntimeMismatch"},
+	ErrLeaseCatalogChanged:         {Name: "CatalogChanged"},
+	ErrLeaseAlreadyActive:          {Name: "LeaseAlreadyActive"},
+}}
 
 // LeaseError rejects a lease issue or activation.
 type LeaseError struct {
-	Kind      LeaseErrorKind
+	errkind.Kind[leaseKinds]
 	Tool      string
 	Requested int
 	Maximum   int
@@ -73,12 +76,6 @@ func (e *LeaseError) Error() string {
 		return "a capability lease is already active"
 	}
 	return e.Kind.Error()
-}
-
-// Is matches the error's kind.
-func (e *LeaseError) Is(target error) bool {
-	k, ok := target.(LeaseErrorKind)
-	return ok && k == e.Kind
 }
 
 // Lease is an attenuated, process-local capability policy with its own call accounting: while

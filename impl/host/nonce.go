@@ -38,10 +38,10 @@ type SessionNonce struct {
 // NewSessionNonce copies b into a nonce after checking its length.
 func NewSessionNonce(b []byte) (SessionNonce, error) {
 	if len(b) < MinSessionNonceBytes {
-		return SessionNonce{}, &NonceError{Actual: len(b), Limit: MinSessionNonceBytes}
+		return SessionNonce{}, &NonceError{Kind: ErrNonceTooShort, Actual: len(b), Limit: MinSessionNonceBytes}
 	}
 	if len(b) > MaxSessionNonceBytes {
-		return SessionNonce{}, &NonceError{Actual: len(b), Limit: MaxSessionNonceBytes, Long: true}
+		return SessionNonce{}, &NonceError{Kind: ErrNonceTooLong, Actual: len(b), Limit: MaxSessionNonceBytes}
 	}
 	return SessionNonce{b: append([]byte(nil), b...)}, nil
 }

@@ -658,6 +658,16 @@ func (r *Runtime) claimed(id OperationID) (*record, *ExternalError) {
 	return rec, nil
 }
 
+// CheckClaimed returns nil when operation id is claimed or cancellation-requested, and
+// otherwise the *ExternalError that says why it is not (unknown, not external, not claimed,
+// already completed).
+func (r *Runtime) CheckClaimed(id OperationID) error {
+	if _, err := r.claimed(id); err != nil {
+		return err
+	}
+	return nil
+}
+
 // PeekNextExternal returns a snapshot of the first queued external operation without claiming
 // it.
 func (r *Runtime) PeekNextExternal() (Invocation, bool) {

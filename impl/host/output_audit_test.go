@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/schema"
 )
 
 // Spec: RUN-140, RUN-016
 func TestOutputRules(t *testing.T) {
 	r, _ := newTestRuntime(t, Config{})
-	contract, err := NewJSONContract(jv(t, `{}`), jv(t, `{"type":"object","required":["ok"]}`))
+	contract, err := schema.NewContract(jv(t, `{}`), jv(t, `{"type":"object","required":["ok"]}`))
 	wantNoError(t, err)
 	p := JSONPolicy("j")
 	p.MaxCalls, p.MaxOutputBytes = 100, 12

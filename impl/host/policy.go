@@ -225,7 +225,7 @@ func (p Policy) validate() *RegistrationError {
 
 // Metadata is host-only descriptive data published in the tool catalog. It grants nothing and
 // is never visible to scripts. Schemas are allowed on JSON tools only and are prompt
-// information unless the tool was registered with a JSONContract.
+// information unless the tool was registered with a schema.Contract.
 type Metadata struct {
 	Description  string
 	InputSchema  *canonjson.Value

@@ -134,3 +134,57 @@ func openReconciledOperation(auth *protocol.Authenticator, frame protocol.Frame)
 	}
 	return m.Result, true, nil
 }
+
+// CheckStatusFormat checks a worker's durable status against claimed operation id before
+// anything is recorded: a succeeded status needs the operation claimed (or
+// cancellation-requested) and the tool's payload format (ErrProtocol wrapping
+// PayloadFormatMismatch). Other statuses are not checked.
+func (r *Runtime) CheckStatusFormat(id OperationID, status protocol.OperationStatus) error {
+	if status.State != protocol.StateSucceeded {
+		return nil
+	}
+	rec, xerr := r.claimed(id)
+	if xerr != nil {
+		return xerr
+	}
+	if want := rec.t.format.envelope(); status.Payload.Format != want {
+		return protocolError(id, &protocol.Error{Kind: protocol.ErrPayloadFormatMismatch, ExpectedFormat: want, ActualFormat: status.Payload.Format})
+	}
+	return nil
+}
+
+// ResolveOperationStatus applies a worker's durable status to a claimed operation after the
+// ledger was persisted: running changes nothing; succeeded completes with the payload (the
+// tool's format is required; JSON is written compact with sorted keys); failed completes as
+// Failed; cancelled takes the cancel path.
+func (r *Runtime) ResolveOperationStatus(id OperationID, status protocol.OperationStatus) (Reconciliation, error) {
+	switch status.State {
+	case protocol.StateRunning:
+		if _, xerr := r.claimed(id); xerr != nil {
+			return Reconciliation{}, xerr
+		}
+		return Reconciliation{Running: true}, nil
+	case protocol.StateSucceeded:
+		rec, xerr := r.claimed(id)
+		if xerr != nil {
+			return Reconciliation{}, xerr
+		}
+		p := status.Payload
+		if want := rec.t.format.envelope(); p.Format != want {
+			return Reconciliation{}, protocolError(id, &protocol.Error{Kind: protocol.ErrPayloadFormatMismatch, ExpectedFormat: want, ActualFormat: p.Format})
+		}
+		out := p.Text
+		if p.Format == protocol.FormatJSON {
+			out = string(p.JSON.JSON())
+		}
+		s, err := r.CompleteExternal(id, OK(out))
+		return Reconciliation{Settlement: s}, err
+	case protocol.StateFailed:
+		s, err := r.CompleteExternal(id, Fail(Failed(status.Message)))
+		return Reconciliation{Settlement: s}, err
+	case protocol.StateCancelled:
+		s, err := r.CancelExternal(id)
+		return Reconciliation{Settlement: s}, err
+	}
+	return Reconciliation{}, protocolError(id, &protocol.Error{Kind: protocol.ErrSerialization, Message: "operation status is not a wire status"})
+}

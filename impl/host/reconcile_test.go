@@ -6,6 +6,7 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/schema"
 )
 
 func reconcilePair(t testing.TB, r *Runtime, id OperationID, status protocol.OperationStatus) (protocol.OperationReconcileRequest, protocol.OperationReconcileResult) {
@@ -86,7 +87,7 @@ func TestReconcileChecksInOrder(t *testing.T) {
 // Spec: RUN-161
 func TestReconcileTerminalStatuses(t *testing.T) {
 	r, _ := newTestRuntime(t, Config{})
-	contract, _ := NewJSONContract(jv(t, `{}`), jv(t, `{"type":"object","required":["b"]}`))
+	contract, _ := schema.NewContract(jv(t, `{}`), jv(t, `{"type":"object","required":["b"]}`))
 	p := JSONPolicy("j")
 	p.MaxCalls = 10
 	mustRegister(t, r.RegisterValidatedExternalJSONTool(p, Metadata{}, contract))

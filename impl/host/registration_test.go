@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/schema"
 )
 
 func jv(t testing.TB, s string) canonjson.Value {
@@ -182,7 +183,7 @@ func TestCatalogByteLimit(t *testing.T) {
 // Spec: RUN-015
 func TestJSONEntryPointsRequireJSONPolicyFirst(t *testing.T) {
 	r, _ := newTestRuntime(t, Config{})
-	contract, err := NewJSONContract(jv(t, `{"type":"object"}`), jv(t, `{"type":"object"}`))
+	contract, err := schema.NewContract(jv(t, `{"type":"object"}`), jv(t, `{"type":"object"}`))
 	wantNoError(t, err)
 	lease, _ := r.IssueLease(nil, nil)
 	wantNoError(t, r.ActivateLease(lease))
@@ -209,7 +210,7 @@ func TestJSONEntryPointsRequireJSONPolicyFirst(t *testing.T) {
 // Spec: RUN-016, RUN-017
 func TestCatalogDescriptorsAndContracts(t *testing.T) {
 	r, _ := newTestRuntime(t, Config{})
-	contract, err := NewJSONContract(jv(t, `{"type":"object","required":["x"]}`), jv(t, `{"type":"array"}`))
+	contract, err := schema.NewContract(jv(t, `{"type":"object","required":["x"]}`), jv(t, `{"type":"array"}`))
 	wantNoError(t, err)
 	p := JSONPolicy("b.validated").WithDeadline(1500*time.Millisecond + 999*time.Microsecond).
 		WithStream(StreamPolicy{2, 3, 4, 5})

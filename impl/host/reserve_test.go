@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/schema"
 )
 
 // Spec: RUN-030, RUN-051
@@ -68,7 +69,7 @@ func TestDeniedReservationStillConsumesTheOperationID(t *testing.T) {
 // Spec: RUN-031
 func TestReservationChecksInOrder(t *testing.T) {
 	r, _ := newTestRuntime(t, Config{})
-	contract, err := NewJSONContract(jv(t, `{"type":"object","required":["n"]}`), jv(t, `{"type":"object"}`))
+	contract, err := schema.NewContract(jv(t, `{"type":"object","required":["n"]}`), jv(t, `{"type":"object"}`))
 	wantNoError(t, err)
 	jp := JSONPolicy("calc")
 	jp.MaxInputBytes = 16

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/schema"
 	"lukechampine.com/blake3"
 )
 
@@ -82,8 +83,8 @@ type tool struct {
 	dispatch         Dispatch
 	contractEnforced bool
 	calls            int
-	inputSchema      *Schema
-	outputSchema     *Schema
+	inputSchema      *schema.Schema
+	outputSchema     *schema.Schema
 	handler          func(ToolRequest) (string, *ToolError)
 	redactor         StreamRedactor
 	descriptorBytes  int
@@ -220,11 +221,11 @@ func (r *Runtime) RegisterJSONTool(policy Policy, meta Metadata, handler JSONHan
 
 // RegisterValidatedJSONTool registers a host-pump JSON tool whose input and output are checked
 // against contract; the contract's schemas replace any in meta.
-func (r *Runtime) RegisterValidatedJSONTool(policy Policy, meta Metadata, contract JSONContract, handler JSONHandler) error {
+func (r *Runtime) RegisterValidatedJSONTool(policy Policy, meta Metadata, contract schema.Contract, handler JSONHandler) error {
 	return r.registerJSON(policy, meta, &contract, handler)
 }
 
-func (r *Runtime) registerJSON(policy Policy, meta Metadata, contract *JSONContract, handler JSONHandler) error {
+func (r *Runtime) registerJSON(policy Policy, meta Metadata, contract *schema.Contract, handler JSONHandler) error {
 	if policy.Format != FormatJSON {
 		return &RegistrationError{Kind: ErrInvalidPolicy, Message: "a JSON tool requires a JSON policy"}
 	}
@@ -249,13 +250,13 @@ func jsonHandler(name string, handler JSONHandler) func(ToolRequest) (string, *T
 	}
 }
 
-func applyContract(meta Metadata, contract *JSONContract) (*Schema, *Schema, Metadata) {
-	if contract == nil || contract.input == nil || contract.output == nil {
+func applyContract(meta Metadata, contract *schema.Contract) (*schema.Schema, *schema.Schema, Metadata) {
+	if contract == nil || contract.Input() == nil || contract.Output() == nil {
 		return nil, nil, meta
 	}
-	in, out := contract.input.source, contract.output.source
+	in, out := contract.InputSchema(), contract.OutputSchema()
 	meta.InputSchema, meta.OutputSchema = &in, &out
-	return contract.input, contract.output, meta
+	return contract.Input(), contract.Output(), meta
 }
 
 // RegisterExternalTool registers an external tool of either format.
@@ -273,7 +274,7 @@ func (r *Runtime) RegisterExternalJSONTool(policy Policy, meta Metadata) error {
 
 // RegisterValidatedExternalJSONTool registers an external JSON tool whose input and terminal
 // output are checked against contract.
-func (r *Runtime) RegisterValidatedExternalJSONTool(policy Policy, meta Metadata, contract JSONContract) error {
+func (r *Runtime) RegisterValidatedExternalJSONTool(policy Policy, meta Metadata, contract schema.Contract) error {
 	if policy.Format != FormatJSON {
 		return &RegistrationError{Kind: ErrInvalidPolicy, Message: "an external JSON tool requires a JSON policy"}
 	}
@@ -282,7 +283,7 @@ func (r *Runtime) RegisterValidatedExternalJSONTool(policy Policy, meta Metadata
 }
 
 // register runs the registration checks in the reference's order; nothing is retained on failure.
-func (r *Runtime) register(policy Policy, meta Metadata, in, out *Schema, dispatch Dispatch, handler func(ToolRequest) (string, *ToolError)) error {
+func (r *Runtime) register(policy Policy, meta Metadata, in, out *schema.Schema, dispatch Dispatch, handler func(ToolRequest) (string, *ToolError)) error {
 	if r.lease != nil {
 		return &RegistrationError{Kind: ErrActiveCapabilityLease}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/schema"
 )
 
 // Spec: RUN-191, RUN-162
@@ -72,7 +73,7 @@ func TestValidatedProtocolTool(t *testing.T) {
 	if client.Transport() != tr || client.Manifest().SessionID != "worker-1" {
 		t.Fatal("accessors")
 	}
-	contract, err := NewJSONContract(
+	contract, err := schema.NewContract(
 		jv(t, `{"type":"object","properties":{"left":{"type":"integer","maximum":10},"right":{"type":"integer"}},"required":["left","right"],"additionalProperties":false}`),
 		jv(t, `{"type":"object","properties":{"total":{"type":"integer","maximum":15}},"required":["total"]}`))
 	wantNoError(t, err)

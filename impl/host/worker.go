@@ -9,6 +9,7 @@ import (
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/schema"
 )
 
 // DefaultWorkerDeadline bounds one synchronous worker exchange of a ProtocolWorkerClient whose
@@ -140,11 +141,11 @@ func (r *Runtime) RegisterProtocolJSONTool(policy Policy, meta Metadata, client 
 
 // RegisterValidatedProtocolJSONTool is RegisterProtocolJSONTool with an executable contract at the
 // host boundary.
-func (r *Runtime) RegisterValidatedProtocolJSONTool(policy Policy, meta Metadata, contract JSONContract, client *ProtocolWorkerClient) error {
+func (r *Runtime) RegisterValidatedProtocolJSONTool(policy Policy, meta Metadata, contract schema.Contract, client *ProtocolWorkerClient) error {
 	return r.registerProtocol(policy, meta, &contract, client)
 }
 
-func (r *Runtime) registerProtocol(policy Policy, meta Metadata, contract *JSONContract, client *ProtocolWorkerClient) error {
+func (r *Runtime) registerProtocol(policy Policy, meta Metadata, contract *schema.Contract, client *ProtocolWorkerClient) error {
 	if client == nil || !client.SupportsJSONPolicy(policy) {
 		return &RegistrationError{Kind: ErrIncompatibleWorkerGrant, Name: policy.Name}
 	}

@@ -30,8 +30,8 @@ func (f *fakeTransport) Discard() { f.discarded++ }
 func adder(inv protocol.ToolInvocation) (protocol.ToolResult, error) {
 	l, _ := inv.Payload.JSON.Get("left")
 	r, _ := inv.Payload.JSON.Get("right")
-	a, _ := jsonU64(l)
-	b, _ := jsonU64(r)
+	a, _ := l.Uint64()
+	b, _ := r.Uint64()
 	return protocol.NewToolResult(inv.SessionID, inv.RequestID,
 		protocol.JSONPayload(canonjson.Object(canonjson.Entry{Key: "total", Value: canonjson.Uint(a + b)})))
 }

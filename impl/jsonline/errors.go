@@ -1,15 +1,20 @@
 package jsonline
 
 import (
-	"fmt"
-
+	"github.com/splashv5/conform/impl/errkind"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// ErrorKind identifies one failure rule of the JSON-line transport. It
-// implements error, so a kind is a valid errors.Is target. The kinds are
-// exactly those of the reference's JSON-line channel error.
-type ErrorKind uint8
+// ErrorKind identifies one failure rule of the JSON-line transport. It is an error, so a
+// kind is a valid errors.Is target. The kinds are exactly those of the reference's JSON-line
+// channel error; String returns the variant name.
+type ErrorKind = errkind.Kind[kinds]
+
+// kinds is the space of the JSON-line error kinds.
+type kinds struct{}
+
+// Table describes the JSON-line error kinds.
+func (kinds) Table() *errkind.Table { return &kindTable }
 
 // The failure kinds.
 const (
@@ -32,48 +37,19 @@ const (
 	ErrPoisoned
 )
 
-// String returns the reference variant name ("Io", "Protocol",
-// "InvalidUtf8", "UnexpectedEndOfStream", "Poisoned").
-func (k ErrorKind) String() string {
-	switch k {
-	case ErrIO:
-		return "Io"
-	case ErrProtocol:
-		return "Protocol"
-	case ErrInvalidUTF8:
-		return "InvalidUtf8"
-	case ErrUnexpectedEndOfStream:
-		return "UnexpectedEndOfStream"
-	case ErrPoisoned:
-		return "Poisoned"
-	default:
-		return fmt.Sprintf("ErrorKind(%d)", uint8(k))
-	}
-}
-
-// Error returns a short description of the kind.
-func (k ErrorKind) Error() string {
-	switch k {
-	case ErrIO:
-		return "jsonline: worker frame I/O failed"
-	case ErrProtocol:
-		return "jsonline: worker frame is invalid"
-	case ErrInvalidUTF8:
-		return "jsonline: worker frame is not valid UTF-8"
-	case ErrUnexpectedEndOfStream:
-		return "jsonline: worker frame stream ended before a complete frame"
-	case ErrPoisoned:
-		return "jsonline: worker frame channel is poisoned"
-	default:
-		return "jsonline: " + k.String()
-	}
-}
+var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "jsonline: ", Kinds: []errkind.Entry{
+	ErrIO:                    {Name: "Io", Message: "worker frame I/O failed"},
+	ErrProtocol:              {Name: "Protocol", Message: "worker frame is invalid"},
+	ErrInvalidUTF8:           {Name: "InvalidUtf8", Message: "worker frame is not valid UTF-8"},
+	ErrUnexpectedEndOfStream: {Name: "UnexpectedEndOfStream", Message: "worker frame stream ended before a complete frame"},
+	ErrPoisoned:              {Name: "Poisoned", Message: "worker frame channel is poisoned"},
+}}
 
 // Error is a transport failure. Every Error poisons the Reader, Writer or
 // Channel that returned it.
 type Error struct {
 	// Kind is the failed rule.
-	Kind ErrorKind
+	errkind.Kind[kinds]
 	// Err is the I/O error (ErrIO), the *protocol.Error (ErrProtocol), the
 	// first error (ErrPoisoned), otherwise nil.
 	Err error
@@ -88,12 +64,6 @@ func (e *Error) Error() string {
 		return "jsonline: worker frame channel is poisoned by an earlier error: " + e.Err.Error()
 	}
 	return e.Kind.Error() + ": " + e.Err.Error()
-}
-
-// Is reports whether target is this error's kind.
-func (e *Error) Is(target error) bool {
-	k, ok := target.(ErrorKind)
-	return ok && k == e.Kind
 }
 
 // Unwrap returns the wrapped error.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/errkind"
 )
 
 // ErrNonPortableNumber is the one error kind the Go reference adds to the
@@ -20,16 +21,17 @@ import (
 // never rewrites such a number. The refusal is lifted once the peer has shown
 // that it keeps number text (PeerKeepsNumberText), for messages that report a
 // durable outcome, and by AllowNonPortableNumbers (ENC-037, ENC-053, ENC-054).
-const ErrNonPortableNumber = goOnlyKind("NonPortableNumber")
+const ErrNonPortableNumber = errkind.Kind[goOnlyKinds](1)
 
-// goOnlyKind names an error kind defined by the Go reference alone.
-type goOnlyKind string
+// goOnlyKinds is the space of the error kinds the Go reference alone defines.
+type goOnlyKinds struct{}
 
-// String returns the kind name.
-func (k goOnlyKind) String() string { return string(k) }
+// Table describes the Go-only kinds.
+func (goOnlyKinds) Table() *errkind.Table { return &goOnlyTable }
 
-// Error returns "protocol: " followed by the kind name.
-func (k goOnlyKind) Error() string { return "protocol: " + string(k) }
+var goOnlyTable = errkind.Table{Type: "goOnlyKind", Prefix: "protocol: ", Kinds: []errkind.Entry{
+	ErrNonPortableNumber: {Name: "NonPortableNumber"},
+}}
 
 // NonPortableNumberError reports the first non-portable number of a message
 // that was to be sealed. errors.Is matches ErrNonPortableNumber and
@@ -54,6 +56,9 @@ func (e *NonPortableNumberError) Error() string {
 	return "protocol: NonPortableNumber: payload number " + strconv.Quote(tok) +
 		" is written differently by the two reference number models; refusing to seal"
 }
+
+// KindName returns "NonPortableNumber", so errkind.Name names the refusal.
+func (e *NonPortableNumberError) KindName() string { return ErrNonPortableNumber.String() }
 
 // Is reports whether target is ErrNonPortableNumber or canonjson.ErrNonPortableNumber.
 func (e *NonPortableNumberError) Is(target error) bool {

@@ -6,11 +6,19 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/derive"
+	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind names one variant of the Rust reference's ProtocolError. It implements error, so a
-// kind is a target for errors.Is: errors.Is(err, ErrInvalidToken).
-type ErrorKind uint16
+// ErrorKind names one variant of the Rust reference's ProtocolError. It is an error, so a
+// kind is a target for errors.Is: errors.Is(err, ErrInvalidToken). Its String is the variant
+// name and its Error "protocol: " and the name.
+type ErrorKind = errkind.Kind[kinds]
+
+// kinds is the space of the ProtocolError variants.
+type kinds struct{}
+
+// Table describes the ProtocolError variants.
+func (kinds) Table() *errkind.Table { return &kindTable }
 
 // The ProtocolError variants, in the reference's declaration order. The zero ErrorKind is
 // not a variant.
@@ -83,102 +91,75 @@ const (
 // NumErrorKinds is the number of ProtocolError variants.
 const NumErrorKinds = int(errorKindEnd) - 1
 
-var kindNames = [...]string{
-	ErrUnsupportedVersion:                     "UnsupportedVersion",
-	ErrInvalidToken:                           "InvalidToken",
-	ErrDuplicateGrant:                         "DuplicateGrant",
-	ErrInvalidGrant:                           "InvalidGrant",
-	ErrTooManyGrants:                          "TooManyGrants",
-	ErrTooManyResources:                       "TooManyResources",
-	ErrAttenuationWidensLimits:                "AttenuationWidensLimits",
-	ErrAttenuationExpandsResources:            "AttenuationExpandsResources",
-	ErrUnknownSession:                         "UnknownSession",
-	ErrUnknownTool:                            "UnknownTool",
-	ErrInvalidSessionKeyLength:                "InvalidSessionKeyLength",
-	ErrWeakSessionKey:                         "WeakSessionKey",
-	ErrInvalidSequence:                        "InvalidSequence",
-	ErrSequenceExhausted:                      "SequenceExhausted",
-	ErrUnexpectedSequence:                     "UnexpectedSequence",
-	ErrInvalidAuthenticationTag:               "InvalidAuthenticationTag",
-	ErrAuthorizationProvenanceMismatch:        "AuthorizationProvenanceMismatch",
-	ErrDuplicateRequest:                       "DuplicateRequest",
-	ErrSessionRequestLimitExceeded:            "SessionRequestLimitExceeded",
-	ErrDuplicateResult:                        "DuplicateResult",
-	ErrCancellationIdMatchesRequest:           "CancellationIdMatchesRequest",
-	ErrCancellationTargetMismatch:             "CancellationTargetMismatch",
-	ErrCancellationResultMismatch:             "CancellationResultMismatch",
-	ErrRequestAlreadyCancelled:                "RequestAlreadyCancelled",
-	ErrCancellationAlreadyRequested:           "CancellationAlreadyRequested",
-	ErrResultAfterCancellation:                "ResultAfterCancellation",
-	ErrCancellationAcknowledgedAfterResult:    "CancellationAcknowledgedAfterResult",
-	ErrCancellationTooLateBeforeResult:        "CancellationTooLateBeforeResult",
-	ErrCancellationUnsupportedAfterResult:     "CancellationUnsupportedAfterResult",
-	ErrOperationResultMismatch:                "OperationResultMismatch",
-	ErrInvalidCompensationKey:                 "InvalidCompensationKey",
-	ErrInvalidCompensationGrantFingerprint:    "InvalidCompensationGrantFingerprint",
-	ErrCompensationNotGranted:                 "CompensationNotGranted",
-	ErrCompensationBudgetExhausted:            "CompensationBudgetExhausted",
-	ErrCompensationGrantMismatch:              "CompensationGrantMismatch",
-	ErrCompensationResultMismatch:             "CompensationResultMismatch",
-	ErrCompensationToolMismatch:               "CompensationToolMismatch",
-	ErrCompensationRequiresSucceededOperation: "CompensationRequiresSucceededOperation",
-	ErrUnknownCompensation:                    "UnknownCompensation",
-	ErrCompensationIdentityMismatch:           "CompensationIdentityMismatch",
-	ErrInvalidWorkerCompensationTransition:    "InvalidWorkerCompensationTransition",
-	ErrUnsupportedOperationJournalVersion:     "UnsupportedOperationJournalVersion",
-	ErrOperationJournalTooLarge:               "OperationJournalTooLarge",
-	ErrOperationJournalScopeMismatch:          "OperationJournalScopeMismatch",
-	ErrTooManyWorkerOperations:                "TooManyWorkerOperations",
-	ErrInvalidOperationFingerprint:            "InvalidOperationFingerprint",
-	ErrDuplicateOperationKey:                  "DuplicateOperationKey",
-	ErrUnknownOperation:                       "UnknownOperation",
-	ErrOperationIdentityMismatch:              "OperationIdentityMismatch",
-	ErrInvalidWorkerOperationTransition:       "InvalidWorkerOperationTransition",
-	ErrPayloadFormatMismatch:                  "PayloadFormatMismatch",
-	ErrInvalidJsonEnvelope:                    "InvalidJsonEnvelope",
-	ErrJsonPayloadTooDeep:                     "JsonPayloadTooDeep",
-	ErrInvalidOperationFailure:                "InvalidOperationFailure",
-	ErrOperationFailureTooLarge:               "OperationFailureTooLarge",
-	ErrInputTooLarge:                          "InputTooLarge",
-	ErrOutputTooLarge:                         "OutputTooLarge",
-	ErrCallBudgetExhausted:                    "CallBudgetExhausted",
-	ErrRequestMismatch:                        "RequestMismatch",
-	ErrWireFrameTooLarge:                      "WireFrameTooLarge",
-	ErrSerialization:                          "Serialization",
-}
-
-// String returns the reference's variant name, such as "InvalidAuthenticationTag".
-func (k ErrorKind) String() string {
-	if k > 0 && k < errorKindEnd {
-		return kindNames[k]
-	}
-	return "ErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns "protocol: " followed by the variant name.
-func (k ErrorKind) Error() string { return "protocol: " + k.String() }
-
-// Valid reports whether k names a ProtocolError variant.
-func (k ErrorKind) Valid() bool { return k > 0 && k < errorKindEnd }
+var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "protocol: ", Kinds: []errkind.Entry{
+	ErrUnsupportedVersion:                     {Name: "UnsupportedVersion", Detail: "unsupported worker protocol version {actual}"},
+	ErrInvalidToken:                           {Name: "InvalidToken", Detail: "invalid {field}: {value}"},
+	ErrDuplicateGrant:                         {Name: "DuplicateGrant", Detail: "duplicate capability grant for tool {value}"},
+	ErrInvalidGrant:                           {Name: "InvalidGrant", Detail: "{message}"},
+	ErrTooManyGrants:                          {Name: "TooManyGrants", Detail: "capability manifest has more than {maximum} grants"},
+	ErrTooManyResources:                       {Name: "TooManyResources", Detail: "capability grant has more than {maximum} resource selectors"},
+	ErrAttenuationWidensLimits:                {Name: "AttenuationWidensLimits", Detail: "attenuation would raise a limit above the parent grant's"},
+	ErrAttenuationExpandsResources:            {Name: "AttenuationExpandsResources", Detail: "attenuation would add resource selectors the parent grant does not hold"},
+	ErrUnknownSession:                         {Name: "UnknownSession", Detail: "message names session {value}, not this session"},
+	ErrUnknownTool:                            {Name: "UnknownTool", Detail: "tool {value} is not in the manifest"},
+	ErrInvalidSessionKeyLength:                {Name: "InvalidSessionKeyLength", Detail: "session key has {actual} bytes, want {expected}"},
+	ErrWeakSessionKey:                         {Name: "WeakSessionKey", Detail: "session key is all zero bytes"},
+	ErrInvalidSequence:                        {Name: "InvalidSequence", Detail: "frame sequence is zero"},
+	ErrSequenceExhausted:                      {Name: "SequenceExhausted", Detail: "frame sequence numbers are used up"},
+	ErrUnexpectedSequence:                     {Name: "UnexpectedSequence", Detail: "frame sequence {actual}, want {expected}"},
+	ErrInvalidAuthenticationTag:               {Name: "InvalidAuthenticationTag", Detail: "frame authentication tag is malformed or does not verify"},
+	ErrAuthorizationProvenanceMismatch:        {Name: "AuthorizationProvenanceMismatch", Detail: "authorization was issued by a different session authorizer"},
+	ErrDuplicateRequest:                       {Name: "DuplicateRequest", Detail: "request id {value} was already used in this session"},
+	ErrSessionRequestLimitExceeded:            {Name: "SessionRequestLimitExceeded", Detail: "session already holds its {maximum} request ids"},
+	ErrDuplicateResult:                        {Name: "DuplicateResult", Detail: "a result for {value} was already accepted"},
+	ErrCancellationIdMatchesRequest:           {Name: "CancellationIdMatchesRequest", Detail: "cancellation id equals the id of the request it cancels"},
+	ErrCancellationTargetMismatch:             {Name: "CancellationTargetMismatch", Detail: "cancellation does not name its authorized target invocation"},
+	ErrCancellationResultMismatch:             {Name: "CancellationResultMismatch", Detail: "cancellation result does not match its request"},
+	ErrRequestAlreadyCancelled:                {Name: "RequestAlreadyCancelled", Detail: "request {value} is already cancelled"},
+	ErrCancellationAlreadyRequested:           {Name: "CancellationAlreadyRequested", Detail: "request {value} already has a cancellation request"},
+	ErrResultAfterCancellation:                {Name: "ResultAfterCancellation", Detail: "result for {value} arrived after its cancellation was acknowledged"},
+	ErrCancellationAcknowledgedAfterResult:    {Name: "CancellationAcknowledgedAfterResult", Detail: "cancellation of {value} acknowledged after its result was accepted"},
+	ErrCancellationTooLateBeforeResult:        {Name: "CancellationTooLateBeforeResult", Detail: "cancellation of {value} reported too late before any result"},
+	ErrCancellationUnsupportedAfterResult:     {Name: "CancellationUnsupportedAfterResult", Detail: "cancellation of {value} reported unsupported after its result was accepted"},
+	ErrOperationResultMismatch:                {Name: "OperationResultMismatch", Detail: "operation result does not match its request"},
+	ErrInvalidCompensationKey:                 {Name: "InvalidCompensationKey", Detail: "compensation key does not start with \"cmp-\""},
+	ErrInvalidCompensationGrantFingerprint:    {Name: "InvalidCompensationGrantFingerprint", Detail: "grant fingerprint is not 64 lowercase hex characters"},
+	ErrCompensationNotGranted:                 {Name: "CompensationNotGranted", Detail: "tool {value} has no compensation budget"},
+	ErrCompensationBudgetExhausted:            {Name: "CompensationBudgetExhausted", Detail: "tool {value} used all {maximum} compensations"},
+	ErrCompensationGrantMismatch:              {Name: "CompensationGrantMismatch", Detail: "compensation grant fingerprint differs from the active grant's"},
+	ErrCompensationResultMismatch:             {Name: "CompensationResultMismatch", Detail: "compensation result does not match its request"},
+	ErrCompensationToolMismatch:               {Name: "CompensationToolMismatch", Detail: "compensation tool differs from the tool of operation {value}"},
+	ErrCompensationRequiresSucceededOperation: {Name: "CompensationRequiresSucceededOperation", Detail: "operation {value} is {state}, not Succeeded"},
+	ErrUnknownCompensation:                    {Name: "UnknownCompensation", Detail: "operation {value} has no compensation"},
+	ErrCompensationIdentityMismatch:           {Name: "CompensationIdentityMismatch", Detail: "compensation of operation {value} differs from the recorded one"},
+	ErrInvalidWorkerCompensationTransition:    {Name: "InvalidWorkerCompensationTransition", Detail: "compensation of operation {value} cannot go from {state} to {observed}"},
+	ErrUnsupportedOperationJournalVersion:     {Name: "UnsupportedOperationJournalVersion", Detail: "unsupported operation journal format version {actual}"},
+	ErrOperationJournalTooLarge:               {Name: "OperationJournalTooLarge", Detail: "operation journal has {actual} bytes, more than {maximum}"},
+	ErrOperationJournalScopeMismatch:          {Name: "OperationJournalScopeMismatch", Detail: "operation journal scope is {actual_text}, want {expected_text}"},
+	ErrTooManyWorkerOperations:                {Name: "TooManyWorkerOperations", Detail: "operation journal would hold more than {maximum} operations"},
+	ErrInvalidOperationFingerprint:            {Name: "InvalidOperationFingerprint", Detail: "input fingerprint is not 64 lowercase hex characters"},
+	ErrDuplicateOperationKey:                  {Name: "DuplicateOperationKey", Detail: "operation key {value} appears twice"},
+	ErrUnknownOperation:                       {Name: "UnknownOperation", Detail: "no operation with key {value}"},
+	ErrOperationIdentityMismatch:              {Name: "OperationIdentityMismatch", Detail: "operation {value} was recorded with a different tool or input"},
+	ErrInvalidWorkerOperationTransition:       {Name: "InvalidWorkerOperationTransition", Detail: "operation {value} cannot go from {state} to {observed}"},
+	ErrPayloadFormatMismatch:                  {Name: "PayloadFormatMismatch", Detail: "payload format is {actual_format}, want {expected_format}"},
+	ErrInvalidJsonEnvelope:                    {Name: "InvalidJsonEnvelope", Detail: "JSON payload is not an object or an array"},
+	ErrJsonPayloadTooDeep:                     {Name: "JsonPayloadTooDeep", Detail: "JSON payload nests deeper than {maximum} levels"},
+	ErrInvalidOperationFailure:                {Name: "InvalidOperationFailure", Detail: "failure message is empty"},
+	ErrOperationFailureTooLarge:               {Name: "OperationFailureTooLarge", Detail: "failure message has {actual} bytes, more than {maximum}"},
+	ErrInputTooLarge:                          {Name: "InputTooLarge", Detail: "input has {actual} bytes, more than {maximum}"},
+	ErrOutputTooLarge:                         {Name: "OutputTooLarge", Detail: "output has {actual} bytes, more than {maximum}"},
+	ErrCallBudgetExhausted:                    {Name: "CallBudgetExhausted", Detail: "tool {value} used all {maximum} calls"},
+	ErrRequestMismatch:                        {Name: "RequestMismatch", Detail: "result is for request {actual_text}, want {expected_text}"},
+	ErrWireFrameTooLarge:                      {Name: "WireFrameTooLarge", Detail: "frame has {actual} bytes, more than {maximum}"},
+	ErrSerialization:                          {Name: "Serialization", Detail: "{message}"},
+}}
 
 // ParseErrorKind returns the kind whose variant name is name.
-func ParseErrorKind(name string) (ErrorKind, bool) {
-	for k := ErrorKind(1); k < errorKindEnd; k++ {
-		if kindNames[k] == name {
-			return k, true
-		}
-	}
-	return 0, false
-}
+func ParseErrorKind(name string) (ErrorKind, bool) { return errkind.Parse[kinds](name) }
 
 // ErrorKinds returns every kind in declaration order.
-func ErrorKinds() []ErrorKind {
-	out := make([]ErrorKind, 0, NumErrorKinds)
-	for k := ErrorKind(1); k < errorKindEnd; k++ {
-		out = append(out, k)
-	}
-	return out
-}
+func ErrorKinds() []ErrorKind { return errkind.All[kinds]() }
 
 // Error is a ProtocolError: its Kind and the fields that variant carries. Fields a variant
 // does not carry stay zero. An Error never holds key material.
@@ -200,7 +181,7 @@ func ErrorKinds() []ErrorKind {
 //     variants (State is the current state).
 //   - Message: the fixed text of InvalidGrant, or the decoder's text of Serialization.
 type Error struct {
-	Kind           ErrorKind
+	errkind.Kind[kinds]
 	Field          string
 	Value          string
 	Actual         uint64
@@ -217,12 +198,6 @@ type Error struct {
 	cause error
 }
 
-// Is reports whether target is this error's kind, so errors.Is(err, ErrUnknownTool) works.
-func (e *Error) Is(target error) bool {
-	k, ok := target.(ErrorKind)
-	return ok && k == e.Kind
-}
-
 // Unwrap returns the underlying decoder error of a Serialization error, or nil.
 func (e *Error) Unwrap() error { return e.cause }
 
@@ -232,133 +207,36 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) describe() string {
-	u := func(x uint64) string { return strconv.FormatUint(x, 10) }
-	q := quoteBounded
-	switch e.Kind {
-	case ErrUnsupportedVersion:
-		return "unsupported worker protocol version " + u(e.Actual)
-	case ErrInvalidToken:
-		return "invalid " + e.Field + ": " + q(e.Value)
-	case ErrDuplicateGrant:
-		return "duplicate capability grant for tool " + q(e.Value)
-	case ErrInvalidGrant:
-		return e.Message
-	case ErrTooManyGrants:
-		return "capability manifest has more than " + u(e.Maximum) + " grants"
-	case ErrTooManyResources:
-		return "capability grant has more than " + u(e.Maximum) + " resource selectors"
-	case ErrAttenuationWidensLimits:
-		return "attenuation would raise a limit above the parent grant's"
-	case ErrAttenuationExpandsResources:
-		return "attenuation would add resource selectors the parent grant does not hold"
-	case ErrUnknownSession:
-		return "message names session " + q(e.Value) + ", not this session"
-	case ErrUnknownTool:
-		return "tool " + q(e.Value) + " is not in the manifest"
-	case ErrInvalidSessionKeyLength:
-		return "session key has " + u(e.Actual) + " bytes, want " + u(e.Expected)
-	case ErrWeakSessionKey:
-		return "session key is all zero bytes"
-	case ErrInvalidSequence:
-		return "frame sequence is zero"
-	case ErrSequenceExhausted:
-		return "frame sequence numbers are used up"
-	case ErrUnexpectedSequence:
-		return "frame sequence " + u(e.Actual) + ", want " + u(e.Expected)
-	case ErrInvalidAuthenticationTag:
-		return "frame authentication tag is malformed or does not verify"
-	case ErrAuthorizationProvenanceMismatch:
-		return "authorization was issued by a different session authorizer"
-	case ErrDuplicateRequest:
-		return "request id " + q(e.Value) + " was already used in this session"
-	case ErrSessionRequestLimitExceeded:
-		return "session already holds its " + u(e.Maximum) + " request ids"
-	case ErrDuplicateResult:
-		return "a result for " + q(e.Value) + " was already accepted"
-	case ErrCancellationIdMatchesRequest:
-		return "cancellation id equals the id of the request it cancels"
-	case ErrCancellationTargetMismatch:
-		return "cancellation does not name its authorized target invocation"
-	case ErrCancellationResultMismatch:
-		return "cancellation result does not match its request"
-	case ErrRequestAlreadyCancelled:
-		return "request " + q(e.Value) + " is already cancelled"
-	case ErrCancellationAlreadyRequested:
-		return "request " + q(e.Value) + " already has a cancellation request"
-	case ErrResultAfterCancellation:
-		return "result for " + q(e.Value) + " arrived after its cancellation was acknowledged"
-	case ErrCancellationAcknowledgedAfterResult:
-		return "cancellation of " + q(e.Value) + " acknowledged after its result was accepted"
-	case ErrCancellationTooLateBeforeResult:
-		return "cancellation of " + q(e.Value) + " reported too late before any result"
-	case ErrCancellationUnsupportedAfterResult:
-		return "cancellation of " + q(e.Value) + " reported unsupported after its result was accepted"
-	case ErrOperationResultMismatch:
-		return "operation result does not match its request"
-	case ErrInvalidCompensationKey:
-		return "compensation key does not start with \"cmp-\""
-	case ErrInvalidCompensationGrantFingerprint:
-		return "grant fingerprint is not 64 lowercase hex characters"
-	case ErrCompensationNotGranted:
-		return "tool " + q(e.Value) + " has no compensation budget"
-	case ErrCompensationBudgetExhausted:
-		return "tool " + q(e.Value) + " used all " + u(e.Maximum) + " compensations"
-	case ErrCompensationGrantMismatch:
-		return "compensation grant fingerprint differs from the active grant's"
-	case ErrCompensationResultMismatch:
-		return "compensation result does not match its request"
-	case ErrCompensationToolMismatch:
-		return "compensation tool differs from the tool of operation " + q(e.Value)
-	case ErrCompensationRequiresSucceededOperation:
-		return "operation " + q(e.Value) + " is " + e.State.String() + ", not Succeeded"
-	case ErrUnknownCompensation:
-		return "operation " + q(e.Value) + " has no compensation"
-	case ErrCompensationIdentityMismatch:
-		return "compensation of operation " + q(e.Value) + " differs from the recorded one"
-	case ErrInvalidWorkerCompensationTransition:
-		return "compensation of operation " + q(e.Value) + " cannot go from " + e.State.String() + " to " + e.Observed.String()
-	case ErrUnsupportedOperationJournalVersion:
-		return "unsupported operation journal format version " + u(e.Actual)
-	case ErrOperationJournalTooLarge:
-		return "operation journal has " + u(e.Actual) + " bytes, more than " + u(e.Maximum)
-	case ErrOperationJournalScopeMismatch:
-		return "operation journal scope is " + q(e.ActualText) + ", want " + q(e.ExpectedText)
-	case ErrTooManyWorkerOperations:
-		return "operation journal would hold more than " + u(e.Maximum) + " operations"
-	case ErrInvalidOperationFingerprint:
-		return "input fingerprint is not 64 lowercase hex characters"
-	case ErrDuplicateOperationKey:
-		return "operation key " + q(e.Value) + " appears twice"
-	case ErrUnknownOperation:
-		return "no operation with key " + q(e.Value)
-	case ErrOperationIdentityMismatch:
-		return "operation " + q(e.Value) + " was recorded with a different tool or input"
-	case ErrInvalidWorkerOperationTransition:
-		return "operation " + q(e.Value) + " cannot go from " + e.State.String() + " to " + e.Observed.String()
-	case ErrPayloadFormatMismatch:
-		return "payload format is " + e.ActualFormat.String() + ", want " + e.ExpectedFormat.String()
-	case ErrInvalidJsonEnvelope:
-		return "JSON payload is not an object or an array"
-	case ErrJsonPayloadTooDeep:
-		return "JSON payload nests deeper than " + u(e.Maximum) + " levels"
-	case ErrInvalidOperationFailure:
-		return "failure message is empty"
-	case ErrOperationFailureTooLarge:
-		return "failure message has " + u(e.Actual) + " bytes, more than " + u(e.Maximum)
-	case ErrInputTooLarge:
-		return "input has " + u(e.Actual) + " bytes, more than " + u(e.Maximum)
-	case ErrOutputTooLarge:
-		return "output has " + u(e.Actual) + " bytes, more than " + u(e.Maximum)
-	case ErrCallBudgetExhausted:
-		return "tool " + q(e.Value) + " used all " + u(e.Maximum) + " calls"
-	case ErrRequestMismatch:
-		return "result is for request " + q(e.ActualText) + ", want " + q(e.ExpectedText)
-	case ErrWireFrameTooLarge:
-		return "frame has " + u(e.Actual) + " bytes, more than " + u(e.Maximum)
-	case ErrSerialization:
-		return e.Message
+	if !e.Kind.Valid() {
+		return "unknown error kind"
 	}
-	return "unknown error kind"
+	return errkind.Expand(e.Kind.Detail(), func(field string) string {
+		switch field {
+		case "field":
+			return e.Field
+		case "value":
+			return quoteBounded(e.Value)
+		case "actual":
+			return strconv.FormatUint(e.Actual, 10)
+		case "expected":
+			return strconv.FormatUint(e.Expected, 10)
+		case "maximum":
+			return strconv.FormatUint(e.Maximum, 10)
+		case "expected_text":
+			return quoteBounded(e.ExpectedText)
+		case "actual_text":
+			return quoteBounded(e.ActualText)
+		case "expected_format":
+			return e.ExpectedFormat.String()
+		case "actual_format":
+			return e.ActualFormat.String()
+		case "state":
+			return e.State.String()
+		case "observed":
+			return e.Observed.String()
+		}
+		return e.Message
+	})
 }
 
 // maxEchoBytes bounds how much of a received value an error message repeats, so a hostile
@@ -379,12 +257,7 @@ func KindOf(err error) (ErrorKind, bool) {
 	if err == nil {
 		return 0, false
 	}
-	var pe *Error
-	if errors.As(err, &pe) {
-		return pe.Kind, true
-	}
-	var k ErrorKind
-	if errors.As(err, &k) && k.Valid() {
+	if k, ok := errkind.Of[kinds](err); ok && k.Valid() {
 		return k, true
 	}
 	if errors.Is(err, canonjson.ErrSyntax) || errors.Is(err, derive.ErrDecode) {

@@ -1,8 +1,9 @@
 package script
 
 import (
-	"errors"
 	"strconv"
+
+	"github.com/splashv5/conform/impl/errkind"
 )
 
 // Pos is a one-based source position: the line, and the column counted in Unicode characters.
@@ -30,31 +31,42 @@ func (d Diagnostic) String() string {
 	return d.File + ":" + d.Pos.String() + ": " + d.Message + " (" + d.Origin + ")"
 }
 
-// Sentinel errors of the evaluator API. Typed errors below match them with errors.Is.
-var (
+// ErrorKind names one refusal or uncatchable stop of the evaluator. A kind is an error whose
+// text is its message, so it is an errors.Is target; the typed errors below carry theirs.
+type ErrorKind = errkind.Kind[kinds]
+
+// kinds is the space of the evaluator's error kinds.
+type kinds struct{}
+
+// Table describes the evaluator's error kinds.
+func (kinds) Table() *errkind.Table { return &kindTable }
+
+// Refusals of the evaluator API. Typed errors below match them with errors.Is.
+const (
 	// ErrSyntax matches every *SyntaxError.
-	ErrSyntax = errors.New("script: syntax rejected")
+	ErrSyntax ErrorKind = iota + 1
 	// ErrSourceTooLarge matches a *SourceTooLargeError.
-	ErrSourceTooLarge = errors.New("script: source too large")
+	ErrSourceTooLarge
 	// ErrInvalidLimits is returned by Limits.Validate and New for an unusable configuration.
-	ErrInvalidLimits = errors.New("script: invalid limits")
+	ErrInvalidLimits
 	// ErrNilHost is returned by New without a host.
-	ErrNilHost = errors.New("script: nil host")
+	ErrNilHost
 	// ErrEvaluationInProgress is returned by Eval while an evaluation is suspended.
-	ErrEvaluationInProgress = errors.New("a suspended Splash evaluation must be resumed first")
+	ErrEvaluationInProgress
 	// ErrNotSuspended is returned by Resume when no evaluation is suspended.
-	ErrNotSuspended = errors.New("script: no suspended evaluation")
+	ErrNotSuspended
 	// ErrNotAwaited is returned by Resume for a promise the suspended evaluation does not await.
-	ErrNotAwaited = errors.New("script: the suspended evaluation does not await this promise")
+	ErrNotAwaited
 	// ErrReentered is returned by Eval and Resume when a host callback calls them while a run
 	// is executing.
-	ErrReentered = errors.New("script: a host callback cannot re-enter a running machine")
+	ErrReentered
 )
 
 // SyntaxError rejects source before any of it runs. It names the first problem found.
 type SyntaxError struct {
-	Pos     Pos
-	Message string
+	errkind.Kind[kinds] // ErrSyntax
+	Pos                 Pos
+	Message             string
 }
 
 // Error returns "syntax rejected: line L, column C: message".
@@ -63,12 +75,10 @@ func (e *SyntaxError) Error() string {
 		strconv.Itoa(int(e.Pos.Column)) + ": " + e.Message
 }
 
-// Is matches ErrSyntax.
-func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
-
 // SourceTooLargeError rejects source longer than Limits.MaxSourceBytes.
 type SourceTooLargeError struct {
-	Actual, Maximum int
+	errkind.Kind[kinds] // ErrSourceTooLarge
+	Actual, Maximum     int
 }
 
 // Error returns "source is N bytes; maximum is M bytes".
@@ -76,36 +86,56 @@ func (e *SourceTooLargeError) Error() string {
 	return "source is " + strconv.Itoa(e.Actual) + " bytes; maximum is " + strconv.Itoa(e.Maximum) + " bytes"
 }
 
-// Is matches ErrSourceTooLarge.
-func (e *SourceTooLargeError) Is(target error) bool { return target == ErrSourceTooLarge }
-
-// LimitError is an uncatchable stop: an execution bound was exceeded. Errors.Is matches it
-// against the sentinel of its bound (ErrInstructionLimit, …).
+// LimitError is an uncatchable stop: an execution bound was exceeded. Its Kind is the bound
+// (ErrInstructionLimit, …), which errors.Is matches and whose text is the stop message, for
+// example "script instruction limit exceeded".
 type LimitError struct {
-	limit error
+	errkind.Kind[kinds]
 }
 
-// Error returns the stop message, for example "script instruction limit exceeded".
-func (e *LimitError) Error() string { return e.limit.Error() }
-
-// Is matches the sentinel of the exceeded bound.
-func (e *LimitError) Is(target error) bool { return target == e.limit }
-
-// Sentinels of the uncatchable stops; their text is the diagnostic message.
-var (
+// The uncatchable stops; their text is the diagnostic message.
+const (
 	// ErrInstructionLimit: a run executed more than Limits.InstructionLimit instructions.
-	ErrInstructionLimit = errors.New("script instruction limit exceeded")
+	ErrInstructionLimit ErrorKind = iota + 16
 	// ErrDeadline: a run reached Limits.Deadline on the injected clock.
-	ErrDeadline = errors.New("script time budget exceeded")
+	ErrDeadline
 	// ErrStringLimit: a string built at run time exceeded Limits.MaxStringBytes.
-	ErrStringLimit = errors.New("script string allocation limit exceeded")
+	ErrStringLimit
 	// ErrHeapLimit: an evaluation allocated more than Limits.MaxHeapBytes of script data.
-	ErrHeapLimit = errors.New("script heap allocation limit exceeded")
+	ErrHeapLimit
 	// ErrStackLimit: the operand stack outgrew Limits.MaxStackValues.
-	ErrStackLimit = errors.New("script operand stack limit exceeded")
+	ErrStackLimit
 	// ErrCallFrameLimit: active calls outnumbered Limits.MaxCallFrames.
-	ErrCallFrameLimit = errors.New("script call frame limit exceeded")
+	ErrCallFrameLimit
 )
+
+// Errors a host returns from AwaitTool for the promise edge cases. The evaluator raises their
+// text as a catchable script error.
+const (
+	// ErrUnknownPromise means the promise's record was never issued or has been collected.
+	ErrUnknownPromise ErrorKind = iota + 32
+	// ErrPromiseAlreadyAwaited means another paused evaluation already waits on the promise.
+	ErrPromiseAlreadyAwaited
+)
+
+var kindTable = errkind.Table{Type: "ErrorKind", Kinds: []errkind.Entry{
+	ErrSyntax:                {Name: "Syntax", Message: "script: syntax rejected"},
+	ErrSourceTooLarge:        {Name: "SourceTooLarge", Message: "script: source too large"},
+	ErrInvalidLimits:         {Name: "InvalidLimits", Message: "script: invalid limits"},
+	ErrNilHost:               {Name: "NilHost", Message: "script: nil host"},
+	ErrEvaluationInProgress:  {Name: "EvaluationInProgress", Message: "a suspended Splash evaluation must be resumed first"},
+	ErrNotSuspended:          {Name: "NotSuspended", Message: "script: no suspended evaluation"},
+	ErrNotAwaited:            {Name: "NotAwaited", Message: "script: the suspended evaluation does not await this promise"},
+	ErrReentered:             {Name: "Reentered", Message: "script: a host callback cannot re-enter a running machine"},
+	ErrInstructionLimit:      {Name: "InstructionLimit", Message: "script instruction limit exceeded"},
+	ErrDeadline:              {Name: "Deadline", Message: "script time budget exceeded"},
+	ErrStringLimit:           {Name: "StringLimit", Message: "script string allocation limit exceeded"},
+	ErrHeapLimit:             {Name: "HeapLimit", Message: "script heap allocation limit exceeded"},
+	ErrStackLimit:            {Name: "StackLimit", Message: "script operand stack limit exceeded"},
+	ErrCallFrameLimit:        {Name: "CallFrameLimit", Message: "script call frame limit exceeded"},
+	ErrUnknownPromise:        {Name: "UnknownPromise", Message: "unknown tool promise"},
+	ErrPromiseAlreadyAwaited: {Name: "PromiseAlreadyAwaited", Message: "tool promise is already awaited"},
+}}
 
 // scriptError is a catchable error raised while running: its message is what the script's
 // diagnostic shows when nothing catches it.
@@ -118,7 +148,7 @@ func (e *scriptError) Error() string { return e.msg }
 
 func raiseError(origin, msg string) error { return &scriptError{msg: msg, origin: origin} }
 
-func limitStop(limit error) error { return &LimitError{limit: limit} }
+func limitStop(limit ErrorKind) error { return &LimitError{Kind: limit} }
 
 // Origins used in diagnostics.
 const (

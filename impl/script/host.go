@@ -1,6 +1,6 @@
 package script
 
-import "errors"
+import "github.com/splashv5/conform/impl/errkind"
 
 // PromiseID identifies one deferred tool call. The host issues it from StartTool; the
 // evaluator only carries it inside promise values and hands it back to the host.
@@ -28,8 +28,15 @@ func (f Format) String() string {
 	return "unknown"
 }
 
-// ToolErrorKind classifies a failed tool call the way a script observes it.
-type ToolErrorKind uint8
+// ToolErrorKind classifies a failed tool call the way a script observes it. String returns
+// its name: "Denied", "Failed", "Cancelled" or "TimedOut".
+type ToolErrorKind = errkind.Kind[toolKinds]
+
+// toolKinds is the space of the tool failure kinds.
+type toolKinds struct{}
+
+// Table describes the tool failure kinds.
+func (toolKinds) Table() *errkind.Table { return &toolKindTable }
 
 const (
 	// ToolDenied is a reservation or policy denial ("tool call denied: …").
@@ -42,42 +49,27 @@ const (
 	ToolTimedOut ToolErrorKind = 4
 )
 
-// String returns the kind's name: "Denied", "Failed", "Cancelled" or "TimedOut".
-func (k ToolErrorKind) String() string {
-	switch k {
-	case ToolDenied:
-		return "Denied"
-	case ToolFailed:
-		return "Failed"
-	case ToolCancelled:
-		return "Cancelled"
-	case ToolTimedOut:
-		return "TimedOut"
-	}
-	return "Unknown"
-}
+var toolKindTable = errkind.Table{Type: "ToolErrorKind", Prefix: "tool call ", Kinds: []errkind.Entry{
+	ToolDenied:    {Name: "Denied", Message: "denied"},
+	ToolFailed:    {Name: "Failed", Message: "failed"},
+	ToolCancelled: {Name: "Cancelled", Message: "cancelled"},
+	ToolTimedOut:  {Name: "TimedOut", Message: "timed out"},
+}}
 
 // ToolError is the failure of one tool call as a script sees it. Its Error text is exactly the
 // message the script's error carries and the host diagnostic shows.
 type ToolError struct {
-	Kind    ToolErrorKind
+	errkind.Kind[toolKinds]
 	Message string
 }
 
 // Error renders the error as "tool call denied: …", "tool call failed: …",
 // "tool call cancelled: …" or "tool call timed out: …".
 func (e *ToolError) Error() string {
-	switch e.Kind {
-	case ToolDenied:
-		return "tool call denied: " + e.Message
-	case ToolFailed:
-		return "tool call failed: " + e.Message
-	case ToolCancelled:
-		return "tool call cancelled: " + e.Message
-	case ToolTimedOut:
-		return "tool call timed out: " + e.Message
+	if !e.Kind.Valid() {
+		return "tool call error: " + e.Message
 	}
-	return "tool call error: " + e.Message
+	return e.Kind.Error() + ": " + e.Message
 }
 
 // Denied returns a ToolDenied error with message msg.
@@ -95,15 +87,6 @@ func Cancelled() *ToolError {
 func TimedOut(tool string) *ToolError {
 	return &ToolError{Kind: ToolTimedOut, Message: tool + " exceeded its deferred deadline"}
 }
-
-// Errors a host returns from AwaitTool for the promise edge cases. The evaluator raises their
-// text as a catchable script error.
-var (
-	// ErrUnknownPromise means the promise's record was never issued or has been collected.
-	ErrUnknownPromise = errors.New("unknown tool promise")
-	// ErrPromiseAlreadyAwaited means another paused evaluation already waits on the promise.
-	ErrPromiseAlreadyAwaited = errors.New("tool promise is already awaited")
-)
 
 // Host is everything the evaluator needs from the capability runtime. The evaluator calls it
 // synchronously from Eval and Resume, never from another goroutine, and never retains the

@@ -110,7 +110,7 @@ func lex(src string, maxTokens int) ([]token, *SyntaxError) {
 		for lx.i < len(lx.src) {
 			lx.advance()
 		}
-		return nil, &SyntaxError{Pos: lx.pos(), Message: "source is not valid UTF-8"}
+		return nil, &SyntaxError{Kind: ErrSyntax, Pos: lx.pos(), Message: "source is not valid UTF-8"}
 	}
 	lx := &lexer{src: src, line: 1, col: 1, maxTokens: maxTokens}
 	for lx.i < len(src) {
@@ -150,7 +150,7 @@ func (lx *lexer) advance() {
 
 func (lx *lexer) emit(t token) *SyntaxError {
 	if len(lx.toks) >= lx.maxTokens {
-		return &SyntaxError{Pos: t.pos, Message: "the source has more than " + strconv.Itoa(lx.maxTokens) + " tokens"}
+		return &SyntaxError{Kind: ErrSyntax, Pos: t.pos, Message: "the source has more than " + strconv.Itoa(lx.maxTokens) + " tokens"}
 	}
 	lx.toks = append(lx.toks, t)
 	return nil
@@ -191,7 +191,7 @@ func (lx *lexer) next() *SyntaxError {
 	case c == '"':
 		return lx.str()
 	case c == '\'':
-		return &SyntaxError{Pos: lx.pos(), Message: "single-quoted strings are not part of the supported subset; use double quotes"}
+		return &SyntaxError{Kind: ErrSyntax, Pos: lx.pos(), Message: "single-quoted strings are not part of the supported subset; use double quotes"}
 	case c == '{':
 		return lx.single(tLBrace)
 	case c == '}':
@@ -216,18 +216,18 @@ func (lx *lexer) next() *SyntaxError {
 		}
 		op := lx.src[start:lx.i]
 		if !canonicalOperators[op] {
-			return &SyntaxError{Pos: p, Message: "operator `" + op + "` is not part of the supported subset"}
+			return &SyntaxError{Kind: ErrSyntax, Pos: p, Message: "operator `" + op + "` is not part of the supported subset"}
 		}
 		return lx.emit(token{kind: tOp, text: op, pos: p})
 	}
 	r, _ := utf8.DecodeRuneInString(lx.src[lx.i:])
-	return &SyntaxError{Pos: lx.pos(), Message: "character " + strconv.QuoteRune(r) + " is not part of the supported subset"}
+	return &SyntaxError{Kind: ErrSyntax, Pos: lx.pos(), Message: "character " + strconv.QuoteRune(r) + " is not part of the supported subset"}
 }
 
 func (lx *lexer) carriageReturn() *SyntaxError {
 	p := lx.pos()
 	if lx.peekAt(1) != '\n' {
-		return &SyntaxError{Pos: p, Message: "a carriage return must be followed by a newline"}
+		return &SyntaxError{Kind: ErrSyntax, Pos: p, Message: "a carriage return must be followed by a newline"}
 	}
 	lx.advance()
 	lx.advance()
@@ -269,7 +269,7 @@ func (lx *lexer) blockComment() *SyntaxError {
 			lx.advance()
 		}
 	}
-	return &SyntaxError{Pos: p, Message: "unterminated block comment"}
+	return &SyntaxError{Kind: ErrSyntax, Pos: p, Message: "unterminated block comment"}
 }
 
 func (lx *lexer) digits() {
@@ -284,7 +284,7 @@ func (lx *lexer) number() *SyntaxError {
 	lx.digits()
 	if lx.peekAt(0) == '.' {
 		if !isDigit(lx.peekAt(1)) {
-			return &SyntaxError{Pos: lx.pos(), Message: "a decimal point in a number must be followed by a digit; write `(5).field` for field access on a number"}
+			return &SyntaxError{Kind: ErrSyntax, Pos: lx.pos(), Message: "a decimal point in a number must be followed by a digit; write `(5).field` for field access on a number"}
 		}
 		lx.advance()
 		lx.digits()
@@ -296,12 +296,12 @@ func (lx *lexer) number() *SyntaxError {
 			lx.advance()
 		}
 		if !isDigit(lx.peekAt(0)) {
-			return &SyntaxError{Pos: ep, Message: "a number's exponent needs at least one digit"}
+			return &SyntaxError{Kind: ErrSyntax, Pos: ep, Message: "a number's exponent needs at least one digit"}
 		}
 		lx.digits()
 	}
 	if c := lx.peekAt(0); isIdentStart(c) {
-		return &SyntaxError{Pos: lx.pos(), Message: "numeric literal suffixes are not part of the supported subset"}
+		return &SyntaxError{Kind: ErrSyntax, Pos: lx.pos(), Message: "numeric literal suffixes are not part of the supported subset"}
 	}
 	// Out-of-range literals round to an infinity or zero, as the reference's f64 parse does.
 	f, _ := strconv.ParseFloat(lx.src[start:lx.i], 64)
@@ -314,7 +314,7 @@ func (lx *lexer) str() *SyntaxError {
 	var b strings.Builder
 	for {
 		if lx.i >= len(lx.src) {
-			return &SyntaxError{Pos: p, Message: "unterminated string literal"}
+			return &SyntaxError{Kind: ErrSyntax, Pos: p, Message: "unterminated string literal"}
 		}
 		c := lx.src[lx.i]
 		switch c {
@@ -322,12 +322,12 @@ func (lx *lexer) str() *SyntaxError {
 			lx.advance()
 			return lx.emit(token{kind: tString, text: b.String(), pos: p})
 		case '\n', '\r':
-			return &SyntaxError{Pos: p, Message: "unterminated string literal"}
+			return &SyntaxError{Kind: ErrSyntax, Pos: p, Message: "unterminated string literal"}
 		case '\\':
 			ep := lx.pos()
 			lx.advance()
 			if lx.i >= len(lx.src) {
-				return &SyntaxError{Pos: p, Message: "unterminated string literal"}
+				return &SyntaxError{Kind: ErrSyntax, Pos: p, Message: "unterminated string literal"}
 			}
 			switch e := lx.src[lx.i]; e {
 			case '"', '\\':
@@ -350,7 +350,7 @@ func (lx *lexer) str() *SyntaxError {
 				}
 				b.WriteRune(r)
 			default:
-				return &SyntaxError{Pos: ep, Message: "string escape `\\" + lx.escapeText() + "` is not part of the supported subset"}
+				return &SyntaxError{Kind: ErrSyntax, Pos: ep, Message: "string escape `\\" + lx.escapeText() + "` is not part of the supported subset"}
 			}
 		default:
 			start := lx.i
@@ -367,7 +367,7 @@ func (lx *lexer) escapeText() string {
 
 // unicodeEscape reads the part after `\u`: four hex digits, or one to six in braces.
 func (lx *lexer) unicodeEscape(ep Pos) (rune, *SyntaxError) {
-	bad := &SyntaxError{Pos: ep, Message: "a unicode escape needs four hexadecimal digits or `\\u{…}` with one to six"}
+	bad := &SyntaxError{Kind: ErrSyntax, Pos: ep, Message: "a unicode escape needs four hexadecimal digits or `\\u{…}` with one to six"}
 	var v int64
 	if lx.peekAt(0) == '{' {
 		lx.advance()
@@ -395,7 +395,7 @@ func (lx *lexer) unicodeEscape(ep Pos) (rune, *SyntaxError) {
 		}
 	}
 	if v > utf8.MaxRune || v >= 0xD800 && v <= 0xDFFF {
-		return 0, &SyntaxError{Pos: ep, Message: "a unicode escape must name a Unicode scalar value (no surrogates, at most U+10FFFF)"}
+		return 0, &SyntaxError{Kind: ErrSyntax, Pos: ep, Message: "a unicode escape must name a Unicode scalar value (no surrogates, at most U+10FFFF)"}
 	}
 	return rune(v), nil
 }

@@ -233,7 +233,7 @@ func (m *Machine) Limits() Limits { return m.limits }
 // *SourceTooLargeError that Eval would return, or nil.
 func Check(source string, limits Limits) error {
 	if len(source) > limits.MaxSourceBytes {
-		return &SourceTooLargeError{Actual: len(source), Maximum: limits.MaxSourceBytes}
+		return &SourceTooLargeError{Kind: ErrSourceTooLarge, Actual: len(source), Maximum: limits.MaxSourceBytes}
 	}
 	if _, err := parse(source, limits); err != nil {
 		return err
@@ -253,7 +253,7 @@ func (m *Machine) Eval(source string) (Evaluation, error) {
 		return Evaluation{}, ErrEvaluationInProgress
 	}
 	if len(source) > m.limits.MaxSourceBytes {
-		return Evaluation{}, &SourceTooLargeError{Actual: len(source), Maximum: m.limits.MaxSourceBytes}
+		return Evaluation{}, &SourceTooLargeError{Kind: ErrSourceTooLarge, Actual: len(source), Maximum: m.limits.MaxSourceBytes}
 	}
 	stmts, serr := parse(source, m.limits)
 	if serr != nil {
@@ -348,7 +348,7 @@ func (m *Machine) halt() Evaluation {
 	return ev
 }
 
-func (m *Machine) stop(limit error) {
+func (m *Machine) stop(limit ErrorKind) {
 	if m.stopErr == nil {
 		m.stopErr = limitStop(limit)
 	}

@@ -76,7 +76,7 @@ func (p *parser) atWord(w string) bool {
 }
 
 func (p *parser) errAt(t token, msg string) *SyntaxError {
-	return &SyntaxError{Pos: t.pos, Message: msg}
+	return &SyntaxError{Kind: ErrSyntax, Pos: t.pos, Message: msg}
 }
 
 func (p *parser) expected(what string) *SyntaxError {

@@ -3,13 +3,21 @@ package storage
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/splashv5/conform/impl/errkind"
 )
 
 // ErrorKind identifies one failure rule of the storage layer. Each kind
 // corresponds to one variant of the reference error enumerations; String
 // returns that variant's name. An ErrorKind is itself an error, so it can be
 // used as an errors.Is target: errors.Is(err, ErrFencingRequired).
-type ErrorKind uint8
+type ErrorKind = errkind.Kind[kinds]
+
+// kinds is the space of the storage error kinds.
+type kinds struct{}
+
+// Table describes the storage error kinds.
+func (kinds) Table() *errkind.Table { return &kindTable }
 
 // Identifier and keyring errors (StorageRecordKeyError, StorageKeyIdError,
 // StorageKeyringError).
@@ -112,112 +120,53 @@ const (
 	ErrBelowWitness
 )
 
-var kindNames = map[ErrorKind]string{
-	ErrInvalidNamespace:           "InvalidNamespace",
-	ErrInvalidName:                "InvalidName",
-	ErrInvalidStorageKeyID:        "Invalid",
-	ErrDuplicateKeyID:             "DuplicateKeyId",
-	ErrKeyringUnknownKeyID:        "UnknownKeyId",
-	ErrActiveKeyCannotBeRetired:   "ActiveKeyCannotBeRetired",
-	ErrBackend:                    "Backend",
-	ErrPayloadTooLarge:            "PayloadTooLarge",
-	ErrRecordTooLarge:             "RecordTooLarge",
-	ErrEncoding:                   "Encoding",
-	ErrInvalidEnvelope:            "InvalidEnvelope",
-	ErrUnsupportedFormat:          "UnsupportedFormat",
-	ErrInvalidKeyID:               "InvalidKeyId",
-	ErrUnknownKeyID:               "UnknownKeyId",
-	ErrInvalidRevision:            "InvalidRevision",
-	ErrRevisionMismatch:           "RevisionMismatch",
-	ErrInvalidAuthenticationTag:   "InvalidAuthenticationTag",
-	ErrRollbackDetected:           "RollbackDetected",
-	ErrRevisionFloorMismatch:      "RevisionFloorMismatch",
-	ErrRevisionExhausted:          "RevisionExhausted",
-	ErrWriteConflict:              "WriteConflict",
-	ErrBackendRevisionExhausted:   "RevisionExhausted",
-	ErrFencingTokenExhausted:      "FencingTokenExhausted",
-	ErrInvalidFencingToken:        "InvalidFencingToken",
-	ErrInvalidReplacementRevision: "InvalidReplacementRevision",
-	ErrFencingRequired:            "FencingRequired",
-	ErrFencingTokenRejected:       "FencingTokenRejected",
-	ErrSQLite:                     "Sqlite",
-	ErrStoredRecordTooLarge:       "StoredRecordTooLarge",
-	ErrRecordCommitmentMismatch:   "AnchorRecordCommitmentMismatch",
-	ErrMissingRecordCommitment:    "MissingRecordCommitment",
-	ErrUnexpectedRecordCommitment: "UnexpectedRecordCommitment",
-	ErrBackendClosed:              "BackendClosed",
-	ErrBolt:                       "Bolt",
-	ErrEtcd:                       "Etcd",
-	ErrEtcdRollback:               "EtcdRollback",
-	ErrTooManyCandidates:          "TooManyCandidates",
-	ErrCorrupt:                    "Corrupt",
-	ErrBelowWitness:               "BelowWitness",
-}
-
-var kindMessages = map[ErrorKind]string{
-	ErrInvalidNamespace:           "record namespace must be a lowercase token of at most 64 bytes",
-	ErrInvalidName:                "record name must be a lowercase token of at most 128 bytes",
-	ErrInvalidStorageKeyID:        "storage key id must be a lowercase token of at most 64 bytes",
-	ErrDuplicateKeyID:             "keyring already holds this key id",
-	ErrKeyringUnknownKeyID:        "keyring holds no key with this id",
-	ErrActiveKeyCannotBeRetired:   "the active key cannot be retired",
-	ErrBackend:                    "backend failure",
-	ErrPayloadTooLarge:            "payload too large",
-	ErrRecordTooLarge:             "stored envelope too large",
-	ErrEncoding:                   "envelope could not be encoded",
-	ErrInvalidEnvelope:            "stored envelope is malformed",
-	ErrUnsupportedFormat:          "unsupported envelope format version",
-	ErrInvalidKeyID:               "envelope key id is malformed",
-	ErrUnknownKeyID:               "envelope key id is not in the keyring",
-	ErrInvalidRevision:            "record revision must not be zero",
-	ErrRevisionMismatch:           "envelope revision differs from the backend revision",
-	ErrInvalidAuthenticationTag:   "record authentication tag is malformed or does not verify",
-	ErrRollbackDetected:           "record rolled back below its revision floor",
-	ErrRevisionFloorMismatch:      "record revision and revision floor disagree",
-	ErrRevisionExhausted:          "record revision space exhausted",
-	ErrWriteConflict:              "compare-and-swap conflict",
-	ErrBackendRevisionExhausted:   "backend revision space exhausted",
-	ErrFencingTokenExhausted:      "fencing token space exhausted",
-	ErrInvalidFencingToken:        "fencing token must be nonzero",
-	ErrInvalidReplacementRevision: "replacement revision must be the expected revision plus one",
-	ErrFencingRequired:            "record is fenced; a fenced compare-and-swap is required",
-	ErrFencingTokenRejected:       "fencing token rejected",
-	ErrSQLite:                     "sqlite failure",
-	ErrStoredRecordTooLarge:       "stored record exceeds the backend limit",
-	ErrRecordCommitmentMismatch:   "stored record does not match its anchored commitment",
-	ErrMissingRecordCommitment:    "anchor state with a nonzero floor has no record commitment",
-	ErrUnexpectedRecordCommitment: "anchor state with a zero floor carries a record commitment",
-	ErrBackendClosed:              "backend is closed",
-	ErrBolt:                       "bbolt failure",
-	ErrEtcd:                       "etcd failure",
-	ErrEtcdRollback:               "etcd cluster went back to an older revision or was replaced",
-	ErrTooManyCandidates:          "too many unanchored candidates for the record; reserve a recovery fence and discard them",
-	ErrCorrupt:                    "stored value does not decode",
-	ErrBelowWitness:               "store is below the witness of what this machine has seen",
-}
-
-// String returns the name of the reference variant this kind stands for.
-func (k ErrorKind) String() string {
-	if n, ok := kindNames[k]; ok {
-		return n
-	}
-	return "ErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns a short description of the rule, so a kind can serve as an
-// errors.Is target.
-func (k ErrorKind) Error() string {
-	if m, ok := kindMessages[k]; ok {
-		return "storage: " + m
-	}
-	return "storage: " + k.String()
-}
+var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "storage: ", Kinds: []errkind.Entry{
+	ErrInvalidNamespace:           {Name: "InvalidNamespace", Message: "record namespace must be a lowercase token of at most 64 bytes"},
+	ErrInvalidName:                {Name: "InvalidName", Message: "record name must be a lowercase token of at most 128 bytes"},
+	ErrInvalidStorageKeyID:        {Name: "Invalid", Message: "storage key id must be a lowercase token of at most 64 bytes"},
+	ErrDuplicateKeyID:             {Name: "DuplicateKeyId", Message: "keyring already holds this key id"},
+	ErrKeyringUnknownKeyID:        {Name: "UnknownKeyId", Message: "keyring holds no key with this id"},
+	ErrActiveKeyCannotBeRetired:   {Name: "ActiveKeyCannotBeRetired", Message: "the active key cannot be retired"},
+	ErrBackend:                    {Name: "Backend", Message: "backend failure"},
+	ErrPayloadTooLarge:            {Name: "PayloadTooLarge", Message: "payload too large"},
+	ErrRecordTooLarge:             {Name: "RecordTooLarge", Message: "stored envelope too large"},
+	ErrEncoding:                   {Name: "Encoding", Message: "envelope could not be encoded"},
+	ErrInvalidEnvelope:            {Name: "InvalidEnvelope", Message: "stored envelope is malformed"},
+	ErrUnsupportedFormat:          {Name: "UnsupportedFormat", Message: "unsupported envelope format version"},
+	ErrInvalidKeyID:               {Name: "InvalidKeyId", Message: "envelope key id is malformed"},
+	ErrUnknownKeyID:               {Name: "UnknownKeyId", Message: "envelope key id is not in the keyring"},
+	ErrInvalidRevision:            {Name: "InvalidRevision", Message: "record revision must not be zero"},
+	ErrRevisionMismatch:           {Name: "RevisionMismatch", Message: "envelope revision differs from the backend revision"},
+	ErrInvalidAuthenticationTag:   {Name: "InvalidAuthenticationTag", Message: "record authentication tag is malformed or does not verify"},
+	ErrRollbackDetected:           {Name: "RollbackDetected", Message: "record rolled back below its revision floor"},
+	ErrRevisionFloorMismatch:      {Name: "RevisionFloorMismatch", Message: "record revision and revision floor disagree"},
+	ErrRevisionExhausted:          {Name: "RevisionExhausted", Message: "record revision space exhausted"},
+	ErrWriteConflict:              {Name: "WriteConflict", Message: "compare-and-swap conflict"},
+	ErrBackendRevisionExhausted:   {Name: "RevisionExhausted", Message: "backend revision space exhausted"},
+	ErrFencingTokenExhausted:      {Name: "FencingTokenExhausted", Message: "fencing token space exhausted"},
+	ErrInvalidFencingToken:        {Name: "InvalidFencingToken", Message: "fencing token must be nonzero"},
+	ErrInvalidReplacementRevision: {Name: "InvalidReplacementRevision", Message: "replacement revision must be the expected revision plus one"},
+	ErrFencingRequired:            {Name: "FencingRequired", Message: "record is fenced; a fenced compare-and-swap is required"},
+	ErrFencingTokenRejected:       {Name: "FencingTokenRejected", Message: "fencing token rejected"},
+	ErrSQLite:                     {Name: "Sqlite", Message: "sqlite failure"},
+	ErrStoredRecordTooLarge:       {Name: "StoredRecordTooLarge", Message: "stored record exceeds the backend limit"},
+	ErrRecordCommitmentMismatch:   {Name: "AnchorRecordCommitmentMismatch", Message: "stored record does not match its anchored commitment"},
+	ErrMissingRecordCommitment:    {Name: "MissingRecordCommitment", Message: "anchor state with a nonzero floor has no record commitment"},
+	ErrUnexpectedRecordCommitment: {Name: "UnexpectedRecordCommitment", Message: "anchor state with a zero floor carries a record commitment"},
+	ErrBackendClosed:              {Name: "BackendClosed", Message: "backend is closed"},
+	ErrBolt:                       {Name: "Bolt", Message: "bbolt failure"},
+	ErrEtcd:                       {Name: "Etcd", Message: "etcd failure"},
+	ErrEtcdRollback:               {Name: "EtcdRollback", Message: "etcd cluster went back to an older revision or was replaced"},
+	ErrTooManyCandidates:          {Name: "TooManyCandidates", Message: "too many unanchored candidates for the record; reserve a recovery fence and discard them"},
+	ErrCorrupt:                    {Name: "Corrupt", Message: "stored value does not decode"},
+	ErrBelowWitness:               {Name: "BelowWitness", Message: "store is below the witness of what this machine has seen"},
+}}
 
 // Error is a storage failure. Kind says which rule failed; the other fields
 // carry the variant's data and are zero when the kind does not use them. An
 // Error never contains key material or payload bytes.
 type Error struct {
-	Kind ErrorKind
+	errkind.Kind[kinds]
 
 	// Size and Limit: PayloadTooLarge, RecordTooLarge, StoredRecordTooLarge.
 	Size, Limit int
@@ -272,12 +221,6 @@ func (e *Error) Error() string {
 		msg += ": " + e.Err.Error()
 	}
 	return msg
-}
-
-// Is reports whether target is this error's kind.
-func (e *Error) Is(target error) bool {
-	k, ok := target.(ErrorKind)
-	return ok && k == e.Kind
 }
 
 // Unwrap returns the wrapped cause, if any.

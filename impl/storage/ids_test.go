@@ -191,15 +191,19 @@ func TestKeyring(t *testing.T) {
 // Spec: STO-070
 func TestErrorKindsAreDistinctAndNamed(t *testing.T) {
 	seen := map[ErrorKind]bool{}
-	for k, name := range kindNames {
+	for i, entry := range kindTable.Kinds {
+		k := ErrorKind(i)
+		if entry.Name == "" {
+			continue
+		}
 		if seen[k] {
 			t.Fatalf("duplicate kind %d", k)
 		}
 		seen[k] = true
-		if k.String() != name || name == "" {
+		if k.String() != entry.Name {
 			t.Fatalf("kind %d names itself %q", k, k.String())
 		}
-		if _, ok := kindMessages[k]; !ok {
+		if entry.Message == "" || k.Error() != "storage: "+entry.Message {
 			t.Fatalf("kind %v has no message", k)
 		}
 		err := &Error{Kind: k}

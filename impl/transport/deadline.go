@@ -10,6 +10,13 @@ import (
 // deadline of its own (RUN-200).
 const DefaultExchangeDeadline = 30 * time.Second
 
+// Within runs exchange bounded by deadline d, as every synchronous transport of this package
+// does; sup may be nil. A transport outside this package (the in-process one) uses it to keep
+// the same deadline rule.
+func Within(d time.Duration, sup Supervisor, exchange func() error) error {
+	return within(d, sup, exchange)
+}
+
 // within runs exchange, which must return once the worker answers or its stream ends, and
 // bounds it by deadline d (TRN-110, TRN-111).
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/transport"
+	"github.com/splashv5/conform/impl/transport/inprocess"
 	"github.com/splashv5/conform/impl/worker"
 )
 
@@ -358,7 +359,7 @@ func TestDeadlineInProcessSilentAdapter(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := openInProcess(t, hostAuth, workerAuth, m, reg)
-	tr, err := transport.NewInProcessTransport(hostAuth, s, &memoryPersister{})
+	tr, err := inprocess.New(hostAuth, s, &memoryPersister{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,6 @@
 //     receive, open, require result. It cannot send a cancellation.
 //   - OperationTransport, the one-shot durable operation transport: one dispatch,
 //     reconciliation or compensation exchange, then it is consumed.
-//   - InProcessTransport, which runs an opened worker session inside the host process for a
-//     fixed, trusted adapter catalog. It crosses the authenticated frame boundary but isolates
-//     nothing: the adapters run with the full authority of the host process.
 //   - Multiplexed, the transport for one cancellable ordinary invocation at a time, whose
 //     reader and writer are owned independently so that a cancel can be sent while the worker
 //     runs. Its decisions are made by Coordinator, a pure state machine; Multiplexed only
@@ -21,6 +18,9 @@
 // Every synchronous exchange waits at most a deadline (spec TRN-110); a Supervisor given to a
 // transport stops the worker's process group when the deadline elapses.
 //
+// The in-process transport, which runs an opened worker session inside the host process, is
+// the sub-package inprocess, so that this package links no worker code.
+//
 // None of these types is a sandbox or a key exchange. A stopped worker,
 // an end of stream, a transport error or a deadline is never a cancellation: only a positive,
 // authenticated acknowledgement from the worker is.
@@ -31,6 +31,5 @@ import "github.com/splashv5/conform/impl/host"
 // The synchronous invoke transports are host worker transports, and Process is a Supervisor.
 var (
 	_ host.WorkerTransport = (*FrameTransport)(nil)
-	_ host.WorkerTransport = (*InProcessTransport)(nil)
 	_ Supervisor           = (*Process)(nil)
 )

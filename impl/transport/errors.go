@@ -4,12 +4,19 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/splashv5/conform/impl/errkind"
 	"github.com/splashv5/conform/impl/host"
 )
 
-// ErrorKind names one failure rule of the host transports. It implements error, so a kind is
-// a valid errors.Is target. The names returned by String are the reference's variant names.
-type ErrorKind uint8
+// ErrorKind names one failure rule of the host transports. It is an error, so a kind is a
+// valid errors.Is target. The names returned by String are the reference's variant names.
+type ErrorKind = errkind.Kind[kinds]
+
+// kinds is the space of the transport error kinds.
+type kinds struct{}
+
+// Table describes the transport error kinds.
+func (kinds) Table() *errkind.Table { return &kindTable }
 
 // Construction errors, shared by every transport (TRN-010, TRN-020, TRN-030, TRN-040).
 const (
@@ -110,92 +117,48 @@ const (
 	ErrIndeterminate
 )
 
-var kindNames = map[ErrorKind]string{
-	ErrRequiresHostAuthenticator:    "RequiresHostAuthenticator",
-	ErrSessionMismatch:              "SessionMismatch",
-	ErrInvalidDeadline:              "InvalidDeadline",
-	ErrProtocol:                     "Protocol",
-	ErrChannel:                      "Channel",
-	ErrUnexpectedResponse:           "UnexpectedResponse",
-	ErrPoisoned:                     "Poisoned",
-	ErrConsumed:                     "Consumed",
-	ErrWorker:                       "Worker",
-	ErrNotOperationRequest:          "NotOperationRequest",
-	ErrLineChannelRequired:          "LineChannelRequired",
-	ErrIO:                           "Io",
-	ErrBusy:                         "Busy",
-	ErrNoActiveInvocation:           "NoActiveInvocation",
-	ErrTargetMismatch:               "TargetMismatch",
-	ErrCancellationPending:          "CancellationPending",
-	ErrExternalBindingTerminal:      "ExternalBindingTerminal",
-	ErrUnexpectedMessage:            "UnexpectedMessage",
-	ErrUnavailable:                  "Unavailable",
-	ErrAbandoned:                    "Abandoned",
-	ErrCancelSlotUnavailable:        "CancelSlotUnavailable",
-	ErrCancellationNotRequested:     "CancellationNotRequested",
-	ErrExternal:                     "External",
-	ErrTransport:                    "Transport",
-	ErrCancellationBindingMismatch:  "CancellationBindingMismatch",
-	ErrCancellationAlreadyRequested: "CancellationAlreadyRequested",
-	ErrInvalidCancelledOutcome:      "InvalidCancelledOutcome",
-	ErrAlreadyTerminal:              "AlreadyTerminal",
-	ErrBridge:                       "Bridge",
-	ErrSupervisor:                   "Supervisor",
-	ErrIndeterminate:                "Indeterminate",
-}
-
-var kindTexts = map[ErrorKind]string{
-	ErrRequiresHostAuthenticator:    "the transport requires a host-role authenticator",
-	ErrSessionMismatch:              "the sessions do not match",
-	ErrInvalidDeadline:              "the invocation deadline must be positive",
-	ErrProtocol:                     "worker protocol failure",
-	ErrChannel:                      "worker frame channel failed",
-	ErrUnexpectedResponse:           "the worker returned an unexpected response",
-	ErrPoisoned:                     "the transport is poisoned",
-	ErrConsumed:                     "the one-shot operation transport is consumed",
-	ErrWorker:                       "the in-process worker rejected the frame",
-	ErrNotOperationRequest:          "the pre-sealed line is not a durable operation request",
-	ErrLineChannelRequired:          "the frame channel cannot move pre-sealed lines",
-	ErrIO:                           "worker stream I/O failed",
-	ErrBusy:                         "the worker session already has active work",
-	ErrNoActiveInvocation:           "the worker session has no active invocation",
-	ErrTargetMismatch:               "the handle targets another invocation",
-	ErrCancellationPending:          "a cancellation is already pending",
-	ErrExternalBindingTerminal:      "the external worker binding is already terminal",
-	ErrUnexpectedMessage:            "the worker sent an unexpected frame",
-	ErrUnavailable:                  "the worker session is unavailable",
-	ErrAbandoned:                    "the worker session was abandoned",
-	ErrCancelSlotUnavailable:        "no identity slot was kept for this invocation's cancellation",
-	ErrExternal:                     "the external tool lifecycle failed",
-	ErrTransport:                    "the worker transport failed",
-	ErrCancellationBindingMismatch:  "the cancellation does not match its dispatched invocation",
-	ErrCancellationAlreadyRequested: "the worker cancellation was already requested",
-	ErrInvalidCancelledOutcome:      "a cancelled outcome without an acknowledgement",
-	ErrAlreadyTerminal:              "the external worker binding is already terminal",
-	ErrCancellationNotRequested:     "the runtime was not asked for this cancellation",
-	ErrBridge:                       "the external worker bridge failed",
-	ErrSupervisor:                   "worker lifecycle supervision failed; the session was discarded",
-	ErrIndeterminate:                "the worker call is indeterminate",
-}
-
-// String returns the reference variant name, such as "CancellationPending".
-func (k ErrorKind) String() string {
-	if s, ok := kindNames[k]; ok {
-		return s
-	}
-	return "ErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns a short description of the kind.
-func (k ErrorKind) Error() string {
-	if s, ok := kindTexts[k]; ok {
-		return "transport: " + s
-	}
-	return "transport: " + k.String()
-}
+var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "transport: ", Kinds: []errkind.Entry{
+	ErrRequiresHostAuthenticator:    {Name: "RequiresHostAuthenticator", Message: "the transport requires a host-role authenticator"},
+	ErrSessionMismatch:              {Name: "SessionMismatch", Message: "the sessions do not match"},
+	ErrInvalidDeadline:              {Name: "InvalidDeadline", Message: "the invocation deadline must be positive"},
+	ErrProtocol:                     {Name: "Protocol", Message: "worker protocol failure"},
+	ErrChannel:                      {Name: "Channel", Message: "worker frame channel failed"},
+	ErrUnexpectedResponse:           {Name: "UnexpectedResponse", Message: "the worker returned an unexpected response"},
+	ErrPoisoned:                     {Name: "Poisoned", Message: "the transport is poisoned"},
+	ErrConsumed:                     {Name: "Consumed", Message: "the one-shot operation transport is consumed"},
+	ErrWorker:                       {Name: "Worker", Message: "the in-process worker rejected the frame"},
+	ErrNotOperationRequest:          {Name: "NotOperationRequest", Message: "the pre-sealed line is not a durable operation request"},
+	ErrLineChannelRequired:          {Name: "LineChannelRequired", Message: "the frame channel cannot move pre-sealed lines"},
+	ErrIO:                           {Name: "Io", Message: "worker stream I/O failed"},
+	ErrBusy:                         {Name: "Busy", Message: "the worker session already has active work"},
+	ErrNoActiveInvocation:           {Name: "NoActiveInvocation", Message: "the worker session has no active invocation"},
+	ErrTargetMismatch:               {Name: "TargetMismatch", Message: "the handle targets another invocation"},
+	ErrCancellationPending:          {Name: "CancellationPending", Message: "a cancellation is already pending"},
+	ErrExternalBindingTerminal:      {Name: "ExternalBindingTerminal", Message: "the external worker binding is already terminal"},
+	ErrUnexpectedMessage:            {Name: "UnexpectedMessage", Message: "the worker sent an unexpected frame"},
+	ErrUnavailable:                  {Name: "Unavailable", Message: "the worker session is unavailable"},
+	ErrAbandoned:                    {Name: "Abandoned", Message: "the worker session was abandoned"},
+	ErrCancelSlotUnavailable:        {Name: "CancelSlotUnavailable", Message: "no identity slot was kept for this invocation's cancellation"},
+	ErrCancellationNotRequested:     {Name: "CancellationNotRequested", Message: "the runtime was not asked for this cancellation"},
+	ErrExternal:                     {Name: "External", Message: "the external tool lifecycle failed"},
+	ErrTransport:                    {Name: "Transport", Message: "the worker transport failed"},
+	ErrCancellationBindingMismatch:  {Name: "CancellationBindingMismatch", Message: "the cancellation does not match its dispatched invocation"},
+	ErrCancellationAlreadyRequested: {Name: "CancellationAlreadyRequested", Message: "the worker cancellation was already requested"},
+	ErrInvalidCancelledOutcome:      {Name: "InvalidCancelledOutcome", Message: "a cancelled outcome without an acknowledgement"},
+	ErrAlreadyTerminal:              {Name: "AlreadyTerminal", Message: "the external worker binding is already terminal"},
+	ErrBridge:                       {Name: "Bridge", Message: "the external worker bridge failed"},
+	ErrSupervisor:                   {Name: "Supervisor", Message: "worker lifecycle supervision failed; the session was discarded"},
+	ErrIndeterminate:                {Name: "Indeterminate", Message: "the worker call is indeterminate"},
+}}
 
 // IndeterminateCause says why a supervised invocation ended without a trustworthy outcome.
-type IndeterminateCause uint8
+type IndeterminateCause = errkind.Kind[causes]
+
+// causes is the space of the indeterminate causes.
+type causes struct{}
+
+// Table describes the indeterminate causes.
+func (causes) Table() *errkind.Table { return &causeTable }
 
 // The indeterminate causes.
 const (
@@ -211,26 +174,18 @@ const (
 	CauseContained
 )
 
-// String returns the reference variant name.
-func (c IndeterminateCause) String() string {
-	switch c {
-	case CauseDeadlineElapsed:
-		return "DeadlineElapsed"
-	case CauseSessionDeadlineElapsed:
-		return "SessionDeadlineElapsed"
-	case CauseWorkerTerminated:
-		return "WorkerTerminated"
-	case CauseContained:
-		return "Contained"
-	}
-	return "IndeterminateCause(" + strconv.Itoa(int(c)) + ")"
-}
+var causeTable = errkind.Table{Type: "IndeterminateCause", Prefix: "transport: indeterminate after ", Kinds: []errkind.Entry{
+	CauseDeadlineElapsed:        {Name: "DeadlineElapsed"},
+	CauseSessionDeadlineElapsed: {Name: "SessionDeadlineElapsed"},
+	CauseWorkerTerminated:       {Name: "WorkerTerminated"},
+	CauseContained:              {Name: "Contained"},
+}}
 
 // Error is a host transport failure. Only the fields its kind names are set. It never holds
 // key material.
 type Error struct {
 	// Kind is the failed rule.
-	Kind ErrorKind
+	errkind.Kind[kinds]
 	// Detail is the message kind or reason of ErrUnexpectedMessage, and the message kind of
 	// ErrNotOperationRequest.
 	Detail string
@@ -274,12 +229,6 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is this error's kind.
-func (e *Error) Is(target error) bool {
-	k, ok := target.(ErrorKind)
-	return ok && k == e.Kind
-}
-
 // Unwrap returns the wrapped cause.
 func (e *Error) Unwrap() error { return e.Err }
 
@@ -287,20 +236,5 @@ func newError(kind ErrorKind, cause error) *Error { return &Error{Kind: kind, Er
 
 func unexpected(detail string) *Error { return &Error{Kind: ErrUnexpectedMessage, Detail: detail} }
 
-// KindOf returns the kind of the outermost transport *Error in err's chain.
-func KindOf(err error) (ErrorKind, bool) {
-	for err != nil {
-		if e, ok := err.(*Error); ok {
-			return e.Kind, true
-		}
-		if k, ok := err.(ErrorKind); ok {
-			return k, true
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return 0, false
-		}
-		err = u.Unwrap()
-	}
-	return 0, false
-}
+// KindOf returns the kind of the outermost transport *Error (or ErrorKind) in err's chain.
+func KindOf(err error) (ErrorKind, bool) { return errkind.Of[kinds](err) }

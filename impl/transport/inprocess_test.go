@@ -12,6 +12,7 @@ import (
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/transport"
+	"github.com/splashv5/conform/impl/transport/inprocess"
 	"github.com/splashv5/conform/impl/worker"
 )
 
@@ -72,12 +73,12 @@ func profileInvocation(t *testing.T, requestID, tool, text string) protocol.Tool
 func TestInProcessConstruction(t *testing.T) {
 	host, s := inProcessFixture(t)
 	_, worker := authPair(t, testSession)
-	_, err := transport.NewInProcessTransport(worker, s, &memoryPersister{})
+	_, err := inprocess.New(worker, s, &memoryPersister{})
 	wantKind(t, err, transport.ErrRequiresHostAuthenticator)
 	other, _ := authPair(t, "session-2")
-	_, err = transport.NewInProcessTransport(other, s, &memoryPersister{})
+	_, err = inprocess.New(other, s, &memoryPersister{})
 	wantKind(t, err, transport.ErrSessionMismatch)
-	if _, err := transport.NewInProcessTransport(host, s, &memoryPersister{}); err != nil {
+	if _, err := inprocess.New(host, s, &memoryPersister{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -87,7 +88,7 @@ func TestInProcessConstruction(t *testing.T) {
 // frame is Worker and does not poison; Discard poisons and no adapter is reached afterwards.
 func TestInProcessDispatch(t *testing.T) {
 	host, s := inProcessFixture(t)
-	tr, err := transport.NewInProcessTransport(host, s, &memoryPersister{})
+	tr, err := inprocess.New(host, s, &memoryPersister{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,21 +123,21 @@ func TestInProcessDispatch(t *testing.T) {
 // Spec: TRN-033
 // The in-process transport's documentation says plainly that it isolates nothing.
 func TestInProcessDocumentationDisclaimsIsolation(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "inprocess.go", nil, parser.ParseComments)
+	f, err := parser.ParseFile(token.NewFileSet(), "inprocess/inprocess.go", nil, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var doc string
 	for _, d := range f.Decls {
 		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE && g.Doc != nil {
-			if ts := g.Specs[0].(*ast.TypeSpec); ts.Name.Name == "InProcessTransport" {
+			if ts := g.Specs[0].(*ast.TypeSpec); ts.Name.Name == "Transport" {
 				doc = strings.Join(strings.Fields(g.Doc.Text()), " ")
 			}
 		}
 	}
 	for _, want := range []string{"isolates nothing", "not a sandbox", "full authority of the host process"} {
 		if !strings.Contains(doc, want) {
-			t.Errorf("InProcessTransport documentation lacks %q:\n%s", want, doc)
+			t.Errorf("inprocess.Transport documentation lacks %q:\n%s", want, doc)
 		}
 	}
 }

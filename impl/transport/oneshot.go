@@ -216,7 +216,7 @@ func (t *OperationTransport) finish(err error) error {
 // ExchangeSealed sends one pre-sealed durable request line and returns the worker's answer line
 // as it was received, unopened (TRN-098 to TRN-100). It is the one exchange of the transport,
 // for a host that seals its own request and opens the answer itself, such as the ledger path
-// (host.Runtime.PrepareClaimedDispatch with host.ApplyDispatchResult, or
+// (ledger.PrepareClaimedDispatch with ledger.ApplyDispatchResult, or
 // host.Runtime.PrepareAuthenticatedReconciliation with host.Runtime.ReconcileAuthenticated).
 // The line must have been sealed by the transport's own host authenticator, after every frame
 // the transport's channel already carried; decode the answer with protocol.DecodeFrame and hand

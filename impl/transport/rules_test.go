@@ -8,6 +8,7 @@ import (
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/transport"
+	"github.com/splashv5/conform/impl/transport/inprocess"
 )
 
 // Spec: TRN-031
@@ -16,7 +17,7 @@ import (
 // opens and a second copy of frame 1 does not.
 func TestInProcessAnswerIsAuthenticated(t *testing.T) {
 	host, s := inProcessFixture(t)
-	tr, err := transport.NewInProcessTransport(host, s, &memoryPersister{})
+	tr, err := inprocess.New(host, s, &memoryPersister{})
 	if err != nil {
 		t.Fatal(err)
 	}

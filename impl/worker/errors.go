@@ -1,16 +1,24 @@
 package worker
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/splashv5/conform/impl/errkind"
 )
 
 // ErrorKind identifies one failure rule of the worker runtime: one variant of the reference's
 // WorkerSessionOpenError, WorkerSessionError, registry, limits, journal-store and cancellable
-// driver errors. A kind implements error, so it is a valid errors.Is target.
-type ErrorKind uint8
+// driver errors. A kind is an error, so it is a valid errors.Is target; String returns the
+// variant name and Error "worker: " and the name.
+type ErrorKind = errkind.Kind[kinds]
+
+// kinds is the space of the worker runtime's error kinds.
+type kinds struct{}
+
+// Table describes the worker runtime's error kinds.
+func (kinds) Table() *errkind.Table { return &kindTable }
 
 // Registry and configuration errors.
 const (
@@ -107,53 +115,42 @@ const (
 	ErrEndOfInput
 )
 
-var kindNames = map[ErrorKind]string{
-	ErrInvalidTool:                          "InvalidTool",
-	ErrDuplicateTool:                        "DuplicateTool",
-	ErrZeroPerToolReconciliationLimit:       "ZeroPerToolReconciliationLimit",
-	ErrZeroSessionReconciliationLimit:       "ZeroSessionReconciliationLimit",
-	ErrRequiresWorkerAuthenticator:          "RequiresWorkerAuthenticator",
-	ErrUnexpectedOpeningMessage:             "UnexpectedOpeningMessage",
-	ErrMissingAdapter:                       "MissingAdapter",
-	ErrAdmission:                            "Admission",
-	ErrInvalidJournalLease:                  "InvalidJournalLease",
-	ErrProtocol:                             "Protocol",
-	ErrJournal:                              "Journal",
-	ErrInvalidJournalRevision:               "InvalidJournalRevision",
-	ErrSessionPoisoned:                      "SessionPoisoned",
-	ErrInvocationSafetyNotDeclared:          "InvocationSafetyNotDeclared",
-	ErrDurableOperationContractNotDeclared:  "DurableOperationContractNotDeclared",
-	ErrAdapter:                              "Adapter",
-	ErrIndeterminateOperation:               "IndeterminateOperation",
-	ErrIndeterminateCompensation:            "IndeterminateCompensation",
-	ErrPendingOperation:                     "PendingOperation",
-	ErrPendingCompensation:                  "PendingCompensation",
-	ErrReconciliationBudgetExhausted:        "ReconciliationBudgetExhausted",
-	ErrReconciliationSessionBudgetExhausted: "ReconciliationSessionBudgetExhausted",
-	ErrUnexpectedMessage:                    "UnexpectedMessage",
-	ErrInvalidJournalEncoding:               "InvalidJournalEncoding",
-	ErrStorage:                              "Storage",
-	ErrJournalFormat:                        "JournalFormat",
-	ErrAdapterNotCancellable:                "AdapterNotCancellable",
-	ErrCancellationWithoutTarget:            "CancellationWithoutTarget",
-	ErrUnrequestedAcknowledgement:           "UnrequestedAcknowledgement",
-	ErrCloseWhileInvocationActive:           "CloseWhileInvocationActive",
-	ErrAdapterPanicked:                      "AdapterPanicked",
-	ErrFrame:                                "Frame",
-	ErrWrite:                                "Write",
-	ErrEndOfInput:                           "EndOfInput",
-}
-
-// String returns the kind's variant name, such as "PendingOperation".
-func (k ErrorKind) String() string {
-	if name, ok := kindNames[k]; ok {
-		return name
-	}
-	return "ErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns the variant name, so a kind can serve as an errors.Is target.
-func (k ErrorKind) Error() string { return "worker: " + k.String() }
+var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "worker: ", Kinds: []errkind.Entry{
+	ErrInvalidTool:                          {Name: "InvalidTool"},
+	ErrDuplicateTool:                        {Name: "DuplicateTool"},
+	ErrZeroPerToolReconciliationLimit:       {Name: "ZeroPerToolReconciliationLimit"},
+	ErrZeroSessionReconciliationLimit:       {Name: "ZeroSessionReconciliationLimit"},
+	ErrRequiresWorkerAuthenticator:          {Name: "RequiresWorkerAuthenticator"},
+	ErrUnexpectedOpeningMessage:             {Name: "UnexpectedOpeningMessage"},
+	ErrMissingAdapter:                       {Name: "MissingAdapter"},
+	ErrAdmission:                            {Name: "Admission"},
+	ErrInvalidJournalLease:                  {Name: "InvalidJournalLease"},
+	ErrProtocol:                             {Name: "Protocol"},
+	ErrJournal:                              {Name: "Journal"},
+	ErrInvalidJournalRevision:               {Name: "InvalidJournalRevision"},
+	ErrSessionPoisoned:                      {Name: "SessionPoisoned"},
+	ErrInvocationSafetyNotDeclared:          {Name: "InvocationSafetyNotDeclared"},
+	ErrDurableOperationContractNotDeclared:  {Name: "DurableOperationContractNotDeclared"},
+	ErrAdapter:                              {Name: "Adapter"},
+	ErrIndeterminateOperation:               {Name: "IndeterminateOperation"},
+	ErrIndeterminateCompensation:            {Name: "IndeterminateCompensation"},
+	ErrPendingOperation:                     {Name: "PendingOperation"},
+	ErrPendingCompensation:                  {Name: "PendingCompensation"},
+	ErrReconciliationBudgetExhausted:        {Name: "ReconciliationBudgetExhausted"},
+	ErrReconciliationSessionBudgetExhausted: {Name: "ReconciliationSessionBudgetExhausted"},
+	ErrUnexpectedMessage:                    {Name: "UnexpectedMessage"},
+	ErrInvalidJournalEncoding:               {Name: "InvalidJournalEncoding"},
+	ErrStorage:                              {Name: "Storage"},
+	ErrJournalFormat:                        {Name: "JournalFormat"},
+	ErrAdapterNotCancellable:                {Name: "AdapterNotCancellable"},
+	ErrCancellationWithoutTarget:            {Name: "CancellationWithoutTarget"},
+	ErrUnrequestedAcknowledgement:           {Name: "UnrequestedAcknowledgement"},
+	ErrCloseWhileInvocationActive:           {Name: "CloseWhileInvocationActive"},
+	ErrAdapterPanicked:                      {Name: "AdapterPanicked"},
+	ErrFrame:                                {Name: "Frame"},
+	ErrWrite:                                {Name: "Write"},
+	ErrEndOfInput:                           {Name: "EndOfInput"},
+}}
 
 // Stage says at which step of a flow a protocol error was raised. It decides the exit class
 // of an ErrProtocol error (WRK-092).
@@ -193,7 +190,7 @@ func (s Stage) String() string {
 // variant's data and are zero when the kind does not use them. An Error never holds key
 // material or payload bytes.
 type Error struct {
-	Kind ErrorKind
+	errkind.Kind[kinds]
 	// Stage: where an ErrProtocol error was raised.
 	Stage Stage
 	// Tool: the tool of MissingAdapter, InvalidTool, DuplicateTool, the contract errors,
@@ -251,31 +248,26 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is this error's kind.
-func (e *Error) Is(target error) bool {
-	k, ok := target.(ErrorKind)
-	return ok && k == e.Kind
-}
-
 // Unwrap returns the cause, so errors.Is also matches protocol, adapter and store kinds.
 func (e *Error) Unwrap() error { return e.Err }
 
-// KindOf returns the kind of the outermost worker Error in err's chain.
-func KindOf(err error) (ErrorKind, bool) {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind, true
-	}
-	return 0, false
-}
+// KindOf returns the kind of the outermost worker Error (or ErrorKind) in err's chain.
+func KindOf(err error) (ErrorKind, bool) { return errkind.Of[kinds](err) }
 
 func protocolError(stage Stage, err error) *Error {
 	return &Error{Kind: ErrProtocol, Stage: stage, Err: err}
 }
 
 // AdapterErrorKind identifies one adapter failure (the reference's WorkerAdapterError). A kind
-// implements error, so adapters may return a kind directly.
-type AdapterErrorKind uint8
+// is an error, so adapters may return a kind directly; its Error is "worker adapter: " and
+// the variant name.
+type AdapterErrorKind = errkind.Kind[adapterKinds]
+
+// adapterKinds is the space of the adapter error kinds.
+type adapterKinds struct{}
+
+// Table describes the adapter error kinds.
+func (adapterKinds) Table() *errkind.Table { return &adapterKindTable }
 
 // The adapter failure kinds.
 const (
@@ -291,23 +283,18 @@ const (
 	AdapterIndeterminate
 )
 
-var adapterKindNames = [...]string{"", "Unsupported", "InvalidJsonInput", "InvalidJsonOutput", "Failed", "Indeterminate"}
-
-// String returns the variant name, such as "Indeterminate".
-func (k AdapterErrorKind) String() string {
-	if k > 0 && int(k) < len(adapterKindNames) {
-		return adapterKindNames[k]
-	}
-	return "AdapterErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns a short description, so a kind can serve as an errors.Is target.
-func (k AdapterErrorKind) Error() string { return "worker adapter: " + k.String() }
+var adapterKindTable = errkind.Table{Type: "AdapterErrorKind", Prefix: "worker adapter: ", Kinds: []errkind.Entry{
+	AdapterUnsupported:       {Name: "Unsupported"},
+	AdapterInvalidJSONInput:  {Name: "InvalidJsonInput"},
+	AdapterInvalidJSONOutput: {Name: "InvalidJsonOutput"},
+	AdapterFailed:            {Name: "Failed"},
+	AdapterIndeterminate:     {Name: "Indeterminate"},
+}}
 
 // AdapterError is an adapter failure with context. Operation names the operation of an
 // Unsupported error; Reason is an optional explanation for logs (never payload bytes).
 type AdapterError struct {
-	Kind      AdapterErrorKind
+	errkind.Kind[adapterKinds]
 	Operation string
 	Reason    string
 }
@@ -324,12 +311,6 @@ func (e *AdapterError) Error() string {
 	return s
 }
 
-// Is reports whether target is this error's kind.
-func (e *AdapterError) Is(target error) bool {
-	k, ok := target.(AdapterErrorKind)
-	return ok && k == e.Kind
-}
-
 // Unsupported returns the error of an operation an adapter does not implement (WRK-004).
 func Unsupported(operation string) error {
 	return &AdapterError{Kind: AdapterUnsupported, Operation: operation}
@@ -338,12 +319,7 @@ func Unsupported(operation string) error {
 // AdapterKindOf classifies an error returned by an adapter: its AdapterErrorKind when it has
 // one, else AdapterFailed.
 func AdapterKindOf(err error) AdapterErrorKind {
-	var e *AdapterError
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	var k AdapterErrorKind
-	if errors.As(err, &k) {
+	if k, ok := errkind.Of[adapterKinds](err); ok {
 		return k
 	}
 	return AdapterFailed

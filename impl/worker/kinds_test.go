@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/splashv5/conform/impl/errkind"
 )
 
 // Spec: ERR-022
@@ -34,8 +36,8 @@ func TestErrorKindsMatchTheErrorsChapter(t *testing.T) {
 		}
 	}
 	var reported []string
-	for _, n := range kindNames {
-		reported = append(reported, n)
+	for _, k := range errkind.All[kinds]() {
+		reported = append(reported, k.String())
 	}
 	slices.Sort(listed)
 	slices.Sort(reported)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/splashv5/conform/impl/errkind"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -20,8 +21,15 @@ const (
 
 // SecretErrorKind identifies one failure rule of the capability secret broker: one variant of
 // the reference's binding, value, broker configuration and broker resolution errors. A kind
-// implements error, so it is a valid errors.Is target.
-type SecretErrorKind uint8
+// is an error, so it is a valid errors.Is target; its Error is "worker secret: ", the variant
+// name and the kind's text.
+type SecretErrorKind = errkind.Kind[secretKinds]
+
+// secretKinds is the space of the secret broker's error kinds.
+type secretKinds struct{}
+
+// Table describes the secret broker's error kinds.
+func (secretKinds) Table() *errkind.Table { return &secretKindTable }
 
 // Binding and value errors (SEC-001, SEC-005).
 const (
@@ -57,55 +65,25 @@ const (
 	SecretProviderFailed
 )
 
-var secretKindNames = map[SecretErrorKind]string{
-	SecretInvalidTool:         "InvalidTool",
-	SecretInvalidIdentifier:   "InvalidSecretIdentifier",
-	SecretEmptyValue:          "EmptyValue",
-	SecretValueTooLarge:       "ValueTooLarge",
-	SecretDuplicateBinding:    "DuplicateBinding",
-	SecretCapacityExceeded:    "CapacityExceeded",
-	SecretInvalidGrant:        "InvalidGrant",
-	SecretUnconfiguredBinding: "UnconfiguredBinding",
-	SecretToolNotGranted:      "ToolNotGranted",
-	SecretNotGranted:          "SecretNotGranted",
-	SecretProviderFailed:      "Provider",
-}
-
-var secretKindText = map[SecretErrorKind]string{
-	SecretInvalidTool:         "secret binding has an invalid tool name",
-	SecretInvalidIdentifier:   "secret binding has an invalid secret identifier",
-	SecretEmptyValue:          "secret value is empty",
-	SecretValueTooLarge:       "secret value exceeds the broker's byte limit",
-	SecretDuplicateBinding:    "secret binding configured twice",
-	SecretCapacityExceeded:    "secret broker exceeds its binding limit",
-	SecretInvalidGrant:        "capability grant is invalid",
-	SecretUnconfiguredBinding: "secret binding is not configured",
-	SecretToolNotGranted:      "secret binding is not for this grant's tool",
-	SecretNotGranted:          "grant carries no selector for this secret",
-	SecretProviderFailed:      "secret provider failed",
-}
-
-// String returns the kind's variant name, such as "SecretNotGranted".
-func (k SecretErrorKind) String() string {
-	if name, ok := secretKindNames[k]; ok {
-		return name
-	}
-	return "SecretErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error describes the kind, so a kind can serve as an errors.Is target.
-func (k SecretErrorKind) Error() string {
-	if text, ok := secretKindText[k]; ok {
-		return "worker secret: " + k.String() + ": " + text
-	}
-	return "worker secret: " + k.String()
-}
+var secretKindTable = errkind.Table{Type: "SecretErrorKind", Prefix: "worker secret: ", NameInError: true, Kinds: []errkind.Entry{
+	SecretInvalidTool:         {Name: "InvalidTool", Message: "secret binding has an invalid tool name"},
+	SecretInvalidIdentifier:   {Name: "InvalidSecretIdentifier", Message: "secret binding has an invalid secret identifier"},
+	SecretEmptyValue:          {Name: "EmptyValue", Message: "secret value is empty"},
+	SecretValueTooLarge:       {Name: "ValueTooLarge", Message: "secret value exceeds the broker's byte limit"},
+	SecretDuplicateBinding:    {Name: "DuplicateBinding", Message: "secret binding configured twice"},
+	SecretCapacityExceeded:    {Name: "CapacityExceeded", Message: "secret broker exceeds its binding limit"},
+	SecretInvalidGrant:        {Name: "InvalidGrant", Message: "capability grant is invalid"},
+	SecretUnconfiguredBinding: {Name: "UnconfiguredBinding", Message: "secret binding is not configured"},
+	SecretToolNotGranted:      {Name: "ToolNotGranted", Message: "secret binding is not for this grant's tool"},
+	SecretNotGranted:          {Name: "SecretNotGranted", Message: "grant carries no selector for this secret"},
+	SecretProviderFailed:      {Name: "Provider", Message: "secret provider failed"},
+}}
 
 // SecretError is a failure of the secret broker. It never holds a tool name, a secret
 // identifier, secret bytes or a provider's error (SEC-007): only its kind and, for the two
 // bound violations, the numbers.
 type SecretError struct {
-	Kind SecretErrorKind
+	errkind.Kind[secretKinds]
 	// Actual and Maximum: the value length and limit of SecretValueTooLarge, and the limit
 	// of SecretCapacityExceeded.
 	Actual, Maximum int
@@ -120,12 +98,6 @@ func (e *SecretError) Error() string {
 		return fmt.Sprintf("%s (maximum %d)", e.Kind.Error(), e.Maximum)
 	}
 	return e.Kind.Error()
-}
-
-// Is reports whether target is this error's kind.
-func (e *SecretError) Is(target error) bool {
-	k, ok := target.(SecretErrorKind)
-	return ok && k == e.Kind
 }
 
 // redacted writes text for every formatting verb, so that no verb, flag or width reaches

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/workflow"
 )
@@ -36,7 +36,7 @@ func TestApprovalRefusedAfterDrift(t *testing.T) {
 	first := f.succeeded()
 	f.start("succeed", "2")
 	c, res := f.dispatch("n1")
-	if res.State != host.LedgerSucceeded {
+	if res.State != ledger.Succeeded {
 		t.Fatalf("state %v", res.State)
 	}
 	second := c.OperationKey()
@@ -59,7 +59,7 @@ func TestApprovalRefusedAfterDrift(t *testing.T) {
 		{"grant", driftTarget(t, first, tenant, other), nil},
 		{"revision", driftTarget(t, first, tenant, g), func() {
 			f.start("succeed", "3")
-			if _, res := f.dispatch("n2"); res.State != host.LedgerSucceeded {
+			if _, res := f.dispatch("n2"); res.State != ledger.Succeeded {
 				t.Fatalf("state %v", res.State)
 			}
 		}},

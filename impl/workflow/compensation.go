@@ -4,7 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -20,14 +20,14 @@ type CompensationPolicy struct {
 // (Protocol); it grants compensations (CompensationNotGranted).
 func NewCompensationPolicy(tenantScope string, grant protocol.CapabilityGrant) (CompensationPolicy, error) {
 	if !protocol.IsToken(tenantScope) {
-		return CompensationPolicy{}, ledgerErr(host.ErrLedgerInvalidCompensationTenantScope, tenantScope)
+		return CompensationPolicy{}, ledgerErr(ledger.ErrInvalidCompensationTenantScope, tenantScope)
 	}
 	fp, err := grant.CompensationFingerprint()
 	if err != nil {
-		return CompensationPolicy{}, &host.LedgerError{Kind: host.ErrLedgerProtocol, Err: err}
+		return CompensationPolicy{}, &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
 	if grant.MaxCompensations == 0 {
-		return CompensationPolicy{}, ledgerErr(host.ErrLedgerCompensationNotGranted, grant.Tool)
+		return CompensationPolicy{}, ledgerErr(ledger.ErrCompensationNotGranted, grant.Tool)
 	}
 	return CompensationPolicy{tool: grant.Tool, tenantScope: tenantScope, grantFingerprint: fp}, nil
 }
@@ -98,49 +98,49 @@ func (t Target) verifyGrantCurrent() error {
 	}
 	fp, err := t.Grant.CompensationFingerprint()
 	if err != nil {
-		return &host.LedgerError{Kind: host.ErrLedgerProtocol, Err: err}
+		return &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
 	if t.Grant.Tool != t.Policy.tool || t.Grant.MaxCompensations == 0 || fp != t.Policy.grantFingerprint {
-		return ledgerErr(host.ErrLedgerCompensationPolicyMismatch, t.OperationKey)
+		return ledgerErr(ledger.ErrCompensationPolicyMismatch, t.OperationKey)
 	}
 	if err := t.GrantVerifier.VerifyCompensationGrant(t.Policy.tenantScope, t.Grant); err != nil {
-		return &host.LedgerError{Kind: host.ErrLedgerCompensationGrantDenied, Value: t.OperationKey, Err: err}
+		return &ledger.Error{Kind: ledger.ErrCompensationGrantDenied, Value: t.OperationKey, Err: err}
 	}
 	return nil
 }
 
 // verifyActionCurrent asks the action verifier about input for op.
-func (t Target) verifyActionCurrent(plan host.Plan, op host.LedgerOperation, input []byte) error {
+func (t Target) verifyActionCurrent(plan ledger.Plan, op ledger.Operation, input []byte) error {
 	if t.OperationKey != op.OperationKey {
-		return ledgerErr(host.ErrLedgerOperationBindingMismatch, t.OperationKey)
+		return ledgerErr(ledger.ErrOperationBindingMismatch, t.OperationKey)
 	}
 	if op.Tool != t.Policy.tool {
-		return ledgerErr(host.ErrLedgerCompensationPolicyMismatch, op.OperationKey)
+		return ledgerErr(ledger.ErrCompensationPolicyMismatch, op.OperationKey)
 	}
 	a := Action{PlanFingerprint: plan.Fingerprint, OperationKey: op.OperationKey, StepID: op.StepID, Tool: op.Tool,
 		OriginalInputFingerprint: op.InputFingerprint, TenantScope: t.Policy.tenantScope, Grant: t.Grant, input: input}
 	if err := t.ActionVerifier.VerifyCompensationAction(a); err != nil {
-		return &host.LedgerError{Kind: host.ErrLedgerCompensationActionDenied, Value: op.OperationKey, Err: err}
+		return &ledger.Error{Kind: ledger.ErrCompensationActionDenied, Value: op.OperationKey, Err: err}
 	}
 	return nil
 }
 
 // operation returns the ledger record of key.
-func (e *Engine) operation(key string) (host.LedgerOperation, error) {
+func (e *Engine) operation(key string) (ledger.Operation, error) {
 	op, ok := e.ledger.Operation(key)
 	if !ok {
-		return host.LedgerOperation{}, ledgerErr(host.ErrLedgerUnknownOperation, key)
+		return ledger.Operation{}, ledgerErr(ledger.ErrUnknownOperation, key)
 	}
 	return op, nil
 }
 
 // requireSucceeded refuses an original that did not succeed or belongs to another tool.
-func requireSucceeded(op host.LedgerOperation, p CompensationPolicy) error {
-	if op.State != host.LedgerSucceeded {
-		return &host.LedgerError{Kind: host.ErrLedgerCompensationRequiresSucceededOperation, Value: op.OperationKey, State: op.State}
+func requireSucceeded(op ledger.Operation, p CompensationPolicy) error {
+	if op.State != ledger.Succeeded {
+		return &ledger.Error{Kind: ledger.ErrCompensationRequiresSucceededOperation, Value: op.OperationKey, State: op.State}
 	}
 	if op.Tool != p.tool {
-		return ledgerErr(host.ErrLedgerCompensationPolicyMismatch, op.OperationKey)
+		return ledgerErr(ledger.ErrCompensationPolicyMismatch, op.OperationKey)
 	}
 	return nil
 }
@@ -161,8 +161,8 @@ func (e *Engine) RecordCompensation(ctx context.Context, t Target, input, nonce 
 	if err := t.verifyGrantCurrent(); err != nil {
 		return "", err
 	}
-	if len(input) > host.MaxLedgerInputBytes {
-		return "", &host.LedgerError{Kind: host.ErrLedgerInputTooLarge, Actual: uint64(len(input)), Maximum: host.MaxLedgerInputBytes}
+	if len(input) > ledger.MaxInputBytes {
+		return "", &ledger.Error{Kind: ledger.ErrInputTooLarge, Actual: uint64(len(input)), Maximum: ledger.MaxInputBytes}
 	}
 	op, err := e.operation(t.OperationKey)
 	if err != nil {
@@ -176,11 +176,11 @@ func (e *Engine) RecordCompensation(ctx context.Context, t Target, input, nonce 
 	}
 	switch {
 	case len(nonce) == 0:
-		return "", ledgerErr(host.ErrLedgerEmptyOperationNonce, "")
-	case len(nonce) > host.MaxOperationNonceBytes:
-		return "", &host.LedgerError{Kind: host.ErrLedgerOperationNonceTooLarge, Actual: uint64(len(nonce)), Maximum: host.MaxOperationNonceBytes}
+		return "", ledgerErr(ledger.ErrEmptyOperationNonce, "")
+	case len(nonce) > ledger.MaxOperationNonceBytes:
+		return "", &ledger.Error{Kind: ledger.ErrOperationNonceTooLarge, Actual: uint64(len(nonce)), Maximum: ledger.MaxOperationNonceBytes}
 	}
-	key := host.DeriveCompensationKey(e.plan.Fingerprint, op.OperationKey, op.Tool, t.Policy.tenantScope,
+	key := ledger.DeriveCompensationKey(e.plan.Fingerprint, op.OperationKey, op.Tool, t.Policy.tenantScope,
 		t.Policy.grantFingerprint, input, nonce)
 	next := e.ledger.Clone()
 	if err := next.RecordCompensation(op.OperationKey, t.Policy.tool, t.Policy.tenantScope, t.Policy.grantFingerprint, key, input); err != nil {
@@ -227,7 +227,7 @@ func (e *Engine) ApproveCompensation(t Target, input []byte, auth *protocol.Auth
 		return nil, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return nil, ledgerErr(host.ErrLedgerCompensationDispatchRequiresHostAuthenticator, "")
+		return nil, ledgerErr(ledger.ErrCompensationDispatchRequiresHostAuthenticator, "")
 	}
 	if err := e.plan.ValidateLedger(e.ledger); err != nil {
 		return nil, err
@@ -252,20 +252,20 @@ func (e *Engine) ApproveCompensation(t Target, input []byte, auth *protocol.Auth
 
 // intent returns the target's succeeded operation and its compensation intent, which must
 // match the policy.
-func (e *Engine) intent(t Target) (host.LedgerOperation, host.LedgerCompensation, error) {
+func (e *Engine) intent(t Target) (ledger.Operation, ledger.Compensation, error) {
 	op, err := e.operation(t.OperationKey)
 	if err != nil {
-		return op, host.LedgerCompensation{}, err
+		return op, ledger.Compensation{}, err
 	}
 	if err := requireSucceeded(op, t.Policy); err != nil {
-		return op, host.LedgerCompensation{}, err
+		return op, ledger.Compensation{}, err
 	}
 	if op.Compensation == nil {
-		return op, host.LedgerCompensation{}, ledgerErr(host.ErrLedgerUnknownCompensation, op.OperationKey)
+		return op, ledger.Compensation{}, ledgerErr(ledger.ErrUnknownCompensation, op.OperationKey)
 	}
 	c := *op.Compensation
 	if c.TenantScope != t.Policy.tenantScope || c.GrantFingerprint != t.Policy.grantFingerprint {
-		return op, c, ledgerErr(host.ErrLedgerCompensationPolicyMismatch, op.OperationKey)
+		return op, c, ledgerErr(ledger.ErrCompensationPolicyMismatch, op.OperationKey)
 	}
 	return op, c, nil
 }
@@ -290,7 +290,7 @@ func (e *Engine) SealCompensation(t Target, requestID string, payload protocol.T
 		return AuthenticatedCompensation{}, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return AuthenticatedCompensation{}, ledgerErr(host.ErrLedgerCompensationDispatchRequiresHostAuthenticator, "")
+		return AuthenticatedCompensation{}, ledgerErr(ledger.ErrCompensationDispatchRequiresHostAuthenticator, "")
 	}
 	if err := e.plan.ValidateLedger(e.ledger); err != nil {
 		return AuthenticatedCompensation{}, err
@@ -316,15 +316,15 @@ func (e *Engine) SealCompensation(t Target, requestID string, payload protocol.T
 	}
 	b, err := protocol.NewOperationCompensationBinding(op.Tool, op.OperationKey, c.CompensationKey, c.TenantScope, c.GrantFingerprint)
 	if err != nil {
-		return AuthenticatedCompensation{}, &host.LedgerError{Kind: host.ErrLedgerProtocol, Err: err}
+		return AuthenticatedCompensation{}, &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
 	req, err := protocol.NewOperationCompensationRequest(auth.SessionID(), requestID, b, payload)
 	if err != nil {
-		return AuthenticatedCompensation{}, &host.LedgerError{Kind: host.ErrLedgerProtocol, Err: err}
+		return AuthenticatedCompensation{}, &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
 	input, err := protocol.CanonicalOperationInputBytes(req.Payload)
 	if err != nil {
-		return AuthenticatedCompensation{}, &host.LedgerError{Kind: host.ErrLedgerProtocol, Err: err}
+		return AuthenticatedCompensation{}, &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
 	if err := e.ledger.VerifyCompensationInput(op.OperationKey, input); err != nil {
 		return AuthenticatedCompensation{}, err
@@ -334,7 +334,7 @@ func (e *Engine) SealCompensation(t Target, requestID string, payload protocol.T
 	}
 	frame, line, err := auth.Seal(protocol.CompensateOperationMessage{Request: req})
 	if err != nil {
-		return AuthenticatedCompensation{}, &host.LedgerError{Kind: host.ErrLedgerProtocol, Err: err}
+		return AuthenticatedCompensation{}, &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
 	return AuthenticatedCompensation{Request: req, Frame: frame, Line: line}, nil
 }
@@ -343,20 +343,20 @@ func (e *Engine) SealCompensation(t Target, requestID string, payload protocol.T
 // authenticator and records it as ApplyVerifiedCompensation does (WFL-025). Errors before
 // that: CompensationDispatchRequiresHostAuthenticator; Protocol when the frame does not open;
 // UnexpectedCompensationMessage.
-func (e *Engine) ApplyCompensationAnswer(ctx context.Context, req protocol.OperationCompensationRequest, auth *protocol.Authenticator, frame protocol.Frame) (host.LedgerState, error) {
+func (e *Engine) ApplyCompensationAnswer(ctx context.Context, req protocol.OperationCompensationRequest, auth *protocol.Authenticator, frame protocol.Frame) (ledger.State, error) {
 	if err := e.usable(true); err != nil {
 		return 0, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return 0, ledgerErr(host.ErrLedgerCompensationDispatchRequiresHostAuthenticator, "")
+		return 0, ledgerErr(ledger.ErrCompensationDispatchRequiresHostAuthenticator, "")
 	}
 	msg, err := auth.OpenFrame(frame)
 	if err != nil {
-		return 0, &host.LedgerError{Kind: host.ErrLedgerProtocol, Err: err}
+		return 0, &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
 	m, ok := msg.(protocol.CompensationResultMessage)
 	if !ok {
-		return 0, ledgerErr(host.ErrLedgerUnexpectedCompensationMessage, "")
+		return 0, ledgerErr(ledger.ErrUnexpectedCompensationMessage, "")
 	}
 	return e.ApplyVerifiedCompensation(ctx, req, m.Result)
 }
@@ -364,7 +364,7 @@ func (e *Engine) ApplyCompensationAnswer(ctx context.Context, req protocol.Opera
 // ApplyVerifiedCompensation records a compensation result that was already authenticated and
 // validated (for example by a one-shot operation transport) in a copy of the ledger and persists
 // it (WFL-025). Only the compensation's state changes: no promise resumes and no step runs.
-func (e *Engine) ApplyVerifiedCompensation(ctx context.Context, req protocol.OperationCompensationRequest, res protocol.OperationCompensationResult) (host.LedgerState, error) {
+func (e *Engine) ApplyVerifiedCompensation(ctx context.Context, req protocol.OperationCompensationRequest, res protocol.OperationCompensationResult) (ledger.State, error) {
 	if err := e.usable(true); err != nil {
 		return 0, err
 	}

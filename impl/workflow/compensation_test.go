@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/workflow"
 	"lukechampine.com/blake3"
@@ -18,7 +18,7 @@ func (f *fixture) succeeded() string {
 	f.t.Helper()
 	f.start("succeed", "1")
 	c, res := f.dispatch("n0")
-	if res.State != host.LedgerSucceeded {
+	if res.State != ledger.Succeeded {
 		f.t.Fatalf("state %v", res.State)
 	}
 	return c.OperationKey()
@@ -63,7 +63,7 @@ func TestCompensationFlow(t *testing.T) {
 		t.Fatalf("writes %d, verifier calls %d/%d", f.store.writes-writes, v.grantCalls, v.actionCalls)
 	}
 	stored, _, _ := f.store.Load(f.ctx, testPlan)
-	if c, ok := stored.Compensation(key); !ok || c.CompensationKey != cmpKey || c.State != host.LedgerPending || c.TenantScope != tenant {
+	if c, ok := stored.Compensation(key); !ok || c.CompensationKey != cmpKey || c.State != ledger.Pending || c.TenantScope != tenant {
 		t.Fatalf("stored intent %+v %v", c, ok)
 	}
 	sealed, answer := f.compensate(tg, "cmp-1")
@@ -77,11 +77,11 @@ func TestCompensationFlow(t *testing.T) {
 		t.Fatalf("request %+v", sealed.Request)
 	}
 	state, err := f.e.ApplyCompensationAnswer(f.ctx, sealed.Request, f.host, answer)
-	if err != nil || state != host.LedgerSucceeded {
+	if err != nil || state != ledger.Succeeded {
 		t.Fatalf("answer: %v %v", state, err)
 	}
 	stored, _, _ = f.store.Load(f.ctx, testPlan)
-	if c, _ := stored.Compensation(key); c.State != host.LedgerSucceeded {
+	if c, _ := stored.Compensation(key); c.State != ledger.Succeeded {
 		t.Fatalf("stored compensation state %v", c.State)
 	}
 }
@@ -108,7 +108,7 @@ func TestCompensationIntentRules(t *testing.T) {
 	failed, _ := f.dispatch("n-fail")
 	v := &verifiers{}
 	_, err := f.e.RecordCompensation(f.ctx, target(t, failed.OperationKey(), v), in, []byte("x"))
-	wantKind(t, err, host.ErrLedgerCompensationRequiresSucceededOperation)
+	wantKind(t, err, ledger.ErrCompensationRequiresSucceededOperation)
 
 	f.start("succeed", "1")
 	ok, _ := f.dispatch("n-ok")
@@ -124,16 +124,16 @@ func TestCompensationIntentRules(t *testing.T) {
 
 	v.revoked = true
 	_, err = f.e.RecordCompensation(f.ctx, target(t, key, v), in, []byte("x"))
-	wantKind(t, err, host.ErrLedgerCompensationGrantDenied)
+	wantKind(t, err, ledger.ErrCompensationGrantDenied)
 	v.revoked, v.denyAction = false, true
 	_, err = f.e.RecordCompensation(f.ctx, target(t, key, v), in, []byte("x"))
-	wantKind(t, err, host.ErrLedgerCompensationActionDenied)
+	wantKind(t, err, ledger.ErrCompensationActionDenied)
 	v.denyAction = false
 	// A grant that changed since the policy was derived.
 	drifted := target(t, key, v)
 	drifted.Grant.MaxInputBytes--
 	_, err = f.e.RecordCompensation(f.ctx, drifted, in, []byte("x"))
-	wantKind(t, err, host.ErrLedgerCompensationPolicyMismatch)
+	wantKind(t, err, ledger.ErrCompensationPolicyMismatch)
 	if _, has := f.e.Ledger().Compensation(key); has {
 		t.Fatal("a refused intent was recorded")
 	}
@@ -141,11 +141,11 @@ func TestCompensationIntentRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.e.RecordCompensation(f.ctx, target(t, key, v), in, []byte("y"))
-	wantKind(t, err, host.ErrLedgerCompensationAlreadyRecorded)
+	wantKind(t, err, ledger.ErrCompensationAlreadyRecorded)
 	_, err = workflow.NewCompensationPolicy(tenant, protocol.JSONGrant(record))
-	wantKind(t, err, host.ErrLedgerCompensationNotGranted)
+	wantKind(t, err, ledger.ErrCompensationNotGranted)
 	_, err = workflow.NewCompensationPolicy("Not A Token", recordGrant())
-	wantKind(t, err, host.ErrLedgerInvalidCompensationTenantScope)
+	wantKind(t, err, ledger.ErrInvalidCompensationTenantScope)
 }
 
 // Spec: WFL-023, WFL-024
@@ -162,10 +162,10 @@ func TestCompensationApprovalRules(t *testing.T) {
 	}
 	// No approval without a host authenticator.
 	_, err := f.e.ApproveCompensation(tg, in, nil)
-	wantKind(t, err, host.ErrLedgerCompensationDispatchRequiresHostAuthenticator)
+	wantKind(t, err, ledger.ErrCompensationDispatchRequiresHostAuthenticator)
 	// Drifted input.
 	_, err = f.e.ApproveCompensation(tg, []byte("jsonother"), f.host)
-	wantKind(t, err, host.ErrLedgerCompensationInputFingerprintMismatch)
+	wantKind(t, err, ledger.ErrCompensationInputFingerprintMismatch)
 
 	// Revoked between approval and sealing: the seal is refused.
 	a, err := f.e.ApproveCompensation(tg, in, f.host)
@@ -174,12 +174,12 @@ func TestCompensationApprovalRules(t *testing.T) {
 	}
 	v.revoked = true
 	_, err = f.e.SealCompensation(tg, "c1", p, a, f.host)
-	wantKind(t, err, host.ErrLedgerCompensationGrantDenied)
+	wantKind(t, err, ledger.ErrCompensationGrantDenied)
 	v.revoked = false
 	// Action denied at sealing.
 	v.denyAction = true
 	_, err = f.e.SealCompensation(tg, "c1", p, a, f.host)
-	wantKind(t, err, host.ErrLedgerCompensationActionDenied)
+	wantKind(t, err, ledger.ErrCompensationActionDenied)
 	v.denyAction = false
 	// That attempt spent the approval.
 	_, err = f.e.SealCompensation(tg, "c1", p, a, f.host)
@@ -202,7 +202,7 @@ func TestCompensationApprovalRules(t *testing.T) {
 	a, _ = f.e.ApproveCompensation(tg, in, first)
 	other, _ := undoValue(t, `{"mode":"succeed","value":"undo-more"}`)
 	_, err = f.e.SealCompensation(tg, "c5", other, a, first)
-	wantKind(t, err, host.ErrLedgerCompensationInputFingerprintMismatch)
+	wantKind(t, err, ledger.ErrCompensationInputFingerprintMismatch)
 }
 
 // Spec: WFL-026
@@ -220,7 +220,7 @@ func TestCompensationAmbiguousDeliveryRecovery(t *testing.T) {
 	}
 	lost, _ := f.compensate(tg, "cmp-1") // the answer is lost
 	_, err = f.e.RecordCompensation(f.ctx, tg, in, []byte("another"))
-	wantKind(t, err, host.ErrLedgerCompensationAlreadyRecorded)
+	wantKind(t, err, ledger.ErrCompensationAlreadyRecorded)
 	f.reopenWorker("session-2")
 	again, answer := f.compensate(tg, "cmp-2")
 	if again.Request.CompensationKey != cmpKey || lost.Request.CompensationKey != cmpKey || !again.Request.Payload.Equal(lost.Request.Payload) ||
@@ -228,7 +228,7 @@ func TestCompensationAmbiguousDeliveryRecovery(t *testing.T) {
 		t.Fatalf("resent request %+v", again.Request)
 	}
 	state, err := f.e.ApplyCompensationAnswer(f.ctx, again.Request, f.host, answer)
-	if err != nil || state != host.LedgerSucceeded {
+	if err != nil || state != ledger.Succeeded {
 		t.Fatalf("answer %v %v", state, err)
 	}
 	n := 0

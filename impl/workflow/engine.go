@@ -4,21 +4,22 @@ import (
 	"context"
 
 	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
 // Store is the durable home of the engine's ledger: one authenticated record, written by a
 // fenced compare-and-swap that is fsynced before it returns, so a crash leaves the old or the
-// new ledger and a stale writer fails. host.LedgerStore implements it.
+// new ledger and a stale writer fails. ledger.Store implements it.
 type Store interface {
 	// ReserveFence atomically reserves the next fencing token for the record.
 	ReserveFence(ctx context.Context) (uint64, error)
 	// Load returns the stored ledger validated against plan and its record revision; an
 	// absent record gives an empty ledger and revision 0.
-	Load(ctx context.Context, plan host.Plan) (*host.Ledger, uint64, error)
+	Load(ctx context.Context, plan ledger.Plan) (*ledger.Ledger, uint64, error)
 	// Persist writes l if the record is still at expectedRevision (0: absent), under fence,
 	// and returns the new record revision.
-	Persist(ctx context.Context, l *host.Ledger, expectedRevision, fence uint64) (uint64, error)
+	Persist(ctx context.Context, l *ledger.Ledger, expectedRevision, fence uint64) (uint64, error)
 }
 
 // Config assembles an engine.
@@ -26,7 +27,7 @@ type Config struct {
 	// Runtime is the host capability runtime whose external operations the steps await.
 	Runtime *host.Runtime
 	// Plan is the trusted plan, rebuilt by the host (never read from the ledger).
-	Plan host.Plan
+	Plan ledger.Plan
 	// Store holds the ledger.
 	Store Store
 	// MinimumRevision is the host's authenticated watermark of the ledger revision; a loaded
@@ -94,16 +95,16 @@ func (s StepStatus) String() string {
 // Engine drives one workflow plan's durable external steps. It is not safe for concurrent use.
 type Engine struct {
 	rt        *host.Runtime
-	plan      host.Plan
+	plan      ledger.Plan
 	store     Store
-	ledger    *host.Ledger // always the last durable ledger
-	record    uint64       // the store's record revision of ledger
+	ledger    *ledger.Ledger // always the last durable ledger
+	record    uint64         // the store's record revision of ledger
 	fence     uint64
 	phase     Phase
 	completed int
 	step      StepStatus
-	claimed   *host.ClaimedOperation // the retained durable operation
-	ordinary  host.OperationID       // the retained ordinary operation (multiplexed worker)
+	claimed   *ledger.ClaimedOperation // the retained durable operation
+	ordinary  host.OperationID         // the retained ordinary operation (multiplexed worker)
 	hasOrd    bool
 }
 
@@ -180,13 +181,13 @@ func (e *Engine) CurrentStep() string {
 func (e *Engine) Step() StepStatus { return e.step }
 
 // Ledger returns a copy of the last durable ledger.
-func (e *Engine) Ledger() *host.Ledger { return e.ledger.Clone() }
+func (e *Engine) Ledger() *ledger.Ledger { return e.ledger.Clone() }
 
 // RecordRevision returns the store's record revision of the durable ledger.
 func (e *Engine) RecordRevision() uint64 { return e.record }
 
 // Retained returns the durable operation the current step awaits, if any.
-func (e *Engine) Retained() (*host.ClaimedOperation, bool) { return e.claimed, e.claimed != nil }
+func (e *Engine) Retained() (*ledger.ClaimedOperation, bool) { return e.claimed, e.claimed != nil }
 
 // usable refuses a poisoned engine, and unless recovery is allowed, a recovering or failed one.
 func (e *Engine) usable(recovery bool) error {
@@ -205,7 +206,7 @@ func (e *Engine) usable(recovery bool) error {
 
 // commit persists next, a changed copy of the ledger, and makes it the durable ledger. A
 // failure poisons the engine and leaves the durable ledger as it was (WFL-002).
-func (e *Engine) commit(ctx context.Context, next *host.Ledger) error {
+func (e *Engine) commit(ctx context.Context, next *ledger.Ledger) error {
 	if next.Revision() == e.ledger.Revision() {
 		return nil
 	}
@@ -224,7 +225,7 @@ func (e *Engine) commit(ctx context.Context, next *host.Ledger) error {
 // logical effect (for example a persisted run id and an operation ordinal), never the runtime's
 // idempotency key. It returns nil when nothing is queued. When the ledger write fails nothing is
 // claimed and the engine is poisoned.
-func (e *Engine) Prepare(ctx context.Context, nonce []byte) (*host.ClaimedOperation, error) {
+func (e *Engine) Prepare(ctx context.Context, nonce []byte) (*ledger.ClaimedOperation, error) {
 	if err := e.usable(false); err != nil {
 		return nil, err
 	}
@@ -232,14 +233,14 @@ func (e *Engine) Prepare(ctx context.Context, nonce []byte) (*host.ClaimedOperat
 		return nil, err
 	}
 	next := e.ledger.Clone()
-	p, err := e.rt.PrepareNextExternalOperation(e.plan, e.completed, next, nonce)
+	p, err := ledger.PrepareNextExternalOperation(e.rt, e.plan, e.completed, next, nonce)
 	if err != nil || p == nil {
 		return nil, err
 	}
 	if err := e.commit(ctx, next); err != nil {
 		return nil, err
 	}
-	c, err := e.rt.ClaimPreparedExternalOperation(e.plan, e.completed, e.ledger, p)
+	c, err := ledger.ClaimPreparedExternalOperation(e.rt, e.plan, e.completed, e.ledger, p)
 	if err != nil {
 		return nil, err
 	}
@@ -264,20 +265,20 @@ func (e *Engine) stepReady() error {
 // SealDispatch seals the dispatch_operation request of the retained operation with the host
 // authenticator of a worker session. The ledger record it names is already durable: the frame
 // may be sent as soon as it is returned (WFL-003).
-func (e *Engine) SealDispatch(requestID string, auth *protocol.Authenticator) (host.AuthenticatedDispatch, error) {
+func (e *Engine) SealDispatch(requestID string, auth *protocol.Authenticator) (ledger.AuthenticatedDispatch, error) {
 	if err := e.usable(false); err != nil {
-		return host.AuthenticatedDispatch{}, err
+		return ledger.AuthenticatedDispatch{}, err
 	}
 	if e.claimed == nil {
-		return host.AuthenticatedDispatch{}, newError(ErrNoSuspendedExecution, "")
+		return ledger.AuthenticatedDispatch{}, newError(ErrNoSuspendedExecution, "")
 	}
-	return e.rt.PrepareClaimedDispatch(e.plan, e.completed, e.ledger, e.claimed, requestID, auth)
+	return ledger.PrepareClaimedDispatch(e.rt, e.plan, e.completed, e.ledger, e.claimed, requestID, auth)
 }
 
 // Resolution is what applying a worker's answer did.
 type Resolution struct {
 	// State is the operation's ledger state after the answer.
-	State host.LedgerState
+	State ledger.State
 	// Settled is the runtime's settlement when the answer was terminal; the step's promise
 	// resolved with it and the step is idle again.
 	Settled *host.Settlement
@@ -293,7 +294,7 @@ func (e *Engine) ApplyDispatchAnswer(ctx context.Context, req protocol.Operation
 		return Resolution{}, err
 	}
 	next := e.ledger.Clone()
-	state, res, err := host.ApplyDispatchResult(e.plan, next, req, auth, frame)
+	state, res, err := ledger.ApplyDispatchResult(e.plan, next, req, auth, frame)
 	if err != nil {
 		return Resolution{}, err
 	}
@@ -320,7 +321,7 @@ func (e *Engine) retainedFor(key string) error {
 
 // resolved reports the runtime's answer for the retained operation; a terminal one settled its
 // promise, so the step no longer awaits it.
-func (e *Engine) resolved(state host.LedgerState, rec host.Reconciliation) Resolution {
+func (e *Engine) resolved(state ledger.State, rec host.Reconciliation) Resolution {
 	if rec.Running {
 		return Resolution{State: state}
 	}
@@ -331,7 +332,7 @@ func (e *Engine) resolved(state host.LedgerState, rec host.Reconciliation) Resol
 
 // SealRetainedReconciliation seals a reconcile_operation request for the retained operation
 // under its persisted ledger key, for a fresh worker session after a dispatch whose answer was
-// lost (WFL-007). The claim is revalidated as host.Runtime.PrepareClaimedReconciliation does.
+// lost (WFL-007). The claim is revalidated as ledger.PrepareClaimedReconciliation does.
 func (e *Engine) SealRetainedReconciliation(requestID string, auth *protocol.Authenticator) (host.AuthenticatedReconciliation, error) {
 	if err := e.usable(false); err != nil {
 		return host.AuthenticatedReconciliation{}, err
@@ -339,7 +340,7 @@ func (e *Engine) SealRetainedReconciliation(requestID string, auth *protocol.Aut
 	if e.claimed == nil {
 		return host.AuthenticatedReconciliation{}, newError(ErrNoSuspendedExecution, "")
 	}
-	return e.rt.PrepareClaimedReconciliation(e.plan, e.completed, e.ledger, e.claimed, requestID, auth)
+	return ledger.PrepareClaimedReconciliation(e.rt, e.plan, e.completed, e.ledger, e.claimed, requestID, auth)
 }
 
 // ApplyRetainedReconciliation opens the worker's reconciled_operation frame for the retained
@@ -350,8 +351,8 @@ func (e *Engine) ApplyRetainedReconciliation(ctx context.Context, req protocol.O
 		return Resolution{}, err
 	}
 	next := e.ledger.Clone()
-	state, rec, err := e.rt.ApplyClaimedReconciliation(e.plan, e.completed, next, e.claimed, req, auth, frame,
-		func(l *host.Ledger) error { return e.commit(ctx, l) })
+	state, rec, err := ledger.ApplyClaimedReconciliation(e.rt, e.plan, e.completed, next, e.claimed, req, auth, frame,
+		func(l *ledger.Ledger) error { return e.commit(ctx, l) })
 	if err != nil {
 		return Resolution{State: state}, err
 	}

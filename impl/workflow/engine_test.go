@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/workflow"
 )
@@ -26,14 +27,14 @@ func TestDurableStepOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if op, ok := stored.Operation(c.OperationKey()); !ok || op.State != host.LedgerPending || op.StepID != "publish" {
+	if op, ok := stored.Operation(c.OperationKey()); !ok || op.State != ledger.Pending || op.StepID != "publish" {
 		t.Fatalf("stored record %+v %v", op, ok)
 	}
 	input, err := protocol.CanonicalOperationInputBytes(c.Payload())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := host.DeriveOperationKey(planFP, "publish", record, input, []byte("run-42:publish:0")); c.OperationKey() != want {
+	if want := ledger.DeriveOperationKey(planFP, "publish", record, input, []byte("run-42:publish:0")); c.OperationKey() != want {
 		t.Fatalf("key %s, want the plan-bound key %s", c.OperationKey(), want)
 	}
 	d, err := f.e.SealDispatch("dispatch-1", f.host)
@@ -44,14 +45,14 @@ func TestDurableStepOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.State != host.LedgerSucceeded || res.Settled == nil || res.Settled.Err != nil || f.state(id) != host.StateReady {
+	if res.State != ledger.Succeeded || res.Settled == nil || res.Settled.Err != nil || f.state(id) != host.StateReady {
 		t.Fatalf("resolution %+v, state %v", res, f.state(id))
 	}
 	if f.store.writes != 2 {
 		t.Fatalf("writes %d", f.store.writes)
 	}
 	stored, _, _ = f.store.Load(f.ctx, testPlan)
-	if op, _ := stored.Operation(c.OperationKey()); op.State != host.LedgerSucceeded {
+	if op, _ := stored.Operation(c.OperationKey()); op.State != ledger.Succeeded {
 		t.Fatalf("stored state %v", op.State)
 	}
 }
@@ -63,7 +64,7 @@ func TestSucceededIsNotApproval(t *testing.T) {
 	f := newFixture(t)
 	f.start("succeed", "1")
 	_, res := f.dispatch("op-0")
-	if res.State != host.LedgerSucceeded {
+	if res.State != ledger.Succeeded {
 		t.Fatalf("state %v", res.State)
 	}
 	if f.e.CompletedSteps() != 0 || f.e.CurrentStep() != "publish" || f.e.Step() != workflow.StepIdle {
@@ -100,7 +101,7 @@ func TestSuspendedStepRefusesWork(t *testing.T) {
 	}
 	d, _ := f.e.SealDispatch("d1", f.host)
 	res, err := f.e.ApplyDispatchAnswer(f.ctx, d.Request, f.host, f.send(d.Line))
-	if err != nil || res.State != host.LedgerRunning || res.Settled != nil {
+	if err != nil || res.State != ledger.Running || res.Settled != nil {
 		t.Fatalf("running answer: %+v %v", res, err)
 	}
 	if f.state(id) != host.StateClaimed || f.e.Step() != workflow.StepSuspended {

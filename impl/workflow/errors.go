@@ -3,12 +3,19 @@ package workflow
 import (
 	"strconv"
 
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/errkind"
+	"github.com/splashv5/conform/impl/ledger"
 )
 
-// ErrorKind names one rule of the step engine. It implements error, so a kind is a valid
+// ErrorKind names one rule of the step engine. It is an error, so a kind is a valid
 // errors.Is target. Where the reference has a variant for the rule, String returns its name.
-type ErrorKind uint8
+type ErrorKind = errkind.Kind[kinds]
+
+// kinds is the space of the step engine's error kinds.
+type kinds struct{}
+
+// Table describes the step engine's error kinds.
+func (kinds) Table() *errkind.Table { return &kindTable }
 
 // The step engine's error kinds.
 const (
@@ -56,42 +63,31 @@ const (
 	ErrOperationObserved
 )
 
-var kindNames = [...]string{
-	ErrPoisoned:                   "Poisoned",
-	ErrLedgerWrite:                "LedgerWrite",
-	ErrExecutionInProgress:        "ExecutionInProgress",
-	ErrNoSuspendedExecution:       "NoSuspendedExecution",
-	ErrStepFailed:                 "StepFailed",
-	ErrStepMismatch:               "StepMismatch",
-	ErrPlanComplete:               "PlanComplete",
-	ErrApprovalMismatch:           "ApprovalMismatch",
-	ErrCompensationTargetRequired: "CompensationTargetRequired",
-	ErrBindingMismatch:            "BindingMismatch",
-	ErrRecovering:                 "Recovering",
-	ErrRecoveryPolicyRequired:     "RecoveryPolicyRequired",
-	ErrUnreconciledOperation:      "UnreconciledOperation",
-	ErrWorkflowFailed:             "WorkflowFailed",
-	ErrWorker:                     "Worker",
-	ErrInvalidConfig:              "InvalidConfig",
-	ErrOperationObserved:          "OperationObserved",
-}
-
-// String returns the variant name.
-func (k ErrorKind) String() string {
-	if int(k) < len(kindNames) && kindNames[k] != "" {
-		return kindNames[k]
-	}
-	return "ErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns the variant name.
-func (k ErrorKind) Error() string { return "workflow: " + k.String() }
+var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "workflow: ", Kinds: []errkind.Entry{
+	ErrPoisoned:                   {Name: "Poisoned"},
+	ErrLedgerWrite:                {Name: "LedgerWrite"},
+	ErrExecutionInProgress:        {Name: "ExecutionInProgress"},
+	ErrNoSuspendedExecution:       {Name: "NoSuspendedExecution"},
+	ErrStepFailed:                 {Name: "StepFailed"},
+	ErrStepMismatch:               {Name: "StepMismatch"},
+	ErrPlanComplete:               {Name: "PlanComplete"},
+	ErrApprovalMismatch:           {Name: "ApprovalMismatch"},
+	ErrCompensationTargetRequired: {Name: "CompensationTargetRequired"},
+	ErrBindingMismatch:            {Name: "BindingMismatch"},
+	ErrRecovering:                 {Name: "Recovering"},
+	ErrRecoveryPolicyRequired:     {Name: "RecoveryPolicyRequired"},
+	ErrUnreconciledOperation:      {Name: "UnreconciledOperation"},
+	ErrWorkflowFailed:             {Name: "WorkflowFailed"},
+	ErrWorker:                     {Name: "Worker"},
+	ErrInvalidConfig:              {Name: "InvalidConfig"},
+	ErrOperationObserved:          {Name: "OperationObserved"},
+}}
 
 // Error is a step engine refusal. Value names the step or operation key concerned; Err wraps
 // the store's, the runtime's or the worker session's error. Ledger rules are reported as the
-// host's *host.LedgerError instead.
+// ledger's *ledger.Error instead.
 type Error struct {
-	Kind  ErrorKind
+	errkind.Kind[kinds]
 	Value string
 	Err   error
 }
@@ -110,16 +106,10 @@ func (e *Error) Error() string {
 	return msg
 }
 
-// Is matches the error's kind.
-func (e *Error) Is(target error) bool {
-	k, ok := target.(ErrorKind)
-	return ok && k == e.Kind
-}
-
 // Unwrap returns the wrapped error.
 func (e *Error) Unwrap() error { return e.Err }
 
 // ledgerErr returns a ledger rule refusal with the reference's variant.
-func ledgerErr(kind host.LedgerErrorKind, value string) error {
-	return &host.LedgerError{Kind: kind, Value: value}
+func ledgerErr(kind ledger.ErrorKind, value string) error {
+	return &ledger.Error{Kind: kind, Value: value}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/workflow"
 )
 
@@ -49,7 +50,7 @@ func TestFaultAnswerWriteResolvesNothing(t *testing.T) {
 	if res.Settled != nil || f.state(id) != host.StateClaimed {
 		t.Fatalf("resolution %+v, state %v", res, f.state(id))
 	}
-	if op, _ := f.e.Ledger().Operation(c.OperationKey()); op.State != host.LedgerPending {
+	if op, _ := f.e.Ledger().Operation(c.OperationKey()); op.State != ledger.Pending {
 		t.Fatalf("durable state %v", op.State)
 	}
 	wantKind(t, f.e.ApproveStep("publish"), workflow.ErrPoisoned)
@@ -103,7 +104,7 @@ func TestFaultCompensationAnswerWrite(t *testing.T) {
 	f.store.fail = 1
 	_, err = f.e.ApplyCompensationAnswer(f.ctx, sealed.Request, f.host, answer)
 	wantKind(t, err, workflow.ErrLedgerWrite)
-	if cmp, _ := f.e.Ledger().Compensation(c.OperationKey()); cmp.State != host.LedgerPending {
+	if cmp, _ := f.e.Ledger().Compensation(c.OperationKey()); cmp.State != ledger.Pending {
 		t.Fatalf("durable compensation state %v", cmp.State)
 	}
 }
@@ -132,7 +133,7 @@ func TestFaultRedispatchWriteRecordsNothing(t *testing.T) {
 	f.store.fail = 1
 	_, err = e.ApplyRedispatchAnswer(f.ctx, d.Request, f.host, answer)
 	wantKind(t, err, workflow.ErrLedgerWrite)
-	if op, _ := e.Ledger().Operation(c.OperationKey()); op.State != host.LedgerPending || e.Phase() != workflow.PhasePoisoned {
+	if op, _ := e.Ledger().Operation(c.OperationKey()); op.State != ledger.Pending || e.Phase() != workflow.PhasePoisoned {
 		t.Fatalf("durable state %v, phase %v", op.State, e.Phase())
 	}
 	_, err = e.SealRedispatch(c.OperationKey(), c.Payload(), "redispatch-2", f.host)
@@ -147,7 +148,7 @@ func TestFaultRedispatchWriteRecordsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := e.ApplyRedispatchAnswer(f.ctx, d.Request, f.host, f.send(d.Line)); err != nil || st != host.LedgerSucceeded {
+	if st, err := e.ApplyRedispatchAnswer(f.ctx, d.Request, f.host, f.send(d.Line)); err != nil || st != ledger.Succeeded {
 		t.Fatalf("redispatch %v %v", st, err)
 	}
 	if n := len(f.effects.Effects()); n != 1 {

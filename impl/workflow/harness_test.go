@@ -9,6 +9,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/journal"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/profile"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
@@ -23,24 +24,24 @@ const (
 	session = "session-1"
 )
 
-var testPlan = host.Plan{Fingerprint: planFP, Steps: []string{"publish", "notify"}}
+var testPlan = ledger.Plan{Fingerprint: planFP, Steps: []string{"publish", "notify"}}
 
 var errInjected = errors.New("injected ledger write failure")
 
-// faultStore is a host.LedgerStore over a memory backend that fails the next fail writes.
+// faultStore is a ledger.Store over a memory backend that fails the next fail writes.
 type faultStore struct {
-	*host.LedgerStore
+	*ledger.Store
 	fail   int
 	writes int
 }
 
-func (s *faultStore) Persist(ctx context.Context, l *host.Ledger, expected, fence uint64) (uint64, error) {
+func (s *faultStore) Persist(ctx context.Context, l *ledger.Ledger, expected, fence uint64) (uint64, error) {
 	if s.fail > 0 {
 		s.fail--
 		return 0, errInjected
 	}
 	s.writes++
-	return s.LedgerStore.Persist(ctx, l, expected, fence)
+	return s.Store.Persist(ctx, l, expected, fence)
 }
 
 func newStore(t testing.TB) *faultStore {
@@ -57,7 +58,7 @@ func newStore(t testing.TB) *faultStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &faultStore{LedgerStore: host.NewLedgerStore(storage.NewAuthenticatedStore(storage.NewMemoryBackend(), ring), key)}
+	return &faultStore{Store: ledger.NewStore(storage.NewAuthenticatedStore(storage.NewMemoryBackend(), ring), key)}
 }
 
 // recordGrant is the worker grant of the durable tool, with one compensation.
@@ -187,7 +188,7 @@ func (f *fixture) start(mode, value string) host.OperationID {
 }
 
 // dispatch prepares, seals and sends the next queued operation and applies the answer.
-func (f *fixture) dispatch(nonce string) (*host.ClaimedOperation, workflow.Resolution) {
+func (f *fixture) dispatch(nonce string) (*ledger.ClaimedOperation, workflow.Resolution) {
 	f.t.Helper()
 	c, err := f.e.Prepare(f.ctx, []byte(nonce))
 	if err != nil || c == nil {

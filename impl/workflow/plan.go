@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"lukechampine.com/blake3"
 )
 
@@ -39,8 +39,8 @@ func PlanFingerprint(steps []PlanStep) string {
 
 // NewPlan returns the trusted plan of steps: their IDs in order and the fingerprint
 // PlanFingerprint derives from them (WFL-045). The plan's ID checks are the ledger's.
-func NewPlan(steps []PlanStep) host.Plan {
-	p := host.Plan{Fingerprint: PlanFingerprint(steps)}
+func NewPlan(steps []PlanStep) ledger.Plan {
+	p := ledger.Plan{Fingerprint: PlanFingerprint(steps)}
 	for _, s := range steps {
 		p.Steps = append(p.Steps, s.ID)
 	}

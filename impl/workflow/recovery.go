@@ -3,15 +3,15 @@ package workflow
 import (
 	"context"
 
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
 // Unsettled returns the ledger operations whose effect is uncertain: an operation, or its
 // compensation, that is pending or running. The host reconciles them through a fresh worker
 // session before it resumes.
-func (e *Engine) Unsettled() []host.LedgerOperation {
-	var out []host.LedgerOperation
+func (e *Engine) Unsettled() []ledger.Operation {
+	var out []ledger.Operation
 	for _, op := range e.ledger.Operations() {
 		if !op.State.Terminal() || (op.Compensation != nil && !op.Compensation.State.Terminal()) {
 			out = append(out, op)
@@ -33,7 +33,7 @@ func (e *Engine) ReconcileRequest(operationKey string, input []byte, sessionID, 
 // ApplyReconciliation records an authenticated, validated reconciliation result (for example
 // from a one-shot operation transport over a fresh session) in a copy of the ledger and persists
 // it (WFL-041). It resolves no promise and runs no step.
-func (e *Engine) ApplyReconciliation(ctx context.Context, req protocol.OperationReconcileRequest, res protocol.OperationReconcileResult) (host.LedgerState, error) {
+func (e *Engine) ApplyReconciliation(ctx context.Context, req protocol.OperationReconcileRequest, res protocol.OperationReconcileResult) (ledger.State, error) {
 	if err := e.usable(true); err != nil {
 		return 0, err
 	}
@@ -73,7 +73,7 @@ type RecoveryPolicy struct {
 	// CompletedSteps is the plan prefix the host approves as complete for the new execution.
 	CompletedSteps int
 	// Decide returns the decision for every ledger operation; nil decides nothing.
-	Decide func(op host.LedgerOperation) Decision
+	Decide func(op ledger.Operation) Decision
 }
 
 // Resume ends recovery under policy (WFL-042). Every ledger operation needs an explicit
@@ -104,7 +104,7 @@ func (e *Engine) Resume(policy RecoveryPolicy) error {
 			}
 		case DecisionRedispatch:
 			if op.State.Terminal() {
-				return &host.LedgerError{Kind: host.ErrLedgerOperationAlreadyTerminal, Value: op.OperationKey, State: op.State}
+				return &ledger.Error{Kind: ledger.ErrOperationAlreadyTerminal, Value: op.OperationKey, State: op.State}
 			}
 		case DecisionFail:
 			failed = true

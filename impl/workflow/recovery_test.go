@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/worker"
 	"github.com/splashv5/conform/impl/workflow"
@@ -43,7 +43,7 @@ func TestRestartRecovery(t *testing.T) {
 	}
 	// Resume is refused while the operation is unreconciled or without decisions.
 	wantKind(t, e.Resume(workflow.RecoveryPolicy{CompletedSteps: 1}), workflow.ErrRecoveryPolicyRequired)
-	accept := func(host.LedgerOperation) workflow.Decision { return workflow.DecisionAccept }
+	accept := func(ledger.Operation) workflow.Decision { return workflow.DecisionAccept }
 	wantKind(t, e.Resume(workflow.RecoveryPolicy{CompletedSteps: 1, Decide: accept}), workflow.ErrUnreconciledOperation)
 
 	// Reconcile under a fresh session: the worker never saw the dispatch, so its journal has
@@ -52,7 +52,7 @@ func TestRestartRecovery(t *testing.T) {
 	input, _ := protocol.CanonicalOperationInputBytes(c.Payload())
 	f.reopenWorker("session-2")
 	_, err = e.ReconcileRequest(c.OperationKey(), []byte("jsonother"), f.session, "rec-1")
-	wantKind(t, err, host.ErrLedgerInputFingerprintMismatch)
+	wantKind(t, err, ledger.ErrInputFingerprintMismatch)
 	req, err := e.ReconcileRequest(c.OperationKey(), input, f.session, "rec-1")
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestRestartRecovery(t *testing.T) {
 	if !(workflow.WorkerEnd{Exited: true, Status: worker.ExitCode(err)}).Refused() {
 		t.Fatal("the worker's end is not a refusal")
 	}
-	if u := e.Unsettled(); len(u) != 1 || u[0].State != host.LedgerPending {
+	if u := e.Unsettled(); len(u) != 1 || u[0].State != ledger.Pending {
 		t.Fatalf("a refusal recorded something: %+v", u)
 	}
 	wantKind(t, e.Resume(workflow.RecoveryPolicy{CompletedSteps: 1, Decide: accept}), workflow.ErrUnreconciledOperation)
@@ -78,7 +78,7 @@ func TestRestartRecovery(t *testing.T) {
 	f.reopenWorker("session-3")
 	other, _ := undoValue(t, `{"mode":"succeed","value":2}`)
 	_, err = e.SealRedispatch(c.OperationKey(), other, "redispatch-1", f.host)
-	wantKind(t, err, host.ErrLedgerInputFingerprintMismatch)
+	wantKind(t, err, ledger.ErrInputFingerprintMismatch)
 	d, err := e.SealRedispatch(c.OperationKey(), c.Payload(), "redispatch-1", f.host)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestRestartRecovery(t *testing.T) {
 	if d.Request.OperationKey != c.OperationKey() || d.Request.Tool != record || !d.Request.Payload.Equal(c.Payload()) {
 		t.Fatalf("redispatch %+v is not the recorded dispatch", d.Request)
 	}
-	if st, err := e.ApplyRedispatchAnswer(f.ctx, d.Request, f.host, f.send(d.Line)); err != nil || st != host.LedgerSucceeded {
+	if st, err := e.ApplyRedispatchAnswer(f.ctx, d.Request, f.host, f.send(d.Line)); err != nil || st != ledger.Succeeded {
 		t.Fatalf("redispatch %v %v", st, err)
 	}
 	if n := len(f.effects.Effects()); n != 1 {
@@ -99,7 +99,7 @@ func TestRestartRecovery(t *testing.T) {
 	_, err = e.SealRedispatch(c.OperationKey(), c.Payload(), "redispatch-2", f.host)
 	wantKind(t, err, workflow.ErrOperationObserved)
 	// A terminal state is not a decision.
-	none := func(host.LedgerOperation) workflow.Decision { return workflow.DecisionNone }
+	none := func(ledger.Operation) workflow.Decision { return workflow.DecisionNone }
 	wantKind(t, e.Resume(workflow.RecoveryPolicy{CompletedSteps: 1, Decide: none}), workflow.ErrRecoveryPolicyRequired)
 	if e.Phase() != workflow.PhaseRecovering {
 		t.Fatal("resumed without a decision")
@@ -122,10 +122,10 @@ func TestRestoreValidatesTheLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := f.restart(f.e.Ledger().Revision() + 1)
-	wantKind(t, err, host.ErrLedgerStaleRevision)
-	other := host.Plan{Fingerprint: planFP, Steps: []string{"other"}}
+	wantKind(t, err, ledger.ErrStaleRevision)
+	other := ledger.Plan{Fingerprint: planFP, Steps: []string{"other"}}
 	_, err = workflow.Restore(f.ctx, workflow.Config{Runtime: newRuntime(t), Plan: other, Store: f.store})
-	wantKind(t, err, host.ErrLedgerUnknownStep)
+	wantKind(t, err, ledger.ErrUnknownStep)
 	_, err = workflow.New(f.ctx, workflow.Config{Runtime: newRuntime(t), Plan: testPlan, Store: f.store})
 	wantKind(t, err, workflow.ErrRecovering)
 }
@@ -139,7 +139,7 @@ func TestRecoveryPolicyFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fail := func(host.LedgerOperation) workflow.Decision { return workflow.DecisionFail }
+	fail := func(ledger.Operation) workflow.Decision { return workflow.DecisionFail }
 	wantKind(t, e.Resume(workflow.RecoveryPolicy{Decide: fail}), workflow.ErrWorkflowFailed)
 	_, err = e.Prepare(f.ctx, []byte("n1"))
 	wantKind(t, err, workflow.ErrWorkflowFailed)
@@ -171,7 +171,7 @@ func TestCompensationAcrossRestart(t *testing.T) {
 	if sealed.Request.CompensationKey != cmpKey {
 		t.Fatal("another compensation key after the restart")
 	}
-	if st, err := e.ApplyCompensationAnswer(f.ctx, sealed.Request, f.host, answer); err != nil || st != host.LedgerSucceeded {
+	if st, err := e.ApplyCompensationAnswer(f.ctx, sealed.Request, f.host, answer); err != nil || st != ledger.Succeeded {
 		t.Fatalf("answer %v %v", st, err)
 	}
 }
@@ -199,7 +199,7 @@ func TestRestoreFencesOutTheOldWriter(t *testing.T) {
 		t.Fatalf("old engine phase %v", old.Phase())
 	}
 	stored, _, _ := f.store.Load(f.ctx, testPlan)
-	if ops := stored.Operations(); len(ops) != 1 || ops[0].State != host.LedgerPending {
+	if ops := stored.Operations(); len(ops) != 1 || ops[0].State != ledger.Pending {
 		t.Fatalf("stored %+v", ops)
 	}
 }

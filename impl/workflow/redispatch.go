@@ -3,7 +3,7 @@ package workflow
 import (
 	"context"
 
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -35,49 +35,49 @@ func (w WorkerEnd) Refused() bool { return w.Exited && w.Status == RefusalExitSt
 // longer pending) or that has a compensation (OperationObserved, WFL-044), and for a key the
 // ledger does not hold (UnknownOperation). It runs in recovery as in the running phase and
 // claims nothing: the step's promise belongs to the execution that crashed.
-func (e *Engine) SealRedispatch(operationKey string, payload protocol.ToolPayload, requestID string, auth *protocol.Authenticator) (host.AuthenticatedDispatch, error) {
+func (e *Engine) SealRedispatch(operationKey string, payload protocol.ToolPayload, requestID string, auth *protocol.Authenticator) (ledger.AuthenticatedDispatch, error) {
 	if err := e.usable(true); err != nil {
-		return host.AuthenticatedDispatch{}, err
+		return ledger.AuthenticatedDispatch{}, err
 	}
 	op, ok := e.ledger.Operation(operationKey)
 	if !ok {
-		return host.AuthenticatedDispatch{}, ledgerErr(host.ErrLedgerUnknownOperation, operationKey)
+		return ledger.AuthenticatedDispatch{}, ledgerErr(ledger.ErrUnknownOperation, operationKey)
 	}
-	if op.State != host.LedgerPending || op.Compensation != nil {
-		return host.AuthenticatedDispatch{}, newError(ErrOperationObserved, operationKey)
+	if op.State != ledger.Pending || op.Compensation != nil {
+		return ledger.AuthenticatedDispatch{}, newError(ErrOperationObserved, operationKey)
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return host.AuthenticatedDispatch{}, ledgerErr(host.ErrLedgerDispatchRequiresHostAuthenticator, "")
+		return ledger.AuthenticatedDispatch{}, ledgerErr(ledger.ErrDispatchRequiresHostAuthenticator, "")
 	}
 	input, err := protocol.CanonicalOperationInputBytes(payload)
 	if err != nil {
-		return host.AuthenticatedDispatch{}, &host.LedgerError{Kind: host.ErrLedgerProtocol, Err: err}
+		return ledger.AuthenticatedDispatch{}, &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
 	// The reconcile request carries the recorded tool once the input matched its fingerprint.
 	rec, err := e.ledger.ReconcileRequest(operationKey, input, auth.SessionID(), requestID)
 	if err != nil {
-		return host.AuthenticatedDispatch{}, err
+		return ledger.AuthenticatedDispatch{}, err
 	}
 	req, err := protocol.NewOperationDispatchRequest(auth.SessionID(), requestID, rec.Tool, operationKey, payload)
 	if err != nil {
-		return host.AuthenticatedDispatch{}, &host.LedgerError{Kind: host.ErrLedgerProtocol, Err: err}
+		return ledger.AuthenticatedDispatch{}, &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
 	frame, line, err := auth.Seal(protocol.DispatchOperationMessage{Request: req})
 	if err != nil {
-		return host.AuthenticatedDispatch{}, &host.LedgerError{Kind: host.ErrLedgerProtocol, Err: err}
+		return ledger.AuthenticatedDispatch{}, &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
-	return host.AuthenticatedDispatch{Request: req, Frame: frame, Line: line}, nil
+	return ledger.AuthenticatedDispatch{Request: req, Frame: frame, Line: line}, nil
 }
 
 // ApplyRedispatchAnswer opens the worker's operation_result for a redispatch sealed by
 // SealRedispatch, records the observation in a copy of the ledger and persists it (WFL-004,
 // WFL-043). It resolves no promise and runs no step; a failed write poisons the engine.
-func (e *Engine) ApplyRedispatchAnswer(ctx context.Context, req protocol.OperationDispatchRequest, auth *protocol.Authenticator, frame protocol.Frame) (host.LedgerState, error) {
+func (e *Engine) ApplyRedispatchAnswer(ctx context.Context, req protocol.OperationDispatchRequest, auth *protocol.Authenticator, frame protocol.Frame) (ledger.State, error) {
 	if err := e.usable(true); err != nil {
 		return 0, err
 	}
 	next := e.ledger.Clone()
-	state, _, err := host.ApplyDispatchResult(e.plan, next, req, auth, frame)
+	state, _, err := ledger.ApplyDispatchResult(e.plan, next, req, auth, frame)
 	if err != nil {
 		return 0, err
 	}

@@ -16,7 +16,22 @@ const module = "github.com/splashv5/conform"
 
 // wireCore is the wire core: the packages that frame, seal, encode and bootstrap a session, and
 // all the conformance runner may use.
-var wireCore = []string{"impl/canonjson", "impl/derive", "impl/protocol", "impl/bootstrap", "impl/jsonline"}
+var wireCore = []string{"impl/errkind", "impl/canonjson", "impl/derive", "impl/protocol", "impl/bootstrap", "impl/jsonline"}
+
+// workerOnly are the worker's own packages: the runtime, its journal and the conformance
+// adapter profile.
+var workerOnly = []string{"impl/worker", "impl/journal", "impl/profile"}
+
+// workerSide is workerOnly and the storage layer the worker's journal (and the host's ledger)
+// are kept in.
+var workerSide = append([]string{"impl/storage"}, workerOnly...)
+
+// hostSide are the host's packages and the reference host driver. inProcess, the in-process
+// transport, is the one host package that runs a worker session; test-support packages
+// (transporttest) may start worker processes for tests.
+var hostSide = []string{"impl/host", "impl/schema", "impl/ledger", "impl/transport", "impl/workflow", "cmd/splash-host-driver"}
+
+const inProcess = "impl/transport/inprocess"
 
 // runnerExternals are the only modules outside the standard library and this module that the
 // conformance runner links: BLAKE3 (frame tags) and its CPU feature detection.
@@ -89,6 +104,12 @@ func rules(all map[string]pkg) []rule {
 			}
 			return only(p, moduleDeps(p, all, p.Deps), func(string) bool { return false })
 		}},
+		{"impl/errkind imports nothing of the module", func(p pkg) error {
+			if p.Path != "impl/errkind" {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(string) bool { return false })
+		}},
 		{"model imports nothing of the module outside model", func(p pkg) error {
 			if !under(p.Path, "model") {
 				return nil
@@ -144,6 +165,28 @@ func rules(all map[string]pkg) []rule {
 					return p.Path == "impl/storage/etcdstore"
 				}
 				return true
+			})
+		}},
+		{"impl/schema links only canonical JSON and impl/errkind", func(p pkg) error {
+			if p.Path != "impl/schema" {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return d == "impl/canonjson" || d == "impl/errkind" })
+		}},
+		{"the host runtime, its schemas and its transports link no ledger, storage or worker code", func(p pkg) error {
+			if p.Path != "impl/host" && p.Path != "impl/schema" && p.Path != "impl/transport" {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool {
+				return !slices.ContainsFunc(append([]string{"impl/ledger", "impl/workflow"}, workerSide...), func(w string) bool { return under(d, w) })
+			})
+		}},
+		{"the host side links no worker code (only transport/inprocess runs a worker session)", func(p pkg) error {
+			if !slices.ContainsFunc(hostSide, func(h string) bool { return under(p.Path, h) }) || p.Path == inProcess || isTestSupport(p.Path) {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool {
+				return !slices.ContainsFunc(workerOnly, func(w string) bool { return under(d, w) })
 			})
 		}},
 		{"only tests import test-support packages", func(p pkg) error {
@@ -212,7 +255,8 @@ func load(t *testing.T) map[string]pkg {
 // TestLayering fails when a package of the module imports against the architecture.
 func TestLayering(t *testing.T) {
 	all := load(t)
-	for _, must := range append([]string{"cmd/splash-conform", "conformance", "conformance/host", "model", "impl/storage/sqlitestore", "impl/storage/boltstore", "impl/storage/etcdstore"}, wireCore...) {
+	for _, must := range append([]string{"cmd/splash-conform", "conformance", "conformance/host", "model", "impl/storage/sqlitestore", "impl/storage/boltstore", "impl/storage/etcdstore",
+		"impl/host", "impl/schema", "impl/ledger", "impl/transport", inProcess, "impl/workflow", "cmd/splash-host-driver"}, wireCore...) {
 		if !all[must].Module {
 			t.Fatalf("package %s is not in the graph; the rules would guard nothing", must)
 		}
@@ -234,6 +278,8 @@ func TestRulesCatchViolations(t *testing.T) {
 	}{
 		{"canonjson imports the module", []pkg{mod("impl/canonjson", "impl/derive"), mod("impl/derive")},
 			"impl/canonjson imports nothing of the module: impl/canonjson links impl/derive"},
+		{"errkind imports the module", []pkg{mod("impl/errkind", "impl/canonjson"), mod("impl/canonjson")},
+			"impl/errkind imports nothing of the module: impl/errkind links impl/canonjson"},
 		{"model imports impl", []pkg{mod("model/flow", "impl/protocol"), mod("impl/protocol")},
 			"model imports nothing of the module outside model: model/flow links impl/protocol"},
 		{"conformance imports storage", []pkg{mod("conformance", "impl/storage"), mod("impl/storage")},
@@ -252,6 +298,18 @@ func TestRulesCatchViolations(t *testing.T) {
 			"impl depends on impl only: impl/worker links conformance"},
 		{"a command imports a test-support package", []pkg{mod("cmd/splash-worker", "impl/storage/storagetest"), mod("impl/storage/storagetest")},
 			"only tests import test-support packages: cmd/splash-worker links impl/storage/storagetest"},
+		{"the schema compiler imports the host", []pkg{mod("impl/schema", "impl/host"), mod("impl/host")},
+			"impl/schema links only canonical JSON and impl/errkind: impl/schema links impl/host"},
+		{"the host runtime imports storage", []pkg{mod("impl/host", "impl/storage"), mod("impl/storage")},
+			"the host runtime, its schemas and its transports link no ledger, storage or worker code: impl/host links impl/storage"},
+		{"the host transports import the ledger", []pkg{mod("impl/transport", "impl/ledger"), mod("impl/ledger")},
+			"the host runtime, its schemas and its transports link no ledger, storage or worker code: impl/transport links impl/ledger"},
+		{"the host transports import the worker", []pkg{mod("impl/transport", "impl/worker"), mod("impl/worker")},
+			"the host runtime, its schemas and its transports link no ledger, storage or worker code: impl/transport links impl/worker"},
+		{"the host driver links the journal", []pkg{mod("cmd/splash-host-driver", "impl/journal"), mod("impl/journal")},
+			"the host side links no worker code (only transport/inprocess runs a worker session): cmd/splash-host-driver links impl/journal"},
+		{"the step engine links the worker", []pkg{mod("impl/workflow", "impl/worker"), mod("impl/worker")},
+			"the host side links no worker code (only transport/inprocess runs a worker session): impl/workflow links impl/worker"},
 		{"the wire core imports the worker", []pkg{mod("impl/protocol", "impl/worker"), mod("impl/worker")},
 			"the wire core links only the wire core: impl/protocol links impl/worker"},
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/schema"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -278,7 +279,7 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			var ce *host.AuditCursorError
 			switch {
 			case errors.As(err, &ce):
-				e.Error = auditCursorKindNames[ce.Kind]
+				e.Error = ce.Kind.String()
 				if ce.Kind != host.ErrAuditInvalidCursor {
 					available := ce.Available
 					e.Available = &available
@@ -368,7 +369,7 @@ func registerHostTool(rt *host.Runtime, t vectorfmt.HostTool, advance func(time.
 		p = p.WithStream(host.StreamPolicy{MaxChunks: t.Stream.MaxChunks, MaxChunkBytes: t.Stream.MaxChunkBytes,
 			MaxTotalBytes: t.Stream.MaxTotalBytes, MaxEmittedBytes: t.Stream.MaxEmittedBytes})
 	}
-	var contract *host.JSONContract
+	var contract *schema.Contract
 	if t.InputSchema != "" || t.OutputSchema != "" {
 		in, err := canonjson.ParseValue([]byte(t.InputSchema), canonjson.Preserve)
 		if err != nil {
@@ -378,7 +379,7 @@ func registerHostTool(rt *host.Runtime, t vectorfmt.HostTool, advance func(time.
 		if err != nil {
 			return err
 		}
-		c, err := host.NewJSONContract(in, outS)
+		c, err := schema.NewContract(in, outS)
 		if err != nil {
 			return err
 		}
@@ -414,24 +415,6 @@ func registerHostTool(rt *host.Runtime, t vectorfmt.HostTool, advance func(time.
 	return fmt.Errorf("unknown tool kind %q", t.Kind)
 }
 
-// auditCursorKindNames are the vector names of the export cursor refusals (RUN-154).
-var auditCursorKindNames = map[host.AuditCursorErrorKind]string{
-	host.ErrAuditInvalidCursor: "InvalidCursor",
-	host.ErrAuditCursorEvicted: "Evicted",
-	host.ErrAuditCursorAhead:   "Ahead",
-}
-
-// leaseKindNames are the vector names of the lease refusals (RUN-036).
-var leaseKindNames = map[host.LeaseErrorKind]string{
-	host.ErrLeaseUnknownTool:            "UnknownTool",
-	host.ErrLeaseDuplicateTool:          "DuplicateTool",
-	host.ErrLeaseZeroCallLimit:          "ZeroCallLimit",
-	host.ErrLeaseCallLimitExceedsPolicy: "CallLimitExceedsPolicy",
-	host.ErrLeaseRuntimeMismatch:        "RuntimeMismatch",
-	host.ErrLeaseCatalogChanged:         "CatalogChanged",
-	host.ErrLeaseAlreadyActive:          "LeaseAlreadyActive",
-}
-
 func auditEventsOf(events []host.AuditEvent) []vectorfmt.HostAuditEvent {
 	var out []vectorfmt.HostAuditEvent
 	for _, ev := range events {
@@ -462,11 +445,9 @@ func setLeaseErr(e *vectorfmt.HostExpect, err error) {
 		return
 	}
 	var le *host.LeaseError
-	if errors.As(err, &le) {
-		if name, ok := leaseKindNames[le.Kind]; ok {
-			e.Error = name
-			return
-		}
+	if errors.As(err, &le) && le.Kind.Valid() {
+		e.Error = le.Kind.String()
+		return
 	}
 	e.Error = "Unclassified"
 }

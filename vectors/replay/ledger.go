@@ -14,6 +14,7 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/workflow"
 	"github.com/splashv5/conform/vectors/vectorfmt"
@@ -37,20 +38,6 @@ func replayLedger(fsys fs.FS, fr *fileRun) error {
 			return &t.Case, CheckLedgerTest(g.Type, t)
 		}, nil
 	})
-}
-
-// LedgerKindName names an error of the ledger the way ledger.json spells it: the variant name
-// of a host.LedgerError kind, else ErrorKindName.
-func LedgerKindName(err error) string {
-	var le *host.LedgerError
-	if errors.As(err, &le) {
-		return le.Kind.String()
-	}
-	var ke host.LedgerErrorKind
-	if errors.As(err, &ke) {
-		return ke.String()
-	}
-	return ErrorKindName(err)
 }
 
 // CheckLedgerTest runs one ledger.json test of group type groupType against impl/host and
@@ -96,7 +83,7 @@ func checkLedgerFingerprint(t *vectorfmt.LedgerTest) []string {
 	if t.Result != vectorfmt.Valid || t.Fingerprint == nil {
 		return []string{"a fingerprint test must be valid and give a fingerprint"}
 	}
-	return compare("fingerprint", *t.Fingerprint, host.LedgerInputFingerprint(input))
+	return compare("fingerprint", *t.Fingerprint, ledger.InputFingerprint(input))
 }
 
 func checkLedgerOperationKey(t *vectorfmt.LedgerTest) []string {
@@ -108,15 +95,15 @@ func checkLedgerOperationKey(t *vectorfmt.LedgerTest) []string {
 	if err != nil || t.NonceHex == nil || t.PlanFingerprint == nil || t.StepID == nil || t.Tool == nil {
 		return []string{"a key test needs plan_fingerprint, step_id, tool and nonce_hex (hex)"}
 	}
-	plan := host.Plan{Fingerprint: *t.PlanFingerprint, Steps: t.PlanSteps}
+	plan := ledger.Plan{Fingerprint: *t.PlanFingerprint, Steps: t.PlanSteps}
 	step, tool := *t.StepID, *t.Tool
 	var problems []string
 	if t.Result == vectorfmt.Valid {
 		if t.OperationKey == nil || t.Fingerprint == nil {
 			return []string{"a valid key test must give operation_key and fingerprint"}
 		}
-		problems = append(problems, compare("operation key", *t.OperationKey, host.DeriveOperationKey(plan.Fingerprint, step, tool, input, nonce))...)
-		problems = append(problems, compare("input fingerprint", *t.Fingerprint, host.LedgerInputFingerprint(input))...)
+		problems = append(problems, compare("operation key", *t.OperationKey, ledger.DeriveOperationKey(plan.Fingerprint, step, tool, input, nonce))...)
+		problems = append(problems, compare("input fingerprint", *t.Fingerprint, ledger.InputFingerprint(input))...)
 	}
 	key, err := plan.OperationKey(step, tool, input, nonce)
 	if t.Result == vectorfmt.Invalid {
@@ -152,12 +139,12 @@ func ledgerRuntime() (*host.Runtime, error) {
 }
 
 // preparable reports whether the key arguments can be reached through
-// Runtime.PrepareNextExternalOperation: the step is in the plan, the tool is a token, and the
+// ledger.PrepareNextExternalOperation: the step is in the plan, the tool is a token, and the
 // input is either a canonical text or JSON operation input or (for a refusal of the input
 // length or the nonce) any input of at least 12 bytes, whose length a text operation
 // reproduces. It returns a function preparing
 // such an operation with a nonce, giving the prepared key and the recorded input fingerprint.
-func preparable(plan host.Plan, step, tool string, input []byte, wantErr string) (func([]byte) (string, string, error), bool) {
+func preparable(plan ledger.Plan, step, tool string, input []byte, wantErr string) (func([]byte) (string, string, error), bool) {
 	completed := slices.Index(plan.Steps, step)
 	if completed < 0 || !protocol.IsToken(tool) {
 		return nil, false
@@ -185,7 +172,7 @@ func preparable(plan host.Plan, step, tool string, input []byte, wantErr string)
 		if format == host.FormatJSON {
 			p = host.JSONPolicy(tool)
 		}
-		p.MaxInputBytes = 2 * host.MaxLedgerInputBytes
+		p.MaxInputBytes = 2 * ledger.MaxInputBytes
 		start := rt.Start
 		register := rt.RegisterExternalTool
 		if format == host.FormatJSON {
@@ -197,11 +184,11 @@ func preparable(plan host.Plan, step, tool string, input []byte, wantErr string)
 		if _, err := start(tool, body); err != nil {
 			return "", "", fmt.Errorf("start: %w", err)
 		}
-		l, err := host.NewLedger(plan.Fingerprint)
+		l, err := ledger.New(plan.Fingerprint)
 		if err != nil {
 			return "", "", err
 		}
-		prep, err := rt.PrepareNextExternalOperation(plan, completed, l, nonce)
+		prep, err := ledger.PrepareNextExternalOperation(rt, plan, completed, l, nonce)
 		if err != nil {
 			return "", "", err
 		}
@@ -209,7 +196,7 @@ func preparable(plan host.Plan, step, tool string, input []byte, wantErr string)
 			return "", "", errors.New("nothing was prepared")
 		}
 		op, ok := l.Operation(prep.OperationKey())
-		if !ok || op.StepID != step || op.Tool != tool || op.State != host.LedgerPending || l.Revision() != 1 {
+		if !ok || op.StepID != step || op.Tool != tool || op.State != ledger.Pending || l.Revision() != 1 {
 			return "", "", fmt.Errorf("the ledger does not hold one pending record for the key: %+v", op)
 		}
 		return prep.OperationKey(), op.InputFingerprint, nil
@@ -246,7 +233,7 @@ func checkLedgerDecode(t *vectorfmt.LedgerTest) []string {
 	if t.Input == nil {
 		return []string{"a decode test needs input"}
 	}
-	l, err := host.DecodeLedger([]byte(*t.Input))
+	l, err := ledger.Decode([]byte(*t.Input))
 	var out []byte
 	if err == nil {
 		out, err = l.Encode()
@@ -262,7 +249,7 @@ func checkLedgerDecode(t *vectorfmt.LedgerTest) []string {
 	}
 	problems := compare("encoding", string(*t.Output), string(out))
 	// The canonical encoding is a fixed point of decoding and encoding.
-	again, err := host.DecodeLedger(out)
+	again, err := ledger.Decode(out)
 	if err == nil {
 		var back []byte
 		back, err = again.Encode()
@@ -278,7 +265,7 @@ func checkLedgerRecord(t *vectorfmt.LedgerTest) []string {
 	if t.PlanFingerprint == nil || t.Output == nil || len(t.Records) == 0 {
 		return []string{"a record test needs plan_fingerprint, records and output"}
 	}
-	l, err := host.NewLedger(*t.PlanFingerprint)
+	l, err := ledger.New(*t.PlanFingerprint)
 	if err != nil {
 		return []string{"new ledger: " + unexpectedLedger(err)}
 	}
@@ -301,7 +288,7 @@ func checkCompensationKey(t *vectorfmt.LedgerTest) []string {
 	if t.Result != vectorfmt.Valid || t.CompensationKey == nil {
 		return []string{"a compensation key test must be valid and give compensation_key"}
 	}
-	got := host.DeriveCompensationKey(*t.PlanFingerprint, *t.OperationKey, *t.Tool, *t.TenantScope, *t.GrantFingerprint, input, nonce)
+	got := ledger.DeriveCompensationKey(*t.PlanFingerprint, *t.OperationKey, *t.Tool, *t.TenantScope, *t.GrantFingerprint, input, nonce)
 	return compare("compensation key", *t.CompensationKey, got)
 }
 
@@ -342,11 +329,11 @@ func checkCompensationObservation(t *vectorfmt.LedgerTest) []string {
 
 // storedLedger decodes the stored ledger of a test that records n calls into it; it returns
 // nil and the problems when the test is malformed.
-func storedLedger(t *vectorfmt.LedgerTest, n int) (*host.Ledger, []string) {
+func storedLedger(t *vectorfmt.LedgerTest, n int) (*ledger.Ledger, []string) {
 	if t.Ledger == nil || t.Output == nil || n == 0 {
 		return nil, []string{"the test needs ledger, at least one call and output"}
 	}
-	l, err := host.DecodeLedger([]byte(*t.Ledger))
+	l, err := ledger.Decode([]byte(*t.Ledger))
 	if err != nil {
 		return nil, []string{"decode ledger: " + unexpectedLedger(err)}
 	}
@@ -381,7 +368,7 @@ func compensationPair(o vectorfmt.LedgerCompensationObservation) (protocol.Opera
 // success), an optional check of a successful call, and its error. A refused call must leave the
 // encoding unchanged; the test's error must be the first refusal's, and its output the encoding
 // after the last call.
-func replayLedgerCalls(l *host.Ledger, t *vectorfmt.LedgerTest, label string, n int, call func(int) (string, func() error, error)) []string {
+func replayLedgerCalls(l *ledger.Ledger, t *vectorfmt.LedgerTest, label string, n int, call func(int) (string, func() error, error)) []string {
 	var problems []string
 	firstErr := ""
 	for i := range n {
@@ -431,14 +418,14 @@ func ledgerWrongKind(prefix, want string, err error) []string {
 	if err == nil {
 		return []string{fmt.Sprintf("%sexpected error %s, got success", prefix, want)}
 	}
-	if got := LedgerKindName(err); got != want {
+	if got := ErrorKindName(err); got != want {
 		return []string{fmt.Sprintf("%sexpected error %s, got %s (%v)", prefix, want, got, err)}
 	}
 	return nil
 }
 
 func unexpectedLedger(err error) string {
-	return fmt.Sprintf("expected success, got %s (%v)", LedgerKindName(err), err)
+	return fmt.Sprintf("expected success, got %s (%v)", ErrorKindName(err), err)
 }
 
 func checkPlanFingerprint(t *vectorfmt.LedgerTest) []string {

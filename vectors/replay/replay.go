@@ -17,10 +17,9 @@ import (
 
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
-	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/derive"
+	"github.com/splashv5/conform/impl/errkind"
 	"github.com/splashv5/conform/impl/protocol"
-	"github.com/splashv5/conform/impl/storage"
-	"github.com/splashv5/conform/impl/worker"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -139,33 +138,15 @@ func (fr *fileRun) done(c *vectorfmt.Case, problems []string) {
 }
 
 // ErrorKindName names the kind of an error returned by the implementation the way the
-// vectors spell it: the reference variant name of a protocol, bootstrap or storage error,
-// "NonPortableNumber" for the Go-only sending policy, and "Serialization" for a low-level
-// JSON reader failure. An error of no known kind gives "Unclassified".
+// vectors spell it: the variant name of the outermost error kind in its chain (a protocol,
+// bootstrap, storage, ledger or secret broker kind, or "NonPortableNumber" for the Go-only
+// sending policy), and "Serialization" for a low-level JSON reader failure. An error of no
+// known kind gives "Unclassified".
 func ErrorKindName(err error) string {
-	var be *bootstrap.Error
-	if errors.As(err, &be) {
-		return be.Kind.String()
+	if name, ok := errkind.Name(err); ok {
+		return name
 	}
-	var se *storage.Error
-	if errors.As(err, &se) {
-		return se.Kind.String()
-	}
-	var le *host.LedgerError
-	if errors.As(err, &le) {
-		return le.Kind.String()
-	}
-	var sec *worker.SecretError
-	if errors.As(err, &sec) {
-		return sec.Kind.String()
-	}
-	if k, ok := protocol.KindOf(err); ok {
-		return k.String()
-	}
-	if errors.Is(err, protocol.ErrNonPortableNumber) {
-		return protocol.ErrNonPortableNumber.String()
-	}
-	if errors.Is(err, canonjson.ErrSyntax) {
+	if errors.Is(err, canonjson.ErrSyntax) || errors.Is(err, derive.ErrDecode) {
 		return "Serialization"
 	}
 	return "Unclassified"

@@ -1,4 +1,4 @@
-package host
+package ledger
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 // compensationLedger returns a ledger with op-1 (remote) succeeded and op-2 failed.
 func compensationLedger(t *testing.T) *Ledger {
 	t.Helper()
-	l, err := NewLedger(planFP)
+	l, err := New(planFP)
 	wantNoError(t, err)
 	wantNoError(t, l.Record("fetch", "remote", "op-1", []byte("in-1")))
 	wantNoError(t, l.Record("fetch", "remote", "op-2", []byte("in-2")))
@@ -47,26 +47,26 @@ func TestLedgerRecordCompensation(t *testing.T) {
 	l := compensationLedger(t)
 	grantFP := strings.Repeat("cd", 32)
 	rev := l.Revision()
-	wantKind(t, l.RecordCompensation("op-9", "remote", "tenant-a", grantFP, "cmp-1", []byte("u")), ErrLedgerUnknownOperation)
-	wantKind(t, l.RecordCompensation("op-2", "remote", "tenant-a", grantFP, "cmp-1", []byte("u")), ErrLedgerCompensationRequiresSucceededOperation)
-	wantKind(t, l.RecordCompensation("op-1", "other", "tenant-a", grantFP, "cmp-1", []byte("u")), ErrLedgerCompensationPolicyMismatch)
-	wantKind(t, l.RecordCompensation("op-1", "remote", "tenant-a", grantFP, "undo-1", []byte("u")), ErrLedgerInvalidCompensationKey)
-	wantKind(t, l.RecordCompensation("op-1", "remote", "Tenant A", grantFP, "cmp-1", []byte("u")), ErrLedgerInvalidCompensationTenantScope)
-	wantKind(t, l.RecordCompensation("op-1", "remote", "tenant-a", "xy", "cmp-1", []byte("u")), ErrLedgerInvalidCompensationGrantFingerprint)
+	wantKind(t, l.RecordCompensation("op-9", "remote", "tenant-a", grantFP, "cmp-1", []byte("u")), ErrUnknownOperation)
+	wantKind(t, l.RecordCompensation("op-2", "remote", "tenant-a", grantFP, "cmp-1", []byte("u")), ErrCompensationRequiresSucceededOperation)
+	wantKind(t, l.RecordCompensation("op-1", "other", "tenant-a", grantFP, "cmp-1", []byte("u")), ErrCompensationPolicyMismatch)
+	wantKind(t, l.RecordCompensation("op-1", "remote", "tenant-a", grantFP, "undo-1", []byte("u")), ErrInvalidCompensationKey)
+	wantKind(t, l.RecordCompensation("op-1", "remote", "Tenant A", grantFP, "cmp-1", []byte("u")), ErrInvalidCompensationTenantScope)
+	wantKind(t, l.RecordCompensation("op-1", "remote", "tenant-a", "xy", "cmp-1", []byte("u")), ErrInvalidCompensationGrantFingerprint)
 	if l.Revision() != rev {
 		t.Fatal("a refusal changed the revision")
 	}
 	wantNoError(t, l.RecordCompensation("op-1", "remote", "tenant-a", grantFP, "cmp-1", []byte("u")))
-	wantKind(t, l.RecordCompensation("op-1", "remote", "tenant-a", grantFP, "cmp-2", []byte("u")), ErrLedgerCompensationAlreadyRecorded)
+	wantKind(t, l.RecordCompensation("op-1", "remote", "tenant-a", grantFP, "cmp-2", []byte("u")), ErrCompensationAlreadyRecorded)
 	c, ok := l.Compensation("op-1")
-	if !ok || c.State != LedgerPending || c.InputFingerprint != LedgerInputFingerprint([]byte("u")) || l.Revision() != rev+1 {
+	if !ok || c.State != Pending || c.InputFingerprint != InputFingerprint([]byte("u")) || l.Revision() != rev+1 {
 		t.Fatalf("intent %+v", c)
 	}
-	wantKind(t, l.VerifyCompensationInput("op-1", []byte("v")), ErrLedgerCompensationInputFingerprintMismatch)
-	wantKind(t, l.VerifyCompensationInput("op-2", []byte("u")), ErrLedgerUnknownCompensation)
+	wantKind(t, l.VerifyCompensationInput("op-1", []byte("v")), ErrCompensationInputFingerprintMismatch)
+	wantKind(t, l.VerifyCompensationInput("op-2", []byte("u")), ErrUnknownCompensation)
 	data, err := l.Encode()
 	wantNoError(t, err)
-	back, err := DecodeLedger(data)
+	back, err := Decode(data)
 	wantNoError(t, err)
 	if bc, _ := back.Compensation("op-1"); bc != c {
 		t.Fatalf("decoded intent %+v", bc)
@@ -97,24 +97,24 @@ func TestLedgerApplyVerifiedCompensation(t *testing.T) {
 	}
 	good := req("cmp-1", "tenant-a", payload)
 	_, err = l.ApplyVerifiedCompensation(good, res(req("cmp-1", "tenant-b", payload), protocol.Running()))
-	wantKind(t, err, ErrLedgerCompensationRequestMismatch)
+	wantKind(t, err, ErrCompensationRequestMismatch)
 	other := req("cmp-2", "tenant-a", payload)
 	_, err = l.ApplyVerifiedCompensation(other, res(other, protocol.Running()))
-	wantKind(t, err, ErrLedgerCompensationRequestMismatch)
+	wantKind(t, err, ErrCompensationRequestMismatch)
 	drift := req("cmp-1", "tenant-a", protocol.TextPayload("undo!"))
 	_, err = l.ApplyVerifiedCompensation(drift, res(drift, protocol.Running()))
-	wantKind(t, err, ErrLedgerCompensationInputFingerprintMismatch)
+	wantKind(t, err, ErrCompensationInputFingerprintMismatch)
 	st, err := l.ApplyVerifiedCompensation(good, res(good, protocol.Succeeded(protocol.TextPayload("done"))))
-	if err != nil || st != LedgerSucceeded {
+	if err != nil || st != Succeeded {
 		t.Fatalf("succeeded: %v %v", st, err)
 	}
 	rev := l.Revision()
-	if st, err := l.ApplyVerifiedCompensation(good, res(good, protocol.Succeeded(protocol.TextPayload("done")))); err != nil || st != LedgerSucceeded || l.Revision() != rev {
+	if st, err := l.ApplyVerifiedCompensation(good, res(good, protocol.Succeeded(protocol.TextPayload("done")))); err != nil || st != Succeeded || l.Revision() != rev {
 		t.Fatalf("repeat: %v %v, revision %d", st, err, l.Revision())
 	}
 	_, err = l.ApplyVerifiedCompensation(good, res(good, protocol.Failed("late")))
-	wantKind(t, err, ErrLedgerInvalidCompensationStateTransition)
-	if op, _ := l.Operation("op-1"); op.State != LedgerSucceeded {
+	wantKind(t, err, ErrInvalidCompensationStateTransition)
+	if op, _ := l.Operation("op-1"); op.State != Succeeded {
 		t.Fatal("the original's state changed")
 	}
 }

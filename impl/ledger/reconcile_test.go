@@ -1,26 +1,27 @@
-package host
+package ledger
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
 // claimedLedgerOperation starts a remote.json call with input {"q":"x"}, prepares it in a fresh
 // ledger for the plan's first step and claims it.
-func claimedLedgerOperation(t *testing.T) (*Runtime, *Ledger, *ClaimedOperation) {
+func claimedLedgerOperation(t *testing.T) (*host.Runtime, *Ledger, *ClaimedOperation) {
 	t.Helper()
 	r := ledgerRuntime(t)
-	l, err := NewLedger(planFP)
+	l, err := New(planFP)
 	wantNoError(t, err)
 	if _, err := r.StartJSON("remote.json", `{"q":"x"}`); err != nil {
 		t.Fatal(err)
 	}
-	p, err := r.PrepareNextExternalOperation(testPlan, 0, l, []byte("run-1"))
+	p, err := PrepareNextExternalOperation(r, testPlan, 0, l, []byte("run-1"))
 	wantNoError(t, err)
-	c, err := r.ClaimPreparedExternalOperation(testPlan, 0, l, p)
+	c, err := ClaimPreparedExternalOperation(r, testPlan, 0, l, p)
 	wantNoError(t, err)
 	return r, l, c
 }
@@ -45,13 +46,13 @@ func reconciledAnswer(t *testing.T, worker *protocol.Authenticator, line []byte,
 func TestClaimedReconciliationUsesLedgerKey(t *testing.T) {
 	r, l, c := claimedLedgerOperation(t)
 	id := c.Invocation().ID
-	host, worker := authPair(t, "worker-1")
+	hostAuth, worker := authPair(t, "worker-1")
 
-	_, err := r.PrepareClaimedReconciliation(testPlan, 0, l, c, "reconcile-1", worker)
-	wantKind(t, err, ErrLedgerReconciliationRequiresHostAuthenticator)
-	_, err = r.PrepareClaimedReconciliation(testPlan, 0, l, c, "reconcile-1", nil)
-	wantKind(t, err, ErrLedgerReconciliationRequiresHostAuthenticator)
-	a, err := r.PrepareClaimedReconciliation(testPlan, 0, l, c, "reconcile-1", host)
+	_, err := PrepareClaimedReconciliation(r, testPlan, 0, l, c, "reconcile-1", worker)
+	wantKind(t, err, ErrReconciliationRequiresHostAuthenticator)
+	_, err = PrepareClaimedReconciliation(r, testPlan, 0, l, c, "reconcile-1", nil)
+	wantKind(t, err, ErrReconciliationRequiresHostAuthenticator)
+	a, err := PrepareClaimedReconciliation(r, testPlan, 0, l, c, "reconcile-1", hostAuth)
 	wantNoError(t, err)
 	info, _ := r.Operation(id)
 	if a.Request.OperationKey != c.OperationKey() || !strings.HasPrefix(a.Request.OperationKey, "op-") ||
@@ -69,44 +70,44 @@ func TestClaimedReconciliationUsesLedgerKey(t *testing.T) {
 	}
 
 	// Running: the ledger records running, persistence runs, the promise stays pending.
-	var persisted []LedgerState
+	var persisted []State
 	persist := func(pl *Ledger) error {
 		persisted = append(persisted, pl.Operations()[0].State)
-		if stateOf(r, id) != StateClaimed {
+		if stateOf(r, id) != host.StateClaimed {
 			t.Fatal("the runtime was settled before the ledger was persisted")
 		}
 		return nil
 	}
-	st, rec, err := r.ApplyClaimedReconciliation(testPlan, 0, l, c, a.Request, host, reconciledAnswer(t, worker, a.Line, protocol.Running()), persist)
-	if err != nil || st != LedgerRunning || !rec.Running || stateOf(r, id) != StateClaimed || l.Revision() != 2 {
+	st, rec, err := ApplyClaimedReconciliation(r, testPlan, 0, l, c, a.Request, hostAuth, reconciledAnswer(t, worker, a.Line, protocol.Running()), persist)
+	if err != nil || st != Running || !rec.Running || stateOf(r, id) != host.StateClaimed || l.Revision() != 2 {
 		t.Fatalf("running = %v %+v %v, %s, revision %d", st, rec, err, stateOf(r, id), l.Revision())
 	}
 
 	// Succeeded: recorded, persisted, then completed through the output rules.
-	a2, err := r.PrepareClaimedReconciliation(testPlan, 0, l, c, "reconcile-2", host)
+	a2, err := PrepareClaimedReconciliation(r, testPlan, 0, l, c, "reconcile-2", hostAuth)
 	wantNoError(t, err)
 	frame := reconciledAnswer(t, worker, a2.Line, protocol.Succeeded(protocol.JSONPayload(jv(t, `{"z":1,"a":[2]}`))))
-	st, rec, err = r.ApplyClaimedReconciliation(testPlan, 0, l, c, a2.Request, host, frame, persist)
-	if err != nil || st != LedgerSucceeded || rec.Running || rec.Settlement.Err != nil || rec.Settlement.Output != `{"a":[2],"z":1}` {
+	st, rec, err = ApplyClaimedReconciliation(r, testPlan, 0, l, c, a2.Request, hostAuth, frame, persist)
+	if err != nil || st != Succeeded || rec.Running || rec.Settlement.Err != nil || rec.Settlement.Output != `{"a":[2],"z":1}` {
 		t.Fatalf("succeeded = %v %+v %v", st, rec, err)
 	}
-	if len(persisted) != 2 || persisted[0] != LedgerRunning || persisted[1] != LedgerSucceeded || l.Revision() != 3 {
+	if len(persisted) != 2 || persisted[0] != Running || persisted[1] != Succeeded || l.Revision() != 3 {
 		t.Fatalf("persisted %v, revision %d", persisted, l.Revision())
 	}
-	if stateOf(r, id) != StateReady {
+	if stateOf(r, id) != host.StateReady {
 		t.Fatalf("runtime state %s", stateOf(r, id))
 	}
 	// A settled operation is no longer claimed.
-	_, err = r.PrepareClaimedReconciliation(testPlan, 0, l, c, "reconcile-3", host)
-	wantKind(t, err, ErrAlreadyCompleted)
+	_, err = PrepareClaimedReconciliation(r, testPlan, 0, l, c, "reconcile-3", hostAuth)
+	wantKind(t, err, host.ErrAlreadyCompleted)
 }
 
 // Spec: RUN-187, RUN-188
 func TestApplyClaimedReconciliationRejects(t *testing.T) {
 	r, l, c := claimedLedgerOperation(t)
 	id := c.Invocation().ID
-	host, worker := authPair(t, "worker-1")
-	a, err := r.PrepareClaimedReconciliation(testPlan, 0, l, c, "reconcile-1", host)
+	hostAuth, worker := authPair(t, "worker-1")
+	a, err := PrepareClaimedReconciliation(r, testPlan, 0, l, c, "reconcile-1", hostAuth)
 	wantNoError(t, err)
 	f, err := worker.Open(a.Line)
 	wantNoError(t, err)
@@ -125,16 +126,16 @@ func TestApplyClaimedReconciliationRejects(t *testing.T) {
 	ok := func(*Ledger) error { return nil }
 	unchanged := func(what string) {
 		t.Helper()
-		if l.Revision() != 1 || l.Operations()[0].State != LedgerPending || stateOf(r, id) != StateClaimed {
+		if l.Revision() != 1 || l.Operations()[0].State != Pending || stateOf(r, id) != host.StateClaimed {
 			t.Fatalf("%s changed state: revision %d, %v, %s", what, l.Revision(), l.Operations()[0].State, stateOf(r, id))
 		}
 	}
 
 	// Refusals before the frame is opened need no worker frame.
-	_, _, err = r.ApplyClaimedReconciliation(testPlan, 0, l, c, a.Request, worker, protocol.Frame{}, ok)
-	wantKind(t, err, ErrLedgerReconciliationRequiresHostAuthenticator)
-	_, _, err = r.ApplyClaimedReconciliation(testPlan, 0, l, c, a.Request, host, protocol.Frame{}, nil)
-	wantKind(t, err, ErrLedgerStore)
+	_, _, err = ApplyClaimedReconciliation(r, testPlan, 0, l, c, a.Request, worker, protocol.Frame{}, ok)
+	wantKind(t, err, ErrReconciliationRequiresHostAuthenticator)
+	_, _, err = ApplyClaimedReconciliation(r, testPlan, 0, l, c, a.Request, hostAuth, protocol.Frame{}, nil)
+	wantKind(t, err, ErrStore)
 	unchanged("missing persist")
 
 	// A tampered tag fails to open and consumes nothing: the untampered frame (sequence 1) opens
@@ -142,8 +143,8 @@ func TestApplyClaimedReconciliationRejects(t *testing.T) {
 	good := answer("reconcile-9", req.OperationKey, protocol.Running(), true)
 	tampered := good
 	tampered.Tag[3] ^= 0x01
-	_, _, err = r.ApplyClaimedReconciliation(testPlan, 0, l, c, a.Request, host, tampered, ok)
-	wantKind(t, err, ErrLedgerProtocol)
+	_, _, err = ApplyClaimedReconciliation(r, testPlan, 0, l, c, a.Request, hostAuth, tampered, ok)
+	wantKind(t, err, ErrProtocol)
 	wantKind(t, err, protocol.ErrInvalidAuthenticationTag)
 	unchanged("tampered frame")
 
@@ -156,16 +157,16 @@ func TestApplyClaimedReconciliationRejects(t *testing.T) {
 		req   protocol.OperationReconcileRequest
 		kind  error
 	}{
-		{"other request id", func() protocol.Frame { return good }, a.Request, ErrLedgerReconciliationMismatch},
-		{"operation_result", func() protocol.Frame { return answer("reconcile-1", req.OperationKey, protocol.Running(), false) }, a.Request, ErrLedgerUnexpectedReconciliationMessage},
-		{"runtime key", func() protocol.Frame { return answer("reconcile-1", "splash-other-1", protocol.Running(), true) }, a.Request, ErrLedgerReconciliationMismatch},
+		{"other request id", func() protocol.Frame { return good }, a.Request, ErrReconciliationMismatch},
+		{"operation_result", func() protocol.Frame { return answer("reconcile-1", req.OperationKey, protocol.Running(), false) }, a.Request, ErrUnexpectedReconciliationMessage},
+		{"runtime key", func() protocol.Frame { return answer("reconcile-1", "splash-other-1", protocol.Running(), true) }, a.Request, ErrReconciliationMismatch},
 		{"wrong format", func() protocol.Frame {
 			return answer("reconcile-1", req.OperationKey, protocol.Succeeded(protocol.TextPayload("ok")), true)
 		}, a.Request, protocol.ErrPayloadFormatMismatch},
-		{"forged request", func() protocol.Frame { return answer("reconcile-1", "splash-other-1", protocol.Running(), true) }, forged, ErrLedgerReconciliationMismatch},
+		{"forged request", func() protocol.Frame { return answer("reconcile-1", "splash-other-1", protocol.Running(), true) }, forged, ErrReconciliationMismatch},
 	}
 	for _, tc := range cases {
-		_, _, err := r.ApplyClaimedReconciliation(testPlan, 0, l, c, tc.req, host, tc.frame(), ok)
+		_, _, err := ApplyClaimedReconciliation(r, testPlan, 0, l, c, tc.req, hostAuth, tc.frame(), ok)
 		if !errors.Is(err, tc.kind) {
 			t.Fatalf("%s: %v, want %v", tc.name, err, tc.kind)
 		}
@@ -173,21 +174,21 @@ func TestApplyClaimedReconciliationRejects(t *testing.T) {
 	}
 	// Another plan's claim is refused.
 	other := Plan{Fingerprint: strings.Repeat("b", 64), Steps: testPlan.Steps}
-	_, err = r.PrepareClaimedReconciliation(other, 0, l, c, "reconcile-1", host)
-	wantKind(t, err, ErrLedgerPreparedElsewhere)
-	_, err = r.PrepareClaimedReconciliation(testPlan, 1, l, c, "reconcile-1", host)
-	wantKind(t, err, ErrLedgerOperationBindingMismatch)
+	_, err = PrepareClaimedReconciliation(r, other, 0, l, c, "reconcile-1", hostAuth)
+	wantKind(t, err, ErrPreparedElsewhere)
+	_, err = PrepareClaimedReconciliation(r, testPlan, 1, l, c, "reconcile-1", hostAuth)
+	wantKind(t, err, ErrOperationBindingMismatch)
 
 	// A failed persistence returns its error and leaves the runtime claimed.
 	storeFailure := errors.New("disk full")
-	st, rec, err := r.ApplyClaimedReconciliation(testPlan, 0, l, c, a.Request, host, answer("reconcile-1", req.OperationKey, protocol.Cancelled(), true), func(*Ledger) error { return storeFailure })
-	if !errors.Is(err, storeFailure) || st != LedgerCancelled || rec != (Reconciliation{}) || stateOf(r, id) != StateClaimed {
+	st, rec, err := ApplyClaimedReconciliation(r, testPlan, 0, l, c, a.Request, hostAuth, answer("reconcile-1", req.OperationKey, protocol.Cancelled(), true), func(*Ledger) error { return storeFailure })
+	if !errors.Is(err, storeFailure) || st != Cancelled || rec != (host.Reconciliation{}) || stateOf(r, id) != host.StateClaimed {
 		t.Fatalf("persist failure = %v %+v %v, %s", st, rec, err, stateOf(r, id))
 	}
 	// Retrying the same observation is idempotent on the ledger and then settles.
-	st, rec, err = r.ApplyClaimedReconciliation(testPlan, 0, l, c, a.Request, host, answer("reconcile-1", req.OperationKey, protocol.Cancelled(), true), ok)
-	if err != nil || st != LedgerCancelled || l.Revision() != 2 {
+	st, rec, err = ApplyClaimedReconciliation(r, testPlan, 0, l, c, a.Request, hostAuth, answer("reconcile-1", req.OperationKey, protocol.Cancelled(), true), ok)
+	if err != nil || st != Cancelled || l.Revision() != 2 {
 		t.Fatalf("retry = %v %v, revision %d", st, err, l.Revision())
 	}
-	wantToolError(t, rec.Settlement.Err, ToolCancelled, "external operation was reported cancelled")
+	wantToolError(t, rec.Settlement.Err, host.ToolCancelled, "external operation was reported cancelled")
 }

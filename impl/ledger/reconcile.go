@@ -1,20 +1,23 @@
-package host
+package ledger
 
-import "github.com/splashv5/conform/impl/protocol"
+import (
+	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/protocol"
+)
 
 // checkClaimedReconciliation revalidates a claimed operation for a reconciliation: it comes from
 // this runtime and plan, the runtime operation is still claimed (or cancellation-requested), the
 // suspended step is unchanged, and the ledger still records its step, tool and input. Unlike a
 // dispatch, a terminal ledger record is accepted: the worker may be asked again for a result the
 // ledger already holds.
-func (r *Runtime) checkClaimedReconciliation(plan Plan, completed int, l *Ledger, c *ClaimedOperation) error {
+func checkClaimedReconciliation(r *host.Runtime, plan Plan, completed int, l *Ledger, c *ClaimedOperation) error {
 	if c == nil || c.runtime != r || c.plan != plan.Fingerprint {
-		return ledgerError(ErrLedgerPreparedElsewhere, "")
+		return ledgerError(ErrPreparedElsewhere, "")
 	}
-	if _, err := r.claimed(c.invocation.ID); err != nil {
+	if err := r.CheckClaimed(c.invocation.ID); err != nil {
 		return err
 	}
-	if err := r.checkPrepared(plan, completed, &c.PreparedOperation); err != nil {
+	if err := checkPrepared(r, plan, completed, &c.PreparedOperation); err != nil {
 		return err
 	}
 	if err := plan.ValidateLedger(l); err != nil {
@@ -22,11 +25,11 @@ func (r *Runtime) checkClaimedReconciliation(plan Plan, completed int, l *Ledger
 	}
 	i := l.index(c.key)
 	if i < 0 {
-		return ledgerError(ErrLedgerUnknownOperation, c.key)
+		return ledgerError(ErrUnknownOperation, c.key)
 	}
 	op := &l.operations[i]
 	if op.StepID != c.stepID || op.Tool != c.invocation.Name {
-		return ledgerError(ErrLedgerOperationBindingMismatch, c.key)
+		return ledgerError(ErrOperationBindingMismatch, c.key)
 	}
 	return op.verifyInput(c.canonical)
 }
@@ -37,22 +40,22 @@ func (r *Runtime) checkClaimedReconciliation(plan Plan, completed int, l *Ledger
 // idempotency key) and the authenticator's session. The claim is revalidated first: this runtime
 // and plan, still claimed or cancellation-requested, the same suspended step, and a ledger record
 // with the same step, tool and input fingerprint, which may already be terminal.
-func (r *Runtime) PrepareClaimedReconciliation(plan Plan, completed int, l *Ledger, c *ClaimedOperation, requestID string, auth *protocol.Authenticator) (AuthenticatedReconciliation, error) {
-	if err := r.checkClaimedReconciliation(plan, completed, l, c); err != nil {
-		return AuthenticatedReconciliation{}, err
+func PrepareClaimedReconciliation(r *host.Runtime, plan Plan, completed int, l *Ledger, c *ClaimedOperation, requestID string, auth *protocol.Authenticator) (host.AuthenticatedReconciliation, error) {
+	if err := checkClaimedReconciliation(r, plan, completed, l, c); err != nil {
+		return host.AuthenticatedReconciliation{}, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return AuthenticatedReconciliation{}, ledgerError(ErrLedgerReconciliationRequiresHostAuthenticator, "")
+		return host.AuthenticatedReconciliation{}, ledgerError(ErrReconciliationRequiresHostAuthenticator, "")
 	}
 	req, err := l.ReconcileRequest(c.key, c.canonical, auth.SessionID(), requestID)
 	if err != nil {
-		return AuthenticatedReconciliation{}, err
+		return host.AuthenticatedReconciliation{}, err
 	}
 	frame, line, err := auth.Seal(protocol.ReconcileOperationMessage{Request: req})
 	if err != nil {
-		return AuthenticatedReconciliation{}, ledgerProtocol(err)
+		return host.AuthenticatedReconciliation{}, ledgerProtocol(err)
 	}
-	return AuthenticatedReconciliation{Request: req, Frame: frame, Line: line}, nil
+	return host.AuthenticatedReconciliation{Request: req, Frame: frame, Line: line}, nil
 }
 
 func reconcileRequestsEqual(a, b protocol.OperationReconcileRequest) bool {
@@ -63,56 +66,52 @@ func reconcileRequestsEqual(a, b protocol.OperationReconcileRequest) bool {
 // ApplyClaimedReconciliation opens the worker's reconciled_operation frame with the host
 // authenticator, records its observation in the ledger, persists the ledger and only then
 // settles the claimed runtime operation. Checks, in order: a host authenticator
-// (ErrLedgerReconciliationRequiresHostAuthenticator) and a persist function (ErrLedgerStore); the frame opens
-// (ErrLedgerProtocol; a failed open consumes nothing) and carries a reconciled_operation
-// (ErrLedgerUnexpectedReconciliationMessage); the claim is revalidated as PrepareClaimedReconciliation does;
+// (ErrReconciliationRequiresHostAuthenticator) and a persist function (ErrStore); the frame opens
+// (ErrProtocol; a failed open consumes nothing) and carries a reconciled_operation
+// (ErrUnexpectedReconciliationMessage); the claim is revalidated as PrepareClaimedReconciliation does;
 // the request is the one the ledger rebuilds for the operation key and the result answers it
-// (ErrLedgerReconciliationMismatch); a succeeded payload has the tool's format (ErrProtocol
+// (ErrReconciliationMismatch); a succeeded payload has the tool's format (host.ErrProtocol
 // PayloadFormatMismatch); the ledger accepts the observation. Until then nothing changes. Then
 // persist receives the updated ledger; when it fails its error is returned and the runtime is
 // untouched. Finally the status settles the operation as ResolveOperationStatus does: running
 // leaves the promise pending, succeeded completes through the output rules, failed completes as
 // Failed, cancelled takes the cancel path.
-func (r *Runtime) ApplyClaimedReconciliation(plan Plan, completed int, l *Ledger, c *ClaimedOperation, req protocol.OperationReconcileRequest, auth *protocol.Authenticator, frame protocol.Frame, persist func(*Ledger) error) (LedgerState, Reconciliation, error) {
+func ApplyClaimedReconciliation(r *host.Runtime, plan Plan, completed int, l *Ledger, c *ClaimedOperation, req protocol.OperationReconcileRequest, auth *protocol.Authenticator, frame protocol.Frame, persist func(*Ledger) error) (State, host.Reconciliation, error) {
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return 0, Reconciliation{}, ledgerError(ErrLedgerReconciliationRequiresHostAuthenticator, "")
+		return 0, host.Reconciliation{}, ledgerError(ErrReconciliationRequiresHostAuthenticator, "")
 	}
 	if persist == nil {
-		return 0, Reconciliation{}, ledgerError(ErrLedgerStore, "no persist function")
+		return 0, host.Reconciliation{}, ledgerError(ErrStore, "no persist function")
 	}
-	res, reconciled, err := openReconciledOperation(auth, frame)
+	msg, err := auth.OpenFrame(frame)
 	if err != nil {
-		return 0, Reconciliation{}, ledgerProtocol(err)
+		return 0, host.Reconciliation{}, ledgerProtocol(err)
 	}
-	if !reconciled {
-		return 0, Reconciliation{}, ledgerError(ErrLedgerUnexpectedReconciliationMessage, "")
+	reconciled, ok := msg.(protocol.ReconciledOperationMessage)
+	if !ok {
+		return 0, host.Reconciliation{}, ledgerError(ErrUnexpectedReconciliationMessage, "")
 	}
-	if err := r.checkClaimedReconciliation(plan, completed, l, c); err != nil {
-		return 0, Reconciliation{}, err
+	res := reconciled.Result
+	if err := checkClaimedReconciliation(r, plan, completed, l, c); err != nil {
+		return 0, host.Reconciliation{}, err
 	}
 	expected, err := l.ReconcileRequest(c.key, c.canonical, req.SessionID, req.RequestID)
 	if err != nil {
-		return 0, Reconciliation{}, err
+		return 0, host.Reconciliation{}, err
 	}
 	if !reconcileRequestsEqual(expected, req) || !res.MatchesRequest(req) {
-		return 0, Reconciliation{}, ledgerError(ErrLedgerReconciliationMismatch, "")
+		return 0, host.Reconciliation{}, ledgerError(ErrReconciliationMismatch, "")
 	}
 	id := c.invocation.ID
-	if res.Status.State == protocol.StateSucceeded {
-		rec, xerr := r.claimed(id)
-		if xerr != nil {
-			return 0, Reconciliation{}, xerr
-		}
-		if want := rec.t.format.envelope(); res.Status.Payload.Format != want {
-			return 0, Reconciliation{}, protocolError(id, &protocol.Error{Kind: protocol.ErrPayloadFormatMismatch, ExpectedFormat: want, ActualFormat: res.Status.Payload.Format})
-		}
+	if err := r.CheckStatusFormat(id, res.Status); err != nil {
+		return 0, host.Reconciliation{}, err
 	}
 	state, err := l.ApplyVerifiedReconciliation(req, res)
 	if err != nil {
-		return 0, Reconciliation{}, err
+		return 0, host.Reconciliation{}, err
 	}
 	if err := persist(l); err != nil {
-		return state, Reconciliation{}, err
+		return state, host.Reconciliation{}, err
 	}
 	settled, err := r.ResolveOperationStatus(id, res.Status)
 	return state, settled, err

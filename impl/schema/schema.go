@@ -1,4 +1,9 @@
-package host
+// Package schema compiles and applies the bounded JSON-schema subset of a JSON tool's
+// contract (spec RUN-020 to RUN-022): type, properties, required, additionalProperties
+// (boolean), items, minItems, maxItems, minLength, maxLength, minimum, maximum and enum, plus
+// annotations. A schema compiles once and validates values exactly, numbers included; the
+// host runtime applies a tool's input and output schemas. It uses canonical JSON only.
+package schema
 
 import (
 	"fmt"
@@ -10,54 +15,50 @@ import (
 	"unicode/utf8"
 
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/errkind"
 )
 
 // Bounds of the executable schema subset.
 const (
-	MaxSchemaDepth      = 32
-	MaxSchemaProperties = 128
-	MaxSchemaEnumValues = 128
-	MaxSchemaBytes      = 32 * 1024
+	MaxDepth      = 32
+	MaxProperties = 128
+	MaxEnumValues = 128
+	MaxBytes      = 32 * 1024
 )
 
-// SchemaErrorKind classifies a schema that does not compile. It implements error.
-type SchemaErrorKind uint8
+// ErrorKind classifies a schema that does not compile. It is an error.
+type ErrorKind = errkind.Kind[kinds]
+
+// kinds is the space of the schema compile error kinds.
+type kinds struct{}
+
+// Table describes the schema compile error kinds.
+func (kinds) Table() *errkind.Table { return &kindTable }
 
 // The schema compile errors.
 const (
-	ErrSchemaExpectedObject SchemaErrorKind = iota + 1
-	ErrSchemaInvalidKeyword
-	ErrSchemaUnsupportedKeyword
-	ErrSchemaTooDeep
-	ErrSchemaTooManyProperties
-	ErrSchemaTooManyEnumValues
-	ErrSchemaTooLarge
+	ErrExpectedObject ErrorKind = iota + 1
+	ErrInvalidKeyword
+	ErrUnsupportedKeyword
+	ErrTooDeep
+	ErrTooManyProperties
+	ErrTooManyEnumValues
+	ErrTooLarge
 )
 
-// Error returns the kind's name.
-func (k SchemaErrorKind) Error() string {
-	switch k {
-	case ErrSchemaExpectedObject:
-		return "schema must be an object"
-	case ErrSchemaInvalidKeyword:
-		return "invalid schema keyword"
-	case ErrSchemaUnsupportedKeyword:
-		return "unsupported schema keyword"
-	case ErrSchemaTooDeep:
-		return "schema exceeds its depth limit"
-	case ErrSchemaTooManyProperties:
-		return "schema exceeds its property limit"
-	case ErrSchemaTooManyEnumValues:
-		return "schema exceeds its enum limit"
-	case ErrSchemaTooLarge:
-		return "schema exceeds its byte limit"
-	}
-	return "SchemaErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
+var kindTable = errkind.Table{Type: "ErrorKind", Kinds: []errkind.Entry{
+	ErrExpectedObject:     {Name: "ExpectedObject", Message: "schema must be an object"},
+	ErrInvalidKeyword:     {Name: "InvalidKeyword", Message: "invalid schema keyword"},
+	ErrUnsupportedKeyword: {Name: "UnsupportedKeyword", Message: "unsupported schema keyword"},
+	ErrTooDeep:            {Name: "TooDeep", Message: "schema exceeds its depth limit"},
+	ErrTooManyProperties:  {Name: "TooManyProperties", Message: "schema exceeds its property limit"},
+	ErrTooManyEnumValues:  {Name: "TooManyEnumValues", Message: "schema exceeds its enum limit"},
+	ErrTooLarge:           {Name: "TooLarge", Message: "schema exceeds its byte limit"},
+}}
 
-// SchemaError rejects a schema at compile time.
-type SchemaError struct {
-	Kind    SchemaErrorKind
+// Error rejects a schema at compile time.
+type Error struct {
+	errkind.Kind[kinds]
 	Path    string // "$", "$[\"key\"]", "$.items", …
 	Keyword string
 	Message string
@@ -65,40 +66,34 @@ type SchemaError struct {
 }
 
 // Error describes the rejection.
-func (e *SchemaError) Error() string {
+func (e *Error) Error() string {
 	switch e.Kind {
-	case ErrSchemaExpectedObject:
+	case ErrExpectedObject:
 		return e.Path + ": schema must be an object"
-	case ErrSchemaInvalidKeyword:
+	case ErrInvalidKeyword:
 		return e.Path + ": invalid " + e.Keyword + ": " + e.Message
-	case ErrSchemaUnsupportedKeyword:
+	case ErrUnsupportedKeyword:
 		return e.Path + ": unsupported schema keyword " + e.Keyword
-	case ErrSchemaTooDeep:
+	case ErrTooDeep:
 		return fmt.Sprintf("schema exceeds depth limit of %d", e.Maximum)
-	case ErrSchemaTooManyProperties:
+	case ErrTooManyProperties:
 		return fmt.Sprintf("schema exceeds property limit of %d", e.Maximum)
-	case ErrSchemaTooManyEnumValues:
+	case ErrTooManyEnumValues:
 		return fmt.Sprintf("schema exceeds enum limit of %d", e.Maximum)
-	case ErrSchemaTooLarge:
+	case ErrTooLarge:
 		return fmt.Sprintf("schema exceeds byte limit of %d", e.Maximum)
 	}
 	return e.Kind.Error()
 }
 
-// Is matches the error's kind.
-func (e *SchemaError) Is(target error) bool {
-	k, ok := target.(SchemaErrorKind)
-	return ok && k == e.Kind
-}
-
-// SchemaViolation is a value that does not match its schema.
-type SchemaViolation struct {
+// Violation is a value that does not match its schema.
+type Violation struct {
 	Path    string
 	Message string
 }
 
 // Error returns "<path>: <message>".
-func (v *SchemaViolation) Error() string { return v.Path + ": " + v.Message }
+func (v *Violation) Error() string { return v.Path + ": " + v.Message }
 
 // Schema is a compiled schema of the bounded subset: type, properties, required,
 // additionalProperties (boolean), items, minItems, maxItems, minLength, maxLength, minimum,
@@ -136,11 +131,11 @@ type schemaNode struct {
 	hasEnum   bool
 }
 
-// CompileSchema compiles source. It is rejected when its compact JSON exceeds MaxSchemaBytes,
-// nests deeper than MaxSchemaDepth, or uses a keyword outside the subset or outside its type.
-func CompileSchema(source canonjson.Value) (*Schema, error) {
-	if len(source.JSON()) > MaxSchemaBytes {
-		return nil, &SchemaError{Kind: ErrSchemaTooLarge, Maximum: MaxSchemaBytes}
+// Compile compiles source. It is rejected when its compact JSON exceeds MaxBytes,
+// nests deeper than MaxDepth, or uses a keyword outside the subset or outside its type.
+func Compile(source canonjson.Value) (*Schema, error) {
+	if len(source.JSON()) > MaxBytes {
+		return nil, &Error{Kind: ErrTooLarge, Maximum: MaxBytes}
 	}
 	root, err := compileNode(source, "$", 0)
 	if err != nil {
@@ -152,7 +147,7 @@ func CompileSchema(source canonjson.Value) (*Schema, error) {
 // Source returns the schema as it was compiled.
 func (s *Schema) Source() canonjson.Value { return s.source }
 
-// Validate checks v against the schema and returns the first *SchemaViolation.
+// Validate checks v against the schema and returns the first *Violation.
 func (s *Schema) Validate(v canonjson.Value) error {
 	if err := s.root.validate(v, "$"); err != nil {
 		return err
@@ -168,21 +163,21 @@ var supportedKeywords = []string{
 
 var annotationKeywords = []string{"title", "description", "default", "examples", "$schema", "$id"}
 
-func invalidKeyword(path, keyword, msg string) *SchemaError {
-	return &SchemaError{Kind: ErrSchemaInvalidKeyword, Path: path, Keyword: keyword, Message: msg}
+func invalidKeyword(path, keyword, msg string) *Error {
+	return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: keyword, Message: msg}
 }
 
 func compileNode(src canonjson.Value, path string, depth int) (*schemaNode, error) {
-	if depth > MaxSchemaDepth {
-		return nil, &SchemaError{Kind: ErrSchemaTooDeep, Maximum: MaxSchemaDepth}
+	if depth > MaxDepth {
+		return nil, &Error{Kind: ErrTooDeep, Maximum: MaxDepth}
 	}
 	if src.Kind() != canonjson.KindObject {
-		return nil, &SchemaError{Kind: ErrSchemaExpectedObject, Path: path}
+		return nil, &Error{Kind: ErrExpectedObject, Path: path}
 	}
 	entries := src.Entries()
 	for _, e := range entries {
 		if !slices.Contains(supportedKeywords, e.Key) {
-			return nil, &SchemaError{Kind: ErrSchemaUnsupportedKeyword, Path: path, Keyword: e.Key}
+			return nil, &Error{Kind: ErrUnsupportedKeyword, Path: path, Keyword: e.Key}
 		}
 	}
 	_, hasProps := src.Get("properties")
@@ -225,8 +220,8 @@ func compileNode(src canonjson.Value, path string, depth int) (*schemaNode, erro
 		if ev.Kind() != canonjson.KindArray {
 			return nil, invalidKeyword(path, "enum", "must be an array")
 		}
-		if len(ev.Elems()) > MaxSchemaEnumValues {
-			return nil, &SchemaError{Kind: ErrSchemaTooManyEnumValues, Maximum: MaxSchemaEnumValues}
+		if len(ev.Elems()) > MaxEnumValues {
+			return nil, &Error{Kind: ErrTooManyEnumValues, Maximum: MaxEnumValues}
 		}
 		node.enum, node.hasEnum = ev.Elems(), true
 	}
@@ -335,8 +330,8 @@ func (n *schemaNode) parseObject(src canonjson.Value, path string, depth int) er
 			return invalidKeyword(path, "properties", "must be an object")
 		}
 		entries := props.Entries()
-		if len(entries) > MaxSchemaProperties {
-			return &SchemaError{Kind: ErrSchemaTooManyProperties, Maximum: MaxSchemaProperties}
+		if len(entries) > MaxProperties {
+			return &Error{Kind: ErrTooManyProperties, Maximum: MaxProperties}
 		}
 		for _, e := range entries {
 			child, err := compileNode(e.Value, propertyPath(path, e.Key), depth+1)
@@ -411,18 +406,18 @@ func schemaNumber(src canonjson.Value, keyword, path string) (*exactNumber, erro
 	return &n, nil
 }
 
-func (n *schemaNode) validate(v canonjson.Value, path string) *SchemaViolation {
+func (n *schemaNode) validate(v canonjson.Value, path string) *Violation {
 	if err := n.validateKind(v, path); err != nil {
 		return err
 	}
 	if n.hasEnum && !slices.ContainsFunc(n.enum, func(a canonjson.Value) bool { return canonjson.Equal(a, v) }) {
-		return &SchemaViolation{Path: path, Message: "value is not in enum"}
+		return &Violation{Path: path, Message: "value is not in enum"}
 	}
 	return nil
 }
 
-func (n *schemaNode) validateKind(v canonjson.Value, path string) *SchemaViolation {
-	violation := func(msg string) *SchemaViolation { return &SchemaViolation{Path: path, Message: msg} }
+func (n *schemaNode) validateKind(v canonjson.Value, path string) *Violation {
+	violation := func(msg string) *Violation { return &Violation{Path: path, Message: msg} }
 	switch n.kind {
 	case kindNull:
 		if v.Kind() != canonjson.KindNull {
@@ -678,27 +673,33 @@ func (n exactNumber) compareMagnitude(o *exactNumber) int {
 	return 0
 }
 
-// JSONContract is a pair of executable schemas for a JSON tool's input and output. A tool
+// Contract is a pair of executable schemas for a JSON tool's input and output. A tool
 // registered with a contract reports contract_enforced in the catalog.
-type JSONContract struct {
+type Contract struct {
 	input, output *Schema
 }
 
-// NewJSONContract compiles both schemas.
-func NewJSONContract(input, output canonjson.Value) (JSONContract, error) {
-	in, err := CompileSchema(input)
+// NewContract compiles both schemas.
+func NewContract(input, output canonjson.Value) (Contract, error) {
+	in, err := Compile(input)
 	if err != nil {
-		return JSONContract{}, err
+		return Contract{}, err
 	}
-	out, err := CompileSchema(output)
+	out, err := Compile(output)
 	if err != nil {
-		return JSONContract{}, err
+		return Contract{}, err
 	}
-	return JSONContract{input: in, output: out}, nil
+	return Contract{input: in, output: out}, nil
 }
 
+// Input returns the compiled input schema (nil for the zero Contract).
+func (c Contract) Input() *Schema { return c.input }
+
+// Output returns the compiled output schema (nil for the zero Contract).
+func (c Contract) Output() *Schema { return c.output }
+
 // InputSchema returns the input schema's source.
-func (c JSONContract) InputSchema() canonjson.Value { return c.input.source }
+func (c Contract) InputSchema() canonjson.Value { return c.input.source }
 
 // OutputSchema returns the output schema's source.
-func (c JSONContract) OutputSchema() canonjson.Value { return c.output.source }
+func (c Contract) OutputSchema() canonjson.Value { return c.output.source }

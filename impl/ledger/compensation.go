@@ -1,4 +1,4 @@
-package host
+package ledger
 
 import (
 	"encoding/hex"
@@ -38,44 +38,44 @@ func (l *Ledger) RecordCompensation(operationKey, tool, tenantScope, grantFinger
 	}
 	switch {
 	case !protocol.IsToken(tool):
-		return ledgerError(ErrLedgerInvalidTool, tool)
+		return ledgerError(ErrInvalidTool, tool)
 	case !protocol.IsToken(tenantScope):
-		return ledgerError(ErrLedgerInvalidCompensationTenantScope, tenantScope)
+		return ledgerError(ErrInvalidCompensationTenantScope, tenantScope)
 	case !protocol.IsFingerprint(grantFingerprint):
-		return ledgerError(ErrLedgerInvalidCompensationGrantFingerprint, "")
-	case len(input) > MaxLedgerInputBytes:
-		return &LedgerError{Kind: ErrLedgerInputTooLarge, Actual: uint64(len(input)), Maximum: MaxLedgerInputBytes}
+		return ledgerError(ErrInvalidCompensationGrantFingerprint, "")
+	case len(input) > MaxInputBytes:
+		return &Error{Kind: ErrInputTooLarge, Actual: uint64(len(input)), Maximum: MaxInputBytes}
 	}
 	i := l.index(operationKey)
 	if i < 0 {
-		return ledgerError(ErrLedgerUnknownOperation, operationKey)
+		return ledgerError(ErrUnknownOperation, operationKey)
 	}
 	op := &l.operations[i]
 	switch {
-	case op.State != LedgerSucceeded:
-		return &LedgerError{Kind: ErrLedgerCompensationRequiresSucceededOperation, Value: op.OperationKey, State: op.State}
+	case op.State != Succeeded:
+		return &Error{Kind: ErrCompensationRequiresSucceededOperation, Value: op.OperationKey, State: op.State}
 	case op.Tool != tool:
-		return ledgerError(ErrLedgerCompensationPolicyMismatch, op.OperationKey)
+		return ledgerError(ErrCompensationPolicyMismatch, op.OperationKey)
 	case op.Compensation != nil:
-		return ledgerError(ErrLedgerCompensationAlreadyRecorded, op.OperationKey)
+		return ledgerError(ErrCompensationAlreadyRecorded, op.OperationKey)
 	case !isCompensationKey(compensationKey):
-		return ledgerError(ErrLedgerInvalidCompensationKey, compensationKey)
+		return ledgerError(ErrInvalidCompensationKey, compensationKey)
 	}
 	next, err := l.nextRevision()
 	if err != nil {
 		return err
 	}
-	op.Compensation = &LedgerCompensation{CompensationKey: compensationKey, InputFingerprint: LedgerInputFingerprint(input),
-		TenantScope: tenantScope, GrantFingerprint: grantFingerprint, State: LedgerPending}
+	op.Compensation = &Compensation{CompensationKey: compensationKey, InputFingerprint: InputFingerprint(input),
+		TenantScope: tenantScope, GrantFingerprint: grantFingerprint, State: Pending}
 	l.revision = next
 	return nil
 }
 
 // Compensation returns the compensation intent of the operation key, if it has one.
-func (l *Ledger) Compensation(operationKey string) (LedgerCompensation, bool) {
+func (l *Ledger) Compensation(operationKey string) (Compensation, bool) {
 	i := l.index(operationKey)
 	if i < 0 || l.operations[i].Compensation == nil {
-		return LedgerCompensation{}, false
+		return Compensation{}, false
 	}
 	return *l.operations[i].Compensation, true
 }
@@ -86,17 +86,17 @@ func (l *Ledger) Compensation(operationKey string) (LedgerCompensation, bool) {
 func (l *Ledger) VerifyCompensationInput(operationKey string, input []byte) error {
 	i := l.index(operationKey)
 	if i < 0 {
-		return ledgerError(ErrLedgerUnknownOperation, operationKey)
+		return ledgerError(ErrUnknownOperation, operationKey)
 	}
 	c := l.operations[i].Compensation
 	if c == nil {
-		return ledgerError(ErrLedgerUnknownCompensation, operationKey)
+		return ledgerError(ErrUnknownCompensation, operationKey)
 	}
-	if len(input) > MaxLedgerInputBytes {
-		return &LedgerError{Kind: ErrLedgerInputTooLarge, Actual: uint64(len(input)), Maximum: MaxLedgerInputBytes}
+	if len(input) > MaxInputBytes {
+		return &Error{Kind: ErrInputTooLarge, Actual: uint64(len(input)), Maximum: MaxInputBytes}
 	}
-	if c.InputFingerprint != LedgerInputFingerprint(input) {
-		return ledgerError(ErrLedgerCompensationInputFingerprintMismatch, c.CompensationKey)
+	if c.InputFingerprint != InputFingerprint(input) {
+		return ledgerError(ErrCompensationInputFingerprintMismatch, c.CompensationKey)
 	}
 	return nil
 }
@@ -107,7 +107,7 @@ func (l *Ledger) VerifyCompensationInput(operationKey string, input []byte) erro
 // fingerprint, key, tenant scope and grant fingerprint the request repeats, and the state
 // transition must be allowed (InvalidCompensationStateTransition). An identical observation
 // changes nothing, not even the revision. Only the compensation state changes.
-func (l *Ledger) ApplyVerifiedCompensation(req protocol.OperationCompensationRequest, res protocol.OperationCompensationResult) (LedgerState, error) {
+func (l *Ledger) ApplyVerifiedCompensation(req protocol.OperationCompensationRequest, res protocol.OperationCompensationResult) (State, error) {
 	if err := l.validateSyntax(); err != nil {
 		return 0, err
 	}
@@ -118,19 +118,19 @@ func (l *Ledger) ApplyVerifiedCompensation(req protocol.OperationCompensationReq
 		return 0, ledgerProtocol(err)
 	}
 	if !res.MatchesRequest(req) {
-		return 0, ledgerError(ErrLedgerCompensationRequestMismatch, "")
+		return 0, ledgerError(ErrCompensationRequestMismatch, "")
 	}
 	i := l.index(req.OperationKey)
 	if i < 0 {
-		return 0, ledgerError(ErrLedgerUnknownOperation, req.OperationKey)
+		return 0, ledgerError(ErrUnknownOperation, req.OperationKey)
 	}
 	op := &l.operations[i]
 	if op.Tool != req.Tool {
-		return 0, ledgerError(ErrLedgerCompensationRequestMismatch, "")
+		return 0, ledgerError(ErrCompensationRequestMismatch, "")
 	}
 	c := op.Compensation
 	if c == nil {
-		return 0, ledgerError(ErrLedgerUnknownCompensation, req.OperationKey)
+		return 0, ledgerError(ErrUnknownCompensation, req.OperationKey)
 	}
 	input, err := protocol.CanonicalOperationInputBytes(req.Payload)
 	if err != nil {
@@ -140,11 +140,11 @@ func (l *Ledger) ApplyVerifiedCompensation(req protocol.OperationCompensationReq
 		return 0, err
 	}
 	if c.CompensationKey != req.CompensationKey || c.TenantScope != req.TenantScope || c.GrantFingerprint != req.GrantFingerprint {
-		return 0, ledgerError(ErrLedgerCompensationRequestMismatch, "")
+		return 0, ledgerError(ErrCompensationRequestMismatch, "")
 	}
 	observed := observedState(res.Status)
 	if !c.State.accepts(observed) {
-		return 0, &LedgerError{Kind: ErrLedgerInvalidCompensationStateTransition, Value: c.CompensationKey, State: c.State, Observed: observed}
+		return 0, &Error{Kind: ErrInvalidCompensationStateTransition, Value: c.CompensationKey, State: c.State, Observed: observed}
 	}
 	if c.State != observed {
 		next, err := l.nextRevision()

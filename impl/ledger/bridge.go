@@ -1,9 +1,10 @@
-package host
+package ledger
 
 import (
 	"bytes"
 	"slices"
 
+	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -17,17 +18,17 @@ type Plan struct {
 func (p Plan) hasStep(id string) bool { return slices.Contains(p.Steps, id) }
 
 // ValidateLedger checks that l belongs to the plan: valid syntax, the same plan fingerprint
-// (ErrLedgerPlanMismatch) and every record on one of the plan's steps (ErrLedgerUnknownStep).
+// (ErrPlanMismatch) and every record on one of the plan's steps (ErrUnknownStep).
 func (p Plan) ValidateLedger(l *Ledger) error {
 	if err := l.validateSyntax(); err != nil {
 		return err
 	}
 	if l.planFingerprint != p.Fingerprint {
-		return ledgerError(ErrLedgerPlanMismatch, "")
+		return ledgerError(ErrPlanMismatch, "")
 	}
 	for _, op := range l.operations {
 		if !p.hasStep(op.StepID) {
-			return ledgerError(ErrLedgerUnknownStep, op.StepID)
+			return ledgerError(ErrUnknownStep, op.StepID)
 		}
 	}
 	return nil
@@ -44,7 +45,7 @@ func (p Plan) ValidateLedgerAtOrAfter(l *Ledger, minimum uint64) error {
 // step returns the ID of the suspended step after completed finished steps.
 func (p Plan) step(completed int) (string, error) {
 	if completed < 0 || completed >= len(p.Steps) {
-		return "", ledgerError(ErrLedgerNoSuspendedStep, "")
+		return "", ledgerError(ErrNoSuspendedStep, "")
 	}
 	return p.Steps[completed], nil
 }
@@ -53,9 +54,9 @@ func (p Plan) step(completed int) (string, error) {
 // (or verified) in a ledger but not yet claimed. It is process-local: persist the ledger, then
 // pass it to ClaimPreparedExternalOperation. Its payload is never printed.
 type PreparedOperation struct {
-	runtime   *Runtime
+	runtime   *host.Runtime
 	plan      string
-	id        OperationID
+	id        host.OperationID
 	stepID    string
 	completed int
 	key       string
@@ -64,7 +65,7 @@ type PreparedOperation struct {
 }
 
 // ID returns the runtime operation the preparation is bound to.
-func (p *PreparedOperation) ID() OperationID { return p.id }
+func (p *PreparedOperation) ID() host.OperationID { return p.id }
 
 // StepID returns the plan step waiting for the operation.
 func (p *PreparedOperation) StepID() string { return p.stepID }
@@ -86,22 +87,22 @@ func (p *PreparedOperation) String() string {
 // ClaimedOperation is a prepared operation after its exact claim.
 type ClaimedOperation struct {
 	PreparedOperation
-	invocation Invocation
+	invocation host.Invocation
 }
 
 // Invocation returns the claimed invocation.
-func (c *ClaimedOperation) Invocation() Invocation { return c.invocation }
+func (c *ClaimedOperation) Invocation() host.Invocation { return c.invocation }
 
 // String describes the claim without its payload.
 func (c *ClaimedOperation) String() string {
 	return "ClaimedOperation{id: " + c.id.String() + ", step: " + c.stepID + ", key: " + c.key + ", payload: [redacted]}"
 }
 
-func ledgerProtocol(err error) error { return &LedgerError{Kind: ErrLedgerProtocol, Err: err} }
+func ledgerProtocol(err error) error { return &Error{Kind: ErrProtocol, Err: err} }
 
 // OperationKey derives the operation key of a step's external call (RUN-181) after checking
 // its inputs in the reference's order: the step must be in the plan (UnknownStep), the tool a
-// token (InvalidTool), the canonical input at most MaxLedgerInputBytes (InputTooLarge), and
+// token (InvalidTool), the canonical input at most MaxInputBytes (InputTooLarge), and
 // the nonce 1 to MaxOperationNonceBytes bytes (EmptyOperationNonce, OperationNonceTooLarge).
 // Preparing an operation derives its key this way.
 func (p Plan) OperationKey(stepID, tool string, input, nonce []byte) (string, error) {
@@ -112,15 +113,15 @@ func (p Plan) OperationKey(stepID, tool string, input, nonce []byte) (string, er
 func deriveOperationKey(plan Plan, stepID, tool string, input, nonce []byte) (string, error) {
 	switch {
 	case !plan.hasStep(stepID):
-		return "", ledgerError(ErrLedgerUnknownStep, stepID)
+		return "", ledgerError(ErrUnknownStep, stepID)
 	case !protocol.IsToken(tool):
-		return "", ledgerError(ErrLedgerInvalidTool, tool)
-	case len(input) > MaxLedgerInputBytes:
-		return "", &LedgerError{Kind: ErrLedgerInputTooLarge, Actual: uint64(len(input)), Maximum: MaxLedgerInputBytes}
+		return "", ledgerError(ErrInvalidTool, tool)
+	case len(input) > MaxInputBytes:
+		return "", &Error{Kind: ErrInputTooLarge, Actual: uint64(len(input)), Maximum: MaxInputBytes}
 	case len(nonce) == 0:
-		return "", ledgerError(ErrLedgerEmptyOperationNonce, "")
+		return "", ledgerError(ErrEmptyOperationNonce, "")
 	case len(nonce) > MaxOperationNonceBytes:
-		return "", &LedgerError{Kind: ErrLedgerOperationNonceTooLarge, Actual: uint64(len(nonce)), Maximum: MaxOperationNonceBytes}
+		return "", &Error{Kind: ErrOperationNonceTooLarge, Actual: uint64(len(nonce)), Maximum: MaxOperationNonceBytes}
 	}
 	return DeriveOperationKey(plan.Fingerprint, stepID, tool, input, nonce), nil
 }
@@ -132,14 +133,14 @@ func validateBinding(plan Plan, l *Ledger, stepID, tool, key string, input []byt
 	}
 	i := l.index(key)
 	if i < 0 {
-		return ledgerError(ErrLedgerUnknownOperation, key)
+		return ledgerError(ErrUnknownOperation, key)
 	}
 	op := &l.operations[i]
 	if op.StepID != stepID || op.Tool != tool {
-		return ledgerError(ErrLedgerOperationBindingMismatch, key)
+		return ledgerError(ErrOperationBindingMismatch, key)
 	}
 	if op.State.Terminal() {
-		return &LedgerError{Kind: ErrLedgerOperationAlreadyTerminal, Value: key, State: op.State}
+		return &Error{Kind: ErrOperationAlreadyTerminal, Value: key, State: op.State}
 	}
 	return op.verifyInput(input)
 }
@@ -151,7 +152,7 @@ func validateBinding(plan Plan, l *Ledger, stepID, tool, key string, input []byt
 // created pending (revision + 1) or, when the key exists, verified (same step and tool, not
 // terminal, same input). It returns nil when nothing is queued. Persist the ledger before
 // claiming.
-func (r *Runtime) PrepareNextExternalOperation(plan Plan, completed int, l *Ledger, nonce []byte) (*PreparedOperation, error) {
+func PrepareNextExternalOperation(r *host.Runtime, plan Plan, completed int, l *Ledger, nonce []byte) (*PreparedOperation, error) {
 	stepID, err := plan.step(completed)
 	if err != nil {
 		return nil, err
@@ -188,16 +189,16 @@ func (r *Runtime) PrepareNextExternalOperation(plan Plan, completed int, l *Ledg
 	}, nil
 }
 
-func (r *Runtime) checkPrepared(plan Plan, completed int, p *PreparedOperation) error {
+func checkPrepared(r *host.Runtime, plan Plan, completed int, p *PreparedOperation) error {
 	if p == nil || p.runtime != r || p.plan != plan.Fingerprint {
-		return ledgerError(ErrLedgerPreparedElsewhere, "")
+		return ledgerError(ErrPreparedElsewhere, "")
 	}
 	stepID, err := plan.step(completed)
 	if err != nil {
 		return err
 	}
 	if p.stepID != stepID || p.completed != completed {
-		return ledgerError(ErrLedgerOperationBindingMismatch, p.key)
+		return ledgerError(ErrOperationBindingMismatch, p.key)
 	}
 	return nil
 }
@@ -206,15 +207,15 @@ func (r *Runtime) checkPrepared(plan Plan, completed int, p *PreparedOperation) 
 // persisted: the preparation must come from this runtime and plan, the suspended step must be
 // unchanged, the ledger record must still bind it, and the claim is of its exact ID (a stale
 // preparation fails and claims nothing else). The payload is recomputed from the claimed
-// invocation afterwards; a difference is ErrLedgerOperationBindingMismatch and leaves the
+// invocation afterwards; a difference is ErrOperationBindingMismatch and leaves the
 // operation claimed, as in the reference.
-func (r *Runtime) ClaimPreparedExternalOperation(plan Plan, completed int, l *Ledger, p *PreparedOperation) (*ClaimedOperation, error) {
-	if err := r.checkPrepared(plan, completed, p); err != nil {
+func ClaimPreparedExternalOperation(r *host.Runtime, plan Plan, completed int, l *Ledger, p *PreparedOperation) (*ClaimedOperation, error) {
+	if err := checkPrepared(r, plan, completed, p); err != nil {
 		return nil, err
 	}
 	i := l.index(p.key)
 	if i < 0 {
-		return nil, ledgerError(ErrLedgerUnknownOperation, p.key)
+		return nil, ledgerError(ErrUnknownOperation, p.key)
 	}
 	if err := validateBinding(plan, l, p.stepID, l.operations[i].Tool, p.key, p.canonical); err != nil {
 		return nil, err
@@ -232,7 +233,7 @@ func (r *Runtime) ClaimPreparedExternalOperation(plan Plan, completed int, l *Le
 		return nil, ledgerProtocol(err)
 	}
 	if !payload.Equal(p.payload) || !bytes.Equal(canonical, p.canonical) {
-		return nil, ledgerError(ErrLedgerOperationBindingMismatch, p.key)
+		return nil, ledgerError(ErrOperationBindingMismatch, p.key)
 	}
 	if err := validateBinding(plan, l, p.stepID, inv.Name, p.key, canonical); err != nil {
 		return nil, err
@@ -255,7 +256,7 @@ func operationDispatchRequest(plan Plan, l *Ledger, key string, payload protocol
 	}
 	i := l.index(key)
 	if i < 0 {
-		return protocol.OperationDispatchRequest{}, ledgerError(ErrLedgerUnknownOperation, key)
+		return protocol.OperationDispatchRequest{}, ledgerError(ErrUnknownOperation, key)
 	}
 	op := &l.operations[i]
 	req, err := protocol.NewOperationDispatchRequest(sessionID, requestID, op.Tool, op.OperationKey, payload)
@@ -275,17 +276,17 @@ func operationDispatchRequest(plan Plan, l *Ledger, key string, payload protocol
 // PrepareClaimedDispatch revalidates a claimed operation (runtime and plan, the runtime's
 // ValidateClaimedExternal, the step, the recomputed payload and the ledger binding), then builds
 // and seals its dispatch_operation request with a host authenticator.
-func (r *Runtime) PrepareClaimedDispatch(plan Plan, completed int, l *Ledger, c *ClaimedOperation, requestID string, auth *protocol.Authenticator) (AuthenticatedDispatch, error) {
+func PrepareClaimedDispatch(r *host.Runtime, plan Plan, completed int, l *Ledger, c *ClaimedOperation, requestID string, auth *protocol.Authenticator) (AuthenticatedDispatch, error) {
 	if c == nil {
-		return AuthenticatedDispatch{}, ledgerError(ErrLedgerPreparedElsewhere, "")
+		return AuthenticatedDispatch{}, ledgerError(ErrPreparedElsewhere, "")
 	}
 	if c.runtime != r || c.plan != plan.Fingerprint {
-		return AuthenticatedDispatch{}, ledgerError(ErrLedgerPreparedElsewhere, "")
+		return AuthenticatedDispatch{}, ledgerError(ErrPreparedElsewhere, "")
 	}
 	if err := r.ValidateClaimedExternal(c.invocation.ID); err != nil {
 		return AuthenticatedDispatch{}, err
 	}
-	if err := r.checkPrepared(plan, completed, &c.PreparedOperation); err != nil {
+	if err := checkPrepared(r, plan, completed, &c.PreparedOperation); err != nil {
 		return AuthenticatedDispatch{}, err
 	}
 	payload, err := c.invocation.WorkerPayload()
@@ -297,13 +298,13 @@ func (r *Runtime) PrepareClaimedDispatch(plan Plan, completed int, l *Ledger, c 
 		return AuthenticatedDispatch{}, ledgerProtocol(err)
 	}
 	if !payload.Equal(c.payload) || !bytes.Equal(canonical, c.canonical) {
-		return AuthenticatedDispatch{}, ledgerError(ErrLedgerOperationBindingMismatch, c.key)
+		return AuthenticatedDispatch{}, ledgerError(ErrOperationBindingMismatch, c.key)
 	}
 	if err := validateBinding(plan, l, c.stepID, c.invocation.Name, c.key, canonical); err != nil {
 		return AuthenticatedDispatch{}, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return AuthenticatedDispatch{}, ledgerError(ErrLedgerDispatchRequiresHostAuthenticator, "")
+		return AuthenticatedDispatch{}, ledgerError(ErrDispatchRequiresHostAuthenticator, "")
 	}
 	req, err := operationDispatchRequest(plan, l, c.key, c.payload, auth.SessionID(), requestID)
 	if err != nil {
@@ -326,9 +327,9 @@ func dispatchRequestsEqual(a, b protocol.OperationDispatchRequest) bool {
 // records its observation in the ledger: the request must be the one the ledger rebuilds, the
 // result must answer it, and the state transition must be allowed. Only the ledger changes;
 // persist it, then resolve the runtime operation (ResolveOperationStatus).
-func ApplyDispatchResult(plan Plan, l *Ledger, req protocol.OperationDispatchRequest, auth *protocol.Authenticator, frame protocol.Frame) (LedgerState, protocol.OperationReconcileResult, error) {
+func ApplyDispatchResult(plan Plan, l *Ledger, req protocol.OperationDispatchRequest, auth *protocol.Authenticator, frame protocol.Frame) (State, protocol.OperationReconcileResult, error) {
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return 0, protocol.OperationReconcileResult{}, ledgerError(ErrLedgerDispatchRequiresHostAuthenticator, "")
+		return 0, protocol.OperationReconcileResult{}, ledgerError(ErrDispatchRequiresHostAuthenticator, "")
 	}
 	msg, err := auth.OpenFrame(frame)
 	if err != nil {
@@ -336,7 +337,7 @@ func ApplyDispatchResult(plan Plan, l *Ledger, req protocol.OperationDispatchReq
 	}
 	m, ok := msg.(protocol.OperationResultMessage)
 	if !ok {
-		return 0, protocol.OperationReconcileResult{}, ledgerError(ErrLedgerUnexpectedDispatchMessage, "")
+		return 0, protocol.OperationReconcileResult{}, ledgerError(ErrUnexpectedDispatchMessage, "")
 	}
 	res := m.Result
 	if err := plan.ValidateLedger(l); err != nil {
@@ -347,7 +348,7 @@ func ApplyDispatchResult(plan Plan, l *Ledger, req protocol.OperationDispatchReq
 		return 0, res, err
 	}
 	if !dispatchRequestsEqual(expected, req) || !res.MatchesDispatch(req) {
-		return 0, res, ledgerError(ErrLedgerReconciliationMismatch, "")
+		return 0, res, ledgerError(ErrReconciliationMismatch, "")
 	}
 	rreq, err := protocol.NewOperationReconcileRequest(req.SessionID, req.RequestID, req.Tool, req.OperationKey)
 	if err != nil {
@@ -358,40 +359,4 @@ func ApplyDispatchResult(plan Plan, l *Ledger, req protocol.OperationDispatchReq
 	}
 	state, err := l.ApplyVerifiedReconciliation(rreq, res)
 	return state, res, err
-}
-
-// ResolveOperationStatus applies a worker's durable status to a claimed operation after the
-// ledger was persisted: running changes nothing; succeeded completes with the payload (the
-// tool's format is required; JSON is written compact with sorted keys); failed completes as
-// Failed; cancelled takes the cancel path.
-func (r *Runtime) ResolveOperationStatus(id OperationID, status protocol.OperationStatus) (Reconciliation, error) {
-	switch status.State {
-	case protocol.StateRunning:
-		if _, xerr := r.claimed(id); xerr != nil {
-			return Reconciliation{}, xerr
-		}
-		return Reconciliation{Running: true}, nil
-	case protocol.StateSucceeded:
-		rec, xerr := r.claimed(id)
-		if xerr != nil {
-			return Reconciliation{}, xerr
-		}
-		p := status.Payload
-		if want := rec.t.format.envelope(); p.Format != want {
-			return Reconciliation{}, protocolError(id, &protocol.Error{Kind: protocol.ErrPayloadFormatMismatch, ExpectedFormat: want, ActualFormat: p.Format})
-		}
-		out := p.Text
-		if p.Format == protocol.FormatJSON {
-			out = string(p.JSON.JSON())
-		}
-		s, err := r.CompleteExternal(id, OK(out))
-		return Reconciliation{Settlement: s}, err
-	case protocol.StateFailed:
-		s, err := r.CompleteExternal(id, Fail(Failed(status.Message)))
-		return Reconciliation{Settlement: s}, err
-	case protocol.StateCancelled:
-		s, err := r.CancelExternal(id)
-		return Reconciliation{Settlement: s}, err
-	}
-	return Reconciliation{}, protocolError(id, &protocol.Error{Kind: protocol.ErrSerialization, Message: "operation status is not a wire status"})
 }

@@ -1,14 +1,48 @@
-package host
+package schema
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/splashv5/conform/impl/canonjson"
 )
+
+func jv(t testing.TB, s string) canonjson.Value {
+	t.Helper()
+	v, err := canonjson.ParseValue([]byte(s), canonjson.Preserve)
+	if err != nil {
+		t.Fatalf("%s: %v", s, err)
+	}
+	return v
+}
+
+// Spec: RUN-021
+func TestPathsQuoteLikeRustDebug(t *testing.T) {
+	cases := map[string]string{
+		"plain":     `"plain"`,
+		"q\"b\\":    `"q\"b\\"`,
+		"t\tn\nr\r": `"t\tn\nr\r"`,
+		"\x00":      `"\0"`,
+		"\x01\x7f":  `"\u{1}\u{7f}"`,
+		"é✓":        `"é✓"`,
+		"a\u0301":   `"a\u{301}"`,
+		"'":         `"'"`,
+	}
+	for in, want := range cases {
+		if got := rustDebugString(in); got != want {
+			t.Errorf("%q: %s, want %s", in, got, want)
+		}
+	}
+	e := &Error{Kind: ErrUnsupportedKeyword, Path: "$", Keyword: "oneOf"}
+	if got, want := e.Error(), "$: unsupported schema keyword oneOf"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
 
 func compile(t testing.TB, s string) *Schema {
 	t.Helper()
-	sc, err := CompileSchema(jv(t, s))
+	sc, err := Compile(jv(t, s))
 	if err != nil {
 		t.Fatalf("%s: %v", s, err)
 	}
@@ -52,7 +86,7 @@ func TestSchemaValidation(t *testing.T) {
 			}
 			continue
 		}
-		var v *SchemaViolation
+		var v *Violation
 		if !errors.As(err, &v) || err.Error() != c.violation {
 			t.Fatalf("%s: violation = %v, want %s", c.value, err, c.violation)
 		}
@@ -142,35 +176,35 @@ func TestSchemaCompileErrors(t *testing.T) {
 		kind   error
 		msg    string
 	}{
-		{`[]`, ErrSchemaExpectedObject, "$: schema must be an object"},
-		{`{"type":"object","oneOf":[]}`, ErrSchemaUnsupportedKeyword, "$: unsupported schema keyword oneOf"},
-		{`{"zz":1,"aa":2}`, ErrSchemaUnsupportedKeyword, "$: unsupported schema keyword aa"},
-		{`{"type":5}`, ErrSchemaInvalidKeyword, "$: invalid type: must be a string"},
-		{`{"type":"float"}`, ErrSchemaInvalidKeyword, `$: invalid type: unsupported type "float"`},
-		{`{"properties":{},"items":{}}`, ErrSchemaInvalidKeyword, "$: invalid type: is required when object and array keywords are mixed"},
-		{`{"type":"string","properties":{}}`, ErrSchemaInvalidKeyword, "$: invalid properties: does not apply to string"},
-		{`{"minLength":1}`, ErrSchemaInvalidKeyword, "$: invalid minLength: does not apply to any"},
-		{`{"type":"array","minItems":2,"maxItems":1}`, ErrSchemaInvalidKeyword, "$: invalid minItems: cannot exceed maxItems"},
-		{`{"type":"string","minLength":-1}`, ErrSchemaInvalidKeyword, "$: invalid minLength: must be a non-negative integer"},
-		{`{"type":"string","minLength":1.0}`, ErrSchemaInvalidKeyword, "$: invalid minLength: must be a non-negative integer"},
-		{`{"type":"string","minLength":3,"maxLength":2}`, ErrSchemaInvalidKeyword, "$: invalid minLength: cannot exceed maxLength"},
-		{`{"type":"number","minimum":"1"}`, ErrSchemaInvalidKeyword, "$: invalid minimum: must be a supported JSON number"},
-		{`{"type":"number","minimum":2,"maximum":1.5}`, ErrSchemaInvalidKeyword, "$: invalid minimum: cannot exceed maximum"},
-		{`{"type":"object","properties":[]}`, ErrSchemaInvalidKeyword, "$: invalid properties: must be an object"},
-		{`{"type":"object","required":"a"}`, ErrSchemaInvalidKeyword, "$: invalid required: must be an array"},
-		{`{"type":"object","required":[1]}`, ErrSchemaInvalidKeyword, "$: invalid required: must contain strings"},
-		{`{"type":"object","required":["a","a"]}`, ErrSchemaInvalidKeyword, "$: invalid required: cannot contain duplicates"},
-		{`{"type":"object","additionalProperties":{}}`, ErrSchemaInvalidKeyword, "$: invalid additionalProperties: must be a boolean in the Splash subset"},
-		{`{"enum":{}}`, ErrSchemaInvalidKeyword, "$: invalid enum: must be an array"},
-		{`{"properties":{"k":{"type":"bogus"}}}`, ErrSchemaInvalidKeyword, `$["k"]: invalid type: unsupported type "bogus"`},
-		{`{"items":{"items":[]}}`, ErrSchemaExpectedObject, "$.items.items: schema must be an object"},
-		{deep, ErrSchemaTooDeep, "schema exceeds depth limit of 32"},
-		{manyProps, ErrSchemaTooManyProperties, "schema exceeds property limit of 128"},
-		{manyEnum, ErrSchemaTooManyEnumValues, "schema exceeds enum limit of 128"},
-		{`{"description":"` + strings.Repeat("x", 32*1024) + `"}`, ErrSchemaTooLarge, "schema exceeds byte limit of 32768"},
+		{`[]`, ErrExpectedObject, "$: schema must be an object"},
+		{`{"type":"object","oneOf":[]}`, ErrUnsupportedKeyword, "$: unsupported schema keyword oneOf"},
+		{`{"zz":1,"aa":2}`, ErrUnsupportedKeyword, "$: unsupported schema keyword aa"},
+		{`{"type":5}`, ErrInvalidKeyword, "$: invalid type: must be a string"},
+		{`{"type":"float"}`, ErrInvalidKeyword, `$: invalid type: unsupported type "float"`},
+		{`{"properties":{},"items":{}}`, ErrInvalidKeyword, "$: invalid type: is required when object and array keywords are mixed"},
+		{`{"type":"string","properties":{}}`, ErrInvalidKeyword, "$: invalid properties: does not apply to string"},
+		{`{"minLength":1}`, ErrInvalidKeyword, "$: invalid minLength: does not apply to any"},
+		{`{"type":"array","minItems":2,"maxItems":1}`, ErrInvalidKeyword, "$: invalid minItems: cannot exceed maxItems"},
+		{`{"type":"string","minLength":-1}`, ErrInvalidKeyword, "$: invalid minLength: must be a non-negative integer"},
+		{`{"type":"string","minLength":1.0}`, ErrInvalidKeyword, "$: invalid minLength: must be a non-negative integer"},
+		{`{"type":"string","minLength":3,"maxLength":2}`, ErrInvalidKeyword, "$: invalid minLength: cannot exceed maxLength"},
+		{`{"type":"number","minimum":"1"}`, ErrInvalidKeyword, "$: invalid minimum: must be a supported JSON number"},
+		{`{"type":"number","minimum":2,"maximum":1.5}`, ErrInvalidKeyword, "$: invalid minimum: cannot exceed maximum"},
+		{`{"type":"object","properties":[]}`, ErrInvalidKeyword, "$: invalid properties: must be an object"},
+		{`{"type":"object","required":"a"}`, ErrInvalidKeyword, "$: invalid required: must be an array"},
+		{`{"type":"object","required":[1]}`, ErrInvalidKeyword, "$: invalid required: must contain strings"},
+		{`{"type":"object","required":["a","a"]}`, ErrInvalidKeyword, "$: invalid required: cannot contain duplicates"},
+		{`{"type":"object","additionalProperties":{}}`, ErrInvalidKeyword, "$: invalid additionalProperties: must be a boolean in the Splash subset"},
+		{`{"enum":{}}`, ErrInvalidKeyword, "$: invalid enum: must be an array"},
+		{`{"properties":{"k":{"type":"bogus"}}}`, ErrInvalidKeyword, `$["k"]: invalid type: unsupported type "bogus"`},
+		{`{"items":{"items":[]}}`, ErrExpectedObject, "$.items.items: schema must be an object"},
+		{deep, ErrTooDeep, "schema exceeds depth limit of 32"},
+		{manyProps, ErrTooManyProperties, "schema exceeds property limit of 128"},
+		{manyEnum, ErrTooManyEnumValues, "schema exceeds enum limit of 128"},
+		{`{"description":"` + strings.Repeat("x", 32*1024) + `"}`, ErrTooLarge, "schema exceeds byte limit of 32768"},
 	}
 	for _, c := range cases {
-		_, err := CompileSchema(jv(t, c.schema))
+		_, err := Compile(jv(t, c.schema))
 		name := c.schema
 		if len(name) > 60 {
 			name = name[:60]
@@ -186,5 +220,15 @@ func TestSchemaCompileErrors(t *testing.T) {
 	for _, good := range []string{ok32, `{"$schema":"x","$id":"y","title":"t","description":"d","default":1,"examples":[],"type":"object"}`,
 		`{"type":"integer","minimum":1,"maximum":1}`, `{"type":"null","enum":[null]}`} {
 		compile(t, good)
+	}
+}
+
+func wantKind(t testing.TB, err error, kind error) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("error = nil, want %v", kind)
+	}
+	if !errors.Is(err, kind) {
+		t.Fatalf("error = %v, want kind %v", err, kind)
 	}
 }

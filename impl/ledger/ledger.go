@@ -1,4 +1,4 @@
-package host
+package ledger
 
 import (
 	"encoding/binary"
@@ -9,215 +9,212 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/derive"
+	"github.com/splashv5/conform/impl/errkind"
 	"github.com/splashv5/conform/impl/protocol"
 	"lukechampine.com/blake3"
 )
 
 // Workflow operation ledger bounds (format 2).
 const (
-	LedgerFormatVersion      = 2
-	MaxLedgerOperations      = 64
-	MaxLedgerBytes           = 64 * 1024
-	MaxLedgerInputBytes      = 256 * 1024
+	FormatVersion            = 2
+	MaxOperations            = 64
+	MaxBytes                 = 64 * 1024
+	MaxInputBytes            = 256 * 1024
 	MaxOperationNonceBytes   = 128
 	MaxStepIDBytes           = 128
 	ledgerInputDomain        = "splash-workflow-operation-input-v1"
 	ledgerOperationKeyDomain = "splash-workflow-operation-key-v1"
 )
 
-// LedgerState is the lifecycle state a ledger records for an operation or a compensation.
-type LedgerState uint8
+// State is the lifecycle state a ledger records for an operation or a compensation.
+type State uint8
 
 // The ledger states.
 const (
-	LedgerPending LedgerState = iota + 1
-	LedgerRunning
-	LedgerSucceeded
-	LedgerFailed
-	LedgerCancelled
+	Pending State = iota + 1
+	Running
+	Succeeded
+	Failed
+	Cancelled
 )
 
 var ledgerStateNames = []string{"pending", "running", "succeeded", "failed", "cancelled"}
 
 // String returns the state's JSON name.
-func (s LedgerState) String() string {
-	if s >= LedgerPending && s <= LedgerCancelled {
+func (s State) String() string {
+	if s >= Pending && s <= Cancelled {
 		return ledgerStateNames[s-1]
 	}
-	return "LedgerState(" + strconv.Itoa(int(s)) + ")"
+	return "State(" + strconv.Itoa(int(s)) + ")"
 }
 
 // Terminal reports succeeded, failed and cancelled.
-func (s LedgerState) Terminal() bool {
-	return s == LedgerSucceeded || s == LedgerFailed || s == LedgerCancelled
+func (s State) Terminal() bool {
+	return s == Succeeded || s == Failed || s == Cancelled
 }
 
 // accepts is the transition rule on state kinds: pending and running accept any observation;
 // a terminal state accepts only itself.
-func (s LedgerState) accepts(observed LedgerState) bool {
+func (s State) accepts(observed State) bool {
 	switch s {
-	case LedgerPending, LedgerRunning:
-		return observed >= LedgerRunning && observed <= LedgerCancelled
+	case Pending, Running:
+		return observed >= Running && observed <= Cancelled
 	}
 	return s == observed
 }
 
-func observedState(st protocol.OperationStatus) LedgerState {
+func observedState(st protocol.OperationStatus) State {
 	switch st.State {
 	case protocol.StateRunning:
-		return LedgerRunning
+		return Running
 	case protocol.StateSucceeded:
-		return LedgerSucceeded
+		return Succeeded
 	case protocol.StateFailed:
-		return LedgerFailed
+		return Failed
 	case protocol.StateCancelled:
-		return LedgerCancelled
+		return Cancelled
 	}
-	return LedgerPending
+	return Pending
 }
 
-// LedgerErrorKind names one ledger or ledger-bridge rule. It implements error.
-type LedgerErrorKind uint8
+// ErrorKind names one ledger or ledger-bridge rule. It is an error; String returns the
+// variant name.
+type ErrorKind = errkind.Kind[kinds]
+
+// kinds is the space of the ledger error kinds.
+type kinds struct{}
+
+// Table describes the ledger error kinds.
+func (kinds) Table() *errkind.Table { return &kindTable }
 
 // The ledger error kinds (the reference's WorkflowOperationLedgerError, plus the bridge's own).
 const (
-	ErrLedgerTooLarge LedgerErrorKind = iota + 1
-	ErrLedgerInvalidEncoding
-	ErrLedgerUnsupportedVersion
-	ErrLedgerInvalidPlanFingerprint
-	ErrLedgerTooManyOperations
-	ErrLedgerRevisionExhausted
-	ErrLedgerStaleRevision
-	ErrLedgerInputTooLarge
-	ErrLedgerEmptyOperationNonce
-	ErrLedgerOperationNonceTooLarge
-	ErrLedgerInvalidStepID
-	ErrLedgerInvalidTool
-	ErrLedgerInvalidOperationKey
-	ErrLedgerInvalidInputFingerprint
-	ErrLedgerInputFingerprintMismatch
-	ErrLedgerOperationBindingMismatch
-	ErrLedgerOperationAlreadyTerminal
-	ErrLedgerInvalidCompensationKey
-	ErrLedgerInvalidCompensationTenantScope
-	ErrLedgerInvalidCompensationGrantFingerprint
-	ErrLedgerCompensationRequiresSucceededOperation
-	ErrLedgerDuplicateOperationKey
-	ErrLedgerPlanMismatch
-	ErrLedgerUnknownStep
-	ErrLedgerUnknownOperation
-	ErrLedgerReconciliationMismatch
-	ErrLedgerInvalidStateTransition
-	// ErrLedgerDispatchRequiresHostAuthenticator and ErrLedgerUnexpectedDispatchMessage refuse
+	ErrTooLarge ErrorKind = iota + 1
+	ErrInvalidEncoding
+	ErrUnsupportedVersion
+	ErrInvalidPlanFingerprint
+	ErrTooManyOperations
+	ErrRevisionExhausted
+	ErrStaleRevision
+	ErrInputTooLarge
+	ErrEmptyOperationNonce
+	ErrOperationNonceTooLarge
+	ErrInvalidStepID
+	ErrInvalidTool
+	ErrInvalidOperationKey
+	ErrInvalidInputFingerprint
+	ErrInputFingerprintMismatch
+	ErrOperationBindingMismatch
+	ErrOperationAlreadyTerminal
+	ErrInvalidCompensationKey
+	ErrInvalidCompensationTenantScope
+	ErrInvalidCompensationGrantFingerprint
+	ErrCompensationRequiresSucceededOperation
+	ErrDuplicateOperationKey
+	ErrPlanMismatch
+	ErrUnknownStep
+	ErrUnknownOperation
+	ErrReconciliationMismatch
+	ErrInvalidStateTransition
+	// ErrDispatchRequiresHostAuthenticator and ErrUnexpectedDispatchMessage refuse
 	// an operation dispatch without a host-role authenticator, and an answer that is not its
 	// operation_result.
-	ErrLedgerDispatchRequiresHostAuthenticator
-	ErrLedgerUnexpectedDispatchMessage
-	// ErrLedgerReconciliationRequiresHostAuthenticator and
-	// ErrLedgerUnexpectedReconciliationMessage are the same refusals for a reconciliation and
+	ErrDispatchRequiresHostAuthenticator
+	ErrUnexpectedDispatchMessage
+	// ErrReconciliationRequiresHostAuthenticator and
+	// ErrUnexpectedReconciliationMessage are the same refusals for a reconciliation and
 	// its reconciled_operation answer.
-	ErrLedgerReconciliationRequiresHostAuthenticator
-	ErrLedgerUnexpectedReconciliationMessage
-	ErrLedgerProtocol
-	// ErrLedgerPreparedElsewhere rejects a prepared or claimed operation from another runtime
+	ErrReconciliationRequiresHostAuthenticator
+	ErrUnexpectedReconciliationMessage
+	ErrProtocol
+	// ErrPreparedElsewhere rejects a prepared or claimed operation from another runtime
 	// or plan (the reference's ApprovalMismatch).
-	ErrLedgerPreparedElsewhere
-	// ErrLedgerNoSuspendedStep rejects a step position outside the plan.
-	ErrLedgerNoSuspendedStep
-	// ErrLedgerStore is a persistence failure of LedgerStore.
-	ErrLedgerStore
+	ErrPreparedElsewhere
+	// ErrNoSuspendedStep rejects a step position outside the plan.
+	ErrNoSuspendedStep
+	// ErrStore is a persistence failure of Store.
+	ErrStore
 	// The compensation variants of the reference.
-	ErrLedgerCompensationNotGranted
-	ErrLedgerCompensationGrantDenied
-	ErrLedgerCompensationActionDenied
-	ErrLedgerCompensationInputFingerprintMismatch
-	ErrLedgerCompensationAlreadyRecorded
-	ErrLedgerCompensationPolicyMismatch
-	ErrLedgerUnknownCompensation
-	ErrLedgerCompensationRequestMismatch
-	ErrLedgerCompensationDispatchRequiresHostAuthenticator
-	ErrLedgerUnexpectedCompensationMessage
-	ErrLedgerInvalidCompensationStateTransition
+	ErrCompensationNotGranted
+	ErrCompensationGrantDenied
+	ErrCompensationActionDenied
+	ErrCompensationInputFingerprintMismatch
+	ErrCompensationAlreadyRecorded
+	ErrCompensationPolicyMismatch
+	ErrUnknownCompensation
+	ErrCompensationRequestMismatch
+	ErrCompensationDispatchRequiresHostAuthenticator
+	ErrUnexpectedCompensationMessage
+	ErrInvalidCompensationStateTransition
 )
 
-var ledgerKindNames = [...]string{
-	ErrLedgerTooLarge:                                      "TooLarge",
-	ErrLedgerInvalidEncoding:                               "InvalidEncoding",
-	ErrLedgerUnsupportedVersion:                            "UnsupportedVersion",
-	ErrLedgerInvalidPlanFingerprint:                        "InvalidPlanFingerprint",
-	ErrLedgerTooManyOperations:                             "TooManyOperations",
-	ErrLedgerRevisionExhausted:                             "RevisionExhausted",
-	ErrLedgerStaleRevision:                                 "StaleRevision",
-	ErrLedgerInputTooLarge:                                 "InputTooLarge",
-	ErrLedgerEmptyOperationNonce:                           "EmptyOperationNonce",
-	ErrLedgerOperationNonceTooLarge:                        "OperationNonceTooLarge",
-	ErrLedgerInvalidStepID:                                 "InvalidStepId",
-	ErrLedgerInvalidTool:                                   "InvalidTool",
-	ErrLedgerInvalidOperationKey:                           "InvalidOperationKey",
-	ErrLedgerInvalidInputFingerprint:                       "InvalidInputFingerprint",
-	ErrLedgerInputFingerprintMismatch:                      "InputFingerprintMismatch",
-	ErrLedgerOperationBindingMismatch:                      "OperationBindingMismatch",
-	ErrLedgerOperationAlreadyTerminal:                      "OperationAlreadyTerminal",
-	ErrLedgerInvalidCompensationKey:                        "InvalidCompensationKey",
-	ErrLedgerInvalidCompensationTenantScope:                "InvalidCompensationTenantScope",
-	ErrLedgerInvalidCompensationGrantFingerprint:           "InvalidCompensationGrantFingerprint",
-	ErrLedgerCompensationRequiresSucceededOperation:        "CompensationRequiresSucceededOperation",
-	ErrLedgerDuplicateOperationKey:                         "DuplicateOperationKey",
-	ErrLedgerPlanMismatch:                                  "PlanMismatch",
-	ErrLedgerUnknownStep:                                   "UnknownStep",
-	ErrLedgerUnknownOperation:                              "UnknownOperation",
-	ErrLedgerReconciliationMismatch:                        "ReconciliationMismatch",
-	ErrLedgerInvalidStateTransition:                        "InvalidStateTransition",
-	ErrLedgerDispatchRequiresHostAuthenticator:             "OperationDispatchRequiresHostAuthenticator",
-	ErrLedgerUnexpectedDispatchMessage:                     "UnexpectedOperationDispatchMessage",
-	ErrLedgerReconciliationRequiresHostAuthenticator:       "ReconciliationRequiresHostAuthenticator",
-	ErrLedgerUnexpectedReconciliationMessage:               "UnexpectedReconciliationMessage",
-	ErrLedgerProtocol:                                      "Protocol",
-	ErrLedgerPreparedElsewhere:                             "ApprovalMismatch",
-	ErrLedgerNoSuspendedStep:                               "NoSuspendedExecution",
-	ErrLedgerStore:                                         "Store",
-	ErrLedgerCompensationNotGranted:                        "CompensationNotGranted",
-	ErrLedgerCompensationGrantDenied:                       "CompensationGrantDenied",
-	ErrLedgerCompensationActionDenied:                      "CompensationActionDenied",
-	ErrLedgerCompensationInputFingerprintMismatch:          "CompensationInputFingerprintMismatch",
-	ErrLedgerCompensationAlreadyRecorded:                   "CompensationAlreadyRecorded",
-	ErrLedgerCompensationPolicyMismatch:                    "CompensationPolicyMismatch",
-	ErrLedgerUnknownCompensation:                           "UnknownCompensation",
-	ErrLedgerCompensationRequestMismatch:                   "CompensationRequestMismatch",
-	ErrLedgerCompensationDispatchRequiresHostAuthenticator: "CompensationDispatchRequiresHostAuthenticator",
-	ErrLedgerUnexpectedCompensationMessage:                 "UnexpectedCompensationMessage",
-	ErrLedgerInvalidCompensationStateTransition:            "InvalidCompensationStateTransition",
-}
+var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "workflow operation ledger: ", Kinds: []errkind.Entry{
+	ErrTooLarge:                                      {Name: "TooLarge"},
+	ErrInvalidEncoding:                               {Name: "InvalidEncoding"},
+	ErrUnsupportedVersion:                            {Name: "UnsupportedVersion"},
+	ErrInvalidPlanFingerprint:                        {Name: "InvalidPlanFingerprint"},
+	ErrTooManyOperations:                             {Name: "TooManyOperations"},
+	ErrRevisionExhausted:                             {Name: "RevisionExhausted"},
+	ErrStaleRevision:                                 {Name: "StaleRevision"},
+	ErrInputTooLarge:                                 {Name: "InputTooLarge"},
+	ErrEmptyOperationNonce:                           {Name: "EmptyOperationNonce"},
+	ErrOperationNonceTooLarge:                        {Name: "OperationNonceTooLarge"},
+	ErrInvalidStepID:                                 {Name: "InvalidStepId"},
+	ErrInvalidTool:                                   {Name: "InvalidTool"},
+	ErrInvalidOperationKey:                           {Name: "InvalidOperationKey"},
+	ErrInvalidInputFingerprint:                       {Name: "InvalidInputFingerprint"},
+	ErrInputFingerprintMismatch:                      {Name: "InputFingerprintMismatch"},
+	ErrOperationBindingMismatch:                      {Name: "OperationBindingMismatch"},
+	ErrOperationAlreadyTerminal:                      {Name: "OperationAlreadyTerminal"},
+	ErrInvalidCompensationKey:                        {Name: "InvalidCompensationKey"},
+	ErrInvalidCompensationTenantScope:                {Name: "InvalidCompensationTenantScope"},
+	ErrInvalidCompensationGrantFingerprint:           {Name: "InvalidCompensationGrantFingerprint"},
+	ErrCompensationRequiresSucceededOperation:        {Name: "CompensationRequiresSucceededOperation"},
+	ErrDuplicateOperationKey:                         {Name: "DuplicateOperationKey"},
+	ErrPlanMismatch:                                  {Name: "PlanMismatch"},
+	ErrUnknownStep:                                   {Name: "UnknownStep"},
+	ErrUnknownOperation:                              {Name: "UnknownOperation"},
+	ErrReconciliationMismatch:                        {Name: "ReconciliationMismatch"},
+	ErrInvalidStateTransition:                        {Name: "InvalidStateTransition"},
+	ErrDispatchRequiresHostAuthenticator:             {Name: "OperationDispatchRequiresHostAuthenticator"},
+	ErrUnexpectedDispatchMessage:                     {Name: "UnexpectedOperationDispatchMessage"},
+	ErrReconciliationRequiresHostAuthenticator:       {Name: "ReconciliationRequiresHostAuthenticator"},
+	ErrUnexpectedReconciliationMessage:               {Name: "UnexpectedReconciliationMessage"},
+	ErrProtocol:                                      {Name: "Protocol"},
+	ErrPreparedElsewhere:                             {Name: "ApprovalMismatch"},
+	ErrNoSuspendedStep:                               {Name: "NoSuspendedExecution"},
+	ErrStore:                                         {Name: "Store"},
+	ErrCompensationNotGranted:                        {Name: "CompensationNotGranted"},
+	ErrCompensationGrantDenied:                       {Name: "CompensationGrantDenied"},
+	ErrCompensationActionDenied:                      {Name: "CompensationActionDenied"},
+	ErrCompensationInputFingerprintMismatch:          {Name: "CompensationInputFingerprintMismatch"},
+	ErrCompensationAlreadyRecorded:                   {Name: "CompensationAlreadyRecorded"},
+	ErrCompensationPolicyMismatch:                    {Name: "CompensationPolicyMismatch"},
+	ErrUnknownCompensation:                           {Name: "UnknownCompensation"},
+	ErrCompensationRequestMismatch:                   {Name: "CompensationRequestMismatch"},
+	ErrCompensationDispatchRequiresHostAuthenticator: {Name: "CompensationDispatchRequiresHostAuthenticator"},
+	ErrUnexpectedCompensationMessage:                 {Name: "UnexpectedCompensationMessage"},
+	ErrInvalidCompensationStateTransition:            {Name: "InvalidCompensationStateTransition"},
+}}
 
-// String returns the variant name.
-func (k LedgerErrorKind) String() string {
-	if int(k) < len(ledgerKindNames) && ledgerKindNames[k] != "" {
-		return ledgerKindNames[k]
-	}
-	return "LedgerErrorKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Error returns the variant name.
-func (k LedgerErrorKind) Error() string { return "workflow operation ledger: " + k.String() }
-
-// LedgerError is a ledger or ledger-bridge rejection. Value names the offending key, step or
+// Error is a ledger or ledger-bridge rejection. Value names the offending key, step or
 // tool (bounded to 96 bytes in the message); Err wraps a protocol or storage error.
-type LedgerError struct {
-	Kind     LedgerErrorKind
+type Error struct {
+	errkind.Kind[kinds]
 	Value    string
 	Actual   uint64
 	Maximum  uint64
-	State    LedgerState
-	Observed LedgerState
+	State    State
+	Observed State
 	Err      error
 }
 
-func ledgerError(kind LedgerErrorKind, value string) *LedgerError {
-	return &LedgerError{Kind: kind, Value: value}
+func ledgerError(kind ErrorKind, value string) *Error {
+	return &Error{Kind: kind, Value: value}
 }
 
 // Error describes the rejection.
-func (e *LedgerError) Error() string {
+func (e *Error) Error() string {
 	msg := e.Kind.Error()
 	if e.Value != "" {
 		v := e.Value
@@ -227,10 +224,10 @@ func (e *LedgerError) Error() string {
 		msg += ": " + strconv.Quote(v)
 	}
 	switch e.Kind {
-	case ErrLedgerStaleRevision, ErrLedgerInputTooLarge, ErrLedgerOperationNonceTooLarge:
+	case ErrStaleRevision, ErrInputTooLarge, ErrOperationNonceTooLarge:
 		msg += " (" + strconv.FormatUint(e.Actual, 10) + ", limit " + strconv.FormatUint(e.Maximum, 10) + ")"
-	case ErrLedgerInvalidStateTransition, ErrLedgerOperationAlreadyTerminal, ErrLedgerCompensationRequiresSucceededOperation,
-		ErrLedgerInvalidCompensationStateTransition:
+	case ErrInvalidStateTransition, ErrOperationAlreadyTerminal, ErrCompensationRequiresSucceededOperation,
+		ErrInvalidCompensationStateTransition:
 		msg += " (" + e.State.String()
 		if e.Observed != 0 {
 			msg += " -> " + e.Observed.String()
@@ -243,32 +240,26 @@ func (e *LedgerError) Error() string {
 	return msg
 }
 
-// Is matches the error's kind.
-func (e *LedgerError) Is(target error) bool {
-	k, ok := target.(LedgerErrorKind)
-	return ok && k == e.Kind
-}
-
 // Unwrap returns the wrapped protocol or storage error.
-func (e *LedgerError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// LedgerCompensation is the durable intent for the inverse of a succeeded operation.
-type LedgerCompensation struct {
+// Compensation is the durable intent for the inverse of a succeeded operation.
+type Compensation struct {
 	CompensationKey  string
 	InputFingerprint string
 	TenantScope      string
 	GrantFingerprint string
-	State            LedgerState
+	State            State
 }
 
-// LedgerOperation is one durable operation record: no raw input, output or error text.
-type LedgerOperation struct {
+// Operation is one durable operation record: no raw input, output or error text.
+type Operation struct {
 	StepID           string
 	Tool             string
 	OperationKey     string
 	InputFingerprint string
-	State            LedgerState
-	Compensation     *LedgerCompensation
+	State            State
+	Compensation     *Compensation
 }
 
 // Ledger is the bounded, plan-bound record of a workflow's external operations. It survives a
@@ -277,12 +268,12 @@ type Ledger struct {
 	formatVersion   uint8
 	revision        uint64
 	planFingerprint string
-	operations      []LedgerOperation
+	operations      []Operation
 }
 
-// NewLedger returns an empty ledger (revision 0) for the plan with this fingerprint.
-func NewLedger(planFingerprint string) (*Ledger, error) {
-	l := &Ledger{formatVersion: LedgerFormatVersion, planFingerprint: planFingerprint}
+// New returns an empty ledger (revision 0) for the plan with this fingerprint.
+func New(planFingerprint string) (*Ledger, error) {
+	l := &Ledger{formatVersion: FormatVersion, planFingerprint: planFingerprint}
 	if err := l.validateSyntax(); err != nil {
 		return nil, err
 	}
@@ -296,8 +287,8 @@ func (l *Ledger) Revision() uint64 { return l.revision }
 func (l *Ledger) PlanFingerprint() string { return l.planFingerprint }
 
 // Operations returns a copy of the records in insertion order.
-func (l *Ledger) Operations() []LedgerOperation {
-	out := make([]LedgerOperation, len(l.operations))
+func (l *Ledger) Operations() []Operation {
+	out := make([]Operation, len(l.operations))
 	for i, op := range l.operations {
 		out[i] = op
 		if op.Compensation != nil {
@@ -309,11 +300,11 @@ func (l *Ledger) Operations() []LedgerOperation {
 }
 
 // Operation returns the record with key.
-func (l *Ledger) Operation(key string) (LedgerOperation, bool) {
+func (l *Ledger) Operation(key string) (Operation, bool) {
 	if i := l.index(key); i >= 0 {
 		return l.Operations()[i], true
 	}
-	return LedgerOperation{}, false
+	return Operation{}, false
 }
 
 func (l *Ledger) index(key string) int {
@@ -332,9 +323,9 @@ func (l *Ledger) Clone() *Ledger {
 	return &c
 }
 
-// LedgerInputFingerprint returns hex(BLAKE3("splash-workflow-operation-input-v1" ||
+// InputFingerprint returns hex(BLAKE3("splash-workflow-operation-input-v1" ||
 // u64be(len(input)) || input)).
-func LedgerInputFingerprint(input []byte) string {
+func InputFingerprint(input []byte) string {
 	b := make([]byte, 0, len(ledgerInputDomain)+8+len(input))
 	b = append(b, ledgerInputDomain...)
 	b = binary.BigEndian.AppendUint64(b, uint64(len(input)))
@@ -373,54 +364,54 @@ func isCompensationKey(s string) bool {
 	return strings.HasPrefix(s, protocol.CompensationKeyPrefix) && protocol.IsToken(s)
 }
 
-func (op *LedgerOperation) validateSyntax() error {
+func (op *Operation) validateSyntax() error {
 	switch {
 	case !isStepID(op.StepID):
-		return ledgerError(ErrLedgerInvalidStepID, op.StepID)
+		return ledgerError(ErrInvalidStepID, op.StepID)
 	case !protocol.IsToken(op.Tool):
-		return ledgerError(ErrLedgerInvalidTool, op.Tool)
+		return ledgerError(ErrInvalidTool, op.Tool)
 	case !isOperationKey(op.OperationKey):
-		return ledgerError(ErrLedgerInvalidOperationKey, op.OperationKey)
+		return ledgerError(ErrInvalidOperationKey, op.OperationKey)
 	case !protocol.IsFingerprint(op.InputFingerprint):
-		return ledgerError(ErrLedgerInvalidInputFingerprint, "")
+		return ledgerError(ErrInvalidInputFingerprint, "")
 	}
 	if c := op.Compensation; c != nil {
-		if op.State != LedgerSucceeded {
-			return &LedgerError{Kind: ErrLedgerCompensationRequiresSucceededOperation, Value: op.OperationKey, State: op.State}
+		if op.State != Succeeded {
+			return &Error{Kind: ErrCompensationRequiresSucceededOperation, Value: op.OperationKey, State: op.State}
 		}
 		switch {
 		case !isCompensationKey(c.CompensationKey):
-			return ledgerError(ErrLedgerInvalidCompensationKey, c.CompensationKey)
+			return ledgerError(ErrInvalidCompensationKey, c.CompensationKey)
 		case !protocol.IsFingerprint(c.InputFingerprint):
-			return ledgerError(ErrLedgerInvalidInputFingerprint, "")
+			return ledgerError(ErrInvalidInputFingerprint, "")
 		case !protocol.IsToken(c.TenantScope):
-			return ledgerError(ErrLedgerInvalidCompensationTenantScope, c.TenantScope)
+			return ledgerError(ErrInvalidCompensationTenantScope, c.TenantScope)
 		case !protocol.IsFingerprint(c.GrantFingerprint):
-			return ledgerError(ErrLedgerInvalidCompensationGrantFingerprint, "")
+			return ledgerError(ErrInvalidCompensationGrantFingerprint, "")
 		}
 	}
 	return nil
 }
 
-func (op *LedgerOperation) verifyInput(input []byte) error {
-	if len(input) > MaxLedgerInputBytes {
-		return &LedgerError{Kind: ErrLedgerInputTooLarge, Actual: uint64(len(input)), Maximum: MaxLedgerInputBytes}
+func (op *Operation) verifyInput(input []byte) error {
+	if len(input) > MaxInputBytes {
+		return &Error{Kind: ErrInputTooLarge, Actual: uint64(len(input)), Maximum: MaxInputBytes}
 	}
-	if op.InputFingerprint != LedgerInputFingerprint(input) {
-		return ledgerError(ErrLedgerInputFingerprintMismatch, op.OperationKey)
+	if op.InputFingerprint != InputFingerprint(input) {
+		return ledgerError(ErrInputFingerprintMismatch, op.OperationKey)
 	}
 	return nil
 }
 
 func (l *Ledger) validateSyntax() error {
-	if l.formatVersion != LedgerFormatVersion {
-		return &LedgerError{Kind: ErrLedgerUnsupportedVersion, Actual: uint64(l.formatVersion)}
+	if l.formatVersion != FormatVersion {
+		return &Error{Kind: ErrUnsupportedVersion, Actual: uint64(l.formatVersion)}
 	}
 	if !protocol.IsFingerprint(l.planFingerprint) {
-		return ledgerError(ErrLedgerInvalidPlanFingerprint, "")
+		return ledgerError(ErrInvalidPlanFingerprint, "")
 	}
-	if len(l.operations) > MaxLedgerOperations {
-		return ledgerError(ErrLedgerTooManyOperations, "")
+	if len(l.operations) > MaxOperations {
+		return ledgerError(ErrTooManyOperations, "")
 	}
 	seen := make(map[string]bool, len(l.operations))
 	for i := range l.operations {
@@ -429,7 +420,7 @@ func (l *Ledger) validateSyntax() error {
 			return err
 		}
 		if seen[op.OperationKey] {
-			return ledgerError(ErrLedgerDuplicateOperationKey, op.OperationKey)
+			return ledgerError(ErrDuplicateOperationKey, op.OperationKey)
 		}
 		seen[op.OperationKey] = true
 	}
@@ -443,14 +434,14 @@ func (l *Ledger) ValidateMinimumRevision(minimum uint64) error {
 		return err
 	}
 	if l.revision < minimum {
-		return &LedgerError{Kind: ErrLedgerStaleRevision, Actual: l.revision, Maximum: minimum}
+		return &Error{Kind: ErrStaleRevision, Actual: l.revision, Maximum: minimum}
 	}
 	return nil
 }
 
 func (l *Ledger) nextRevision() (uint64, error) {
 	if l.revision == math.MaxUint64 {
-		return 0, ledgerError(ErrLedgerRevisionExhausted, "")
+		return 0, ledgerError(ErrRevisionExhausted, "")
 	}
 	return l.revision + 1, nil
 }
@@ -461,22 +452,22 @@ func (l *Ledger) Record(stepID, tool, key string, input []byte) error {
 	if err := l.validateSyntax(); err != nil {
 		return err
 	}
-	if len(input) > MaxLedgerInputBytes {
-		return &LedgerError{Kind: ErrLedgerInputTooLarge, Actual: uint64(len(input)), Maximum: MaxLedgerInputBytes}
+	if len(input) > MaxInputBytes {
+		return &Error{Kind: ErrInputTooLarge, Actual: uint64(len(input)), Maximum: MaxInputBytes}
 	}
-	if len(l.operations) >= MaxLedgerOperations {
-		return ledgerError(ErrLedgerTooManyOperations, "")
+	if len(l.operations) >= MaxOperations {
+		return ledgerError(ErrTooManyOperations, "")
 	}
 	next, err := l.nextRevision()
 	if err != nil {
 		return err
 	}
-	op := LedgerOperation{StepID: stepID, Tool: tool, OperationKey: key, InputFingerprint: LedgerInputFingerprint(input), State: LedgerPending}
+	op := Operation{StepID: stepID, Tool: tool, OperationKey: key, InputFingerprint: InputFingerprint(input), State: Pending}
 	if err := op.validateSyntax(); err != nil {
 		return err
 	}
 	if l.index(key) >= 0 {
-		return ledgerError(ErrLedgerDuplicateOperationKey, key)
+		return ledgerError(ErrDuplicateOperationKey, key)
 	}
 	l.operations = append(l.operations, op)
 	l.revision = next
@@ -490,11 +481,11 @@ func (l *Ledger) ReconcileRequest(key string, input []byte, sessionID, requestID
 		return protocol.OperationReconcileRequest{}, err
 	}
 	if !protocol.IsToken(key) {
-		return protocol.OperationReconcileRequest{}, ledgerError(ErrLedgerInvalidOperationKey, key)
+		return protocol.OperationReconcileRequest{}, ledgerError(ErrInvalidOperationKey, key)
 	}
 	i := l.index(key)
 	if i < 0 {
-		return protocol.OperationReconcileRequest{}, ledgerError(ErrLedgerUnknownOperation, key)
+		return protocol.OperationReconcileRequest{}, ledgerError(ErrUnknownOperation, key)
 	}
 	op := &l.operations[i]
 	if err := op.verifyInput(input); err != nil {
@@ -502,7 +493,7 @@ func (l *Ledger) ReconcileRequest(key string, input []byte, sessionID, requestID
 	}
 	req, err := protocol.NewOperationReconcileRequest(sessionID, requestID, op.Tool, op.OperationKey)
 	if err != nil {
-		return protocol.OperationReconcileRequest{}, &LedgerError{Kind: ErrLedgerProtocol, Err: err}
+		return protocol.OperationReconcileRequest{}, &Error{Kind: ErrProtocol, Err: err}
 	}
 	return req, nil
 }
@@ -510,30 +501,30 @@ func (l *Ledger) ReconcileRequest(key string, input []byte, sessionID, requestID
 // ApplyVerifiedReconciliation records an authenticated worker observation: request and result
 // must validate and match, the operation must exist with the same tool, and the transition must
 // be allowed on state kinds. An identical observation changes nothing, not even the revision.
-func (l *Ledger) ApplyVerifiedReconciliation(req protocol.OperationReconcileRequest, res protocol.OperationReconcileResult) (LedgerState, error) {
+func (l *Ledger) ApplyVerifiedReconciliation(req protocol.OperationReconcileRequest, res protocol.OperationReconcileResult) (State, error) {
 	if err := l.validateSyntax(); err != nil {
 		return 0, err
 	}
 	if err := req.Validate(); err != nil {
-		return 0, &LedgerError{Kind: ErrLedgerProtocol, Err: err}
+		return 0, &Error{Kind: ErrProtocol, Err: err}
 	}
 	if err := res.Validate(); err != nil {
-		return 0, &LedgerError{Kind: ErrLedgerProtocol, Err: err}
+		return 0, &Error{Kind: ErrProtocol, Err: err}
 	}
 	if !res.MatchesRequest(req) {
-		return 0, ledgerError(ErrLedgerReconciliationMismatch, "")
+		return 0, ledgerError(ErrReconciliationMismatch, "")
 	}
 	observed := observedState(res.Status)
 	i := l.index(req.OperationKey)
 	if i < 0 {
-		return 0, ledgerError(ErrLedgerUnknownOperation, req.OperationKey)
+		return 0, ledgerError(ErrUnknownOperation, req.OperationKey)
 	}
 	op := &l.operations[i]
 	if op.Tool != req.Tool {
-		return 0, ledgerError(ErrLedgerReconciliationMismatch, "")
+		return 0, ledgerError(ErrReconciliationMismatch, "")
 	}
 	if !op.State.accepts(observed) {
-		return 0, &LedgerError{Kind: ErrLedgerInvalidStateTransition, State: op.State, Observed: observed}
+		return 0, &Error{Kind: ErrInvalidStateTransition, State: op.State, Observed: observed}
 	}
 	if op.State != observed {
 		next, err := l.nextRevision()
@@ -559,13 +550,13 @@ func (l *Ledger) encodedSizeUpperBound() uint64 {
 }
 
 // Encode returns the ledger's JSON for durable storage, after validating it; a ledger whose
-// size estimate or encoding exceeds MaxLedgerBytes is ErrLedgerTooLarge.
+// size estimate or encoding exceeds MaxBytes is ErrTooLarge.
 func (l *Ledger) Encode() ([]byte, error) {
 	if err := l.validateSyntax(); err != nil {
 		return nil, err
 	}
-	if l.encodedSizeUpperBound() > MaxLedgerBytes {
-		return nil, ledgerError(ErrLedgerTooLarge, "")
+	if l.encodedSizeUpperBound() > MaxBytes {
+		return nil, ledgerError(ErrTooLarge, "")
 	}
 	b := make([]byte, 0, 256+len(l.operations)*320)
 	b = append(b, `{"format_version":`...)
@@ -608,8 +599,8 @@ func (l *Ledger) Encode() ([]byte, error) {
 		b = append(b, '}')
 	}
 	b = append(b, "]}"...)
-	if len(b) > MaxLedgerBytes {
-		return nil, ledgerError(ErrLedgerTooLarge, "")
+	if len(b) > MaxBytes {
+		return nil, ledgerError(ErrTooLarge, "")
 	}
 	return b, nil
 }
@@ -628,16 +619,16 @@ var (
 	}}
 )
 
-// DecodeLedger decodes and validates a stored ledger: at most MaxLedgerBytes, the serde rules of
+// Decode decodes and validates a stored ledger: at most MaxBytes, the serde rules of
 // the reference (unknown or repeated fields rejected), then the syntax rules. It does not check
 // the ledger against a plan (see Plan).
-func DecodeLedger(data []byte) (*Ledger, error) {
-	if len(data) > MaxLedgerBytes {
-		return nil, ledgerError(ErrLedgerTooLarge, "")
+func Decode(data []byte) (*Ledger, error) {
+	if len(data) > MaxBytes {
+		return nil, ledgerError(ErrTooLarge, "")
 	}
 	n, err := canonjson.Parse(data)
 	if err != nil {
-		return nil, &LedgerError{Kind: ErrLedgerInvalidEncoding, Err: err}
+		return nil, &Error{Kind: ErrInvalidEncoding, Err: err}
 	}
 	ctx := derive.Context{Mode: canonjson.Preserve}
 	l := &Ledger{}
@@ -661,7 +652,7 @@ func DecodeLedger(data []byte) (*Ledger, error) {
 		return err
 	})
 	if err != nil {
-		return nil, &LedgerError{Kind: ErrLedgerInvalidEncoding, Err: err}
+		return nil, &Error{Kind: ErrInvalidEncoding, Err: err}
 	}
 	if err := l.validateSyntax(); err != nil {
 		return nil, err
@@ -669,13 +660,13 @@ func DecodeLedger(data []byte) (*Ledger, error) {
 	return l, nil
 }
 
-func decodeLedgerState(n *canonjson.Node, ctx derive.Context) (LedgerState, error) {
+func decodeLedgerState(n *canonjson.Node, ctx derive.Context) (State, error) {
 	i, err := derive.UnitEnum(n, ctx, ledgerStateNames)
-	return LedgerState(i + 1), err
+	return State(i + 1), err
 }
 
-func decodeLedgerOperation(n *canonjson.Node, ctx derive.Context) (LedgerOperation, error) {
-	var op LedgerOperation
+func decodeLedgerOperation(n *canonjson.Node, ctx derive.Context) (Operation, error) {
+	var op Operation
 	err := ledgerOperationStruct.Decode(n, func(i int, v *canonjson.Node) error {
 		var err error
 		switch i {
@@ -694,7 +685,7 @@ func decodeLedgerOperation(n *canonjson.Node, ctx derive.Context) (LedgerOperati
 				op.Compensation = nil
 				return nil
 			}
-			var c LedgerCompensation
+			var c Compensation
 			err = ledgerCompensationStruct.Decode(v, func(j int, w *canonjson.Node) error {
 				var err error
 				switch j {

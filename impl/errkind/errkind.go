@@ -1,0 +1,171 @@
+// Package errkind is the one error idiom of the module. A package lists its failure rules as
+// constants of a Kind, describes them in one Table (variant name and message), and embeds the
+// Kind in its error type; the Kind supplies String, Error, errors.Is matching and the kind's
+// name. Naming the kind of any error of the module takes one errors.As, through Name.
+//
+// The package imports nothing of the module, so every layer, the wire core included, may use it.
+package errkind
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// Entry describes one kind: the reference's variant name, when the kind's error text is not
+// the name itself its message, and, for a package whose error type renders a kind's data, the
+// template of that text ({field} placeholders that the package fills, see Expand).
+type Entry struct {
+	// Name is the variant name; an entry without one is not a kind.
+	Name string
+	// Message is the kind's error text after the table's prefix; "" means the name.
+	Message string
+	// Detail is a template the package renders with Expand for an error of this kind.
+	Detail string
+}
+
+// Table describes every kind of one Space. Kinds is indexed by the kind's value; the zero kind
+// and gaps stay empty.
+type Table struct {
+	// Type is the name of the kind type, used for a value that is not a kind: "ErrorKind(99)".
+	Type string
+	// Prefix starts the Error text of every kind: "protocol: ".
+	Prefix string
+	// NameInError puts the variant name and ": " between the prefix and the message.
+	NameInError bool
+	// Kinds holds each kind's name and message.
+	Kinds []Entry
+}
+
+// Space is a package's set of kinds: a zero-size type whose Table describes them.
+type Space interface {
+	Table() *Table
+}
+
+// Kind is one failure rule of the space S. A Kind is an error, so it is an errors.Is target;
+// an error type that embeds it (as its Kind field) matches that target too.
+type Kind[S Space] uint16
+
+func (k Kind[S]) entry() (Entry, bool) {
+	var s S
+	t := s.Table()
+	if int(k) < len(t.Kinds) && t.Kinds[k].Name != "" {
+		return t.Kinds[k], true
+	}
+	return Entry{}, false
+}
+
+// Valid reports whether k is one of the table's kinds.
+func (k Kind[S]) Valid() bool {
+	_, ok := k.entry()
+	return ok
+}
+
+// String returns the variant name, or "Type(n)" for a value that is not a kind.
+func (k Kind[S]) String() string {
+	if e, ok := k.entry(); ok {
+		return e.Name
+	}
+	var s S
+	return s.Table().Type + "(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Detail returns the kind's detail template ("" for a value that is not a kind).
+func (k Kind[S]) Detail() string {
+	e, _ := k.entry()
+	return e.Detail
+}
+
+// KindName returns the variant name, like String; it makes every kind, and every error that
+// embeds one, a Named.
+func (k Kind[S]) KindName() string { return k.String() }
+
+// Error returns the table's prefix followed by the kind's message (after its name and ": "
+// when the table says NameInError), or by its name when it has no message.
+func (k Kind[S]) Error() string {
+	var s S
+	t := s.Table()
+	e, ok := k.entry()
+	switch {
+	case !ok || e.Message == "":
+		return t.Prefix + k.String()
+	case t.NameInError:
+		return t.Prefix + e.Name + ": " + e.Message
+	}
+	return t.Prefix + e.Message
+}
+
+// Is reports whether target is this kind. Through embedding, it makes errors.Is(err, kind)
+// hold for an error that carries the kind.
+func (k Kind[S]) Is(target error) bool {
+	t, ok := target.(Kind[S])
+	return ok && t == k
+}
+
+// kindOf returns k; through embedding, it lets Of find the kind of an error of the space.
+func (k Kind[S]) kindOf() Kind[S] { return k }
+
+// Expand returns template with each {name} placeholder replaced by field(name). Text outside
+// placeholders is copied as is; an unclosed "{" is copied too.
+func Expand(template string, field func(name string) string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(template, '{')
+		j := strings.IndexByte(template[i+1:], '}')
+		if i < 0 || j < 0 {
+			b.WriteString(template)
+			return b.String()
+		}
+		b.WriteString(template[:i])
+		b.WriteString(field(template[i+1 : i+1+j]))
+		template = template[i+2+j:]
+	}
+}
+
+// Named is implemented by every Kind and every error that embeds one.
+type Named interface {
+	error
+	KindName() string
+}
+
+// Name returns the variant name of the outermost kind in err's chain, whatever its package.
+func Name(err error) (string, bool) {
+	var n Named
+	if errors.As(err, &n) {
+		return n.KindName(), true
+	}
+	return "", false
+}
+
+// Of returns the outermost kind of space S in err's chain: a bare Kind or an error that
+// embeds one.
+func Of[S Space](err error) (Kind[S], bool) {
+	var c interface{ kindOf() Kind[S] }
+	if errors.As(err, &c) {
+		return c.kindOf(), true
+	}
+	return 0, false
+}
+
+// All returns every kind of space S in value order.
+func All[S Space]() []Kind[S] {
+	var s S
+	var out []Kind[S]
+	for i, e := range s.Table().Kinds {
+		if e.Name != "" {
+			out = append(out, Kind[S](i))
+		}
+	}
+	return out
+}
+
+// Parse returns the first kind of space S whose variant name is name.
+func Parse[S Space](name string) (Kind[S], bool) {
+	var s S
+	for i, e := range s.Table().Kinds {
+		if e.Name != "" && e.Name == name {
+			return Kind[S](i), true
+		}
+	}
+	return 0, false
+}
