@@ -104,12 +104,13 @@ func WriteDOT[I, O comparable](w io.Writer, m *Machine[I, O], st Style[I, O]) er
 
 // Drawing geometry of the SVG renderer.
 const (
-	svgRadius  = 22
-	svgColumn  = 230 // horizontal distance between layers
-	svgRow     = 120 // vertical distance between states of a layer
-	svgMargin  = 40
-	svgLine    = 13 // label line height
-	svgMarkHex = "#c62828"
+	svgRadius    = 22
+	svgColumn    = 230 // horizontal distance between layers
+	svgRow       = 120 // vertical distance between states of a layer
+	svgMargin    = 40
+	svgLine      = 13 // label line height
+	svgCharWidth = 7  // estimated width of a label character
+	svgMarkHex   = "#c62828"
 )
 
 // WriteSVG writes m as a self-contained SVG picture with a simple layered layout: a state's
@@ -169,9 +170,12 @@ func WriteSVG[I, O comparable](w io.Writer, m *Machine[I, O], st Style[I, O]) er
 	width := svgMargin*2 + 40 + cols*svgColumn
 	height := svgMargin*2 + 60 + maxRows*svgRow + 40
 
+	// The body is drawn first so that the picture's box can cover every label.
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="monospace" font-size="11">`+"\n", width, height, width, height)
-	fmt.Fprintf(&b, "<title>%s</title>\n", xmlEscape(st.name()))
+	minX, minY, maxX, maxY := 0, 0, width, height
+	grow := func(x0, y0, x1, y1 int) {
+		minX, minY, maxX, maxY = min(minX, x0), min(minY, y0), max(maxX, x1), max(maxY, y1)
+	}
 	b.WriteString(`<defs>`)
 	for _, c := range []struct{ id, color string }{{"arrow", "#333"}, {"arrowmark", svgMarkHex}} {
 		fmt.Fprintf(&b, `<marker id="%s" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="%s"/></marker>`, c.id, c.color)
@@ -213,6 +217,8 @@ func WriteSVG[I, O comparable](w io.Writer, m *Machine[I, O], st Style[I, O]) er
 		}
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">`, lx, ly)
 		for k, label := range e.labels {
+			half := len([]rune(label)) * svgCharWidth / 2
+			grow(lx-half-svgMargin/2, ly+(k-1)*svgLine-svgMargin/2, lx+half+svgMargin/2, ly+k*svgLine+svgMargin/2)
 			fill := "#333"
 			if e.marked[k] {
 				fill = svgMarkHex
@@ -235,7 +241,11 @@ func WriteSVG[I, O comparable](w io.Writer, m *Machine[I, O], st Style[I, O]) er
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="12">s%d</text>`+"\n", x(s), y(s)+4, s)
 	}
 	b.WriteString("</svg>\n")
-	_, err := io.WriteString(w, b.String())
+	var head strings.Builder
+	w2, h2 := maxX-minX, maxY-minY
+	fmt.Fprintf(&head, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="%d %d %d %d" font-family="monospace" font-size="11">`+"\n", w2, h2, minX, minY, w2, h2)
+	fmt.Fprintf(&head, "<title>%s</title>\n", xmlEscape(st.name()))
+	_, err := io.WriteString(w, head.String()+b.String())
 	return err
 }
 

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -274,6 +276,15 @@ func TestWriteSVGIsWellFormedDeterministicAndMarks(t *testing.T) {
 	}
 	d := xml.NewDecoder(bytes.NewReader(one.Bytes()))
 	circles, texts := 0, 0
+	var box [4]int
+	attr := func(se xml.StartElement, name string) string {
+		for _, a := range se.Attr {
+			if a.Name.Local == name {
+				return a.Value
+			}
+		}
+		return ""
+	}
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -284,6 +295,17 @@ func TestWriteSVGIsWellFormedDeterministicAndMarks(t *testing.T) {
 		}
 		if se, ok := tok.(xml.StartElement); ok {
 			switch se.Name.Local {
+			case "svg":
+				if _, err := fmt.Sscanf(attr(se, "viewBox"), "%d %d %d %d", &box[0], &box[1], &box[2], &box[3]); err != nil {
+					t.Fatalf("viewBox %q: %v", attr(se, "viewBox"), err)
+				}
+			case "text":
+				// Every label starts inside the picture.
+				x, _ := strconv.Atoi(attr(se, "x"))
+				y, _ := strconv.Atoi(attr(se, "y"))
+				if x < box[0] || x > box[0]+box[2] || y < box[1] || y > box[1]+box[3] {
+					t.Errorf("text at (%d,%d) outside the view box %v", x, y, box)
+				}
 			case "circle":
 				circles++
 			case "tspan":
