@@ -399,3 +399,41 @@ func TestExpectedMachineFollowsTheChapters(t *testing.T) {
 	}
 	t.Logf("expected machine over %d simulated symbols: %d states", len(names), m.States())
 }
+
+// Spec: EXP-011 — a mutated frame: refuse what the reference refuses, never crash, hang,
+// exceed the frame limit or leak a secret.
+func TestJudgeMutated(t *testing.T) {
+	secret := bytes.Repeat([]byte{0xab, 0x01}, 16)
+	refused := alphabet.Output{Exit: alphabet.ExitTransport}
+	ok := alphabet.Output{Answers: "result", Exit: alphabet.Running}
+	cases := []struct {
+		name string
+		step alphabet.MutatedStep
+		want []string // substrings, one per problem
+	}{
+		{"both refuse", alphabet.MutatedStep{Reference: refused, Port: alphabet.Output{Exit: 1}, PortOutput: []byte("bad frame\n")}, nil},
+		{"both answer", alphabet.MutatedStep{Reference: ok, Port: ok}, nil},
+		{"port accepts", alphabet.MutatedStep{Reference: refused, Port: ok}, []string{"the reference refuses"}},
+		{"port clean exit", alphabet.MutatedStep{Reference: refused, Port: alphabet.Output{Exit: 0}}, []string{"the reference refuses"}},
+		{"crash", alphabet.MutatedStep{Reference: refused, Port: alphabet.Output{Exit: alphabet.Killed}}, []string{"the reference refuses", "crash"}},
+		{"hang", alphabet.MutatedStep{Reference: ok, Port: alphabet.Output{Exit: alphabet.Hung}}, []string{"within the step's bound"}},
+		{"long line", alphabet.MutatedStep{Reference: ok, Port: ok, PortOutput: bytes.Repeat([]byte("a"), protocol.MaxWireFrameBytes+1)}, []string{"frame limit"}},
+		{"hex leak", alphabet.MutatedStep{Reference: refused, Port: refused, PortOutput: []byte("key=" + strings.ToUpper(fmt.Sprintf("%x", secret)))}, []string{"secret 1 appears in the port's output (hex)"}},
+		{"raw leak", alphabet.MutatedStep{Reference: refused, Port: refused, PortOutput: append([]byte("x"), secret...)}, []string{"(raw)"}},
+	}
+	for _, c := range cases {
+		got := alphabet.JudgeMutated(c.step, secret)
+		if len(got) != len(c.want) {
+			t.Errorf("%s: problems %q, want %d", c.name, got, len(c.want))
+			continue
+		}
+		for i, w := range c.want {
+			if !strings.Contains(got[i], w) {
+				t.Errorf("%s: problem %q, want it to say %q", c.name, got[i], w)
+			}
+			if strings.Contains(strings.ToLower(got[i]), fmt.Sprintf("%x", secret[:4])) {
+				t.Errorf("%s: a problem quotes the secret", c.name)
+			}
+		}
+	}
+}
