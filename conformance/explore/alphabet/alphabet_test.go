@@ -2,12 +2,14 @@ package alphabet_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/splashv5/conform/conformance/explore/alphabet"
+	"github.com/splashv5/conform/conformance/explore/learn"
 	"github.com/splashv5/conform/conformance/explore/mealy"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
@@ -435,5 +437,54 @@ func TestJudgeMutated(t *testing.T) {
 				t.Errorf("%s: a problem quotes the secret", c.name)
 			}
 		}
+	}
+}
+
+// Spec: EXP-004, EXP-007 — learning over the worker alphabet recovers the expected machine
+// exactly; the log shows how many fresh processes it would take.
+func TestLearnerRecoversTheExpectedMachine(t *testing.T) {
+	var names []alphabet.Name
+	for _, s := range alphabet.Symbols {
+		if s.Simulated {
+			names = append(names, s.Name)
+		}
+	}
+	want, err := alphabet.Expected(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oracle := learn.Parallel(2, func(_ context.Context, w []alphabet.Name) ([]alphabet.Output, error) {
+		out, _ := want.Run(w)
+		return out, nil
+	})
+	got, stats, err := learn.Learn(context.Background(), oracle, learn.Config[alphabet.Name, alphabet.Output]{
+		Inputs: names, Sink: alphabet.Sink,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mealy.Equal(got, want) {
+		w, _, _ := mealy.Distinguish(want, got)
+		t.Fatalf("learned machine (%d states) differs from the expected one (%d states) on %v", got.States(), want.States(), w)
+	}
+	t.Logf("%d symbols, %d states: %d queries (%d symbols sent; %d for equivalence), %d rounds",
+		len(names), got.States(), stats.Queries, stats.Symbols, stats.EquivalenceQueries, stats.Rounds)
+
+	// A port whose close_session in an active cancellable session is accepted shows a MUST
+	// difference on the shortest word that reaches it.
+	port := want.Clone()
+	active := port.StateAfter([]alphabet.Name{alphabet.OpenCancellable, alphabet.InvokeSlow})
+	ci := port.Index(alphabet.CloseSession)
+	port.Out[active][ci] = alphabet.Output{Exit: alphabet.ExitClean}
+	diffs, err := mealy.Differences(want, port, 0)
+	if err != nil || len(diffs) != 1 {
+		t.Fatalf("%d differences (%v), want 1", len(diffs), err)
+	}
+	d := diffs[0]
+	if !slices.Equal(d.Word, []alphabet.Name{alphabet.OpenCancellable, alphabet.InvokeSlow, alphabet.CloseSession}) {
+		t.Fatalf("difference shown by %v", d.Word)
+	}
+	if v := alphabet.Compare(d.Expected[2], d.Observed[2]); v != alphabet.Violation {
+		t.Fatalf("verdict %s, want MUST", v)
 	}
 }

@@ -241,3 +241,62 @@ func BenchmarkLearn(b *testing.B) {
 	b.ReportMetric(float64(learning)/float64(states), "queries/state")
 	b.ReportMetric(float64(equivalence)/float64(states), "eqqueries/state")
 }
+
+// withSink returns target extended by a sink: from every state, input 0 of a few states ends
+// the run with output 100, after which every output is 101.
+func withSink(target *mealy.Machine[int, int], r *rand.Rand) *mealy.Machine[int, int] {
+	m := target.Clone()
+	sink := m.AddState()
+	for i := range m.Inputs {
+		m.Set(sink, i, sink, 101)
+	}
+	for s := range target.States() {
+		for i := range m.Inputs {
+			if r.IntN(3) == 0 {
+				m.Set(s, i, sink, 100)
+			}
+		}
+	}
+	min, _ := mealy.Minimize(m)
+	return min
+}
+
+func sinkOf(o int) (int, bool) { return 101, o == 100 || o == 101 }
+
+func TestSinkDeclarationSavesQueriesAndStaysExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	for _, n := range []int{3, 8, 15} {
+		target := withSink(mealytest.RandomMinimal(r, n, 6, 2), r)
+		var plain, sunk atomic.Int64
+		got, s1, err := learn.Learn(context.Background(), machineOracle(target, &plain), learn.Config[int, int]{Inputs: target.Inputs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact(t, target, got)
+		got, s2, err := learn.Learn(context.Background(), machineOracle(target, &sunk), learn.Config[int, int]{Inputs: target.Inputs, Sink: sinkOf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact(t, target, got)
+		if s2.Queries >= s1.Queries {
+			t.Fatalf("n=%d: %d queries with the sink declared, %d without", n, s2.Queries, s1.Queries)
+		}
+		t.Logf("n=%d (+sink): %d queries without the declaration, %d with it", n, s1.Queries, s2.Queries)
+	}
+}
+
+func TestSinkContradictionIsReported(t *testing.T) {
+	// The system answers 100 and then keeps answering 0: not a sink.
+	liar := learn.OracleFunc[int, int](func(_ context.Context, words [][]int) ([][]int, error) {
+		out := make([][]int, len(words))
+		for k, w := range words {
+			out[k] = make([]int, len(w))
+			out[k][0] = 100
+		}
+		return out, nil
+	})
+	_, _, err := learn.Learn(context.Background(), liar, learn.Config[int, int]{Inputs: []int{0, 1}, Sink: sinkOf})
+	if !errors.Is(err, learn.ErrOracle) {
+		t.Fatalf("err = %v, want ErrOracle", err)
+	}
+}

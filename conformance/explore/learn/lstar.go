@@ -20,6 +20,8 @@ type Config[I, O comparable] struct {
 	// Equivalence looks for counterexamples to each hypothesis; when nil, the W-method with one
 	// extra state followed by 2000 random walks seeded with 1.
 	Equivalence Equivalence[I, O]
+	// Sink, when set, declares the system's sink outputs (see Queries.WithSink).
+	Sink func(O) (O, bool)
 }
 
 // Learn infers the minimal Mealy machine of the system behind oracle. The result is exact when
@@ -34,7 +36,7 @@ func Learn[I, O comparable](ctx context.Context, oracle Oracle[I, O], cfg Config
 	if eq == nil {
 		eq = Chain[I, O]{WMethod[I, O]{Extra: 1}, RandomWalks[I, O]{Seed: 1, Walks: 2000, MaxLength: 20}}
 	}
-	q := NewQueries(oracle, cfg.Batch, cfg.Budget)
+	q := NewQueries(oracle, cfg.Batch, cfg.Budget).WithSink(cfg.Sink)
 	t := &table[I, O]{inputs: slices.Clone(cfg.Inputs), q: q, outIDs: map[O]int{}}
 	t.S = [][]I{{}}
 	for _, x := range t.inputs {

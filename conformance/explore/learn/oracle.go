@@ -132,6 +132,7 @@ type Queries[I, O comparable] struct {
 	budget      int
 	equivalence bool
 	stats       Stats
+	sink        func(O) (O, bool)
 }
 
 // NewQueries returns a cache over oracle that sends at most batch words per call (0: 64) and at
@@ -141,6 +142,15 @@ func NewQueries[I, O comparable](oracle Oracle[I, O], batch, budget int) *Querie
 		batch = 64
 	}
 	return &Queries[I, O]{oracle: oracle, root: &node[I, O]{}, batch: batch, budget: budget}
+}
+
+// WithSink declares the system's sink outputs: when sink(o) reports true for an output o,
+// every later output of the same word is the returned one, so the cache answers any extension
+// of a word that reached o without asking (a worker process that ended answers nothing more).
+// An oracle answer that contradicts the declaration fails with ErrOracle. It returns q.
+func (q *Queries[I, O]) WithSink(sink func(O) (O, bool)) *Queries[I, O] {
+	q.sink = sink
+	return q
 }
 
 // Stats returns the counts so far.
@@ -157,12 +167,34 @@ func (q *Queries[I, O]) lookup(word []I) ([]O, bool) {
 		}
 		out = append(out, c.out)
 		n = c
+		if q.sink != nil {
+			if after, ok := q.sink(c.out); ok {
+				for len(out) < len(word) {
+					out = append(out, after)
+				}
+				return out, true
+			}
+		}
 	}
 	return out, true
 }
 
 // insert stores an answer, checking it against what the cache knows.
 func (q *Queries[I, O]) insert(word []I, out []O) error {
+	if q.sink != nil {
+		for k, o := range out {
+			after, ok := q.sink(o)
+			if !ok {
+				continue
+			}
+			for j := k + 1; j < len(out); j++ {
+				if out[j] != after {
+					return fmt.Errorf("%w: word %v was answered %v after the sink output %v at %d", ErrOracle, word, out[j], o, k)
+				}
+			}
+			break
+		}
+	}
 	n := q.root
 	for k, x := range word {
 		c, ok := n.children[x]

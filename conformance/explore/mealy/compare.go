@@ -150,3 +150,14 @@ func Minimize[I, O comparable](m *Machine[I, O]) (*Machine[I, O], error) {
 	q.Initial = block[c.Initial]
 	return q.Canonical(), nil
 }
+
+// Marks returns the transitions of the expected and of the observed machine on which the
+// differences show, for Style.Marked.
+func Marks[I, O comparable](diffs []Difference[I, O]) (expected, observed map[Transition]bool) {
+	expected, observed = map[Transition]bool{}, map[Transition]bool{}
+	for _, d := range diffs {
+		expected[Transition{State: d.StateA, Input: d.Input}] = true
+		observed[Transition{State: d.StateB, Input: d.Input}] = true
+	}
+	return expected, observed
+}

@@ -139,6 +139,10 @@ func TestDifferencesReportsEveryDifferingTransition(t *testing.T) {
 	if d1.StateA != 1 || d1.StateB != 1 || d1.Input != 1 {
 		t.Errorf("second difference at (%d,%d,%d), want (1,1,1)", d1.StateA, d1.StateB, d1.Input)
 	}
+	ma, mb := mealy.Marks(diffs)
+	if len(ma) != 2 || !ma[mealy.Transition{State: 0, Input: 1}] || !ma[mealy.Transition{State: 1, Input: 1}] || len(mb) != 2 {
+		t.Errorf("marks %v, %v", ma, mb)
+	}
 	if got, _ := mealy.Differences(a, b, 1); len(got) != 1 {
 		t.Errorf("limit 1 gave %d differences", len(got))
 	}
