@@ -57,27 +57,162 @@ type WMethod[I, O comparable] struct {
 	Extra int
 }
 
+// separators returns, for each two states p < r of m, the shortest word that tells them apart
+// (nil when they are equivalent), indexed [p][r].
+func separators[I, O comparable](m *mealy.Machine[I, O]) [][][]I {
+	sep := make([][][]I, m.States())
+	for p := range m.States() {
+		sep[p] = make([][]I, m.States())
+		for r := p + 1; r < m.States(); r++ {
+			a, b := m.Clone(), m.Clone()
+			a.Initial, b.Initial = p, r
+			if w, ok, _ := mealy.Distinguish(a, b); ok {
+				sep[p][r] = w
+			}
+		}
+	}
+	return sep
+}
+
+// addWord appends w to set unless it is there already.
+func addWord[I comparable](set [][]I, w []I) [][]I {
+	if slices.ContainsFunc(set, func(x []I) bool { return slices.Equal(x, w) }) {
+		return set
+	}
+	return append(set, w)
+}
+
 // Characterization returns a characterization set of m: every single input and, for each two
 // states, the shortest word that tells them apart, without repeats, in a deterministic order.
 func Characterization[I, O comparable](m *mealy.Machine[I, O]) [][]I {
 	var out [][]I
-	has := func(w []I) bool {
-		return slices.ContainsFunc(out, func(x []I) bool { return slices.Equal(x, w) })
-	}
 	for _, x := range m.Inputs {
-		out = append(out, []I{x})
+		out = addWord(out, []I{x})
 	}
-	for p := range m.States() {
-		for r := p + 1; r < m.States(); r++ {
-			a, b := m.Clone(), m.Clone()
-			a.Initial, b.Initial = p, r
-			w, ok, _ := mealy.Distinguish(a, b)
-			if ok && !has(w) {
-				out = append(out, w)
+	sep := separators(m)
+	for p := range sep {
+		for r := p + 1; r < len(sep); r++ {
+			if sep[p][r] != nil {
+				out = addWord(out, sep[p][r])
 			}
 		}
 	}
 	return out
+}
+
+// identifiers returns, for each state s of m, the words that tell s apart from every other
+// state (its identification set), each the shortest for its pair.
+func identifiers[I, O comparable](m *mealy.Machine[I, O]) [][][]I {
+	sep := separators(m)
+	ids := make([][][]I, m.States())
+	for p := range sep {
+		for r := p + 1; r < len(sep); r++ {
+			if w := sep[p][r]; w != nil {
+				ids[p] = addWord(ids[p], w)
+				ids[r] = addWord(ids[r], w)
+			}
+		}
+	}
+	return ids
+}
+
+// middles returns every word of at most k inputs, shortest first.
+func middles[I comparable](inputs []I, k int) [][]I {
+	out := [][]I{{}}
+	layer := [][]I{{}}
+	for range k {
+		var next [][]I
+		for _, m := range layer {
+			for _, x := range inputs {
+				next = append(next, append(slices.Clone(m), x))
+			}
+		}
+		out = append(out, next...)
+		layer = next
+	}
+	return out
+}
+
+// tester asks test words in chunks and stops at the first chunk holding a counterexample.
+type tester[I, O comparable] struct {
+	ctx   context.Context
+	hyp   *mealy.Machine[I, O]
+	q     *Queries[I, O]
+	batch [][]I
+	found []I
+	err   error
+}
+
+// add queues w; it reports false once a counterexample or an error ends the test.
+func (t *tester[I, O]) add(w []I) bool {
+	if t.found != nil || t.err != nil {
+		return false
+	}
+	t.batch = append(t.batch, w)
+	if len(t.batch) == chunk {
+		return t.flush()
+	}
+	return true
+}
+
+func (t *tester[I, O]) flush() bool {
+	if t.found == nil && t.err == nil && len(t.batch) > 0 {
+		t.found, t.err = check(t.ctx, t.hyp, t.q, t.batch)
+		t.batch = t.batch[:0]
+	}
+	return t.found == nil && t.err == nil
+}
+
+// WpMethod is the partial W-method of Fujiwara et al.: the access word of every state,
+// followed by every word of at most Extra inputs and every word of the characterization set;
+// then every word of the transition cover, followed by every word of at most Extra inputs and
+// the identification set of the state it reaches. It finds the same counterexamples as the
+// W-method with the same Extra, with fewer words.
+type WpMethod[I, O comparable] struct {
+	// Extra is the number of states the system may have beyond the hypothesis.
+	Extra int
+}
+
+// Counterexample runs the Wp-method's test suite in chunks and returns the shortest
+// counterexample of the first chunk that holds one.
+func (wp WpMethod[I, O]) Counterexample(ctx context.Context, hyp *mealy.Machine[I, O], q *Queries[I, O]) ([]I, error) {
+	access, _ := hyp.AccessWords()
+	mids := middles(hyp.Inputs, wp.Extra)
+	all := Characterization(hyp)
+	ids := identifiers(hyp)
+	t := &tester[I, O]{ctx: ctx, hyp: hyp, q: q}
+	for _, m := range mids {
+		for _, a := range access {
+			if a == nil {
+				continue
+			}
+			for _, w := range all {
+				if !t.add(cat(a, m, w)) {
+					return t.found, t.err
+				}
+			}
+		}
+	}
+	for _, m := range mids {
+		for _, a := range access {
+			if a == nil {
+				continue
+			}
+			for _, x := range hyp.Inputs {
+				p := cat(a, []I{x}, m)
+				if !t.add(p) {
+					return t.found, t.err
+				}
+				for _, w := range ids[hyp.StateAfter(p)] {
+					if !t.add(cat(p, w)) {
+						return t.found, t.err
+					}
+				}
+			}
+		}
+	}
+	t.flush()
+	return t.found, t.err
 }
 
 // Counterexample runs the W-method's test suite in chunks and returns the shortest
@@ -94,21 +229,10 @@ func (wm WMethod[I, O]) Counterexample(ctx context.Context, hyp *mealy.Machine[I
 			cover = append(cover, append(slices.Clone(a), x))
 		}
 	}
-	middles := [][]I{{}}
-	layer := [][]I{{}}
-	for range wm.Extra {
-		var next [][]I
-		for _, m := range layer {
-			for _, x := range hyp.Inputs {
-				next = append(next, append(slices.Clone(m), x))
-			}
-		}
-		middles = append(middles, next...)
-		layer = next
-	}
+	mids := middles(hyp.Inputs, wm.Extra)
 	suffixes := Characterization(hyp)
 	var batch [][]I
-	for _, m := range middles {
+	for _, m := range mids {
 		for _, p := range cover {
 			for _, s := range suffixes {
 				batch = append(batch, cat(p, m, s))

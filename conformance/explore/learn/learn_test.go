@@ -123,16 +123,18 @@ func TestWMethodFindsAHiddenState(t *testing.T) {
 	lock.Set(4, 1, 4, 1)
 	min, _ := mealy.Minimize(lock)
 	var runs atomic.Int64
-	got, _, err := learn.Learn(context.Background(), machineOracle(min, &runs), learn.Config[int, int]{
-		Inputs: min.Inputs, Equivalence: learn.WMethod[int, int]{Extra: 4},
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, eq := range []learn.Equivalence[int, int]{learn.WMethod[int, int]{Extra: 4}, learn.WpMethod[int, int]{Extra: 4}} {
+		got, _, err := learn.Learn(context.Background(), machineOracle(min, &runs), learn.Config[int, int]{
+			Inputs: min.Inputs, Equivalence: eq,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact(t, min, got)
 	}
-	exact(t, min, got)
 	// With no extra state, the first hypothesis (one state, always 0) survives.
 	runs.Store(0)
-	got, _, err = learn.Learn(context.Background(), machineOracle(min, &runs), learn.Config[int, int]{
+	got, _, err := learn.Learn(context.Background(), machineOracle(min, &runs), learn.Config[int, int]{
 		Inputs: min.Inputs, Equivalence: learn.WMethod[int, int]{Extra: 0},
 	})
 	if err != nil {
@@ -298,5 +300,47 @@ func TestSinkContradictionIsReported(t *testing.T) {
 	_, _, err := learn.Learn(context.Background(), liar, learn.Config[int, int]{Inputs: []int{0, 1}, Sink: sinkOf})
 	if !errors.Is(err, learn.ErrOracle) {
 		t.Fatalf("err = %v, want ErrOracle", err)
+	}
+}
+
+// Spec: EXP-007 — with k extra states, the W- and Wp-methods find a counterexample to every
+// hypothesis that differs from a system with at most k more states.
+func TestWAndWpMethodsAreComplete(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for trial := range 150 {
+		k := r.IntN(3)
+		n := 1 + r.IntN(6)
+		inputs := 2 + r.IntN(2)
+		target := mealytest.RandomMinimal(r, n+r.IntN(k+1), inputs, 2)
+		hyp := mealytest.RandomMinimal(r, n, inputs, 2)
+		if r.IntN(3) == 0 {
+			// A near miss: the target with one output changed, minimized.
+			h := target.Clone()
+			h.Out[r.IntN(h.States())][r.IntN(inputs)] ^= 1
+			hyp, _ = mealy.Minimize(h)
+			if hyp.States()+k < target.States() {
+				continue
+			}
+		}
+		_, differs, _ := mealy.Distinguish(target, hyp)
+		for _, eq := range []learn.Equivalence[int, int]{learn.WMethod[int, int]{Extra: k}, learn.WpMethod[int, int]{Extra: k}} {
+			var runs atomic.Int64
+			q := learn.NewQueries(machineOracle(target, &runs), 0, 0)
+			cex, err := eq.Counterexample(context.Background(), hyp, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if differs != (cex != nil) {
+				t.Fatalf("trial %d, %T k=%d: target %d states, hypothesis %d: differs=%v, counterexample %v",
+					trial, eq, k, target.States(), hyp.States(), differs, cex)
+			}
+			if cex != nil {
+				a, _ := target.Run(cex)
+				b, _ := hyp.Run(cex)
+				if slices.Equal(a, b) {
+					t.Fatalf("trial %d: %v is no counterexample", trial, cex)
+				}
+			}
+		}
 	}
 }

@@ -17,7 +17,7 @@ type Config[I, O comparable] struct {
 	// Batch is the most words per oracle call (0: 64); Budget the most words sent in all (0: no
 	// bound).
 	Batch, Budget int
-	// Equivalence looks for counterexamples to each hypothesis; when nil, the W-method with one
+	// Equivalence looks for counterexamples to each hypothesis; when nil, the Wp-method with one
 	// extra state followed by 2000 random walks seeded with 1.
 	Equivalence Equivalence[I, O]
 	// Sink, when set, declares the system's sink outputs (see Queries.WithSink).
@@ -26,15 +26,15 @@ type Config[I, O comparable] struct {
 
 // Learn infers the minimal Mealy machine of the system behind oracle. The result is exact when
 // the equivalence oracle finds a counterexample to every wrong hypothesis; with the W-method
-// and k extra states, that holds whenever the system has at most k more states than the
-// returned machine.
+// or the Wp-method and k extra states, that holds whenever the system has at most k more states
+// than the returned machine.
 func Learn[I, O comparable](ctx context.Context, oracle Oracle[I, O], cfg Config[I, O]) (*mealy.Machine[I, O], Stats, error) {
 	if len(cfg.Inputs) == 0 {
 		return nil, Stats{}, fmt.Errorf("%w: empty alphabet", ErrOracle)
 	}
 	eq := cfg.Equivalence
 	if eq == nil {
-		eq = Chain[I, O]{WMethod[I, O]{Extra: 1}, RandomWalks[I, O]{Seed: 1, Walks: 2000, MaxLength: 20}}
+		eq = Chain[I, O]{WpMethod[I, O]{Extra: 1}, RandomWalks[I, O]{Seed: 1, Walks: 2000, MaxLength: 20}}
 	}
 	q := NewQueries(oracle, cfg.Batch, cfg.Budget).WithSink(cfg.Sink)
 	t := &table[I, O]{inputs: slices.Clone(cfg.Inputs), q: q, outIDs: map[O]int{}}

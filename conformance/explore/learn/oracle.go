@@ -6,8 +6,8 @@
 // word, is never asked again), are gathered into batches that an oracle may run in parallel, and
 // are counted against a budget. The cache also checks that the oracle is deterministic: an
 // answer that contradicts an earlier one on a common prefix ends learning with a
-// *NondeterminismError instead of looping. Equivalence is approximated by the W-method with a
-// number of extra states and by seeded random walks.
+// *NondeterminismError instead of looping. Equivalence is approximated by the W-method or the
+// Wp-method with a number of extra states and by seeded random walks.
 package learn
 
 import (
