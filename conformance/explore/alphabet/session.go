@@ -99,21 +99,28 @@ func (s *Session) nextID() string {
 // text echo and, with the durable need, the durable tool (one compensation with the
 // compensation need); the cancellable session grants only the slow tool.
 func (s *Session) grants(kind protocol.SessionKind) []protocol.CapabilityGrant {
-	g := func(tool string, f protocol.EnvelopeFormat) protocol.CapabilityGrant {
-		return protocol.CapabilityGrant{Tool: tool, Format: f, MaxCalls: grantCalls, MaxInputBytes: grantInput, MaxOutputBytes: grantOutput}
-	}
 	if kind == protocol.CancellableSession {
-		return []protocol.CapabilityGrant{g(toolCancellable, protocol.FormatText)}
+		return []protocol.CapabilityGrant{grant(toolCancellable, protocol.FormatText)}
 	}
-	out := []protocol.CapabilityGrant{g(toolTextEcho, protocol.FormatText)}
+	out := []protocol.CapabilityGrant{grant(toolTextEcho, protocol.FormatText)}
 	if s.has(NeedDurable) {
-		d := g(toolDurable, protocol.FormatJSON)
-		if s.has(NeedCompensation) {
-			d.MaxCompensations = 1
-		}
-		out = append(out, d)
+		out = append(out, s.durableGrant(s.has(NeedCompensation)))
 	}
 	return out
+}
+
+// grant returns a grant of the alphabet's limits.
+func grant(tool string, f protocol.EnvelopeFormat) protocol.CapabilityGrant {
+	return protocol.CapabilityGrant{Tool: tool, Format: f, MaxCalls: grantCalls, MaxInputBytes: grantInput, MaxOutputBytes: grantOutput}
+}
+
+// durableGrant returns the grant of the durable tool, with one compensation or none.
+func (s *Session) durableGrant(compensation bool) protocol.CapabilityGrant {
+	d := grant(toolDurable, protocol.FormatJSON)
+	if compensation {
+		d.MaxCompensations = 1
+	}
+	return d
 }
 
 func (s *Session) manifest(kind protocol.SessionKind) protocol.CapabilityManifest {
@@ -256,14 +263,11 @@ func (s *Session) Concretize(n Name) (Action, error) {
 		line, err = s.seal(protocol.ReconcileOperationMessage{Request: protocol.OperationReconcileRequest{
 			ProtocolVersion: protocol.ProtocolVersion, SessionID: s.id, RequestID: s.nextID(), Tool: toolDurable, OperationKey: key}})
 	case CompensateScope:
-		g := s.grants(protocol.BaselineSession)
-		var fp string
-		for _, x := range g {
-			if x.Tool == toolDurable {
-				if fp, err = x.CompensationFingerprint(); err != nil {
-					return Action{}, fmt.Errorf("%w: %w", ErrConcretize, err)
-				}
-			}
+		// The fingerprint of the durable grant with one compensation: the one a baseline
+		// opening grants when the worker declares both needs, so that only the scope is wrong.
+		fp, ferr := s.durableGrant(true).CompensationFingerprint()
+		if ferr != nil {
+			return Action{}, fmt.Errorf("%w: %w", ErrConcretize, ferr)
 		}
 		key := s.operation
 		if key == "" {
