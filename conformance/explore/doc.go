@@ -9,6 +9,8 @@
 //     batched membership oracle, with a prefix-tree cache and a query budget;
 //   - shrink: delta debugging and per-element shrinking of a failing step sequence;
 //   - mutate: byte- and JSON-level frame mutators and the coverage corpus;
+//   - walk: seeded random sessions kept alive by a guide machine, compared step by step;
+//   - replay: the replay file of a shrunk failing session;
 //   - alphabet: the abstract alphabet of a worker session, its concretizer, the output
-//     abstraction and the machine the specification implies.
+//     abstraction, the judgement of a mutated step and the machine the specification implies.
 package explore
