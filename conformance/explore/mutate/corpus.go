@@ -15,9 +15,11 @@ import (
 	"strings"
 )
 
-// Signature is the coverage key of a run: its abstract outputs, in order, with each run of
-// equal consecutive outputs counted in a power-of-two bucket (1, 2, 3-4, 5-8, ...), hashed. Two
-// runs that differ only in how often an output repeats within a bucket share a key, so a long
+// Signature is the coverage key of a run: its abstract outputs (text forms), in order, with
+// each run of equal consecutive outputs counted in a power-of-two bucket (1, 2, 3-4, 5-8, ...).
+// It is the first 16 bytes, as 32 lowercase hex digits, of the SHA-256 of, for each run, the
+// output's text, the byte 0x1F, the bucket's upper bound in decimal and the byte 0x1E. Two runs
+// that differ only in how often an output repeats within a bucket share a key, so a long
 // session that loops does not flood the corpus.
 func Signature(outputs []string) string {
 	var b strings.Builder
@@ -26,10 +28,10 @@ func Signature(outputs []string) string {
 		for j < len(outputs) && outputs[j] == outputs[i] {
 			j++
 		}
-		b.WriteString(strconv.Quote(outputs[i]))
-		b.WriteByte('*')
+		b.WriteString(outputs[i])
+		b.WriteByte(0x1f)
 		b.WriteString(strconv.Itoa(bucket(j - i)))
-		b.WriteByte(';')
+		b.WriteByte(0x1e)
 		i = j
 	}
 	sum := sha256.Sum256([]byte(b.String()))

@@ -2,6 +2,8 @@ package mutate
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -326,5 +328,14 @@ func TestCorpusFormat(t *testing.T) {
 		if err := NewCorpus().Load(fsys); err == nil {
 			t.Errorf("%s: a bad entry loaded", what)
 		}
+	}
+}
+
+// Spec: EXP-013 — the signature's bytes, computed here by hand.
+func TestSignatureBytes(t *testing.T) {
+	sum := sha256.Sum256([]byte("-\x1f1\x1eresult\x1f4\x1eexit 0\x1f1\x1e"))
+	want := hex.EncodeToString(sum[:16])
+	if got := Signature([]string{"-", "result", "result", "result", "exit 0"}); got != want {
+		t.Fatalf("Signature = %s, want %s", got, want)
 	}
 }
