@@ -25,9 +25,19 @@ const quiet = 250 * time.Millisecond
 
 var (
 	buildOnce sync.Once
+	buildDir  string
 	workerBin string
 	buildErr  error
 )
+
+// TestMain removes the reference worker built for the cross-check.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
 
 // referenceWorker builds cmd/splash-worker once.
 func referenceWorker(t *testing.T) string {
@@ -38,12 +48,12 @@ func referenceWorker(t *testing.T) string {
 			buildErr = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "explore-worker-")
+		buildDir, err = os.MkdirTemp("", "explore-worker-")
 		if err != nil {
 			buildErr = err
 			return
 		}
-		workerBin = filepath.Join(dir, "splash-worker")
+		workerBin = filepath.Join(buildDir, "splash-worker")
 		cmd := exec.Command("go", "build", "-o", workerBin, "./cmd/splash-worker")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
