@@ -2,8 +2,10 @@ package learn
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/splashv5/conform/conformance/explore/mealy"
 )
@@ -283,4 +285,37 @@ func (rw RandomWalks[I, O]) Counterexample(ctx context.Context, hyp *mealy.Machi
 		}
 	}
 	return check(ctx, hyp, q, batch)
+}
+
+// String describes the method for a report: "W-method with 1 extra state".
+func (wm WMethod[I, O]) String() string { return "W-method with " + extra(wm.Extra) }
+
+// String describes the method for a report: "Wp-method with 1 extra state".
+func (wp WpMethod[I, O]) String() string { return "Wp-method with " + extra(wp.Extra) }
+
+// String describes the walks for a report: "2000 random walks of up to 20 inputs, seed 1".
+func (rw RandomWalks[I, O]) String() string {
+	return fmt.Sprintf("%d random walks of up to %d inputs, seed %d", rw.Walks, max(rw.MaxLength, 1), rw.Seed)
+}
+
+// String describes the oracles in order, joined by ", then ".
+func (c Chain[I, O]) String() string {
+	parts := make([]string, len(c))
+	for i, e := range c {
+		parts[i] = fmt.Sprint(e)
+	}
+	return strings.Join(parts, ", then ")
+}
+
+func extra(k int) string {
+	if k == 1 {
+		return "1 extra state"
+	}
+	return fmt.Sprintf("%d extra states", k)
+}
+
+// DefaultEquivalence is the equivalence check Learn uses when Config leaves it nil: the
+// Wp-method with one extra state, then 2000 random walks of up to 20 inputs seeded with 1.
+func DefaultEquivalence[I, O comparable]() Chain[I, O] {
+	return Chain[I, O]{WpMethod[I, O]{Extra: 1}, RandomWalks[I, O]{Seed: 1, Walks: 2000, MaxLength: 20}}
 }

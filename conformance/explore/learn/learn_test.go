@@ -344,3 +344,15 @@ func TestWAndWpMethodsAreComplete(t *testing.T) {
 		}
 	}
 }
+
+// Spec: EXP-007 — the report states the method, the extra states, the walks and their seed.
+func TestEquivalenceDescriptions(t *testing.T) {
+	got := fmt.Sprint(learn.DefaultEquivalence[int, int]())
+	want := "Wp-method with 1 extra state, then 2000 random walks of up to 20 inputs, seed 1"
+	if got != want {
+		t.Fatalf("%q, want %q", got, want)
+	}
+	if got := fmt.Sprint(learn.WMethod[int, int]{Extra: 2}); got != "W-method with 2 extra states" {
+		t.Fatalf("%q", got)
+	}
+}

@@ -17,8 +17,7 @@ type Config[I, O comparable] struct {
 	// Batch is the most words per oracle call (0: 64); Budget the most words sent in all (0: no
 	// bound).
 	Batch, Budget int
-	// Equivalence looks for counterexamples to each hypothesis; when nil, the Wp-method with one
-	// extra state followed by 2000 random walks seeded with 1.
+	// Equivalence looks for counterexamples to each hypothesis; when nil, DefaultEquivalence.
 	Equivalence Equivalence[I, O]
 	// Sink, when set, declares the system's sink outputs (see Queries.WithSink).
 	Sink func(O) (O, bool)
@@ -34,7 +33,7 @@ func Learn[I, O comparable](ctx context.Context, oracle Oracle[I, O], cfg Config
 	}
 	eq := cfg.Equivalence
 	if eq == nil {
-		eq = Chain[I, O]{WpMethod[I, O]{Extra: 1}, RandomWalks[I, O]{Seed: 1, Walks: 2000, MaxLength: 20}}
+		eq = DefaultEquivalence[I, O]()
 	}
 	q := NewQueries(oracle, cfg.Batch, cfg.Budget).WithSink(cfg.Sink)
 	t := &table[I, O]{inputs: slices.Clone(cfg.Inputs), q: q, outIDs: map[O]int{}}
