@@ -10,10 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/splashv5/conform/conformance/explore/alphabet"
+	"github.com/splashv5/conform/conformance/explore/learn"
+	"github.com/splashv5/conform/conformance/explore/mealy"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/spec"
@@ -241,6 +244,38 @@ func TestExpectedMachineAgreesWithTheReferenceWorker(t *testing.T) {
 				t.Errorf("%v: step %d (%s): the reference worker did %q, the expected machine says %q", w, i, w[i], got[i], want[i])
 				break
 			}
+		}
+	}
+}
+
+// Spec: EXP-004, EXP-006, EXP-014 — learning the reference worker black-box, one fresh process
+// per query, recovers the expected machine. It runs only when EXPLORE_LEARN_REFERENCE is set:
+// each silent step waits for the quiet period, so it takes tens of seconds.
+func TestLearningTheReferenceWorkerGivesTheExpectedMachine(t *testing.T) {
+	if os.Getenv("EXPLORE_LEARN_REFERENCE") == "" {
+		t.Skip("set EXPLORE_LEARN_REFERENCE=1 to learn the reference worker")
+	}
+	bin := referenceWorker(t)
+	names := []alphabet.Name{alphabet.OpenCancellable, alphabet.InvokeSlow, alphabet.Invoke, alphabet.CancelCurrent, alphabet.CloseSession, alphabet.EndOfInput}
+	want, err := alphabet.Expected(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	oracle := learn.Parallel(2, func(_ context.Context, w []alphabet.Name) ([]alphabet.Output, error) {
+		return runWord(t, bin, int(n.Add(1)), w, alphabet.NeedCancel), nil
+	})
+	start := time.Now()
+	got, stats, err := learn.Learn(context.Background(), oracle, learn.Config[alphabet.Name, alphabet.Output]{
+		Inputs: names, Sink: alphabet.Sink, Equivalence: learn.Chain[alphabet.Name, alphabet.Output]{learn.WpMethod[alphabet.Name, alphabet.Output]{Extra: 1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d symbols: %d states learned with %d processes (%d symbols) in %s", len(names), got.States(), stats.Queries, stats.Symbols, time.Since(start).Round(time.Millisecond))
+	if diffs, _ := mealy.Differences(want, got, 0); len(diffs) > 0 {
+		for _, d := range diffs {
+			t.Errorf("%v: expected %v, the reference worker did %v", d.Word, d.Expected, d.Observed)
 		}
 	}
 }
