@@ -5,8 +5,8 @@
 // This directory holds the pure core, with no process I/O:
 //
 //   - mealy: deterministic Mealy machines, their comparison, minimization and drawings;
-//   - learn: an active learner (L* with Rivest–Schapire counterexample processing) over a
-//     batched membership oracle, with a prefix-tree cache and a query budget;
+//   - learn: active learners (L* with Rivest–Schapire counterexample processing, and L#) over
+//     a batched membership oracle, with a prefix-tree cache and a query budget;
 //   - shrink: delta debugging and per-element shrinking of a failing step sequence;
 //   - mutate: byte- and JSON-level frame mutators and the coverage corpus;
 //   - walk: seeded random sessions kept alive by a guide machine, compared step by step;

@@ -467,7 +467,18 @@ func TestLearnerRecoversTheExpectedMachine(t *testing.T) {
 		w, _, _ := mealy.Distinguish(want, got)
 		t.Fatalf("learned machine (%d states) differs from the expected one (%d states) on %v", got.States(), want.States(), w)
 	}
-	t.Logf("%d symbols, %d states: %d queries (%d symbols sent; %d for equivalence), %d rounds",
+	t.Logf("L*: %d symbols, %d states: %d queries (%d symbols sent; %d for equivalence), %d rounds",
+		len(names), got.States(), stats.Queries, stats.Symbols, stats.EquivalenceQueries, stats.Rounds)
+	got, stats, err = learn.LearnLSharp(context.Background(), oracle, learn.Config[alphabet.Name, alphabet.Output]{
+		Inputs: names, Sink: alphabet.Sink,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mealy.Equal(got, want) {
+		t.Fatalf("L# learned a machine (%d states) that differs from the expected one", got.States())
+	}
+	t.Logf("L#: %d symbols, %d states: %d queries (%d symbols sent; %d for equivalence), %d rounds",
 		len(names), got.States(), stats.Queries, stats.Symbols, stats.EquivalenceQueries, stats.Rounds)
 
 	// A port whose close_session in an active cancellable session is accepted shows a MUST

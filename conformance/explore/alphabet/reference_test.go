@@ -266,7 +266,7 @@ func TestLearningTheReferenceWorkerGivesTheExpectedMachine(t *testing.T) {
 		return runWord(t, bin, int(n.Add(1)), w, alphabet.NeedCancel), nil
 	})
 	start := time.Now()
-	got, stats, err := learn.Learn(context.Background(), oracle, learn.Config[alphabet.Name, alphabet.Output]{
+	got, stats, err := learn.LearnLSharp(context.Background(), oracle, learn.Config[alphabet.Name, alphabet.Output]{
 		Inputs: names, Sink: alphabet.Sink, Equivalence: learn.Chain[alphabet.Name, alphabet.Output]{learn.WpMethod[alphabet.Name, alphabet.Output]{Extra: 1}},
 	})
 	if err != nil {

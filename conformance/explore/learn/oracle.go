@@ -1,6 +1,7 @@
-// Package learn infers a deterministic Mealy machine black-box: L* with Rivest–Schapire
-// counterexample processing over a membership oracle that answers whole input words, each from
-// the system's initial state (in the explorer, each word runs in a fresh worker process).
+// Package learn infers a deterministic Mealy machine black-box over a membership oracle that
+// answers whole input words, each from the system's initial state (in the explorer, each word
+// runs in a fresh worker process): L* with Rivest–Schapire counterexample processing (Learn)
+// and L# (LearnLSharp), which asks fewer queries.
 //
 // Queries go through a prefix-tree cache (a word whose answer is known, or a prefix of a known
 // word, is never asked again), are gathered into batches that an oracle may run in parallel, and
