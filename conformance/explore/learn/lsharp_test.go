@@ -109,3 +109,23 @@ func TestLSharpReportsNondeterminism(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNondeterministic", err)
 	}
 }
+
+// BenchmarkLearnLSharp reports L#'s queries per learned state on the machines of
+// BenchmarkLearn.
+func BenchmarkLearnLSharp(b *testing.B) {
+	r := rand.New(rand.NewPCG(19, 20))
+	var learning, equivalence, states int
+	for b.Loop() {
+		target := mealytest.RandomMinimal(r, 20, 8, 2)
+		var runs atomic.Int64
+		_, stats, err := learn.LearnLSharp(context.Background(), machineOracle(target, &runs), learn.Config[int, int]{Inputs: target.Inputs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		learning += stats.Queries - stats.EquivalenceQueries
+		equivalence += stats.EquivalenceQueries
+		states += target.States()
+	}
+	b.ReportMetric(float64(learning)/float64(states), "queries/state")
+	b.ReportMetric(float64(equivalence)/float64(states), "eqqueries/state")
+}
