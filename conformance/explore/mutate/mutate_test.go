@@ -339,3 +339,30 @@ func TestSignatureBytes(t *testing.T) {
 		t.Fatalf("Signature = %s, want %s", got, want)
 	}
 }
+
+func TestMutatorsNeverPanicOnSmallLines(t *testing.T) {
+	for _, line := range []string{"", "x", "{}", "[]", "[1]", `"s"`, `{"a":{}}`, "\xff", `{"a":"\u00e9","b":[1,2.5e3,-0]}`} {
+		for _, k := range Kinds {
+			for seed := range uint64(20) {
+				_, _ = Apply(k, seed, []byte(line), nil)
+			}
+		}
+		for seed := range uint64(50) {
+			Mutate(seed, []byte(line), []byte(line))
+		}
+	}
+}
+
+// FuzzApply checks that no mutator panics and that every mutation is reproducible.
+func FuzzApply(f *testing.F) {
+	f.Add([]byte(`{"sequence":1,"message":{"type":"invoke"},"auth_tag":"00"}`), uint64(1), uint8(3))
+	f.Add([]byte(""), uint64(0), uint8(0))
+	f.Fuzz(func(t *testing.T, line []byte, seed uint64, k uint8) {
+		kind := Kinds[int(k)%len(Kinds)]
+		a, errA := Apply(kind, seed, line, nil)
+		b, errB := Apply(kind, seed, line, nil)
+		if !bytes.Equal(a, b) || (errA == nil) != (errB == nil) {
+			t.Fatalf("%s seed %d is not reproducible", kind, seed)
+		}
+	})
+}
