@@ -16,7 +16,9 @@ import (
 // Machine is a deterministic, complete Mealy machine: from every state, every input of the
 // alphabet leads to exactly one state and yields exactly one output.
 //
-// States are the integers 0..States()-1. Inputs are addressed by their index in Inputs.
+// States are the integers 0..States()-1. Inputs are addressed by their index in Inputs. The
+// methods that follow transitions (Step, Run, StateAfter, AccessWords, Canonical) expect a
+// machine that passes Validate; the package's functions check it themselves.
 type Machine[I, O comparable] struct {
 	// Inputs is the alphabet, in a fixed order.
 	Inputs []I
