@@ -42,12 +42,12 @@ var chapterFiles embed.FS
 // Prefixes lists every requirement ID prefix the project uses, in chapter order.
 var Prefixes = []string{
 	"ENC", "MSG", "FRM", "BOOT", "MAN", "FP", "ERR",
-	"STO", "AUZ", "JRN", "WRK", "CAN", "PRF", "SEC", "RUN", "SCR", "TRN", "WFL", "HDR", "IOP", "CNF",
+	"STO", "AUZ", "JRN", "WRK", "CAN", "PRF", "SEC", "RUN", "SCR", "TRN", "WFL", "HDR", "IOP", "EXP", "CNF",
 }
 
 // CitationPattern is the regular expression that recognises a requirement ID wherever it is
 // cited (test comments, vector files, conformance sources).
-const CitationPattern = `\b(ENC|MSG|FRM|BOOT|MAN|FP|ERR|STO|AUZ|JRN|WRK|CAN|PRF|SEC|RUN|SCR|TRN|WFL|HDR|IOP|CNF)-\d{3}\b`
+const CitationPattern = `\b(ENC|MSG|FRM|BOOT|MAN|FP|ERR|STO|AUZ|JRN|WRK|CAN|PRF|SEC|RUN|SCR|TRN|WFL|HDR|IOP|EXP|CNF)-\d{3}\b`
 
 var (
 	citationRE = regexp.MustCompile(CitationPattern)
