@@ -312,7 +312,7 @@ func CompChecks() []*Check {
 				w2.expectExit(exitPersistence, "a compensation whose observation write fails after its admission was persisted")
 				t.expectEffects("a compensation admitted and performed whose observation was never persisted",
 					effectLine("op-1", "1"), compensationLine("op-1", "cmp-1", `"u"`))
-				if diag := w2.stderr.excerpt(); !strings.Contains(diag, "IndeterminateCompensation") {
+				if diag := w2.stderr.Excerpt(); !strings.Contains(diag, "IndeterminateCompensation") {
 					t.shouldf("a diagnostic naming IndeterminateCompensation (WRK-052)", "standard error: "+orNone([]string{strings.TrimSpace(diag)}))
 				}
 			},

@@ -68,7 +68,7 @@ func NumberChecks() []*Check {
 				w := t.session(jsonGrant(toolJSONEcho))
 				w.sendInvoke(toolJSONEcho, jsonPayload(lossyWrittenNonPortable))
 				w.expectExit(exitAdapter, "an echo of "+lossyWrittenNonPortable+", whose number a lossy writer also writes, so it proves nothing")
-				if diag := w.stderr.excerpt(); !strings.Contains(diag, "NonPortableNumber") {
+				if diag := w.stderr.Excerpt(); !strings.Contains(diag, "NonPortableNumber") {
 					t.shouldf("a diagnostic naming NonPortableNumber (WRK-048)", "standard error: "+orNone([]string{strings.TrimSpace(diag)}))
 				}
 				w2 := t.session(jsonGrant(toolJSONEcho))

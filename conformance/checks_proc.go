@@ -16,11 +16,11 @@ func ProcChecks() []*Check {
 				w := t.baseline()
 				w.writeLine(flipTagDigit(w.seal(w.invocation("req-1", toolTextEcho, text("hello")))))
 				w.expectExit(exitTransport, "an invoke with a wrong tag")
-				diag := strings.ToLower(w.stderr.excerpt())
+				diag := strings.ToLower(w.stderr.Excerpt())
 				for _, word := range []string{"transport", "invalidauthenticationtag"} {
 					if !strings.Contains(diag, word) {
 						t.failf("a diagnostic naming the class \"transport\" and the kind InvalidAuthenticationTag",
-							"standard error: "+orNone([]string{strings.TrimSpace(w.stderr.excerpt())}))
+							"standard error: "+orNone([]string{strings.TrimSpace(w.stderr.Excerpt())}))
 					}
 				}
 			},

@@ -213,7 +213,7 @@ func typedRefusals(kind string, inputs ...string) func(*T) {
 			w := t.session(jsonGrant(toolTyped))
 			w.sendInvoke(toolTyped, jsonPayload(in))
 			w.expectExit(exitAdapter, "conf.json.typed given "+in)
-			diag := strings.TrimSpace(w.stderr.excerpt())
+			diag := strings.TrimSpace(w.stderr.Excerpt())
 			if !strings.Contains(strings.ToLower(diag), strings.ToLower(kind)) {
 				t.shouldf("a diagnostic naming the adapter error kind "+kind+" for the input "+in,
 					"standard error: "+orNone([]string{diag}))

@@ -136,13 +136,13 @@ func (t *T) expectNoSecretID(diag string) {
 // the runner kept of it (the runner watches the whole stream for the stub secret as well).
 func (w *Worker) stderrWhole() string {
 	select {
-	case <-w.stderr.done:
+	case <-w.stderr.Done():
 	case <-time.After(time.Second):
 	}
 	if w.stderr.stubLeaked() {
 		w.t.failf("no trace of the stub secret on standard error (SEC-010)", "the worker wrote an encoding of the stub secret on standard error")
 	}
-	return w.stderr.excerpt()
+	return w.stderr.Excerpt()
 }
 
 // SecretChecks returns the checks of area SECRET: the capability secret broker, seen through

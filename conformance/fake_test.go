@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runFake(mode))
 	}
 	code := m.Run()
-	removeBuiltWorker()
+	programs.Remove()
 	os.Exit(code)
 }
 

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // htmlSample is sampleReport with frame records, hostile worker output, and a passing check
@@ -291,15 +293,13 @@ func TestHTMLReplayRunsInSplashWire(t *testing.T) {
 	if err != nil {
 		t.Skip("no POSIX shell")
 	}
-	root, ok := moduleRootFrom(mustGetwd())
+	root, ok := childproc.ModuleRootFrom(mustGetwd())
 	if !ok {
 		t.Fatal("no module root")
 	}
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "splash-wire"), "./cmd/splash-wire")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building splash-wire: %v\n%s", err, out)
+	if err := childproc.Build(root, "./cmd/splash-wire", filepath.Join(dir, "splash-wire")); err != nil {
+		t.Fatal(err)
 	}
 	r := htmlSample(t)
 	page := renderHTML(t, r, HTMLOptions{})

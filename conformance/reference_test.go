@@ -3,61 +3,30 @@ package conformance
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/splashv5/conform/internal/childproc"
 )
 
-// builtWorker is a build of the reference worker, made once for the whole test binary.
-type builtWorker struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
+// programs holds the reference worker's builds for this test binary; TestMain removes them.
+var programs childproc.Builds
 
-// referenceBuild is the reference worker; faultyBuild is its faulty build (build tag
+// referenceWorkerBinary returns the reference worker, built once per test binary.
+func referenceWorkerBinary(t testing.TB) string { return program(t) }
+
+// faultyWorkerBinary returns the faulty build of the reference worker (build tag
 // splashfaults), which the mutation test runs with --fault.
-var referenceBuild, faultyBuild builtWorker
+func faultyWorkerBinary(t testing.TB) string { return program(t, "splashfaults") }
 
-// referenceWorkerBinary builds cmd/splash-worker once and returns its path.
-func referenceWorkerBinary(t testing.TB) string { return referenceBuild.binary(t) }
-
-// faultyWorkerBinary builds the faulty build of cmd/splash-worker once and returns its path.
-func faultyWorkerBinary(t testing.TB) string { return faultyBuild.binary(t, "splashfaults") }
-
-func (b *builtWorker) binary(t testing.TB, tags ...string) string {
+func program(t testing.TB, tags ...string) string {
 	t.Helper()
-	b.once.Do(func() {
-		root, ok := moduleRootFrom(mustGetwd())
-		if !ok {
-			b.err = os.ErrNotExist
-			return
-		}
-		dir, err := os.MkdirTemp("", "conformance-test-worker-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.dir = dir
-		b.path = filepath.Join(dir, "splash-worker")
-		b.err = buildWorker(root, b.path, tags...)
-	})
-	if b.err != nil {
-		t.Fatalf("building the reference worker %v: %v", tags, b.err)
+	path, err := programs.Build(ReferenceWorkerPackage, tags...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b.path
-}
-
-// removeBuiltWorker deletes the built reference workers; TestMain calls it.
-func removeBuiltWorker() {
-	for _, b := range []*builtWorker{&referenceBuild, &faultyBuild} {
-		if b.dir != "" {
-			_ = os.RemoveAll(b.dir)
-		}
-	}
+	return path
 }
 
 func mustGetwd() string {

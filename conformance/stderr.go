@@ -2,11 +2,11 @@ package conformance
 
 import (
 	"bytes"
-	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // Bounds of what the runner keeps of a worker's standard error.
@@ -15,55 +15,28 @@ const (
 	stderrTailBytes = 2048
 )
 
-// stderrTail consumes a worker's standard error with bounded memory: it keeps the first and
-// the last bytes, counts the rest, and watches the whole stream for encodings of the session
-// key.
+// stderrTail consumes a worker's standard error with bounded memory (the first and the last
+// bytes) and watches the whole stream for encodings of the session key.
 type stderrTail struct {
-	mu    sync.Mutex
-	head  []byte
-	tail  []byte
-	total int64
-	keys  leakStream // encodings of the session and storage keys, which must never appear (WRK-093)
-	stub  leakStream // encodings of the profile's stub secret, which must never appear (SEC-010)
-	done  chan struct{}
+	*childproc.Capture
+	mu   sync.Mutex
+	keys leakStream // encodings of the session and storage keys, which must never appear (WRK-093)
+	stub leakStream // encodings of the profile's stub secret, which must never appear (SEC-010)
 }
 
 // newStderrTail returns a consumer that looks for the encodings of keys (the session key
 // and, when the runner gave one, the storage key) and for those of the profile's stub
 // secret.
 func newStderrTail(keys *leakMatcher) *stderrTail {
-	return &stderrTail{keys: leakStream{m: keys}, stub: leakStream{m: stubMatcher}, done: make(chan struct{})}
-}
-
-// consume reads r until it ends and then closes done.
-func (s *stderrTail) consume(r io.Reader) {
-	defer close(s.done)
-	buf := make([]byte, 4096)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			s.add(buf[:n])
-		}
-		if err != nil {
-			return
-		}
+	s := &stderrTail{keys: leakStream{m: keys}, stub: leakStream{m: stubMatcher}}
+	s.Capture = childproc.NewCapture(stderrHeadBytes, stderrTailBytes)
+	s.Observe = func(p []byte) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.keys.add(p)
+		s.stub.add(p)
 	}
-}
-
-func (s *stderrTail) add(p []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.total += int64(len(p))
-	if room := stderrHeadBytes - len(s.head); room > 0 {
-		take := min(room, len(p))
-		s.head = append(s.head, p[:take]...)
-	}
-	s.tail = append(s.tail, p...)
-	if len(s.tail) > stderrTailBytes {
-		s.tail = append(s.tail[:0], s.tail[len(s.tail)-stderrTailBytes:]...)
-	}
-	s.keys.add(p)
-	s.stub.add(p)
+	return s
 }
 
 // containsAny reports whether data holds one of the patterns.
@@ -74,29 +47,6 @@ func containsAny(data []byte, patterns [][]byte) bool {
 		}
 	}
 	return false
-}
-
-// excerpt returns the kept text: everything when the stream was short, otherwise the head,
-// a marker with the number of bytes left out, and the tail. Invalid UTF-8 is replaced.
-func (s *stderrTail) excerpt() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var b strings.Builder
-	if s.total <= int64(stderrHeadBytes) {
-		b.Write(s.head)
-	} else {
-		b.Write(s.head)
-		tailStart := s.total - int64(len(s.tail))
-		if tailStart > int64(stderrHeadBytes) {
-			b.WriteString("\n[… ")
-			b.WriteString(strconv.FormatInt(tailStart-int64(stderrHeadBytes), 10))
-			b.WriteString(" bytes left out …]\n")
-			b.Write(s.tail)
-		} else {
-			b.Write(s.tail[int64(stderrHeadBytes)-tailStart:])
-		}
-	}
-	return strings.ToValidUTF8(b.String(), "\uFFFD")
 }
 
 // keyLeaked reports whether an encoding of the session key appeared.

@@ -276,7 +276,7 @@ func orNone(lines []string) string {
 func (t *T) stderrExcerpt() string {
 	var b strings.Builder
 	for _, w := range t.workers {
-		ex := w.stderr.excerpt()
+		ex := w.stderr.Excerpt()
 		if ex == "" {
 			continue
 		}

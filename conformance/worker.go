@@ -19,6 +19,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // Exit statuses of a worker process, as spec/13-worker.md (WRK-092) defines them.
@@ -136,7 +137,7 @@ func (t *T) launchAs(sid string) *Worker {
 
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = t.run.env
-	prepareProcess(cmd)
+	childproc.SetGroup(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.internal(err)
@@ -168,13 +169,13 @@ func (t *T) launchAs(sid string) *Worker {
 	}
 
 	go w.readStdout()
-	go w.stderr.consume(errR)
+	go w.stderr.Consume(errR)
 	go func() {
 		_ = cmd.Wait()
 		w.state = cmd.ProcessState
 		w.exitedAt = time.Now()
 		// End anything the worker left behind in its process group.
-		_ = killGroup(cmd.Process.Pid)
+		_ = childproc.KillGroup(cmd.Process.Pid)
 		close(w.exited)
 	}()
 	return w
@@ -384,7 +385,7 @@ func (w *Worker) describeEnd(err error) string {
 	case errors.Is(err, jsonline.ErrUnexpectedEndOfStream):
 		if w.waitExit(time.Second) {
 			w.checkCrash()
-			return "end of output without an answer; the worker exited with " + w.exitText() + lastStderrLine(w.stderr.excerpt())
+			return "end of output without an answer; the worker exited with " + w.exitText() + lastStderrLine(w.stderr.Excerpt())
 		}
 		return "end of output without an answer; the worker is still running"
 	}
@@ -421,7 +422,7 @@ func (w *Worker) expectRunning(grace time.Duration, state string) {
 		select {
 		case <-w.exited:
 			w.checkCrash()
-			w.t.failf(state, fmt.Sprintf("the worker exited with %s leaving %d bytes of its input unread%s", w.exitText(), n, lastStderrLine(w.stderr.excerpt())))
+			w.t.failf(state, fmt.Sprintf("the worker exited with %s leaving %d bytes of its input unread%s", w.exitText(), n, lastStderrLine(w.stderr.Excerpt())))
 		case <-time.After(5 * time.Millisecond):
 		}
 		if time.Now().After(w.t.deadline) {
@@ -433,7 +434,7 @@ func (w *Worker) expectRunning(grace time.Duration, state string) {
 	select {
 	case <-w.exited:
 		w.checkCrash()
-		w.t.failf(state, "the worker exited with "+w.exitText()+" before its input ended"+lastStderrLine(w.stderr.excerpt()))
+		w.t.failf(state, "the worker exited with "+w.exitText()+" before its input ended"+lastStderrLine(w.stderr.Excerpt()))
 	case ev := <-w.lines:
 		if ev.err != nil {
 			w.outputEnded, w.endErr = true, ev.err
@@ -455,8 +456,8 @@ func (w *Worker) exitCode() int {
 
 // exitText describes how the process ended.
 func (w *Worker) exitText() string {
-	if sig, ok := exitSignal(w.state); ok {
-		return "signal " + sig
+	if exit := childproc.Classify(w.state); exit.Signaled {
+		return "signal " + exit.Signal
 	}
 	return describeExit(w.exitCode())
 }
@@ -471,16 +472,16 @@ func (w *Worker) checkCrash() {
 	}
 	// Let the stderr reader finish so the excerpt is complete.
 	select {
-	case <-w.stderr.done:
+	case <-w.stderr.Done():
 	case <-time.After(200 * time.Millisecond):
 	}
-	if sig, ok := exitSignal(w.state); ok && !w.killedByUs.Load() {
-		w.t.crashf("worker %d was killed by signal %s", w.index, sig)
+	if exit := childproc.Classify(w.state); exit.Signaled && !w.killedByUs.Load() {
+		w.t.crashf("worker %d was killed by signal %s", w.index, exit.Signal)
 	}
 	if code := w.exitCode(); code > 128 {
 		w.t.crashf("worker %d exited with status %d, which shells use for death by a signal", w.index, code)
 	}
-	if looksLikeCrash(w.stderr.excerpt()) {
+	if looksLikeCrash(w.stderr.Excerpt()) {
 		w.t.crashf("worker %d printed a runtime crash report and exited with %s", w.index, w.exitText())
 	}
 }
@@ -506,9 +507,9 @@ func (w *Worker) expectExit(code int, why string) {
 		// The protocol demands only that a rejected session ends; the status classes of
 		// WRK-092 are this project's convention, so another non-zero status is a SHOULD
 		// deviation (WRK-096).
-		w.t.shouldf(fmt.Sprintf("exit %s after %s", describeExit(code), why), "exit "+w.exitText()+lastStderrLine(w.stderr.excerpt()))
+		w.t.shouldf(fmt.Sprintf("exit %s after %s", describeExit(code), why), "exit "+w.exitText()+lastStderrLine(w.stderr.Excerpt()))
 	default:
-		w.t.failf(want, "exit "+w.exitText()+lastStderrLine(w.stderr.excerpt()))
+		w.t.failf(want, "exit "+w.exitText()+lastStderrLine(w.stderr.Excerpt()))
 	}
 }
 
@@ -590,17 +591,14 @@ func (w *Worker) stop() {
 	case <-w.exited:
 	default:
 		w.killedByUs.Store(true)
-		_ = killGroup(w.cmd.Process.Pid)
-		select {
-		case <-w.exited:
-		case <-time.After(5 * time.Second):
-		}
+		_ = childproc.KillGroup(w.cmd.Process.Pid)
+		childproc.AwaitEnd(0, w.exited, time.Now().Add(5*time.Second)) // the reaper closes exited
 	}
 	w.closeInput()
 	close(w.done)
 	_ = w.stdout.Close()
 	select {
-	case <-w.stderr.done:
+	case <-w.stderr.Done():
 	case <-time.After(time.Second):
 	}
 	_ = w.stderrR.Close()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // hostileChecks catch host bugs that a cooperative worker never shows: a wait that trusts the
@@ -132,9 +133,9 @@ func (t *T) childSession() *fakeWorker {
 // expectGone fails the check unless the worker and its child are gone within a second.
 func (w *fakeWorker) expectGone(expected string) {
 	until := time.Now().Add(time.Second)
-	for alive(w.hello.Pid) || alive(w.hello.Child) {
+	for childproc.Alive(w.hello.Pid) || childproc.Alive(w.hello.Child) {
 		if time.Now().After(until) {
-			w.t.failf(expected, fmt.Sprintf("worker alive %v, child alive %v", alive(w.hello.Pid), alive(w.hello.Child)))
+			w.t.failf(expected, fmt.Sprintf("worker alive %v, child alive %v", childproc.Alive(w.hello.Pid), childproc.Alive(w.hello.Child)))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

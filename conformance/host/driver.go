@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/splashv5/conform/impl/jsonline"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // maxDriverStderr bounds the driver's standard error kept for the report and the key scan.
@@ -46,25 +45,8 @@ type driver struct {
 	nextID uint64
 	exited chan struct{}
 
-	mu     sync.Mutex
-	stderr bytes.Buffer // the first maxDriverStderr bytes
-	output bytes.Buffer // every outcome line read, bounded like stderr, for the key scan
-}
-
-// boundedWriter keeps the first max bytes written to it.
-type boundedWriter struct {
-	mu  *sync.Mutex
-	buf *bytes.Buffer
-	max int
-}
-
-func (w boundedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if room := w.max - w.buf.Len(); room > 0 {
-		w.buf.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
+	stderr *childproc.Capture // the first maxDriverStderr bytes
+	output *childproc.Capture // every outcome line read, bounded like stderr, for the key scan
 }
 
 // driverWaitDelay bounds how long reaping a dead driver waits for its standard error to end.
@@ -75,12 +57,13 @@ func startDriver(argv []string, env []string) (*driver, error) { return startDri
 
 // startDriverIn is startDriver with working directory dir ("" is the runner's).
 func startDriverIn(argv []string, env []string, dir string) (*driver, error) {
-	d := &driver{lines: make(chan driverEvent, 16), exited: make(chan struct{})}
+	d := &driver{lines: make(chan driverEvent, 16), exited: make(chan struct{}),
+		stderr: childproc.NewCapture(maxDriverStderr, 0), output: childproc.NewCapture(maxDriverStderr, 0)}
 	d.cmd = exec.Command(argv[0], argv[1:]...)
 	d.cmd.Env = env
 	d.cmd.Dir = dir
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	d.cmd.Stderr = boundedWriter{&d.mu, &d.stderr, maxDriverStderr}
+	childproc.SetGroup(d.cmd)
+	d.cmd.Stderr = d.stderr
 	// A worker the driver started, in a process group of its own, may still hold the driver's
 	// standard error once the driver is dead; reaping the driver then waits at most this long
 	// for it before it closes the pipe (HDR-031).
@@ -102,7 +85,7 @@ func startDriverIn(argv []string, env []string, dir string) (*driver, error) {
 			line, err := r.ReadLine()
 			line = bytes.Clone(line) // the reader reuses its buffer
 			if err == nil {
-				boundedWriter{&d.mu, &d.output, maxDriverStderr}.Write(append(line, '\n'))
+				_, _ = d.output.Write(append(line, '\n'))
 			}
 			d.lines <- driverEvent{line: line, err: err}
 			if err != nil {
@@ -182,21 +165,12 @@ func (d *driver) kill() {
 // open, and reaping waits for that to end.
 func (d *driver) killGroup(deadline time.Time) {
 	_ = d.stdin.Close()
-	_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
-	for alive(d.cmd.Process.Pid) && time.Now().Before(deadline) {
-		select {
-		case <-d.exited:
-			return
-		case <-time.After(time.Millisecond):
-		}
-	}
+	_, _ = childproc.KillGroupAndWait(d.cmd.Process.Pid, d.exited, deadline)
 }
 
 // texts returns the kept standard error and output of the driver.
 func (d *driver) texts() (stderr, output string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.stderr.String(), d.output.String()
+	return d.stderr.Head(), d.output.Head()
 }
 
 func clip(s string, n int) string {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -225,31 +224,5 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // ReferenceDriver returns the bundled reference driver: splash-host-driver next to this
 // executable, or one built from the module around the working directory.
 func ReferenceDriver() (bin string, cleanup func(), err error) {
-	if exe, err := os.Executable(); err == nil {
-		sibling := filepath.Join(filepath.Dir(exe), "splash-host-driver")
-		if info, err := os.Stat(sibling); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
-			return sibling, func() {}, nil
-		}
-	}
-	return BuildDriver()
-}
-
-// BuildDriver builds the reference driver (with tags, if any) into a temporary directory.
-func BuildDriver(tags ...string) (bin string, cleanup func(), err error) {
-	dir, err := os.MkdirTemp("", "splash-host-driver-")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup = func() { _ = os.RemoveAll(dir) }
-	bin = filepath.Join(dir, "splash-host-driver")
-	args := []string{"build", "-o", bin}
-	if len(tags) > 0 {
-		args = append(args, "-tags", strings.Join(tags, ","))
-	}
-	cmd := exec.Command("go", append(args, conformance.ModulePath+"/cmd/splash-host-driver")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("building the reference driver: %v\n%s", err, out)
-	}
-	return bin, cleanup, nil
+	return conformance.ReferenceProgram("splash-host-driver", "./cmd/splash-host-driver")
 }

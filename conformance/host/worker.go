@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +19,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // fakeEvent is a line the host wrote to the fake worker, or the error that ended its input.
@@ -353,7 +353,7 @@ func (w *fakeWorker) exit(code int) { _ = w.enc.Encode(relayCommand{Exit: code, 
 func (w *fakeWorker) exitAndEnd(code int) {
 	w.exit(code)
 	until := time.Now().Add(min(exitGrace, time.Until(w.t.deadline)))
-	for !exited(w.hello.Pid) && time.Now().Before(until) {
+	for !childproc.Ended(w.hello.Pid) && time.Now().Before(until) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
@@ -370,27 +370,10 @@ func (w *fakeWorker) result(requestID string, p protocol.ToolPayload) protocol.M
 // stop kills the fake worker's process group and hangs up.
 func (w *fakeWorker) stop() {
 	if w.hello.Pgid > 1 && w.hello.Pgid != syscall.Getpgrp() {
-		_ = syscall.Kill(-w.hello.Pgid, syscall.SIGKILL)
+		_ = childproc.KillGroup(w.hello.Pgid)
 	}
-	if w.hello.Child > 0 {
-		_ = syscall.Kill(w.hello.Child, syscall.SIGKILL)
-	}
+	_ = childproc.Kill(w.hello.Child)
 	_ = w.conn.Close()
-}
-
-// alive reports whether process pid exists and is not a zombie.
-func alive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
-		return stat[i+2] != 'Z'
-	}
-	return true
 }
 
 // keyEncodings returns the encodings of a session key the runner looks for in output.

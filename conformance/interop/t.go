@@ -16,6 +16,7 @@ import (
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/host"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // maxTranscript bounds the transcript lines kept for one scenario; maxRecords the relayed
@@ -416,10 +417,10 @@ func (r *relay) stop() {
 	h := r.hello
 	r.mu.Unlock()
 	if h != nil && h.Pgid > 1 && h.Pgid != syscall.Getpgrp() {
-		_ = syscall.Kill(-h.Pgid, syscall.SIGKILL)
+		_ = childproc.KillGroup(h.Pgid)
 	}
-	if h != nil && h.WorkerPid > 0 {
-		_ = syscall.Kill(h.WorkerPid, syscall.SIGKILL)
+	if h != nil {
+		_ = childproc.Kill(h.WorkerPid)
 	}
 	_ = r.conn.Close()
 }

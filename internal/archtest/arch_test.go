@@ -18,6 +18,9 @@ const module = "github.com/splashv5/conform"
 // all the conformance runner may use.
 var wireCore = []string{"impl/canonjson", "impl/derive", "impl/protocol", "impl/bootstrap", "impl/jsonline"}
 
+// childproc is the package that starts, kills, classifies and builds child processes.
+const childproc = "internal/childproc"
+
 // runnerExternals are the only modules outside the standard library and this module that the
 // conformance runner links: BLAKE3 (frame tags) and its CPU feature detection.
 var runnerExternals = []string{"lukechampine.com/blake3", "github.com/klauspost/cpuid/v2"}
@@ -28,6 +31,7 @@ type pkg struct {
 	Standard bool     // in the standard library
 	Module   bool     // in this module
 	Deps     []string // every package it links, relative to the module where they are in it
+	Imports  []string // the packages it imports itself, relative like Deps
 }
 
 // rule is one layering rule: a check of one package's place in the graph.
@@ -77,6 +81,21 @@ func rules(all map[string]pkg) []rule {
 	}
 	inWireCore := func(d string) bool { return slices.Contains(wireCore, d) }
 	return []rule{
+		{"internal/childproc links the standard library only", func(p pkg) error {
+			if p.Path != childproc {
+				return nil
+			}
+			return only(p, p.Deps, func(d string) bool { return all[d].Standard })
+		}},
+		{"only the suites, the host transport and test-support packages import internal/childproc", func(p pkg) error {
+			if !slices.Contains(p.Imports, childproc) {
+				return nil
+			}
+			if under(p.Path, "conformance") || p.Path == "impl/transport" || isTestSupport(p.Path) {
+				return nil
+			}
+			return fmt.Errorf("%s imports %s", p.Path, childproc)
+		}},
 		{"spec imports nothing of the module", func(p pkg) error {
 			if p.Path != "spec" {
 				return nil
@@ -106,7 +125,7 @@ func rules(all map[string]pkg) []rule {
 				return nil
 			}
 			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool {
-				return inWireCore(d) || d == "spec" || under(d, "conformance") || relayMayLink(p.Path, d)
+				return inWireCore(d) || d == "spec" || d == childproc || under(d, "conformance") || relayMayLink(p.Path, d)
 			})
 		}},
 		{"splash-conform links the runner, the wire core, the spec text, the standard library and BLAKE3 only", func(p pkg) error {
@@ -115,7 +134,7 @@ func rules(all map[string]pkg) []rule {
 			}
 			return only(p, p.Deps, func(d string) bool {
 				q := all[d]
-				return q.Standard || inWireCore(d) || under(d, "conformance") || d == "spec" || d == relayAuthorizer ||
+				return q.Standard || inWireCore(d) || under(d, "conformance") || d == "spec" || d == childproc || d == relayAuthorizer ||
 					slices.ContainsFunc(runnerExternals, func(e string) bool { return under(d, e) })
 			})
 		}},
@@ -123,7 +142,7 @@ func rules(all map[string]pkg) []rule {
 			if !under(p.Path, "impl") {
 				return nil
 			}
-			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return under(d, "impl") })
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return under(d, "impl") || d == childproc })
 		}},
 		{"only sqlitestore links SQLite, only boltstore links bbolt", func(p pkg) error {
 			return only(p, p.Deps, func(d string) bool {
@@ -175,7 +194,7 @@ func violations(all map[string]pkg) []string {
 // load lists the module's packages and everything they link, without tests.
 func load(t *testing.T) map[string]pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Standard,Module,Deps", module+"/...")
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Standard,Module,Deps,Imports", module+"/...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -196,6 +215,7 @@ func load(t *testing.T) map[string]pkg {
 			Standard   bool
 			Module     *struct{ Path string }
 			Deps       []string
+			Imports    []string
 		}
 		if err := dec.Decode(&raw); err != nil {
 			t.Fatal(err)
@@ -203,6 +223,9 @@ func load(t *testing.T) map[string]pkg {
 		p := pkg{Path: rel(raw.ImportPath), Standard: raw.Standard, Module: raw.Module != nil && raw.Module.Path == module}
 		for _, d := range raw.Deps {
 			p.Deps = append(p.Deps, rel(d))
+		}
+		for _, d := range raw.Imports {
+			p.Imports = append(p.Imports, rel(d))
 		}
 		all[p.Path] = p
 	}
@@ -252,6 +275,10 @@ func TestRulesCatchViolations(t *testing.T) {
 			"impl depends on impl only: impl/worker links conformance"},
 		{"a command imports a test-support package", []pkg{mod("cmd/splash-worker", "impl/storage/storagetest"), mod("impl/storage/storagetest")},
 			"only tests import test-support packages: cmd/splash-worker links impl/storage/storagetest"},
+		{"childproc imports the module", []pkg{mod("internal/childproc", "impl/protocol"), mod("impl/protocol")},
+			"internal/childproc links the standard library only: internal/childproc links impl/protocol"},
+		{"the worker runtime imports childproc", []pkg{{Path: "impl/worker", Module: true, Deps: []string{"internal/childproc"}, Imports: []string{"internal/childproc"}}, mod("internal/childproc")},
+			"only the suites, the host transport and test-support packages import internal/childproc: impl/worker imports internal/childproc"},
 		{"the wire core imports the worker", []pkg{mod("impl/protocol", "impl/worker"), mod("impl/worker")},
 			"the wire core links only the wire core: impl/protocol links impl/worker"},
 	}
