@@ -22,7 +22,7 @@ func RunEach(ctx context.Context, n, parallel int, run func(i int) Result, progr
 				results[i] = run(i)
 				if progress != nil {
 					mu.Lock()
-					writeProgress(progress, results[i], verbose)
+					WriteProgress(progress, results[i], verbose)
 					mu.Unlock()
 				}
 			}

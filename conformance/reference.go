@@ -16,6 +16,26 @@ const ModulePath = childproc.Module
 // module root.
 const ReferenceWorkerPackage = "./cmd/splash-worker"
 
+// Placeholders the worker command may contain.
+const (
+	// PlaceholderJournal is replaced by the path of the check's journal file.
+	PlaceholderJournal = "{journal}"
+	// PlaceholderEffects is replaced by the path of the check's effect log.
+	PlaceholderEffects = "{effects}"
+	// PlaceholderScope is replaced by the journal scope the runner uses for compensation.
+	PlaceholderScope = "{scope}"
+	// PlaceholderStoreFault is replaced by the path of the check's store fault trigger
+	// (PRF-021), a file the runner creates to make the worker's journal writes fail.
+	PlaceholderStoreFault = "{store-fault}"
+	// PlaceholderStorageKey is replaced by the path of a file that holds the check's storage
+	// key in 64 hexadecimal digits, a fresh random key per check, so the runner can look for
+	// it in every output (WRK-093).
+	PlaceholderStorageKey = "{storage-key}"
+	// PlaceholderSecretSource is replaced by the path of the check's secret source (PRF-033),
+	// a file the runner creates to choose what the secret tool's provider returns.
+	PlaceholderSecretSource = "{secret-source}"
+)
+
 // ReferenceWorkerArgs are the arguments that give the reference worker a journal, an effect
 // log, a scope, a store fault trigger, a storage key and a secret source per check, so that every check of the catalog can run
 // against it.

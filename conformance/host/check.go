@@ -49,11 +49,16 @@ func Catalog() []*Check {
 	return all
 }
 
+// Entry returns what the catalog digest covers of the check.
+func (c *Check) Entry() conformance.CatalogEntry {
+	return conformance.CatalogEntry{ID: c.ID, Level: c.Level, Requirements: slices.Clone(c.Requirements)}
+}
+
 // CatalogEntries returns the digest entries of the host suite's catalog.
 func CatalogEntries() []conformance.CatalogEntry {
 	var out []conformance.CatalogEntry
 	for _, c := range Catalog() {
-		out = append(out, conformance.CatalogEntry{ID: c.ID, Level: c.Level, Requirements: slices.Clone(c.Requirements)})
+		out = append(out, c.Entry())
 	}
 	return out
 }
@@ -63,17 +68,7 @@ func Suite() conformance.SuiteInfo { return conformance.NewSuiteInfo("host", Cat
 
 // Select returns the checks whose ID starts with or matches pattern, or that cite it.
 func Select(checks []*Check, pattern string) ([]*Check, error) {
-	var out []*Check
-	for _, c := range checks {
-		sel, err := conformance.Select([]*conformance.Check{{ID: c.ID, Requirements: c.Requirements}}, pattern)
-		if err != nil {
-			return nil, err
-		}
-		if len(sel) > 0 {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return conformance.Select(checks, pattern, (*Check).Entry)
 }
 
 const unreachableKey = "the reference driver never holds the key bytes (impl/transport.StartProcess draws, writes and " +

@@ -33,11 +33,16 @@ func Catalog() []*Scenario {
 	return all
 }
 
-// CatalogEntries returns the digest entries of the scenario catalog: every scenario is a MUST.
+// Entry returns what the catalog digest covers of the scenario: every scenario is a MUST.
+func (s *Scenario) Entry() conformance.CatalogEntry {
+	return conformance.CatalogEntry{ID: s.ID, Level: conformance.Must, Requirements: slices.Clone(s.Requirements)}
+}
+
+// CatalogEntries returns the digest entries of the scenario catalog.
 func CatalogEntries() []conformance.CatalogEntry {
 	var out []conformance.CatalogEntry
 	for _, s := range Catalog() {
-		out = append(out, conformance.CatalogEntry{ID: s.ID, Level: conformance.Must, Requirements: slices.Clone(s.Requirements)})
+		out = append(out, s.Entry())
 	}
 	return out
 }
@@ -47,17 +52,7 @@ func Suite() conformance.SuiteInfo { return conformance.NewSuiteInfo("interop", 
 
 // Select returns the scenarios whose ID starts with or matches pattern, or that cite it.
 func Select(all []*Scenario, pattern string) ([]*Scenario, error) {
-	var out []*Scenario
-	for _, s := range all {
-		sel, err := conformance.Select([]*conformance.Check{{ID: s.ID, Requirements: s.Requirements}}, pattern)
-		if err != nil {
-			return nil, err
-		}
-		if len(sel) > 0 {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return conformance.Select(all, pattern, (*Scenario).Entry)
 }
 
 // Tools of the conformance profile (PRF-001) the scenarios grant.

@@ -1,0 +1,29 @@
+package worker
+
+import (
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+)
+
+// newReport is the report of a run of the worker suite.
+func newReport(cfg Config, st *runState, results []conformance.Result, started time.Time, took time.Duration) *conformance.Report {
+	r := &conformance.Report{Suite: Suite(), Worker: cfg.Worker, Strict: st.strict, Started: started, Duration: took, Results: results,
+		AreaDescriptions: areaDescriptions()}
+	for _, n := range AllNeeds {
+		if st.offers[n] {
+			r.Offered = append(r.Offered, n)
+		}
+	}
+	r.Summary = conformance.Summarize(results)
+	return r
+}
+
+// areaDescriptions says what each area of the catalog covers.
+func areaDescriptions() map[string]string {
+	out := make(map[string]string, len(Areas))
+	for _, a := range Areas {
+		out[a.Name] = a.Description
+	}
+	return out
+}
