@@ -84,3 +84,8 @@ func ReferenceProgram(name, pkg string) (bin string, cleanup func(), err error) 
 	}
 	return bin, cleanup, nil
 }
+
+// ReferenceDriver returns the bundled reference host driver (see ReferenceProgram).
+func ReferenceDriver() (bin string, cleanup func(), err error) {
+	return ReferenceProgram("splash-host-driver", "./cmd/splash-host-driver")
+}

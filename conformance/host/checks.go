@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
@@ -46,7 +47,7 @@ func bootChecks() []*Check {
 				t.call(map[string]any{"op": "close"})
 				first.exit(3)
 				if o := t.call(map[string]any{"op": "wait"}); !o.OK || o.ExitCode == nil || *o.ExitCode != 3 {
-					t.failf(`{"ok":true,"exit_code":3} after the worker exited with 3`+t.cite("HDR-024"), string(o.raw))
+					t.failf(`{"ok":true,"exit_code":3} after the worker exited with 3`+t.cite("HDR-024"), string(o.Raw()))
 				}
 				second := t.session(echoGrant())
 				if first.boot.Key.Equal(second.boot.Key) {
@@ -62,7 +63,7 @@ func bootChecks() []*Check {
 				t.call(map[string]any{"op": "close"})
 				w.exitAndEnd(0)
 				t.call(map[string]any{"op": "wait"})
-				stderr, output := t.drv.texts()
+				stderr, output := t.drv.Texts()
 				where := leaks(w.boot.Key, map[string]string{
 					"the worker's argv": strings.Join(w.hello.Argv, "\x00"), "the worker's environment": strings.Join(w.hello.Env, "\x00"),
 					"the driver's standard error": stderr, "the driver's outcome lines": output,
@@ -97,10 +98,10 @@ func openChecks() []*Check {
 			Title: "the driver answers an unknown command with Unsupported and keeps serving",
 			run: func(t *T) {
 				if o := t.call(map[string]any{"op": "conformance.unknown", "extra": 1}); o.OK || o.Error != "Unsupported" {
-					t.failf(`{"ok":false,"error":"Unsupported"}`, string(o.raw))
+					t.failf(`{"ok":false,"error":"Unsupported"}`, string(o.Raw()))
 				}
 				if o := t.call(map[string]any{"op": "hello"}); !o.OK {
-					t.failf("hello answered with ok after the unknown command", string(o.raw))
+					t.failf("hello answered with ok after the unknown command", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HOPEN-01", Level: must, Requirements: []string{"TRN-011", "FRM-019", "HDR-020"}, Needs: []string{FeatureInvoke},
@@ -116,7 +117,7 @@ func openChecks() []*Check {
 					t.failf("the manifest "+string(m.AppendJSON(nil)), string(got.Manifest.AppendJSON(nil)))
 				}
 				if o := t.await(id); !o.OK {
-					t.failf("start answered with ok", string(o.raw))
+					t.failf("start answered with ok", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HOPEN-02", Level: must, Requirements: []string{"FRM-019", "FRM-021", "HDR-023", "CAN-022", "WRK-022"}, Needs: []string{FeatureInvoke},
@@ -131,11 +132,11 @@ func openChecks() []*Check {
 				id := t.sendCommand(map[string]any{"op": "close"})
 				w.expectEnd("close ends an ordinary session at a frame boundary (HDR-023)")
 				if o := t.await(id); !o.OK {
-					t.failf("close answered with ok (HDR-023)", string(o.raw))
+					t.failf("close answered with ok (HDR-023)", string(o.Raw()))
 				}
 				w.exitAndEnd(0)
 				if o := t.call(map[string]any{"op": "wait"}); !o.OK || o.ExitCode == nil || *o.ExitCode != 0 {
-					t.failf(`{"ok":true,"exit_code":0}: the worker ended cleanly`+t.cite("HDR-024"), string(o.raw))
+					t.failf(`{"ok":true,"exit_code":0}: the worker ended cleanly`+t.cite("HDR-024"), string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HOPEN-05", Level: must, Requirements: []string{"HDR-023", "CAN-009", "TRN-043"}, Needs: []string{FeatureInvoke, FeatureCancel},
@@ -147,7 +148,7 @@ func openChecks() []*Check {
 				_ = w.enc.Encode(relayCommand{CloseOutput: true}) // the worker ends its output (CAN-009)
 				w.expectEnd("the input ends after close_session (HDR-023)")
 				if o := t.await(id); !o.OK {
-					t.failf("close answered with ok (HDR-023)", string(o.raw))
+					t.failf("close answered with ok (HDR-023)", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HOPEN-03", Level: must, Requirements: []string{"HDR-021", "FRM-005"}, Needs: []string{FeatureInvoke},
@@ -164,7 +165,7 @@ func openChecks() []*Check {
 				}
 				w.send(w.result("req-7", jsonPayload(`{"ok":true}`)))
 				if o := t.await(id); !o.OK || string(o.Payload) != `{"format":"json","value":{"ok":true}}` {
-					t.failf(`ok with the payload {"format":"json","value":{"ok":true}}`, string(o.raw))
+					t.failf(`ok with the payload {"format":"json","value":{"ok":true}}`, string(o.Raw()))
 				}
 			}},
 	}
@@ -226,7 +227,7 @@ func frameChecks() []*Check {
 				line := w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", text("pong")))
 				w.write(line)
 				if o := t.await(id); !o.OK {
-					t.failf("the first answer accepted", string(o.raw))
+					t.failf("the first answer accepted", string(o.Raw()))
 				}
 				id = t.invoke("req-2", echoTool, text("ping"))
 				w.recv(protocol.TypeInvoke)
@@ -332,7 +333,7 @@ func durableChecks() []*Check {
 				}
 				w.send(w.operationResult(req, "op-1", done))
 				if o := t.await(id); !o.OK || string(o.Status) != string(done.AppendJSON(nil)) {
-					t.failf("ok with the status "+string(done.AppendJSON(nil)), string(o.raw))
+					t.failf("ok with the status "+string(done.AppendJSON(nil)), string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HDURABLE-02", Level: must, Requirements: []string{"AUZ-022"}, Needs: []string{FeatureInvoke, FeatureDurable},
@@ -364,7 +365,7 @@ func durableChecks() []*Check {
 				first.recv(protocol.TypeDispatchOperation)
 				first.exit(1)
 				if o := t.await(id); o.OK {
-					t.failf("an error: the worker died without answering", string(o.raw))
+					t.failf("an error: the worker died without answering", string(o.Raw()))
 				}
 				second := t.session(durableGrant())
 				if second.boot.SessionID == first.boot.SessionID || second.boot.Key.Equal(first.boot.Key) {
@@ -378,7 +379,7 @@ func durableChecks() []*Check {
 				second.send(protocol.ReconciledOperationMessage{Result: protocol.OperationReconcileResult{ProtocolVersion: protocol.ProtocolVersion,
 					SessionID: req.SessionID, RequestID: req.RequestID, Tool: req.Tool, OperationKey: req.OperationKey, Status: done}})
 				if o := t.await(id); !o.OK || string(o.Status) != string(done.AppendJSON(nil)) {
-					t.failf("ok with the reconciled status", string(o.raw))
+					t.failf("ok with the reconciled status", string(o.Raw()))
 				}
 			}},
 	}
@@ -394,7 +395,7 @@ func cancellable(t *T) (*fakeWorker, protocol.ToolInvocation) {
 	id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": echoTool, "payload": rawJSON(text("slow").AppendJSON(nil))})
 	inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage).Invocation
 	if o := t.await(id); !o.OK {
-		t.failf("begin answered with ok"+t.cite("HDR-028"), string(o.raw))
+		t.failf("begin answered with ok"+t.cite("HDR-028"), string(o.Raw()))
 	}
 	return w, inv
 }
@@ -417,7 +418,7 @@ func cancellableSessionWith(t *T, extra []string, grants ...protocol.CapabilityG
 	w.state.Kind = protocol.CancellableSession
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok", string(o.raw))
+		t.failf("start answered with ok", string(o.Raw()))
 	}
 	return w
 }
@@ -435,7 +436,7 @@ func (w *fakeWorker) disposition(req protocol.WorkerCancellationRequest, o proto
 		SessionID: req.SessionID, CancellationID: req.CancellationID, RequestID: req.RequestID, Tool: req.Tool, Outcome: o}}
 }
 
-func (t *T) finish() outcomeLine {
+func (t *T) finish() driver.Outcome {
 	return t.call(map[string]any{"op": "finish", "request_id": "req-1"})
 }
 
@@ -452,10 +453,10 @@ func cancelChecks() []*Check {
 				}
 				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
 				if o := t.await(id); !o.OK || o.Disposition != "acknowledged" {
-					t.failf(`disposition "acknowledged"`, string(o.raw))
+					t.failf(`disposition "acknowledged"`, string(o.Raw()))
 				}
 				if o := t.finish(); !o.OK || !o.Cancelled {
-					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.raw))
+					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HCANCEL-02", Level: must, Requirements: []string{"AUZ-016", "TRN-042"}, Needs: needs, Unreachable: unreachableCoordinator,
@@ -477,10 +478,10 @@ func cancelChecks() []*Check {
 				w.send(w.result("req-1", text("done")))
 				w.send(w.disposition(req, protocol.OutcomeTooLate))
 				if o := t.await(id); !o.OK || o.Disposition != "too_late" {
-					t.failf(`disposition "too_late"`, string(o.raw))
+					t.failf(`disposition "too_late"`, string(o.Raw()))
 				}
 				if o := t.finish(); !o.OK || o.Cancelled || string(o.Payload) != string(text("done").AppendJSON(nil)) {
-					t.failf(`finish with the result "done"`, string(o.raw))
+					t.failf(`finish with the result "done"`, string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HCANCEL-04", Level: must, Requirements: []string{"AUZ-019", "TRN-057"}, Needs: needs, Unreachable: unreachableCoordinator,
@@ -523,7 +524,7 @@ func deadlineChecks() []*Check {
 				w.recv(protocol.TypeInvoke)
 				o := t.awaitUntil(id, start.Add(deadlineMS*time.Millisecond+time.Second))
 				if o.OK || o.Error != "Indeterminate" {
-					t.failf(`error "Indeterminate" within the deadline`, string(o.raw))
+					t.failf(`error "Indeterminate" within the deadline`, string(o.Raw()))
 				}
 				w.expectGone("the worker and its child gone once the deadline's outcome came: contained, not only reported (RUN-200, TRN-094)")
 			}},

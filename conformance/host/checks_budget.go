@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -22,20 +23,20 @@ func budgetChecks() []*Check {
 				w := t.session(g)
 				refuse := func(requestID, tool string, p protocol.ToolPayload, why string) {
 					if o := t.expectError(t.invoke(requestID, tool, p), "the host refuses "+why); o.Error != "Denied" {
-						t.failf(`error kind "Denied" for `+why+` (HDR-022)`, string(o.raw))
+						t.failf(`error kind "Denied" for `+why+` (HDR-022)`, string(o.Raw()))
 					}
 				}
 				accept := func(requestID string, p protocol.ToolPayload, why string) {
 					id := t.invoke(requestID, echoTool, p)
 					inv := w.recvWithin(protocol.TypeInvoke, time.Second, func() {
-						t.failf("the invoke of "+requestID+": "+why, "no frame; the outcome "+string(t.await(id).raw))
+						t.failf("the invoke of "+requestID+": "+why, "no frame; the outcome "+string(t.await(id).Raw()))
 					}).(protocol.InvokeMessage).Invocation
 					if inv.RequestID != requestID {
 						t.failf("the invoke of "+requestID+", no frame for a refused invocation", "the invoke of "+inv.RequestID)
 					}
 					w.send(w.result(requestID, text("pong")))
 					if o := t.await(id); !o.OK {
-						t.failf("ok: "+why, string(o.raw))
+						t.failf("ok: "+why, string(o.Raw()))
 					}
 				}
 				refuse("req-1", echoTool, text("123456789"), "a payload over max_input_bytes 8")
@@ -62,7 +63,7 @@ func budgetChecks() []*Check {
 				t.logf("%d invocations answered and accepted, the last at full capacity (AUZ-024)", protocol.MaxSessionRequestIDs)
 				for _, req := range []string{fillID(protocol.MaxSessionRequestIDs + 1), fillID(1)} {
 					if o := t.expectError(t.invoke(req, echoTool, text("x")), "the host refuses "+req+" with every identity used"); o.Error != "Denied" {
-						t.failf(`error kind "Denied" (HDR-022)`, string(o.raw))
+						t.failf(`error kind "Denied" (HDR-022)`, string(o.Raw()))
 					}
 				}
 				id := t.sendCommand(map[string]any{"op": "close"})
@@ -82,10 +83,10 @@ func budgetChecks() []*Check {
 				id, req := cancelRequest(t, w, "cancel-1")
 				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
 				if o := t.await(id); !o.OK || o.Disposition != "acknowledged" {
-					t.failf(`disposition "acknowledged"`, string(o.raw))
+					t.failf(`disposition "acknowledged"`, string(o.Raw()))
 				}
 				if o := t.finish(); !o.OK || !o.Cancelled {
-					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.raw))
+					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.Raw()))
 				}
 				id = t.sendCommand(map[string]any{"op": "begin", "request_id": "req-2", "tool": echoTool, "payload": rawJSON(text("x").AppendJSON(nil))})
 				t.expectError(id, "the host refuses a second call with max_calls 1: the cancelled call stays charged (AUZ-011)")
@@ -117,7 +118,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 	for i := 1; i <= n; i++ {
 		cmds = append(cmds, commands(i)...)
 	}
-	first := t.drv.nextID + 1
+	first := t.drv.LastID() + 1
 	t.logf("driver: commands %d to %d written ahead: %d × %v, the first %s", first, first+uint64(len(cmds))-1, n,
 		opsOf(commands(1)), t.commandText(cmds[0]))
 	begun := time.Now()
@@ -126,7 +127,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 	go func() {
 		defer close(written)
 		for _, c := range cmds {
-			if _, err := t.drv.send(c); err != nil {
+			if _, err := t.drv.Send(c); err != nil {
 				return
 			}
 		}
@@ -155,13 +156,13 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 			if err := w.enc.Encode(relayCommand{Write: append(line, '\n')}); err != nil {
 				t.failf("the fake worker reachable", err.Error())
 			}
-		case ev := <-t.drv.lines:
-			var o outcomeLine
-			if ev.err != nil || json.Unmarshal(ev.line, &o) != nil {
-				t.failf("one outcome line per command"+t.cite("HDR-001"), fmt.Sprintf("%v %s", ev.err, clip(string(ev.line), 200)))
+		case ev := <-t.drv.Lines():
+			var o driver.Outcome
+			if ev.Err != nil || json.Unmarshal(ev.Line, &o) != nil {
+				t.failf("one outcome line per command"+t.cite("HDR-001"), fmt.Sprintf("%v %s", ev.Err, clip(string(ev.Line), 200)))
 			}
 			if o.ID != first+uint64(outcomes) || !o.OK {
-				t.failf(fmt.Sprintf("ok for command %d, %v", first+uint64(outcomes), cmds[outcomes]["op"]), clip(string(ev.line), 200))
+				t.failf(fmt.Sprintf("ok for command %d, %v", first+uint64(outcomes), cmds[outcomes]["op"]), clip(string(ev.Line), 200))
 			}
 			if outcomes++; outcomes == min(paceSample, len(cmds)) {
 				pace := time.Since(begun) / time.Duration(outcomes)

@@ -107,7 +107,7 @@ func (w *fakeWorker) compensated(req protocol.OperationCompensationRequest) prot
 func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCompensationRequest) {
 	w.send(w.compensated(req))
 	if o := t.await(id); !o.OK || string(o.Status) != string(undone().AppendJSON(nil)) {
-		t.failf("the compensation's status as the outcome"+t.cite("HDR-043"), string(o.raw))
+		t.failf("the compensation's status as the outcome"+t.cite("HDR-043"), string(o.Raw()))
 	}
 }
 
@@ -223,7 +223,7 @@ func compChecks() []*Check {
 						"keep the input store in the directory start names as inputs, HDR-056)", "the host sent "+clip(string(line), 300))
 				}
 				if o.OK {
-					t.failf(`an error outcome (LostInput) for the recovery of a compensation whose input is lost (HDR-050)`, string(o.raw))
+					t.failf(`an error outcome (LostInput) for the recovery of a compensation whose input is lost (HDR-050)`, string(o.Raw()))
 				}
 				t.logf("recover refused with %s", o.Error)
 				third.expectSilence(150*time.Millisecond, "a lost input is never sent (HDR-050)")

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -34,7 +35,7 @@ func fileChecks() []*Check {
 
 // startInFreshDirs starts the driver in a fresh empty working directory with TMPDIR set to
 // another (HDR-046). A relative program path is made absolute first.
-func (t *T) startInFreshDirs() (*driver, error) {
+func (t *T) startInFreshDirs() (*driver.Process, error) {
 	t.workDir, t.tmpDir = filepath.Join(t.side.Dir, "driver-wd"), filepath.Join(t.side.Dir, "driver-tmp")
 	for _, d := range []string{t.workDir, t.tmpDir} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -53,7 +54,7 @@ func (t *T) startInFreshDirs() (*driver, error) {
 	if t.run.env == nil {
 		env = append(os.Environ(), "TMPDIR="+t.tmpDir)
 	}
-	return startDriverIn(argv, env, t.workDir)
+	return driver.Start(argv, env, t.workDir)
 }
 
 // keyNotInFiles fails the check when an encoding of key is in a file under the driver's working

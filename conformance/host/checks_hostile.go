@@ -24,7 +24,7 @@ func hostileChecks() []*Check {
 				start := time.Now()
 				o := t.awaitUntil(t.sendCommand(map[string]any{"op": "wait"}), start.Add(deadlineMS*time.Millisecond+1500*time.Millisecond))
 				if !o.OK || o.ExitCode == nil || *o.ExitCode != -1 {
-					t.failf(`{"ok":true,"exit_code":-1} once the deadline passed`+t.cite("HDR-024"), string(o.raw))
+					t.failf(`{"ok":true,"exit_code":-1} once the deadline passed`+t.cite("HDR-024"), string(o.Raw()))
 				}
 				t.logf("wait answered after %v", time.Since(start).Round(time.Millisecond))
 				w.expectGone("the worker and its child gone when wait answered -1 (TRN-094, TRN-096)")
@@ -38,7 +38,7 @@ func hostileChecks() []*Check {
 				w.recv(protocol.TypeInvoke)
 				w.send(w.result("req-1", exact))
 				if o := t.await(id); !o.OK || !bytes.Equal(o.Payload, exact.AppendJSON(nil)) {
-					t.failf("ok for a result of exactly 64 UTF-8 bytes (AUZ-010)", string(o.raw))
+					t.failf("ok for a result of exactly 64 UTF-8 bytes (AUZ-010)", string(o.Raw()))
 				}
 				id = t.invoke("req-2", echoTool, text("ping"))
 				w.recv(protocol.TypeInvoke)
@@ -57,11 +57,11 @@ func hostileChecks() []*Check {
 				}
 				w.send(w.result("req-1", text("ok")))
 				if o := t.await(id); !o.OK {
-					t.failf("ok for an input of exactly 8 UTF-8 bytes (AUZ-010)", string(o.raw))
+					t.failf("ok for an input of exactly 8 UTF-8 bytes (AUZ-010)", string(o.Raw()))
 				}
 				id = t.invoke("req-2", echoTool, text("ééééé"))
 				if o := t.expectError(id, "the host refuses 10 UTF-8 bytes (5 characters, 5 UTF-16 code units) under max_input_bytes 8"); o.Error != "Denied" {
-					t.failf(`error kind "Denied" (HDR-022)`, string(o.raw))
+					t.failf(`error kind "Denied" (HDR-022)`, string(o.Raw()))
 				}
 				w.expectSilence(150*time.Millisecond, "a refused invocation sends no frame")
 			}},
@@ -106,11 +106,11 @@ func hostileChecks() []*Check {
 				w.write(overLongText(jsonline.MaxLineBytes + 64<<10))
 				o := t.awaitUntil(id, start.Add(ms/2*time.Millisecond))
 				if o.OK {
-					t.failf("an error: the line passed 1 MiB (FRM-003)", string(o.raw))
+					t.failf("an error: the line passed 1 MiB (FRM-003)", string(o.Raw()))
 				}
 				t.logf("refused after %v with %s", time.Since(start).Round(time.Millisecond), o.Error)
 				if o := t.call(map[string]any{"op": "hello"}); !o.OK {
-					t.failf("the driver alive and answering after the refusal", string(o.raw))
+					t.failf("the driver alive and answering after the refusal", string(o.Raw()))
 				}
 			}},
 	}
@@ -122,7 +122,7 @@ func (t *T) childSession() *fakeWorker {
 	w, id := t.startWorker(t.manifest(echoGrant()), "--child")
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.raw))
+		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.Raw()))
 	}
 	if w.hello.Child == 0 {
 		t.internal(fmt.Errorf("the fake worker could not start its child"))

@@ -63,7 +63,7 @@ func (t *T) liveSession(rw *realWorker) *realSession {
 	}
 	w.open(line)
 	if o := t.await(id); !o.OK {
-		t.failf("start with a state directory answered with ok (HDR-040)", string(o.raw))
+		t.failf("start with a state directory answered with ok (HDR-040)", string(o.Raw()))
 	}
 	auth, err := w.boot.WorkerAuthenticator(canonjson.Preserve)
 	if err != nil {
@@ -183,7 +183,7 @@ func livenessChecks() []*Check {
 					t.failf("a dispatch the reference worker admits", err.Error())
 				}
 				if o, want := t.await(id), sending.answeredStatus(); !o.OK || string(o.Status) != want {
-					t.failf(`{"ok":true,"status":`+want+`}: recover answers the dispatched operation's status (HDR-042, HDR-055)`, string(o.raw))
+					t.failf(`{"ok":true,"status":`+want+`}: recover answers the dispatched operation's status (HDR-042, HDR-055)`, string(o.Raw()))
 				}
 				if n := len(rw.effects.Lines()); n != 1 {
 					t.failf("exactly one effect of the operation", fmt.Sprintf("%d effects", n))
@@ -195,7 +195,7 @@ func livenessChecks() []*Check {
 				id = t.recoverCommand("rec-4")
 				settled.w.expectSilence(150*time.Millisecond, "the redispatched operation is settled in the ledger (WFL-043)")
 				if o := t.await(id); !o.OK {
-					t.failf("recover of a settled ledger answered with ok", string(o.raw))
+					t.failf("recover of a settled ledger answered with ok", string(o.Raw()))
 				}
 				id = t.stepCommand("req-2", jsonPayload(`{"value":2}`))
 				line, m = settled.durable("a step after the recovery")
@@ -207,7 +207,7 @@ func livenessChecks() []*Check {
 					t.failf("a dispatch the reference worker admits", err.Error())
 				}
 				if o := t.await(id); !o.OK || keyOf(o) != next.Request.OperationKey {
-					t.failf("the step after the recovery answered with ok and its key"+t.cite("HDR-041"), string(o.raw))
+					t.failf("the step after the recovery answered with ok and its key"+t.cite("HDR-041"), string(o.Raw()))
 				}
 				if n := len(rw.effects.Lines()); n != 2 {
 					t.failf("one effect per operation", fmt.Sprintf("%d effects", n))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -26,7 +27,7 @@ const portableNumbers = `{"a":[0,-1,1.5,0.1,1.0,100,2.5e-7,18446744073709551615,
 type numberProbe struct {
 	token      string
 	sent, want []byte
-	outcome    outcomeLine
+	outcome    driver.Outcome
 }
 
 // probeNumber invokes conf.json with {"n":token} on a fresh session and reports what reached
@@ -57,13 +58,13 @@ func probeNumber(t *T, token string) numberProbe {
 		o = t.await(id)
 	}
 	pr.outcome = o
-	t.logf("%s: sent %s, outcome %s", token, pr.sent, clip(string(o.raw), 100))
+	t.logf("%s: sent %s, outcome %s", token, pr.sent, clip(string(o.Raw()), 100))
 	return pr
 }
 
 // frameOrOutcome waits at most wait for the next line the host writes to w or for the outcome
 // of command id, whichever comes first; done says that the outcome came.
-func (t *T) frameOrOutcome(w *fakeWorker, id uint64, wait time.Duration) ([]byte, outcomeLine, bool) {
+func (t *T) frameOrOutcome(w *fakeWorker, id uint64, wait time.Duration) ([]byte, driver.Outcome, bool) {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
@@ -72,14 +73,14 @@ func (t *T) frameOrOutcome(w *fakeWorker, id uint64, wait time.Duration) ([]byte
 			w.lines <- ev
 			return nil, t.await(id), true
 		}
-		return ev.line, outcomeLine{}, false
-	case ev := <-t.drv.lines:
-		o, err := ev.outcome(id)
+		return ev.line, driver.Outcome{}, false
+	case ev := <-t.drv.Lines():
+		o, err := ev.Outcome(id)
 		return nil, t.accept(id, o, err), true
 	case <-timer.C:
 		t.end(conformance.Timeout, fmt.Sprintf("neither a frame nor the outcome of command %d in time", id))
 	}
-	return nil, outcomeLine{}, true
+	return nil, driver.Outcome{}, true
 }
 
 func numberChecks() []*Check {
@@ -116,7 +117,7 @@ func numberChecks() []*Check {
 				w := t.session(jsonGrant())
 				id := t.invoke("req-1", jsonTool, p)
 				inv := w.recvWithin(protocol.TypeInvoke, time.Second, func() {
-					t.failf("the invoke of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+					t.failf("the invoke of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).Raw()))
 				}).(protocol.InvokeMessage).Invocation
 				if got := inv.Payload.AppendJSON(nil); !bytes.Equal(got, p.AppendJSON(nil)) {
 					t.failf("the payload "+string(p.AppendJSON(nil))+" (HDR-047)", string(got))
@@ -134,7 +135,7 @@ func numberChecks() []*Check {
 				// Sealed by hand: the runner's own sealer refuses non-portable numbers (ENC-037).
 				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", kept)))
 				if o := t.await(id); !o.OK || !bytes.Equal(o.Payload, kept.AppendJSON(nil)) {
-					t.failf("ok with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-021, HDR-047)", string(o.raw))
+					t.failf("ok with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-021, HDR-047)", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HNUMBER-05", Level: must, Requirements: []string{"ENC-035", "ENC-036", "HDR-028", "HDR-047"}, Needs: []string{FeatureInvoke, FeatureCancel},
@@ -144,17 +145,17 @@ func numberChecks() []*Check {
 				p := portablePayload(t)
 				id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": jsonTool, "payload": rawJSON(p.AppendJSON(nil))})
 				inv := w.recvWithin(protocol.TypeInvoke, time.Second, func() {
-					t.failf("the invoke of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+					t.failf("the invoke of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).Raw()))
 				}).(protocol.InvokeMessage).Invocation
 				samePayload(t, "begin", p, inv.Payload)
 				if o := t.await(id); !o.OK {
-					t.failf("begin answered with ok (HDR-028)", string(o.raw))
+					t.failf("begin answered with ok (HDR-028)", string(o.Raw()))
 				}
 				kept := keptNumbers()
 				id = t.sendCommand(map[string]any{"op": "finish", "request_id": "req-1"})
 				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", kept)))
 				if o := t.await(id); !o.OK || !bytes.Equal(o.Payload, kept.AppendJSON(nil)) {
-					t.failf("finish with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-047)", string(o.raw))
+					t.failf("finish with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-047)", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HNUMBER-06", Level: must, Requirements: []string{"ENC-035", "ENC-036", "HDR-041", "HDR-043", "HDR-047"},
@@ -165,24 +166,24 @@ func numberChecks() []*Check {
 				w := t.ledgerSession()
 				id := t.stepCommand("req-1", p)
 				req := w.recvWithin(protocol.TypeDispatchOperation, recoverWait, func() {
-					t.failf("the dispatch of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+					t.failf("the dispatch of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).Raw()))
 				}).(protocol.DispatchOperationMessage).Request
 				samePayload(t, "step", p, req.Payload)
 				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.operationResult(req, req.OperationKey, kept)))
 				if o := t.await(id); !o.OK || string(o.Status) != string(kept.AppendJSON(nil)) {
-					t.failf("step with the status "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-041, HDR-047)", string(o.raw))
+					t.failf("step with the status "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-041, HDR-047)", string(o.Raw()))
 				}
 				second := t.ledgerSession()
 				id = t.compensateWith("cmp-req-1", req.OperationKey, p)
 				m := second.recvWithin(protocol.TypeCompensateOperation, recoverWait, func() {
-					t.failf("the compensation with the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+					t.failf("the compensation with the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).Raw()))
 				})
 				creq := checkCompensation(t, second, req.OperationKey, p, m)
 				answer := second.compensated(creq).(protocol.CompensationResultMessage)
 				answer.Result.Status = kept
 				second.write(second.forge(1, protocol.RoleWorker, second.boot.SessionID, answer))
 				if o := t.await(id); !o.OK || string(o.Status) != string(kept.AppendJSON(nil)) {
-					t.failf("compensate with the status "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-043, HDR-047)", string(o.raw))
+					t.failf("compensate with the status "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-043, HDR-047)", string(o.Raw()))
 				}
 			}},
 	}

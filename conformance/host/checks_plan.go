@@ -31,7 +31,7 @@ func planChecks() []*Check {
 			run: func(t *T) {
 				c := t.startCommand(t.manifest(durableGrant()), map[string]any{"scope": "Tenant A"})
 				if o := t.call(c); o.OK {
-					t.failf(`an error for the scope "Tenant A", which is not a token`+t.cite("HDR-020", "MSG-002"), string(o.raw))
+					t.failf(`an error for the scope "Tenant A", which is not a token`+t.cite("HDR-020", "MSG-002"), string(o.Raw()))
 				}
 				select {
 				case <-t.side.Conns:

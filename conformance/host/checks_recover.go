@@ -24,7 +24,7 @@ func expectReconcile(t *T, w *fakeWorker, id uint64, key string, status protocol
 	}
 	w.send(w.reconciled(req, status))
 	if o := t.await(id); !o.OK || string(o.Status) != string(status.AppendJSON(nil)) {
-		t.failf("recover answered with the reconciled status"+t.cite("HDR-042"), string(o.raw))
+		t.failf("recover answered with the reconciled status"+t.cite("HDR-042"), string(o.Raw()))
 	}
 }
 
@@ -52,7 +52,7 @@ func recoverChecks() []*Check {
 				id = t.recoverCommand("rec-2")
 				third.expectSilence(150*time.Millisecond, "the reconciled operation is settled in the ledger (WFL-041)")
 				if o := t.await(id); !o.OK {
-					t.failf("recover of a settled ledger answered with ok", string(o.raw))
+					t.failf("recover of a settled ledger answered with ok", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HRECOVER-02", Level: must, Requirements: []string{"WFL-001", "WFL-040", "WFL-041", "HDR-040", "HDR-050"}, Needs: needs,

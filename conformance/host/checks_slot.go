@@ -30,7 +30,7 @@ func slotChecks() []*Check {
 						t.failf("the invoke of "+requestID, inv.RequestID)
 					}
 					if o := t.await(id); !o.OK {
-						t.failf("begin answered with ok"+t.cite("HDR-028"), string(o.raw))
+						t.failf("begin answered with ok"+t.cite("HDR-028"), string(o.Raw()))
 					}
 				}
 				// 1,022 identities once begun: one stays free for the cancellation.
@@ -39,16 +39,16 @@ func slotChecks() []*Check {
 				req := w.recv(protocol.TypeCancel).(protocol.CancelMessage).Request
 				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
 				if o := t.await(id); !o.OK || o.Disposition != "acknowledged" {
-					t.failf(`disposition "acknowledged" for the invocation begun with a slot kept`, string(o.raw))
+					t.failf(`disposition "acknowledged" for the invocation begun with a slot kept`, string(o.Raw()))
 				}
 				if o := t.call(map[string]any{"op": "finish", "request_id": "kept"}); !o.OK || !o.Cancelled {
-					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.raw))
+					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.Raw()))
 				}
 				// 1,023 identities reserved: this invocation takes the last one.
 				begin("last")
 				o := t.call(map[string]any{"op": "cancel", "request_id": "last", "cancellation_id": "last-cancel"})
 				if o.OK || o.Error != "Indeterminate" {
-					t.failf(`error "Indeterminate": no slot was kept, the worker is contained (TRN-112, HDR-045)`, string(o.raw))
+					t.failf(`error "Indeterminate": no slot was kept, the worker is contained (TRN-112, HDR-045)`, string(o.Raw()))
 				}
 				if line, _ := w.next(100 * time.Millisecond); line != nil {
 					t.failf("no cancel frame without a kept slot", "the host sent "+clip(string(line), 200))

@@ -115,7 +115,7 @@ func runCheck(st *runState, c *Check) conformance.Result {
 	if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip || st.verbose {
 		r.Transcript = t.Transcript
 		if t.drv != nil {
-			r.Stderr, _ = t.drv.texts()
+			r.Stderr, _ = t.drv.Texts()
 		}
 	}
 	return r
@@ -128,7 +128,7 @@ func (t *T) teardown() {
 		w.stop()
 	}
 	if t.drv != nil {
-		t.drv.kill()
+		t.drv.Kill()
 	}
 	t.side.Close()
 }
@@ -199,7 +199,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(cfg.Driver) == 0 {
 		fmt.Fprintln(stdout, "splash-conform host: no driver command given; using the bundled reference driver")
-		bin, cleanup, err := ReferenceDriver()
+		bin, cleanup, err := conformance.ReferenceDriver()
 		if err != nil {
 			fmt.Fprintln(stderr, "splash-conform host:", err)
 			return conformance.ExitUsage
@@ -219,10 +219,4 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	return conformance.FinishRun("splash-conform host", report, err, &expects, expected,
 		conformance.RunOutputs{JSON: *jsonPath, JUnit: *junitPath, HTML: *htmlPath, SpecBase: conformance.DefaultSpecBase}, stdout, stderr)
-}
-
-// ReferenceDriver returns the bundled reference driver: splash-host-driver next to this
-// executable, or one built from the module around the working directory.
-func ReferenceDriver() (bin string, cleanup func(), err error) {
-	return conformance.ReferenceProgram("splash-host-driver", "./cmd/splash-host-driver")
 }

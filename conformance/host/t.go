@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -17,7 +18,7 @@ type T struct {
 	run      *runState
 	deadline time.Time
 	side     *conformance.SideChannel
-	drv      *driver
+	drv      *driver.Process
 	features []string
 	workers  []*fakeWorker
 	// workDir and tmpDir are the driver's fresh working directory and TMPDIR (freshDirs).
@@ -55,14 +56,14 @@ func (t *T) open() {
 	if t.check.freshDirs {
 		t.drv, err = t.startInFreshDirs()
 	} else {
-		t.drv, err = startDriver(t.run.driver, t.run.env)
+		t.drv, err = driver.Start(t.run.driver, t.run.env, "")
 	}
 	if err != nil {
 		t.end(conformance.Fail, "the driver cannot be started: "+err.Error())
 	}
 	o := t.call(map[string]any{"op": "hello"})
 	if !o.OK {
-		t.failf("hello answered with ok"+t.cite("HDR-010"), string(o.raw))
+		t.failf("hello answered with ok"+t.cite("HDR-010"), string(o.Raw()))
 	}
 	t.features = o.Features
 	for _, n := range t.check.Needs {
@@ -73,7 +74,7 @@ func (t *T) open() {
 }
 
 // call sends a command and waits for its outcome.
-func (t *T) call(c map[string]any) outcomeLine { return t.await(t.sendCommand(c)) }
+func (t *T) call(c map[string]any) driver.Outcome { return t.await(t.sendCommand(c)) }
 
 // sendCommand sends a command without waiting.
 func (t *T) sendCommand(c map[string]any) uint64 {
@@ -81,7 +82,7 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 	case "dispatch", "reconcile", "step", "compensate", "recover":
 		t.durable.op, t.durable.requestID = op, fmt.Sprint(c["request_id"])
 	}
-	id, err := t.drv.send(c)
+	id, err := t.drv.Send(c)
 	if err != nil {
 		t.end(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))
 	}
@@ -114,27 +115,27 @@ func (t *T) renewDeadline() {
 }
 
 // await waits for the outcome of command id until the check's deadline.
-func (t *T) await(id uint64) outcomeLine { return t.awaitUntil(id, t.deadline) }
+func (t *T) await(id uint64) driver.Outcome { return t.awaitUntil(id, t.deadline) }
 
-func (t *T) awaitUntil(id uint64, deadline time.Time) outcomeLine {
-	o, err := t.drv.await(id, deadline)
+func (t *T) awaitUntil(id uint64, deadline time.Time) driver.Outcome {
+	o, err := t.drv.Await(id, deadline)
 	return t.accept(id, o, err)
 }
 
 // accept ends the check when reading the outcome of command id failed, and logs it otherwise.
-func (t *T) accept(id uint64, o outcomeLine, err error) outcomeLine {
+func (t *T) accept(id uint64, o driver.Outcome, err error) driver.Outcome {
 	switch {
-	case err == errDriverSilent:
+	case err == driver.ErrSilent:
 		t.end(conformance.Timeout, fmt.Sprintf("the driver wrote no outcome for command %d in time", id))
 	case err != nil:
 		select {
-		case <-t.drv.exited:
+		case <-t.drv.Exited():
 			t.end(conformance.Crash, "the driver exited: "+err.Error())
 		case <-time.After(50 * time.Millisecond):
 		}
 		t.failf("one outcome line per command, for the command waited for"+t.cite("HDR-001", "HDR-002", "HDR-003"), err.Error())
 	}
-	t.logf("driver: outcome %s", conformance.OutcomeTranscript(o.raw, t.valueBound(200)))
+	t.logf("driver: outcome %s", conformance.OutcomeTranscript(o.Raw(), t.valueBound(200)))
 	return o
 }
 
@@ -187,7 +188,7 @@ func (t *T) session(grants ...protocol.CapabilityGrant) *fakeWorker {
 	w, id := t.startWorker(m)
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.raw))
+		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.Raw()))
 	}
 	return w
 }
@@ -198,10 +199,10 @@ func (t *T) invoke(requestID, tool string, p protocol.ToolPayload) uint64 {
 }
 
 // expectError waits for the outcome of id, which must be an error.
-func (t *T) expectError(id uint64, why string) outcomeLine {
+func (t *T) expectError(id uint64, why string) driver.Outcome {
 	o := t.await(id)
 	if o.OK {
-		t.failf("an error outcome: "+why, "ok "+clip(string(o.raw), 200))
+		t.failf("an error outcome: "+why, "ok "+clip(string(o.Raw()), 200))
 	}
 	return o
 }

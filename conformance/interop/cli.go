@@ -13,7 +13,6 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/expect"
-	"github.com/splashv5/conform/conformance/host"
 )
 
 const usageText = `usage: splash-conform interop [flags] [-- WORKER-COMMAND [ARGS...]]
@@ -201,7 +200,7 @@ func resolveTokens(m *Matrix) (cleanup func(), err error) {
 		)
 		switch token {
 		case TokenReferenceHost:
-			bin, done, err = host.ReferenceDriver()
+			bin, done, err = conformance.ReferenceDriver()
 		case TokenReferenceWorker:
 			var cmd []string
 			cmd, done, err = conformance.ReferenceWorker()

@@ -87,7 +87,9 @@ func TestScenariosSkipWhatASideLacks(t *testing.T) {
 					t.Errorf("%s: %s %q, want SKIP: %s …", r.ID, r.Outcome, r.Detail, tc.why)
 				}
 				// The worker's features are known before the driver starts; the host's from its hello.
-				isHello := func(l string) bool { return strings.Contains(l, "driver: command ") && strings.Contains(l, `"op":"hello"`) }
+				isHello := func(l string) bool {
+					return strings.Contains(l, "driver: command ") && strings.Contains(l, `"op":"hello"`)
+				}
 				hello := slices.ContainsFunc(r.Transcript, isHello)
 				if hello != (tc.name == "host") {
 					t.Errorf("%s: the transcript %q: hello sent %v", r.ID, r.Transcript, hello)

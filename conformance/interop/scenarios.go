@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/splashv5/conform/conformance"
-	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -93,12 +93,12 @@ func jsonValue(s string) canonjson.Value {
 func payloadJSON(p protocol.ToolPayload) json.RawMessage { return json.RawMessage(p.AppendJSON(nil)) }
 
 // invoke runs one invocation through the driver and returns its outcome.
-func (t *T) invoke(requestID, tool string, p protocol.ToolPayload) host.Outcome {
+func (t *T) invoke(requestID, tool string, p protocol.ToolPayload) driver.Outcome {
 	return t.call(map[string]any{"op": "invoke", "request_id": requestID, "tool": tool, "payload": payloadJSON(p)})
 }
 
 // expectPayload requires an ok outcome carrying exactly want.
-func (t *T) expectPayload(what string, o host.Outcome, want protocol.ToolPayload) {
+func (t *T) expectPayload(what string, o driver.Outcome, want protocol.ToolPayload) {
 	if !o.OK || !samePayload(o.Payload, want) {
 		t.failf(what+": "+string(want.AppendJSON(nil)), string(o.Raw()))
 	}
@@ -282,7 +282,7 @@ func (t *T) pipeline(n int, commands func(i int) map[string]any) {
 }
 
 // expectOK requires an ok outcome.
-func (t *T) expectOK(o host.Outcome, what string) {
+func (t *T) expectOK(o driver.Outcome, what string) {
 	if !o.OK {
 		t.failf(what+" answered with ok", string(o.Raw()))
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -67,7 +67,7 @@ func (t *T) expectEffects(why string, want ...string) {
 }
 
 // dispatch runs one runner-dictated durable exchange (HDR-026) and returns its outcome.
-func (t *T) dispatch(requestID, key, input string) host.Outcome {
+func (t *T) dispatch(requestID, key, input string) driver.Outcome {
 	return t.call(map[string]any{"op": "dispatch", "request_id": requestID, "tool": toolDurable, "key": key,
 		"payload": payloadJSON(protocol.JSONPayload(jsonValue(input)))})
 }
@@ -78,7 +78,7 @@ func succeeded(key, value string) string {
 }
 
 // expectStatus requires an ok outcome with status want.
-func (t *T) expectStatus(what string, o host.Outcome, want string) {
+func (t *T) expectStatus(what string, o driver.Outcome, want string) {
 	if !o.OK || string(o.Status) != want {
 		t.failf(what+": "+want, string(o.Raw()))
 	}
@@ -93,7 +93,7 @@ func (t *T) ledgerSession() *relay {
 }
 
 // step runs one durable step (HDR-041) and returns the operation key and status.
-func (t *T) step(requestID, input string) (string, host.Outcome) {
+func (t *T) step(requestID, input string) (string, driver.Outcome) {
 	o := t.call(map[string]any{"op": "step", "request_id": requestID, "tool": toolDurable, "payload": payloadJSON(protocol.JSONPayload(jsonValue(input)))})
 	var k struct {
 		Key string `json:"key"`
@@ -316,7 +316,7 @@ func (t *T) effectsOfOneStep() []string {
 }
 
 // compensationKey returns the compensation key a compensation's status payload names (PRF-015).
-func compensationKey(o host.Outcome) string {
+func compensationKey(o driver.Outcome) string {
 	var st struct {
 		Payload struct {
 			Value struct {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
-	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/internal/childproc"
 )
@@ -34,7 +34,7 @@ type T struct {
 	run      *runState
 	deadline time.Time
 	side     *conformance.SideChannel
-	drv      *host.DriverClient
+	drv      *driver.Process
 	features []string
 	relays   []*relay
 	sessions int
@@ -88,7 +88,7 @@ func (t *T) open() {
 
 // startDriver starts the host driver and says hello (HDR-010).
 func (t *T) startDriver() {
-	d, err := host.StartDriverClient(t.pair.Host.Command, t.run.env, "")
+	d, err := driver.Start(t.pair.Host.Command, t.run.env, "")
 	if err != nil {
 		t.end(conformance.Fail, "the host driver cannot be started: "+err.Error())
 	}
@@ -116,7 +116,7 @@ func (t *T) restartDriver() {
 }
 
 // call sends a command and waits for its outcome until the scenario's deadline.
-func (t *T) call(c map[string]any) host.Outcome { return t.await(t.send(c)) }
+func (t *T) call(c map[string]any) driver.Outcome { return t.await(t.send(c)) }
 
 // send writes a command without waiting.
 func (t *T) send(c map[string]any) uint64 {
@@ -133,10 +133,10 @@ func (t *T) send(c map[string]any) uint64 {
 }
 
 // await waits for the outcome of command id.
-func (t *T) await(id uint64) host.Outcome {
+func (t *T) await(id uint64) driver.Outcome {
 	o, err := t.drv.Await(id, t.deadline)
 	switch {
-	case err == host.ErrDriverSilent:
+	case err == driver.ErrSilent:
 		t.end(conformance.Timeout, fmt.Sprintf("the host driver wrote no outcome for command %d in time", id))
 	case err != nil:
 		select {

@@ -18,6 +18,20 @@ const module = "github.com/splashv5/conform"
 // all the conformance runner may use.
 var wireCore = []string{"impl/canonjson", "impl/derive", "impl/protocol", "impl/bootstrap", "impl/jsonline"}
 
+// suites are the conformance suites on the framework (package conformance): each holds only its
+// checks and its peer.
+var suites = []string{"conformance/worker", "conformance/host", "conformance/interop", "conformance/explore"}
+
+// suiteOf returns the suite that holds path, or "".
+func suiteOf(path string) string {
+	for _, s := range suites {
+		if under(path, s) {
+			return s
+		}
+	}
+	return ""
+}
+
 // childproc is the package that starts, kills, classifies and builds child processes.
 const childproc = "internal/childproc"
 
@@ -86,6 +100,19 @@ func rules(all map[string]pkg) []rule {
 				return nil
 			}
 			return only(p, p.Deps, func(d string) bool { return all[d].Standard })
+		}},
+		{"a suite never imports another suite", func(p pkg) error {
+			own := suiteOf(p.Path)
+			if own == "" {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { s := suiteOf(d); return s == "" || s == own })
+		}},
+		{"the framework imports no suite", func(p pkg) error {
+			if !under(p.Path, "conformance") || suiteOf(p.Path) != "" {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return suiteOf(d) == "" })
 		}},
 		{"only the suites, the host transport and test-support packages import internal/childproc", func(p pkg) error {
 			if !slices.Contains(p.Imports, childproc) {
@@ -235,7 +262,7 @@ func load(t *testing.T) map[string]pkg {
 // TestLayering fails when a package of the module imports against the architecture.
 func TestLayering(t *testing.T) {
 	all := load(t)
-	for _, must := range append([]string{"cmd/splash-conform", "conformance", "conformance/host", "model", "impl/storage/sqlitestore", "impl/storage/boltstore", "impl/storage/etcdstore"}, wireCore...) {
+	for _, must := range append([]string{"cmd/splash-conform", "conformance", "conformance/worker", "conformance/host", "conformance/interop", "model", "impl/storage/sqlitestore", "impl/storage/boltstore", "impl/storage/etcdstore"}, wireCore...) {
 		if !all[must].Module {
 			t.Fatalf("package %s is not in the graph; the rules would guard nothing", must)
 		}
@@ -275,6 +302,10 @@ func TestRulesCatchViolations(t *testing.T) {
 			"impl depends on impl only: impl/worker links conformance"},
 		{"a command imports a test-support package", []pkg{mod("cmd/splash-worker", "impl/storage/storagetest"), mod("impl/storage/storagetest")},
 			"only tests import test-support packages: cmd/splash-worker links impl/storage/storagetest"},
+		{"the interop suite imports the host suite", []pkg{mod("conformance/interop", "conformance/host", "conformance"), mod("conformance/host", "conformance"), mod("conformance")},
+			"a suite never imports another suite: conformance/interop links conformance/host"},
+		{"the framework imports the worker suite", []pkg{mod("conformance", "conformance/worker"), mod("conformance/worker")},
+			"the framework imports no suite: conformance links conformance/worker"},
 		{"childproc imports the module", []pkg{mod("internal/childproc", "impl/protocol"), mod("impl/protocol")},
 			"internal/childproc links the standard library only: internal/childproc links impl/protocol"},
 		{"the worker runtime imports childproc", []pkg{{Path: "impl/worker", Module: true, Deps: []string{"internal/childproc"}, Imports: []string{"internal/childproc"}}, mod("internal/childproc")},
