@@ -21,7 +21,7 @@ import (
 // three suites: a string literal in its body that cites a requirement ID the check does not list
 // fails the test. It complements the run-time rule (Result.StrayCitations, which the suites'
 // tests apply to every verdict their faulty peers provoke): it also sees the failure paths no
-// fault reaches. Transcript lines (logf) and citations through cite, which keeps only the
+// fault reaches. Transcript lines (Logf) and citations through Cite, which keeps only the
 // check's own IDs, are left out; so are checks built by a helper from arguments.
 func TestCheckBodiesCiteOnlyTheirRequirements(t *testing.T) {
 	lists := map[string][]string{}
@@ -64,7 +64,7 @@ func TestCheckBodiesCiteOnlyTheirRequirements(t *testing.T) {
 				ast.Inspect(body, func(n ast.Node) bool {
 					switch n := n.(type) {
 					case *ast.CallExpr:
-						if sel, ok := n.Fun.(*ast.SelectorExpr); ok && slices.Contains([]string{"logf", "Logf", "cite"}, sel.Sel.Name) {
+						if sel, ok := n.Fun.(*ast.SelectorExpr); ok && slices.Contains([]string{"Logf", "Cite"}, sel.Sel.Name) {
 							return false
 						}
 					case *ast.BasicLit:

@@ -109,7 +109,7 @@ func roundTrip(t *T, w *fakeWorker, requestID string) protocol.InvokeMessage {
 	w.send(w.result(requestID, text("pong")))
 	o := t.await(id)
 	if !o.OK || string(o.Payload) != string(text("pong").AppendJSON(nil)) {
-		t.failf(`the worker's result as the outcome, {"format":"text",...} "pong"`+t.cite("HDR-021"), clip(string(o.Raw()), 200))
+		t.Failf(`the worker's result as the outcome, {"format":"text",...} "pong"`+t.Cite("HDR-021"), clip(string(o.Raw()), 200))
 	}
 	return inv
 }
@@ -122,10 +122,10 @@ func hostile(t *T, why string, answer func(w *fakeWorker, inv protocol.InvokeMes
 	inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage)
 	w.write(answer(w, inv))
 	o := t.expectError(id, "the host rejects "+why)
-	t.logf("host rejected it with %s", o.Error)
+	t.Logf("host rejected it with %s", o.Error)
 	id = t.invoke("req-2", echoTool, text("ping"))
-	t.expectError(id, "an invocation on the poisoned session fails"+t.cite("TRN-012"))
-	w.expectSilence(150*time.Millisecond, "after "+why+" the channel is poisoned"+t.cite("FRM-036", "TRN-003"))
+	t.expectError(id, "an invocation on the poisoned session fails"+t.Cite("TRN-012"))
+	w.expectSilence(150*time.Millisecond, "after "+why+" the channel is poisoned"+t.Cite("FRM-036", "TRN-003"))
 }
 
 // clip shortens s to at most n bytes for messages.

@@ -75,10 +75,10 @@ func (t *T) keyNotInFiles(key *protocol.SessionKey, when string) {
 			files++
 			if leaks(key, map[string]string{path: string(data)}) != "" {
 				rel, _ := filepath.Rel(t.side.Dir, path)
-				t.failf("no encoding of the session key in a file"+t.cite("FRM-040", "HDR-046"), "the key in the file "+rel+" "+when)
+				t.Failf("no encoding of the session key in a file"+t.Cite("FRM-040", "HDR-046"), "the key in the file "+rel+" "+when)
 			}
 			return nil
 		})
 	}
-	t.logf("%s: %d files under the driver's working directory and TMPDIR, none holds the key", when, files)
+	t.Logf("%s: %d files under the driver's working directory and TMPDIR, none holds the key", when, files)
 }

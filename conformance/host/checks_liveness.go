@@ -31,7 +31,7 @@ type realWorker struct {
 func newRealWorker(t *T) *realWorker {
 	j, err := journal.New(workerScope)
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	return &realWorker{journal: j, effects: profile.NewEffectLog(nil, nil)}
 }
@@ -59,24 +59,24 @@ func (t *T) liveSession(rw *realWorker) *realSession {
 	w := t.acceptWorker("the driver starts the given worker command (HDR-020)")
 	line, why := w.next(time.Until(t.deadline))
 	if line == nil {
-		t.failf("an open_session frame", why)
+		t.Failf("an open_session frame", why)
 	}
 	w.open(line)
 	if o := t.await(id); !o.OK {
-		t.failf("start with a state directory answered with ok (HDR-040)", string(o.Raw()))
+		t.Failf("start with a state directory answered with ok (HDR-040)", string(o.Raw()))
 	}
 	auth, err := w.boot.WorkerAuthenticator(canonjson.Preserve)
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	reg := worker.NewRegistry()
 	if err := profile.Register(reg, profile.Options{Effects: rw.effects}); err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	admit := worker.AdmissionFunc(func(context.Context, protocol.CapabilityManifest, string) (uint64, error) { return 1, nil })
 	s, err := worker.Open(context.Background(), auth, line, worker.Config{Journal: rw.journal, Revision: rw.revision, Registry: reg, Admission: admit})
 	if err != nil {
-		t.internal(fmt.Errorf("the reference worker refuses the session: %w", err))
+		t.Internal(fmt.Errorf("the reference worker refuses the session: %w", err))
 	}
 	return &realSession{w: w, real: rw, s: s}
 }
@@ -86,7 +86,7 @@ func (r *realSession) durable(why string) ([]byte, protocol.Message) {
 	t := r.w.t
 	line, reason := r.w.next(recoverWait)
 	if line == nil {
-		t.failf("a durable request: "+why, reason)
+		t.Failf("a durable request: "+why, reason)
 	}
 	return line, r.w.open(line).Message
 }
@@ -99,7 +99,7 @@ func (r *realSession) answer(line []byte) error {
 	r.real.journal, r.real.revision = r.s.Journal(), r.s.Revision()
 	if err != nil {
 		code := worker.ExitCode(err)
-		r.w.t.logf("worker %d: the reference worker refuses the frame (%v) and exits %d", r.w.index, err, code)
+		r.w.t.Logf("worker %d: the reference worker refuses the frame (%v) and exits %d", r.w.index, err, code)
 		r.w.exitAndEnd(code)
 		return err
 	}
@@ -112,11 +112,11 @@ func (r *realSession) answer(line []byte) error {
 func (r *realSession) answeredStatus() string {
 	f, err := protocol.DecodeFrame(r.last, canonjson.Preserve)
 	if err != nil {
-		r.w.t.internal(err)
+		r.w.t.Internal(err)
 	}
 	m, ok := f.Message.(protocol.OperationResultMessage)
 	if !ok {
-		r.w.t.internal(fmt.Errorf("the worker answered %s", f.Message.Type()))
+		r.w.t.Internal(fmt.Errorf("the worker answered %s", f.Message.Type()))
 	}
 	return string(m.Result.Status.AppendJSON(nil))
 }
@@ -141,11 +141,11 @@ func livenessChecks() []*Check {
 				_, m := crashed.durable("the recovery of the undelivered step")
 				rec, ok := m.(protocol.ReconcileOperationMessage)
 				if !ok {
-					t.failf("reconcile_operation first: an operation whose effect is uncertain is reconciled before anything is sent again (WFL-041, WFL-044)", string(m.Type()))
+					t.Failf("reconcile_operation first: an operation whose effect is uncertain is reconciled before anything is sent again (WFL-041, WFL-044)", string(m.Type()))
 				}
 				key := rec.Request.OperationKey
 				if rec.Request.Tool != durableTool {
-					t.failf("the reconciliation of a "+durableTool+" operation", rec.Request.Tool)
+					t.Failf("the reconciliation of a "+durableTool+" operation", rec.Request.Tool)
 				}
 				crashed.w.exitAndEnd(crashStatus)
 				t.expectError(id, "the worker crashed without answering")
@@ -155,11 +155,11 @@ func livenessChecks() []*Check {
 				id = t.recoverCommand("rec-2")
 				line, m := refusing.durable("the recovery after a crashed reconciliation")
 				if again, ok := m.(protocol.ReconcileOperationMessage); !ok || again.Request.OperationKey != key {
-					t.failf(fmt.Sprintf("reconcile_operation of %s again: a worker that exited %d did not refuse it (WFL-044)", key, crashStatus),
+					t.Failf(fmt.Sprintf("reconcile_operation of %s again: a worker that exited %d did not refuse it (WFL-044)", key, crashStatus),
 						fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
 				}
 				if refusing.answer(line) == nil {
-					t.internal(errors.New("the reference worker answered a reconciliation of a key its journal does not hold; it must refuse it"))
+					t.Internal(errors.New("the reference worker answered a reconciliation of a key its journal does not hold; it must refuse it"))
 				}
 				t.expectError(id, "the worker refused the reconciliation")
 
@@ -172,21 +172,21 @@ func livenessChecks() []*Check {
 				line, m = sending.durable("the recorded dispatch after a refused reconciliation")
 				d, ok := m.(protocol.DispatchOperationMessage)
 				if !ok {
-					t.failf("dispatch_operation of "+key+": after a refused reconciliation the host sends the recorded dispatch, and the refusal is durable across a restart (WFL-043)",
+					t.Failf("dispatch_operation of "+key+": after a refused reconciliation the host sends the recorded dispatch, and the refusal is durable across a restart (WFL-043)",
 						fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
 				}
 				if d.Request.OperationKey != key || d.Request.Tool != durableTool || !d.Request.Payload.Equal(payload) {
-					t.failf(fmt.Sprintf("the recorded dispatch: key %s, tool %s, payload %s (WFL-043)", key, durableTool, payload.AppendJSON(nil)),
+					t.Failf(fmt.Sprintf("the recorded dispatch: key %s, tool %s, payload %s (WFL-043)", key, durableTool, payload.AppendJSON(nil)),
 						fmt.Sprintf("key %s, tool %s, payload %s", d.Request.OperationKey, d.Request.Tool, d.Request.Payload.AppendJSON(nil)))
 				}
 				if err := sending.answer(line); err != nil {
-					t.failf("a dispatch the reference worker admits", err.Error())
+					t.Failf("a dispatch the reference worker admits", err.Error())
 				}
 				if o, want := t.await(id), sending.answeredStatus(); !o.OK || string(o.Status) != want {
-					t.failf(`{"ok":true,"status":`+want+`}: recover answers the dispatched operation's status (HDR-042, HDR-055)`, string(o.Raw()))
+					t.Failf(`{"ok":true,"status":`+want+`}: recover answers the dispatched operation's status (HDR-042, HDR-055)`, string(o.Raw()))
 				}
 				if n := len(rw.effects.Lines()); n != 1 {
-					t.failf("exactly one effect of the operation", fmt.Sprintf("%d effects", n))
+					t.Failf("exactly one effect of the operation", fmt.Sprintf("%d effects", n))
 				}
 
 				// The operation is settled: recover sends nothing, and steps run again.
@@ -195,22 +195,22 @@ func livenessChecks() []*Check {
 				id = t.recoverCommand("rec-4")
 				settled.w.expectSilence(150*time.Millisecond, "the redispatched operation is settled in the ledger (WFL-043)")
 				if o := t.await(id); !o.OK {
-					t.failf("recover of a settled ledger answered with ok", string(o.Raw()))
+					t.Failf("recover of a settled ledger answered with ok", string(o.Raw()))
 				}
 				id = t.stepCommand("req-2", jsonPayload(`{"value":2}`))
 				line, m = settled.durable("a step after the recovery")
 				next, ok := m.(protocol.DispatchOperationMessage)
 				if !ok || next.Request.OperationKey == key {
-					t.failf("the next step's dispatch_operation under a key of its own", fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
+					t.Failf("the next step's dispatch_operation under a key of its own", fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
 				}
 				if err := settled.answer(line); err != nil {
-					t.failf("a dispatch the reference worker admits", err.Error())
+					t.Failf("a dispatch the reference worker admits", err.Error())
 				}
 				if o := t.await(id); !o.OK || keyOf(o) != next.Request.OperationKey {
-					t.failf("the step after the recovery answered with ok and its key"+t.cite("HDR-041"), string(o.Raw()))
+					t.Failf("the step after the recovery answered with ok and its key"+t.Cite("HDR-041"), string(o.Raw()))
 				}
 				if n := len(rw.effects.Lines()); n != 2 {
-					t.failf("one effect per operation", fmt.Sprintf("%d effects", n))
+					t.Failf("one effect per operation", fmt.Sprintf("%d effects", n))
 				}
 			}},
 	}

@@ -101,7 +101,7 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 // runCheck runs one check with its own driver and returns its result.
 func runCheck(st *runState, c *Check) conformance.Result {
 	start := time.Now()
-	t := &T{check: c, run: st, Verdict: conformance.Verdict{Started: start, Outcome: conformance.Pass}, deadline: start.Add(st.timeout)}
+	t := &T{check: c, run: st, T: conformance.T{Requirements: c.Requirements, Started: start, Outcome: conformance.Pass}, deadline: start.Add(st.timeout)}
 	t.Guard(func() {
 		t.open()
 		c.run(t)

@@ -28,29 +28,15 @@ type T struct {
 	// recover): the request id its frame must carry.
 	durable struct{ op, requestID string }
 
-	conformance.Verdict
+	conformance.T
 }
-
-func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
-
-// cite returns the IDs among ids that the check lists, as " (ID, ID)", or "": a helper's
-// failure message cites only requirement IDs of the check that called it (conformance.Cite).
-func (t *T) cite(ids ...string) string { return conformance.Cite(t.check.Requirements, ids...) }
-
-func (t *T) end(o conformance.Outcome, detail string) { t.End(o, detail) }
-
-func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
-
-func (t *T) skipf(format string, args ...any) { t.Skipf(format, args...) }
-
-func (t *T) internal(err error) { t.Internal(err) }
 
 // open starts the driver and asks for its features (HDR-010); the check is SKIP (HDR-011) when the
 // driver does not declare one of its needs.
 func (t *T) open() {
 	side, err := conformance.OpenSideChannel(t.run.tempDir, strings.ToLower(t.check.ID)+"-", "w.sock", 4)
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	t.side = side
 	if t.check.freshDirs {
@@ -59,16 +45,16 @@ func (t *T) open() {
 		t.drv, err = driver.Start(t.run.driver, t.run.env, "")
 	}
 	if err != nil {
-		t.end(conformance.Fail, "the driver cannot be started: "+err.Error())
+		t.End(conformance.Fail, "the driver cannot be started: "+err.Error())
 	}
 	o := t.call(map[string]any{"op": "hello"})
 	if !o.OK {
-		t.failf("hello answered with ok"+t.cite("HDR-010"), string(o.Raw()))
+		t.Failf("hello answered with ok"+t.Cite("HDR-010"), string(o.Raw()))
 	}
 	t.features = o.Features
 	for _, n := range t.check.Needs {
 		if !slices.Contains(t.features, n) {
-			t.skipf("the driver does not declare the feature %q", n)
+			t.Skipf("the driver does not declare the feature %q", n)
 		}
 	}
 }
@@ -84,9 +70,9 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 	}
 	id, err := t.drv.Send(c)
 	if err != nil {
-		t.end(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))
+		t.End(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))
 	}
-	t.logf("driver: command %s", t.commandText(c))
+	t.Logf("driver: command %s", t.commandText(c))
 	return id
 }
 
@@ -126,16 +112,16 @@ func (t *T) awaitUntil(id uint64, deadline time.Time) driver.Outcome {
 func (t *T) accept(id uint64, o driver.Outcome, err error) driver.Outcome {
 	switch {
 	case err == driver.ErrSilent:
-		t.end(conformance.Timeout, fmt.Sprintf("the driver wrote no outcome for command %d in time", id))
+		t.End(conformance.Timeout, fmt.Sprintf("the driver wrote no outcome for command %d in time", id))
 	case err != nil:
 		select {
 		case <-t.drv.Exited():
-			t.end(conformance.Crash, "the driver exited: "+err.Error())
+			t.End(conformance.Crash, "the driver exited: "+err.Error())
 		case <-time.After(50 * time.Millisecond):
 		}
-		t.failf("one outcome line per command, for the command waited for"+t.cite("HDR-001", "HDR-002", "HDR-003"), err.Error())
+		t.Failf("one outcome line per command, for the command waited for"+t.Cite("HDR-001", "HDR-002", "HDR-003"), err.Error())
 	}
-	t.logf("driver: outcome %s", conformance.OutcomeTranscript(o.Raw(), t.valueBound(200)))
+	t.Logf("driver: outcome %s", conformance.OutcomeTranscript(o.Raw(), t.valueBound(200)))
 	return o
 }
 
@@ -145,7 +131,7 @@ func (t *T) manifest(grants ...protocol.CapabilityGrant) protocol.CapabilityMani
 	sid := fmt.Sprintf("hconf-%s-%d", strings.ToLower(strings.ReplaceAll(t.check.ID, "-", "")), t.sessions)
 	m, err := protocol.NewCapabilityManifest(sid, grants)
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	return m
 }
@@ -178,7 +164,7 @@ func (t *T) startWorker(m protocol.CapabilityManifest, extra ...string) (*fakeWo
 // startWorkerWithin is startWorker with the exchange deadline ms.
 func (t *T) startWorkerWithin(m protocol.CapabilityManifest, ms int, extra ...string) (*fakeWorker, uint64) {
 	id := t.sendCommand(t.startCommand(m, map[string]any{"deadline_ms": ms}, extra...))
-	w := t.acceptWorker("the driver starts the given worker command" + t.cite("HDR-020"))
+	w := t.acceptWorker("the driver starts the given worker command" + t.Cite("HDR-020"))
 	return w, id
 }
 
@@ -188,7 +174,7 @@ func (t *T) session(grants ...protocol.CapabilityGrant) *fakeWorker {
 	w, id := t.startWorker(m)
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.Raw()))
+		t.Failf("start answered with ok"+t.Cite("HDR-020"), string(o.Raw()))
 	}
 	return w
 }
@@ -202,7 +188,7 @@ func (t *T) invoke(requestID, tool string, p protocol.ToolPayload) uint64 {
 func (t *T) expectError(id uint64, why string) driver.Outcome {
 	o := t.await(id)
 	if o.OK {
-		t.failf("an error outcome: "+why, "ok "+clip(string(o.Raw()), 200))
+		t.Failf("an error outcome: "+why, "ok "+clip(string(o.Raw()), 200))
 	}
 	return o
 }

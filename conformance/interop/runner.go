@@ -159,7 +159,7 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 // at both ends by the scenario and on the wire by the relays (IOP-002, IOP-005).
 func runScenario(st *runState, pair *Pair, sc *Scenario) conformance.Result {
 	start := time.Now()
-	t := &T{sc: sc, pair: pair, run: st, Verdict: conformance.Verdict{Started: start, Outcome: conformance.Pass, Keep: maxTranscript}, deadline: start.Add(st.timeout)}
+	t := &T{sc: sc, pair: pair, run: st, T: conformance.T{Requirements: sc.Requirements, Started: start, Outcome: conformance.Pass, Keep: maxTranscript}, deadline: start.Add(st.timeout)}
 	t.Guard(func() {
 		t.open()
 		sc.run(t)
@@ -270,7 +270,7 @@ func (t *T) judgeSides(ev []relayEvidence) {
 			if !d.Hazard {
 				// The rule a deviation breaks is named here when the scenario lists it; the
 				// transcript names it always (a verdict cites only its scenario's IDs).
-				devs = append(devs, fmt.Sprintf("relay %d: %s line %d breaks a rule of its sender%s: %s", e.index, d.Side, d.Line, t.cite(d.Rule), stripCitations(d.Detail)))
+				devs = append(devs, fmt.Sprintf("relay %d: %s line %d breaks a rule of its sender%s: %s", e.index, d.Side, d.Line, t.Cite(d.Rule), stripCitations(d.Detail)))
 				blame[d.Side] = true
 			}
 		}
@@ -287,7 +287,7 @@ func (t *T) judgeSides(ev []relayEvidence) {
 			detail += "; at the ends: " + t.Detail
 		}
 		t.Outcome, t.Detail = conformance.Fail, detail+"; "+workerEnds(ev)
-		t.Expected, t.Actual = "every frame verifies and follows the rules of its sender"+t.cite("IOP-002", "IOP-003", "IOP-005"), strings.Join(devs, "; ")
+		t.Expected, t.Actual = "every frame verifies and follows the rules of its sender"+t.Cite("IOP-002", "IOP-003", "IOP-005"), strings.Join(devs, "; ")
 		return
 	}
 	if t.Outcome == conformance.Pass {

@@ -119,7 +119,7 @@ func BootChecks() []*Check {
 				id := w.nextRequestID()
 				data = append(data, w.seal(w.invocation(id, toolTextEcho, text("same write")))...)
 				data = append(data, '\n')
-				t.logf("→ worker 1: the bootstrap, open_session and an invoke in one write of %d bytes", len(data))
+				t.Logf("→ worker 1: the bootstrap, open_session and an invoke in one write of %d bytes", len(data))
 				w.write(data)
 				t.expectPayload("the echo", text("same write"), w.expectResult(id))
 				w.endInput()

@@ -14,7 +14,7 @@ var cancelNeeds = []Need{NeedCancel}
 // expectOutcome fails unless the cancellation outcome is want.
 func (t *T) expectOutcome(want, got protocol.WorkerCancellationOutcome) {
 	if want != got {
-		t.failf("outcome "+want.String(), "outcome "+got.String())
+		t.Failf("outcome "+want.String(), "outcome "+got.String())
 	}
 }
 
@@ -61,11 +61,11 @@ func CancelChecks() []*Check {
 				m := w.recv("cancellation_result acknowledged for " + c.CancellationID)
 				cr, ok := m.(protocol.CancellationResultMessage)
 				if !ok {
-					t.failf("cancellation_result acknowledged", "a "+string(m.Type())+" frame: "+conformance.Clip(string(m.AppendJSON(nil)), 200))
+					t.Failf("cancellation_result acknowledged", "a "+string(m.Type())+" frame: "+conformance.Clip(string(m.AppendJSON(nil)), 200))
 				}
 				t.expectOutcome(protocol.OutcomeAcknowledged, cr.Result.Outcome)
 				if d := time.Since(start); d > 2500*time.Millisecond {
-					t.failf("an acknowledgement well before the 3,000 ms wait ends", fmt.Sprintf("an acknowledgement after %v", d.Round(time.Millisecond)))
+					t.Failf("an acknowledgement well before the 3,000 ms wait ends", fmt.Sprintf("an acknowledgement after %v", d.Round(time.Millisecond)))
 				}
 				// Idle again: a new invocation runs, and only its own result arrives.
 				next := w.sendInvoke(toolCancellable, text("0"))
@@ -86,7 +86,7 @@ func CancelChecks() []*Check {
 				m := w.recv("the result of " + target + " before any cancellation_result")
 				res, ok := m.(protocol.ResultMessage)
 				if !ok || res.Result.RequestID != target {
-					t.failf("the result of "+target+" first", "a "+string(m.Type())+" frame: "+conformance.Clip(string(m.AppendJSON(nil)), 200))
+					t.Failf("the result of "+target+" first", "a "+string(m.Type())+" frame: "+conformance.Clip(string(m.AppendJSON(nil)), 200))
 				}
 				t.expectPayload("the result", text("done 300"), res.Result.Payload)
 				t.expectOutcome(protocol.OutcomeTooLate, w.expectCancellationResult(c))

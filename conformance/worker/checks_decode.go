@@ -22,7 +22,7 @@ func (w *Worker) forgeRaw(seq uint64, message string) []byte {
 		`,"message":` + message + `}`
 	raw, err := w.key.ExposeSecret()
 	if err != nil {
-		w.t.internal(err)
+		w.t.Internal(err)
 	}
 	h := blake3.New(protocol.AuthTagBytes, raw[:])
 	clear(raw[:])
@@ -35,7 +35,7 @@ func (w *Worker) forgeRaw(seq uint64, message string) []byte {
 func (w *Worker) forgeReplaced(m protocol.Message, old, new string) []byte {
 	msg := string(m.AppendJSON(nil))
 	if !strings.Contains(msg, old) {
-		w.t.internal(fmt.Errorf("the %s message does not hold %s", m.Type(), old))
+		w.t.Internal(fmt.Errorf("the %s message does not hold %s", m.Type(), old))
 	}
 	return w.forgeRaw(w.host.NextOutgoing(), strings.Replace(msg, old, new, 1))
 }
@@ -45,7 +45,7 @@ func (w *Worker) forgeReplaced(m protocol.Message, old, new string) []byte {
 func (w *Worker) respell(m protocol.Message, canonical, wire string) []byte {
 	line := w.seal(m)
 	if !bytes.Contains(line, []byte(canonical)) {
-		w.t.internal(fmt.Errorf("the sealed %s line does not hold %s", m.Type(), canonical))
+		w.t.Internal(fmt.Errorf("the sealed %s line does not hold %s", m.Type(), canonical))
 	}
 	return bytes.Replace(line, []byte(canonical), []byte(wire), 1)
 }
@@ -195,7 +195,7 @@ func DecodeChecks() []*Check {
 				message := strings.Replace(probe, `"value":"x"`, `"value":"`+strings.Repeat("x", fill)+`"`, 1)
 				line := w.forgeRaw(seq, message)
 				if len(line) > protocol.MaxWireFrameBytes {
-					t.internal(fmt.Errorf("the forged line has %d bytes", len(line)))
+					t.Internal(fmt.Errorf("the forged line has %d bytes", len(line)))
 				}
 				w.writeLine(line)
 				w.expectExit(exitTransport, fmt.Sprintf("a %d-byte frame line whose tag input is over 1 MiB", len(line)))

@@ -37,10 +37,10 @@ func durableNumbers(t *T) {
 	ev := w1.next(operationResultFor(req) + ", or a refusal before the effect")
 	if ev.err != nil {
 		if effects := t.effectLines(); len(effects) != 1 || effects[0] != ordinary {
-			t.failf("an answer for the effect the dispatch performed",
+			t.Failf("an answer for the effect the dispatch performed",
 				"the output ended after the effect, which can never be reported now ("+w1.describeEnd(ev.err)+"):\n  "+orNone(effects))
 		}
-		t.logf("the worker refused the dispatch before its effect (%s)", w1.describeEnd(ev.err))
+		t.Logf("the worker refused the dispatch before its effect (%s)", w1.describeEnd(ev.err))
 		return
 	}
 	t.expectStatus("the status", want, w1.operationStatus(req, w1.openAnswer(operationResultFor(req), ev.line)))
@@ -483,9 +483,9 @@ func DurableChecks() []*Check {
 				// first (PRF-034): its fence line says that it waits. A worker that shows no token
 				// gets a fixed time instead, well within the wait.
 				if t.waitForEffectLog(`"operation_key":"op-held","token":`, heldAdmission) {
-					t.logf("runner: the older worker's adapter showed its token and waits %d ms", heldMillis)
+					t.Logf("runner: the older worker's adapter showed its token and waits %d ms", heldMillis)
 				} else {
-					t.logf("runner: no fence line for op-held after %v; going on while the adapter waits", heldAdmission)
+					t.Logf("runner: no fence line for op-held after %v; going on while the adapter waits", heldAdmission)
 				}
 				newer := t.durableSession(0)
 				t.expectStatus("the newer worker's reconciliation of the held operation (no effect yet)",
@@ -523,7 +523,7 @@ func DurableChecks() []*Check {
 					w.endInput()
 				}
 				if len(effects) != 1 {
-					t.failf("exactly one of three workers opened at once persisting its dispatch (STO-071: each session's token comes from an atomic reservation, so only the highest fence may write)",
+					t.Failf("exactly one of three workers opened at once persisting its dispatch (STO-071: each session's token comes from an atomic reservation, so only the highest fence may write)",
 						fmt.Sprintf("%d workers answered their dispatch", len(effects)))
 				}
 				t.expectEffects("three dispatches of which only the highest fence's persisted", effects...)

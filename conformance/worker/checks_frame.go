@@ -54,7 +54,7 @@ func FrameChecks() []*Check {
 					defer other.Close()
 					_, line, err := other.Seal(w.invocation("req-1", toolTextEcho, text("hello")))
 					if err != nil {
-						t.internal(err)
+						t.Internal(err)
 					}
 					return line
 				})
@@ -68,7 +68,7 @@ func FrameChecks() []*Check {
 					m := w.invocation("req-1", toolTextEcho, text("hello"))
 					tag, err := protocol.ComputeTag(w.key, w.SessionID, protocol.RoleWorker, 2, m)
 					if err != nil {
-						t.internal(err)
+						t.Internal(err)
 					}
 					return protocol.Frame{Sequence: 2, Message: m, Tag: tag}.AppendJSON(nil)
 				})
@@ -82,11 +82,11 @@ func FrameChecks() []*Check {
 				id := w.sendInvoke(toolTextEcho, text("mirror"))
 				ev := w.next("a result for " + id)
 				if ev.err != nil {
-					t.failf("a result for "+id, w.describeEnd(ev.err))
+					t.Failf("a result for "+id, w.describeEnd(ev.err))
 				}
 				line := ev.line
 				if _, err := w.host.Open(line); err != nil {
-					t.failf("a result the host can open", errorKind(err))
+					t.Failf("a result the host can open", errorKind(err))
 				}
 				w.writeLine(line)
 				w.expectExit(exitTransport, "its own result frame sent back")
@@ -131,24 +131,24 @@ func FrameChecks() []*Check {
 					other := w.SessionID + "-other"
 					raw, err := w.key.ExposeSecret()
 					if err != nil {
-						t.internal(err)
+						t.Internal(err)
 					}
 					key, err := protocol.NewSessionKey(raw[:])
 					clear(raw[:])
 					if err != nil {
-						t.internal(err)
+						t.Internal(err)
 					}
 					defer key.Close()
 					a, err := protocol.NewAuthenticator(other, key, protocol.RoleHost, canonjson.Preserve, protocol.WithSequences(2, 1))
 					if err != nil {
-						t.internal(err)
+						t.Internal(err)
 					}
 					defer a.Close()
 					m := w.invocation("req-1", toolTextEcho, text("hello"))
 					m.Invocation.SessionID = other
 					_, line, err := a.Seal(m)
 					if err != nil {
-						t.internal(err)
+						t.Internal(err)
 					}
 					return line
 				})
@@ -181,7 +181,7 @@ func FrameChecks() []*Check {
 			Title: "an over-long line is detected while reading, without waiting for its line feed",
 			run: func(t *T) {
 				w := t.baseline()
-				t.logf("→ worker 1: 1,048,577 bytes of x without a line feed")
+				t.Logf("→ worker 1: 1,048,577 bytes of x without a line feed")
 				w.write(bytes.Repeat([]byte("x"), protocol.MaxWireFrameBytes+1))
 				// The input stays open: a reader that waits for the line feed never finishes.
 				w.expectExit(exitTransport, "1 MiB + 1 bytes without a line feed (input left open)")
@@ -273,7 +273,7 @@ func FrameChecks() []*Check {
 				// The tag covers the canonical form (FRM-010), whatever the spelling on the wire.
 				tag, err := protocol.ComputeTag(w.key, w.SessionID, protocol.RoleHost, 2, w.invocation(id, toolTextEcho, text("spelling")))
 				if err != nil {
-					t.internal(err)
+					t.Internal(err)
 				}
 				line := fmt.Sprintf(`{ "auth_tag" : "%x", "note" : [1, {"x": null}],
 					"message" : { "invocation" : { "payload" : { "value" : "spelling", "format" : "text", "extra": 1 },
@@ -294,21 +294,21 @@ func FrameChecks() []*Check {
 					id := w.sendInvoke(toolTextEcho, text(fmt.Sprintf("answer %d", i)))
 					ev := w.next("a result for " + id)
 					if ev.err != nil {
-						t.failf("a result for "+id, w.describeEnd(ev.err))
+						t.Failf("a result for "+id, w.describeEnd(ev.err))
 					}
 					f, err := w.host.Open(ev.line)
 					if err != nil {
-						t.failf(fmt.Sprintf("answer %d opens as worker frame %d", i, i), errorKind(err))
+						t.Failf(fmt.Sprintf("answer %d opens as worker frame %d", i, i), errorKind(err))
 					}
 					if f.Sequence != uint64(i) {
-						t.failf(fmt.Sprintf("answer at sequence %d", i), fmt.Sprintf("sequence %d", f.Sequence))
+						t.Failf(fmt.Sprintf("answer at sequence %d", i), fmt.Sprintf("sequence %d", f.Sequence))
 					}
 					canonical, err := protocol.EncodeFrame(f)
 					if err != nil {
-						t.failf("an answer that re-encodes", err.Error())
+						t.Failf("an answer that re-encodes", err.Error())
 					}
 					if !bytes.Equal(canonical, ev.line) {
-						t.failf("the canonical frame "+conformance.Clip(string(canonical), 200), conformance.Clip(string(ev.line), 200))
+						t.Failf("the canonical frame "+conformance.Clip(string(canonical), 200), conformance.Clip(string(ev.line), 200))
 					}
 				}
 				w.endInput()
@@ -364,7 +364,7 @@ func FrameChecks() []*Check {
 				const spelled = `{ "z" : 0.5, "b" : { "c" : "\u0041\u000a" }, "a" : [ 0 ], "a" : [ 1, "\/" ] }`
 				line := w.seal(w.invocation(id, toolJSONEcho, jsonPayload(canonical)))
 				if !bytes.Contains(line, []byte(canonical)) {
-					t.internal(fmt.Errorf("the sealed line does not hold the canonical payload %s", canonical))
+					t.Internal(fmt.Errorf("the sealed line does not hold the canonical payload %s", canonical))
 				}
 				w.writeLine(bytes.Replace(line, []byte(canonical), []byte(spelled), 1))
 				t.expectPayload("the canonical echo", jsonPayload(canonical), w.expectResult(id))
@@ -378,12 +378,12 @@ func FrameChecks() []*Check {
 func otherAuthenticator(t *T, sessionID string, role protocol.Role, nextOut uint64) *protocol.Authenticator {
 	key, err := protocol.GenerateSessionKey()
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	defer key.Close()
 	a, err := protocol.NewAuthenticator(sessionID, key, role, canonjson.Preserve, protocol.WithSequences(nextOut, 1))
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	return a
 }

@@ -21,7 +21,7 @@ func ProcChecks() []*Check {
 				diag := strings.ToLower(w.stderr.Excerpt())
 				for _, word := range []string{"transport", "invalidauthenticationtag"} {
 					if !strings.Contains(diag, word) {
-						t.failf("a diagnostic naming the class \"transport\" and the kind InvalidAuthenticationTag",
+						t.Failf("a diagnostic naming the class \"transport\" and the kind InvalidAuthenticationTag",
 							"standard error: "+orNone([]string{strings.TrimSpace(w.stderr.Excerpt())}))
 					}
 				}
@@ -60,7 +60,7 @@ func ProcChecks() []*Check {
 				w.sendInvoke(toolTextFail, text("stop"))
 				w.expectExit(exitAdapter, "an adapter failure after three answers")
 				if w.answers != 3 {
-					t.failf("exactly three frames", strconv.Itoa(w.answers)+" frames")
+					t.Failf("exactly three frames", strconv.Itoa(w.answers)+" frames")
 				}
 			},
 		},

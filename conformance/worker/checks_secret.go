@@ -84,7 +84,7 @@ func signature(input string) string {
 // expectNoStub fails the check when data holds an encoding of the stub secret.
 func (t *T) expectNoStub(where string, data []byte) {
 	if stubMatcher.match(data) {
-		t.failf("no trace of the stub secret in "+where+t.cite("SEC-009", "SEC-010"), where+" holds an encoding of the stub secret: "+conformance.Clip(string(data), 300))
+		t.Failf("no trace of the stub secret in "+where+t.Cite("SEC-009", "SEC-010"), where+" holds an encoding of the stub secret: "+conformance.Clip(string(data), 300))
 	}
 }
 
@@ -95,12 +95,12 @@ func (w *Worker) sign(input string) string {
 	want := "a result for " + id
 	ev := w.next(want)
 	if ev.err != nil {
-		w.t.failf(want, w.describeEnd(ev.err))
+		w.t.Failf(want, w.describeEnd(ev.err))
 	}
 	w.t.expectNoStub("the answer frame", ev.line)
 	m, ok := w.openAnswer(want, ev.line).(protocol.ResultMessage)
 	if !ok || m.Result.RequestID != id || m.Result.Payload.Format != protocol.FormatText {
-		w.t.failf(want+" with a text payload", "another answer: "+conformance.Clip(string(ev.line), 300))
+		w.t.Failf(want+" with a text payload", "another answer: "+conformance.Clip(string(ev.line), 300))
 	}
 	return m.Result.Payload.Text
 }
@@ -128,7 +128,7 @@ func secretRefused(why string, grantSets ...[]protocol.CapabilityGrant) func(*T)
 // error of the broker may hold (SEC-007).
 func (t *T) expectNoSecretID(diag string) {
 	if strings.Contains(diag, stubSecretID) {
-		t.failf("a diagnostic without the secret's identifier "+stubSecretID+" (SEC-007: a broker error gives its kind only)",
+		t.Failf("a diagnostic without the secret's identifier "+stubSecretID+" (SEC-007: a broker error gives its kind only)",
 			"standard error: "+conformance.Clip(strings.TrimSpace(diag), 300))
 	}
 }
@@ -141,7 +141,7 @@ func (w *Worker) stderrWhole() string {
 	case <-time.After(time.Second):
 	}
 	if w.stderr.stubLeaked() {
-		w.t.failf("no trace of the stub secret on standard error (SEC-010)", "the worker wrote an encoding of the stub secret on standard error")
+		w.t.Failf("no trace of the stub secret on standard error (SEC-010)", "the worker wrote an encoding of the stub secret on standard error")
 	}
 	return w.stderr.Excerpt()
 }
@@ -159,7 +159,7 @@ func SecretChecks() []*Check {
 					textGrant(toolTextEcho))
 				for _, in := range []string{"hello", "", trickyText} {
 					if got, want := w.sign(in), signature(in); got != want {
-						t.failf("the answer "+want+" for the input "+conformance.Clip(in, 40), "the answer "+conformance.Clip(got, 200))
+						t.Failf("the answer "+want+" for the input "+conformance.Clip(in, 40), "the answer "+conformance.Clip(got, 200))
 					}
 				}
 				w.endInput()
@@ -216,17 +216,17 @@ func SecretChecks() []*Check {
 				w := t.session(secretGrant(stubSelector))
 				for _, in := range []string{"hello", "again"} {
 					if got := w.sign(in); got != signature(in) {
-						t.failf("the answer "+signature(in), "the answer "+conformance.Clip(got, 200))
+						t.Failf("the answer "+signature(in), "the answer "+conformance.Clip(got, 200))
 					}
 				}
 				w.endInput()
 				data, err := os.ReadFile(t.effectsPath())
 				if err != nil && !os.IsNotExist(err) {
-					t.failf("a readable effect log", err.Error())
+					t.Failf("a readable effect log", err.Error())
 				}
 				t.expectNoStub("the effect log", data)
 				if len(bytes.TrimSpace(data)) > 0 {
-					t.failf("an effect log without lines after two signings (PRF-028 performs no effect)", "effect log:\n  "+conformance.Clip(string(data), 300))
+					t.Failf("an effect log without lines after two signings (PRF-028 performs no effect)", "effect log:\n  "+conformance.Clip(string(data), 300))
 				}
 			},
 		},
@@ -240,7 +240,7 @@ func SecretChecks() []*Check {
 					value := secretValue(n)
 					t.setSecretSource(secretSourceValue, value)
 					if got, want := w.sign("hello"), profileSign(value, "hello"); got != want {
-						t.failf(fmt.Sprintf("the answer %s for a secret of %d bytes (PRF-029: the key is the BLAKE3-256 hash of a secret that is not 32 bytes long)", want, n),
+						t.Failf(fmt.Sprintf("the answer %s for a secret of %d bytes (PRF-029: the key is the BLAKE3-256 hash of a secret that is not 32 bytes long)", want, n),
 							"the answer "+conformance.Clip(got, 200))
 					}
 				}
@@ -266,7 +266,7 @@ func SecretChecks() []*Check {
 			run: func(t *T) {
 				marker, err := randomToken("conf-provider-detail-")
 				if err != nil {
-					t.internal(err)
+					t.Internal(err)
 				}
 				t.setSecretSource(secretSourceFail, []byte(marker))
 				w := t.session(secretGrant(stubSelector), textGrant(toolTextEcho))
@@ -285,7 +285,7 @@ func SecretChecks() []*Check {
 				}
 				for where, data := range places {
 					if m.match(data) {
-						t.failf("no trace of the provider's error detail "+marker+" (SEC-007: a broker error keeps no cause)", where+" holds it: "+conformance.Clip(string(data), 300))
+						t.Failf("no trace of the provider's error detail "+marker+" (SEC-007: a broker error keeps no cause)", where+" holds it: "+conformance.Clip(string(data), 300))
 					}
 				}
 				if !strings.Contains(diag, "Provider") {
@@ -303,7 +303,7 @@ func (t *T) secretSourcePath() string { return filepath.Join(t.scratch(), "secre
 func (t *T) setSecretSource(prefix string, rest []byte) {
 	data := append([]byte(prefix), rest...)
 	if err := os.WriteFile(t.secretSourcePath(), data, 0o600); err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
-	t.logf("runner: secret source set: %s and %d bytes", prefix, len(rest))
+	t.Logf("runner: secret source set: %s and %d bytes", prefix, len(rest))
 }

@@ -52,7 +52,7 @@ func (f *frameFixture) record(sent bool, kind string, data []byte) *conformance.
 		arrow = "→"
 	}
 	before := len(f.t.frames)
-	f.t.logf("%s worker %d: %s", arrow, f.w.index, conformance.Clip(string(data), 300))
+	f.t.Logf("%s worker %d: %s", arrow, f.w.index, conformance.Clip(string(data), 300))
 	f.t.recordFrame(f.w, sent, kind, data)
 	if len(f.t.frames) == before {
 		return nil
@@ -187,7 +187,7 @@ func TestFrameRecordsAreBounded(t *testing.T) {
 	}
 
 	for len(f.t.Transcript) <= conformance.MaxTranscript {
-		f.t.logf("filler")
+		f.t.Logf("filler")
 	}
 	if rec := f.record(true, conformance.FrameLine, []byte("{}")); rec != nil {
 		t.Errorf("a frame was recorded after the transcript was full: %+v", rec)

@@ -108,10 +108,10 @@ func (w *Worker) expectResult(requestID string) protocol.ToolPayload {
 	m := w.recv(want)
 	res, ok := m.(protocol.ResultMessage)
 	if !ok {
-		w.t.failf(want, "a "+string(m.Type())+" frame")
+		w.t.Failf(want, "a "+string(m.Type())+" frame")
 	}
 	if res.Result.RequestID != requestID || res.Result.SessionID != w.SessionID || res.Result.ProtocolVersion != protocol.ProtocolVersion {
-		w.t.failf(want, fmt.Sprintf("a result for session %q request %q", res.Result.SessionID, res.Result.RequestID))
+		w.t.Failf(want, fmt.Sprintf("a result for session %q request %q", res.Result.SessionID, res.Result.RequestID))
 	}
 	return res.Result.Payload
 }
@@ -124,7 +124,7 @@ func (w *Worker) invoke(tool string, p protocol.ToolPayload) protocol.ToolPayloa
 // expectPayload fails unless got equals want (format and value).
 func (t *T) expectPayload(what string, want, got protocol.ToolPayload) {
 	if !want.Equal(got) || payloadText(want) != payloadText(got) {
-		t.failf(what+" "+payloadText(want), payloadText(got))
+		t.Failf(what+" "+payloadText(want), payloadText(got))
 	}
 }
 
@@ -156,10 +156,10 @@ func (w *Worker) operationStatus(req protocol.OperationDispatchRequest, m protoc
 	want := operationResultFor(req)
 	res, ok := m.(protocol.OperationResultMessage)
 	if !ok {
-		w.t.failf(want, "a "+string(m.Type())+" frame")
+		w.t.Failf(want, "a "+string(m.Type())+" frame")
 	}
 	if !res.Result.MatchesDispatch(req) {
-		w.t.failf(want, "a result bound to "+string(res.Result.AppendJSON(nil)))
+		w.t.Failf(want, "a result bound to "+string(res.Result.AppendJSON(nil)))
 	}
 	return res.Result.Status
 }
@@ -184,10 +184,10 @@ func (w *Worker) reconcile(key string) protocol.OperationStatus {
 	m := w.recv(want)
 	res, ok := m.(protocol.ReconciledOperationMessage)
 	if !ok {
-		w.t.failf(want, "a "+string(m.Type())+" frame")
+		w.t.Failf(want, "a "+string(m.Type())+" frame")
 	}
 	if !res.Result.MatchesRequest(req) {
-		w.t.failf(want, "a result bound to "+string(res.Result.AppendJSON(nil)))
+		w.t.Failf(want, "a result bound to "+string(res.Result.AppendJSON(nil)))
 	}
 	return res.Result.Status
 }
@@ -196,7 +196,7 @@ func (w *Worker) reconcile(key string) protocol.OperationStatus {
 func (w *Worker) compensationRequest(g protocol.CapabilityGrant, key, compensationKey, scope, input string) protocol.OperationCompensationRequest {
 	fp, err := g.CompensationFingerprint()
 	if err != nil {
-		w.t.internal(err)
+		w.t.Internal(err)
 	}
 	return protocol.OperationCompensationRequest{ProtocolVersion: protocol.ProtocolVersion, SessionID: w.SessionID,
 		RequestID: w.nextRequestID(), Tool: g.Tool, OperationKey: key, CompensationKey: compensationKey,
@@ -210,10 +210,10 @@ func (w *Worker) compensate(req protocol.OperationCompensationRequest) protocol.
 	m := w.recv(want)
 	res, ok := m.(protocol.CompensationResultMessage)
 	if !ok {
-		w.t.failf(want, "a "+string(m.Type())+" frame")
+		w.t.Failf(want, "a "+string(m.Type())+" frame")
 	}
 	if !res.Result.MatchesRequest(req) {
-		w.t.failf(want, "a result bound to "+string(res.Result.AppendJSON(nil)))
+		w.t.Failf(want, "a result bound to "+string(res.Result.AppendJSON(nil)))
 	}
 	return res.Result.Status
 }
@@ -221,7 +221,7 @@ func (w *Worker) compensate(req protocol.OperationCompensationRequest) protocol.
 // expectStatus fails unless got equals want.
 func (t *T) expectStatus(what string, want, got protocol.OperationStatus) {
 	if !want.Equal(got) || string(want.AppendJSON(nil)) != string(got.AppendJSON(nil)) {
-		t.failf(what+" "+string(want.AppendJSON(nil)), string(got.AppendJSON(nil)))
+		t.Failf(what+" "+string(want.AppendJSON(nil)), string(got.AppendJSON(nil)))
 	}
 }
 
@@ -252,11 +252,11 @@ func (w *Worker) expectCancellationResult(req protocol.WorkerCancellationRequest
 	m := w.recv(want)
 	res, ok := m.(protocol.CancellationResultMessage)
 	if !ok {
-		w.t.failf(want, "a "+string(m.Type())+" frame: "+conformance.Clip(string(m.AppendJSON(nil)), 200))
+		w.t.Failf(want, "a "+string(m.Type())+" frame: "+conformance.Clip(string(m.AppendJSON(nil)), 200))
 	}
 	r := res.Result
 	if r.SessionID != req.SessionID || r.CancellationID != req.CancellationID || r.RequestID != req.RequestID || r.Tool != req.Tool {
-		w.t.failf(want, "a cancellation_result bound to "+string(r.AppendJSON(nil)))
+		w.t.Failf(want, "a cancellation_result bound to "+string(r.AppendJSON(nil)))
 	}
 	return r.Outcome
 }

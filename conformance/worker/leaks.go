@@ -239,13 +239,13 @@ func (t *T) storageKeyPath() string {
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	if err := os.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	t.storageKey = key
-	t.logf("runner: wrote a fresh storage key to %s (the key is not shown)", path)
+	t.Logf("runner: wrote a fresh storage key to %s (the key is not shown)", path)
 	return path
 }
 
@@ -271,8 +271,8 @@ func (t *T) scanForKeys() {
 		t.Detail = "expected " + t.Expected + "; got " + t.Actual
 	}
 	// A shared finding cites the rules the running check lists; every check looks for it.
-	keys := "no trace of the session key or the storage key in any output" + t.cite("FRM-040", "WRK-093") + ", which every check looks for"
-	stub := "no trace of the stub secret in any output" + t.cite("SEC-009", "SEC-010") + ", which every check looks for"
+	keys := "no trace of the session key or the storage key in any output" + t.Cite("FRM-040", "WRK-093") + ", which every check looks for"
+	stub := "no trace of the stub secret in any output" + t.Cite("SEC-009", "SEC-010") + ", which every check looks for"
 	var all []*leakMatcher
 	for _, w := range t.workers {
 		if w.stderr.keyLeaked() {

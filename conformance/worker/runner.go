@@ -221,7 +221,7 @@ schedule:
 // runCheck runs one check and returns its result; the error is a launch failure.
 func runCheck(st *runState, c *Check) (conformance.Result, error) {
 	start := time.Now()
-	t := &T{check: c, run: st, Verdict: conformance.Verdict{Started: start, Outcome: conformance.Pass}}
+	t := &T{check: c, run: st, T: conformance.T{Requirements: c.Requirements, Started: start, Outcome: conformance.Pass}}
 	t.deadline = start.Add(t.limit())
 	t.Guard(func() {
 		var missing []string
@@ -231,7 +231,7 @@ func runCheck(st *runState, c *Check) (conformance.Result, error) {
 			}
 		}
 		if len(missing) > 0 {
-			t.skipf("the worker command does not offer %s", strings.Join(missing, ", "))
+			t.Skipf("the worker command does not offer %s", strings.Join(missing, ", "))
 		}
 		c.run(t)
 	})

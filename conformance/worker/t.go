@@ -49,7 +49,7 @@ type T struct {
 	dir      string
 	workers  []*Worker
 
-	conformance.Verdict
+	conformance.T
 	frames     []conformance.FrameRecord // the frames the transcript reports, in full
 	frameBytes int                       // bytes kept in frames (bounded by maxCheckFrameBytes)
 	launchErr  error
@@ -61,15 +61,12 @@ type T struct {
 
 // shouldf records a deviation from the SHOULD part of a check and lets the check go on.
 func (t *T) shouldf(expected, actual string) {
-	t.logf("SHOULD deviation: expected %s; got %s", expected, actual)
+	t.Logf("SHOULD deviation: expected %s; got %s", expected, actual)
 	t.deviations = append(t.deviations, "expected "+expected+"; got "+actual)
 	if t.Expected == "" {
 		t.Expected, t.Actual = expected, actual
 	}
 }
-
-// logf adds a line to the check's transcript.
-func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
 
 // clipFrame returns the text of a frame for a transcript line: whole when the run keeps full
 // frames and the check's frame records are within their bound, else its first n bytes.
@@ -80,39 +77,24 @@ func (t *T) clipFrame(s string, n int) string {
 	return conformance.Clip(s, n)
 }
 
-// cite returns the IDs among ids that the check lists, as " (ID, ID)", or "" (Cite).
-func (t *T) cite(ids ...string) string { return conformance.Cite(t.check.Requirements, ids...) }
-
-// end records the verdict and stops the check.
-func (t *T) end(o conformance.Outcome, detail string) { t.End(o, detail) }
-
-// failf fails the check with what was expected and what happened.
-func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
-
 // timeoutf ends the check with TIMEOUT.
 func (t *T) timeoutf(format string, args ...any) {
 	limit := fmt.Sprintf("time limit of %v reached: ", t.limit())
 	if n := len(t.workers); n > 1 {
 		limit = fmt.Sprintf("time limit of %v since the start of worker %d reached (each start renews it): ", t.limit(), n)
 	}
-	t.end(conformance.Timeout, limit+fmt.Sprintf(format, args...))
+	t.End(conformance.Timeout, limit+fmt.Sprintf(format, args...))
 }
 
 // crashf ends the check with CRASH.
 func (t *T) crashf(format string, args ...any) {
-	t.end(conformance.Crash, fmt.Sprintf(format, args...))
+	t.End(conformance.Crash, fmt.Sprintf(format, args...))
 }
-
-// skipf ends the check with SKIP.
-func (t *T) skipf(format string, args ...any) { t.Skipf(format, args...) }
-
-// internal ends the check because the runner itself failed (a bug, or the machine).
-func (t *T) internal(err error) { t.Internal(err) }
 
 // launchFailed ends the check and the run: the worker command cannot be started.
 func (t *T) launchFailed(err error) {
 	t.launchErr = err
-	t.end(conformance.Fail, err.Error())
+	t.End(conformance.Fail, err.Error())
 }
 
 // limit returns the check's time limit.
@@ -137,7 +119,7 @@ func (t *T) scratch() string {
 	if t.dir == "" {
 		dir, err := os.MkdirTemp(t.run.tempDir, strings.ToLower(t.check.ID)+"-")
 		if err != nil {
-			t.internal(err)
+			t.Internal(err)
 		}
 		t.dir = dir
 	}
@@ -155,16 +137,16 @@ func (t *T) effectsPath() string { return filepath.Join(t.scratch(), "effects.js
 func (t *T) appendEffectLog(text string) {
 	f, err := os.OpenFile(t.effectsPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	if _, err := f.WriteString(text); err != nil {
 		f.Close()
-		t.internal(err)
+		t.Internal(err)
 	}
 	if err := f.Close(); err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
-	t.logf("runner: appended %d bytes to the effect log: %s", len(text), conformance.Clip(fmt.Sprintf("%q", text), 200))
+	t.Logf("runner: appended %d bytes to the effect log: %s", len(text), conformance.Clip(fmt.Sprintf("%q", text), 200))
 }
 
 // placeholders returns the values of the placeholders for this check.
@@ -191,21 +173,21 @@ func (t *T) armStoreFault(allowed int) {
 		content = strconv.Itoa(allowed) + "\n" // as echo N > FILE writes it (PRF-021)
 	}
 	if err := os.WriteFile(t.storeFaultPath(), []byte(content), 0o600); err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	if allowed < 0 {
-		t.logf("runner: store fault armed: every journal write fails")
+		t.Logf("runner: store fault armed: every journal write fails")
 	} else {
-		t.logf("runner: store fault armed: journal writes after the first %d of a process fail", allowed)
+		t.Logf("runner: store fault armed: journal writes after the first %d of a process fail", allowed)
 	}
 }
 
 // disarmStoreFault removes the store fault trigger.
 func (t *T) disarmStoreFault() {
 	if err := os.Remove(t.storeFaultPath()); err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
-	t.logf("runner: store fault disarmed")
+	t.Logf("runner: store fault disarmed")
 }
 
 // scope is the journal scope of the worker under test.
@@ -222,15 +204,15 @@ func (t *T) effectLines() []string {
 		return nil
 	}
 	if err != nil {
-		t.failf("a readable effect log", err.Error())
+		t.Failf("a readable effect log", err.Error())
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxEffectLogBytes+1))
 	if err != nil {
-		t.failf("a readable effect log", err.Error())
+		t.Failf("a readable effect log", err.Error())
 	}
 	if len(data) > maxEffectLogBytes {
-		t.failf("an effect log of a few lines", "an effect log over 16 MiB")
+		t.Failf("an effect log of a few lines", "an effect log over 16 MiB")
 	}
 	end := bytes.LastIndexByte(data, '\n')
 	if end < 0 {
@@ -243,7 +225,7 @@ func (t *T) effectLines() []string {
 func (t *T) expectEffects(why string, want ...string) {
 	got := t.effectLines()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.failf(fmt.Sprintf("effect log after %s:\n  %s", why, orNone(want)), fmt.Sprintf("effect log:\n  %s", orNone(got)))
+		t.Failf(fmt.Sprintf("effect log after %s:\n  %s", why, orNone(want)), fmt.Sprintf("effect log:\n  %s", orNone(got)))
 	}
 }
 

@@ -115,21 +115,21 @@ func (t *T) launchAs(sid string) *Worker {
 	var err error
 	if sid == "" {
 		if sid, err = randomToken("conf-"); err != nil {
-			t.internal(err)
+			t.Internal(err)
 		}
 	}
 	key, err := protocol.GenerateSessionKey()
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	host, err := protocol.NewAuthenticator(sid, key, protocol.RoleHost, canonjson.Preserve, protocol.AllowNonPortableNumbers())
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	w.SessionID, w.key, w.host = sid, key, host
 	raw, err := key.ExposeSecret()
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	args := t.run.command.expand(t.placeholders()) // makes the storage key first
 	w.keys = t.keyMatcher(raw[:])
@@ -141,15 +141,15 @@ func (t *T) launchAs(sid string) *Worker {
 	childproc.SetGroup(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	startErr := cmd.Start()
@@ -164,7 +164,7 @@ func (t *T) launchAs(sid string) *Worker {
 	}
 	w.cmd, w.stdin, w.stdout, w.stderrR = cmd, inW, outR, errR
 	t.workers = append(t.workers, w)
-	t.logf("worker %d started (pid %d): %s", w.index, cmd.Process.Pid, strings.Join(args, " "))
+	t.Logf("worker %d started (pid %d): %s", w.index, cmd.Process.Pid, strings.Join(args, " "))
 	if w.index > 1 {
 		t.renewDeadline()
 	}
@@ -219,9 +219,9 @@ func randomToken(prefix string) (string, error) {
 func (w *Worker) bootstrap() {
 	var buf bytes.Buffer
 	if err := bootstrap.Write(&buf, w.SessionID, w.key); err != nil {
-		w.t.internal(err)
+		w.t.Internal(err)
 	}
-	w.t.logf("→ worker %d: bootstrap for session %s (%d bytes; the key is not shown)", w.index, w.SessionID, buf.Len())
+	w.t.Logf("→ worker %d: bootstrap for session %s (%d bytes; the key is not shown)", w.index, w.SessionID, buf.Len())
 	w.write(buf.Bytes())
 }
 
@@ -229,14 +229,14 @@ func (w *Worker) bootstrap() {
 func (w *Worker) bootstrapBytes() []byte {
 	var buf bytes.Buffer
 	if err := bootstrap.Write(&buf, w.SessionID, w.key); err != nil {
-		w.t.internal(err)
+		w.t.Internal(err)
 	}
 	return buf.Bytes()
 }
 
 // writeRaw writes bytes that hold no session key and shows them in the transcript.
 func (w *Worker) writeRaw(p []byte) {
-	w.t.logf("→ worker %d: %d bytes: %s", w.index, len(p), w.t.clipFrame(fmt.Sprintf("%q", p), 200))
+	w.t.Logf("→ worker %d: %d bytes: %s", w.index, len(p), w.t.clipFrame(fmt.Sprintf("%q", p), 200))
 	w.t.recordFrame(w, true, conformance.FrameBytes, p)
 	w.write(p)
 }
@@ -257,13 +257,13 @@ func (w *Worker) write(p []byte) {
 		w.t.timeoutf("writing %d bytes to worker %d: it stopped reading its input", len(p), w.index)
 	}
 	w.writeErr = err
-	w.t.logf("worker %d: write failed: %v", w.index, err)
+	w.t.Logf("worker %d: write failed: %v", w.index, err)
 }
 
 // writeLine writes line and a line feed in one write. Lines never hold key material, so the
 // transcript shows them.
 func (w *Worker) writeLine(line []byte) {
-	w.t.logf("→ worker %d: %s", w.index, w.t.clipFrame(strings.ToValidUTF8(string(line), "\uFFFD"), 300))
+	w.t.Logf("→ worker %d: %s", w.index, w.t.clipFrame(strings.ToValidUTF8(string(line), "\uFFFD"), 300))
 	w.t.recordFrame(w, true, conformance.FrameLine, line)
 	buf := make([]byte, 0, len(line)+1)
 	buf = append(buf, line...)
@@ -282,7 +282,7 @@ func (w *Worker) closeInput() {
 func (w *Worker) seal(m protocol.Message) []byte {
 	_, line, err := w.host.Seal(m)
 	if err != nil {
-		w.t.internal(fmt.Errorf("sealing %s: %w", m.Type(), err))
+		w.t.Internal(fmt.Errorf("sealing %s: %w", m.Type(), err))
 	}
 	return line
 }
@@ -299,7 +299,7 @@ func (w *Worker) send(m protocol.Message) {
 func (w *Worker) forge(seq uint64, m protocol.Message) []byte {
 	tag, err := protocol.ComputeTag(w.key, w.SessionID, protocol.RoleHost, seq, m)
 	if err != nil {
-		w.t.internal(err)
+		w.t.Internal(err)
 	}
 	return protocol.Frame{Sequence: seq, Message: m, Tag: tag}.AppendJSON(nil)
 }
@@ -337,14 +337,14 @@ func (w *Worker) next(waitingFor string) lineEvent {
 func (w *Worker) recv(want string) protocol.Message {
 	ev := w.next(want)
 	if ev.err != nil {
-		w.t.failf(want, w.describeEnd(ev.err))
+		w.t.Failf(want, w.describeEnd(ev.err))
 	}
 	return w.openAnswer(want, ev.line)
 }
 
 // logReceived reports a line the worker wrote in the transcript and keeps it in full.
 func (w *Worker) logReceived(line []byte) {
-	w.t.logf("← worker %d: %s", w.index, w.t.clipFrame(strings.ToValidUTF8(string(line), "\uFFFD"), 300))
+	w.t.Logf("← worker %d: %s", w.index, w.t.clipFrame(strings.ToValidUTF8(string(line), "\uFFFD"), 300))
 	w.t.recordFrame(w, false, conformance.FrameLine, line)
 }
 
@@ -353,7 +353,7 @@ func (w *Worker) openAnswer(want string, line []byte) protocol.Message {
 	w.answers++
 	f, err := w.host.Open(line)
 	if err != nil {
-		w.t.failf(want, fmt.Sprintf("a frame that the host cannot open (%s): %s%s", errorKind(err), conformance.Clip(string(line), 200), w.hashedTagInput(err, line)))
+		w.t.Failf(want, fmt.Sprintf("a frame that the host cannot open (%s): %s%s", errorKind(err), conformance.Clip(string(line), 200), w.hashedTagInput(err, line)))
 	}
 	return f.Message
 }
@@ -423,7 +423,7 @@ func (w *Worker) expectRunning(grace time.Duration, state string) {
 		select {
 		case <-w.exited:
 			w.checkCrash()
-			w.t.failf(state, fmt.Sprintf("the worker exited with %s leaving %d bytes of its input unread%s", w.exitText(), n, conformance.LastStderrLine(w.stderr.Excerpt())))
+			w.t.Failf(state, fmt.Sprintf("the worker exited with %s leaving %d bytes of its input unread%s", w.exitText(), n, conformance.LastStderrLine(w.stderr.Excerpt())))
 		case <-time.After(5 * time.Millisecond):
 		}
 		if time.Now().After(w.t.deadline) {
@@ -435,14 +435,14 @@ func (w *Worker) expectRunning(grace time.Duration, state string) {
 	select {
 	case <-w.exited:
 		w.checkCrash()
-		w.t.failf(state, "the worker exited with "+w.exitText()+" before its input ended"+conformance.LastStderrLine(w.stderr.Excerpt()))
+		w.t.Failf(state, "the worker exited with "+w.exitText()+" before its input ended"+conformance.LastStderrLine(w.stderr.Excerpt()))
 	case ev := <-w.lines:
 		if ev.err != nil {
 			w.outputEnded, w.endErr = true, ev.err
-			w.t.failf(state, w.describeEnd(ev.err))
+			w.t.Failf(state, w.describeEnd(ev.err))
 		}
 		w.logReceived(ev.line)
-		w.t.failf(state, "the worker wrote a frame nobody asked for: "+describeLine(w.host, ev.line))
+		w.t.Failf(state, "the worker wrote a frame nobody asked for: "+describeLine(w.host, ev.line))
 	case <-timer.C:
 	}
 }
@@ -495,11 +495,11 @@ func (w *Worker) expectExit(code int, why string) {
 		want = fmt.Sprintf("end of output and exit %s after %s", describeExit(code), why)
 	}
 	w.expectEndOfOutput(want)
-	w.t.logf("worker %d: end of output", w.index)
+	w.t.Logf("worker %d: end of output", w.index)
 	if !w.waitExit(time.Until(w.t.deadline)) {
 		w.t.timeoutf("worker %d ended its output but did not exit (expected exit %s)", w.index, describeExit(code))
 	}
-	w.t.logf("worker %d: exited with %s", w.index, w.exitText())
+	w.t.Logf("worker %d: exited with %s", w.index, w.exitText())
 	w.checkCrash()
 	got := w.exitCode()
 	switch {
@@ -510,7 +510,7 @@ func (w *Worker) expectExit(code int, why string) {
 		// deviation (WRK-096).
 		w.t.shouldf(fmt.Sprintf("exit %s after %s", describeExit(code), why), "exit "+w.exitText()+conformance.LastStderrLine(w.stderr.Excerpt()))
 	default:
-		w.t.failf(want, "exit "+w.exitText()+conformance.LastStderrLine(w.stderr.Excerpt()))
+		w.t.Failf(want, "exit "+w.exitText()+conformance.LastStderrLine(w.stderr.Excerpt()))
 	}
 }
 
@@ -522,10 +522,10 @@ func (w *Worker) expectRefused(why string) {
 	if !w.waitExit(time.Until(w.t.deadline)) {
 		w.t.timeoutf("worker %d ended its output but did not exit", w.index)
 	}
-	w.t.logf("worker %d: exited with %s", w.index, w.exitText())
+	w.t.Logf("worker %d: exited with %s", w.index, w.exitText())
 	w.checkCrash()
 	if w.exitCode() == exitClean {
-		w.t.failf(want, "exit "+w.exitText())
+		w.t.Failf(want, "exit "+w.exitText())
 	}
 }
 
@@ -536,12 +536,12 @@ func (w *Worker) expectEndOfOutput(want string) {
 		ev := w.next(want)
 		if ev.err != nil {
 			if !errors.Is(ev.err, jsonline.ErrUnexpectedEndOfStream) {
-				w.t.failf(want, w.describeEnd(ev.err))
+				w.t.Failf(want, w.describeEnd(ev.err))
 			}
 			return
 		}
 		w.answers++
-		w.t.failf(want, "the worker wrote a frame: "+describeLine(w.host, ev.line))
+		w.t.Failf(want, "the worker wrote a frame: "+describeLine(w.host, ev.line))
 	}
 }
 
@@ -550,7 +550,7 @@ func (w *Worker) expectEndOfOutput(want string) {
 func (w *Worker) expectExitNotBefore(code int, why string, start time.Time, minimum time.Duration) {
 	w.expectExit(code, why)
 	if elapsed := w.exitedAt.Sub(start); elapsed < minimum {
-		w.t.failf(fmt.Sprintf("exit only after the running adapter returned (at least %v)", minimum),
+		w.t.Failf(fmt.Sprintf("exit only after the running adapter returned (at least %v)", minimum),
 			fmt.Sprintf("exit after %v", elapsed.Round(time.Millisecond)))
 	}
 }
