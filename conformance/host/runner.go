@@ -90,7 +90,7 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 		parallel = conformance.DefaultParallel()
 	}
 	started := time.Now()
-	done := conformance.RunEach(ctx, len(checks), parallel, func(i int) conformance.Result {
+	done := conformance.RunEach(ctx, len(checks), parallel, conformance.Schedule{}, func(i int) conformance.Result {
 		return runCheck(st, checks[i])
 	}, cfg.Progress, st.verbose)
 	report := &conformance.Report{Suite: Suite(), Worker: cfg.Driver, Strict: st.strict, Started: started, Duration: time.Since(started), Results: done}
@@ -157,17 +157,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("splash-conform host", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		runPattern = fs.String("run", "", "run only checks whose ID starts with, or matches the regular expression, `PATTERN` (or that cite the requirement ID PATTERN)")
-		list       = fs.Bool("list", false, "list the selected checks and exit")
-		strict     = fs.Bool("strict", false, "make SHOULD-level checks count")
-		timeout    = fs.Duration("timeout", conformance.DefaultTimeout, "time limit of one check (of each worker start, in a check that starts several)")
-		verbose    = fs.Bool("v", false, "print the transcript of every check, and keep it in the reports")
-		junitPath  = fs.String("junit", "", "write a JUnit XML report to `FILE`")
-		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
-		htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
-		parallel   = fs.Int("parallel", conformance.DefaultParallel(), "run `N` checks at once")
-		expects    conformance.ExpectFlags
+		run     conformance.RunFlags
+		expects conformance.ExpectFlags
 	)
+	run.Register(fs, "check", conformance.DefaultTimeout, true)
 	if code, done := conformance.ParseCommandLine(fs, args, stdout, stderr, usageText, "check", Suite(), &expects); done {
 		return code
 	}
@@ -176,17 +169,17 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "splash-conform host:", err)
 		return conformance.ExitUsage
 	}
-	if *timeout <= 0 || *parallel <= 0 {
+	if run.Timeout <= 0 || run.Parallel <= 0 {
 		fmt.Fprintln(stderr, "splash-conform host: -timeout and -parallel must be positive")
 		return conformance.ExitUsage
 	}
-	cfg := Config{Driver: fs.Args(), Run: *runPattern, Strict: *strict, Timeout: *timeout, Parallel: *parallel, Verbose: *verbose}
+	cfg := Config{Driver: fs.Args(), Run: run.Run, Strict: run.Strict, Timeout: run.Timeout, Parallel: run.Parallel, Verbose: run.Verbose}
 	checks, err := Select(Catalog(), cfg.Run)
 	if err != nil {
 		fmt.Fprintln(stderr, "splash-conform host:", err)
 		return conformance.ExitUsage
 	}
-	if *list {
+	if run.List {
 		for _, c := range checks {
 			fmt.Fprintf(stdout, "%-17s %-6s %-28s %s\n", c.ID, c.Level, strings.Join(c.Requirements, ","), c.Title)
 		}
@@ -210,7 +203,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Fprintf(stdout, "splash-conform host: driver: %s\n", strings.Join(cfg.Driver, " "))
-	fmt.Fprintf(stdout, "splash-conform host: strict: %v; timeout: %v; parallel: %d\n\n", cfg.Strict, *timeout, *parallel)
+	fmt.Fprintf(stdout, "splash-conform host: strict: %v; timeout: %v; parallel: %d\n\n", cfg.Strict, run.Timeout, run.Parallel)
 	cfg.Progress = stdout
 	report, err := Run(ctx, cfg)
 	if report == nil {
@@ -218,5 +211,5 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return conformance.ExitUsage
 	}
 	return conformance.FinishRun("splash-conform host", report, err, &expects, expected,
-		conformance.RunOutputs{JSON: *jsonPath, JUnit: *junitPath, HTML: *htmlPath, SpecBase: conformance.DefaultSpecBase}, stdout, stderr)
+		conformance.RunOutputs{JSON: run.JSON, JUnit: run.JUnit, HTML: run.HTML, SpecBase: conformance.DefaultSpecBase}, stdout, stderr)
 }

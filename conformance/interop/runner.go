@@ -146,7 +146,7 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 		parallel = conformance.DefaultParallel()
 	}
 	started := time.Now()
-	done := conformance.RunEach(ctx, len(scenarios), parallel, func(i int) conformance.Result {
+	done := conformance.RunEach(ctx, len(scenarios), parallel, conformance.Schedule{}, func(i int) conformance.Result {
 		return runScenario(st, &cfg.Pair, scenarios[i])
 	}, cfg.Progress, st.verbose)
 	report := &conformance.Report{Suite: Suite(), Worker: slices.Concat(cfg.Pair.Host.Command, []string{"×"}, cfg.Pair.Worker.Command),

@@ -46,21 +46,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("splash-conform", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		runPattern = fs.String("run", "", "run only checks whose ID starts with, or matches the regular expression, `PATTERN` (or that cite the requirement ID PATTERN)")
-		list       = fs.Bool("list", false, "list the selected checks and exit")
-		strict     = fs.Bool("strict", false, "make SHOULD-level checks count (a deviation fails the run instead of being INFO)")
-		timeout    = fs.Duration("timeout", conformance.DefaultTimeout, "time limit of one check (of each worker start, in a check that starts several)")
-		verbose    = fs.Bool("v", false, "print the transcript of every check, and keep it in the reports")
-		junitPath  = fs.String("junit", "", "write a JUnit XML report to `FILE`")
-		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
-		htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
-		specBase   = fs.String("spec-base", conformance.DefaultSpecBase, "`URL` prefix of the specification chapters that the HTML report links requirement IDs to (\"-\": no links)")
-		parallel   = fs.Int("parallel", conformance.DefaultParallel(), "run `N` checks at once")
-		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret, effect-fence); their checks are skipped")
-		scope      = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
-		scratch    = fs.String("scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")
-		expects    conformance.ExpectFlags
+		run      conformance.RunFlags
+		specBase = fs.String("spec-base", conformance.DefaultSpecBase, "`URL` prefix of the specification chapters that the HTML report links requirement IDs to (\"-\": no links)")
+		without  = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret, effect-fence); their checks are skipped")
+		scope    = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
+		scratch  = fs.String("scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")
+		expects  conformance.ExpectFlags
 	)
+	run.Register(fs, "check", conformance.DefaultTimeout, true)
 	if code, done := conformance.ParseCommandLine(fs, args, stdout, stderr, usageText, "check", Suite(), &expects); done {
 		return code
 	}
@@ -70,15 +63,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return conformance.ExitUsage
 	}
 	cfg := Config{
-		Worker: fs.Args(), Run: *runPattern, Strict: *strict, Timeout: *timeout,
-		Parallel: *parallel, Verbose: *verbose, Scope: *scope, TempDir: *scratch,
-		FullFrames: *verbose || *jsonPath != "",
+		Worker: fs.Args(), Run: run.Run, Strict: run.Strict, Timeout: run.Timeout,
+		Parallel: run.Parallel, Verbose: run.Verbose, Scope: *scope, TempDir: *scratch,
+		FullFrames: run.Verbose || run.JSON != "",
 	}
-	if *timeout <= 0 {
+	if run.Timeout <= 0 {
 		fmt.Fprintln(stderr, "splash-conform: -timeout must be positive")
 		return conformance.ExitUsage
 	}
-	if *parallel <= 0 {
+	if run.Parallel <= 0 {
 		fmt.Fprintln(stderr, "splash-conform: -parallel must be positive")
 		return conformance.ExitUsage
 	}
@@ -101,7 +94,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "splash-conform:", err)
 		return conformance.ExitUsage
 	}
-	if *list {
+	if run.List {
 		writeList(stdout, checks)
 		return conformance.ExitOK
 	}
@@ -132,7 +125,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "splash-conform: worker: %s\n", strings.Join(cfg.Worker, " "))
 	fmt.Fprintf(stdout, "splash-conform: offers: %s; strict: %v; timeout: %v; parallel: %d\n\n",
-		conformance.OrDash(strings.Join(offers, ", ")), cfg.Strict, *timeout, *parallel)
+		conformance.OrDash(strings.Join(offers, ", ")), cfg.Strict, run.Timeout, run.Parallel)
 	cfg.Progress = stdout
 	report, err := Run(ctx, cfg)
 	if report == nil {
@@ -140,7 +133,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return conformance.ExitUsage
 	}
 	return conformance.FinishRun("splash-conform", report, err, &expects, expected,
-		conformance.RunOutputs{JSON: *jsonPath, JUnit: *junitPath, HTML: *htmlPath, SpecBase: *specBase}, stdout, stderr)
+		conformance.RunOutputs{JSON: run.JSON, JUnit: run.JUnit, HTML: run.HTML, SpecBase: *specBase}, stdout, stderr)
 }
 
 func needNames() string {

@@ -140,39 +140,6 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	if parallel <= 0 {
 		parallel = conformance.DefaultParallel()
 	}
-	var progress io.Writer
-	if cfg.Progress != nil {
-		progress = &lockedWriter{w: cfg.Progress}
-	}
-
-	started := time.Now()
-	results := make([]conformance.Result, len(checks))
-	var (
-		mu        sync.Mutex
-		launchErr error
-	)
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(parallel, len(checks)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				r, lerr := runCheck(st, checks[i])
-				results[i] = r
-				if lerr != nil {
-					mu.Lock()
-					if launchErr == nil {
-						launchErr = lerr
-					}
-					mu.Unlock()
-				}
-				if progress != nil {
-					conformance.WriteProgress(progress, r, st.verbose)
-				}
-			}
-		}()
-	}
 	// The long checks (those that declare a longer time limit) start first, so that none of
 	// them is left running alone at the end; results keep the catalog order.
 	order := make([]int, 0, len(checks))
@@ -186,30 +153,29 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 			order = append(order, i)
 		}
 	}
-schedule:
-	for _, i := range order {
+	var (
+		mu        sync.Mutex
+		launchErr error
+	)
+	launchFailed := func() bool {
 		mu.Lock()
-		stop := launchErr != nil
-		mu.Unlock()
-		if stop {
-			break
-		}
-		select {
-		case jobs <- i:
-		case <-ctx.Done():
-			break schedule
-		}
+		defer mu.Unlock()
+		return launchErr != nil
 	}
-	close(jobs)
-	wg.Wait()
+	started := time.Now()
+	done := conformance.RunEach(ctx, len(checks), parallel, conformance.Schedule{Order: order, Stop: launchFailed}, func(i int) conformance.Result {
+		r, lerr := runCheck(st, checks[i])
+		if lerr != nil {
+			mu.Lock()
+			if launchErr == nil {
+				launchErr = lerr
+			}
+			mu.Unlock()
+		}
+		return r
+	}, cfg.Progress, st.verbose)
 	if launchErr != nil {
 		return nil, &conformance.LaunchError{Err: launchErr}
-	}
-	var done []conformance.Result
-	for _, r := range results {
-		if r.ID != "" {
-			done = append(done, r)
-		}
 	}
 	report := newReport(cfg, st, done, started, time.Since(started))
 	if err := ctx.Err(); err != nil {

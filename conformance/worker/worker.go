@@ -6,12 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -593,16 +591,4 @@ func (w *Worker) stop() {
 	_ = w.stderrR.Close()
 	_ = w.host.Close()
 	_ = w.key.Close()
-}
-
-// lockedWriter serialises writes of progress lines from parallel checks.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
