@@ -100,6 +100,13 @@ type Report struct {
 	AreaDescriptions map[string]string
 }
 
+// NewReport is the report of a run of suite against peer (the command or commands under test)
+// that started at started and ends now, with its summary.
+func NewReport(suite SuiteInfo, peer []string, strict bool, started time.Time, results []Result) *Report {
+	return &Report{Suite: suite, Worker: peer, Strict: strict, Started: started, Duration: time.Since(started), Results: results,
+		Summary: Summarize(results)}
+}
+
 // Summarize counts the outcomes of results.
 func Summarize(results []Result) Summary {
 	var s Summary

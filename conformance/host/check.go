@@ -109,7 +109,7 @@ func roundTrip(t *T, w *fakeWorker, requestID string) protocol.InvokeMessage {
 	w.send(w.result(requestID, text("pong")))
 	o := t.await(id)
 	if !o.OK || string(o.Payload) != string(text("pong").AppendJSON(nil)) {
-		t.Failf(`the worker's result as the outcome, {"format":"text",...} "pong"`+t.Cite("HDR-021"), clip(string(o.Raw()), 200))
+		t.Failf(`the worker's result as the outcome, {"format":"text",...} "pong"`+t.Cite("HDR-021"), conformance.Clip(string(o.Raw()), 200))
 	}
 	return inv
 }
@@ -126,12 +126,4 @@ func hostile(t *T, why string, answer func(w *fakeWorker, inv protocol.InvokeMes
 	id = t.invoke("req-2", echoTool, text("ping"))
 	t.expectError(id, "an invocation on the poisoned session fails"+t.Cite("TRN-012"))
 	w.expectSilence(150*time.Millisecond, "after "+why+" the channel is poisoned"+t.Cite("FRM-036", "TRN-003"))
-}
-
-// clip shortens s to at most n bytes for messages.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -35,7 +35,7 @@ func bootChecks() []*Check {
 				if len(raw) != want || string(raw[:8]) != bootstrap.Magic || raw[8] != bootstrap.Version ||
 					int(raw[9]) != len(m.SessionID) || string(raw[10:10+len(m.SessionID)]) != m.SessionID {
 					t.Failf(fmt.Sprintf("%d bootstrap bytes SPLPBOOT 01 %02x %s KEY", want, len(m.SessionID), m.SessionID),
-						fmt.Sprintf("%d bytes %q", len(raw), clip(string(raw), 80)))
+						fmt.Sprintf("%d bytes %q", len(raw), conformance.Clip(string(raw), 80)))
 				}
 				w.recv(protocol.TypeOpenSession)
 				t.await(id)
@@ -329,7 +329,7 @@ func durableChecks() []*Check {
 				req := w.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
 				if req.OperationKey != "op-1" || req.Tool != durableTool || req.RequestID != "req-1" || req.SessionID != w.boot.SessionID ||
 					string(req.Payload.AppendJSON(nil)) != `{"format":"json","value":{"value":1}}` {
-					t.Failf("dispatch_operation req-1 op-1 "+durableTool, clip(string(protocol.DispatchOperationMessage{Request: req}.AppendJSON(nil)), 300))
+					t.Failf("dispatch_operation req-1 op-1 "+durableTool, conformance.Clip(string(protocol.DispatchOperationMessage{Request: req}.AppendJSON(nil)), 300))
 				}
 				w.send(w.operationResult(req, "op-1", done))
 				if o := t.await(id); !o.OK || string(o.Status) != string(done.AppendJSON(nil)) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -145,7 +146,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 			f := w.open(ev.line)
 			inv, ok := f.Message.(protocol.InvokeMessage)
 			if frames++; !ok || inv.Invocation.RequestID != fillID(frames) {
-				t.Failf("the invoke of "+fillID(frames), clip(string(ev.line), 300))
+				t.Failf("the invoke of "+fillID(frames), conformance.Clip(string(ev.line), 300))
 			}
 			result := w.result(fillID(frames), text("ok"))
 			_, line, err := w.auth.Seal(result)
@@ -159,10 +160,10 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 		case ev := <-t.drv.Lines():
 			var o driver.Outcome
 			if ev.Err != nil || json.Unmarshal(ev.Line, &o) != nil {
-				t.Failf("one outcome line per command"+t.Cite("HDR-001"), fmt.Sprintf("%v %s", ev.Err, clip(string(ev.Line), 200)))
+				t.Failf("one outcome line per command"+t.Cite("HDR-001"), fmt.Sprintf("%v %s", ev.Err, conformance.Clip(string(ev.Line), 200)))
 			}
 			if o.ID != first+uint64(outcomes) || !o.OK {
-				t.Failf(fmt.Sprintf("ok for command %d, %v", first+uint64(outcomes), cmds[outcomes]["op"]), clip(string(ev.Line), 200))
+				t.Failf(fmt.Sprintf("ok for command %d, %v", first+uint64(outcomes), cmds[outcomes]["op"]), conformance.Clip(string(ev.Line), 200))
 			}
 			if outcomes++; outcomes == min(paceSample, len(cmds)) {
 				pace := time.Since(begun) / time.Duration(outcomes)

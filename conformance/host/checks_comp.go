@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -87,7 +88,7 @@ func checkCompensation(t *T, w *fakeWorker, key string, p protocol.ToolPayload, 
 	if req.OperationKey != key || req.Tool != durableTool || !strings.HasPrefix(req.CompensationKey, "cmp-") ||
 		req.SessionID != w.boot.SessionID || !bytes.Equal(req.Payload.AppendJSON(nil), p.AppendJSON(nil)) {
 		t.Failf("compensate_operation of "+key+" with a cmp- key and the payload given on session "+w.boot.SessionID+t.Cite("WFL-010", "HDR-043"),
-			clip(string(protocol.CompensateOperationMessage{Request: req}.AppendJSON(nil)), 400))
+			conformance.Clip(string(protocol.CompensateOperationMessage{Request: req}.AppendJSON(nil)), 400))
 	}
 	return req
 }
@@ -220,7 +221,7 @@ func compChecks() []*Check {
 				line, o, done := t.frameOrOutcome(third, id, recoverWait)
 				if !done {
 					t.Failf("no frame: the compensation's inverse input is lost, and a host sends nothing it cannot load and check (HDR-050; "+
-						"keep the input store in the directory start names as inputs, HDR-056)", "the host sent "+clip(string(line), 300))
+						"keep the input store in the directory start names as inputs, HDR-056)", "the host sent "+conformance.Clip(string(line), 300))
 				}
 				if o.OK {
 					t.Failf(`an error outcome (LostInput) for the recovery of a compensation whose input is lost (HDR-050)`, string(o.Raw()))

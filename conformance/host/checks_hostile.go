@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/internal/childproc"
@@ -84,7 +85,7 @@ func hostileChecks() []*Check {
 				first := t.childSession()
 				second := t.session(echoGrant())
 				if line, why := first.next(time.Second); line != nil || !strings.Contains(why, "closed") {
-					t.Failf("no frame to the replaced worker, then the end of its input (HDR-053)", why+clip(string(line), 200))
+					t.Failf("no frame to the replaced worker, then the end of its input (HDR-053)", why+conformance.Clip(string(line), 200))
 				}
 				first.expectGone("the replaced worker and its child gone once the new start answered (HDR-053)")
 				roundTrip(t, second, "req-1")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/journal"
 	"github.com/splashv5/conform/impl/profile"
@@ -156,7 +157,7 @@ func livenessChecks() []*Check {
 				line, m := refusing.durable("the recovery after a crashed reconciliation")
 				if again, ok := m.(protocol.ReconcileOperationMessage); !ok || again.Request.OperationKey != key {
 					t.Failf(fmt.Sprintf("reconcile_operation of %s again: a worker that exited %d did not refuse it (WFL-044)", key, crashStatus),
-						fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
+						fmt.Sprintf("%s %s", m.Type(), conformance.Clip(string(line), 200)))
 				}
 				if refusing.answer(line) == nil {
 					t.Internal(errors.New("the reference worker answered a reconciliation of a key its journal does not hold; it must refuse it"))
@@ -173,7 +174,7 @@ func livenessChecks() []*Check {
 				d, ok := m.(protocol.DispatchOperationMessage)
 				if !ok {
 					t.Failf("dispatch_operation of "+key+": after a refused reconciliation the host sends the recorded dispatch, and the refusal is durable across a restart (WFL-043)",
-						fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
+						fmt.Sprintf("%s %s", m.Type(), conformance.Clip(string(line), 200)))
 				}
 				if d.Request.OperationKey != key || d.Request.Tool != durableTool || !d.Request.Payload.Equal(payload) {
 					t.Failf(fmt.Sprintf("the recorded dispatch: key %s, tool %s, payload %s (WFL-043)", key, durableTool, payload.AppendJSON(nil)),
@@ -201,7 +202,7 @@ func livenessChecks() []*Check {
 				line, m = settled.durable("a step after the recovery")
 				next, ok := m.(protocol.DispatchOperationMessage)
 				if !ok || next.Request.OperationKey == key {
-					t.Failf("the next step's dispatch_operation under a key of its own", fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
+					t.Failf("the next step's dispatch_operation under a key of its own", fmt.Sprintf("%s %s", m.Type(), conformance.Clip(string(line), 200)))
 				}
 				if err := settled.answer(line); err != nil {
 					t.Failf("a dispatch the reference worker admits", err.Error())

@@ -47,7 +47,7 @@ func probeNumber(t *T, token string) numberProbe {
 		w.frames++
 		f, err := w.auth.Open(line)
 		if err != nil {
-			t.Failf("the frame for "+token+" verifies under the session key"+t.Cite("FRM-025"), fmt.Sprintf("%v: %s", err, clip(string(line), 200)))
+			t.Failf("the frame for "+token+" verifies under the session key"+t.Cite("FRM-025"), fmt.Sprintf("%v: %s", err, conformance.Clip(string(line), 200)))
 		}
 		inv, ok := f.Message.(protocol.InvokeMessage)
 		if !ok {
@@ -58,7 +58,7 @@ func probeNumber(t *T, token string) numberProbe {
 		o = t.await(id)
 	}
 	pr.outcome = o
-	t.Logf("%s: sent %s, outcome %s", token, pr.sent, clip(string(o.Raw()), 100))
+	t.Logf("%s: sent %s, outcome %s", token, pr.sent, conformance.Clip(string(o.Raw()), 100))
 	return pr
 }
 

@@ -3,6 +3,7 @@ package host
 import (
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -51,7 +52,7 @@ func slotChecks() []*Check {
 					t.Failf(`error "Indeterminate": no slot was kept, the worker is contained (TRN-112, HDR-045)`, string(o.Raw()))
 				}
 				if line, _ := w.next(100 * time.Millisecond); line != nil {
-					t.Failf("no cancel frame without a kept slot", "the host sent "+clip(string(line), 200))
+					t.Failf("no cancel frame without a kept slot", "the host sent "+conformance.Clip(string(line), 200))
 				}
 				w.expectGone("the worker's process group stopped (contained) after the refused cancel: the worker and its child gone (HDR-045)")
 			}},

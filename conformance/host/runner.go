@@ -93,9 +93,7 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	done := conformance.RunEach(ctx, len(checks), parallel, conformance.Schedule{}, func(i int) conformance.Result {
 		return runCheck(st, checks[i])
 	}, cfg.Progress, st.verbose)
-	report := &conformance.Report{Suite: Suite(), Worker: cfg.Driver, Strict: st.strict, Started: started, Duration: time.Since(started), Results: done}
-	report.Summary = conformance.Summarize(done)
-	return report, ctx.Err()
+	return conformance.NewReport(Suite(), cfg.Driver, st.strict, started, done), ctx.Err()
 }
 
 // runCheck runs one check with its own driver and returns its result.
@@ -107,10 +105,7 @@ func runCheck(st *runState, c *Check) conformance.Result {
 		c.run(t)
 	})
 	t.teardown()
-	r := conformance.Result{
-		ID: c.ID, Level: c.Level, Title: c.Title, Requirements: c.Requirements,
-		Outcome: t.Outcome, Duration: time.Since(start), Detail: t.Detail, Expected: t.Expected, Actual: t.Actual,
-	}
+	r := t.Result(c.Entry(), c.Title, nil)
 	r.Settle(st.strict, nil)
 	if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip || st.verbose {
 		r.Transcript = t.Transcript

@@ -188,7 +188,7 @@ func (t *T) invoke(requestID, tool string, p protocol.ToolPayload) uint64 {
 func (t *T) expectError(id uint64, why string) driver.Outcome {
 	o := t.await(id)
 	if o.OK {
-		t.Failf("an error outcome: "+why, "ok "+clip(string(o.Raw()), 200))
+		t.Failf("an error outcome: "+why, "ok "+conformance.Clip(string(o.Raw()), 200))
 	}
 	return o
 }

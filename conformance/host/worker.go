@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/jsonline"
@@ -105,7 +106,7 @@ func (t *T) acceptWorker(why string) *fakeWorker {
 	w.bootRaw = capture.buf.Bytes()
 	if err != nil {
 		t.Failf("a valid private-pipe bootstrap on the worker's standard input"+t.Cite("BOOT-001", "BOOT-016"),
-			fmt.Sprintf("%v after %d bytes %s", err, len(w.bootRaw), clip(hex.EncodeToString(w.bootRaw), 120)))
+			fmt.Sprintf("%v after %d bytes %s", err, len(w.bootRaw), conformance.Clip(hex.EncodeToString(w.bootRaw), 120)))
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	t.Logf("worker %d: bootstrap of %d bytes for session %s", w.index, len(w.bootRaw), w.boot.SessionID)
@@ -160,7 +161,7 @@ func (w *fakeWorker) recvHeld(wait time.Duration) (b heldBinding, whole protocol
 			b, err := decodeHeld(start)
 			if err != nil {
 				t.Failf("a compensate_operation frame that starts as the canonical encoding writes it"+t.Cite("FRM-005"),
-					fmt.Sprintf("%v: %s", err, clip(string(start), 300)))
+					fmt.Sprintf("%v: %s", err, conformance.Clip(string(start), 300)))
 			}
 			t.Logf("worker %d: stopped reading in a compensate_operation frame: its binding arrived, the host is still writing its payload", w.index)
 			return b, nil, true
@@ -219,14 +220,14 @@ func (w *fakeWorker) open(line []byte) protocol.Frame {
 	if errors.Is(err, protocol.ErrUnexpectedSequence) {
 		t.Failf(fmt.Sprintf("host frame %d at sequence %d: frames in order, and a pre-sealed frame (a step's dispatch, a compensation, "+
 			"its recovery) sent as it was sealed, never sealed again"+t.Cite("FRM-026", "TRN-101"), w.frames, next),
-			fmt.Sprintf("%v: %s", err, clip(string(line), 300)))
+			fmt.Sprintf("%v: %s", err, conformance.Clip(string(line), 300)))
 	}
 	if err != nil {
 		t.Failf(fmt.Sprintf("host frame %d verifies under the bootstrap's key"+t.Cite("FRM-025", "TRN-011"), w.frames),
-			fmt.Sprintf("%v: %s", err, clip(string(line), 300)))
+			fmt.Sprintf("%v: %s", err, conformance.Clip(string(line), 300)))
 	}
 	if canon := f.AppendJSON(nil); !bytes.Equal(canon, line) {
-		t.Failf("a canonical host frame"+t.Cite("FRM-005"), fmt.Sprintf("%s\n  canonical: %s", clip(string(line), 300), clip(string(canon), 300)))
+		t.Failf("a canonical host frame"+t.Cite("FRM-005"), fmt.Sprintf("%s\n  canonical: %s", conformance.Clip(string(line), 300), conformance.Clip(string(canon), 300)))
 	}
 	t.Logf("worker %d: received #%d %s", w.index, f.Sequence, f.Message.Type())
 	typ := f.Message.Type()
@@ -302,7 +303,7 @@ func (w *fakeWorker) expectEnd(why string) {
 	}
 	// The frame is named, not judged: whatever it is, the host should have written none.
 	w.frames++
-	got := fmt.Sprintf("host frame %d, which does not verify: %s", w.frames, clip(string(line), 200))
+	got := fmt.Sprintf("host frame %d, which does not verify: %s", w.frames, conformance.Clip(string(line), 200))
 	if f, err := w.auth.Open(line); err == nil {
 		got = fmt.Sprintf("host frame %d, a %s frame", w.frames, f.Message.Type())
 	}
@@ -313,13 +314,13 @@ func (w *fakeWorker) expectEnd(why string) {
 func (w *fakeWorker) expectSilence(d time.Duration, why string) {
 	line, _ := w.next(d)
 	if line != nil {
-		w.t.Failf("no further frame: "+why, "the host sent "+clip(string(line), 200))
+		w.t.Failf("no further frame: "+why, "the host sent "+conformance.Clip(string(line), 200))
 	}
 }
 
 // write relays raw bytes to the host.
 func (w *fakeWorker) write(p []byte) {
-	w.t.Logf("worker %d: sends %s", w.index, clip(fmt.Sprintf("%q", p), 200))
+	w.t.Logf("worker %d: sends %s", w.index, conformance.Clip(fmt.Sprintf("%q", p), 200))
 	if err := w.enc.Encode(relayCommand{Write: p}); err != nil {
 		w.t.Logf("worker %d: gone (%v)", w.index, err)
 	}

@@ -191,7 +191,7 @@ func TestKeyStaysInMemoryEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(whole), "relay 1: host #2 invoke") {
-		t.Fatalf("the report keeps no relayed frame, so it proves nothing: %s", clip(string(whole), 2000))
+		t.Fatalf("the report keeps no relayed frame, so it proves nothing: %s", conformance.Clip(string(whole), 2000))
 	}
 	expectNoKey(t, boot.Key, map[string]string{"report": string(whole), "relay's command line": seen["relay-cmdline"],
 		"relay's environment": seen["relay-environ"], "worker's arguments": seen["worker-args"], "worker's environment": seen["worker-env"]})

@@ -149,10 +149,8 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	done := conformance.RunEach(ctx, len(scenarios), parallel, conformance.Schedule{}, func(i int) conformance.Result {
 		return runScenario(st, &cfg.Pair, scenarios[i])
 	}, cfg.Progress, st.verbose)
-	report := &conformance.Report{Suite: Suite(), Worker: slices.Concat(cfg.Pair.Host.Command, []string{"×"}, cfg.Pair.Worker.Command),
-		Started: started, Duration: time.Since(started), Results: done}
-	report.Summary = conformance.Summarize(done)
-	return report, ctx.Err()
+	peer := slices.Concat(cfg.Pair.Host.Command, []string{"×"}, cfg.Pair.Worker.Command)
+	return conformance.NewReport(Suite(), peer, false, started, done), ctx.Err()
 }
 
 // runScenario runs one scenario with its own driver and relays and returns its result, judged
@@ -167,8 +165,7 @@ func runScenario(st *runState, pair *Pair, sc *Scenario) conformance.Result {
 	ev := t.evidence()
 	t.teardown()
 	t.judgeSides(ev)
-	r := conformance.Result{ID: sc.ID, Level: conformance.Must, Title: sc.Title, Requirements: sc.Requirements,
-		Outcome: t.Outcome, Duration: time.Since(start), Detail: t.Detail, Expected: t.Expected, Actual: t.Actual}
+	r := t.Result(sc.Entry(), sc.Title, nil)
 	if r.Outcome == conformance.Pass && t.hazard != "" {
 		r.Outcome, r.Detail = conformance.Info, "documented hazard: "+t.hazard
 	}
@@ -339,7 +336,7 @@ func diagnosticText(d string) string {
 	if d == "" {
 		return ""
 	}
-	return "; its diagnostic: " + strconv.Quote(clip(d, 400))
+	return "; its diagnostic: " + strconv.Quote(conformance.Clip(d, 400))
 }
 
 // workerEnds lists each worker's end: every failing verdict shows it.

@@ -195,7 +195,7 @@ func numberHazard(t *T) {
 			rejected = append(rejected, tok)
 		default:
 			t.Failf(fmt.Sprintf("%s refused by the host, or echoed verbatim as %s", tok, p.AppendJSON(nil)),
-				fmt.Sprintf("sent %v, outcome %s, worker exit %d", sent, clip(string(o.Raw()), 200), code))
+				fmt.Sprintf("sent %v, outcome %s, worker exit %d", sent, conformance.Clip(string(o.Raw()), 200), code))
 		}
 	}
 	t.Logf("refused by the host: %v; kept verbatim: %v; rejected by the worker: %v", refused, kept, rejected)
@@ -272,7 +272,7 @@ func (t *T) pipeline(n int, commands func(i int) map[string]any) {
 	for id := range ids {
 		o, err := t.drv.Await(id, t.deadline)
 		if err != nil || !o.OK {
-			t.Failf(fmt.Sprintf("%d commands answered with ok", n), fmt.Sprintf("command %d: %v %s", id, err, clip(string(o.Raw()), 200)))
+			t.Failf(fmt.Sprintf("%d commands answered with ok", n), fmt.Sprintf("command %d: %v %s", id, err, conformance.Clip(string(o.Raw()), 200)))
 		}
 		got++
 	}

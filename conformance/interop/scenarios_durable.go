@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -41,7 +42,7 @@ func (t *T) effects() []string {
 			CompensationKey string `json:"compensation_key"`
 		}
 		if json.Unmarshal(line, &e) != nil {
-			t.Failf("an effect log of JSON lines"+t.Cite("PRF-018"), clip(string(line), 200))
+			t.Failf("an effect log of JSON lines"+t.Cite("PRF-018"), conformance.Clip(string(line), 200))
 		}
 		if e.Kind == "fence" {
 			continue // a fencing token shown to the effect log, not an effect (PRF-035)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/conformancetest"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runFake(mode))
 	}
 	code := m.Run()
-	programs.Remove()
+	conformancetest.RemovePrograms()
 	os.Exit(code)
 }
 

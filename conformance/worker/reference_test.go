@@ -8,26 +8,18 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
-	"github.com/splashv5/conform/internal/childproc"
+	"github.com/splashv5/conform/conformance/conformancetest"
 )
 
-// programs holds the reference worker's builds for this test binary; TestMain removes them.
-var programs childproc.Builds
-
 // referenceWorkerBinary returns the reference worker, built once per test binary.
-func referenceWorkerBinary(t testing.TB) string { return program(t) }
+func referenceWorkerBinary(t testing.TB) string {
+	return conformancetest.Program(t, conformancetest.WorkerPackage)
+}
 
 // faultyWorkerBinary returns the faulty build of the reference worker (build tag
 // splashfaults), which the mutation test runs with --fault.
-func faultyWorkerBinary(t testing.TB) string { return program(t, "splashfaults") }
-
-func program(t testing.TB, tags ...string) string {
-	t.Helper()
-	path, err := programs.Build(conformance.ReferenceWorkerPackage, tags...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
+func faultyWorkerBinary(t testing.TB) string {
+	return conformancetest.Program(t, conformancetest.WorkerPackage, "splashfaults")
 }
 
 func mustGetwd() string {

@@ -7,15 +7,14 @@ import (
 )
 
 // newReport is the report of a run of the worker suite.
-func newReport(cfg Config, st *runState, results []conformance.Result, started time.Time, took time.Duration) *conformance.Report {
-	r := &conformance.Report{Suite: Suite(), Worker: cfg.Worker, Strict: st.strict, Started: started, Duration: took, Results: results,
-		AreaDescriptions: areaDescriptions()}
+func newReport(cfg Config, st *runState, results []conformance.Result, started time.Time) *conformance.Report {
+	r := conformance.NewReport(Suite(), cfg.Worker, st.strict, started, results)
+	r.AreaDescriptions = areaDescriptions()
 	for _, n := range AllNeeds {
 		if st.offers[n] {
 			r.Offered = append(r.Offered, n)
 		}
 	}
-	r.Summary = conformance.Summarize(results)
 	return r
 }
 

@@ -177,7 +177,7 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	if launchErr != nil {
 		return nil, &conformance.LaunchError{Err: launchErr}
 	}
-	report := newReport(cfg, st, done, started, time.Since(started))
+	report := newReport(cfg, st, done, started)
 	if err := ctx.Err(); err != nil {
 		return report, err
 	}
@@ -208,18 +208,7 @@ func runCheck(st *runState, c *Check) (conformance.Result, error) {
 	if t.dir != "" {
 		_ = os.RemoveAll(t.dir)
 	}
-	r := conformance.Result{
-		ID:           c.ID,
-		Level:        c.Level,
-		Title:        c.Title,
-		Requirements: c.Requirements,
-		Needs:        c.Needs,
-		Outcome:      t.Outcome,
-		Duration:     time.Since(start),
-		Detail:       t.Detail,
-		Expected:     t.Expected,
-		Actual:       t.Actual,
-	}
+	r := t.Result(c.Entry(), c.Title, c.Needs)
 	r.Settle(st.strict, t.deviations)
 	if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip || st.verbose {
 		r.Stderr = t.stderrExcerpt()
