@@ -4,6 +4,6 @@
 // runner's own fake worker (a mode of the splash-conform binary, FakeWorkerMain), and checks
 // what the fake worker saw (its argv, environment, bootstrap bytes and every frame) and how the
 // host treated the answers the check scripted, correct or hostile. It runs on the framework of
-// package conformance, and drives the driver through conformance/driver. Like the worker suite, it links the wire
-// core only.
+// package conformance and drives the driver through conformance/driver. Like the worker suite,
+// it links the wire core only.
 package host
