@@ -14,6 +14,7 @@ import (
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/host"
 	"github.com/splashv5/conform/conformance/interop"
+	"github.com/splashv5/conform/conformance/worker"
 )
 
 // This file holds the changelog test: CHANGELOG.md, replayed over the 1.0.0 catalogs
@@ -257,7 +258,7 @@ func mergeKeys(a, b catalogState) catalogState {
 // codeCatalogs returns the catalogs of the code and the checks' titles.
 func codeCatalogs() (catalogState, map[catalogKey]string) {
 	st, titles := catalogState{}, map[catalogKey]string{}
-	for _, c := range conformance.Catalog() {
+	for _, c := range worker.Catalog() {
 		k := catalogKey{"worker", c.ID}
 		st[k] = conformance.CatalogEntry{ID: c.ID, Level: c.Level, Requirements: c.Requirements}
 		titles[k] = c.Title
@@ -293,7 +294,7 @@ func TestCatalogChangelog(t *testing.T) {
 		t.Error(err)
 	}
 	// The suites report the digests the test computes.
-	if conformance.WorkerSuite().CatalogDigest != current.digest("worker") || host.Suite().CatalogDigest != current.digest("host") ||
+	if worker.Suite().CatalogDigest != current.digest("worker") || host.Suite().CatalogDigest != current.digest("host") ||
 		interop.Suite().CatalogDigest != current.digest("interop") {
 		t.Error("the suites' digests differ from the digests of their catalogs")
 	}
@@ -309,7 +310,7 @@ func TestChangelogCatchesUndocumentedChanges(t *testing.T) {
 	}
 	changelog := string(text)
 	current, titles := codeCatalogs()
-	anyWorker := catalogKey{"worker", conformance.Catalog()[0].ID}
+	anyWorker := catalogKey{"worker", worker.Catalog()[0].ID}
 	anyHost := catalogKey{"host", host.Catalog()[0].ID}
 	added := catalogKey{"worker", "CNF-FRAME-98"}
 	for _, tc := range []struct {
@@ -350,7 +351,7 @@ func TestChangelogRejectsBadEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	current, titles := codeCatalogs()
-	first := conformance.Catalog()[0]
+	first := worker.Catalog()[0]
 	for _, tc := range []struct{ name, insert, want string }{
 		{"re-added", "### Worker suite\n\n- added " + first.ID + " (MUST; FRM-012): again\n", "it exists or was retired"},
 		{"unknown", "### Worker suite\n\n- retired CNF-FRAME-97: never existed\n", "has no such check"},

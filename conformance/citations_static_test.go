@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/host"
 	"github.com/splashv5/conform/conformance/interop"
+	"github.com/splashv5/conform/conformance/worker"
 	"github.com/splashv5/conform/spec"
 )
 
@@ -21,11 +21,11 @@ import (
 // three suites: a string literal in its body that cites a requirement ID the check does not list
 // fails the test. It complements the run-time rule (Result.StrayCitations, which the suites'
 // tests apply to every verdict their faulty peers provoke): it also sees the failure paths no
-// fault reaches. Transcript lines (logf) and citations through cite, which keeps only the
+// fault reaches. Transcript lines (Logf) and citations through Cite, which keeps only the
 // check's own IDs, are left out; so are checks built by a helper from arguments.
 func TestCheckBodiesCiteOnlyTheirRequirements(t *testing.T) {
 	lists := map[string][]string{}
-	for _, c := range conformance.Catalog() {
+	for _, c := range worker.Catalog() {
 		lists[c.ID] = c.Requirements
 	}
 	for _, c := range host.Catalog() {
@@ -36,7 +36,7 @@ func TestCheckBodiesCiteOnlyTheirRequirements(t *testing.T) {
 	}
 	citation := regexp.MustCompile(spec.CitationPattern)
 	seen := 0
-	for _, dir := range []string{".", "host", "interop"} {
+	for _, dir := range []string{"worker", "host", "interop"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -64,7 +64,7 @@ func TestCheckBodiesCiteOnlyTheirRequirements(t *testing.T) {
 				ast.Inspect(body, func(n ast.Node) bool {
 					switch n := n.(type) {
 					case *ast.CallExpr:
-						if sel, ok := n.Fun.(*ast.SelectorExpr); ok && slices.Contains([]string{"logf", "Logf", "cite"}, sel.Sel.Name) {
+						if sel, ok := n.Fun.(*ast.SelectorExpr); ok && slices.Contains([]string{"Logf", "Cite"}, sel.Sel.Name) {
 							return false
 						}
 					case *ast.BasicLit:

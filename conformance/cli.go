@@ -1,19 +1,23 @@
 package conformance
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
+
+	"github.com/splashv5/conform/conformance/expect"
+	"github.com/splashv5/conform/spec"
 )
 
-// Exit statuses of Main.
+// Exit statuses of every suite's command line.
 const (
 	// ExitOK: every counted check passed.
 	ExitOK = 0
@@ -24,153 +28,8 @@ const (
 	ExitUsage = 2
 )
 
-const usageText = `usage: splash-conform [flags] [-- WORKER-COMMAND [ARGS...]]
-       splash-conform host [flags] [-- DRIVER-COMMAND [ARGS...]]   (the host suite; see host -h)
-
-Runs the Splash worker protocol v5 conformance suite against a worker executable. The runner
-starts the worker once per check, writes the private-pipe bootstrap (with a fresh key) on its
-standard input, then speaks authenticated JSON lines on its standard input and output.
-
-Without a worker command, the suite runs against the bundled reference worker
-(cmd/splash-worker), built from this module when needed.
-
-The worker command may contain placeholders, replaced per check:
-  {journal}  a journal file; enables the restart, fencing and recovery checks
-  {effects}  the profile's effect log (spec/15-profile.md); enables the effect-counting checks
-  {scope}    the journal scope used for compensation (default "conformance", see -scope)
-  {store-fault}    the store fault trigger of PRF-021, a path the runner creates to make
-                   journal writes fail; enables the crash-safety checks
-  {storage-key}    a file holding a fresh storage key (64 hex digits) the worker must use;
-                   the runner then looks for that key in every output too
-  {secret-source}  the secret source of the profile's secret tool (PRF-033); enables the
-                   secret-value and provider-failure checks
-
-With -expect FILE, a failure the expectations file lists does not fail the run; an unlisted
-one does. -write-expectations FILE writes today's failures as such a file (docs/porting.md).
-
-flags:
-`
-
-// Main is the command-line front end: it parses args (without the program name), runs the
-// suite and returns the exit status (ExitOK, ExitFailures or ExitUsage).
-func Main(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("splash-conform", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		runPattern = fs.String("run", "", "run only checks whose ID starts with, or matches the regular expression, `PATTERN` (or that cite the requirement ID PATTERN)")
-		list       = fs.Bool("list", false, "list the selected checks and exit")
-		strict     = fs.Bool("strict", false, "make SHOULD-level checks count (a deviation fails the run instead of being INFO)")
-		timeout    = fs.Duration("timeout", DefaultTimeout, "time limit of one check (of each worker start, in a check that starts several)")
-		verbose    = fs.Bool("v", false, "print the transcript of every check, and keep it in the reports")
-		junitPath  = fs.String("junit", "", "write a JUnit XML report to `FILE`")
-		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
-		htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
-		specBase   = fs.String("spec-base", DefaultSpecBase, "`URL` prefix of the specification chapters that the HTML report links requirement IDs to (\"-\": no links)")
-		parallel   = fs.Int("parallel", DefaultParallel(), "run `N` checks at once")
-		without    = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret, effect-fence); their checks are skipped")
-		scope      = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
-		scratch    = fs.String("scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")
-		expects    ExpectFlags
-	)
-	if code, done := ParseCommandLine(fs, args, stdout, stderr, usageText, "check", WorkerSuite(), &expects); done {
-		return code
-	}
-	expected, err := expects.Load(WorkerSuite(), CatalogEntries())
-	if err != nil {
-		fmt.Fprintln(stderr, "splash-conform:", err)
-		return ExitUsage
-	}
-	cfg := Config{
-		Worker: fs.Args(), Run: *runPattern, Strict: *strict, Timeout: *timeout,
-		Parallel: *parallel, Verbose: *verbose, Scope: *scope, TempDir: *scratch,
-		FullFrames: *verbose || *jsonPath != "",
-	}
-	if *timeout <= 0 {
-		fmt.Fprintln(stderr, "splash-conform: -timeout must be positive")
-		return ExitUsage
-	}
-	if *parallel <= 0 {
-		fmt.Fprintln(stderr, "splash-conform: -parallel must be positive")
-		return ExitUsage
-	}
-	if err := CheckSpecBase(*specBase); err != nil {
-		fmt.Fprintln(stderr, "splash-conform: -spec-base:", err)
-		return ExitUsage
-	}
-	if *without != "" {
-		for _, name := range strings.Split(*without, ",") {
-			n, ok := ParseNeed(strings.TrimSpace(name))
-			if !ok {
-				fmt.Fprintf(stderr, "splash-conform: -without: unknown need %q (known: %s)\n", name, needNames())
-				return ExitUsage
-			}
-			cfg.Without = append(cfg.Without, n)
-		}
-	}
-	checks, err := Select(Catalog(), cfg.Run)
-	if err != nil {
-		fmt.Fprintln(stderr, "splash-conform:", err)
-		return ExitUsage
-	}
-	if *list {
-		writeList(stdout, checks)
-		return ExitOK
-	}
-	if len(checks) == 0 {
-		fmt.Fprintf(stderr, "splash-conform: -run %q selects no check\n", cfg.Run)
-		return ExitUsage
-	}
-
-	if len(cfg.Worker) == 0 {
-		fmt.Fprintln(stdout, "splash-conform: no worker command given; using the bundled reference worker")
-		command, cleanup, err := ReferenceWorker()
-		if err != nil {
-			fmt.Fprintln(stderr, "splash-conform:", err)
-			return ExitUsage
-		}
-		defer cleanup()
-		cfg.Worker = command
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	offered := cfg.Offered()
-	var offers []string
-	for _, n := range AllNeeds {
-		if offered[n] {
-			offers = append(offers, string(n))
-		}
-	}
-	fmt.Fprintf(stdout, "splash-conform: worker: %s\n", strings.Join(cfg.Worker, " "))
-	fmt.Fprintf(stdout, "splash-conform: offers: %s; strict: %v; timeout: %v; parallel: %d\n\n",
-		orDash(strings.Join(offers, ", ")), cfg.Strict, *timeout, *parallel)
-	cfg.Progress = stdout
-	report, err := Run(ctx, cfg)
-	if report == nil {
-		fmt.Fprintln(stderr, "splash-conform:", err)
-		return ExitUsage
-	}
-	return FinishRun("splash-conform", report, err, &expects, expected,
-		RunOutputs{JSON: *jsonPath, JUnit: *junitPath, HTML: *htmlPath, SpecBase: *specBase}, stdout, stderr)
-}
-
-func needNames() string {
-	var names []string
-	for _, n := range AllNeeds {
-		names = append(names, string(n))
-	}
-	return strings.Join(names, ", ")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// writeFile writes a report through write into path, atomically.
-func writeFile(path string, write func(io.Writer) error) error {
+// WriteReportFile writes a report through write into path, atomically.
+func WriteReportFile(path string, write func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".splash-conform-*")
 	if err != nil {
@@ -189,23 +48,8 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return os.Rename(tmp, path)
 }
 
-// writeList prints the catalog.
-func writeList(w io.Writer, checks []*Check) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tLEVEL\tNEEDS\tREQUIREMENTS\tDESCRIPTION")
-	for _, c := range checks {
-		var needs []string
-		for _, n := range c.Needs {
-			needs = append(needs, string(n))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Level, orDash(strings.Join(needs, ",")), strings.Join(c.Requirements, ","), c.Title)
-	}
-	tw.Flush()
-	fmt.Fprintf(w, "%d checks\n", len(checks))
-}
-
-// writeSummary prints the table of outcomes per area, the failures, and the duration line.
-func writeSummary(w io.Writer, r *Report) {
+// WriteSummary prints the table of outcomes per area, the failures, and the duration line.
+func WriteSummary(w io.Writer, r *Report) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "AREA\tCHECKS\tPASS\tFAIL\tCRASH\tTIMEOUT\tSKIP\tINFO\t")
@@ -213,7 +57,7 @@ func writeSummary(w io.Writer, r *Report) {
 	rows := map[string]*row{}
 	var order []string
 	for _, res := range r.Results {
-		a := areaOf(res.ID)
+		a := AreaOf(res.ID)
 		if rows[a] == nil {
 			rows[a] = &row{}
 			order = append(order, a)
@@ -249,7 +93,7 @@ func writeSummary(w io.Writer, r *Report) {
 			failing = append(failing, res)
 		}
 	}
-	writeExpectationSummary(w, r)
+	WriteExpectationSummary(w, r)
 	if len(failing) > 0 {
 		heading := "Failures"
 		if r.Expectations != nil {
@@ -263,7 +107,7 @@ func writeSummary(w io.Writer, r *Report) {
 			} else if res.Detail != "" {
 				fmt.Fprintf(w, "      %s\n", indentBy(res.Detail, 6))
 			}
-			if last := lastStderrLine(res.Stderr); last != "" && !strings.Contains(res.Detail, strings.TrimPrefix(last, "; stderr: ")) {
+			if last := LastStderrLine(res.Stderr); last != "" && !strings.Contains(res.Detail, strings.TrimPrefix(last, "; stderr: ")) {
 				fmt.Fprintf(w, "      %s\n", strings.TrimPrefix(last, "; "))
 			}
 		}
@@ -284,3 +128,196 @@ func writeSummary(w io.Writer, r *Report) {
 func indentBy(s string, n int) string {
 	return strings.ReplaceAll(s, "\n", "\n"+strings.Repeat(" ", n))
 }
+
+// DefaultTimeout is the default time limit of one check.
+const DefaultTimeout = 5 * time.Second
+
+// WriteProgress prints one line per finished check and the expectation of a failure; when
+// verbose, also the transcript and the standard-error excerpt.
+func WriteProgress(w io.Writer, r Result, verbose bool) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-7s %-15s %7s  %s\n", r.Outcome, r.ID, FormatDuration(r.Duration), r.Title)
+	if r.Outcome != Pass {
+		if r.Expected != "" {
+			fmt.Fprintf(&b, "        expected: %s\n        actual:   %s\n", indent(r.Expected), indent(r.Actual))
+		} else if r.Detail != "" {
+			fmt.Fprintf(&b, "        %s\n", indent(r.Detail))
+		}
+	}
+	if verbose {
+		for _, line := range r.Transcript {
+			fmt.Fprintf(&b, "        | %s\n", line)
+		}
+		if r.Stderr != "" {
+			fmt.Fprintf(&b, "        stderr:\n          %s\n", strings.ReplaceAll(strings.TrimRight(r.Stderr, "\n"), "\n", "\n          "))
+		}
+	}
+	_, _ = io.WriteString(w, b.String())
+}
+
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n                  ") }
+
+// FormatDuration rounds d for display.
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+// DefaultParallel is the default number of checks run at once: twice the number of CPUs,
+// because a check spends most of its time waiting for a worker process.
+func DefaultParallel() int { return 2 * runtime.NumCPU() }
+
+// DefaultScratchDir returns where a run keeps its journals and effect logs when Config.TempDir
+// is empty: $TMPDIR when it is set, else the memory-backed /dev/shm when it is a writable
+// directory (journals are written with full synchronisation, which a disk makes slow and
+// which the suite does not test), else the system's temporary directory.
+func DefaultScratchDir() string {
+	if os.Getenv("TMPDIR") != "" {
+		return os.TempDir()
+	}
+	const shm = "/dev/shm"
+	if info, err := os.Stat(shm); err == nil && info.IsDir() {
+		if f, err := os.CreateTemp(shm, ".splash-conform-probe-"); err == nil {
+			name := f.Name()
+			f.Close()
+			os.Remove(name)
+			return shm
+		}
+	}
+	return os.TempDir()
+}
+
+// LastStderrLine returns "; stderr: <last line>" for failure messages, or "".
+func LastStderrLine(excerpt string) string {
+	excerpt = strings.TrimRight(excerpt, "\n")
+	if excerpt == "" {
+		return ""
+	}
+	if i := strings.LastIndexByte(excerpt, '\n'); i >= 0 {
+		excerpt = excerpt[i+1:]
+	}
+	return "; stderr: " + Clip(excerpt, 200)
+}
+
+// citation finds a requirement ID in a verdict's text.
+var citation = regexp.MustCompile(spec.CitationPattern)
+
+// StrayCitations returns the requirement IDs that the verdict's text (Detail, Expected and
+// Actual) cites and the check does not list in Requirements, each once, in order of first
+// appearance. A port that selects checks by a requirement ID (-run ID) runs only the checks that
+// list it, so a failure citing a rule its check does not list is one that filter misses: every
+// verdict of the three suites must return none.
+func (r *Result) StrayCitations() []string {
+	var stray []string
+	for _, text := range []string{r.Detail, r.Expected, r.Actual} {
+		for _, id := range citation.FindAllString(text, -1) {
+			if !slices.Contains(r.Requirements, id) && !slices.Contains(stray, id) {
+				stray = append(stray, id)
+			}
+		}
+	}
+	return stray
+}
+
+// Settle applies the run's counting rule to a result whose Level and Outcome are set. A
+// passing check that missed SHOULD parts (deviations, such as an exit status outside the
+// documented class) fails under strict and is INFO otherwise; a passing or skipped result
+// keeps no expected and actual text. Without strict, a SHOULD check that failed or timed out
+// becomes INFO. MUST checks, and SHOULD checks under strict, count unless skipped or INFO.
+func (r *Result) Settle(strict bool, deviations []string) {
+	if r.Outcome == Pass && len(deviations) > 0 {
+		r.Outcome = Fail
+		r.Detail = "SHOULD part missed: " + strings.Join(deviations, "; ")
+		if !strict {
+			r.Outcome = Info
+			r.Detail = "deviation from a SHOULD (it counts under --strict): " + strings.Join(deviations, "; ")
+		}
+	} else if r.Outcome == Pass || r.Outcome == Skip {
+		r.Expected, r.Actual = "", ""
+	}
+	if r.Level == Should && !strict && (r.Outcome == Fail || r.Outcome == Timeout) {
+		r.Outcome = Info
+		r.Detail = "deviation from a SHOULD (it counts under --strict): " + r.Detail
+	}
+	r.Counted = r.Outcome != Skip && r.Outcome != Info && (r.Level == Must || strict)
+}
+
+// RunOutputs are the report files a command-line run writes (an empty path is not written) and
+// the specification base its HTML report links requirement IDs to.
+type RunOutputs struct {
+	JSON, JUnit, HTML string
+	SpecBase          string
+}
+
+// FinishRun ends a suite's command-line run once Run has returned a report: it judges the
+// report against the expectations, prints the summary, writes the report files and the closing
+// line, and returns the exit status. runErr is the error Run returned with the report; such a
+// run was interrupted, and since its report is incomplete it exits ExitUsage. prog prefixes
+// every message.
+func FinishRun(prog string, report *Report, runErr error, expects *ExpectFlags, expected *expect.File, out RunOutputs, stdout, stderr io.Writer) int {
+	if runErr != nil {
+		fmt.Fprintln(stderr, prog+": interrupted:", runErr)
+	}
+	if err := expects.Apply(report, expected); err != nil {
+		fmt.Fprintln(stderr, prog+": writing the expectations:", err)
+		return ExitUsage
+	}
+	WriteSummary(stdout, report)
+	status := report.ExitCode()
+	if runErr != nil {
+		status = ExitUsage
+	}
+	html := func(w io.Writer) error { return report.WriteHTML(w, HTMLOptions{SpecBase: out.SpecBase}) }
+	for _, f := range []struct {
+		path, what string
+		write      func(io.Writer) error
+	}{
+		{out.JSON, "JSON", report.WriteJSON},
+		{out.JUnit, "JUnit", report.WriteJUnit},
+		{out.HTML, "HTML", html},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if err := WriteReportFile(f.path, f.write); err != nil {
+			fmt.Fprintf(stderr, "%s: writing the %s report: %v\n", prog, f.what, err)
+			status = ExitUsage
+		}
+	}
+	fmt.Fprintln(stdout, report.ClosingLine())
+	return status
+}
+
+// Clip shortens s to at most n bytes (on a rune boundary) for messages.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// OrDash returns s, or "-" when s is empty, for a table cell.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// LaunchError reports that the command under test (a worker, a driver) could not be started.
+type LaunchError struct{ Err error }
+
+// Error describes the failure.
+func (e *LaunchError) Error() string { return "launch error: " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *LaunchError) Unwrap() error { return e.Err }

@@ -12,6 +12,7 @@ import (
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/host"
 	"github.com/splashv5/conform/conformance/interop"
+	"github.com/splashv5/conform/conformance/worker"
 )
 
 // TestUsageNamesEveryPlaceholder holds the -h text of the worker and interop suites to the
@@ -20,7 +21,7 @@ import (
 func TestUsageNamesEveryPlaceholder(t *testing.T) {
 	placeholders := []string{conformance.PlaceholderJournal, conformance.PlaceholderEffects, conformance.PlaceholderScope, conformance.PlaceholderStoreFault}
 	for name, main := range map[string]func(args []string, stdout, stderr *bytes.Buffer) int{
-		"splash-conform":         func(a []string, o, e *bytes.Buffer) int { return conformance.Main(a, o, e) },
+		"splash-conform":         func(a []string, o, e *bytes.Buffer) int { return worker.Main(a, o, e) },
 		"splash-conform interop": func(a []string, o, e *bytes.Buffer) int { return interop.Main(a, o, e) },
 	} {
 		var stdout, stderr bytes.Buffer
@@ -43,7 +44,7 @@ var countPhrase = regexp.MustCompile(`\b(?:all ([0-9][0-9,]*) (?:worker )?checks
 // the catalogs: docs/*.md and README.md to the catalogs of the code, and the 1.0.0 section of
 // CHANGELOG.md to catalog-1.0.0.txt.
 func TestDocsCountsMatchCatalogs(t *testing.T) {
-	current := map[string]int{"worker": len(conformance.Catalog()), "host": len(host.Catalog()), "interop": len(interop.Catalog())}
+	current := map[string]int{"worker": len(worker.Catalog()), "host": len(host.Catalog()), "interop": len(interop.Catalog())}
 	files, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func (r *Report) ApplyExpectations(f *expect.File, info ExpectationsInfo) {
 			res.Expectation = &Expectation{Entry: e, Verdict: expect.Judge(e, true, string(res.Outcome))}
 		}
 	}
-	r.Summary = summarize(r.Results)
+	r.Summary = Summarize(r.Results)
 }
 
 // KnownFailures returns the expectations file of the run's failures: one FAIL entry per
@@ -180,7 +180,7 @@ func (x *ExpectFlags) Apply(r *Report, loaded *expect.File) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFile(x.Write, func(w io.Writer) error { _, err := w.Write(text.Bytes()); return err }); err != nil {
+		if err := WriteReportFile(x.Write, func(w io.Writer) error { _, err := w.Write(text.Bytes()); return err }); err != nil {
 			return err
 		}
 		r.ApplyExpectations(known, ExpectationsInfo{File: x.Write, Strict: x.Strict})
@@ -192,8 +192,8 @@ func (x *ExpectFlags) Apply(r *Report, loaded *expect.File) error {
 	return nil
 }
 
-// writeExpectationSummary prints the expected failures and the fixed entries.
-func writeExpectationSummary(w io.Writer, r *Report) {
+// WriteExpectationSummary prints the expected failures and the fixed entries.
+func WriteExpectationSummary(w io.Writer, r *Report) {
 	if r.Expectations == nil {
 		return
 	}

@@ -219,7 +219,7 @@ func cmpBool(a, b bool) int {
 func newHTMLReq(id, base string) htmlReq {
 	req := htmlReq{ID: id}
 	if found, ok := spec.Find(id); ok {
-		req.Title = string(found.Level) + ": " + clip(found.Text, 400)
+		req.Title = string(found.Level) + ": " + Clip(found.Text, 400)
 		if base != "" {
 			req.URL = base + found.Chapter + "#:~:text=" + id
 		}
@@ -401,12 +401,12 @@ func newHTMLPage(r *Report, opts HTMLOptions) *htmlPage {
 	for _, n := range r.Offered {
 		offered = append(offered, string(n))
 	}
-	p.Offered = orDash(strings.Join(offered, ", "))
+	p.Offered = OrDash(strings.Join(offered, ", "))
 	s := r.Summary
 	for i, n := range []int{s.Passed, s.Failed, s.Crashed, s.TimedOut, s.Skipped, s.Info} {
 		p.Counts = append(p.Counts, htmlCount{Outcome: p.Outcomes[i], Class: outcomeClass(p.Outcomes[i]), N: n})
 	}
-	p.Areas, p.Totals = areaTable(r.Results, p.Outcomes)
+	p.Areas, p.Totals = areaTable(r.Results, r.AreaDescriptions, p.Outcomes)
 	for _, res := range r.Results {
 		p.Checks = append(p.Checks, newHTMLCheck(res, base, b))
 		if x := res.Expectation; x != nil && x.Verdict == expect.Fixed {
@@ -418,23 +418,17 @@ func newHTMLPage(r *Report, opts HTMLOptions) *htmlPage {
 }
 
 // areaTable counts the outcomes per area, areas in the order of the results.
-func areaTable(results []Result, outcomes []Outcome) ([]htmlArea, []int) {
+func areaTable(results []Result, descriptions map[string]string, outcomes []Outcome) ([]htmlArea, []int) {
 	index := map[string]int{}
 	var areas []htmlArea
 	totals := make([]int, len(outcomes)+1)
 	for _, res := range results {
-		name := areaOf(res.ID)
+		name := AreaOf(res.ID)
 		i, ok := index[name]
 		if !ok {
 			i = len(areas)
 			index[name] = i
-			a := htmlArea{Name: name, Counts: make([]int, len(outcomes))}
-			for _, d := range Areas {
-				if d.Name == name {
-					a.Description = d.Description
-				}
-			}
-			areas = append(areas, a)
+			areas = append(areas, htmlArea{Name: name, Description: descriptions[name], Counts: make([]int, len(outcomes))})
 		}
 		areas[i].Total++
 		totals[len(outcomes)]++
@@ -452,9 +446,9 @@ func outcomeClass(o Outcome) string { return strings.ToLower(string(o)) }
 
 func newHTMLCheck(res Result, base string, b *budget) *htmlCheck {
 	c := &htmlCheck{
-		ID: res.ID, Area: areaOf(res.ID), Level: string(res.Level), Title: res.Title,
+		ID: res.ID, Area: AreaOf(res.ID), Level: string(res.Level), Title: res.Title,
 		Outcome: res.Outcome, Class: outcomeClass(res.Outcome), Counted: res.Counted,
-		Duration: formatDuration(res.Duration), Detail: visible(res.Detail),
+		Duration: FormatDuration(res.Duration), Detail: visible(res.Detail),
 	}
 	var needs []string
 	for _, n := range res.Needs {
@@ -482,7 +476,7 @@ func newHTMLCheck(res Result, base string, b *budget) *htmlCheck {
 			if rec == failing {
 				e.Frame.Failing = true
 				c.ReplayFrame = e.Frame.Anchor
-				c.Replay, c.ReplayNote = replayCommand(res.ID, rec)
+				c.Replay, c.ReplayNote = ReplayCommand(res.ID, rec)
 				if c.Replay != "" && len(c.Replay) > b.left {
 					b.omitted += len(c.Replay)
 					c.Replay, c.ReplayNote = "", fmt.Sprintf("the command (%d bytes) does not fit this page's bound; build it from the frame in the JSON index", len(c.Replay))
@@ -562,11 +556,11 @@ type wireCommand struct {
 	Messages      []string `json:"messages,omitempty"`
 }
 
-// replayCommand returns a shell command that feeds the frame to splash-wire, or why there is
+// ReplayCommand returns a shell command that feeds the frame to splash-wire, or why there is
 // none. The command decodes the frame as it was exchanged; for a decoded frame it also
 // re-seals the message under ReplayTestKey, which shows the tag input a conforming sealer
 // hashes for it (the session key is never shown, so the frame's own tag cannot be checked).
-func replayCommand(checkID string, rec *FrameRecord) (cmd, note string) {
+func ReplayCommand(checkID string, rec *FrameRecord) (cmd, note string) {
 	if rec.Size > len(rec.Raw) {
 		return "", "the frame was not kept whole, so it cannot be replayed"
 	}

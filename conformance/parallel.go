@@ -6,10 +6,19 @@ import (
 	"sync"
 )
 
-// RunEach runs run(0) … run(n-1), parallel at a time, until ctx is done, and returns the
-// results of those that ran (in index order). After each it prints the result's progress line to
-// progress (when not nil). The host and interop suites schedule their checks with it.
-func RunEach(ctx context.Context, n, parallel int, run func(i int) Result, progress io.Writer, verbose bool) []Result {
+// Schedule says in which order RunEach starts its runs and when it stops starting them.
+type Schedule struct {
+	// Order lists the indices in the order to start them; nil starts them in index order.
+	Order []int
+	// Stop, when set, is asked before each start; once it reports true, no run starts.
+	Stop func() bool
+}
+
+// RunEach runs run(0) … run(n-1), parallel at a time, in the order of sched, until ctx is done
+// or sched.Stop reports true, and returns the results of those that ran (in index order). After
+// each it prints the result's progress line to progress (when not nil). Every suite schedules
+// its checks with it.
+func RunEach(ctx context.Context, n, parallel int, sched Schedule, run func(i int) Result, progress io.Writer, verbose bool) []Result {
 	results := make([]Result, n)
 	var mu sync.Mutex
 	jobs := make(chan int)
@@ -22,14 +31,24 @@ func RunEach(ctx context.Context, n, parallel int, run func(i int) Result, progr
 				results[i] = run(i)
 				if progress != nil {
 					mu.Lock()
-					writeProgress(progress, results[i], verbose)
+					WriteProgress(progress, results[i], verbose)
 					mu.Unlock()
 				}
 			}
 		}()
 	}
+	order := sched.Order
+	if order == nil {
+		order = make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+	}
 schedule:
-	for i := range n {
+	for _, i := range order {
+		if sched.Stop != nil && sched.Stop() {
+			break
+		}
 		select {
 		case jobs <- i:
 		case <-ctx.Done():

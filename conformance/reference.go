@@ -1,23 +1,40 @@
 package conformance
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
+
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // ModulePath is the Go module that holds the reference worker.
-const ModulePath = "github.com/splashv5/conform"
+const ModulePath = childproc.Module
 
 // ReferenceWorkerPackage is the package of the bundled reference worker, relative to the
 // module root.
 const ReferenceWorkerPackage = "./cmd/splash-worker"
+
+// Placeholders the worker command may contain.
+const (
+	// PlaceholderJournal is replaced by the path of the check's journal file.
+	PlaceholderJournal = "{journal}"
+	// PlaceholderEffects is replaced by the path of the check's effect log.
+	PlaceholderEffects = "{effects}"
+	// PlaceholderScope is replaced by the journal scope the runner uses for compensation.
+	PlaceholderScope = "{scope}"
+	// PlaceholderStoreFault is replaced by the path of the check's store fault trigger
+	// (PRF-021), a file the runner creates to make the worker's journal writes fail.
+	PlaceholderStoreFault = "{store-fault}"
+	// PlaceholderStorageKey is replaced by the path of a file that holds the check's storage
+	// key in 64 hexadecimal digits, a fresh random key per check, so the runner can look for
+	// it in every output (WRK-093).
+	PlaceholderStorageKey = "{storage-key}"
+	// PlaceholderSecretSource is replaced by the path of the check's secret source (PRF-033),
+	// a file the runner creates to choose what the secret tool's provider returns.
+	PlaceholderSecretSource = "{secret-source}"
+)
 
 // ReferenceWorkerArgs are the arguments that give the reference worker a journal, an effect
 // log, a scope, a store fault trigger, a storage key and a secret source per check, so that every check of the catalog can run
@@ -26,107 +43,49 @@ var ReferenceWorkerArgs = []string{"--journal", PlaceholderJournal, "--effect-lo
 	"--write-trigger", PlaceholderStoreFault, "--storage-key-file", PlaceholderStorageKey, "--secret-source", PlaceholderSecretSource}
 
 // ReferenceWorker returns the command that runs the bundled reference worker under the suite,
-// placeholders included, and a cleanup function that removes whatever was built. It uses a
-// splash-worker executable next to the running program when there is one; otherwise it builds
-// the reference worker with the go tool from the module that contains the working directory
-// (or the running program).
+// placeholders included, and a cleanup function that removes whatever was built (see
+// ReferenceProgram).
 func ReferenceWorker() (command []string, cleanup func(), err error) {
-	name := "splash-worker"
+	bin, cleanup, err := ReferenceProgram("splash-worker", ReferenceWorkerPackage)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append([]string{bin}, ReferenceWorkerArgs...), cleanup, nil
+}
+
+// ReferenceProgram returns the bundled program name, of package pkg (relative to the module
+// root), and a cleanup function that removes whatever was built. It uses an executable of
+// that name next to the running program when there is one; otherwise it builds pkg with the
+// go tool from the module that contains the working directory (or the running program).
+func ReferenceProgram(name, pkg string) (bin string, cleanup func(), err error) {
 	if runtime.GOOS == "windows" {
 		name += ".exe"
 	}
 	if exe, err := os.Executable(); err == nil {
 		sibling := filepath.Join(filepath.Dir(exe), name)
 		if info, err := os.Stat(sibling); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
-			return append([]string{sibling}, ReferenceWorkerArgs...), func() {}, nil
+			return sibling, func() {}, nil
 		}
 	}
-	root, err := findModuleRoot()
+	why := "no " + name + " is next to the runner, and it cannot be built"
+	root, err := childproc.ModuleRoot()
 	if err != nil {
-		return nil, nil, err
+		return "", nil, fmt.Errorf("%s: %w (run inside the repository, or give the command to run)", why, err)
 	}
-	dir, err := os.MkdirTemp("", "splash-conform-worker-")
+	dir, err := os.MkdirTemp("", "splash-conform-"+name+"-")
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	cleanup = func() { _ = os.RemoveAll(dir) }
-	bin := filepath.Join(dir, name)
-	if err := BuildReferenceWorker(root, bin); err != nil {
+	bin = filepath.Join(dir, name)
+	if err := childproc.Build(root, pkg, bin); err != nil {
 		cleanup()
-		return nil, nil, err
+		return "", nil, fmt.Errorf("%s: %w", why, err)
 	}
-	return append([]string{bin}, ReferenceWorkerArgs...), cleanup, nil
+	return bin, cleanup, nil
 }
 
-// BuildReferenceWorker builds the reference worker of the module at root into out.
-func BuildReferenceWorker(root, out string) error { return buildWorker(root, out) }
-
-// buildWorker builds the reference worker of the module at root into out, with the build
-// tags given (the mutation test builds the faulty worker with "splashfaults").
-func buildWorker(root, out string, tags ...string) error {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		return fmt.Errorf("no worker command was given and the go tool is not available to build the reference worker: %w", err)
-	}
-	args := []string{"build", "-o", out}
-	if len(tags) > 0 {
-		args = append(args, "-tags", strings.Join(tags, ","))
-	}
-	cmd := exec.Command(goTool, append(args, ReferenceWorkerPackage)...)
-	cmd.Dir = root
-	var output bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building the reference worker in %s: %v\n%s", root, err, clip(output.String(), 4000))
-	}
-	return nil
-}
-
-// findModuleRoot walks up from the working directory, then from the running program, to the
-// go.mod of ModulePath.
-func findModuleRoot() (string, error) {
-	var starts []string
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	if exe, err := os.Executable(); err == nil {
-		starts = append(starts, filepath.Dir(exe))
-	}
-	for _, start := range starts {
-		if root, ok := moduleRootFrom(start); ok {
-			return root, nil
-		}
-	}
-	return "", errors.New("no worker command was given, and the reference worker cannot be built: no go.mod of " + ModulePath +
-		" above the working directory (run inside the repository, or pass -- WORKER-COMMAND)")
-}
-
-// moduleRootFrom walks up from dir to a go.mod that declares ModulePath.
-func moduleRootFrom(dir string) (string, bool) {
-	for {
-		if declaresModule(filepath.Join(dir, "go.mod")) {
-			return dir, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
-}
-
-func declaresModule(gomod string) bool {
-	f, err := os.Open(gomod)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 2 && fields[0] == "module" && strings.Trim(fields[1], `"`) == ModulePath {
-			return true
-		}
-	}
-	return false
+// ReferenceDriver returns the bundled reference host driver (see ReferenceProgram).
+func ReferenceDriver() (bin string, cleanup func(), err error) {
+	return ReferenceProgram("splash-host-driver", "./cmd/splash-host-driver")
 }

@@ -95,20 +95,20 @@ type Report struct {
 	Duration     time.Duration
 	Summary      Summary
 	Results      []Result
+	// AreaDescriptions says what each check area covers, by area name, for the area table of
+	// the HTML report; a suite whose areas are not described leaves it empty.
+	AreaDescriptions map[string]string
 }
 
-func newReport(cfg Config, st *runState, results []Result, started time.Time, took time.Duration) *Report {
-	r := &Report{Suite: WorkerSuite(), Worker: cfg.Worker, Strict: st.strict, Started: started, Duration: took, Results: results}
-	for _, n := range AllNeeds {
-		if st.offers[n] {
-			r.Offered = append(r.Offered, n)
-		}
-	}
-	r.Summary = summarize(results)
-	return r
+// NewReport is the report of a run of suite against peer (the command or commands under test)
+// that started at started and ends now, with its summary.
+func NewReport(suite SuiteInfo, peer []string, strict bool, started time.Time, results []Result) *Report {
+	return &Report{Suite: suite, Worker: peer, Strict: strict, Started: started, Duration: time.Since(started), Results: results,
+		Summary: Summarize(results)}
 }
 
-func summarize(results []Result) Summary {
+// Summarize counts the outcomes of results.
+func Summarize(results []Result) Summary {
 	var s Summary
 	for _, r := range results {
 		s.Total++
@@ -404,7 +404,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	index := map[string]int{}
 	for _, res := range r.Results {
-		area := areaOf(res.ID)
+		area := AreaOf(res.ID)
 		i, ok := index[area]
 		if !ok {
 			i = len(suites.Suites)
@@ -447,10 +447,10 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			tc.SystemOut = &junitCharData{Text: string(res.Outcome) + ": " + body}
 			s.Skipped++
 		case res.Failing() && res.Outcome == Fail:
-			tc.Failure = &junitProblem{Message: clip(res.Detail, 500), Type: string(res.Outcome), Text: body}
+			tc.Failure = &junitProblem{Message: Clip(res.Detail, 500), Type: string(res.Outcome), Text: body}
 			s.Failures++
 		case res.Failing():
-			tc.Error = &junitProblem{Message: clip(res.Detail, 500), Type: string(res.Outcome), Text: body}
+			tc.Error = &junitProblem{Message: Clip(res.Detail, 500), Type: string(res.Outcome), Text: body}
 			s.Errors++
 		case res.verdict() == expect.Fixed && r.Expectations.Strict:
 			tc.Failure = &junitProblem{Message: "fixed: " + listed, Type: "FIXED",
@@ -479,7 +479,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		s := &suites.Suites[i]
 		var d time.Duration
 		for _, res := range r.Results {
-			if "conformance."+areaOf(res.ID) == s.Name {
+			if "conformance."+AreaOf(res.ID) == s.Name {
 				d += res.Duration
 			}
 		}
@@ -501,9 +501,9 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	return err
 }
 
-// areaOf returns the AREA of a check ID: the word before the number (CNF-AREA-NN, and
+// AreaOf returns the AREA of a check ID: the word before the number (CNF-AREA-NN, and
 // CNF-IOP-AREA-NN for an interop scenario).
-func areaOf(id string) string {
+func AreaOf(id string) string {
 	parts := strings.Split(id, "-")
 	if len(parts) >= 3 {
 		return parts[len(parts)-2]

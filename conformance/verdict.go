@@ -8,17 +8,20 @@ import (
 	"time"
 )
 
-// Verdict is what a running check has found so far: its outcome, the expected and actual
-// text of a failure, and its transcript. The checks of the worker, host and interop suites
-// each hold one. End, and the methods built on it, stop the check by panicking with a value
-// that Guard recovers, so a check reads as straight-line code.
-type Verdict struct {
-	Started    time.Time
-	Outcome    Outcome
-	Detail     string
-	Expected   string
-	Actual     string
-	Transcript []string
+// T is the context every suite's check runs in, which each suite's own T embeds and extends
+// with its peer: what the check has found so far (its outcome, the expected and actual text of
+// a failure, its transcript) and the requirement IDs it proves. End, and the methods built on
+// it, stop the check by panicking with a value that Guard recovers, so a check reads as
+// straight-line code.
+type T struct {
+	// Requirements are the requirement IDs the running check lists (Cite keeps only these).
+	Requirements []string
+	Started      time.Time
+	Outcome      Outcome
+	Detail       string
+	Expected     string
+	Actual       string
+	Transcript   []string
 	// Keep is how many transcript lines to keep; zero keeps MaxTranscript.
 	Keep int
 }
@@ -31,7 +34,7 @@ type stopCheck struct{}
 const MaxTranscript = 200
 
 // Logf adds a line to the transcript, stamped with the time since the check started.
-func (v *Verdict) Logf(format string, args ...any) {
+func (v *T) Logf(format string, args ...any) {
 	keep := v.Keep
 	if keep <= 0 {
 		keep = MaxTranscript
@@ -46,26 +49,26 @@ func (v *Verdict) Logf(format string, args ...any) {
 }
 
 // End records the outcome and stops the check.
-func (v *Verdict) End(o Outcome, detail string) {
+func (v *T) End(o Outcome, detail string) {
 	v.Outcome, v.Detail = o, detail
 	panic(stopCheck{})
 }
 
 // Failf fails the check with what was expected and what happened.
-func (v *Verdict) Failf(expected, actual string) {
+func (v *T) Failf(expected, actual string) {
 	v.Expected, v.Actual = expected, actual
 	v.End(Fail, "expected "+expected+"; got "+actual)
 }
 
 // Skipf ends the check with SKIP.
-func (v *Verdict) Skipf(format string, args ...any) { v.End(Skip, fmt.Sprintf(format, args...)) }
+func (v *T) Skipf(format string, args ...any) { v.End(Skip, fmt.Sprintf(format, args...)) }
 
 // Internal ends the check because the runner itself failed (a bug, or the machine).
-func (v *Verdict) Internal(err error) { v.End(Fail, "internal runner error: "+err.Error()) }
+func (v *T) Internal(err error) { v.End(Fail, "internal runner error: "+err.Error()) }
 
 // Guard runs f, the body of a check. It recovers the stop of End; any other panic is a bug of
 // the runner, which fails the check with the stack rather than the whole run.
-func (v *Verdict) Guard(f func()) {
+func (v *T) Guard(f func()) {
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(stopCheck); !ok {
@@ -76,6 +79,17 @@ func (v *Verdict) Guard(f func()) {
 	}()
 	f()
 }
+
+// Result is the result of the check e, titled title and needing needs, from what the check
+// found, timed from its start to now; the suite settles it (Result.Settle).
+func (v *T) Result(e CatalogEntry, title string, needs []Need) Result {
+	return Result{ID: e.ID, Level: e.Level, Title: title, Requirements: e.Requirements, Needs: needs, Outcome: v.Outcome,
+		Duration: time.Since(v.Started), Detail: v.Detail, Expected: v.Expected, Actual: v.Actual}
+}
+
+// Cite returns the IDs among ids that the running check lists, as " (ID, ID)", or "" (the
+// function Cite).
+func (v *T) Cite(ids ...string) string { return Cite(v.Requirements, ids...) }
 
 // Cite returns the IDs among ids that requirements (the running check's list) holds, as
 // " (ID, ID)", or "" when it holds none of them. A failure message cites only requirement IDs of

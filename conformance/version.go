@@ -55,15 +55,6 @@ func MeaningDigest(title string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// CatalogEntries returns the digest entries of the worker suite's catalog.
-func CatalogEntries() []CatalogEntry {
-	out := make([]CatalogEntry, 0, len(catalog))
-	for _, c := range catalog {
-		out = append(out, CatalogEntry{ID: c.ID, Level: c.Level, Requirements: slices.Clone(c.Requirements)})
-	}
-	return out
-}
-
 // SuiteInfo names the suite a report comes from.
 type SuiteInfo struct {
 	// Name is "worker" or "host".
@@ -82,9 +73,6 @@ type SuiteInfo struct {
 func NewSuiteInfo(name string, entries []CatalogEntry) SuiteInfo {
 	return SuiteInfo{Name: name, Version: SuiteVersion, ProtocolVersion: ProtocolVersion, Checks: len(entries), CatalogDigest: CatalogDigest(entries)}
 }
-
-// WorkerSuite describes the worker suite.
-func WorkerSuite() SuiteInfo { return NewSuiteInfo("worker", CatalogEntries()) }
 
 // WriteVersion prints the suite version, the protocol version and, per suite, the size and
 // digest of its catalog.

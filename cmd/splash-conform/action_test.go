@@ -12,6 +12,7 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/conformance/worker"
 )
 
 // root is the repository root, two levels above this package.
@@ -69,7 +70,7 @@ func TestActionScriptRunsTheBundledWorker(t *testing.T) {
 			t.Errorf("report %s: %v", name, err)
 			continue
 		}
-		if name != "output.txt" && !strings.Contains(string(data), conformance.WorkerSuite().CatalogDigest) {
+		if name != "output.txt" && !strings.Contains(string(data), worker.Suite().CatalogDigest) {
 			t.Errorf("%s does not carry the catalog digest", name)
 		}
 	}

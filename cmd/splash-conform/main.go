@@ -6,7 +6,8 @@
 //	splash-conform report [flags] [NAME=]REPORT.json...
 //
 // It launches a worker executable once per check and reports, check by check, what conforms
-// (see docs/conformance.md and package conformance). Without a worker command it runs against
+// (see docs/conformance.md and package conformance/worker, the worker suite on the framework of
+// package conformance). Without a worker command it runs against
 // the bundled reference worker, cmd/splash-worker. The host subcommand runs the host suite
 // (package conformance/host) against a host driver; fake-worker is the worker it plays. The
 // interop subcommand (package conformance/interop) drives real workers through real host
@@ -31,6 +32,7 @@ import (
 	"github.com/splashv5/conform/conformance/host"
 	"github.com/splashv5/conform/conformance/implreport"
 	"github.com/splashv5/conform/conformance/interop"
+	"github.com/splashv5/conform/conformance/worker"
 )
 
 func main() {
@@ -43,7 +45,7 @@ func main() {
 		case "interop":
 			os.Exit(interop.Main(os.Args[2:], os.Stdout, os.Stderr))
 		case "report":
-			catalogs := implreport.Catalogs{"worker": conformance.CatalogEntries(), "host": host.CatalogEntries(), "interop": interop.CatalogEntries()}
+			catalogs := implreport.Catalogs{"worker": worker.CatalogEntries(), "host": host.CatalogEntries(), "interop": interop.CatalogEntries()}
 			os.Exit(implreport.Main(os.Args[2:], os.Stdout, os.Stderr, catalogs))
 		case interop.RelayCommand:
 			os.Exit(interop.RelayMain(os.Args[2:]))
@@ -51,9 +53,9 @@ func main() {
 			os.Exit(interop.PeerMain(os.Args[2:]))
 		case "-version", "--version":
 			// Every suite of this executable: the version, protocol and catalog digests.
-			conformance.WriteVersion(os.Stdout, conformance.WorkerSuite(), host.Suite(), interop.Suite())
+			conformance.WriteVersion(os.Stdout, worker.Suite(), host.Suite(), interop.Suite())
 			os.Exit(conformance.ExitOK)
 		}
 	}
-	os.Exit(conformance.Main(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(worker.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

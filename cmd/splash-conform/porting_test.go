@@ -15,6 +15,7 @@ import (
 	"github.com/splashv5/conform/conformance/expect"
 	"github.com/splashv5/conform/conformance/host"
 	"github.com/splashv5/conform/conformance/interop"
+	"github.com/splashv5/conform/conformance/worker"
 )
 
 // codeBlocks returns the fenced code blocks of docs/porting.md in the language given.
@@ -99,12 +100,12 @@ func TestPortingExamples(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the example expectations file: %v", err)
 	}
-	if err := f.Check("worker", toChecks(conformance.CatalogEntries())); err != nil {
+	if err := f.Check("worker", toChecks(worker.CatalogEntries())); err != nil {
 		t.Errorf("the example expectations file: %v", err)
 	}
 
-	var worker, hostUsage, interopUsage bytes.Buffer
-	conformance.Main([]string{"-h"}, &worker, &worker)
+	var workerUsage, hostUsage, interopUsage bytes.Buffer
+	worker.Main([]string{"-h"}, &workerUsage, &workerUsage)
 	host.Main([]string{"-h"}, &hostUsage, &hostUsage)
 	interop.Main([]string{"-h"}, &interopUsage, &interopUsage)
 	flagPattern := regexp.MustCompile(`^-[a-z-]+$`)
@@ -116,7 +117,7 @@ func TestPortingExamples(t *testing.T) {
 				continue
 			}
 			commands++
-			usage := worker.String()
+			usage := workerUsage.String()
 			if len(fields) > 1 && fields[1] == "host" {
 				usage, fields = hostUsage.String(), fields[1:]
 			}

@@ -1,36 +1,16 @@
-// Package conformancetest holds what the tests of the host and interop suites share: finding
-// the process groups a run left behind. It is imported by tests only.
+// Package conformancetest holds what the tests of the conformance suites share: the reference
+// programs, built once per test binary, a misbehaving driver's command loop, and the process
+// groups a run left behind. It is imported by tests only.
 package conformancetest
 
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
-)
 
-// GroupAlive reports whether a process of group pgid still runs (zombies do not count). It
-// reads /proc, so it answers false where there is none.
-func GroupAlive(pgid int) bool {
-	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, d := range dirs {
-		stat, err := os.ReadFile(d)
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(stat), ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(stat[i+1:]))
-		if len(fields) > 2 && fields[0] != "Z" && fields[2] == fmt.Sprint(pgid) {
-			return true
-		}
-	}
-	return false
-}
+	"github.com/splashv5/conform/internal/childproc"
+)
 
 // Survivors returns the process groups recorded in dir (one file a leader, named by its
 // pid) that still have a live process once grace has passed. A group killed a moment ago may
@@ -57,7 +37,7 @@ func alive(t testing.TB, dir string) []int {
 	var out []int
 	for _, e := range entries {
 		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err == nil && GroupAlive(pid) {
+		if _, err := fmt.Sscan(e.Name(), &pid); err == nil && childproc.GroupAlive(pid) {
 			out = append(out, pid)
 		}
 	}

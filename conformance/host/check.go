@@ -49,11 +49,16 @@ func Catalog() []*Check {
 	return all
 }
 
+// Entry returns what the catalog digest covers of the check.
+func (c *Check) Entry() conformance.CatalogEntry {
+	return conformance.CatalogEntry{ID: c.ID, Level: c.Level, Requirements: slices.Clone(c.Requirements)}
+}
+
 // CatalogEntries returns the digest entries of the host suite's catalog.
 func CatalogEntries() []conformance.CatalogEntry {
 	var out []conformance.CatalogEntry
 	for _, c := range Catalog() {
-		out = append(out, conformance.CatalogEntry{ID: c.ID, Level: c.Level, Requirements: slices.Clone(c.Requirements)})
+		out = append(out, c.Entry())
 	}
 	return out
 }
@@ -63,17 +68,7 @@ func Suite() conformance.SuiteInfo { return conformance.NewSuiteInfo("host", Cat
 
 // Select returns the checks whose ID starts with or matches pattern, or that cite it.
 func Select(checks []*Check, pattern string) ([]*Check, error) {
-	var out []*Check
-	for _, c := range checks {
-		sel, err := conformance.Select([]*conformance.Check{{ID: c.ID, Requirements: c.Requirements}}, pattern)
-		if err != nil {
-			return nil, err
-		}
-		if len(sel) > 0 {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return conformance.Select(checks, pattern, (*Check).Entry)
 }
 
 const unreachableKey = "the reference driver never holds the key bytes (impl/transport.StartProcess draws, writes and " +
@@ -114,7 +109,7 @@ func roundTrip(t *T, w *fakeWorker, requestID string) protocol.InvokeMessage {
 	w.send(w.result(requestID, text("pong")))
 	o := t.await(id)
 	if !o.OK || string(o.Payload) != string(text("pong").AppendJSON(nil)) {
-		t.failf(`the worker's result as the outcome, {"format":"text",...} "pong"`+t.cite("HDR-021"), clip(string(o.raw), 200))
+		t.Failf(`the worker's result as the outcome, {"format":"text",...} "pong"`+t.Cite("HDR-021"), conformance.Clip(string(o.Raw()), 200))
 	}
 	return inv
 }
@@ -127,8 +122,8 @@ func hostile(t *T, why string, answer func(w *fakeWorker, inv protocol.InvokeMes
 	inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage)
 	w.write(answer(w, inv))
 	o := t.expectError(id, "the host rejects "+why)
-	t.logf("host rejected it with %s", o.Error)
+	t.Logf("host rejected it with %s", o.Error)
 	id = t.invoke("req-2", echoTool, text("ping"))
-	t.expectError(id, "an invocation on the poisoned session fails"+t.cite("TRN-012"))
-	w.expectSilence(150*time.Millisecond, "after "+why+" the channel is poisoned"+t.cite("FRM-036", "TRN-003"))
+	t.expectError(id, "an invocation on the poisoned session fails"+t.Cite("TRN-012"))
+	w.expectSilence(150*time.Millisecond, "after "+why+" the channel is poisoned"+t.Cite("FRM-036", "TRN-003"))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
@@ -33,8 +34,8 @@ func bootChecks() []*Check {
 				raw := w.bootRaw
 				if len(raw) != want || string(raw[:8]) != bootstrap.Magic || raw[8] != bootstrap.Version ||
 					int(raw[9]) != len(m.SessionID) || string(raw[10:10+len(m.SessionID)]) != m.SessionID {
-					t.failf(fmt.Sprintf("%d bootstrap bytes SPLPBOOT 01 %02x %s KEY", want, len(m.SessionID), m.SessionID),
-						fmt.Sprintf("%d bytes %q", len(raw), clip(string(raw), 80)))
+					t.Failf(fmt.Sprintf("%d bootstrap bytes SPLPBOOT 01 %02x %s KEY", want, len(m.SessionID), m.SessionID),
+						fmt.Sprintf("%d bytes %q", len(raw), conformance.Clip(string(raw), 80)))
 				}
 				w.recv(protocol.TypeOpenSession)
 				t.await(id)
@@ -46,11 +47,11 @@ func bootChecks() []*Check {
 				t.call(map[string]any{"op": "close"})
 				first.exit(3)
 				if o := t.call(map[string]any{"op": "wait"}); !o.OK || o.ExitCode == nil || *o.ExitCode != 3 {
-					t.failf(`{"ok":true,"exit_code":3} after the worker exited with 3`+t.cite("HDR-024"), string(o.raw))
+					t.Failf(`{"ok":true,"exit_code":3} after the worker exited with 3`+t.Cite("HDR-024"), string(o.Raw()))
 				}
 				second := t.session(echoGrant())
 				if first.boot.Key.Equal(second.boot.Key) {
-					t.failf("two launches with two different keys", "the same key twice")
+					t.Failf("two launches with two different keys", "the same key twice")
 				}
 			}},
 		{ID: "CNF-HBOOT-03", Level: must, Requirements: []string{"FRM-040", "FRM-043", "BOOT-017", "HDR-025"}, Needs: []string{FeatureInvoke},
@@ -62,13 +63,13 @@ func bootChecks() []*Check {
 				t.call(map[string]any{"op": "close"})
 				w.exitAndEnd(0)
 				t.call(map[string]any{"op": "wait"})
-				stderr, output := t.drv.texts()
+				stderr, output := t.drv.Texts()
 				where := leaks(w.boot.Key, map[string]string{
 					"the worker's argv": strings.Join(w.hello.Argv, "\x00"), "the worker's environment": strings.Join(w.hello.Env, "\x00"),
 					"the driver's standard error": stderr, "the driver's outcome lines": output,
 				})
 				if where != "" {
-					t.failf("no encoding of the session key outside the bootstrap", "the key in "+where)
+					t.Failf("no encoding of the session key outside the bootstrap", "the key in "+where)
 				}
 			}},
 		{ID: "CNF-HBOOT-04", Level: must, Requirements: []string{"HDR-020"}, Needs: []string{FeatureInvoke},
@@ -78,13 +79,13 @@ func bootChecks() []*Check {
 				w, id := t.startWorker(m)
 				want := append(slices.Clone(t.run.fake), t.side.Sock)
 				if !slices.Equal(w.hello.Argv[1:], want[1:]) {
-					t.failf(fmt.Sprintf("argv %q", want), fmt.Sprintf("%q", w.hello.Argv))
+					t.Failf(fmt.Sprintf("argv %q", want), fmt.Sprintf("%q", w.hello.Argv))
 				}
 				w.recv(protocol.TypeOpenSession)
 				t.await(id)
 				select {
 				case <-t.side.Conns:
-					t.failf("one worker per start command", "a second worker")
+					t.Failf("one worker per start command", "a second worker")
 				case <-time.After(100 * time.Millisecond):
 				}
 			}},
@@ -97,10 +98,10 @@ func openChecks() []*Check {
 			Title: "the driver answers an unknown command with Unsupported and keeps serving",
 			run: func(t *T) {
 				if o := t.call(map[string]any{"op": "conformance.unknown", "extra": 1}); o.OK || o.Error != "Unsupported" {
-					t.failf(`{"ok":false,"error":"Unsupported"}`, string(o.raw))
+					t.Failf(`{"ok":false,"error":"Unsupported"}`, string(o.Raw()))
 				}
 				if o := t.call(map[string]any{"op": "hello"}); !o.OK {
-					t.failf("hello answered with ok after the unknown command", string(o.raw))
+					t.Failf("hello answered with ok after the unknown command", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HOPEN-01", Level: must, Requirements: []string{"TRN-011", "FRM-019", "HDR-020"}, Needs: []string{FeatureInvoke},
@@ -110,13 +111,13 @@ func openChecks() []*Check {
 				w, id := t.startWorker(m)
 				got := w.recv(protocol.TypeOpenSession).(protocol.OpenSessionMessage)
 				if w.auth.NextIncoming() != 2 {
-					t.failf("open_session at sequence 1", fmt.Sprintf("next incoming %d", w.auth.NextIncoming()))
+					t.Failf("open_session at sequence 1", fmt.Sprintf("next incoming %d", w.auth.NextIncoming()))
 				}
 				if !bytes.Equal(got.Manifest.AppendJSON(nil), m.AppendJSON(nil)) {
-					t.failf("the manifest "+string(m.AppendJSON(nil)), string(got.Manifest.AppendJSON(nil)))
+					t.Failf("the manifest "+string(m.AppendJSON(nil)), string(got.Manifest.AppendJSON(nil)))
 				}
 				if o := t.await(id); !o.OK {
-					t.failf("start answered with ok", string(o.raw))
+					t.Failf("start answered with ok", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HOPEN-02", Level: must, Requirements: []string{"FRM-019", "FRM-021", "HDR-023", "CAN-022", "WRK-022"}, Needs: []string{FeatureInvoke},
@@ -126,16 +127,16 @@ func openChecks() []*Check {
 				roundTrip(t, w, "req-1")
 				roundTrip(t, w, "req-2")
 				if w.auth.NextIncoming() != 4 {
-					t.failf("the invokes at sequences 2 and 3", fmt.Sprintf("next incoming %d", w.auth.NextIncoming()))
+					t.Failf("the invokes at sequences 2 and 3", fmt.Sprintf("next incoming %d", w.auth.NextIncoming()))
 				}
 				id := t.sendCommand(map[string]any{"op": "close"})
 				w.expectEnd("close ends an ordinary session at a frame boundary (HDR-023)")
 				if o := t.await(id); !o.OK {
-					t.failf("close answered with ok (HDR-023)", string(o.raw))
+					t.Failf("close answered with ok (HDR-023)", string(o.Raw()))
 				}
 				w.exitAndEnd(0)
 				if o := t.call(map[string]any{"op": "wait"}); !o.OK || o.ExitCode == nil || *o.ExitCode != 0 {
-					t.failf(`{"ok":true,"exit_code":0}: the worker ended cleanly`+t.cite("HDR-024"), string(o.raw))
+					t.Failf(`{"ok":true,"exit_code":0}: the worker ended cleanly`+t.Cite("HDR-024"), string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HOPEN-05", Level: must, Requirements: []string{"HDR-023", "CAN-009", "TRN-043"}, Needs: []string{FeatureInvoke, FeatureCancel},
@@ -147,7 +148,7 @@ func openChecks() []*Check {
 				_ = w.enc.Encode(relayCommand{CloseOutput: true}) // the worker ends its output (CAN-009)
 				w.expectEnd("the input ends after close_session (HDR-023)")
 				if o := t.await(id); !o.OK {
-					t.failf("close answered with ok (HDR-023)", string(o.raw))
+					t.Failf("close answered with ok (HDR-023)", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HOPEN-03", Level: must, Requirements: []string{"HDR-021", "FRM-005"}, Needs: []string{FeatureInvoke},
@@ -159,12 +160,12 @@ func openChecks() []*Check {
 				inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage).Invocation
 				if inv.SessionID != w.boot.SessionID || inv.RequestID != "req-7" || inv.Tool != jsonTool ||
 					!bytes.Equal(inv.Payload.AppendJSON(nil), p.AppendJSON(nil)) {
-					t.failf(fmt.Sprintf("invoke %s req-7 %s %s", w.boot.SessionID, jsonTool, p.AppendJSON(nil)),
+					t.Failf(fmt.Sprintf("invoke %s req-7 %s %s", w.boot.SessionID, jsonTool, p.AppendJSON(nil)),
 						fmt.Sprintf("invoke %s %s %s %s", inv.SessionID, inv.RequestID, inv.Tool, inv.Payload.AppendJSON(nil)))
 				}
 				w.send(w.result("req-7", jsonPayload(`{"ok":true}`)))
 				if o := t.await(id); !o.OK || string(o.Payload) != `{"format":"json","value":{"ok":true}}` {
-					t.failf(`ok with the payload {"format":"json","value":{"ok":true}}`, string(o.raw))
+					t.Failf(`ok with the payload {"format":"json","value":{"ok":true}}`, string(o.Raw()))
 				}
 			}},
 	}
@@ -226,7 +227,7 @@ func frameChecks() []*Check {
 				line := w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", text("pong")))
 				w.write(line)
 				if o := t.await(id); !o.OK {
-					t.failf("the first answer accepted", string(o.raw))
+					t.Failf("the first answer accepted", string(o.Raw()))
 				}
 				id = t.invoke("req-2", echoTool, text("ping"))
 				w.recv(protocol.TypeInvoke)
@@ -234,7 +235,7 @@ func frameChecks() []*Check {
 				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-2", text("pong"))))
 				t.expectError(id, "the host rejects a second answer at sequence 1")
 				id = t.invoke("req-3", echoTool, text("ping"))
-				t.expectError(id, "an invocation on the poisoned session fails"+t.cite("TRN-012"))
+				t.expectError(id, "an invocation on the poisoned session fails"+t.Cite("TRN-012"))
 				w.expectSilence(150*time.Millisecond, "the channel is poisoned after the replay")
 			}},
 	}
@@ -289,7 +290,7 @@ func resultChecks() []*Check {
 				w := t.session(echoGrant())
 				id := t.invoke("req-1", "conf.unknown", text("x"))
 				if o := t.expectError(id, "the host refuses the ungranted tool"); o.Error != "Denied" {
-					t.failf(`error kind "Denied" (HDR-022)`, o.Error)
+					t.Failf(`error kind "Denied" (HDR-022)`, o.Error)
 				}
 				w.expectSilence(150*time.Millisecond, "the host authorizes before it sends")
 				roundTrip(t, w, "req-2")
@@ -328,11 +329,11 @@ func durableChecks() []*Check {
 				req := w.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
 				if req.OperationKey != "op-1" || req.Tool != durableTool || req.RequestID != "req-1" || req.SessionID != w.boot.SessionID ||
 					string(req.Payload.AppendJSON(nil)) != `{"format":"json","value":{"value":1}}` {
-					t.failf("dispatch_operation req-1 op-1 "+durableTool, clip(string(protocol.DispatchOperationMessage{Request: req}.AppendJSON(nil)), 300))
+					t.Failf("dispatch_operation req-1 op-1 "+durableTool, conformance.Clip(string(protocol.DispatchOperationMessage{Request: req}.AppendJSON(nil)), 300))
 				}
 				w.send(w.operationResult(req, "op-1", done))
 				if o := t.await(id); !o.OK || string(o.Status) != string(done.AppendJSON(nil)) {
-					t.failf("ok with the status "+string(done.AppendJSON(nil)), string(o.raw))
+					t.Failf("ok with the status "+string(done.AppendJSON(nil)), string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HDURABLE-02", Level: must, Requirements: []string{"AUZ-022"}, Needs: []string{FeatureInvoke, FeatureDurable},
@@ -364,21 +365,21 @@ func durableChecks() []*Check {
 				first.recv(protocol.TypeDispatchOperation)
 				first.exit(1)
 				if o := t.await(id); o.OK {
-					t.failf("an error: the worker died without answering", string(o.raw))
+					t.Failf("an error: the worker died without answering", string(o.Raw()))
 				}
 				second := t.session(durableGrant())
 				if second.boot.SessionID == first.boot.SessionID || second.boot.Key.Equal(first.boot.Key) {
-					t.failf("a fresh session and key for the recovery", "the dead session's")
+					t.Failf("a fresh session and key for the recovery", "the dead session's")
 				}
 				id = t.sendCommand(map[string]any{"op": "reconcile", "request_id": "req-2", "tool": durableTool, "key": "op-1"})
 				req := second.recv(protocol.TypeReconcileOperation).(protocol.ReconcileOperationMessage).Request
 				if req.OperationKey != "op-1" || req.Tool != durableTool {
-					t.failf("reconcile_operation of op-1", req.OperationKey+" "+req.Tool)
+					t.Failf("reconcile_operation of op-1", req.OperationKey+" "+req.Tool)
 				}
 				second.send(protocol.ReconciledOperationMessage{Result: protocol.OperationReconcileResult{ProtocolVersion: protocol.ProtocolVersion,
 					SessionID: req.SessionID, RequestID: req.RequestID, Tool: req.Tool, OperationKey: req.OperationKey, Status: done}})
 				if o := t.await(id); !o.OK || string(o.Status) != string(done.AppendJSON(nil)) {
-					t.failf("ok with the reconciled status", string(o.raw))
+					t.Failf("ok with the reconciled status", string(o.Raw()))
 				}
 			}},
 	}
@@ -394,7 +395,7 @@ func cancellable(t *T) (*fakeWorker, protocol.ToolInvocation) {
 	id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": echoTool, "payload": rawJSON(text("slow").AppendJSON(nil))})
 	inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage).Invocation
 	if o := t.await(id); !o.OK {
-		t.failf("begin answered with ok"+t.cite("HDR-028"), string(o.raw))
+		t.Failf("begin answered with ok"+t.Cite("HDR-028"), string(o.Raw()))
 	}
 	return w, inv
 }
@@ -410,14 +411,14 @@ func cancellableSession(t *T, grants ...protocol.CapabilityGrant) *fakeWorker {
 func cancellableSessionWith(t *T, extra []string, grants ...protocol.CapabilityGrant) *fakeWorker {
 	m := t.manifest(grants...)
 	id := t.sendCommand(t.startCommand(m, map[string]any{"cancellable": true}, extra...))
-	w := t.acceptWorker("the driver starts the given worker command" + t.cite("HDR-020"))
+	w := t.acceptWorker("the driver starts the given worker command" + t.Cite("HDR-020"))
 	if slices.Contains(extra, "--child") && w.hello.Child == 0 {
-		t.internal(fmt.Errorf("the fake worker could not start its child"))
+		t.Internal(fmt.Errorf("the fake worker could not start its child"))
 	}
 	w.state.Kind = protocol.CancellableSession
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok", string(o.raw))
+		t.Failf("start answered with ok", string(o.Raw()))
 	}
 	return w
 }
@@ -435,7 +436,7 @@ func (w *fakeWorker) disposition(req protocol.WorkerCancellationRequest, o proto
 		SessionID: req.SessionID, CancellationID: req.CancellationID, RequestID: req.RequestID, Tool: req.Tool, Outcome: o}}
 }
 
-func (t *T) finish() outcomeLine {
+func (t *T) finish() driver.Outcome {
 	return t.call(map[string]any{"op": "finish", "request_id": "req-1"})
 }
 
@@ -448,14 +449,14 @@ func cancelChecks() []*Check {
 				w, inv := cancellable(t)
 				id, req := cancelRequest(t, w, "cancel-1")
 				if req.CancellationID != "cancel-1" || req.RequestID != inv.RequestID || req.Tool != inv.Tool || req.SessionID != inv.SessionID {
-					t.failf("cancel cancel-1 of req-1 "+echoTool, fmt.Sprintf("cancel %s of %s %s", req.CancellationID, req.RequestID, req.Tool))
+					t.Failf("cancel cancel-1 of req-1 "+echoTool, fmt.Sprintf("cancel %s of %s %s", req.CancellationID, req.RequestID, req.Tool))
 				}
 				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
 				if o := t.await(id); !o.OK || o.Disposition != "acknowledged" {
-					t.failf(`disposition "acknowledged"`, string(o.raw))
+					t.Failf(`disposition "acknowledged"`, string(o.Raw()))
 				}
 				if o := t.finish(); !o.OK || !o.Cancelled {
-					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.raw))
+					t.Failf(`finish {"ok":true,"cancelled":true}`, string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HCANCEL-02", Level: must, Requirements: []string{"AUZ-016", "TRN-042"}, Needs: needs, Unreachable: unreachableCoordinator,
@@ -477,10 +478,10 @@ func cancelChecks() []*Check {
 				w.send(w.result("req-1", text("done")))
 				w.send(w.disposition(req, protocol.OutcomeTooLate))
 				if o := t.await(id); !o.OK || o.Disposition != "too_late" {
-					t.failf(`disposition "too_late"`, string(o.raw))
+					t.Failf(`disposition "too_late"`, string(o.Raw()))
 				}
 				if o := t.finish(); !o.OK || o.Cancelled || string(o.Payload) != string(text("done").AppendJSON(nil)) {
-					t.failf(`finish with the result "done"`, string(o.raw))
+					t.Failf(`finish with the result "done"`, string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HCANCEL-04", Level: must, Requirements: []string{"AUZ-019", "TRN-057"}, Needs: needs, Unreachable: unreachableCoordinator,
@@ -523,7 +524,7 @@ func deadlineChecks() []*Check {
 				w.recv(protocol.TypeInvoke)
 				o := t.awaitUntil(id, start.Add(deadlineMS*time.Millisecond+time.Second))
 				if o.OK || o.Error != "Indeterminate" {
-					t.failf(`error "Indeterminate" within the deadline`, string(o.raw))
+					t.Failf(`error "Indeterminate" within the deadline`, string(o.Raw()))
 				}
 				w.expectGone("the worker and its child gone once the deadline's outcome came: contained, not only reported (RUN-200, TRN-094)")
 			}},

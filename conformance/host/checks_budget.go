@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -22,20 +24,20 @@ func budgetChecks() []*Check {
 				w := t.session(g)
 				refuse := func(requestID, tool string, p protocol.ToolPayload, why string) {
 					if o := t.expectError(t.invoke(requestID, tool, p), "the host refuses "+why); o.Error != "Denied" {
-						t.failf(`error kind "Denied" for `+why+` (HDR-022)`, string(o.raw))
+						t.Failf(`error kind "Denied" for `+why+` (HDR-022)`, string(o.Raw()))
 					}
 				}
 				accept := func(requestID string, p protocol.ToolPayload, why string) {
 					id := t.invoke(requestID, echoTool, p)
 					inv := w.recvWithin(protocol.TypeInvoke, time.Second, func() {
-						t.failf("the invoke of "+requestID+": "+why, "no frame; the outcome "+string(t.await(id).raw))
+						t.Failf("the invoke of "+requestID+": "+why, "no frame; the outcome "+string(t.await(id).Raw()))
 					}).(protocol.InvokeMessage).Invocation
 					if inv.RequestID != requestID {
-						t.failf("the invoke of "+requestID+", no frame for a refused invocation", "the invoke of "+inv.RequestID)
+						t.Failf("the invoke of "+requestID+", no frame for a refused invocation", "the invoke of "+inv.RequestID)
 					}
 					w.send(w.result(requestID, text("pong")))
 					if o := t.await(id); !o.OK {
-						t.failf("ok: "+why, string(o.raw))
+						t.Failf("ok: "+why, string(o.Raw()))
 					}
 				}
 				refuse("req-1", echoTool, text("123456789"), "a payload over max_input_bytes 8")
@@ -59,10 +61,10 @@ func budgetChecks() []*Check {
 				fill(t, w, protocol.MaxSessionRequestIDs, func(i int) []map[string]any {
 					return []map[string]any{{"op": "invoke", "request_id": fillID(i), "tool": echoTool, "payload": rawJSON(text("x").AppendJSON(nil))}}
 				})
-				t.logf("%d invocations answered and accepted, the last at full capacity (AUZ-024)", protocol.MaxSessionRequestIDs)
+				t.Logf("%d invocations answered and accepted, the last at full capacity (AUZ-024)", protocol.MaxSessionRequestIDs)
 				for _, req := range []string{fillID(protocol.MaxSessionRequestIDs + 1), fillID(1)} {
 					if o := t.expectError(t.invoke(req, echoTool, text("x")), "the host refuses "+req+" with every identity used"); o.Error != "Denied" {
-						t.failf(`error kind "Denied" (HDR-022)`, string(o.raw))
+						t.Failf(`error kind "Denied" (HDR-022)`, string(o.Raw()))
 					}
 				}
 				id := t.sendCommand(map[string]any{"op": "close"})
@@ -82,10 +84,10 @@ func budgetChecks() []*Check {
 				id, req := cancelRequest(t, w, "cancel-1")
 				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
 				if o := t.await(id); !o.OK || o.Disposition != "acknowledged" {
-					t.failf(`disposition "acknowledged"`, string(o.raw))
+					t.Failf(`disposition "acknowledged"`, string(o.Raw()))
 				}
 				if o := t.finish(); !o.OK || !o.Cancelled {
-					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.raw))
+					t.Failf(`finish {"ok":true,"cancelled":true}`, string(o.Raw()))
 				}
 				id = t.sendCommand(map[string]any{"op": "begin", "request_id": "req-2", "tool": echoTool, "payload": rawJSON(text("x").AppendJSON(nil))})
 				t.expectError(id, "the host refuses a second call with max_calls 1: the cancelled call stays charged (AUZ-011)")
@@ -117,8 +119,8 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 	for i := 1; i <= n; i++ {
 		cmds = append(cmds, commands(i)...)
 	}
-	first := t.drv.nextID + 1
-	t.logf("driver: commands %d to %d written ahead: %d × %v, the first %s", first, first+uint64(len(cmds))-1, n,
+	first := t.drv.LastID() + 1
+	t.Logf("driver: commands %d to %d written ahead: %d × %v, the first %s", first, first+uint64(len(cmds))-1, n,
 		opsOf(commands(1)), t.commandText(cmds[0]))
 	begun := time.Now()
 	limitNote := fmt.Sprintf("the check's limit of %v", t.run.timeout)
@@ -126,7 +128,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 	go func() {
 		defer close(written)
 		for _, c := range cmds {
-			if _, err := t.drv.send(c); err != nil {
+			if _, err := t.drv.Send(c); err != nil {
 				return
 			}
 		}
@@ -139,29 +141,29 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 		case ev := <-w.lines:
 			if ev.err != nil {
 				w.lines <- ev
-				t.failf(fmt.Sprintf("the invoke of %s", fillID(frames+1)), "the host closed the worker's input ("+ev.err.Error()+")")
+				t.Failf(fmt.Sprintf("the invoke of %s", fillID(frames+1)), "the host closed the worker's input ("+ev.err.Error()+")")
 			}
 			f := w.open(ev.line)
 			inv, ok := f.Message.(protocol.InvokeMessage)
 			if frames++; !ok || inv.Invocation.RequestID != fillID(frames) {
-				t.failf("the invoke of "+fillID(frames), clip(string(ev.line), 300))
+				t.Failf("the invoke of "+fillID(frames), conformance.Clip(string(ev.line), 300))
 			}
 			result := w.result(fillID(frames), text("ok"))
 			_, line, err := w.auth.Seal(result)
 			if err != nil {
-				t.internal(err)
+				t.Internal(err)
 			}
 			w.sent(result)
 			if err := w.enc.Encode(relayCommand{Write: append(line, '\n')}); err != nil {
-				t.failf("the fake worker reachable", err.Error())
+				t.Failf("the fake worker reachable", err.Error())
 			}
-		case ev := <-t.drv.lines:
-			var o outcomeLine
-			if ev.err != nil || json.Unmarshal(ev.line, &o) != nil {
-				t.failf("one outcome line per command"+t.cite("HDR-001"), fmt.Sprintf("%v %s", ev.err, clip(string(ev.line), 200)))
+		case ev := <-t.drv.Lines():
+			var o driver.Outcome
+			if ev.Err != nil || json.Unmarshal(ev.Line, &o) != nil {
+				t.Failf("one outcome line per command"+t.Cite("HDR-001"), fmt.Sprintf("%v %s", ev.Err, conformance.Clip(string(ev.Line), 200)))
 			}
 			if o.ID != first+uint64(outcomes) || !o.OK {
-				t.failf(fmt.Sprintf("ok for command %d, %v", first+uint64(outcomes), cmds[outcomes]["op"]), clip(string(ev.line), 200))
+				t.Failf(fmt.Sprintf("ok for command %d, %v", first+uint64(outcomes), cmds[outcomes]["op"]), conformance.Clip(string(ev.Line), 200))
 			}
 			if outcomes++; outcomes == min(paceSample, len(cmds)) {
 				pace := time.Since(begun) / time.Duration(outcomes)
@@ -172,13 +174,13 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 				}
 				limitNote = fmt.Sprintf("a limit of %v sized from the driver's measured pace of %v per command over the first %d (%d× margin)",
 					t.deadline.Sub(begun).Round(time.Millisecond), pace.Round(time.Microsecond), outcomes, paceMargin)
-				t.logf("fill: %s", limitNote)
+				t.Logf("fill: %s", limitNote)
 			}
 		case <-timer.C:
-			t.failf(fmt.Sprintf("%d invocations answered within %s", n, limitNote), fmt.Sprintf("%d frames, %d outcomes", frames, outcomes))
+			t.Failf(fmt.Sprintf("%d invocations answered within %s", n, limitNote), fmt.Sprintf("%d frames, %d outcomes", frames, outcomes))
 		}
 	}
-	t.logf("driver: commands %d to %d answered ok, %d invoke frames answered, in %v", first, first+uint64(len(cmds))-1, frames,
+	t.Logf("driver: commands %d to %d answered ok, %d invoke frames answered, in %v", first, first+uint64(len(cmds))-1, frames,
 		time.Since(begun).Round(time.Millisecond))
 	// Every command was answered, so the writer is done. A failed check does not wait for it:
 	// the driver is killed when the check ends, which ends its writes.

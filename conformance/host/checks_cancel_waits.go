@@ -3,6 +3,7 @@ package host
 import (
 	"time"
 
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -20,7 +21,7 @@ func cancelWaitChecks() []*Check {
 				time.Sleep(50 * time.Millisecond)
 				w.send(w.result("req-1", text("done")))
 				if o := t.await(id); !o.OK || o.Cancelled || string(o.Payload) != string(text("done").AppendJSON(nil)) {
-					t.failf(`finish with the result "done": the deadline runs from finish (HDR-051)`, string(o.raw))
+					t.Failf(`finish with the result "done": the deadline runs from finish (HDR-051)`, string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HCANCEL-10", Level: must, Requirements: []string{"HDR-052", "TRN-043"}, Needs: needs,
@@ -29,13 +30,13 @@ func cancelWaitChecks() []*Check {
 				w := cancellableSession(t, echoGrant())
 				id := t.sendCommand(map[string]any{"op": "close"})
 				w.recv(protocol.TypeCloseSession)
-				if o, err := t.drv.await(id, time.Now().Add(150*time.Millisecond)); err != errDriverSilent {
-					t.failf("no outcome while the worker's output is open (HDR-052)", "the outcome "+string(o.raw))
+				if o, err := t.drv.Await(id, time.Now().Add(150*time.Millisecond)); err != driver.ErrSilent {
+					t.Failf("no outcome while the worker's output is open (HDR-052)", "the outcome "+string(o.Raw()))
 				}
 				_ = w.enc.Encode(relayCommand{CloseOutput: true}) // the fake worker stays alive
-				t.logf("worker %d: closes its output and stays", w.index)
+				t.Logf("worker %d: closes its output and stays", w.index)
 				if o := t.awaitUntil(id, time.Now().Add(deadlineMS*time.Millisecond)); !o.OK {
-					t.failf("close answered with ok once the worker's output ended, before the deadline (HDR-052)", string(o.raw))
+					t.Failf("close answered with ok once the worker's output ended, before the deadline (HDR-052)", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HCANCEL-11", Level: must, Requirements: []string{"HDR-051", "HDR-052", "HDR-054", "TRN-094"}, Needs: needs,
@@ -51,7 +52,7 @@ func cancelWaitChecks() []*Check {
 				overdue(t, "a close whose output never ends", func(w *fakeWorker) uint64 {
 					w.send(w.result("req-1", text("done"))) // no invocation stays active (TRN-043)
 					if o := t.call(map[string]any{"op": "finish", "request_id": "req-1"}); !o.OK {
-						t.failf(`finish with the result "done"`, string(o.raw))
+						t.Failf(`finish with the result "done"`, string(o.Raw()))
 					}
 					id := t.sendCommand(map[string]any{"op": "close"})
 					w.recv(protocol.TypeCloseSession)
@@ -70,14 +71,14 @@ func overdue(t *T, what string, wait func(w *fakeWorker) uint64) {
 	id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": echoTool, "payload": rawJSON(text("slow").AppendJSON(nil))})
 	w.recv(protocol.TypeInvoke)
 	if o := t.await(id); !o.OK {
-		t.failf("begin answered with ok (HDR-028)", string(o.raw))
+		t.Failf("begin answered with ok (HDR-028)", string(o.Raw()))
 	}
 	start := time.Now()
 	id = wait(w)
 	o := t.awaitUntil(id, start.Add(deadlineMS*time.Millisecond+time.Second))
 	if o.OK || o.Error != "Indeterminate" {
-		t.failf(`error "Indeterminate" once the deadline passed, for `+what+" (HDR-051)", string(o.raw))
+		t.Failf(`error "Indeterminate" once the deadline passed, for `+what+" (HDR-051)", string(o.Raw()))
 	}
-	t.logf("%s: Indeterminate after %v", what, time.Since(start).Round(time.Millisecond))
+	t.Logf("%s: Indeterminate after %v", what, time.Since(start).Round(time.Millisecond))
 	w.expectGone("the worker and its child gone after " + what + " passed the deadline (HDR-051)")
 }

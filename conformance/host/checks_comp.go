@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -57,7 +58,7 @@ func heldUndo(w *fakeWorker) protocol.ToolPayload {
 func pacedWait(t *T, step time.Duration) time.Duration {
 	wait := max(recoverWait, paceMargin*step+time.Second)
 	if wait > recoverWait {
-		t.logf("a wait of %v for each frame, sized from the driver's step of %v (%d× margin)", wait.Round(time.Millisecond),
+		t.Logf("a wait of %v for each frame, sized from the driver's step of %v (%d× margin)", wait.Round(time.Millisecond),
 			step.Round(time.Millisecond), paceMargin)
 	}
 	return wait
@@ -86,8 +87,8 @@ func checkCompensation(t *T, w *fakeWorker, key string, p protocol.ToolPayload, 
 	req := m.(protocol.CompensateOperationMessage).Request
 	if req.OperationKey != key || req.Tool != durableTool || !strings.HasPrefix(req.CompensationKey, "cmp-") ||
 		req.SessionID != w.boot.SessionID || !bytes.Equal(req.Payload.AppendJSON(nil), p.AppendJSON(nil)) {
-		t.failf("compensate_operation of "+key+" with a cmp- key and the payload given on session "+w.boot.SessionID+t.cite("WFL-010", "HDR-043"),
-			clip(string(protocol.CompensateOperationMessage{Request: req}.AppendJSON(nil)), 400))
+		t.Failf("compensate_operation of "+key+" with a cmp- key and the payload given on session "+w.boot.SessionID+t.Cite("WFL-010", "HDR-043"),
+			conformance.Clip(string(protocol.CompensateOperationMessage{Request: req}.AppendJSON(nil)), 400))
 	}
 	return req
 }
@@ -107,7 +108,7 @@ func (w *fakeWorker) compensated(req protocol.OperationCompensationRequest) prot
 func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCompensationRequest) {
 	w.send(w.compensated(req))
 	if o := t.await(id); !o.OK || string(o.Status) != string(undone().AppendJSON(nil)) {
-		t.failf("the compensation's status as the outcome"+t.cite("HDR-043"), string(o.raw))
+		t.Failf("the compensation's status as the outcome"+t.Cite("HDR-043"), string(o.Raw()))
 	}
 }
 
@@ -120,13 +121,13 @@ func (t *T) heldSession(wait time.Duration) *fakeWorker {
 	size := len(heldUndo(w).AppendJSON(nil)) >> 10
 	switch {
 	case w.hello.PipeError != "":
-		t.logf("worker %d: its standard input, a %s, keeps its buffer (%s): the frame of %d KiB must outgrow the host's buffer",
+		t.Logf("worker %d: its standard input, a %s, keeps its buffer (%s): the frame of %d KiB must outgrow the host's buffer",
 			w.index, w.hello.Input, w.hello.PipeError, size)
 	case w.hello.Input == inputSocket:
-		t.logf("worker %d: its standard input is a socket; its receive buffer holds %d bytes, the host's send buffer is the host's: "+
+		t.Logf("worker %d: its standard input is a socket; its receive buffer holds %d bytes, the host's send buffer is the host's: "+
 			"the frame of %d KiB outgrows a default one", w.index, w.hello.Pipe, size)
 	default:
-		t.logf("worker %d: its input pipe holds %d bytes; the frame has %d KiB", w.index, w.hello.Pipe, size)
+		t.Logf("worker %d: its input pipe holds %d bytes; the frame has %d KiB", w.index, w.hello.Pipe, size)
 	}
 	return w
 }
@@ -138,12 +139,12 @@ func (t *T) heldSession(wait time.Duration) *fakeWorker {
 func heldCompensation(t *T, w *fakeWorker, key string, wait time.Duration) string {
 	b, whole, held := w.recvHeld(wait)
 	if !held {
-		t.logf("worker %d: the frame arrived whole: the restart races the host's ledger write", w.index)
+		t.Logf("worker %d: the frame arrived whole: the restart races the host's ledger write", w.index)
 		return checkCompensation(t, w, key, heldUndo(w), whole).CompensationKey
 	}
 	r := b.Message.Request
 	if r.OperationKey != key || r.Tool != durableTool || !strings.HasPrefix(r.CompensationKey, "cmp-") || r.SessionID != w.boot.SessionID || r.TenantScope != workerScope {
-		t.failf("compensate_operation of "+key+" with a cmp- key on session "+w.boot.SessionID+" for tenant "+workerScope+t.cite("WFL-010", "HDR-043"),
+		t.Failf("compensate_operation of "+key+" with a cmp- key on session "+w.boot.SessionID+" for tenant "+workerScope+t.Cite("WFL-010", "HDR-043"),
 			fmt.Sprintf("%+v", r))
 	}
 	return r.CompensationKey
@@ -169,7 +170,7 @@ func compChecks() []*Check {
 				id := t.recoverCommand("rec-1")
 				again := checkCompensation(t, third, key, undo, third.recvWithin(protocol.TypeCompensateOperation, wait, nil))
 				if again.CompensationKey != sent {
-					t.failf("the recorded compensation key "+sent+" after the restart (WFL-026)", again.CompensationKey)
+					t.Failf("the recorded compensation key "+sent+" after the restart (WFL-026)", again.CompensationKey)
 				}
 				finishCompensation(t, third, id, again)
 			}},
@@ -184,7 +185,7 @@ func compChecks() []*Check {
 				third := t.ledgerSession()
 				id = t.compensateCommand("cmp-req-2", key)
 				if o := t.expectError(id, "the second compensation of "+key+" is refused"); o.Error != "Denied" {
-					t.failf(`error kind "Denied" (HDR-044)`, o.Error)
+					t.Failf(`error kind "Denied" (HDR-044)`, o.Error)
 				}
 				third.expectSilence(150*time.Millisecond, "at most one compensation per operation (WFL-011)")
 			}},
@@ -201,7 +202,7 @@ func compChecks() []*Check {
 				id = t.recoverCommand("rec-1")
 				again := recvCompensation(t, third, key, recoverWait)
 				if again.CompensationKey != sent.CompensationKey || again.GrantFingerprint != sent.GrantFingerprint || again.TenantScope != sent.TenantScope {
-					t.failf("the same cmp- key "+sent.CompensationKey+" on the fresh session (WFL-026)", again.CompensationKey)
+					t.Failf("the same cmp- key "+sent.CompensationKey+" on the fresh session (WFL-026)", again.CompensationKey)
 				}
 				finishCompensation(t, third, id, again)
 			}},
@@ -219,13 +220,13 @@ func compChecks() []*Check {
 				id = t.recoverCommand("rec-1")
 				line, o, done := t.frameOrOutcome(third, id, recoverWait)
 				if !done {
-					t.failf("no frame: the compensation's inverse input is lost, and a host sends nothing it cannot load and check (HDR-050; "+
-						"keep the input store in the directory start names as inputs, HDR-056)", "the host sent "+clip(string(line), 300))
+					t.Failf("no frame: the compensation's inverse input is lost, and a host sends nothing it cannot load and check (HDR-050; "+
+						"keep the input store in the directory start names as inputs, HDR-056)", "the host sent "+conformance.Clip(string(line), 300))
 				}
 				if o.OK {
-					t.failf(`an error outcome (LostInput) for the recovery of a compensation whose input is lost (HDR-050)`, string(o.raw))
+					t.Failf(`an error outcome (LostInput) for the recovery of a compensation whose input is lost (HDR-050)`, string(o.Raw()))
 				}
-				t.logf("recover refused with %s", o.Error)
+				t.Logf("recover refused with %s", o.Error)
 				third.expectSilence(150*time.Millisecond, "a lost input is never sent (HDR-050)")
 			}},
 	}
@@ -235,16 +236,16 @@ func compChecks() []*Check {
 func (t *T) loseInputs() {
 	entries, err := os.ReadDir(t.inputDir())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.internal(err)
+		t.Internal(err)
 	}
 	for _, e := range entries {
 		if err := os.RemoveAll(filepath.Join(t.inputDir(), e.Name())); err != nil {
-			t.internal(err)
+			t.Internal(err)
 		}
 	}
 	if len(entries) == 0 {
-		t.logf("the input directory holds nothing: the host keeps its inputs elsewhere (HDR-056)")
+		t.Logf("the input directory holds nothing: the host keeps its inputs elsewhere (HDR-056)")
 		return
 	}
-	t.logf("the input directory emptied (%d removed): the stored inputs are lost", len(entries))
+	t.Logf("the input directory emptied (%d removed): the stored inputs are lost", len(entries))
 }

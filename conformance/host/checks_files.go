@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -34,7 +35,7 @@ func fileChecks() []*Check {
 
 // startInFreshDirs starts the driver in a fresh empty working directory with TMPDIR set to
 // another (HDR-046). A relative program path is made absolute first.
-func (t *T) startInFreshDirs() (*driver, error) {
+func (t *T) startInFreshDirs() (*driver.Process, error) {
 	t.workDir, t.tmpDir = filepath.Join(t.side.Dir, "driver-wd"), filepath.Join(t.side.Dir, "driver-tmp")
 	for _, d := range []string{t.workDir, t.tmpDir} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -53,7 +54,7 @@ func (t *T) startInFreshDirs() (*driver, error) {
 	if t.run.env == nil {
 		env = append(os.Environ(), "TMPDIR="+t.tmpDir)
 	}
-	return startDriverIn(argv, env, t.workDir)
+	return driver.Start(argv, env, t.workDir)
 }
 
 // keyNotInFiles fails the check when an encoding of key is in a file under the driver's working
@@ -74,10 +75,10 @@ func (t *T) keyNotInFiles(key *protocol.SessionKey, when string) {
 			files++
 			if leaks(key, map[string]string{path: string(data)}) != "" {
 				rel, _ := filepath.Rel(t.side.Dir, path)
-				t.failf("no encoding of the session key in a file"+t.cite("FRM-040", "HDR-046"), "the key in the file "+rel+" "+when)
+				t.Failf("no encoding of the session key in a file"+t.Cite("FRM-040", "HDR-046"), "the key in the file "+rel+" "+when)
 			}
 			return nil
 		})
 	}
-	t.logf("%s: %d files under the driver's working directory and TMPDIR, none holds the key", when, files)
+	t.Logf("%s: %d files under the driver's working directory and TMPDIR, none holds the key", when, files)
 }

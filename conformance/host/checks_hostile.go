@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // hostileChecks catch host bugs that a cooperative worker never shows: a wait that trusts the
@@ -23,9 +25,9 @@ func hostileChecks() []*Check {
 				start := time.Now()
 				o := t.awaitUntil(t.sendCommand(map[string]any{"op": "wait"}), start.Add(deadlineMS*time.Millisecond+1500*time.Millisecond))
 				if !o.OK || o.ExitCode == nil || *o.ExitCode != -1 {
-					t.failf(`{"ok":true,"exit_code":-1} once the deadline passed`+t.cite("HDR-024"), string(o.raw))
+					t.Failf(`{"ok":true,"exit_code":-1} once the deadline passed`+t.Cite("HDR-024"), string(o.Raw()))
 				}
-				t.logf("wait answered after %v", time.Since(start).Round(time.Millisecond))
+				t.Logf("wait answered after %v", time.Since(start).Round(time.Millisecond))
 				w.expectGone("the worker and its child gone when wait answered -1 (TRN-094, TRN-096)")
 			}},
 		{ID: "CNF-HRESULT-07", Level: must, Requirements: []string{"AUZ-021", "AUZ-010", "HDR-021", "HDR-048"}, Needs: []string{FeatureInvoke},
@@ -37,7 +39,7 @@ func hostileChecks() []*Check {
 				w.recv(protocol.TypeInvoke)
 				w.send(w.result("req-1", exact))
 				if o := t.await(id); !o.OK || !bytes.Equal(o.Payload, exact.AppendJSON(nil)) {
-					t.failf("ok for a result of exactly 64 UTF-8 bytes (AUZ-010)", string(o.raw))
+					t.Failf("ok for a result of exactly 64 UTF-8 bytes (AUZ-010)", string(o.Raw()))
 				}
 				id = t.invoke("req-2", echoTool, text("ping"))
 				w.recv(protocol.TypeInvoke)
@@ -52,15 +54,15 @@ func hostileChecks() []*Check {
 				w := t.session(g)
 				id := t.invoke("req-1", echoTool, text("éééé"))
 				if inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage).Invocation; inv.RequestID != "req-1" {
-					t.failf("the invoke of req-1", inv.RequestID)
+					t.Failf("the invoke of req-1", inv.RequestID)
 				}
 				w.send(w.result("req-1", text("ok")))
 				if o := t.await(id); !o.OK {
-					t.failf("ok for an input of exactly 8 UTF-8 bytes (AUZ-010)", string(o.raw))
+					t.Failf("ok for an input of exactly 8 UTF-8 bytes (AUZ-010)", string(o.Raw()))
 				}
 				id = t.invoke("req-2", echoTool, text("ééééé"))
 				if o := t.expectError(id, "the host refuses 10 UTF-8 bytes (5 characters, 5 UTF-16 code units) under max_input_bytes 8"); o.Error != "Denied" {
-					t.failf(`error kind "Denied" (HDR-022)`, string(o.raw))
+					t.Failf(`error kind "Denied" (HDR-022)`, string(o.Raw()))
 				}
 				w.expectSilence(150*time.Millisecond, "a refused invocation sends no frame")
 			}},
@@ -72,7 +74,7 @@ func hostileChecks() []*Check {
 				id := t.invoke("req-1", jsonTool, p)
 				inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage).Invocation // recv requires canonical bytes
 				if got := inv.Payload.AppendJSON(nil); !bytes.Equal(got, p.AppendJSON(nil)) {
-					t.failf("the payload "+string(p.AppendJSON(nil)), string(got))
+					t.Failf("the payload "+string(p.AppendJSON(nil)), string(got))
 				}
 				w.send(w.result("req-1", jsonPayload(`{}`)))
 				t.await(id)
@@ -83,7 +85,7 @@ func hostileChecks() []*Check {
 				first := t.childSession()
 				second := t.session(echoGrant())
 				if line, why := first.next(time.Second); line != nil || !strings.Contains(why, "closed") {
-					t.failf("no frame to the replaced worker, then the end of its input (HDR-053)", why+clip(string(line), 200))
+					t.Failf("no frame to the replaced worker, then the end of its input (HDR-053)", why+conformance.Clip(string(line), 200))
 				}
 				first.expectGone("the replaced worker and its child gone once the new start answered (HDR-053)")
 				roundTrip(t, second, "req-1")
@@ -105,11 +107,11 @@ func hostileChecks() []*Check {
 				w.write(overLongText(jsonline.MaxLineBytes + 64<<10))
 				o := t.awaitUntil(id, start.Add(ms/2*time.Millisecond))
 				if o.OK {
-					t.failf("an error: the line passed 1 MiB (FRM-003)", string(o.raw))
+					t.Failf("an error: the line passed 1 MiB (FRM-003)", string(o.Raw()))
 				}
-				t.logf("refused after %v with %s", time.Since(start).Round(time.Millisecond), o.Error)
+				t.Logf("refused after %v with %s", time.Since(start).Round(time.Millisecond), o.Error)
 				if o := t.call(map[string]any{"op": "hello"}); !o.OK {
-					t.failf("the driver alive and answering after the refusal", string(o.raw))
+					t.Failf("the driver alive and answering after the refusal", string(o.Raw()))
 				}
 			}},
 	}
@@ -121,10 +123,10 @@ func (t *T) childSession() *fakeWorker {
 	w, id := t.startWorker(t.manifest(echoGrant()), "--child")
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.raw))
+		t.Failf("start answered with ok"+t.Cite("HDR-020"), string(o.Raw()))
 	}
 	if w.hello.Child == 0 {
-		t.internal(fmt.Errorf("the fake worker could not start its child"))
+		t.Internal(fmt.Errorf("the fake worker could not start its child"))
 	}
 	return w
 }
@@ -132,9 +134,9 @@ func (t *T) childSession() *fakeWorker {
 // expectGone fails the check unless the worker and its child are gone within a second.
 func (w *fakeWorker) expectGone(expected string) {
 	until := time.Now().Add(time.Second)
-	for alive(w.hello.Pid) || alive(w.hello.Child) {
+	for childproc.Alive(w.hello.Pid) || childproc.Alive(w.hello.Child) {
 		if time.Now().After(until) {
-			w.t.failf(expected, fmt.Sprintf("worker alive %v, child alive %v", alive(w.hello.Pid), alive(w.hello.Child)))
+			w.t.Failf(expected, fmt.Sprintf("worker alive %v, child alive %v", childproc.Alive(w.hello.Pid), childproc.Alive(w.hello.Child)))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -25,12 +25,12 @@ func keyChecks() []*Check {
 					w := t.session(echoGrant())
 					raw, err := w.boot.Key.ExposeSecret()
 					if err != nil {
-						t.internal(err)
+						t.Internal(err)
 					}
 					keys = append(keys, raw)
 				}
 				if why := predictable(keys); why != "" {
-					t.failf("keys drawn from a cryptographic random source (FRM-041, TRN-093)", why)
+					t.Failf("keys drawn from a cryptographic random source (FRM-041, TRN-093)", why)
 				}
 			}},
 	}

@@ -66,7 +66,7 @@ func derivedKey(prefix, domain string, parts ...[]byte) string {
 func (t *T) expectedOperationKey(tool string, p protocol.ToolPayload, nonce string) string {
 	input, err := protocol.CanonicalOperationInputBytes(p)
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	return derivedKey("op-", "splash-workflow-operation-key-v1", []byte(t.plan().planFingerprint()), []byte(planStep), []byte(tool), input, []byte(nonce))
 }
@@ -76,12 +76,12 @@ func (t *T) expectedOperationKey(tool string, p protocol.ToolPayload, nonce stri
 func (t *T) expectedCompensationKey(req protocol.OperationCompensationRequest, nonce string) string {
 	input, err := protocol.CanonicalOperationInputBytes(undoPayload())
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	g := ledgerGrant()
 	fp, err := g.CompensationFingerprint()
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	return derivedKey("cmp-", "splash-workflow-compensation-key-v1", []byte(t.plan().planFingerprint()), []byte(req.OperationKey),
 		[]byte(req.Tool), []byte(req.TenantScope), []byte(fp), input, []byte(nonce))
@@ -96,20 +96,20 @@ func derivationChecks() []*Check {
 				w := t.ledgerSession()
 				key := t.succeededStep(w, "req-1")
 				if want := t.expectedOperationKey(durableTool, jsonPayload(`{"value":1}`), operationNonce("req-1")); key != want {
-					t.failf("the operation key "+want+" derived from the plan fingerprint "+t.plan().planFingerprint()+" of the plan's steps, the step, tool, input and nonce given (WFL-001, WFL-045, HDR-049)", key)
+					t.Failf("the operation key "+want+" derived from the plan fingerprint "+t.plan().planFingerprint()+" of the plan's steps, the step, tool, input and nonce given (WFL-001, WFL-045, HDR-049)", key)
 				}
 				second := t.ledgerSession()
 				id := t.compensateCommand("cmp-req-1", key)
 				req := recvCompensation(t, second, key, recoverWait)
 				fp, err := ledgerGrant().CompensationFingerprint()
 				if err != nil {
-					t.internal(err)
+					t.Internal(err)
 				}
 				if req.GrantFingerprint != fp || !strings.HasPrefix(req.CompensationKey, "cmp-") {
-					t.failf("the grant fingerprint "+fp+" of the session's grant (WFL-010)", req.GrantFingerprint)
+					t.Failf("the grant fingerprint "+fp+" of the session's grant (WFL-010)", req.GrantFingerprint)
 				}
 				if want := t.expectedCompensationKey(req, operationNonce("cmp-req-1")); req.CompensationKey != want {
-					t.failf("the compensation key "+want+" derived from the inputs given and the binding sent (WFL-010, HDR-049)", req.CompensationKey)
+					t.Failf("the compensation key "+want+" derived from the inputs given and the binding sent (WFL-010, HDR-049)", req.CompensationKey)
 				}
 				finishCompensation(t, second, id, req)
 			}},

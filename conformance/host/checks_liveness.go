@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -52,7 +53,7 @@ func (r *liveSession) durable(why string) ([]byte, protocol.Message) {
 	t := r.w.t
 	line, reason := r.w.next(recoverWait)
 	if line == nil {
-		t.failf("a durable request: "+why, reason)
+		t.Failf("a durable request: "+why, reason)
 	}
 	return line, r.w.open(line).Message
 }
@@ -61,7 +62,7 @@ func (r *liveSession) durable(why string) ([]byte, protocol.Message) {
 // ends the fake worker with status 5 (WRK-091, WRK-092) and is returned.
 func (r *liveSession) answer(m protocol.Message) error {
 	refuse := func(err error) error {
-		r.w.t.logf("worker %d: the journal refuses the request (%v) and exits %d", r.w.index, err, rejectedStatus)
+		r.w.t.Logf("worker %d: the journal refuses the request (%v) and exits %d", r.w.index, err, rejectedStatus)
 		r.w.exitAndEnd(rejectedStatus)
 		return err
 	}
@@ -89,7 +90,7 @@ func (r *liveSession) answer(m protocol.Message) error {
 		r.last = rec.status
 		r.w.send(r.w.reconciled(req, rec.status))
 	default:
-		r.w.t.internal(fmt.Errorf("the journal answers durable requests, not %s", m.Type()))
+		r.w.t.Internal(fmt.Errorf("the journal answers durable requests, not %s", m.Type()))
 	}
 	return nil
 }
@@ -114,11 +115,11 @@ func livenessChecks() []*Check {
 				_, m := crashed.durable("the recovery of the undelivered step")
 				rec, ok := m.(protocol.ReconcileOperationMessage)
 				if !ok {
-					t.failf("reconcile_operation first: an operation whose effect is uncertain is reconciled before anything is sent again (WFL-041, WFL-044)", string(m.Type()))
+					t.Failf("reconcile_operation first: an operation whose effect is uncertain is reconciled before anything is sent again (WFL-041, WFL-044)", string(m.Type()))
 				}
 				key := rec.Request.OperationKey
 				if rec.Request.Tool != durableTool {
-					t.failf("the reconciliation of a "+durableTool+" operation", rec.Request.Tool)
+					t.Failf("the reconciliation of a "+durableTool+" operation", rec.Request.Tool)
 				}
 				crashed.w.exitAndEnd(crashStatus)
 				t.expectError(id, "the worker crashed without answering")
@@ -128,11 +129,11 @@ func livenessChecks() []*Check {
 				id = t.recoverCommand("rec-2")
 				line, m := refusing.durable("the recovery after a crashed reconciliation")
 				if again, ok := m.(protocol.ReconcileOperationMessage); !ok || again.Request.OperationKey != key {
-					t.failf(fmt.Sprintf("reconcile_operation of %s again: a worker that exited %d did not refuse it (WFL-044)", key, crashStatus),
-						fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
+					t.Failf(fmt.Sprintf("reconcile_operation of %s again: a worker that exited %d did not refuse it (WFL-044)", key, crashStatus),
+						fmt.Sprintf("%s %s", m.Type(), conformance.Clip(string(line), 200)))
 				}
 				if refusing.answer(m) == nil {
-					t.internal(errors.New("the journal answered a reconciliation of a key it does not hold; it must refuse it"))
+					t.Internal(errors.New("the journal answered a reconciliation of a key it does not hold; it must refuse it"))
 				}
 				t.expectError(id, "the worker refused the reconciliation")
 
@@ -145,21 +146,21 @@ func livenessChecks() []*Check {
 				line, m = sending.durable("the recorded dispatch after a refused reconciliation")
 				d, ok := m.(protocol.DispatchOperationMessage)
 				if !ok {
-					t.failf("dispatch_operation of "+key+": after a refused reconciliation the host sends the recorded dispatch, and the refusal is durable across a restart (WFL-043)",
-						fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
+					t.Failf("dispatch_operation of "+key+": after a refused reconciliation the host sends the recorded dispatch, and the refusal is durable across a restart (WFL-043)",
+						fmt.Sprintf("%s %s", m.Type(), conformance.Clip(string(line), 200)))
 				}
 				if d.Request.OperationKey != key || d.Request.Tool != durableTool || !d.Request.Payload.Equal(payload) {
-					t.failf(fmt.Sprintf("the recorded dispatch: key %s, tool %s, payload %s (WFL-043)", key, durableTool, payload.AppendJSON(nil)),
+					t.Failf(fmt.Sprintf("the recorded dispatch: key %s, tool %s, payload %s (WFL-043)", key, durableTool, payload.AppendJSON(nil)),
 						fmt.Sprintf("key %s, tool %s, payload %s", d.Request.OperationKey, d.Request.Tool, d.Request.Payload.AppendJSON(nil)))
 				}
 				if err := sending.answer(m); err != nil {
-					t.failf("a dispatch the worker's journal admits: the recorded key, tool and input", err.Error())
+					t.Failf("a dispatch the worker's journal admits: the recorded key, tool and input", err.Error())
 				}
 				if o, want := t.await(id), string(sending.last.AppendJSON(nil)); !o.OK || string(o.Status) != want {
-					t.failf(`{"ok":true,"status":`+want+`}: recover answers the dispatched operation's status (HDR-042, HDR-055)`, string(o.raw))
+					t.Failf(`{"ok":true,"status":`+want+`}: recover answers the dispatched operation's status (HDR-042, HDR-055)`, string(o.Raw()))
 				}
 				if n := j.effects; n != 1 {
-					t.failf("exactly one effect of the operation", fmt.Sprintf("%d effects", n))
+					t.Failf("exactly one effect of the operation", fmt.Sprintf("%d effects", n))
 				}
 
 				// The operation is settled: recover sends nothing, and steps run again.
@@ -168,22 +169,22 @@ func livenessChecks() []*Check {
 				id = t.recoverCommand("rec-4")
 				settled.w.expectSilence(150*time.Millisecond, "the redispatched operation is settled in the ledger (WFL-043)")
 				if o := t.await(id); !o.OK {
-					t.failf("recover of a settled ledger answered with ok", string(o.raw))
+					t.Failf("recover of a settled ledger answered with ok", string(o.Raw()))
 				}
 				id = t.stepCommand("req-2", jsonPayload(`{"value":2}`))
 				line, m = settled.durable("a step after the recovery")
 				next, ok := m.(protocol.DispatchOperationMessage)
 				if !ok || next.Request.OperationKey == key {
-					t.failf("the next step's dispatch_operation under a key of its own", fmt.Sprintf("%s %s", m.Type(), clip(string(line), 200)))
+					t.Failf("the next step's dispatch_operation under a key of its own", fmt.Sprintf("%s %s", m.Type(), conformance.Clip(string(line), 200)))
 				}
 				if err := settled.answer(m); err != nil {
-					t.failf("a dispatch the worker's journal admits", err.Error())
+					t.Failf("a dispatch the worker's journal admits", err.Error())
 				}
 				if o := t.await(id); !o.OK || keyOf(o) != next.Request.OperationKey {
-					t.failf("the step after the recovery answered with ok and its key"+t.cite("HDR-041"), string(o.raw))
+					t.Failf("the step after the recovery answered with ok and its key"+t.Cite("HDR-041"), string(o.Raw()))
 				}
 				if n := j.effects; n != 2 {
-					t.failf("one effect per operation", fmt.Sprintf("%d effects", n))
+					t.Failf("one effect per operation", fmt.Sprintf("%d effects", n))
 				}
 			}},
 	}

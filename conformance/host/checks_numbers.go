@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -26,7 +27,7 @@ const portableNumbers = `{"a":[0,-1,1.5,0.1,1.0,100,2.5e-7,18446744073709551615,
 type numberProbe struct {
 	token      string
 	sent, want []byte
-	outcome    outcomeLine
+	outcome    driver.Outcome
 }
 
 // probeNumber invokes conf.json with {"n":token} on a fresh session and reports what reached
@@ -37,7 +38,7 @@ func probeNumber(t *T, token string) numberProbe {
 	raw := `{"format":"json","value":{"n":` + token + `}}`
 	want, err := protocol.DecodeToolPayload([]byte(raw), canonjson.Preserve)
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	pr := numberProbe{token: token, want: want.AppendJSON(nil)}
 	id := t.sendCommand(map[string]any{"op": "invoke", "request_id": "req-1", "tool": jsonTool, "payload": rawJSON(raw)})
@@ -46,24 +47,24 @@ func probeNumber(t *T, token string) numberProbe {
 		w.frames++
 		f, err := w.auth.Open(line)
 		if err != nil {
-			t.failf("the frame for "+token+" verifies under the session key"+t.cite("FRM-025"), fmt.Sprintf("%v: %s", err, clip(string(line), 200)))
+			t.Failf("the frame for "+token+" verifies under the session key"+t.Cite("FRM-025"), fmt.Sprintf("%v: %s", err, conformance.Clip(string(line), 200)))
 		}
 		inv, ok := f.Message.(protocol.InvokeMessage)
 		if !ok {
-			t.failf("an invoke frame", string(f.Message.Type()))
+			t.Failf("an invoke frame", string(f.Message.Type()))
 		}
 		pr.sent = inv.Invocation.Payload.AppendJSON(nil)
 		w.send(w.result("req-1", jsonPayload(`{}`)))
 		o = t.await(id)
 	}
 	pr.outcome = o
-	t.logf("%s: sent %s, outcome %s", token, pr.sent, clip(string(o.raw), 100))
+	t.Logf("%s: sent %s, outcome %s", token, pr.sent, conformance.Clip(string(o.Raw()), 100))
 	return pr
 }
 
 // frameOrOutcome waits at most wait for the next line the host writes to w or for the outcome
 // of command id, whichever comes first; done says that the outcome came.
-func (t *T) frameOrOutcome(w *fakeWorker, id uint64, wait time.Duration) ([]byte, outcomeLine, bool) {
+func (t *T) frameOrOutcome(w *fakeWorker, id uint64, wait time.Duration) ([]byte, driver.Outcome, bool) {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
@@ -72,14 +73,14 @@ func (t *T) frameOrOutcome(w *fakeWorker, id uint64, wait time.Duration) ([]byte
 			w.lines <- ev
 			return nil, t.await(id), true
 		}
-		return ev.line, outcomeLine{}, false
-	case ev := <-t.drv.lines:
-		o, err := ev.outcome(id)
+		return ev.line, driver.Outcome{}, false
+	case ev := <-t.drv.Lines():
+		o, err := ev.Outcome(id)
 		return nil, t.accept(id, o, err), true
 	case <-timer.C:
-		t.end(conformance.Timeout, fmt.Sprintf("neither a frame nor the outcome of command %d in time", id))
+		t.End(conformance.Timeout, fmt.Sprintf("neither a frame nor the outcome of command %d in time", id))
 	}
-	return nil, outcomeLine{}, true
+	return nil, driver.Outcome{}, true
 }
 
 func numberChecks() []*Check {
@@ -93,7 +94,7 @@ func numberChecks() []*Check {
 						continue
 					}
 					if bad, ok := canonjson.FirstNonPortableNumber(string(pr.sent)); ok {
-						t.failf("no frame with a non-portable number (ENC-037, ENC-039)", fmt.Sprintf("the host sent %s for %s: %s", bad, tok, pr.sent))
+						t.Failf("no frame with a non-portable number (ENC-037, ENC-039)", fmt.Sprintf("the host sent %s for %s: %s", bad, tok, pr.sent))
 					}
 				}
 			}},
@@ -102,7 +103,7 @@ func numberChecks() []*Check {
 			run: func(t *T) {
 				for _, tok := range disputedNumbers {
 					if pr := probeNumber(t, tok); pr.sent != nil && !bytes.Equal(pr.sent, pr.want) {
-						t.failf(fmt.Sprintf("for %s a refusal or the payload %s (HDR-047)", tok, pr.want), "the host sent "+string(pr.sent))
+						t.Failf(fmt.Sprintf("for %s a refusal or the payload %s (HDR-047)", tok, pr.want), "the host sent "+string(pr.sent))
 					}
 				}
 			}},
@@ -111,15 +112,15 @@ func numberChecks() []*Check {
 			run: func(t *T) {
 				p := jsonPayload(portableNumbers)
 				if tok, bad := canonjson.FirstNonPortableNumber(string(p.AppendJSON(nil))); bad {
-					t.internal(fmt.Errorf("the runner's portable payload holds %s", tok))
+					t.Internal(fmt.Errorf("the runner's portable payload holds %s", tok))
 				}
 				w := t.session(jsonGrant())
 				id := t.invoke("req-1", jsonTool, p)
 				inv := w.recvWithin(protocol.TypeInvoke, time.Second, func() {
-					t.failf("the invoke of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+					t.Failf("the invoke of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).Raw()))
 				}).(protocol.InvokeMessage).Invocation
 				if got := inv.Payload.AppendJSON(nil); !bytes.Equal(got, p.AppendJSON(nil)) {
-					t.failf("the payload "+string(p.AppendJSON(nil))+" (HDR-047)", string(got))
+					t.Failf("the payload "+string(p.AppendJSON(nil))+" (HDR-047)", string(got))
 				}
 				w.send(w.result("req-1", jsonPayload(`{}`)))
 				t.await(id)
@@ -134,7 +135,7 @@ func numberChecks() []*Check {
 				// Sealed by hand: the runner's own sealer refuses non-portable numbers (ENC-037).
 				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", kept)))
 				if o := t.await(id); !o.OK || !bytes.Equal(o.Payload, kept.AppendJSON(nil)) {
-					t.failf("ok with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-021, HDR-047)", string(o.raw))
+					t.Failf("ok with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-021, HDR-047)", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HNUMBER-05", Level: must, Requirements: []string{"ENC-035", "ENC-036", "HDR-028", "HDR-047"}, Needs: []string{FeatureInvoke, FeatureCancel},
@@ -144,17 +145,17 @@ func numberChecks() []*Check {
 				p := portablePayload(t)
 				id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": jsonTool, "payload": rawJSON(p.AppendJSON(nil))})
 				inv := w.recvWithin(protocol.TypeInvoke, time.Second, func() {
-					t.failf("the invoke of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+					t.Failf("the invoke of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).Raw()))
 				}).(protocol.InvokeMessage).Invocation
 				samePayload(t, "begin", p, inv.Payload)
 				if o := t.await(id); !o.OK {
-					t.failf("begin answered with ok (HDR-028)", string(o.raw))
+					t.Failf("begin answered with ok (HDR-028)", string(o.Raw()))
 				}
 				kept := keptNumbers()
 				id = t.sendCommand(map[string]any{"op": "finish", "request_id": "req-1"})
 				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", kept)))
 				if o := t.await(id); !o.OK || !bytes.Equal(o.Payload, kept.AppendJSON(nil)) {
-					t.failf("finish with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-047)", string(o.raw))
+					t.Failf("finish with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-047)", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HNUMBER-06", Level: must, Requirements: []string{"ENC-035", "ENC-036", "HDR-041", "HDR-043", "HDR-047"},
@@ -165,24 +166,24 @@ func numberChecks() []*Check {
 				w := t.ledgerSession()
 				id := t.stepCommand("req-1", p)
 				req := w.recvWithin(protocol.TypeDispatchOperation, recoverWait, func() {
-					t.failf("the dispatch of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+					t.Failf("the dispatch of the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).Raw()))
 				}).(protocol.DispatchOperationMessage).Request
 				samePayload(t, "step", p, req.Payload)
 				w.write(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.operationResult(req, req.OperationKey, kept)))
 				if o := t.await(id); !o.OK || string(o.Status) != string(kept.AppendJSON(nil)) {
-					t.failf("step with the status "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-041, HDR-047)", string(o.raw))
+					t.Failf("step with the status "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-041, HDR-047)", string(o.Raw()))
 				}
 				second := t.ledgerSession()
 				id = t.compensateWith("cmp-req-1", req.OperationKey, p)
 				m := second.recvWithin(protocol.TypeCompensateOperation, recoverWait, func() {
-					t.failf("the compensation with the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).raw))
+					t.Failf("the compensation with the portable payload "+string(p.AppendJSON(nil)), "no frame; the outcome "+string(t.await(id).Raw()))
 				})
 				creq := checkCompensation(t, second, req.OperationKey, p, m)
 				answer := second.compensated(creq).(protocol.CompensationResultMessage)
 				answer.Result.Status = kept
 				second.write(second.forge(1, protocol.RoleWorker, second.boot.SessionID, answer))
 				if o := t.await(id); !o.OK || string(o.Status) != string(kept.AppendJSON(nil)) {
-					t.failf("compensate with the status "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-043, HDR-047)", string(o.raw))
+					t.Failf("compensate with the status "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-043, HDR-047)", string(o.Raw()))
 				}
 			}},
 	}
@@ -196,7 +197,7 @@ func keptNumbers() protocol.ToolPayload { return jsonPayload(`{"a":0.10,"b":1e+2
 func portablePayload(t *T) protocol.ToolPayload {
 	p := jsonPayload(portableNumbers)
 	if tok, bad := canonjson.FirstNonPortableNumber(string(p.AppendJSON(nil))); bad {
-		t.internal(fmt.Errorf("the runner's portable payload holds %s", tok))
+		t.Internal(fmt.Errorf("the runner's portable payload holds %s", tok))
 	}
 	return p
 }
@@ -204,6 +205,6 @@ func portablePayload(t *T) protocol.ToolPayload {
 // samePayload fails the check unless the payload a frame carried is want, given in command op.
 func samePayload(t *T, op string, want, got protocol.ToolPayload) {
 	if !bytes.Equal(got.AppendJSON(nil), want.AppendJSON(nil)) {
-		t.failf("the "+op+" payload "+string(want.AppendJSON(nil))+" byte for byte (HDR-047)", string(got.AppendJSON(nil)))
+		t.Failf("the "+op+" payload "+string(want.AppendJSON(nil))+" byte for byte (HDR-047)", string(got.AppendJSON(nil)))
 	}
 }

@@ -31,11 +31,11 @@ func planChecks() []*Check {
 			run: func(t *T) {
 				c := t.startCommand(t.manifest(durableGrant()), map[string]any{"scope": "Tenant A"})
 				if o := t.call(c); o.OK {
-					t.failf(`an error for the scope "Tenant A", which is not a token`+t.cite("HDR-020", "MSG-002"), string(o.raw))
+					t.Failf(`an error for the scope "Tenant A", which is not a token`+t.Cite("HDR-020", "MSG-002"), string(o.Raw()))
 				}
 				select {
 				case <-t.side.Conns:
-					t.failf("no worker started for a refused start (HDR-020)", "the driver started the worker")
+					t.Failf("no worker started for a refused start (HDR-020)", "the driver started the worker")
 				case <-time.After(150 * time.Millisecond):
 				}
 			}},
@@ -64,7 +64,7 @@ func tenantChecks() []*Check {
 				id = t.recoverCommand("rec-2")
 				resent := recvCompensation(t, again, key, recoverWait)
 				if resent.CompensationKey != req.CompensationKey || resent.TenantScope != req.TenantScope {
-					t.failf("the recorded compensation "+req.CompensationKey+" for "+req.TenantScope+" again (WFL-026)", resent.CompensationKey+" for "+resent.TenantScope)
+					t.Failf("the recorded compensation "+req.CompensationKey+" for "+req.TenantScope+" again (WFL-026)", resent.CompensationKey+" for "+resent.TenantScope)
 				}
 				finishCompensation(t, again, id, resent)
 			}},

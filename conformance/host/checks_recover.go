@@ -20,11 +20,11 @@ func (w *fakeWorker) reconciled(req protocol.OperationReconcileRequest, status p
 func expectReconcile(t *T, w *fakeWorker, id uint64, key string, status protocol.OperationStatus) {
 	req := w.recvWithin(protocol.TypeReconcileOperation, recoverWait, nil).(protocol.ReconcileOperationMessage).Request
 	if req.OperationKey != key || req.Tool != durableTool || req.SessionID != w.boot.SessionID {
-		t.failf("reconcile_operation of "+key+" on session "+w.boot.SessionID, req.OperationKey+" on "+req.SessionID)
+		t.Failf("reconcile_operation of "+key+" on session "+w.boot.SessionID, req.OperationKey+" on "+req.SessionID)
 	}
 	w.send(w.reconciled(req, status))
 	if o := t.await(id); !o.OK || string(o.Status) != string(status.AppendJSON(nil)) {
-		t.failf("recover answered with the reconciled status"+t.cite("HDR-042"), string(o.raw))
+		t.Failf("recover answered with the reconciled status"+t.Cite("HDR-042"), string(o.Raw()))
 	}
 }
 
@@ -39,20 +39,20 @@ func recoverChecks() []*Check {
 				id := t.stepCommand("req-1", jsonPayload(`{"value":1}`))
 				req := first.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
 				if req.Tool != durableTool || string(req.Payload.AppendJSON(nil)) != `{"format":"json","value":{"value":1}}` {
-					t.failf("dispatch_operation of "+durableTool+" with the payload given (HDR-041)", req.Tool)
+					t.Failf("dispatch_operation of "+durableTool+" with the payload given (HDR-041)", req.Tool)
 				}
 				first.exit(1)
 				t.expectError(id, "the worker died without answering")
 				second := t.ledgerSession()
 				if second.boot.Key.Equal(first.boot.Key) {
-					t.failf("a fresh key for the recovery session", "the dead session's key")
+					t.Failf("a fresh key for the recovery session", "the dead session's key")
 				}
 				expectReconcile(t, second, t.recoverCommand("rec-1"), req.OperationKey, done)
 				third := t.ledgerSession()
 				id = t.recoverCommand("rec-2")
 				third.expectSilence(150*time.Millisecond, "the reconciled operation is settled in the ledger (WFL-041)")
 				if o := t.await(id); !o.OK {
-					t.failf("recover of a settled ledger answered with ok", string(o.raw))
+					t.Failf("recover of a settled ledger answered with ok", string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HRECOVER-02", Level: must, Requirements: []string{"WFL-001", "WFL-040", "WFL-041", "HDR-040", "HDR-050"}, Needs: needs,

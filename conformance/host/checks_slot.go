@@ -3,6 +3,7 @@ package host
 import (
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -23,14 +24,14 @@ func slotChecks() []*Check {
 						{"op": "finish", "request_id": fillID(i)},
 					}
 				})
-				t.logf("%d identities reserved", protocol.MaxSessionRequestIDs-3)
+				t.Logf("%d identities reserved", protocol.MaxSessionRequestIDs-3)
 				begin := func(requestID string) {
 					id := t.sendCommand(map[string]any{"op": "begin", "request_id": requestID, "tool": echoTool, "payload": rawJSON(text("slow").AppendJSON(nil))})
 					if inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage).Invocation; inv.RequestID != requestID {
-						t.failf("the invoke of "+requestID, inv.RequestID)
+						t.Failf("the invoke of "+requestID, inv.RequestID)
 					}
 					if o := t.await(id); !o.OK {
-						t.failf("begin answered with ok"+t.cite("HDR-028"), string(o.raw))
+						t.Failf("begin answered with ok"+t.Cite("HDR-028"), string(o.Raw()))
 					}
 				}
 				// 1,022 identities once begun: one stays free for the cancellation.
@@ -39,19 +40,19 @@ func slotChecks() []*Check {
 				req := w.recv(protocol.TypeCancel).(protocol.CancelMessage).Request
 				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
 				if o := t.await(id); !o.OK || o.Disposition != "acknowledged" {
-					t.failf(`disposition "acknowledged" for the invocation begun with a slot kept`, string(o.raw))
+					t.Failf(`disposition "acknowledged" for the invocation begun with a slot kept`, string(o.Raw()))
 				}
 				if o := t.call(map[string]any{"op": "finish", "request_id": "kept"}); !o.OK || !o.Cancelled {
-					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.raw))
+					t.Failf(`finish {"ok":true,"cancelled":true}`, string(o.Raw()))
 				}
 				// 1,023 identities reserved: this invocation takes the last one.
 				begin("last")
 				o := t.call(map[string]any{"op": "cancel", "request_id": "last", "cancellation_id": "last-cancel"})
 				if o.OK || o.Error != "Indeterminate" {
-					t.failf(`error "Indeterminate": no slot was kept, the worker is contained (TRN-112, HDR-045)`, string(o.raw))
+					t.Failf(`error "Indeterminate": no slot was kept, the worker is contained (TRN-112, HDR-045)`, string(o.Raw()))
 				}
 				if line, _ := w.next(100 * time.Millisecond); line != nil {
-					t.failf("no cancel frame without a kept slot", "the host sent "+clip(string(line), 200))
+					t.Failf("no cancel frame without a kept slot", "the host sent "+conformance.Clip(string(line), 200))
 				}
 				w.expectGone("the worker's process group stopped (contained) after the refused cancel: the worker and its child gone (HDR-045)")
 			}},

@@ -21,7 +21,7 @@ func stateChecks() []*Check {
 				req := w.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
 				w.write(indexState(t, w, w.operationResult(req, "op-1", done), "succeeded", "1"))
 				if o := t.await(id); !o.OK || string(o.Status) != string(done.AppendJSON(nil)) {
-					t.failf(`ok with the status {"state":"succeeded",...} for {"state":1,...}`, string(o.raw))
+					t.Failf(`ok with the status {"state":"succeeded",...} for {"state":1,...}`, string(o.Raw()))
 				}
 
 				w = t.session(durableGrant())
@@ -31,7 +31,7 @@ func stateChecks() []*Check {
 					SessionID: rec.SessionID, RequestID: rec.RequestID, Tool: rec.Tool, OperationKey: rec.OperationKey, Status: protocol.Running()}}
 				w.write(indexState(t, w, answer, "running", "0"))
 				if o := t.await(id); !o.OK || string(o.Status) != `{"state":"running"}` {
-					t.failf(`ok with the status {"state":"running"} for {"state":0}`, string(o.raw))
+					t.Failf(`ok with the status {"state":"running"} for {"state":0}`, string(o.Raw()))
 				}
 			}},
 	}
@@ -43,7 +43,7 @@ func indexState(t *T, w *fakeWorker, m protocol.Message, name, index string) []b
 	line := w.forge(1, protocol.RoleWorker, w.boot.SessionID, m)
 	from := []byte(`"state":"` + name + `"`)
 	if bytes.Count(line, from) != 1 {
-		t.internal(fmt.Errorf("no single state tag in %s", line))
+		t.Internal(fmt.Errorf("no single state tag in %s", line))
 	}
 	return bytes.Replace(line, from, []byte(`"state":`+index), 1)
 }

@@ -32,13 +32,13 @@ func afterUnsupported(t *T, between func(w *fakeWorker)) {
 	id, req := cancelRequest(t, w, "cancel-1")
 	w.send(w.disposition(req, protocol.OutcomeUnsupported))
 	if o := t.await(id); !o.OK || o.Disposition != "unsupported" {
-		t.failf(`disposition "unsupported"`, string(o.raw))
+		t.Failf(`disposition "unsupported"`, string(o.Raw()))
 	}
 	if between != nil {
 		between(w)
 	}
 	w.send(w.result("req-1", text("done")))
 	if o := t.finish(); !o.OK || o.Cancelled || string(o.Payload) != string(text("done").AppendJSON(nil)) {
-		t.failf(`finish with the result "done": unsupported leaves the invocation active`, string(o.raw))
+		t.Failf(`finish with the result "done": unsupported leaves the invocation active`, string(o.Raw()))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/conformancetest"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -26,11 +27,7 @@ func TestHCOMP01CatchesLateIntentEveryRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the test driver and runs one check forty times")
 	}
-	bin, cleanup, err := BuildDriver("splashfaults")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
+	bin := conformancetest.Program(t, conformancetest.DriverPackage, "splashfaults")
 	tmp := fastTempDir(t)
 	for _, c := range []struct {
 		fault string
@@ -129,11 +126,7 @@ func TestHCOMP01HoldsASocketInput(t *testing.T) {
 		t.Skip("the test build's socketpair switch is Linux's")
 	}
 	const socketRuns = 5
-	bin, cleanup, err := BuildDriver("splashfaults")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
+	bin := conformancetest.Program(t, conformancetest.DriverPackage, "splashfaults")
 	tmp := fastTempDir(t)
 	for _, c := range []struct {
 		fault string

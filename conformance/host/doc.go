@@ -3,7 +3,7 @@
 // The runner starts the port's host driver (spec/30-host-driver.md), tells it to start the
 // runner's own fake worker (a mode of the splash-conform binary, FakeWorkerMain), and checks
 // what the fake worker saw (its argv, environment, bootstrap bytes and every frame) and how the
-// host treated the answers the check scripted, correct or hostile. Reports reuse the worker
-// suite's types and writers (package conformance). Like the worker suite, it links the wire
-// core only.
+// host treated the answers the check scripted, correct or hostile. It runs on the framework of
+// package conformance and drives the driver through conformance/driver. Like the worker suite,
+// it links the wire core only.
 package host

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -45,10 +46,10 @@ func (t *T) ledgerSessionWith(more map[string]any, extra ...string) *fakeWorker 
 	fields := map[string]any{"state": t.stateDir(), "inputs": t.inputDir(), "plan": t.plan()}
 	maps.Copy(fields, more)
 	id := t.sendCommand(t.startCommand(m, fields, extra...))
-	w := t.acceptWorker("the driver starts the given worker command" + t.cite("HDR-020"))
+	w := t.acceptWorker("the driver starts the given worker command" + t.Cite("HDR-020"))
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start with a state directory answered with ok"+t.cite("HDR-040"), string(o.raw))
+		t.Failf("start with a state directory answered with ok"+t.Cite("HDR-040"), string(o.Raw()))
 	}
 	return w
 }
@@ -61,22 +62,22 @@ func (t *T) restartDriver() { t.restartDriverWith(nil) }
 
 // restartDriverWith is restartDriver that runs between (when set) while no driver process runs.
 func (t *T) restartDriverWith(between func()) {
-	t.drv.killGroup(t.deadline)
+	t.drv.KillGroup(t.deadline)
 	for _, w := range t.workers {
 		w.stop()
 	}
-	<-t.drv.exited
+	<-t.drv.Exited()
 	if between != nil {
 		between()
 	}
-	d, err := startDriver(t.run.driver, t.run.env)
+	d, err := driver.Start(t.run.driver, t.run.env, "")
 	if err != nil {
-		t.end(conformance.Fail, "the driver cannot be started again: "+err.Error())
+		t.End(conformance.Fail, "the driver cannot be started again: "+err.Error())
 	}
 	t.drv = d
-	t.logf("driver: restarted")
+	t.Logf("driver: restarted")
 	if o := t.call(map[string]any{"op": "hello"}); !o.OK {
-		t.failf("hello answered with ok after the restart"+t.cite("HDR-010"), string(o.raw))
+		t.Failf("hello answered with ok after the restart"+t.Cite("HDR-010"), string(o.Raw()))
 	}
 }
 
@@ -87,11 +88,11 @@ func (t *T) stepCommand(requestID string, p protocol.ToolPayload) uint64 {
 }
 
 // keyOf returns the key field of an outcome.
-func keyOf(o outcomeLine) string {
+func keyOf(o driver.Outcome) string {
 	var k struct {
 		Key string `json:"key"`
 	}
-	_ = json.Unmarshal(o.raw, &k)
+	_ = json.Unmarshal(o.Raw(), &k)
 	return k.Key
 }
 
@@ -102,7 +103,7 @@ func (t *T) succeededStep(w *fakeWorker, requestID string) string {
 	w.send(w.operationResult(req, req.OperationKey, protocol.Succeeded(jsonPayload(`{"value":1}`))))
 	o := t.await(id)
 	if !o.OK || keyOf(o) != req.OperationKey {
-		t.failf(`{"ok":true,"key":"`+req.OperationKey+`",...}: the step's key is the dispatched one`+t.cite("HDR-041"), string(o.raw))
+		t.Failf(`{"ok":true,"key":"`+req.OperationKey+`",...}: the step's key is the dispatched one`+t.Cite("HDR-041"), string(o.Raw()))
 	}
 	return req.OperationKey
 }

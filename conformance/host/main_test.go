@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,22 +31,14 @@ func TestMain(m *testing.M) {
 			os.Exit(hostileDriver(os.Args[2]))
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	conformancetest.RemovePrograms()
+	os.Exit(code)
 }
-
-var (
-	refOnce sync.Once
-	refBin  string
-	refErr  error
-)
 
 // referenceDriver builds the bundled driver once per test binary.
 func referenceDriver(t testing.TB) string {
-	refOnce.Do(func() { refBin, _, refErr = BuildDriver() })
-	if refErr != nil {
-		t.Fatal(refErr)
-	}
-	return refBin
+	return conformancetest.Program(t, conformancetest.DriverPackage)
 }
 
 // fakeWorker is this test binary in fake-worker mode.

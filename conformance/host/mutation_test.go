@@ -108,11 +108,7 @@ func TestHostMutationHarness(t *testing.T) {
 		t.Skip("builds the faulty driver and runs the suite once per fault")
 	}
 	full := os.Getenv("SPLASH_MUTATION") == "full" || os.Getenv("SPLASH_SOAK") != ""
-	bin, cleanup, err := BuildDriver("splashfaults")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
+	bin := conformancetest.Program(t, conformancetest.DriverPackage, "splashfaults")
 	killedBy := map[string][]string{}
 	caught := 0
 	for _, f := range hostFaults {

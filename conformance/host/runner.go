@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -91,32 +90,27 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 		parallel = conformance.DefaultParallel()
 	}
 	started := time.Now()
-	done := conformance.RunEach(ctx, len(checks), parallel, func(i int) conformance.Result {
+	done := conformance.RunEach(ctx, len(checks), parallel, conformance.Schedule{}, func(i int) conformance.Result {
 		return runCheck(st, checks[i])
 	}, cfg.Progress, st.verbose)
-	report := &conformance.Report{Suite: Suite(), Worker: cfg.Driver, Strict: st.strict, Started: started, Duration: time.Since(started), Results: done}
-	report.Summary = conformance.Summarize(done)
-	return report, ctx.Err()
+	return conformance.NewReport(Suite(), cfg.Driver, st.strict, started, done), ctx.Err()
 }
 
 // runCheck runs one check with its own driver and returns its result.
 func runCheck(st *runState, c *Check) conformance.Result {
 	start := time.Now()
-	t := &T{check: c, run: st, Verdict: conformance.Verdict{Started: start, Outcome: conformance.Pass}, deadline: start.Add(st.timeout)}
+	t := &T{check: c, run: st, T: conformance.T{Requirements: c.Requirements, Started: start, Outcome: conformance.Pass}, deadline: start.Add(st.timeout)}
 	t.Guard(func() {
 		t.open()
 		c.run(t)
 	})
 	t.teardown()
-	r := conformance.Result{
-		ID: c.ID, Level: c.Level, Title: c.Title, Requirements: c.Requirements,
-		Outcome: t.Outcome, Duration: time.Since(start), Detail: t.Detail, Expected: t.Expected, Actual: t.Actual,
-	}
+	r := t.Result(c.Entry(), c.Title, nil)
 	r.Settle(st.strict, nil)
 	if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip || st.verbose {
 		r.Transcript = t.Transcript
 		if t.drv != nil {
-			r.Stderr, _ = t.drv.texts()
+			r.Stderr, _ = t.drv.Texts()
 		}
 	}
 	return r
@@ -129,7 +123,7 @@ func (t *T) teardown() {
 		w.stop()
 	}
 	if t.drv != nil {
-		t.drv.kill()
+		t.drv.Kill()
 	}
 	t.side.Close()
 }
@@ -158,17 +152,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("splash-conform host", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		runPattern = fs.String("run", "", "run only checks whose ID starts with, or matches the regular expression, `PATTERN` (or that cite the requirement ID PATTERN)")
-		list       = fs.Bool("list", false, "list the selected checks and exit")
-		strict     = fs.Bool("strict", false, "make SHOULD-level checks count")
-		timeout    = fs.Duration("timeout", conformance.DefaultTimeout, "time limit of one check (of each worker start, in a check that starts several)")
-		verbose    = fs.Bool("v", false, "print the transcript of every check, and keep it in the reports")
-		junitPath  = fs.String("junit", "", "write a JUnit XML report to `FILE`")
-		jsonPath   = fs.String("json", "", "write the JSON index to `FILE`")
-		htmlPath   = fs.String("html", "", "write a self-contained HTML report to `FILE`")
-		parallel   = fs.Int("parallel", conformance.DefaultParallel(), "run `N` checks at once")
-		expects    conformance.ExpectFlags
+		run     conformance.RunFlags
+		expects conformance.ExpectFlags
 	)
+	run.Register(fs, "check", conformance.DefaultTimeout, true)
 	if code, done := conformance.ParseCommandLine(fs, args, stdout, stderr, usageText, "check", Suite(), &expects); done {
 		return code
 	}
@@ -177,17 +164,17 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "splash-conform host:", err)
 		return conformance.ExitUsage
 	}
-	if *timeout <= 0 || *parallel <= 0 {
+	if run.Timeout <= 0 || run.Parallel <= 0 {
 		fmt.Fprintln(stderr, "splash-conform host: -timeout and -parallel must be positive")
 		return conformance.ExitUsage
 	}
-	cfg := Config{Driver: fs.Args(), Run: *runPattern, Strict: *strict, Timeout: *timeout, Parallel: *parallel, Verbose: *verbose}
+	cfg := Config{Driver: fs.Args(), Run: run.Run, Strict: run.Strict, Timeout: run.Timeout, Parallel: run.Parallel, Verbose: run.Verbose}
 	checks, err := Select(Catalog(), cfg.Run)
 	if err != nil {
 		fmt.Fprintln(stderr, "splash-conform host:", err)
 		return conformance.ExitUsage
 	}
-	if *list {
+	if run.List {
 		for _, c := range checks {
 			fmt.Fprintf(stdout, "%-17s %-6s %-28s %s\n", c.ID, c.Level, strings.Join(c.Requirements, ","), c.Title)
 		}
@@ -200,7 +187,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(cfg.Driver) == 0 {
 		fmt.Fprintln(stdout, "splash-conform host: no driver command given; using the bundled reference driver")
-		bin, cleanup, err := ReferenceDriver()
+		bin, cleanup, err := conformance.ReferenceDriver()
 		if err != nil {
 			fmt.Fprintln(stderr, "splash-conform host:", err)
 			return conformance.ExitUsage
@@ -211,7 +198,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Fprintf(stdout, "splash-conform host: driver: %s\n", strings.Join(cfg.Driver, " "))
-	fmt.Fprintf(stdout, "splash-conform host: strict: %v; timeout: %v; parallel: %d\n\n", cfg.Strict, *timeout, *parallel)
+	fmt.Fprintf(stdout, "splash-conform host: strict: %v; timeout: %v; parallel: %d\n\n", cfg.Strict, run.Timeout, run.Parallel)
 	cfg.Progress = stdout
 	report, err := Run(ctx, cfg)
 	if report == nil {
@@ -219,37 +206,5 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return conformance.ExitUsage
 	}
 	return conformance.FinishRun("splash-conform host", report, err, &expects, expected,
-		conformance.RunOutputs{JSON: *jsonPath, JUnit: *junitPath, HTML: *htmlPath, SpecBase: conformance.DefaultSpecBase}, stdout, stderr)
-}
-
-// ReferenceDriver returns the bundled reference driver: splash-host-driver next to this
-// executable, or one built from the module around the working directory.
-func ReferenceDriver() (bin string, cleanup func(), err error) {
-	if exe, err := os.Executable(); err == nil {
-		sibling := filepath.Join(filepath.Dir(exe), "splash-host-driver")
-		if info, err := os.Stat(sibling); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
-			return sibling, func() {}, nil
-		}
-	}
-	return BuildDriver()
-}
-
-// BuildDriver builds the reference driver (with tags, if any) into a temporary directory.
-func BuildDriver(tags ...string) (bin string, cleanup func(), err error) {
-	dir, err := os.MkdirTemp("", "splash-host-driver-")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup = func() { _ = os.RemoveAll(dir) }
-	bin = filepath.Join(dir, "splash-host-driver")
-	args := []string{"build", "-o", bin}
-	if len(tags) > 0 {
-		args = append(args, "-tags", strings.Join(tags, ","))
-	}
-	cmd := exec.Command("go", append(args, conformance.ModulePath+"/cmd/splash-host-driver")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("building the reference driver: %v\n%s", err, out)
-	}
-	return bin, cleanup, nil
+		conformance.RunOutputs{JSON: run.JSON, JUnit: run.JUnit, HTML: run.HTML, SpecBase: conformance.DefaultSpecBase}, stdout, stderr)
 }

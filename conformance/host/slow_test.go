@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/conformancetest"
 )
 
 // TestSlowDriverPassesPacedChecks runs the checks of a thousand round trips, and CNF-HCOMP-01,
@@ -16,11 +17,7 @@ func TestSlowDriverPassesPacedChecks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the test driver and runs two long checks")
 	}
-	bin, cleanup, err := BuildDriver("splashfaults")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
+	bin := conformancetest.Program(t, conformancetest.DriverPackage, "splashfaults")
 	report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t),
 		Run: "CNF-HBUDGET-02|CNF-HCANCEL-08|CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_FAULT=slow"), TempDir: t.TempDir()})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -17,7 +18,7 @@ type T struct {
 	run      *runState
 	deadline time.Time
 	side     *conformance.SideChannel
-	drv      *driver
+	drv      *driver.Process
 	features []string
 	workers  []*fakeWorker
 	// workDir and tmpDir are the driver's fresh working directory and TMPDIR (freshDirs).
@@ -27,53 +28,39 @@ type T struct {
 	// recover): the request id its frame must carry.
 	durable struct{ op, requestID string }
 
-	conformance.Verdict
+	conformance.T
 }
-
-func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
-
-// cite returns the IDs among ids that the check lists, as " (ID, ID)", or "": a helper's
-// failure message cites only requirement IDs of the check that called it (conformance.Cite).
-func (t *T) cite(ids ...string) string { return conformance.Cite(t.check.Requirements, ids...) }
-
-func (t *T) end(o conformance.Outcome, detail string) { t.End(o, detail) }
-
-func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
-
-func (t *T) skipf(format string, args ...any) { t.Skipf(format, args...) }
-
-func (t *T) internal(err error) { t.Internal(err) }
 
 // open starts the driver and asks for its features (HDR-010); the check is SKIP (HDR-011) when the
 // driver does not declare one of its needs.
 func (t *T) open() {
 	side, err := conformance.OpenSideChannel(t.run.tempDir, strings.ToLower(t.check.ID)+"-", "w.sock", 4)
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	t.side = side
 	if t.check.freshDirs {
 		t.drv, err = t.startInFreshDirs()
 	} else {
-		t.drv, err = startDriver(t.run.driver, t.run.env)
+		t.drv, err = driver.Start(t.run.driver, t.run.env, "")
 	}
 	if err != nil {
-		t.end(conformance.Fail, "the driver cannot be started: "+err.Error())
+		t.End(conformance.Fail, "the driver cannot be started: "+err.Error())
 	}
 	o := t.call(map[string]any{"op": "hello"})
 	if !o.OK {
-		t.failf("hello answered with ok"+t.cite("HDR-010"), string(o.raw))
+		t.Failf("hello answered with ok"+t.Cite("HDR-010"), string(o.Raw()))
 	}
 	t.features = o.Features
 	for _, n := range t.check.Needs {
 		if !slices.Contains(t.features, n) {
-			t.skipf("the driver does not declare the feature %q", n)
+			t.Skipf("the driver does not declare the feature %q", n)
 		}
 	}
 }
 
 // call sends a command and waits for its outcome.
-func (t *T) call(c map[string]any) outcomeLine { return t.await(t.sendCommand(c)) }
+func (t *T) call(c map[string]any) driver.Outcome { return t.await(t.sendCommand(c)) }
 
 // sendCommand sends a command without waiting.
 func (t *T) sendCommand(c map[string]any) uint64 {
@@ -81,11 +68,11 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 	case "dispatch", "reconcile", "step", "compensate", "recover":
 		t.durable.op, t.durable.requestID = op, fmt.Sprint(c["request_id"])
 	}
-	id, err := t.drv.send(c)
+	id, err := t.drv.Send(c)
 	if err != nil {
-		t.end(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))
+		t.End(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))
 	}
-	t.logf("driver: command %s", t.commandText(c))
+	t.Logf("driver: command %s", t.commandText(c))
 	return id
 }
 
@@ -114,27 +101,27 @@ func (t *T) renewDeadline() {
 }
 
 // await waits for the outcome of command id until the check's deadline.
-func (t *T) await(id uint64) outcomeLine { return t.awaitUntil(id, t.deadline) }
+func (t *T) await(id uint64) driver.Outcome { return t.awaitUntil(id, t.deadline) }
 
-func (t *T) awaitUntil(id uint64, deadline time.Time) outcomeLine {
-	o, err := t.drv.await(id, deadline)
+func (t *T) awaitUntil(id uint64, deadline time.Time) driver.Outcome {
+	o, err := t.drv.Await(id, deadline)
 	return t.accept(id, o, err)
 }
 
 // accept ends the check when reading the outcome of command id failed, and logs it otherwise.
-func (t *T) accept(id uint64, o outcomeLine, err error) outcomeLine {
+func (t *T) accept(id uint64, o driver.Outcome, err error) driver.Outcome {
 	switch {
-	case err == errDriverSilent:
-		t.end(conformance.Timeout, fmt.Sprintf("the driver wrote no outcome for command %d in time", id))
+	case err == driver.ErrSilent:
+		t.End(conformance.Timeout, fmt.Sprintf("the driver wrote no outcome for command %d in time", id))
 	case err != nil:
 		select {
-		case <-t.drv.exited:
-			t.end(conformance.Crash, "the driver exited: "+err.Error())
+		case <-t.drv.Exited():
+			t.End(conformance.Crash, "the driver exited: "+err.Error())
 		case <-time.After(50 * time.Millisecond):
 		}
-		t.failf("one outcome line per command, for the command waited for"+t.cite("HDR-001", "HDR-002", "HDR-003"), err.Error())
+		t.Failf("one outcome line per command, for the command waited for"+t.Cite("HDR-001", "HDR-002", "HDR-003"), err.Error())
 	}
-	t.logf("driver: outcome %s", conformance.OutcomeTranscript(o.raw, t.valueBound(200)))
+	t.Logf("driver: outcome %s", conformance.OutcomeTranscript(o.Raw(), t.valueBound(200)))
 	return o
 }
 
@@ -144,7 +131,7 @@ func (t *T) manifest(grants ...protocol.CapabilityGrant) protocol.CapabilityMani
 	sid := fmt.Sprintf("hconf-%s-%d", strings.ToLower(strings.ReplaceAll(t.check.ID, "-", "")), t.sessions)
 	m, err := protocol.NewCapabilityManifest(sid, grants)
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	return m
 }
@@ -177,7 +164,7 @@ func (t *T) startWorker(m protocol.CapabilityManifest, extra ...string) (*fakeWo
 // startWorkerWithin is startWorker with the exchange deadline ms.
 func (t *T) startWorkerWithin(m protocol.CapabilityManifest, ms int, extra ...string) (*fakeWorker, uint64) {
 	id := t.sendCommand(t.startCommand(m, map[string]any{"deadline_ms": ms}, extra...))
-	w := t.acceptWorker("the driver starts the given worker command" + t.cite("HDR-020"))
+	w := t.acceptWorker("the driver starts the given worker command" + t.Cite("HDR-020"))
 	return w, id
 }
 
@@ -187,7 +174,7 @@ func (t *T) session(grants ...protocol.CapabilityGrant) *fakeWorker {
 	w, id := t.startWorker(m)
 	w.recv(protocol.TypeOpenSession)
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.raw))
+		t.Failf("start answered with ok"+t.Cite("HDR-020"), string(o.Raw()))
 	}
 	return w
 }
@@ -198,10 +185,10 @@ func (t *T) invoke(requestID, tool string, p protocol.ToolPayload) uint64 {
 }
 
 // expectError waits for the outcome of id, which must be an error.
-func (t *T) expectError(id uint64, why string) outcomeLine {
+func (t *T) expectError(id uint64, why string) driver.Outcome {
 	o := t.await(id)
 	if o.OK {
-		t.failf("an error outcome: "+why, "ok "+clip(string(o.raw), 200))
+		t.Failf("an error outcome: "+why, "ok "+conformance.Clip(string(o.Raw()), 200))
 	}
 	return o
 }

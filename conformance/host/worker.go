@@ -10,16 +10,17 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // fakeEvent is a line the host wrote to the fake worker, or the error that ended its input.
@@ -88,7 +89,7 @@ func (t *T) acceptWorker(why string) *fakeWorker {
 	select {
 	case conn = <-t.side.Conns:
 	case <-time.After(time.Until(t.deadline)):
-		t.failf(why, "the driver started no worker within the time limit")
+		t.Failf(why, "the driver started no worker within the time limit")
 	}
 	w := &fakeWorker{t: t, index: len(t.workers) + 1, conn: conn, enc: json.NewEncoder(conn), lines: make(chan fakeEvent, 64),
 		fed: make(chan struct{}, 1), state: protocol.WorkerState{Kind: protocol.BaselineSession}}
@@ -97,21 +98,21 @@ func (t *T) acceptWorker(why string) *fakeWorker {
 	_ = conn.SetReadDeadline(t.deadline)
 	line, err := br.ReadBytes('\n')
 	if err != nil || json.Unmarshal(line, &w.hello) != nil {
-		t.failf("the fake worker's report", fmt.Sprintf("no report (%v): the driver did not run the given command line unchanged"+t.cite("HDR-020"), err))
+		t.Failf("the fake worker's report", fmt.Sprintf("no report (%v): the driver did not run the given command line unchanged"+t.Cite("HDR-020"), err))
 	}
-	t.logf("worker %d: started, pid %d, argv %q", w.index, w.hello.Pid, w.hello.Argv)
+	t.Logf("worker %d: started, pid %d, argv %q", w.index, w.hello.Pid, w.hello.Argv)
 	capture := &captureReader{r: br}
 	w.boot, err = bootstrap.Read(capture)
 	w.bootRaw = capture.buf.Bytes()
 	if err != nil {
-		t.failf("a valid private-pipe bootstrap on the worker's standard input"+t.cite("BOOT-001", "BOOT-016"),
-			fmt.Sprintf("%v after %d bytes %s", err, len(w.bootRaw), clip(hex.EncodeToString(w.bootRaw), 120)))
+		t.Failf("a valid private-pipe bootstrap on the worker's standard input"+t.Cite("BOOT-001", "BOOT-016"),
+			fmt.Sprintf("%v after %d bytes %s", err, len(w.bootRaw), conformance.Clip(hex.EncodeToString(w.bootRaw), 120)))
 	}
 	_ = conn.SetReadDeadline(time.Time{})
-	t.logf("worker %d: bootstrap of %d bytes for session %s", w.index, len(w.bootRaw), w.boot.SessionID)
+	t.Logf("worker %d: bootstrap of %d bytes for session %s", w.index, len(w.bootRaw), w.boot.SessionID)
 	w.auth, err = w.boot.WorkerAuthenticator(canonjson.Preserve)
 	if err != nil {
-		t.failf("a usable session key in the bootstrap"+t.cite("FRM-038", "FRM-039"), err.Error())
+		t.Failf("a usable session key in the bootstrap"+t.Cite("FRM-038", "FRM-039"), err.Error())
 	}
 	go func() {
 		r := jsonline.NewReader(tapReader{br, w})
@@ -159,26 +160,26 @@ func (w *fakeWorker) recvHeld(wait time.Duration) (b heldBinding, whole protocol
 		if start != nil {
 			b, err := decodeHeld(start)
 			if err != nil {
-				t.failf("a compensate_operation frame that starts as the canonical encoding writes it"+t.cite("FRM-005"),
-					fmt.Sprintf("%v: %s", err, clip(string(start), 300)))
+				t.Failf("a compensate_operation frame that starts as the canonical encoding writes it"+t.Cite("FRM-005"),
+					fmt.Sprintf("%v: %s", err, conformance.Clip(string(start), 300)))
 			}
-			t.logf("worker %d: stopped reading in a compensate_operation frame: its binding arrived, the host is still writing its payload", w.index)
+			t.Logf("worker %d: stopped reading in a compensate_operation frame: its binding arrived, the host is still writing its payload", w.index)
 			return b, nil, true
 		}
 		select {
 		case ev := <-w.lines:
 			if ev.err != nil {
 				w.lines <- ev
-				t.failf("a "+string(protocol.TypeCompensateOperation)+" frame", "the host closed the worker's input ("+ev.err.Error()+")")
+				t.Failf("a "+string(protocol.TypeCompensateOperation)+" frame", "the host closed the worker's input ("+ev.err.Error()+")")
 			}
 			f := w.open(ev.line)
 			if f.Message.Type() != protocol.TypeCompensateOperation {
-				t.failf("a "+string(protocol.TypeCompensateOperation)+" frame", string(f.Message.Type()))
+				t.Failf("a "+string(protocol.TypeCompensateOperation)+" frame", string(f.Message.Type()))
 			}
 			return heldBinding{}, f.Message, false
 		case <-w.fed:
 		case <-timer.C:
-			t.failf("a "+string(protocol.TypeCompensateOperation)+" frame", "no frame within "+wait.Round(time.Millisecond).String())
+			t.Failf("a "+string(protocol.TypeCompensateOperation)+" frame", "no frame within "+wait.Round(time.Millisecond).String())
 		}
 	}
 }
@@ -198,11 +199,11 @@ func (w *fakeWorker) recvWithin(want protocol.MessageType, wait time.Duration, n
 		none()
 	}
 	if line == nil {
-		t.failf("a "+string(want)+" frame", why)
+		t.Failf("a "+string(want)+" frame", why)
 	}
 	f := w.open(line)
 	if f.Message.Type() != want {
-		t.failf("a "+string(want)+" frame", string(f.Message.Type()))
+		t.Failf("a "+string(want)+" frame", string(f.Message.Type()))
 	}
 	return f.Message
 }
@@ -217,22 +218,22 @@ func (w *fakeWorker) open(line []byte) protocol.Frame {
 	next := w.auth.NextIncoming()
 	f, err := w.auth.Open(line)
 	if errors.Is(err, protocol.ErrUnexpectedSequence) {
-		t.failf(fmt.Sprintf("host frame %d at sequence %d: frames in order, and a pre-sealed frame (a step's dispatch, a compensation, "+
-			"its recovery) sent as it was sealed, never sealed again"+t.cite("FRM-026", "TRN-101"), w.frames, next),
-			fmt.Sprintf("%v: %s", err, clip(string(line), 300)))
+		t.Failf(fmt.Sprintf("host frame %d at sequence %d: frames in order, and a pre-sealed frame (a step's dispatch, a compensation, "+
+			"its recovery) sent as it was sealed, never sealed again"+t.Cite("FRM-026", "TRN-101"), w.frames, next),
+			fmt.Sprintf("%v: %s", err, conformance.Clip(string(line), 300)))
 	}
 	if err != nil {
-		t.failf(fmt.Sprintf("host frame %d verifies under the bootstrap's key"+t.cite("FRM-025", "TRN-011"), w.frames),
-			fmt.Sprintf("%v: %s", err, clip(string(line), 300)))
+		t.Failf(fmt.Sprintf("host frame %d verifies under the bootstrap's key"+t.Cite("FRM-025", "TRN-011"), w.frames),
+			fmt.Sprintf("%v: %s", err, conformance.Clip(string(line), 300)))
 	}
 	if canon := f.AppendJSON(nil); !bytes.Equal(canon, line) {
-		t.failf("a canonical host frame"+t.cite("FRM-005"), fmt.Sprintf("%s\n  canonical: %s", clip(string(line), 300), clip(string(canon), 300)))
+		t.Failf("a canonical host frame"+t.Cite("FRM-005"), fmt.Sprintf("%s\n  canonical: %s", conformance.Clip(string(line), 300), conformance.Clip(string(canon), 300)))
 	}
-	t.logf("worker %d: received #%d %s", w.index, f.Sequence, f.Message.Type())
+	t.Logf("worker %d: received #%d %s", w.index, f.Sequence, f.Message.Type())
 	typ := f.Message.Type()
 	if !w.opened {
 		if typ != protocol.TypeOpenSession {
-			t.failf("open_session as the first frame"+t.cite("TRN-011", "WRK-012"), string(typ))
+			t.Failf("open_session as the first frame"+t.Cite("TRN-011", "WRK-012"), string(typ))
 		}
 		w.opened = true
 		return f
@@ -242,7 +243,7 @@ func (w *fakeWorker) open(line []byte) protocol.Frame {
 		if typ == protocol.TypeCloseSession && w.state.Kind == protocol.BaselineSession {
 			fix = "end an ordinary session by closing the worker's input, with no frame"
 		}
-		t.failf(fmt.Sprintf("a frame a worker accepts in a %s session"+t.cite("WRK-022", "CAN-008", "CAN-010", "CAN-022", "CAN-023"), w.state.Kind),
+		t.Failf(fmt.Sprintf("a frame a worker accepts in a %s session"+t.Cite("WRK-022", "CAN-008", "CAN-010", "CAN-022", "CAN-023"), w.state.Kind),
 			fmt.Sprintf("%s, which a worker rejects with %s and ends the session: %s", typ, r, fix))
 	}
 	switch m := f.Message.(type) {
@@ -250,7 +251,7 @@ func (w *fakeWorker) open(line []byte) protocol.Frame {
 		w.state.Active = w.state.Kind == protocol.CancellableSession
 	case protocol.CompensateOperationMessage:
 		if err := protocol.ValidateJournalScope(m.Request.TenantScope, workerScope); err != nil {
-			t.failf("a compensation bound to the worker's journal scope "+workerScope+" given in start"+t.cite("HDR-043", "JRN-008"), err.Error())
+			t.Failf("a compensation bound to the worker's journal scope "+workerScope+" given in start"+t.Cite("HDR-043", "JRN-008"), err.Error())
 		}
 		w.durableRequest(typ, m.Request.RequestID)
 	case protocol.DispatchOperationMessage:
@@ -270,9 +271,9 @@ func (w *fakeWorker) durableRequest(typ protocol.MessageType, requestID string) 
 	if t.durable.op == "" || requestID == t.durable.requestID {
 		return
 	}
-	t.failf(fmt.Sprintf("%s with the request id %q of the %s command that sent it: "+
+	t.Failf(fmt.Sprintf("%s with the request id %q of the %s command that sent it: "+
 		"a durable frame carries its command's request_id, a recovery the recover's, never the step's it recovers"+
-		t.cite("HDR-026", "HDR-027", "HDR-041", "HDR-042", "HDR-043"), typ, t.durable.requestID, t.durable.op),
+		t.Cite("HDR-026", "HDR-027", "HDR-041", "HDR-042", "HDR-043"), typ, t.durable.requestID, t.durable.op),
 		fmt.Sprintf("the request id %q", requestID))
 }
 
@@ -296,32 +297,32 @@ func (w *fakeWorker) expectEnd(why string) {
 	line, reason := w.next(time.Until(w.t.deadline))
 	if line == nil {
 		if !strings.Contains(reason, "closed") {
-			w.t.failf("the end of the worker's input: "+why, reason)
+			w.t.Failf("the end of the worker's input: "+why, reason)
 		}
 		return
 	}
 	// The frame is named, not judged: whatever it is, the host should have written none.
 	w.frames++
-	got := fmt.Sprintf("host frame %d, which does not verify: %s", w.frames, clip(string(line), 200))
+	got := fmt.Sprintf("host frame %d, which does not verify: %s", w.frames, conformance.Clip(string(line), 200))
 	if f, err := w.auth.Open(line); err == nil {
 		got = fmt.Sprintf("host frame %d, a %s frame", w.frames, f.Message.Type())
 	}
-	w.t.failf("the end of the worker's input without a frame: "+why, got+"; write no frame here, end the worker's input")
+	w.t.Failf("the end of the worker's input without a frame: "+why, got+"; write no frame here, end the worker's input")
 }
 
 // expectSilence fails the check when the host writes another frame within d.
 func (w *fakeWorker) expectSilence(d time.Duration, why string) {
 	line, _ := w.next(d)
 	if line != nil {
-		w.t.failf("no further frame: "+why, "the host sent "+clip(string(line), 200))
+		w.t.Failf("no further frame: "+why, "the host sent "+conformance.Clip(string(line), 200))
 	}
 }
 
 // write relays raw bytes to the host.
 func (w *fakeWorker) write(p []byte) {
-	w.t.logf("worker %d: sends %s", w.index, clip(fmt.Sprintf("%q", p), 200))
+	w.t.Logf("worker %d: sends %s", w.index, conformance.Clip(fmt.Sprintf("%q", p), 200))
 	if err := w.enc.Encode(relayCommand{Write: p}); err != nil {
-		w.t.logf("worker %d: gone (%v)", w.index, err)
+		w.t.Logf("worker %d: gone (%v)", w.index, err)
 	}
 }
 
@@ -329,7 +330,7 @@ func (w *fakeWorker) write(p []byte) {
 func (w *fakeWorker) send(m protocol.Message) {
 	_, line, err := w.auth.Seal(m)
 	if err != nil {
-		w.t.internal(err)
+		w.t.Internal(err)
 	}
 	w.sent(m)
 	w.write(append(line, '\n'))
@@ -339,7 +340,7 @@ func (w *fakeWorker) send(m protocol.Message) {
 func (w *fakeWorker) forge(seq uint64, role protocol.Role, sid string, m protocol.Message) []byte {
 	tag, err := protocol.ComputeTag(w.boot.Key, sid, role, seq, m)
 	if err != nil {
-		w.t.internal(err)
+		w.t.Internal(err)
 	}
 	return append(protocol.Frame{Sequence: seq, Message: m, Tag: tag}.AppendJSON(nil), '\n')
 }
@@ -353,7 +354,7 @@ func (w *fakeWorker) exit(code int) { _ = w.enc.Encode(relayCommand{Exit: code, 
 func (w *fakeWorker) exitAndEnd(code int) {
 	w.exit(code)
 	until := time.Now().Add(min(exitGrace, time.Until(w.t.deadline)))
-	for !exited(w.hello.Pid) && time.Now().Before(until) {
+	for !childproc.Ended(w.hello.Pid) && time.Now().Before(until) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
@@ -370,27 +371,10 @@ func (w *fakeWorker) result(requestID string, p protocol.ToolPayload) protocol.M
 // stop kills the fake worker's process group and hangs up.
 func (w *fakeWorker) stop() {
 	if w.hello.Pgid > 1 && w.hello.Pgid != syscall.Getpgrp() {
-		_ = syscall.Kill(-w.hello.Pgid, syscall.SIGKILL)
+		_ = childproc.KillGroup(w.hello.Pgid)
 	}
-	if w.hello.Child > 0 {
-		_ = syscall.Kill(w.hello.Child, syscall.SIGKILL)
-	}
+	_ = childproc.Kill(w.hello.Child)
 	_ = w.conn.Close()
-}
-
-// alive reports whether process pid exists and is not a zombie.
-func alive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
-		return stat[i+2] != 'Z'
-	}
-	return true
 }
 
 // keyEncodings returns the encodings of a session key the runner looks for in output.

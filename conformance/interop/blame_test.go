@@ -3,6 +3,8 @@ package interop
 import (
 	"strings"
 	"testing"
+
+	"github.com/splashv5/conform/conformance"
 )
 
 // TestBlameAtTheEnds holds the choice of the side at fault, when no frame broke a rule, to
@@ -55,7 +57,8 @@ func TestFailingVerdictsShowTheWorkersEnd(t *testing.T) {
 		{"on the wire", wire, "on the wire (blame: host): relay 1: host line 2 breaks a rule of its sender (FRM-005): not canonical"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			vt := &T{sc: &Scenario{Requirements: []string{"FRM-005", "IOP-005"}}}
+			reqs := []string{"FRM-005", "IOP-005"}
+			vt := &T{sc: &Scenario{Requirements: reqs}, T: conformance.T{Requirements: reqs}}
 			vt.Outcome, vt.Detail = "FAIL", "expected x; got y"
 			vt.judgeSides(tc.ev)
 			for _, want := range []string{tc.want, "expected x; got y",

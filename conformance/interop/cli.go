@@ -13,7 +13,6 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/expect"
-	"github.com/splashv5/conform/conformance/host"
 )
 
 const usageText = `usage: splash-conform interop [flags] [-- WORKER-COMMAND [ARGS...]]
@@ -50,16 +49,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		hostNums    = fs.String("host-numbers", NumbersPreserve, "the host's number `MODEL`: preserve or lossy")
 		workerNums  = fs.String("worker-numbers", NumbersPreserve, "the worker's number `MODEL`: preserve or lossy")
 		workerFeats = fs.String("worker-features", strings.Join([]string{NeedDurable, NeedCompensation, NeedCancel}, ","), "comma-separated `FEATURES` the worker offers")
-		runPattern  = fs.String("run", "", "run only scenarios whose ID starts with, or matches the regular expression, `PATTERN`")
-		list        = fs.Bool("list", false, "list the scenarios and exit")
-		timeout     = fs.Duration("timeout", DefaultTimeout, "time limit of one scenario")
-		parallel    = fs.Int("parallel", conformance.DefaultParallel(), "run `N` scenarios at once")
-		verbose     = fs.Bool("v", false, "print every scenario's transcript, and keep it in the reports")
 		scope       = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope}, given to the host in start)")
-		jsonPath    = fs.String("json", "", "write the JSON report (or matrix) to `FILE`")
-		htmlPath    = fs.String("html", "", "write the HTML report (or matrix) to `FILE`")
+		run         conformance.RunFlags
 		expects     conformance.ExpectFlags
 	)
+	run.Register(fs, "scenario", DefaultTimeout, false)
 	if code, done := conformance.ParseCommandLine(fs, args, stdout, stderr, usageText, "scenario", Suite(), &expects); done {
 		return code
 	}
@@ -67,14 +61,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "splash-conform interop: "+format+"\n", a...)
 		return conformance.ExitUsage
 	}
-	if *timeout <= 0 || *parallel <= 0 {
+	if run.Timeout <= 0 || run.Parallel <= 0 {
 		return usage("-timeout and -parallel must be positive")
 	}
-	scenarios, err := Select(Catalog(), *runPattern)
+	scenarios, err := Select(Catalog(), run.Run)
 	if err != nil {
 		return usage("%v", err)
 	}
-	if *list {
+	if run.List {
 		for _, s := range scenarios {
 			fmt.Fprintf(stdout, "%-19s %-40s %s\n", s.ID, strings.Join(s.Requirements, ","), s.Title)
 		}
@@ -121,9 +115,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	cfg := Config{Run: *runPattern, Timeout: *timeout, Parallel: *parallel, Verbose: *verbose, Scope: *scope}
+	cfg := Config{Run: run.Run, Timeout: run.Timeout, Parallel: run.Parallel, Verbose: run.Verbose, Scope: *scope}
 	if *matrixPath == "" {
-		return runPair(ctx, cfg, m, &expects, expected, *jsonPath, *htmlPath, stdout, stderr)
+		return runPair(ctx, cfg, m, &expects, expected, run.JSON, run.HTML, stdout, stderr)
 	}
 	cfg.Progress = stdout
 	res, err := RunMatrix(ctx, m, cfg)
@@ -143,7 +137,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "splash-conform interop: interrupted:", err)
 		status = conformance.ExitUsage
 	}
-	if !writeReports(stderr, map[string]func(io.Writer) error{*jsonPath: res.WriteJSON, *htmlPath: res.WriteHTML}) {
+	if !writeReports(stderr, map[string]func(io.Writer) error{run.JSON: res.WriteJSON, run.HTML: res.WriteHTML}) {
 		status = conformance.ExitUsage
 	}
 	return status
@@ -201,7 +195,7 @@ func resolveTokens(m *Matrix) (cleanup func(), err error) {
 		)
 		switch token {
 		case TokenReferenceHost:
-			bin, done, err = host.ReferenceDriver()
+			bin, done, err = conformance.ReferenceDriver()
 		case TokenReferenceWorker:
 			var cmd []string
 			cmd, done, err = conformance.ReferenceWorker()

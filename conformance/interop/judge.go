@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
@@ -153,7 +154,7 @@ func (j *judge) line(side Side, line []byte) Record {
 		opener, index = j.fromWorker, &j.workerN
 	}
 	*index++
-	rec := Record{Side: side, Index: *index, Line: clip(string(line), maxRecordedLine)}
+	rec := Record{Side: side, Index: *index, Line: conformance.Clip(string(line), maxRecordedLine)}
 	dev := func(rule, format string, args ...any) {
 		rec.Deviations = append(rec.Deviations, Deviation{Side: side, Line: rec.Index, Rule: rule, Detail: fmt.Sprintf(format, args...)})
 	}
@@ -165,7 +166,7 @@ func (j *judge) line(side Side, line []byte) Record {
 	}
 	rec.Seq, rec.Type = f.Sequence, string(f.Message.Type())
 	if canon := f.AppendJSON(nil); !bytes.Equal(canon, line) {
-		dev("FRM-005", "the frame is not in canonical form; canonical: %s", clip(string(canon), 200))
+		dev("FRM-005", "the frame is not in canonical form; canonical: %s", conformance.Clip(string(canon), 200))
 	}
 	if side == HostSide {
 		rec.Key = durableKey(f.Message)
@@ -365,11 +366,4 @@ func (j *judge) workerMessage(m protocol.Message, dev func(rule, format string, 
 			j.state.Active, j.state.Target = false, false
 		}
 	}
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

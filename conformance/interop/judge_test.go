@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -71,7 +72,7 @@ func (s *session) expectBlame(t *testing.T, side Side, line []byte, rule string)
 			return
 		}
 	}
-	t.Fatalf("%s line %s: deviations %v, want %s blamed on %s", side, clip(string(line), 80), rec.Deviations, rule, side)
+	t.Fatalf("%s line %s: deviations %v, want %s blamed on %s", side, conformance.Clip(string(line), 80), rec.Deviations, rule, side)
 }
 
 func invoke(id string) protocol.Message {

@@ -38,62 +38,31 @@ func TestMain(m *testing.M) {
 			os.Exit(PeerMain(os.Args[2:]))
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	conformancetest.RemovePrograms()
+	os.Exit(code)
 }
 
 var (
-	buildOnce              sync.Once
+	programsMu             sync.Mutex
 	driverBin, workerBin   string
 	faultyDriverBin        string
 	faultyWorkerBin        string
-	buildErr               error
-	buildDir               string
 	referenceWorkerCommand []string
 )
 
 // programs builds the reference driver and worker, and their faulty builds, once per test binary.
 func programs(t testing.TB) {
-	buildOnce.Do(func() {
-		if buildDir, buildErr = os.MkdirTemp("", "iop-test-"); buildErr != nil {
-			return
-		}
-		root, err := moduleRoot()
-		if err != nil {
-			buildErr = err
-			return
-		}
-		for _, b := range []struct {
-			out, pkg string
-			faulty   bool
-		}{{"splash-host-driver", "./cmd/splash-host-driver", false}, {"splash-worker", "./cmd/splash-worker", false},
-			{"faulty-host-driver", "./cmd/splash-host-driver", true}, {"faulty-worker", "./cmd/splash-worker", true}} {
-			args := []string{"build", "-o", filepath.Join(buildDir, b.out)}
-			if b.faulty {
-				args = append(args, "-tags", "splashfaults")
-			}
-			cmd := exec.Command("go", append(args, b.pkg)...)
-			cmd.Dir = root
-			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("building %s: %v\n%s", b.pkg, err, out)
-				return
-			}
-		}
-		driverBin, workerBin = filepath.Join(buildDir, "splash-host-driver"), filepath.Join(buildDir, "splash-worker")
-		faultyDriverBin, faultyWorkerBin = filepath.Join(buildDir, "faulty-host-driver"), filepath.Join(buildDir, "faulty-worker")
-		referenceWorkerCommand = slices.Concat([]string{workerBin}, conformance.ReferenceWorkerArgs)
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	programsMu.Lock()
+	defer programsMu.Unlock()
+	if referenceWorkerCommand != nil {
+		return
 	}
-}
-
-// moduleRoot is the directory of go.mod above the package.
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Dir(strings.TrimSpace(string(out))), nil
+	driverBin = conformancetest.Program(t, conformancetest.DriverPackage)
+	workerBin = conformancetest.Program(t, conformancetest.WorkerPackage)
+	faultyDriverBin = conformancetest.Program(t, conformancetest.DriverPackage, "splashfaults")
+	faultyWorkerBin = conformancetest.Program(t, conformancetest.WorkerPackage, "splashfaults")
+	referenceWorkerCommand = slices.Concat([]string{workerBin}, conformance.ReferenceWorkerArgs)
 }
 
 func relayCommand(t testing.TB) []string {

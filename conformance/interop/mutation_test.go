@@ -101,7 +101,7 @@ func TestFaultsAreBlamedOnTheirSide(t *testing.T) {
 				if !strings.Contains(r.Detail, "worker: relay 1: ") {
 					t.Errorf("%s: %q, want the worker's end shown", r.ID, r.Detail)
 				}
-				t.Logf("%s %s in %s: %s", r.ID, r.Outcome, conformance.FormatDuration(r.Duration), clip(r.Detail, 300))
+				t.Logf("%s %s in %s: %s", r.ID, r.Outcome, conformance.FormatDuration(r.Duration), conformance.Clip(r.Detail, 300))
 			}
 		})
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // PeerCommand is the argument that selects the misbehaving peers of splash-conform: the hosts
@@ -161,10 +163,7 @@ func exitCode(err error) int {
 		return 0
 	}
 	if ee, ok := err.(*exec.ExitError); ok {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
+		return childproc.Classify(ee.ProcessState).ShellStatus()
 	}
 	return 2
 }
@@ -203,7 +202,7 @@ func peerHost(mode string, wrapped []string) int {
 			if c.Op == "start" && len(c.Command) > 0 {
 				// The worker command in a group of its own, never fed a bootstrap.
 				cmd := exec.Command(c.Command[0], c.Command[1:]...)
-				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+				childproc.SetGroup(cmd)
 				cmd.Stdin, _ = os.Open(os.DevNull)
 				_ = cmd.Start()
 			}
@@ -296,7 +295,7 @@ func peerShim(mode string, wrapped []string) int {
 	if mode == PeerHostKillAtEnd {
 		// Only a group the host made for the worker, which the shim leads.
 		if pgid, err := syscall.Getpgid(0); err == nil && pgid == os.Getpid() {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			_ = childproc.KillGroup(pgid)
 		}
 	}
 	_ = os.Stdout.Close()

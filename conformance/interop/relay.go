@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // RelayCommand is the argument that selects the relay mode of splash-conform.
@@ -219,14 +219,8 @@ func RelayMain(args []string) int {
 	// The worker's output ended. Its status is reported before the relay's own output ends: a
 	// host may kill the relay's group as soon as it sees that end (TRN-087, TRN-096).
 	state, _ := cmd.Process.Wait()
-	code, sig := -1, ""
-	if state != nil {
-		if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			sig = ws.Signal().String()
-		} else if state.Exited() {
-			code = state.ExitCode()
-		}
-	}
+	exit := childproc.Classify(state)
+	code, sig := exit.Code, exit.Signal
 	rep.send(relayEvent{Exit: &code, Signal: sig, Diagnostic: j.redact(diag.tail())})
 	_ = os.Stdout.Close()
 	// A host ends the input after the output ended (HDR-023): wait a while for that end, so
@@ -252,9 +246,7 @@ const maxDiagnostic = 2048
 // maxDiagnostic bytes.
 type diagnostic struct {
 	r, w *os.File
-	mu   sync.Mutex
-	buf  []byte
-	done chan struct{}
+	kept *childproc.Capture
 }
 
 // newDiagnostic gives cmd a standard error pipe whose end the diagnostic keeps.
@@ -264,31 +256,15 @@ func newDiagnostic(cmd *exec.Cmd) (*diagnostic, error) {
 		return nil, err
 	}
 	cmd.Stderr = w
-	return &diagnostic{r: r, w: w, done: make(chan struct{})}, nil
+	kept := childproc.NewCapture(0, maxDiagnostic)
+	kept.Tee = os.Stderr
+	return &diagnostic{r: r, w: w, kept: kept}, nil
 }
 
 // started closes the relay's copy of the write end and copies the pipe until it ends.
 func (d *diagnostic) started() {
 	_ = d.w.Close()
-	go func() {
-		defer close(d.done)
-		b := make([]byte, 4096)
-		for {
-			n, err := d.r.Read(b)
-			if n > 0 {
-				_, _ = os.Stderr.Write(b[:n])
-				d.mu.Lock()
-				d.buf = append(d.buf, b[:n]...)
-				if len(d.buf) > maxDiagnostic {
-					d.buf = append(d.buf[:0], d.buf[len(d.buf)-maxDiagnostic:]...)
-				}
-				d.mu.Unlock()
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	go d.kept.Consume(d.r)
 }
 
 // abandon closes both ends of a pipe whose worker never started.
@@ -301,12 +277,10 @@ func (d *diagnostic) abandon() {
 // worker may still hold open.
 func (d *diagnostic) tail() string {
 	select {
-	case <-d.done:
+	case <-d.kept.Done():
 	case <-time.After(200 * time.Millisecond):
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return strings.ToValidUTF8(string(d.buf), "\ufffd")
+	return d.kept.Tail()
 }
 
 // pump relays the lines of src to dst as they are, calling judged for each first (false drops

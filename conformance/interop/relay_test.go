@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // keyEncodings are the encodings of key a leak would most likely take.
@@ -191,7 +191,7 @@ func TestKeyStaysInMemoryEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(whole), "relay 1: host #2 invoke") {
-		t.Fatalf("the report keeps no relayed frame, so it proves nothing: %s", clip(string(whole), 2000))
+		t.Fatalf("the report keeps no relayed frame, so it proves nothing: %s", conformance.Clip(string(whole), 2000))
 	}
 	expectNoKey(t, boot.Key, map[string]string{"report": string(whole), "relay's command line": seen["relay-cmdline"],
 		"relay's environment": seen["relay-environ"], "worker's arguments": seen["worker-args"], "worker's environment": seen["worker-env"]})
@@ -228,7 +228,7 @@ func startRelay(t *testing.T, mode string, env ...string) *relayUnderTest {
 	}
 	cmd := exec.Command(exe, RelayCommand, sock, "baseline", "tenant-a", "--", exe, hostileWorkerCommand, mode)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	childproc.SetGroup(cmd)
 	r := &relayUnderTest{cmd: cmd}
 	if r.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -240,7 +240,7 @@ func startRelay(t *testing.T, mode string, env ...string) *relayUnderTest {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = childproc.KillGroup(cmd.Process.Pid)
 		_ = cmd.Wait()
 	})
 	key, err := protocol.GenerateSessionKey()
@@ -280,7 +280,7 @@ func TestRelayReportsTheExitBeforeItsOutputEnds(t *testing.T) {
 	for i := range 20 {
 		r := startRelay(t, "diagnose")
 		_, _ = io.Copy(io.Discard, r.stdout)
-		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) // the host's kill, at once
+		_ = childproc.KillGroup(r.cmd.Process.Pid) // the host's kill, at once
 		ev := r.until(t, "the worker's exit", func(ev relayEvent) bool { return ev.Exit != nil })
 		if *ev.Exit != 3 || !strings.Contains(ev.Diagnostic, "worker: cannot go on") {
 			t.Fatalf("run %d: exit %d, diagnostic %q; want 3 and the worker's line", i, *ev.Exit, ev.Diagnostic)

@@ -146,20 +146,18 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 		parallel = conformance.DefaultParallel()
 	}
 	started := time.Now()
-	done := conformance.RunEach(ctx, len(scenarios), parallel, func(i int) conformance.Result {
+	done := conformance.RunEach(ctx, len(scenarios), parallel, conformance.Schedule{}, func(i int) conformance.Result {
 		return runScenario(st, &cfg.Pair, scenarios[i])
 	}, cfg.Progress, st.verbose)
-	report := &conformance.Report{Suite: Suite(), Worker: slices.Concat(cfg.Pair.Host.Command, []string{"×"}, cfg.Pair.Worker.Command),
-		Started: started, Duration: time.Since(started), Results: done}
-	report.Summary = conformance.Summarize(done)
-	return report, ctx.Err()
+	peer := slices.Concat(cfg.Pair.Host.Command, []string{"×"}, cfg.Pair.Worker.Command)
+	return conformance.NewReport(Suite(), peer, false, started, done), ctx.Err()
 }
 
 // runScenario runs one scenario with its own driver and relays and returns its result, judged
 // at both ends by the scenario and on the wire by the relays (IOP-002, IOP-005).
 func runScenario(st *runState, pair *Pair, sc *Scenario) conformance.Result {
 	start := time.Now()
-	t := &T{sc: sc, pair: pair, run: st, Verdict: conformance.Verdict{Started: start, Outcome: conformance.Pass, Keep: maxTranscript}, deadline: start.Add(st.timeout)}
+	t := &T{sc: sc, pair: pair, run: st, T: conformance.T{Requirements: sc.Requirements, Started: start, Outcome: conformance.Pass, Keep: maxTranscript}, deadline: start.Add(st.timeout)}
 	t.Guard(func() {
 		t.open()
 		sc.run(t)
@@ -167,8 +165,7 @@ func runScenario(st *runState, pair *Pair, sc *Scenario) conformance.Result {
 	ev := t.evidence()
 	t.teardown()
 	t.judgeSides(ev)
-	r := conformance.Result{ID: sc.ID, Level: conformance.Must, Title: sc.Title, Requirements: sc.Requirements,
-		Outcome: t.Outcome, Duration: time.Since(start), Detail: t.Detail, Expected: t.Expected, Actual: t.Actual}
+	r := t.Result(sc.Entry(), sc.Title, nil)
 	if r.Outcome == conformance.Pass && t.hazard != "" {
 		r.Outcome, r.Detail = conformance.Info, "documented hazard: "+t.hazard
 	}
@@ -270,7 +267,7 @@ func (t *T) judgeSides(ev []relayEvidence) {
 			if !d.Hazard {
 				// The rule a deviation breaks is named here when the scenario lists it; the
 				// transcript names it always (a verdict cites only its scenario's IDs).
-				devs = append(devs, fmt.Sprintf("relay %d: %s line %d breaks a rule of its sender%s: %s", e.index, d.Side, d.Line, t.cite(d.Rule), stripCitations(d.Detail)))
+				devs = append(devs, fmt.Sprintf("relay %d: %s line %d breaks a rule of its sender%s: %s", e.index, d.Side, d.Line, t.Cite(d.Rule), stripCitations(d.Detail)))
 				blame[d.Side] = true
 			}
 		}
@@ -287,7 +284,7 @@ func (t *T) judgeSides(ev []relayEvidence) {
 			detail += "; at the ends: " + t.Detail
 		}
 		t.Outcome, t.Detail = conformance.Fail, detail+"; "+workerEnds(ev)
-		t.Expected, t.Actual = "every frame verifies and follows the rules of its sender"+t.cite("IOP-002", "IOP-003", "IOP-005"), strings.Join(devs, "; ")
+		t.Expected, t.Actual = "every frame verifies and follows the rules of its sender"+t.Cite("IOP-002", "IOP-003", "IOP-005"), strings.Join(devs, "; ")
 		return
 	}
 	if t.Outcome == conformance.Pass {
@@ -339,7 +336,7 @@ func diagnosticText(d string) string {
 	if d == "" {
 		return ""
 	}
-	return "; its diagnostic: " + strconv.Quote(clip(d, 400))
+	return "; its diagnostic: " + strconv.Quote(conformance.Clip(d, 400))
 }
 
 // workerEnds lists each worker's end: every failing verdict shows it.

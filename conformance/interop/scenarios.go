@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/splashv5/conform/conformance"
-	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -33,11 +33,16 @@ func Catalog() []*Scenario {
 	return all
 }
 
-// CatalogEntries returns the digest entries of the scenario catalog: every scenario is a MUST.
+// Entry returns what the catalog digest covers of the scenario: every scenario is a MUST.
+func (s *Scenario) Entry() conformance.CatalogEntry {
+	return conformance.CatalogEntry{ID: s.ID, Level: conformance.Must, Requirements: slices.Clone(s.Requirements)}
+}
+
+// CatalogEntries returns the digest entries of the scenario catalog.
 func CatalogEntries() []conformance.CatalogEntry {
 	var out []conformance.CatalogEntry
 	for _, s := range Catalog() {
-		out = append(out, conformance.CatalogEntry{ID: s.ID, Level: conformance.Must, Requirements: slices.Clone(s.Requirements)})
+		out = append(out, s.Entry())
 	}
 	return out
 }
@@ -47,17 +52,7 @@ func Suite() conformance.SuiteInfo { return conformance.NewSuiteInfo("interop", 
 
 // Select returns the scenarios whose ID starts with or matches pattern, or that cite it.
 func Select(all []*Scenario, pattern string) ([]*Scenario, error) {
-	var out []*Scenario
-	for _, s := range all {
-		sel, err := conformance.Select([]*conformance.Check{{ID: s.ID, Requirements: s.Requirements}}, pattern)
-		if err != nil {
-			return nil, err
-		}
-		if len(sel) > 0 {
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	return conformance.Select(all, pattern, (*Scenario).Entry)
 }
 
 // Tools of the conformance profile (PRF-001) the scenarios grant.
@@ -98,14 +93,14 @@ func jsonValue(s string) canonjson.Value {
 func payloadJSON(p protocol.ToolPayload) json.RawMessage { return json.RawMessage(p.AppendJSON(nil)) }
 
 // invoke runs one invocation through the driver and returns its outcome.
-func (t *T) invoke(requestID, tool string, p protocol.ToolPayload) host.Outcome {
+func (t *T) invoke(requestID, tool string, p protocol.ToolPayload) driver.Outcome {
 	return t.call(map[string]any{"op": "invoke", "request_id": requestID, "tool": tool, "payload": payloadJSON(p)})
 }
 
 // expectPayload requires an ok outcome carrying exactly want.
-func (t *T) expectPayload(what string, o host.Outcome, want protocol.ToolPayload) {
+func (t *T) expectPayload(what string, o driver.Outcome, want protocol.ToolPayload) {
 	if !o.OK || !samePayload(o.Payload, want) {
-		t.failf(what+": "+string(want.AppendJSON(nil)), string(o.Raw()))
+		t.Failf(what+": "+string(want.AppendJSON(nil)), string(o.Raw()))
 	}
 }
 
@@ -120,14 +115,14 @@ func samePayload(raw json.RawMessage, want protocol.ToolPayload) bool {
 // both ends: the driver reports exit 0, and the relay saw the worker exit 0 (WRK-092).
 func (t *T) closeClean(r *relay) {
 	if o := t.call(map[string]any{"op": "close"}); !o.OK {
-		t.failf("close answered with ok"+t.cite("HDR-023"), string(o.Raw()))
+		t.Failf("close answered with ok"+t.Cite("HDR-023"), string(o.Raw()))
 	}
 	o := t.call(map[string]any{"op": "wait"})
 	if code := r.exitStatus(); code != 0 {
-		t.failf("the worker exits 0 at the end of the session"+t.cite("WRK-092"), fmt.Sprintf("exit status %d", code))
+		t.Failf("the worker exits 0 at the end of the session"+t.Cite("WRK-092"), fmt.Sprintf("exit status %d", code))
 	}
 	if !o.OK || o.ExitCode == nil || *o.ExitCode != 0 {
-		t.failf(`the driver sees the clean end: {"ok":true,"exit_code":0}`+t.cite("HDR-024"), string(o.Raw()))
+		t.Failf(`the driver sees the clean end: {"ok":true,"exit_code":0}`+t.Cite("HDR-024"), string(o.Raw()))
 	}
 }
 
@@ -199,18 +194,18 @@ func numberHazard(t *T) {
 		case sent && !o.OK && code == 4:
 			rejected = append(rejected, tok)
 		default:
-			t.failf(fmt.Sprintf("%s refused by the host, or echoed verbatim as %s", tok, p.AppendJSON(nil)),
-				fmt.Sprintf("sent %v, outcome %s, worker exit %d", sent, clip(string(o.Raw()), 200), code))
+			t.Failf(fmt.Sprintf("%s refused by the host, or echoed verbatim as %s", tok, p.AppendJSON(nil)),
+				fmt.Sprintf("sent %v, outcome %s, worker exit %d", sent, conformance.Clip(string(o.Raw()), 200), code))
 		}
 	}
-	t.logf("refused by the host: %v; kept verbatim: %v; rejected by the worker: %v", refused, kept, rejected)
+	t.Logf("refused by the host: %v; kept verbatim: %v; rejected by the worker: %v", refused, kept, rejected)
 	if t.pair.Host.Numbers != t.pair.Worker.Numbers {
 		t.hazard = fmt.Sprintf("the host's number model is %s and the worker's %s (spec/01 §1.4, ENC-055): "+
 			"of %d disputed spellings the host refused %d before sending (ENC-037), %d passed unchanged, and the worker's "+
 			"tag check rejected %d, ending the session; a host that sends only portable numbers never meets it",
 			t.pair.Host.Numbers, t.pair.Worker.Numbers, len(disputedNumbers), len(refused), len(kept), len(rejected))
 	} else if len(rejected) > 0 {
-		t.failf("every disputed spelling refused by the host or kept by the worker: both read numbers "+t.pair.Worker.Numbers,
+		t.Failf("every disputed spelling refused by the host or kept by the worker: both read numbers "+t.pair.Worker.Numbers,
 			fmt.Sprintf("the worker rejected %v", rejected))
 	}
 }
@@ -224,16 +219,16 @@ func budgetScenarios() []*Scenario {
 				g.MaxCalls, g.MaxInputBytes = 2, 8
 				r := t.start(protocol.BaselineSession, nil, g)
 				if o := t.invoke("req-1", toolTextEcho, protocol.TextPayload("123456789")); o.OK || o.Error != "Denied" {
-					t.failf(`"Denied" for a payload over max_input_bytes`, string(o.Raw()))
+					t.Failf(`"Denied" for a payload over max_input_bytes`, string(o.Raw()))
 				}
 				t.expectPayload("the echo at exactly max_input_bytes", t.invoke("req-1", toolTextEcho, protocol.TextPayload("12345678")), protocol.TextPayload("12345678"))
 				t.expectPayload("the second call", t.invoke("req-2", toolTextEcho, protocol.TextPayload("x")), protocol.TextPayload("x"))
 				if o := t.invoke("req-3", toolTextEcho, protocol.TextPayload("x")); o.OK || o.Error != "Denied" {
-					t.failf(`"Denied" for a call over max_calls`, string(o.Raw()))
+					t.Failf(`"Denied" for a call over max_calls`, string(o.Raw()))
 				}
 				t.closeClean(r)
 				if n := r.count(HostSide, protocol.TypeInvoke); n != 2 {
-					t.failf("2 invokes on the wire, none for the refused ones", fmt.Sprintf("%d", n))
+					t.Failf("2 invokes on the wire, none for the refused ones", fmt.Sprintf("%d", n))
 				}
 			}},
 		{ID: "CNF-IOP-BUDGET-02", Title: "1,024 identities per session: the worker answers all 1,024, the host refuses the 1,025th before sending",
@@ -246,13 +241,13 @@ func budgetScenarios() []*Scenario {
 				t.pipeline(n, func(i int) map[string]any {
 					return map[string]any{"op": "invoke", "request_id": fmt.Sprintf("fill-%04d", i), "tool": toolTextEcho, "payload": payloadJSON(protocol.TextPayload("x"))}
 				})
-				t.logf("%d invocations answered", n)
+				t.Logf("%d invocations answered", n)
 				if o := t.invoke("fill-over", toolTextEcho, protocol.TextPayload("x")); o.OK || o.Error != "Denied" {
-					t.failf(`"Denied" for the 1,025th identity (AUZ-006)`, string(o.Raw()))
+					t.Failf(`"Denied" for the 1,025th identity (AUZ-006)`, string(o.Raw()))
 				}
 				t.closeClean(r)
 				if got := r.count(HostSide, protocol.TypeInvoke); got != n {
-					t.failf(fmt.Sprintf("%d invokes on the wire", n), fmt.Sprintf("%d", got))
+					t.Failf(fmt.Sprintf("%d invokes on the wire", n), fmt.Sprintf("%d", got))
 				}
 			}},
 	}
@@ -277,18 +272,18 @@ func (t *T) pipeline(n int, commands func(i int) map[string]any) {
 	for id := range ids {
 		o, err := t.drv.Await(id, t.deadline)
 		if err != nil || !o.OK {
-			t.failf(fmt.Sprintf("%d commands answered with ok", n), fmt.Sprintf("command %d: %v %s", id, err, clip(string(o.Raw()), 200)))
+			t.Failf(fmt.Sprintf("%d commands answered with ok", n), fmt.Sprintf("command %d: %v %s", id, err, conformance.Clip(string(o.Raw()), 200)))
 		}
 		got++
 	}
 	if got != n {
-		t.end(conformance.Crash, "the host driver stopped reading commands")
+		t.End(conformance.Crash, "the host driver stopped reading commands")
 	}
 }
 
 // expectOK requires an ok outcome.
-func (t *T) expectOK(o host.Outcome, what string) {
+func (t *T) expectOK(o driver.Outcome, what string) {
 	if !o.OK {
-		t.failf(what+" answered with ok", string(o.Raw()))
+		t.Failf(what+" answered with ok", string(o.Raw()))
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -26,7 +27,7 @@ func (t *T) effects() []string {
 		return nil
 	}
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	defer f.Close()
 	data, _ := io.ReadAll(io.LimitReader(f, maxEffectLog))
@@ -41,7 +42,7 @@ func (t *T) effects() []string {
 			CompensationKey string `json:"compensation_key"`
 		}
 		if json.Unmarshal(line, &e) != nil {
-			t.failf("an effect log of JSON lines"+t.cite("PRF-018"), clip(string(line), 200))
+			t.Failf("an effect log of JSON lines"+t.Cite("PRF-018"), conformance.Clip(string(line), 200))
 		}
 		if e.Kind == "fence" {
 			continue // a fencing token shown to the effect log, not an effect (PRF-035)
@@ -60,14 +61,14 @@ func (t *T) expectEffects(why string, want ...string) {
 		if len(slices.Compact(slices.Clone(got))) < len(got) {
 			// The same effect twice: the worker performed a duplicate it had to answer from its
 			// journal (WRK-041, PRF-015), whatever the host sent.
-			t.blameHint = &blameHint{side: WorkerSide, why: "the worker's effect log holds one effect twice: a duplicate must be answered from the journal" + t.cite("WRK-041", "PRF-015")}
+			t.blameHint = &blameHint{side: WorkerSide, why: "the worker's effect log holds one effect twice: a duplicate must be answered from the journal" + t.Cite("WRK-041", "PRF-015")}
 		}
-		t.failf(fmt.Sprintf("the effect log %q %s", want, why), fmt.Sprintf("%q", got))
+		t.Failf(fmt.Sprintf("the effect log %q %s", want, why), fmt.Sprintf("%q", got))
 	}
 }
 
 // dispatch runs one runner-dictated durable exchange (HDR-026) and returns its outcome.
-func (t *T) dispatch(requestID, key, input string) host.Outcome {
+func (t *T) dispatch(requestID, key, input string) driver.Outcome {
 	return t.call(map[string]any{"op": "dispatch", "request_id": requestID, "tool": toolDurable, "key": key,
 		"payload": payloadJSON(protocol.JSONPayload(jsonValue(input)))})
 }
@@ -78,9 +79,9 @@ func succeeded(key, value string) string {
 }
 
 // expectStatus requires an ok outcome with status want.
-func (t *T) expectStatus(what string, o host.Outcome, want string) {
+func (t *T) expectStatus(what string, o driver.Outcome, want string) {
 	if !o.OK || string(o.Status) != want {
-		t.failf(what+": "+want, string(o.Raw()))
+		t.Failf(what+": "+want, string(o.Raw()))
 	}
 }
 
@@ -93,7 +94,7 @@ func (t *T) ledgerSession() *relay {
 }
 
 // step runs one durable step (HDR-041) and returns the operation key and status.
-func (t *T) step(requestID, input string) (string, host.Outcome) {
+func (t *T) step(requestID, input string) (string, driver.Outcome) {
 	o := t.call(map[string]any{"op": "step", "request_id": requestID, "tool": toolDurable, "payload": payloadJSON(protocol.JSONPayload(jsonValue(input)))})
 	var k struct {
 		Key string `json:"key"`
@@ -128,11 +129,11 @@ func durableScenarios() []*Scenario {
 				t.start(protocol.BaselineSession, nil, durableGrant())
 				t.expectStatus("the dispatch of op-1", t.dispatch("req-1", "op-1", `{"value":1}`), succeeded("op-1", "1"))
 				if o := t.dispatch("req-2", "op-2", `{"value":2}`); o.OK {
-					t.failf("a second exchange on the session refused (TRN-113)", string(o.Raw()))
+					t.Failf("a second exchange on the session refused (TRN-113)", string(o.Raw()))
 				}
 				t.start(protocol.BaselineSession, nil, durableGrant())
 				if o := t.dispatch("req-3", "op-3", `{"value":3,"mode":"fail"}`); !o.OK || !strings.Contains(string(o.Status), `"failed"`) {
-					t.failf(`the status "failed" for mode fail (PRF-010)`, string(o.Raw()))
+					t.Failf(`the status "failed" for mode fail (PRF-010)`, string(o.Raw()))
 				}
 				t.expectEffects("after one dispatch, a refused one and a failed one", "effect op-1")
 			}},
@@ -151,7 +152,7 @@ func durableScenarios() []*Scenario {
 				r := t.start(protocol.BaselineSession, nil, durableGrant())
 				r.cutNextAnswer()
 				if o := t.dispatch("req-1", "op-1", `{"value":1}`); o.OK {
-					t.failf("an error: the worker died before its answer reached the host", string(o.Raw()))
+					t.Failf("an error: the worker died before its answer reached the host", string(o.Raw()))
 				}
 				r.waitCut()
 				r = t.start(protocol.BaselineSession, nil, durableGrant())
@@ -175,10 +176,10 @@ func durableScenarios() []*Scenario {
 				r = t.ledgerSession()
 				o := t.call(map[string]any{"op": "recover", "request_id": "rec-1"})
 				if !o.OK || !strings.Contains(string(o.Status), `"succeeded"`) {
-					t.failf("recover answered with the reconciled status succeeded (HDR-042)", string(o.Raw()))
+					t.Failf("recover answered with the reconciled status succeeded (HDR-042)", string(o.Raw()))
 				}
 				if n := r.count(HostSide, protocol.TypeDispatchOperation); n != 0 {
-					t.failf("a reconcile_operation, never a second dispatch"+t.cite("RUN-187"), fmt.Sprintf("%d dispatches", n))
+					t.Failf("a reconcile_operation, never a second dispatch"+t.Cite("RUN-187"), fmt.Sprintf("%d dispatches", n))
 				}
 				t.expectEffects("after the host's recovery", t.effectsOfOneStep()...)
 			}},
@@ -189,33 +190,33 @@ func durableScenarios() []*Scenario {
 				r.waitLines(HostSide, protocol.TypeOpenSession, 1)
 				r.dropNextHostLine()
 				if _, o := t.step("req-1", `{"value":1}`); o.OK {
-					t.failf("an error: the worker ended its session before the step's dispatch reached it", string(o.Raw()))
+					t.Failf("an error: the worker ended its session before the step's dispatch reached it", string(o.Raw()))
 				}
 				r.waitFor("the dropped dispatch", func() bool { return r.dropped })
 				t.expectEffects("after a dispatch that never reached the worker")
 
 				r = t.ledgerSession()
 				if o := t.call(map[string]any{"op": "recover", "request_id": "rec-1"}); o.OK {
-					t.failf("an error: the worker refuses to reconcile a key its journal does not hold (JRN-017)", string(o.Raw()))
+					t.Failf("an error: the worker refuses to reconcile a key its journal does not hold (JRN-017)", string(o.Raw()))
 				}
 				if code := r.exitStatus(); code != 5 {
-					t.failf("the worker's refusal of the unknown key: no answer, exit status 5"+t.cite("WRK-060", "WRK-092"), fmt.Sprintf("exit status %d", code))
+					t.Failf("the worker's refusal of the unknown key: no answer, exit status 5"+t.Cite("WRK-060", "WRK-092"), fmt.Sprintf("exit status %d", code))
 				}
 				if r.count(HostSide, protocol.TypeReconcileOperation) != 1 || r.count(HostSide, protocol.TypeDispatchOperation) != 0 {
-					t.failf("one reconcile_operation and no dispatch first"+t.cite("WFL-044"), fmt.Sprintf("%d reconciliations, %d dispatches",
+					t.Failf("one reconcile_operation and no dispatch first"+t.Cite("WFL-044"), fmt.Sprintf("%d reconciliations, %d dispatches",
 						r.count(HostSide, protocol.TypeReconcileOperation), r.count(HostSide, protocol.TypeDispatchOperation)))
 				}
 				key := r.hostOperationKey(protocol.TypeReconcileOperation)
 				// The worker's refusal (exit 5) is the one the scenario provokes: from here on, a
 				// failure no frame explains is the host's recovery.
-				t.blameHint = &blameHint{side: HostSide, why: "the worker refused the unknown key as it must (exit 5); settling the operation afterwards is the host's recovery" + t.cite("WFL-043", "HDR-055")}
+				t.blameHint = &blameHint{side: HostSide, why: "the worker refused the unknown key as it must (exit 5); settling the operation afterwards is the host's recovery" + t.Cite("WFL-043", "HDR-055")}
 
 				t.restartDriver()
 				r = t.ledgerSession()
 				o := t.call(map[string]any{"op": "recover", "request_id": "rec-2"})
 				t.expectStatus("the recorded dispatch of "+key+" after the refusal (WFL-043, HDR-055)", o, succeeded(key, "1"))
 				if got := r.hostOperationKey(protocol.TypeDispatchOperation); got != key {
-					t.failf("the dispatch under the recorded key "+key+" (WFL-043)", got)
+					t.Failf("the dispatch under the recorded key "+key+" (WFL-043)", got)
 				}
 				t.expectEffects("after the recorded dispatch", "effect "+key)
 
@@ -233,13 +234,13 @@ func durableScenarios() []*Scenario {
 				t.ledgerSession()
 				o = t.call(map[string]any{"op": "compensate", "request_id": "cmp-1", "key": key, "payload": payloadJSON(protocol.JSONPayload(jsonValue(`{"value":"undo"}`)))})
 				if !o.OK || !strings.Contains(string(o.Status), `"succeeded"`) {
-					t.failf("the compensation succeeded (HDR-043)", string(o.Raw()))
+					t.Failf("the compensation succeeded (HDR-043)", string(o.Raw()))
 				}
 				cmpKey := compensationKey(o)
 				t.ledgerSession()
 				o = t.call(map[string]any{"op": "compensate", "request_id": "cmp-2", "key": key, "payload": payloadJSON(protocol.JSONPayload(jsonValue(`{"value":"undo"}`)))})
 				if o.OK || o.Error != "Denied" {
-					t.failf(`"Denied" for a second compensation (HDR-044)`, string(o.Raw()))
+					t.Failf(`"Denied" for a second compensation (HDR-044)`, string(o.Raw()))
 				}
 				t.expectEffects("after one compensation", "effect "+key, "compensation "+key+" "+cmpKey)
 			}},
@@ -253,7 +254,7 @@ func durableScenarios() []*Scenario {
 				r.cutNextAnswer()
 				o = t.call(map[string]any{"op": "compensate", "request_id": "cmp-1", "key": key, "payload": payloadJSON(protocol.JSONPayload(jsonValue(`{"value":"undo"}`)))})
 				if o.OK {
-					t.failf("an error: the worker died before its answer reached the host", string(o.Raw()))
+					t.Failf("an error: the worker died before its answer reached the host", string(o.Raw()))
 				}
 				r.waitCut()
 				lost := r.keysOf(protocol.TypeCompensateOperation)
@@ -265,7 +266,7 @@ func durableScenarios() []*Scenario {
 						fmt.Sprintf("the compensation delivered again under the key of the lost one, %q", lost), fmt.Sprintf("%q", again))
 				}
 				if !o.OK || !strings.Contains(string(o.Status), `"succeeded"`) {
-					t.failf("recover answered with the compensation's status (HDR-042)", string(o.Raw()))
+					t.Failf("recover answered with the compensation's status (HDR-042)", string(o.Raw()))
 				}
 				t.expectEffects("after the redelivered compensation", "effect "+key, "compensation "+key+" "+compensationKey(o))
 			}},
@@ -316,7 +317,7 @@ func (t *T) effectsOfOneStep() []string {
 }
 
 // compensationKey returns the compensation key a compensation's status payload names (PRF-015).
-func compensationKey(o host.Outcome) string {
+func compensationKey(o driver.Outcome) string {
 	var st struct {
 		Payload struct {
 			Value struct {

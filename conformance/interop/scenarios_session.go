@@ -16,14 +16,14 @@ func cancelScenarios() []*Scenario {
 				t.expectOK(t.call(map[string]any{"op": "begin", "request_id": "req-1", "tool": toolCancellable, "payload": payloadJSON(protocol.TextPayload("1500"))}), "begin")
 				r.waitLines(HostSide, protocol.TypeInvoke, 1)
 				if o := t.call(map[string]any{"op": "cancel", "request_id": "req-1", "cancellation_id": "cancel-1"}); !o.OK || o.Disposition != "acknowledged" {
-					t.failf(`disposition "acknowledged" (CAN-016)`, string(o.Raw()))
+					t.Failf(`disposition "acknowledged" (CAN-016)`, string(o.Raw()))
 				}
 				if o := t.call(map[string]any{"op": "finish", "request_id": "req-1"}); !o.OK || !o.Cancelled {
-					t.failf(`finish {"ok":true,"cancelled":true}`, string(o.Raw()))
+					t.Failf(`finish {"ok":true,"cancelled":true}`, string(o.Raw()))
 				}
 				t.closeClean(r)
 				if n := r.count(WorkerSide, protocol.TypeResult); n != 0 {
-					t.failf("no result after the acknowledgement (CAN-016)", fmt.Sprintf("%d results", n))
+					t.Failf("no result after the acknowledgement (CAN-016)", fmt.Sprintf("%d results", n))
 				}
 			}},
 		{ID: "CNF-IOP-CANCEL-02", Title: "a cancel that comes too late keeps the result: too_late, and the result is the outcome",
@@ -33,11 +33,11 @@ func cancelScenarios() []*Scenario {
 				t.expectOK(t.call(map[string]any{"op": "begin", "request_id": "req-1", "tool": toolUncooperative, "payload": payloadJSON(protocol.TextPayload("300"))}), "begin")
 				r.waitLines(HostSide, protocol.TypeInvoke, 1)
 				if o := t.call(map[string]any{"op": "cancel", "request_id": "req-1", "cancellation_id": "cancel-1"}); !o.OK || o.Disposition != "too_late" {
-					t.failf(`disposition "too_late" (CAN-015)`, string(o.Raw()))
+					t.Failf(`disposition "too_late" (CAN-015)`, string(o.Raw()))
 				}
 				o := t.call(map[string]any{"op": "finish", "request_id": "req-1"})
 				if !o.OK || o.Cancelled || !samePayload(o.Payload, protocol.TextPayload("done 300")) {
-					t.failf(`finish with the result "done 300" (PRF-017)`, string(o.Raw()))
+					t.Failf(`finish with the result "done 300" (PRF-017)`, string(o.Raw()))
 				}
 				t.closeClean(r)
 			}},
@@ -56,7 +56,7 @@ func closeScenarios() []*Scenario {
 				ended := r.ended[HostSide]
 				r.mu.Unlock()
 				if !ended || r.count(HostSide, protocol.TypeCloseSession) != 0 {
-					t.failf("the host's stream ends at a frame boundary, with no close_session (HDR-023)",
+					t.Failf("the host's stream ends at a frame boundary, with no close_session (HDR-023)",
 						fmt.Sprintf("ended %v, close_session frames %d", ended, r.count(HostSide, protocol.TypeCloseSession)))
 				}
 			}},
@@ -66,11 +66,11 @@ func closeScenarios() []*Scenario {
 				r := t.start(protocol.CancellableSession, nil, grant(toolCancellable, protocol.FormatText))
 				t.expectOK(t.call(map[string]any{"op": "begin", "request_id": "req-1", "tool": toolCancellable, "payload": payloadJSON(protocol.TextPayload("0"))}), "begin")
 				if o := t.call(map[string]any{"op": "finish", "request_id": "req-1"}); !o.OK || o.Cancelled {
-					t.failf(`finish with the result "done 0"`, string(o.Raw()))
+					t.Failf(`finish with the result "done 0"`, string(o.Raw()))
 				}
 				t.closeClean(r)
 				if n := r.count(HostSide, protocol.TypeCloseSession); n != 1 {
-					t.failf("one close_session (CAN-009)", fmt.Sprintf("%d", n))
+					t.Failf("one close_session (CAN-009)", fmt.Sprintf("%d", n))
 				}
 				// The relay stays until the host ends its input, or a grace passes.
 				r.waitFor("the end of the host's input", func() bool { return r.ended[HostSide] || r.done })

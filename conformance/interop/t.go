@@ -14,8 +14,9 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
-	"github.com/splashv5/conform/conformance/host"
+	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // maxTranscript bounds the transcript lines kept for one scenario; maxRecords the relayed
@@ -33,68 +34,54 @@ type T struct {
 	run      *runState
 	deadline time.Time
 	side     *conformance.SideChannel
-	drv      *host.DriverClient
+	drv      *driver.Process
 	features []string
 	relays   []*relay
 	sessions int
 
-	conformance.Verdict
+	conformance.T
 	hazard string
 	// blameHint names the side an end check found at fault, when the frames cannot tell.
 	blameHint *blameHint
 }
 
-func (t *T) logf(format string, args ...any) { t.Logf(format, args...) }
-
-// cite returns the IDs among ids that the scenario lists, as " (ID, ID)", or "": a helper's
-// failure message cites only requirement IDs of the scenario that called it (conformance.Cite).
-func (t *T) cite(ids ...string) string { return conformance.Cite(t.sc.Requirements, ids...) }
-
-func (t *T) end(o conformance.Outcome, detail string) { t.End(o, detail) }
-
-func (t *T) failf(expected, actual string) { t.Failf(expected, actual) }
-
 // failBlaming fails the scenario as failf does and names side as the one at fault, for why.
 func (t *T) failBlaming(side Side, why, expected, actual string) {
 	t.blameHint = &blameHint{side: side, why: why}
-	t.failf(expected, actual)
+	t.Failf(expected, actual)
 }
-
-func (t *T) skipf(format string, args ...any) { t.Skipf(format, args...) }
-
-func (t *T) internal(err error) { t.Internal(err) }
 
 // open prepares the scenario's directory and side channel, starts the driver and asks for its
 // features; the scenario is SKIP when a side lacks one it needs (IOP-008).
 func (t *T) open() {
 	for _, n := range t.sc.WorkerNeeds {
 		if !t.pair.Worker.offers(n) {
-			t.skipf("the worker %s does not offer %q", t.pair.Worker.Name, n)
+			t.Skipf("the worker %s does not offer %q", t.pair.Worker.Name, n)
 		}
 	}
 	side, err := conformance.OpenSideChannel(t.run.tempDir, "s", "r.sock", 8)
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	t.side = side
 	t.startDriver()
 	for _, n := range t.sc.HostNeeds {
 		if !slices.Contains(t.features, n) {
-			t.skipf("the host %s does not declare the feature %q", t.pair.Host.Name, n)
+			t.Skipf("the host %s does not declare the feature %q", t.pair.Host.Name, n)
 		}
 	}
 }
 
 // startDriver starts the host driver and says hello (HDR-010).
 func (t *T) startDriver() {
-	d, err := host.StartDriverClient(t.pair.Host.Command, t.run.env, "")
+	d, err := driver.Start(t.pair.Host.Command, t.run.env, "")
 	if err != nil {
-		t.end(conformance.Fail, "the host driver cannot be started: "+err.Error())
+		t.End(conformance.Fail, "the host driver cannot be started: "+err.Error())
 	}
 	t.drv = d
 	o := t.call(map[string]any{"op": "hello"})
 	if !o.OK {
-		t.failf("hello answered with ok"+t.cite("HDR-010"), string(o.Raw()))
+		t.Failf("hello answered with ok"+t.Cite("HDR-010"), string(o.Raw()))
 	}
 	t.features = o.Features
 	if restrict := t.pair.Host.Features; len(restrict) > 0 {
@@ -110,46 +97,46 @@ func (t *T) restartDriver() {
 		r.stop()
 	}
 	t.drv.Kill()
-	t.logf("driver: killed; starting it again")
+	t.Logf("driver: killed; starting it again")
 	t.startDriver()
 }
 
 // call sends a command and waits for its outcome until the scenario's deadline.
-func (t *T) call(c map[string]any) host.Outcome { return t.await(t.send(c)) }
+func (t *T) call(c map[string]any) driver.Outcome { return t.await(t.send(c)) }
 
 // send writes a command without waiting.
 func (t *T) send(c map[string]any) uint64 {
 	id, err := t.drv.Send(c)
 	if err != nil {
-		t.end(conformance.Crash, fmt.Sprintf("the host driver stopped reading commands: %v", err))
+		t.End(conformance.Crash, fmt.Sprintf("the host driver stopped reading commands: %v", err))
 	}
 	bound := conformance.CommandValueBytes
 	if t.run.verbose {
 		bound = conformance.CommandValueBytesVerbose
 	}
-	t.logf("driver: command %s", conformance.CommandTranscript(c, bound))
+	t.Logf("driver: command %s", conformance.CommandTranscript(c, bound))
 	return id
 }
 
 // await waits for the outcome of command id.
-func (t *T) await(id uint64) host.Outcome {
+func (t *T) await(id uint64) driver.Outcome {
 	o, err := t.drv.Await(id, t.deadline)
 	switch {
-	case err == host.ErrDriverSilent:
-		t.end(conformance.Timeout, fmt.Sprintf("the host driver wrote no outcome for command %d in time", id))
+	case err == driver.ErrSilent:
+		t.End(conformance.Timeout, fmt.Sprintf("the host driver wrote no outcome for command %d in time", id))
 	case err != nil:
 		select {
 		case <-t.drv.Exited():
-			t.end(conformance.Crash, "the host driver exited: "+err.Error())
+			t.End(conformance.Crash, "the host driver exited: "+err.Error())
 		case <-time.After(50 * time.Millisecond):
 		}
-		t.failf("one outcome line per command"+t.cite("HDR-001"), err.Error())
+		t.Failf("one outcome line per command"+t.Cite("HDR-001"), err.Error())
 	}
 	bound := 200
 	if t.run.verbose {
 		bound = conformance.CommandValueBytesVerbose
 	}
-	t.logf("driver: outcome %s", conformance.OutcomeTranscript(o.Raw(), bound))
+	t.Logf("driver: outcome %s", conformance.OutcomeTranscript(o.Raw(), bound))
 	return o
 }
 
@@ -164,7 +151,7 @@ func (t *T) start(kind protocol.SessionKind, more map[string]any, grants ...prot
 	sid := fmt.Sprintf("iop-%s-%d", strings.ToLower(strings.ReplaceAll(t.sc.ID, "-", "")), t.sessions)
 	m, err := protocol.NewCapabilityManifest(sid, grants)
 	if err != nil {
-		t.internal(err)
+		t.Internal(err)
 	}
 	cmd := slices.Concat(t.run.relay, []string{t.side.Sock, kind.String(), t.run.scope, "--"}, t.workerCommand())
 	c := map[string]any{"op": "start", "command": cmd, "manifest": json.RawMessage(m.AppendJSON(nil)),
@@ -178,7 +165,7 @@ func (t *T) start(kind protocol.SessionKind, more map[string]any, grants ...prot
 	id := t.send(c)
 	r := t.acceptRelay()
 	if o := t.await(id); !o.OK {
-		t.failf("start answered with ok"+t.cite("HDR-020"), string(o.Raw()))
+		t.Failf("start answered with ok"+t.Cite("HDR-020"), string(o.Raw()))
 	}
 	return r
 }
@@ -224,19 +211,19 @@ func (t *T) acceptRelay() *relay {
 	select {
 	case conn = <-t.side.Conns:
 	case <-time.After(time.Until(t.deadline)):
-		t.failf("the host starts the relay as the worker"+t.cite("HDR-020"), "no relay within the time limit")
+		t.Failf("the host starts the relay as the worker"+t.Cite("HDR-020"), "no relay within the time limit")
 	}
 	r := &relay{t: t, index: len(t.relays) + 1, conn: conn, enc: json.NewEncoder(conn), changed: make(chan struct{})}
 	t.relays = append(t.relays, r)
 	go r.read()
 	r.waitFor("the relay's report", func() bool { return r.hello != nil || r.done })
 	if r.hello == nil {
-		t.failf("the relay's report", "the relay ended without one")
+		t.Failf("the relay's report", "the relay ended without one")
 	}
 	if r.errText != "" {
-		t.failf("a running worker behind the relay", r.errText)
+		t.Failf("a running worker behind the relay", r.errText)
 	}
-	t.logf("relay %d: pid %d, worker pid %d, session %s", r.index, r.hello.Pid, r.hello.WorkerPid, r.hello.Session)
+	t.Logf("relay %d: pid %d, worker pid %d, session %s", r.index, r.hello.Pid, r.hello.WorkerPid, r.hello.Session)
 	return r
 }
 
@@ -348,7 +335,7 @@ func (r *relay) waitFor(what string, cond func() bool) {
 		select {
 		case <-ch:
 		case <-time.After(time.Until(r.t.deadline)):
-			r.t.end(conformance.Timeout, "waiting for "+what+": the time limit passed")
+			r.t.End(conformance.Timeout, "waiting for "+what+": the time limit passed")
 		}
 	}
 }
@@ -398,7 +385,7 @@ func (r *relay) exitStatus() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.exit == nil {
-		r.t.failf("the worker's exit status from the relay", "the relay ended without one")
+		r.t.Failf("the worker's exit status from the relay", "the relay ended without one")
 	}
 	return *r.exit
 }
@@ -406,7 +393,7 @@ func (r *relay) exitStatus() int {
 // order sends an instruction to the relay.
 func (r *relay) order(o relayOrder) {
 	if err := r.enc.Encode(o); err != nil {
-		r.t.internal(err)
+		r.t.Internal(err)
 	}
 }
 
@@ -416,10 +403,10 @@ func (r *relay) stop() {
 	h := r.hello
 	r.mu.Unlock()
 	if h != nil && h.Pgid > 1 && h.Pgid != syscall.Getpgrp() {
-		_ = syscall.Kill(-h.Pgid, syscall.SIGKILL)
+		_ = childproc.KillGroup(h.Pgid)
 	}
-	if h != nil && h.WorkerPid > 0 {
-		_ = syscall.Kill(h.WorkerPid, syscall.SIGKILL)
+	if h != nil {
+		_ = childproc.Kill(h.WorkerPid)
 	}
 	_ = r.conn.Close()
 }

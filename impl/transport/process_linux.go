@@ -16,6 +16,7 @@ import (
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // Process is a Supervisor that runs a worker command as the leader of its own process group
@@ -94,7 +95,7 @@ func StartProcess(cfg ProcessConfig) (*Process, error) {
 	if cfg.Stderr != nil {
 		cmd.Stderr = cfg.Stderr
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	childproc.SetGroup(cmd)
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -254,10 +255,7 @@ func (p *Process) killLocked() error {
 		return nil
 	}
 	p.forced = true
-	if err := syscall.Kill(-p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	return nil
+	return childproc.KillGroup(p.pid)
 }
 
 func (p *Process) stopTimersLocked() {
@@ -295,16 +293,12 @@ func (p *Process) await() Termination {
 	p.mu.Lock()
 	t := Termination{Forced: p.forced}
 	p.mu.Unlock()
-	if p.state == nil {
-		return t
-	}
-	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok {
-		switch {
-		case ws.Exited():
-			t.Exited, t.ExitCode = true, ws.ExitStatus()
-		case ws.Signaled():
-			t.Signal = ws.Signal().String()
-		}
+	exit := childproc.Classify(p.state)
+	switch {
+	case exit.Exited:
+		t.Exited, t.ExitCode = true, exit.Code
+	case exit.Signaled:
+		t.Signal = exit.Signal
 	}
 	return t
 }

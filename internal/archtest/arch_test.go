@@ -33,6 +33,23 @@ var hostSide = []string{"impl/host", "impl/schema", "impl/ledger", "impl/transpo
 
 const inProcess = "impl/transport/inprocess"
 
+// suites are the conformance suites on the framework (package conformance): each holds only its
+// checks and its peer.
+var suites = []string{"conformance/worker", "conformance/host", "conformance/interop", "conformance/explore"}
+
+// suiteOf returns the suite that holds path, or "".
+func suiteOf(path string) string {
+	for _, s := range suites {
+		if under(path, s) {
+			return s
+		}
+	}
+	return ""
+}
+
+// childproc is the package that starts, kills, classifies and builds child processes.
+const childproc = "internal/childproc"
+
 // runnerExternals are the only modules outside the standard library and this module that the
 // conformance runner links: BLAKE3 (frame tags) and its CPU feature detection.
 var runnerExternals = []string{"lukechampine.com/blake3", "github.com/klauspost/cpuid/v2"}
@@ -43,6 +60,7 @@ type pkg struct {
 	Standard bool     // in the standard library
 	Module   bool     // in this module
 	Deps     []string // every package it links, relative to the module where they are in it
+	Imports  []string // the packages it imports itself, relative like Deps
 }
 
 // rule is one layering rule: a check of one package's place in the graph.
@@ -92,6 +110,34 @@ func rules(all map[string]pkg) []rule {
 	}
 	inWireCore := func(d string) bool { return slices.Contains(wireCore, d) }
 	return []rule{
+		{"internal/childproc links the standard library only", func(p pkg) error {
+			if p.Path != childproc {
+				return nil
+			}
+			return only(p, p.Deps, func(d string) bool { return all[d].Standard })
+		}},
+		{"a suite never imports another suite", func(p pkg) error {
+			own := suiteOf(p.Path)
+			if own == "" {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { s := suiteOf(d); return s == "" || s == own })
+		}},
+		{"the framework imports no suite", func(p pkg) error {
+			if !under(p.Path, "conformance") || suiteOf(p.Path) != "" {
+				return nil
+			}
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return suiteOf(d) == "" })
+		}},
+		{"only the suites, the host transport and test-support packages import internal/childproc", func(p pkg) error {
+			if !slices.Contains(p.Imports, childproc) {
+				return nil
+			}
+			if under(p.Path, "conformance") || p.Path == "impl/transport" || isTestSupport(p.Path) {
+				return nil
+			}
+			return fmt.Errorf("%s imports %s", p.Path, childproc)
+		}},
 		{"spec imports nothing of the module", func(p pkg) error {
 			if p.Path != "spec" {
 				return nil
@@ -127,7 +173,7 @@ func rules(all map[string]pkg) []rule {
 				return nil
 			}
 			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool {
-				return inWireCore(d) || d == "spec" || under(d, "conformance") || relayMayLink(p.Path, d)
+				return inWireCore(d) || d == "spec" || d == childproc || under(d, "conformance") || relayMayLink(p.Path, d)
 			})
 		}},
 		{"splash-conform links the runner, the wire core, the spec text, the standard library and BLAKE3 only", func(p pkg) error {
@@ -136,7 +182,7 @@ func rules(all map[string]pkg) []rule {
 			}
 			return only(p, p.Deps, func(d string) bool {
 				q := all[d]
-				return q.Standard || inWireCore(d) || under(d, "conformance") || d == "spec" || d == relayAuthorizer ||
+				return q.Standard || inWireCore(d) || under(d, "conformance") || d == "spec" || d == childproc || d == relayAuthorizer ||
 					slices.ContainsFunc(runnerExternals, func(e string) bool { return under(d, e) })
 			})
 		}},
@@ -144,7 +190,7 @@ func rules(all map[string]pkg) []rule {
 			if !under(p.Path, "impl") {
 				return nil
 			}
-			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return under(d, "impl") })
+			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { return under(d, "impl") || d == childproc })
 		}},
 		{"only sqlitestore links SQLite, only boltstore links bbolt", func(p pkg) error {
 			return only(p, p.Deps, func(d string) bool {
@@ -218,7 +264,7 @@ func violations(all map[string]pkg) []string {
 // load lists the module's packages and everything they link, without tests.
 func load(t *testing.T) map[string]pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Standard,Module,Deps", module+"/...")
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Standard,Module,Deps,Imports", module+"/...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -239,6 +285,7 @@ func load(t *testing.T) map[string]pkg {
 			Standard   bool
 			Module     *struct{ Path string }
 			Deps       []string
+			Imports    []string
 		}
 		if err := dec.Decode(&raw); err != nil {
 			t.Fatal(err)
@@ -246,6 +293,9 @@ func load(t *testing.T) map[string]pkg {
 		p := pkg{Path: rel(raw.ImportPath), Standard: raw.Standard, Module: raw.Module != nil && raw.Module.Path == module}
 		for _, d := range raw.Deps {
 			p.Deps = append(p.Deps, rel(d))
+		}
+		for _, d := range raw.Imports {
+			p.Imports = append(p.Imports, rel(d))
 		}
 		all[p.Path] = p
 	}
@@ -255,7 +305,7 @@ func load(t *testing.T) map[string]pkg {
 // TestLayering fails when a package of the module imports against the architecture.
 func TestLayering(t *testing.T) {
 	all := load(t)
-	for _, must := range append([]string{"cmd/splash-conform", "conformance", "conformance/host", "model", "impl/storage/sqlitestore", "impl/storage/boltstore", "impl/storage/etcdstore",
+	for _, must := range append([]string{"cmd/splash-conform", "conformance", "conformance/worker", "conformance/host", "conformance/interop", "model", "impl/storage/sqlitestore", "impl/storage/boltstore", "impl/storage/etcdstore",
 		"impl/host", "impl/schema", "impl/ledger", "impl/transport", inProcess, "impl/workflow", "cmd/splash-host-driver"}, wireCore...) {
 		if !all[must].Module {
 			t.Fatalf("package %s is not in the graph; the rules would guard nothing", must)
@@ -310,6 +360,14 @@ func TestRulesCatchViolations(t *testing.T) {
 			"the host side links no worker code (only transport/inprocess runs a worker session): cmd/splash-host-driver links impl/journal"},
 		{"the step engine links the worker", []pkg{mod("impl/workflow", "impl/worker"), mod("impl/worker")},
 			"the host side links no worker code (only transport/inprocess runs a worker session): impl/workflow links impl/worker"},
+		{"the interop suite imports the host suite", []pkg{mod("conformance/interop", "conformance/host", "conformance"), mod("conformance/host", "conformance"), mod("conformance")},
+			"a suite never imports another suite: conformance/interop links conformance/host"},
+		{"the framework imports the worker suite", []pkg{mod("conformance", "conformance/worker"), mod("conformance/worker")},
+			"the framework imports no suite: conformance links conformance/worker"},
+		{"childproc imports the module", []pkg{mod("internal/childproc", "impl/protocol"), mod("impl/protocol")},
+			"internal/childproc links the standard library only: internal/childproc links impl/protocol"},
+		{"the worker runtime imports childproc", []pkg{{Path: "impl/worker", Module: true, Deps: []string{"internal/childproc"}, Imports: []string{"internal/childproc"}}, mod("internal/childproc")},
+			"only the suites, the host transport and test-support packages import internal/childproc: impl/worker imports internal/childproc"},
 		{"the wire core imports the worker", []pkg{mod("impl/protocol", "impl/worker"), mod("impl/worker")},
 			"the wire core links only the wire core: impl/protocol links impl/worker"},
 	}

@@ -13,9 +13,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/host"
 	"github.com/splashv5/conform/conformance/interop"
+	"github.com/splashv5/conform/conformance/worker"
 	"github.com/splashv5/conform/spec"
 )
 
@@ -87,7 +87,7 @@ func Build(root string) (*Coverage, error) {
 		return nil
 	}
 	var errs []error
-	for _, c := range conformance.Catalog() {
+	for _, c := range worker.Catalog() {
 		for _, id := range c.Requirements {
 			errs = append(errs, add(id, func(e *Evidence) { e.WorkerChecks = append(e.WorkerChecks, c.ID) }))
 		}

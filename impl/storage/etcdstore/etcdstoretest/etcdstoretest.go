@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // ErrMissing is returned by Binary when no etcd binary is found.
@@ -163,7 +165,8 @@ func (c *Cluster) start(i int, state string) error {
 		"--logger", "zap", "--log-outputs", "stderr"}, c.extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// The member dies with the test process even if the test cannot stop it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	childproc.SetGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("start etcd member %s: %w", m.Name, err)

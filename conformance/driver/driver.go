@@ -1,0 +1,195 @@
+// Package driver is the client of the host-driver contract (spec chapter 30) that the host
+// and interop suites share: it starts a host driver as the leader of a process group of its
+// own, writes command lines, reads outcome lines and keeps bounded excerpts of what the
+// driver wrote.
+package driver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/impl/jsonline"
+	"github.com/splashv5/conform/internal/childproc"
+)
+
+// maxStderr bounds the driver's standard error kept for the report and the key scan.
+const maxStderr = 64 << 10
+
+// Outcome is one outcome line of the driver (HDR-003).
+type Outcome struct {
+	ID      uint64          `json:"id"`
+	OK      bool            `json:"ok"`
+	Error   string          `json:"error,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	Status  json.RawMessage `json:"status,omitempty"`
+	// Disposition and Cancelled are the outcomes of cancel and finish (feature cancel).
+	Disposition string   `json:"disposition,omitempty"`
+	Cancelled   bool     `json:"cancelled,omitempty"`
+	Features    []string `json:"features,omitempty"`
+	ExitCode    *int     `json:"exit_code,omitempty"`
+	raw         []byte
+}
+
+// Raw returns the outcome line as the driver wrote it.
+func (o Outcome) Raw() []byte { return o.raw }
+
+// Event is a line of the driver's output, or the error that ended it.
+type Event struct {
+	Line []byte
+	Err  error
+}
+
+// Process is one running host driver, the leader of its own process group.
+type Process struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan Event
+	lastID uint64
+	exited chan struct{}
+
+	stderr *childproc.Capture // the first maxStderr bytes
+	output *childproc.Capture // every outcome line read, bounded like stderr, for the key scan
+}
+
+// waitDelay bounds how long reaping a dead driver waits for its standard error to end.
+const waitDelay = 2 * time.Second
+
+// Start starts the driver command argv with environment env in working directory dir ("" is
+// the caller's), as the leader of its own process group.
+func Start(argv []string, env []string, dir string) (*Process, error) {
+	d := &Process{lines: make(chan Event, 16), exited: make(chan struct{}),
+		stderr: childproc.NewCapture(maxStderr, 0), output: childproc.NewCapture(maxStderr, 0)}
+	d.cmd = exec.Command(argv[0], argv[1:]...)
+	d.cmd.Env = env
+	d.cmd.Dir = dir
+	childproc.SetGroup(d.cmd)
+	d.cmd.Stderr = d.stderr
+	// A worker the driver started, in a process group of its own, may still hold the driver's
+	// standard error once the driver is dead; reaping the driver then waits at most this long
+	// for it before it closes the pipe (HDR-031).
+	d.cmd.WaitDelay = waitDelay
+	var err error
+	if d.stdin, err = d.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := d.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := d.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		r := jsonline.NewReader(out)
+		for {
+			line, err := r.ReadLine()
+			line = bytes.Clone(line) // the reader reuses its buffer
+			if err == nil {
+				_, _ = d.output.Write(append(line, '\n'))
+			}
+			d.lines <- Event{Line: line, Err: err}
+			if err != nil {
+				// Drain the rest so that a flooding driver never blocks on a full pipe.
+				_, _ = io.Copy(io.Discard, out)
+				return
+			}
+		}
+	}()
+	go func() { _ = d.cmd.Wait(); close(d.exited) }()
+	return d, nil
+}
+
+// Send writes one command line, setting its id, and returns the id.
+func (d *Process) Send(c map[string]any) (uint64, error) {
+	d.lastID++
+	c["id"] = d.lastID
+	line, err := EncodeCommand(c)
+	if err != nil {
+		return 0, err
+	}
+	_, err = d.stdin.Write(line)
+	return d.lastID, err
+}
+
+// LastID is the id of the last command sent (0 before the first).
+func (d *Process) LastID() uint64 { return d.lastID }
+
+// EncodeCommand returns the command line of c, ended by a line feed. Payloads stay canonical
+// text (HDR-047): nothing is escaped that the canonical encoding leaves as it is.
+func EncodeCommand(c map[string]any) ([]byte, error) {
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(c)
+	return line.Bytes(), err
+}
+
+// ErrSilent reports that no outcome came before the deadline.
+var ErrSilent = errors.New("no outcome line")
+
+// Await returns the outcome of command id, waiting until deadline (ErrSilent when none came);
+// an outcome for another command, a line that is not an outcome or the end of the driver's
+// output is an error.
+func (d *Process) Await(id uint64, deadline time.Time) (Outcome, error) {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for {
+		select {
+		case ev := <-d.lines:
+			return ev.Outcome(id)
+		case <-timer.C:
+			return Outcome{}, ErrSilent
+		}
+	}
+}
+
+// Lines delivers the driver's output lines, for a caller that reads them along with other
+// events; Await reads from the same channel.
+func (d *Process) Lines() <-chan Event { return d.lines }
+
+// Outcome decodes the event as the outcome of command id.
+func (ev Event) Outcome(id uint64) (Outcome, error) {
+	if ev.Err != nil {
+		return Outcome{}, fmt.Errorf("the driver's output ended: %w", ev.Err)
+	}
+	var o Outcome
+	if err := json.Unmarshal(ev.Line, &o); err != nil {
+		return Outcome{}, fmt.Errorf("the driver wrote a line that is not an outcome: %q", conformance.Clip(string(ev.Line), 200))
+	}
+	o.raw = ev.Line
+	if o.ID != id {
+		return Outcome{}, fmt.Errorf("the driver answered command %d while command %d was pending", o.ID, id)
+	}
+	return o, nil
+}
+
+// Exited is closed once the driver process has exited.
+func (d *Process) Exited() <-chan struct{} { return d.exited }
+
+// Kill kills the driver's whole process group and reaps the driver.
+func (d *Process) Kill() {
+	d.KillGroup(time.Time{})
+	<-d.exited
+}
+
+// KillGroup kills the driver's whole process group and waits, at most until deadline, for the
+// driver itself to be dead, not reaped: the workers it started may hold its standard error
+// open, and reaping waits for that to end.
+func (d *Process) KillGroup(deadline time.Time) {
+	_ = d.stdin.Close()
+	_, _ = childproc.KillGroupAndWait(d.cmd.Process.Pid, d.exited, deadline)
+}
+
+// Texts returns the kept standard error and outcome lines of the driver (each bounded).
+func (d *Process) Texts() (stderr, output string) {
+	return d.stderr.Head(), d.output.Head()
+}
+
+// Pid returns the driver's process id, which is also its process group id.
+func (d *Process) Pid() int { return d.cmd.Process.Pid }

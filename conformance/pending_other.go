@@ -1,8 +1,0 @@
-//go:build !linux
-
-package conformance
-
-import "os"
-
-// unreadInput is not available here; callers fall back to waiting.
-func unreadInput(*os.File) (int, bool) { return 0, false }

@@ -1,0 +1,33 @@
+package worker
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/splashv5/conform/conformance"
+)
+
+// checkCitations fails the test for every verdict of report that cites a requirement ID its
+// check does not list (Result.StrayCitations). The suites' tests call it on every run against
+// a faulty or misbehaving worker, so that each failure path they reach is held to the rule.
+func checkCitations(t testing.TB, report *conformance.Report) {
+	t.Helper()
+	for i := range report.Results {
+		r := &report.Results[i]
+		if stray := r.StrayCitations(); len(stray) > 0 {
+			t.Errorf("%s %s cites %s, which the check does not list (%s): %s", r.ID, r.Outcome,
+				strings.Join(stray, ", "), strings.Join(r.Requirements, ", "), conformance.Clip(r.Detail, 600))
+		}
+	}
+}
+
+// TestStrayCitations checks what counts as a stray citation: an ID of the spec's prefixes in
+// the detail, expected or actual text that the check does not list, once each.
+func TestStrayCitations(t *testing.T) {
+	r := conformance.Result{Requirements: []string{"FRM-012", "WRK-091"},
+		Detail: "expected x (FRM-012); got y (HDR-043, FRM-012)", Expected: "x (FRM-012)", Actual: "y (HDR-043) SHA-256 CNF-FRAME-01 WRK-0910 TRN-012"}
+	got := strings.Join(r.StrayCitations(), ",")
+	if got != "HDR-043,TRN-012" {
+		t.Errorf("stray citations %q, want HDR-043,TRN-012", got)
+	}
+}

@@ -1,0 +1,160 @@
+package worker
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/splashv5/conform/conformance"
+)
+
+const usageText = `usage: splash-conform [flags] [-- WORKER-COMMAND [ARGS...]]
+       splash-conform host [flags] [-- DRIVER-COMMAND [ARGS...]]   (the host suite; see host -h)
+
+Runs the Splash worker protocol v5 conformance suite against a worker executable. The runner
+starts the worker once per check, writes the private-pipe bootstrap (with a fresh key) on its
+standard input, then speaks authenticated JSON lines on its standard input and output.
+
+Without a worker command, the suite runs against the bundled reference worker
+(cmd/splash-worker), built from this module when needed.
+
+The worker command may contain placeholders, replaced per check:
+  {journal}  a journal file; enables the restart, fencing and recovery checks
+  {effects}  the profile's effect log (spec/15-profile.md); enables the effect-counting checks
+  {scope}    the journal scope used for compensation (default "conformance", see -scope)
+  {store-fault}    the store fault trigger of PRF-021, a path the runner creates to make
+                   journal writes fail; enables the crash-safety checks
+  {storage-key}    a file holding a fresh storage key (64 hex digits) the worker must use;
+                   the runner then looks for that key in every output too
+  {secret-source}  the secret source of the profile's secret tool (PRF-033); enables the
+                   secret-value and provider-failure checks
+
+With -expect FILE, a failure the expectations file lists does not fail the run; an unlisted
+one does. -write-expectations FILE writes today's failures as such a file (docs/porting.md).
+
+flags:
+`
+
+// Main is the command-line front end: it parses args (without the program name), runs the
+// suite and returns the exit status (ExitOK, ExitFailures or ExitUsage).
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("splash-conform", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		run      conformance.RunFlags
+		specBase = fs.String("spec-base", conformance.DefaultSpecBase, "`URL` prefix of the specification chapters that the HTML report links requirement IDs to (\"-\": no links)")
+		without  = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret, effect-fence); their checks are skipped")
+		scope    = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
+		scratch  = fs.String("scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")
+		expects  conformance.ExpectFlags
+	)
+	run.Register(fs, "check", conformance.DefaultTimeout, true)
+	if code, done := conformance.ParseCommandLine(fs, args, stdout, stderr, usageText, "check", Suite(), &expects); done {
+		return code
+	}
+	expected, err := expects.Load(Suite(), CatalogEntries())
+	if err != nil {
+		fmt.Fprintln(stderr, "splash-conform:", err)
+		return conformance.ExitUsage
+	}
+	cfg := Config{
+		Worker: fs.Args(), Run: run.Run, Strict: run.Strict, Timeout: run.Timeout,
+		Parallel: run.Parallel, Verbose: run.Verbose, Scope: *scope, TempDir: *scratch,
+		FullFrames: run.Verbose || run.JSON != "",
+	}
+	if run.Timeout <= 0 {
+		fmt.Fprintln(stderr, "splash-conform: -timeout must be positive")
+		return conformance.ExitUsage
+	}
+	if run.Parallel <= 0 {
+		fmt.Fprintln(stderr, "splash-conform: -parallel must be positive")
+		return conformance.ExitUsage
+	}
+	if err := conformance.CheckSpecBase(*specBase); err != nil {
+		fmt.Fprintln(stderr, "splash-conform: -spec-base:", err)
+		return conformance.ExitUsage
+	}
+	if *without != "" {
+		for _, name := range strings.Split(*without, ",") {
+			n, ok := ParseNeed(strings.TrimSpace(name))
+			if !ok {
+				fmt.Fprintf(stderr, "splash-conform: -without: unknown need %q (known: %s)\n", name, needNames())
+				return conformance.ExitUsage
+			}
+			cfg.Without = append(cfg.Without, n)
+		}
+	}
+	checks, err := Select(Catalog(), cfg.Run)
+	if err != nil {
+		fmt.Fprintln(stderr, "splash-conform:", err)
+		return conformance.ExitUsage
+	}
+	if run.List {
+		writeList(stdout, checks)
+		return conformance.ExitOK
+	}
+	if len(checks) == 0 {
+		fmt.Fprintf(stderr, "splash-conform: -run %q selects no check\n", cfg.Run)
+		return conformance.ExitUsage
+	}
+
+	if len(cfg.Worker) == 0 {
+		fmt.Fprintln(stdout, "splash-conform: no worker command given; using the bundled reference worker")
+		command, cleanup, err := conformance.ReferenceWorker()
+		if err != nil {
+			fmt.Fprintln(stderr, "splash-conform:", err)
+			return conformance.ExitUsage
+		}
+		defer cleanup()
+		cfg.Worker = command
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	offered := cfg.Offered()
+	var offers []string
+	for _, n := range AllNeeds {
+		if offered[n] {
+			offers = append(offers, string(n))
+		}
+	}
+	fmt.Fprintf(stdout, "splash-conform: worker: %s\n", strings.Join(cfg.Worker, " "))
+	fmt.Fprintf(stdout, "splash-conform: offers: %s; strict: %v; timeout: %v; parallel: %d\n\n",
+		conformance.OrDash(strings.Join(offers, ", ")), cfg.Strict, run.Timeout, run.Parallel)
+	cfg.Progress = stdout
+	report, err := Run(ctx, cfg)
+	if report == nil {
+		fmt.Fprintln(stderr, "splash-conform:", err)
+		return conformance.ExitUsage
+	}
+	return conformance.FinishRun("splash-conform", report, err, &expects, expected,
+		conformance.RunOutputs{JSON: run.JSON, JUnit: run.JUnit, HTML: run.HTML, SpecBase: *specBase}, stdout, stderr)
+}
+
+func needNames() string {
+	var names []string
+	for _, n := range AllNeeds {
+		names = append(names, string(n))
+	}
+	return strings.Join(names, ", ")
+}
+
+// writeList prints the catalog.
+func writeList(w io.Writer, checks []*Check) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tLEVEL\tNEEDS\tREQUIREMENTS\tDESCRIPTION")
+	for _, c := range checks {
+		var needs []string
+		for _, n := range c.Needs {
+			needs = append(needs, string(n))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Level, conformance.OrDash(strings.Join(needs, ",")), strings.Join(c.Requirements, ","), c.Title)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d checks\n", len(checks))
+}

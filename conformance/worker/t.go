@@ -1,0 +1,256 @@
+package worker
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/splashv5/conform/conformance"
+)
+
+// commandTemplate is the worker command with its placeholders.
+type commandTemplate []string
+
+// has reports whether any argument contains the placeholder.
+func (c commandTemplate) has(placeholder string) bool {
+	for _, a := range c {
+		if strings.Contains(a, placeholder) {
+			return true
+		}
+	}
+	return false
+}
+
+// expand returns the command with every placeholder replaced.
+func (c commandTemplate) expand(values map[string]string) []string {
+	out := make([]string, len(c))
+	for i, a := range c {
+		for k, v := range values {
+			a = strings.ReplaceAll(a, k, v)
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// T is the context of one running check: its deadline, its scratch directory, the workers it
+// launched and its verdict. Checks are defined inside this package.
+type T struct {
+	check    *Check
+	run      *runState
+	started  time.Time
+	deadline time.Time
+	dir      string
+	workers  []*Worker
+
+	conformance.T
+	frames     []conformance.FrameRecord // the frames the transcript reports, in full
+	frameBytes int                       // bytes kept in frames (bounded by maxCheckFrameBytes)
+	launchErr  error
+	storageKey []byte // the check's storage key, once made (PlaceholderStorageKey)
+	// deviations are the SHOULD parts of a MUST check that the worker missed, such as the
+	// status class of a rejection; they make a passing check INFO (FAIL under --strict).
+	deviations []string
+}
+
+// shouldf records a deviation from the SHOULD part of a check and lets the check go on.
+func (t *T) shouldf(expected, actual string) {
+	t.Logf("SHOULD deviation: expected %s; got %s", expected, actual)
+	t.deviations = append(t.deviations, "expected "+expected+"; got "+actual)
+	if t.Expected == "" {
+		t.Expected, t.Actual = expected, actual
+	}
+}
+
+// clipFrame returns the text of a frame for a transcript line: whole when the run keeps full
+// frames and the check's frame records are within their bound, else its first n bytes.
+func (t *T) clipFrame(s string, n int) string {
+	if t.run.fullFrames && t.frameBytes+len(s) <= maxCheckFrameBytes {
+		return s
+	}
+	return conformance.Clip(s, n)
+}
+
+// timeoutf ends the check with TIMEOUT.
+func (t *T) timeoutf(format string, args ...any) {
+	limit := fmt.Sprintf("time limit of %v reached: ", t.limit())
+	if n := len(t.workers); n > 1 {
+		limit = fmt.Sprintf("time limit of %v since the start of worker %d reached (each start renews it): ", t.limit(), n)
+	}
+	t.End(conformance.Timeout, limit+fmt.Sprintf(format, args...))
+}
+
+// crashf ends the check with CRASH.
+func (t *T) crashf(format string, args ...any) {
+	t.End(conformance.Crash, fmt.Sprintf(format, args...))
+}
+
+// launchFailed ends the check and the run: the worker command cannot be started.
+func (t *T) launchFailed(err error) {
+	t.launchErr = err
+	t.End(conformance.Fail, err.Error())
+}
+
+// limit returns the check's time limit.
+func (t *T) limit() time.Duration {
+	return max(t.run.timeout, t.check.Timeout)
+}
+
+// renewDeadline gives the check its whole time limit again from now; every worker start after
+// the first does. A check that restarts the worker (CNF-COMP-21 starts four) pays each start's
+// cost: a start opens the journal, reads the effect log and answers open_session, which a
+// loaded machine or a slower language makes take a good part of the limit. Holding each start
+// to the limit, as the host suite holds each step of a check that starts several workers, lets
+// a slow but correct worker pass, while a hung one still fails within one limit of its start.
+func (t *T) renewDeadline() {
+	if renewed := time.Now().Add(t.limit()); renewed.After(t.deadline) {
+		t.deadline = renewed
+	}
+}
+
+// scratch returns the check's scratch directory, creating it on first use.
+func (t *T) scratch() string {
+	if t.dir == "" {
+		dir, err := os.MkdirTemp(t.run.tempDir, strings.ToLower(t.check.ID)+"-")
+		if err != nil {
+			t.Internal(err)
+		}
+		t.dir = dir
+	}
+	return t.dir
+}
+
+// journalPath is the file substituted for {journal}.
+func (t *T) journalPath() string { return filepath.Join(t.scratch(), "journal") }
+
+// effectsPath is the file substituted for {effects}.
+func (t *T) effectsPath() string { return filepath.Join(t.scratch(), "effects.jsonl") }
+
+// appendEffectLog appends text to the check's effect log, as a crash or a damaged disk
+// would leave it, while no worker runs.
+func (t *T) appendEffectLog(text string) {
+	f, err := os.OpenFile(t.effectsPath(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Internal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		t.Internal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Internal(err)
+	}
+	t.Logf("runner: appended %d bytes to the effect log: %s", len(text), conformance.Clip(fmt.Sprintf("%q", text), 200))
+}
+
+// placeholders returns the values of the placeholders for this check.
+func (t *T) placeholders() map[string]string {
+	return map[string]string{
+		conformance.PlaceholderJournal:      t.journalPath(),
+		conformance.PlaceholderEffects:      t.effectsPath(),
+		conformance.PlaceholderScope:        t.run.scope,
+		conformance.PlaceholderStoreFault:   t.storeFaultPath(),
+		conformance.PlaceholderStorageKey:   t.storageKeyPath(),
+		conformance.PlaceholderSecretSource: t.secretSourcePath(),
+	}
+}
+
+// storeFaultPath is the file substituted for {store-fault}.
+func (t *T) storeFaultPath() string { return filepath.Join(t.scratch(), "store-fault") }
+
+// armStoreFault creates the store fault trigger: after the worker's first allowed journal
+// writes (counted per process, opening a session not being one; -1 for none), every journal
+// write fails (PRF-021).
+func (t *T) armStoreFault(allowed int) {
+	content := ""
+	if allowed >= 0 {
+		content = strconv.Itoa(allowed) + "\n" // as echo N > FILE writes it (PRF-021)
+	}
+	if err := os.WriteFile(t.storeFaultPath(), []byte(content), 0o600); err != nil {
+		t.Internal(err)
+	}
+	if allowed < 0 {
+		t.Logf("runner: store fault armed: every journal write fails")
+	} else {
+		t.Logf("runner: store fault armed: journal writes after the first %d of a process fail", allowed)
+	}
+}
+
+// disarmStoreFault removes the store fault trigger.
+func (t *T) disarmStoreFault() {
+	if err := os.Remove(t.storeFaultPath()); err != nil {
+		t.Internal(err)
+	}
+	t.Logf("runner: store fault disarmed")
+}
+
+// scope is the journal scope of the worker under test.
+func (t *T) scope() string { return t.run.scope }
+
+// maxEffectLogBytes bounds how much of an effect log the runner reads.
+const maxEffectLogBytes = 16 << 20
+
+// effectLines returns the complete lines of the check's effect log (a torn final line is
+// left out) or fails the check when it cannot be read.
+func (t *T) effectLines() []string {
+	f, err := os.Open(t.effectsPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Failf("a readable effect log", err.Error())
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxEffectLogBytes+1))
+	if err != nil {
+		t.Failf("a readable effect log", err.Error())
+	}
+	if len(data) > maxEffectLogBytes {
+		t.Failf("an effect log of a few lines", "an effect log over 16 MiB")
+	}
+	end := bytes.LastIndexByte(data, '\n')
+	if end < 0 {
+		return nil
+	}
+	return withoutFenceLines(strings.Split(string(data[:end]), "\n"))
+}
+
+// expectEffects compares the effect log with the exact lines want (PRF-018).
+func (t *T) expectEffects(why string, want ...string) {
+	got := t.effectLines()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Failf(fmt.Sprintf("effect log after %s:\n  %s", why, orNone(want)), fmt.Sprintf("effect log:\n  %s", orNone(got)))
+	}
+}
+
+func orNone(lines []string) string {
+	if len(lines) == 0 {
+		return "(no line)"
+	}
+	return strings.Join(lines, "\n  ")
+}
+
+// stderrExcerpt combines the kept standard error of every worker of the check.
+func (t *T) stderrExcerpt() string {
+	var b strings.Builder
+	for _, w := range t.workers {
+		ex := w.stderr.Excerpt()
+		if ex == "" {
+			continue
+		}
+		if len(t.workers) > 1 {
+			fmt.Fprintf(&b, "[worker %d]\n", w.index)
+		}
+		b.WriteString(ex)
+		if !strings.HasSuffix(ex, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
