@@ -110,6 +110,9 @@ const (
 	// what it has seen (a cluster restored from an older snapshot, or replaced), so it is
 	// refused until an operator moves the witness on.
 	ErrBelowWitness
+	// ErrLogFile: the storage log file failed, or another process held its lock longer than
+	// the lock timeout; the underlying error is wrapped.
+	ErrLogFile
 )
 
 var kindNames = map[ErrorKind]string{
@@ -152,6 +155,7 @@ var kindNames = map[ErrorKind]string{
 	ErrTooManyCandidates:          "TooManyCandidates",
 	ErrCorrupt:                    "Corrupt",
 	ErrBelowWitness:               "BelowWitness",
+	ErrLogFile:                    "LogFile",
 }
 
 var kindMessages = map[ErrorKind]string{
@@ -194,6 +198,7 @@ var kindMessages = map[ErrorKind]string{
 	ErrTooManyCandidates:          "too many unanchored candidates for the record; reserve a recovery fence and discard them",
 	ErrCorrupt:                    "stored value does not decode",
 	ErrBelowWitness:               "store is below the witness of what this machine has seen",
+	ErrLogFile:                    "storage log file failure",
 }
 
 // String returns the name of the reference variant this kind stands for.
