@@ -27,8 +27,8 @@ const (
 // delta would not be much smaller than cur, which is then better written whole.
 func appendDelta(dst, prev, cur []byte) ([]byte, bool) {
 	start := len(dst)
-	lit := 0      // start of the pending literal in cur
-	shift := 0    // prev offset minus cur offset of the last copy
+	lit := 0   // start of the pending literal in cur
+	shift := 0 // prev offset minus cur offset of the last copy
 	tail := len(prev) - len(cur)
 	for i := 0; i < len(cur); {
 		if i-lit >= giveUpAfter {
