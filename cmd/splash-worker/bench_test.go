@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -10,11 +12,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/storage/boltstore"
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
@@ -309,30 +313,254 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 	workerUsage.report(b, "worker")
 }
 
-// One durable dispatch of a new operation key against the journal file: the admission and
-// the observation are each persisted (fenced compare-and-swap, synchronous commit) and the
-// effect line is synced before the answer. A journal scope holds at most 64 operations, so a
-// new worker with a new scope is started (with the timer stopped) every 60 dispatches. The
-// bbolt journal file and a journal in a one-member etcd cluster on loopback (the splashetcd
-// build) run side by side.
+// BenchmarkDurableDispatch is one durable dispatch of a new operation key, the way a user
+// runs it: the worker process over its pipes, with a journal file and an effect log. The
+// admission and the observation are each persisted (a fenced compare-and-swap made durable)
+// and the effect line is synced, before the answer. A scope holds at most 64 operations, so
+// a new worker with a new scope on the same journal is started (with the timer stopped) every
+// 64 dispatches.
+//
+// Each dispatch is followed, in the same iteration, by the sync floor: exactly the syncs the
+// protocol needs, of the same sizes, on the same file system. For the log journal that is the
+// two frames the worker wrote (read back from the journal file), each written at the end of a
+// preallocated file and made durable with fdatasync, and the effect line appended and synced
+// as the effect log does; for the bbolt journal, frames of 512 bytes. Besides the dispatch's
+// p50 and p99 it reports the floor's (floor-p50-µs, floor-p99-µs), their ratios (x-floor-p50,
+// x-floor-p99), and the dispatch's p50 by record index in its scope: the first dispatch
+// (idx0-p50-µs), the last (idx63-p50-µs), and the first and last eight (first8-p50-µs,
+// last8-p50-µs, last8/first8).
+//
+// The log is the worker's journal file format; the bbolt run is the format of earlier
+// releases, which the worker still opens.
 func BenchmarkDurableDispatch(b *testing.B) {
-	b.Run("bolt", func(b *testing.B) {
-		durableDispatch(b, workerBinary, filepath.Join(b.TempDir(), "journal.db"))
+	b.Run("log", func(b *testing.B) {
+		durableDispatch(b, workerBinary, filepath.Join(b.TempDir(), "journal.log"), false)
 	})
-	b.Run("etcd", func(b *testing.B) {
-		durableDispatch(b, binaries.MustWorker(b, "splashetcd"), journalURL(benchMember(b), "splash/bench"))
+	b.Run("bolt", func(b *testing.B) {
+		durableDispatch(b, workerBinary, filepath.Join(b.TempDir(), "journal.db"), true)
 	})
 }
 
-func durableDispatch(b *testing.B, bin, journal string) {
-	effects := filepath.Join(b.TempDir(), "effects.log")
-	dispatchLoop(b, bin, `"v"`, func(sc string) []string {
-		args := []string{"--journal", journal, "--effect-log", effects, "--scope", sc}
-		if strings.HasPrefix(journal, etcdScheme) {
-			args = append(args, "--etcd-witness", filepath.Join(b.TempDir(), "witness.json"))
+// perScope is how many dispatches a benchmark runs in one scope: the most a journal holds.
+const perScope = 64
+
+func durableDispatch(b *testing.B, bin, journal string, bolt bool) {
+	dir := b.TempDir()
+	effects := filepath.Join(dir, "effects.log")
+	if bolt {
+		db, err := boltstore.Open(journal, nil)
+		if err != nil {
+			b.Fatal(err)
 		}
-		return args
-	}, nil)
+		db.Close()
+	}
+	floor := newSyncFloor(b, dir)
+	var frames *frameReader
+	if !bolt {
+		frames = &frameReader{path: journal}
+	}
+	var effectSize int64
+	var p *proc
+	sessions, n := 0, 0
+	restart := func() {
+		if p != nil {
+			p.end()
+		}
+		sessions++
+		sc := "bench-" + strconv.Itoa(sessions)
+		p = start(b, bin, mustHost(b, sc), "--journal", journal, "--effect-log", effects, "--scope", sc)
+		p.write(p.host.Bootstrap())
+		p.open(grant(recordTool, perScope, 0))
+		n = 0
+		effectSize = fileSize(b, effects)
+	}
+	restart()
+	lat := make([]time.Duration, 0, b.N)
+	floorLat := make([]time.Duration, 0, b.N)
+	byIndex := make([][]time.Duration, perScope)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if n == perScope {
+			b.StopTimer()
+			restart()
+			b.StartTimer()
+		}
+		start := time.Now()
+		key := "op-" + strconv.Itoa(n)
+		p.send(p.host.Dispatch("d"+strconv.Itoa(n), recordTool, key, workertest.Record("succeed", `"v"`)))
+		line, err := readLine(p.stdout, 10*time.Second)
+		if err != nil {
+			b.Fatalf("no answer: %v (stderr: %s)", err, p.stderr)
+		}
+		if _, err := p.host.Open(line); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		lat = append(lat, d)
+		byIndex[n] = append(byIndex[n], d)
+		n++
+
+		// The floor, with the sizes this dispatch wrote.
+		steps := []int{512, 512}
+		if frames != nil {
+			// The first dispatch of a session also finds the admission's frames.
+			steps = frames.next(b)
+			if len(steps) < 2 || (n > 1 && len(steps) != 2) {
+				b.Fatalf("the dispatch wrote %d journal frames, want 2", len(steps))
+			}
+			steps = steps[len(steps)-2:]
+		}
+		size := fileSize(b, effects)
+		effect := int(size - effectSize)
+		effectSize = size
+		floorLat = append(floorLat, floor.dispatch(b, steps[0], effect, steps[1]))
+	}
+	b.StopTimer()
+	p.end()
+	reportLatencies(b, lat)
+	slices.Sort(floorLat)
+	f50, f99 := percentile(floorLat, 0.50), percentile(floorLat, 0.99)
+	b.ReportMetric(f50, "floor-p50-µs")
+	b.ReportMetric(f99, "floor-p99-µs")
+	b.ReportMetric(percentile(lat, 0.50)/f50, "x-floor-p50")
+	b.ReportMetric(percentile(lat, 0.99)/f99, "x-floor-p99")
+	reportByIndex(b, byIndex)
+	if frames != nil {
+		b.ReportMetric(float64(frames.total)/float64(frames.count), "frame-B")
+	}
+}
+
+// reportByIndex reports the median dispatch latency by record index in its scope: the first,
+// the last, and the first and last eight together.
+func reportByIndex(b *testing.B, byIndex [][]time.Duration) {
+	median := func(from, to int) float64 {
+		var all []time.Duration
+		for _, l := range byIndex[from:to] {
+			all = append(all, l...)
+		}
+		if len(all) == 0 {
+			return 0
+		}
+		slices.Sort(all)
+		return percentile(all, 0.5)
+	}
+	last := len(byIndex)
+	if median(last-1, last) == 0 {
+		return // no scope was filled
+	}
+	b.ReportMetric(median(0, 1), "idx0-p50-µs")
+	b.ReportMetric(median(last-1, last), "idx63-p50-µs")
+	first8, last8 := median(0, 8), median(last-8, last)
+	b.ReportMetric(first8, "first8-p50-µs")
+	b.ReportMetric(last8, "last8-p50-µs")
+	b.ReportMetric(last8/first8, "last8/first8")
+}
+
+func fileSize(b *testing.B, path string) int64 {
+	info, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return info.Size()
+}
+
+// frameReader follows the frames of a storage log file (impl/storage/logstore): a 32-byte
+// header, then frames of a 16-byte head whose first four bytes are the body's length.
+type frameReader struct {
+	path         string
+	off          int64
+	total, count int64 // bytes and number of the frames read
+}
+
+// next returns the sizes of the frames written since the last call.
+func (r *frameReader) next(b *testing.B) []int {
+	f, err := os.Open(r.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if r.off == 0 {
+		r.off = 32
+	}
+	var sizes []int
+	var head [16]byte
+	for {
+		if _, err := f.ReadAt(head[:], r.off); err != nil {
+			break
+		}
+		n := binary.BigEndian.Uint32(head[:])
+		if n == 0 {
+			break
+		}
+		sizes = append(sizes, 16+int(n))
+		r.off += 16 + int64(n)
+		r.total += 16 + int64(n)
+		r.count++
+	}
+	return sizes
+}
+
+// syncFloor performs the syncs a durable dispatch needs and nothing else: a journal step
+// written at the end of a preallocated file and made durable with fdatasync, the effect line
+// appended and synced (fsync) as the effect log does, and the second journal step.
+type syncFloor struct {
+	journal, effects *os.File
+	off              int64
+	buf              []byte
+}
+
+func newSyncFloor(b *testing.B, dir string) *syncFloor {
+	j, err := os.OpenFile(filepath.Join(dir, "floor.journal"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Preallocated with written zeros, as the log is.
+	if _, err := j.Write(make([]byte, 32<<20)); err != nil {
+		b.Fatal(err)
+	}
+	if err := j.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	e, err := os.OpenFile(filepath.Join(dir, "floor.effects"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { j.Close(); e.Close() })
+	return &syncFloor{journal: j, effects: e, buf: make([]byte, 1<<20)}
+}
+
+func (f *syncFloor) step(b *testing.B, size int) {
+	if f.off+int64(size) > 32<<20 {
+		f.off = 0
+	}
+	f.buf[0]++
+	if _, err := f.journal.WriteAt(f.buf[:size], f.off); err != nil {
+		b.Fatal(err)
+	}
+	if err := syscall.Fdatasync(int(f.journal.Fd())); err != nil {
+		b.Fatal(err)
+	}
+	f.off += int64(size)
+}
+
+// dispatch performs the floor of one dispatch and returns how long it took.
+func (f *syncFloor) dispatch(b *testing.B, admission, effect, observation int) time.Duration {
+	start := time.Now()
+	f.step(b, admission)
+	if _, err := f.effects.Write(f.buf[:effect]); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.effects.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	f.step(b, observation)
+	return time.Since(start)
 }
 
 // dispatchLoop runs b.N durable dispatches of value with new operation keys, starting a

@@ -1,8 +1,10 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"sync"
 )
 
 // Record is a verified record: its revision, the key id that authenticated
@@ -26,11 +28,54 @@ func (r Record) String() string {
 type AuthenticatedStore struct {
 	backend Backend
 	keyring *Keyring
+
+	// verified remembers, per record key, the last envelope this store sealed and wrote or
+	// opened successfully. The envelope checks are a function of the envelope's bytes, the
+	// backend's revision, the record key and the keyring's keys, so an envelope read back
+	// with the same bytes at the same revision, under the same generation of keys, passes
+	// them again: its payload is taken from here instead of decoding and hashing it again.
+	mu       sync.Mutex
+	verified map[RecordKey]verifiedEnvelope
+}
+
+// verifiedEnvelope is an envelope known to pass the envelope checks.
+type verifiedEnvelope struct {
+	revision   uint64
+	generation uint64
+	envelope   []byte
+	keyID      KeyID
+	payload    []byte
 }
 
 // NewAuthenticatedStore returns a store over backend using keyring.
 func NewAuthenticatedStore(backend Backend, keyring *Keyring) *AuthenticatedStore {
-	return &AuthenticatedStore{backend: backend, keyring: keyring}
+	return &AuthenticatedStore{backend: backend, keyring: keyring, verified: make(map[RecordKey]verifiedEnvelope)}
+}
+
+// recall returns the payload of envelope when it is the one remembered for key at revision.
+func (s *AuthenticatedStore) recall(key RecordKey, revision uint64, envelope []byte) (*Record, bool) {
+	generation := s.keyring.currentGeneration()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.verified[key]
+	if !ok || v.revision != revision || v.generation != generation || !bytes.Equal(v.envelope, envelope) {
+		return nil, false
+	}
+	return &Record{Revision: revision, KeyID: v.keyID, Payload: bytes.Clone(v.payload)}, true
+}
+
+// remember records envelope as verified for key, under the keys' generation read before it
+// was verified or sealed. It keeps its own copies.
+func (s *AuthenticatedStore) remember(key RecordKey, generation, revision uint64, envelope []byte, keyID KeyID, payload []byte) {
+	if s.verified == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.verified[key] = verifiedEnvelope{
+		revision: revision, generation: generation, envelope: bytes.Clone(envelope),
+		keyID: keyID, payload: bytes.Clone(payload),
+	}
 }
 
 // Backend returns the underlying backend.
@@ -64,10 +109,15 @@ func (s *AuthenticatedStore) open(key RecordKey, snap Snapshot) (*Record, error)
 	if snap.Record == nil {
 		return nil, nil
 	}
+	if rec, ok := s.recall(key, snap.Record.Revision, snap.Record.Bytes); ok {
+		return rec, nil
+	}
+	generation := s.keyring.currentGeneration()
 	opened, err := openEnvelope(s.keyring, key, snap.Record.Revision, snap.Record.Bytes)
 	if err != nil {
 		return nil, err
 	}
+	s.remember(key, generation, snap.Record.Revision, snap.Record.Bytes, opened.keyID, opened.payload)
 	return &Record{Revision: snap.Record.Revision, KeyID: opened.keyID, Payload: opened.payload}, nil
 }
 
@@ -108,6 +158,7 @@ func (s *AuthenticatedStore) CompareAndSwap(ctx context.Context, key RecordKey, 
 	if err := key.Validate(); err != nil {
 		return Record{}, err
 	}
+	generation := s.keyring.currentGeneration()
 	replacement, keyID, err := s.prepare(ctx, key, expected, payload)
 	if err != nil {
 		return Record{}, err
@@ -116,7 +167,7 @@ func (s *AuthenticatedStore) CompareAndSwap(ctx context.Context, key RecordKey, 
 	if err != nil {
 		return Record{}, backendError(err)
 	}
-	return finish(expected, replacement.Revision, keyID, payload, outcome)
+	return s.finish(key, generation, expected, replacement, keyID, payload, outcome)
 }
 
 // CompareAndSwapFenced first establishes token as the record's fence (so a
@@ -130,6 +181,7 @@ func (s *AuthenticatedStore) CompareAndSwapFenced(ctx context.Context, key Recor
 	if err := s.backend.EstablishFence(ctx, key, token); err != nil {
 		return Record{}, backendError(err)
 	}
+	generation := s.keyring.currentGeneration()
 	replacement, keyID, err := s.prepare(ctx, key, expected, payload)
 	if err != nil {
 		return Record{}, err
@@ -138,7 +190,7 @@ func (s *AuthenticatedStore) CompareAndSwapFenced(ctx context.Context, key Recor
 	if err != nil {
 		return Record{}, backendError(err)
 	}
-	return finish(expected, replacement.Revision, keyID, payload, outcome)
+	return s.finish(key, generation, expected, replacement, keyID, payload, outcome)
 }
 
 // CurrentFence returns the record's current fence, for observation only.
@@ -197,6 +249,15 @@ func (s *AuthenticatedStore) prepare(ctx context.Context, key RecordKey, expecte
 		return StoredRecord{}, "", err
 	}
 	return StoredRecord{Revision: revision, Bytes: bytes}, keyID, nil
+}
+
+// finish interprets the backend's outcome of a swap and remembers an envelope it stored.
+func (s *AuthenticatedStore) finish(key RecordKey, generation uint64, expected *uint64, replacement StoredRecord, keyID KeyID, payload []byte, outcome CASOutcome) (Record, error) {
+	rec, err := finish(expected, replacement.Revision, keyID, payload, outcome)
+	if err == nil {
+		s.remember(key, generation, rec.Revision, replacement.Bytes, keyID, payload)
+	}
+	return rec, err
 }
 
 // finish interprets the backend's outcome of a swap.

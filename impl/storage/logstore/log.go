@@ -86,6 +86,9 @@ type entry struct {
 	hasRecord    bool
 	rev          uint64
 	record       []byte
+	// checked says matches is known: whether the record matches the commitment, judged once
+	// per state (when it is first loaded, or by the write that made it), not at every load.
+	checked, matches bool
 }
 
 // Backend is a durable storage.Backend in one log file. Its methods are safe for concurrent
@@ -386,6 +389,7 @@ func (b *Backend) apply(body []byte) error {
 
 // setState replaces the state of k and keeps the live size.
 func (b *Backend) setState(k string, e *entry) {
+
 	if old := b.states[k]; old != nil {
 		b.live -= wholeSize(k, old)
 	}
@@ -623,9 +627,21 @@ func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snap
 		if len(e.record) > storage.MaxRecordBytes {
 			return nil, &storage.Error{Kind: storage.ErrStoredRecordTooLarge, Size: len(e.record), Limit: storage.MaxRecordBytes}
 		}
-		rec, err := storage.LoadedRecord(key, e.rev, e.floor, e.commitment, e.record)
-		snap.Record = rec
-		return nil, err
+		if e.rev == e.floor && e.commitment != nil {
+			if !e.checked {
+				e.checked, e.matches = true, storage.RecordCommitment(key, e.rev, e.record) == *e.commitment
+				stored := b.states[keyBytes(key)]
+				stored.checked, stored.matches = e.checked, e.matches
+			}
+			if !e.matches {
+				return nil, &storage.Error{Kind: storage.ErrRecordCommitmentMismatch}
+			}
+		}
+		snap.Record = &storage.StoredRecord{Revision: e.rev, Bytes: bytes.Clone(e.record)}
+		if snap.Record.Bytes == nil {
+			snap.Record.Bytes = []byte{}
+		}
+		return nil, nil
 	})
 	if err != nil {
 		return storage.Snapshot{}, err
@@ -666,7 +682,7 @@ func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uin
 		outcome = storage.CASOutcome{Stored: true, RevisionFloor: revision}
 		return &entry{
 			fence: e.fence, floor: revision, commitment: &commitment,
-			hasRecord: true, rev: revision, record: bytes.Clone(replacement.Bytes),
+			hasRecord: true, rev: revision, record: bytes.Clone(replacement.Bytes), checked: true, matches: true,
 		}, nil
 	})
 	if err != nil {
