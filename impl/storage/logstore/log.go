@@ -103,7 +103,8 @@ type Backend struct {
 	mu     sync.Mutex
 	closed atomic.Bool
 	f      *os.File
-	size   int64  // the file's size as last seen
+	info   os.FileInfo // f's identity, to tell when the path names another file
+	size   int64       // the file's size as last seen
 	end    int64  // offset of the next frame
 	seq    uint64 // number of the last frame read or written
 	live   int64  // bytes the state would take written whole
@@ -170,7 +171,12 @@ func (b *Backend) reopen() error {
 	if err != nil {
 		return logError(err)
 	}
-	b.f, b.size, b.end, b.seq, b.live = f, 0, 0, 0, 0
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return logError(err)
+	}
+	b.f, b.info, b.size, b.end, b.seq, b.live = f, info, 0, 0, 0, 0
 	b.states = make(map[string]*entry)
 	return nil
 }
@@ -209,15 +215,11 @@ func (b *Backend) locked(fn func() error) error {
 // replaced reports whether the path now names another file than the one open (a compaction
 // by another process renamed a new file over it).
 func (b *Backend) replaced() (bool, error) {
-	open, err := b.f.Stat()
-	if err != nil {
-		return false, err
-	}
 	named, err := os.Stat(b.path)
 	if err != nil {
 		return false, err
 	}
-	return !os.SameFile(open, named), nil
+	return !os.SameFile(b.info, named), nil
 }
 
 // catchUp initializes an empty file and reads the frames appended since the last read.
@@ -557,8 +559,12 @@ func (b *Backend) compact() error {
 	}
 	// This process holds the old file's lock until the operation ends; it moves to the new
 	// file, whose state it wrote, for the next one.
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
 	b.retired = b.f
-	b.f, b.size, b.end, b.seq = f, int64(len(out)), int64(len(out)), seq
+	b.f, b.info, b.size, b.end, b.seq = f, info, int64(len(out)), int64(len(out)), seq
 	return nil
 }
 
