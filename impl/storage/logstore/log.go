@@ -105,9 +105,9 @@ type Backend struct {
 	f      *os.File
 	info   os.FileInfo // f's identity, to tell when the path names another file
 	size   int64       // the file's size as last seen
-	end    int64  // offset of the next frame
-	seq    uint64 // number of the last frame read or written
-	live   int64  // bytes the state would take written whole
+	end    int64       // offset of the next frame
+	seq    uint64      // number of the last frame read or written
+	live   int64       // bytes the state would take written whole
 	states map[string]*entry
 	buf    []byte
 	// pending is closed once a lock wait that timed out has ended (see lock).
