@@ -71,6 +71,16 @@ type Backend interface {
 	CompareAndSwapFenced(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, token uint64) (CASOutcome, error)
 }
 
+// FenceEstablisher is a Backend that can establish a fence and read the record in one atomic
+// step: the effect of EstablishFence followed by Load, with no other operation between them
+// (the fence is raised even when the read then fails). AuthenticatedStore uses it for the
+// first two steps of a fenced write, so that such a backend pays one round trip (or one lock)
+// for them instead of two.
+type FenceEstablisher interface {
+	Backend
+	EstablishFenceAndLoad(ctx context.Context, key RecordKey, token uint64) (Snapshot, error)
+}
+
 // CheckFence applies the fencing rule of a compare-and-swap, for backends: a
 // fenced write needs a nonzero token equal to the current fence; a plain
 // write needs an unfenced record.

@@ -178,11 +178,21 @@ func (s *AuthenticatedStore) CompareAndSwapFenced(ctx context.Context, key Recor
 	if err := key.Validate(); err != nil {
 		return Record{}, err
 	}
-	if err := s.backend.EstablishFence(ctx, key, token); err != nil {
+	load := s.Load
+	// A payload too large is refused after the fence is established, without a read.
+	if fe, ok := s.backend.(FenceEstablisher); ok && len(payload) <= MaxPayloadBytes {
+		load = func(ctx context.Context, key RecordKey) (*Record, error) {
+			snap, err := fe.EstablishFenceAndLoad(ctx, key, token)
+			if err != nil {
+				return nil, backendError(err)
+			}
+			return s.open(key, snap)
+		}
+	} else if err := s.backend.EstablishFence(ctx, key, token); err != nil {
 		return Record{}, backendError(err)
 	}
 	generation := s.keyring.currentGeneration()
-	replacement, keyID, err := s.prepare(ctx, key, expected, payload)
+	replacement, keyID, err := s.prepareWith(ctx, load, key, expected, payload)
 	if err != nil {
 		return Record{}, err
 	}
@@ -220,10 +230,15 @@ func (s *AuthenticatedStore) ReserveFence(ctx context.Context, key RecordKey) (u
 // prepare checks the payload size, loads and verifies the current record,
 // compares it with expected and seals the replacement.
 func (s *AuthenticatedStore) prepare(ctx context.Context, key RecordKey, expected *uint64, payload []byte) (StoredRecord, KeyID, error) {
+	return s.prepareWith(ctx, s.Load, key, expected, payload)
+}
+
+// prepareWith is prepare with the current record read by load.
+func (s *AuthenticatedStore) prepareWith(ctx context.Context, load func(context.Context, RecordKey) (*Record, error), key RecordKey, expected *uint64, payload []byte) (StoredRecord, KeyID, error) {
 	if len(payload) > MaxPayloadBytes {
 		return StoredRecord{}, "", &Error{Kind: ErrPayloadTooLarge, Size: len(payload), Limit: MaxPayloadBytes}
 	}
-	current, err := s.Load(ctx, key)
+	current, err := load(ctx, key)
 	if err != nil {
 		return StoredRecord{}, "", err
 	}

@@ -626,28 +626,64 @@ func checkAnchor(e entry) error {
 func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snapshot, error) {
 	var snap storage.Snapshot
 	err := b.do(ctx, key, func(e entry) (*entry, error) {
-		snap.RevisionFloor = e.floor
-		if !e.hasRecord {
-			return nil, nil
+		var err error
+		snap, err = b.snapshot(key, &e)
+		return nil, err
+	})
+	if err != nil {
+		return storage.Snapshot{}, err
+	}
+	return snap, nil
+}
+
+// snapshot returns what Load returns for the state e of key (b.mu and the file lock held).
+func (b *Backend) snapshot(key storage.RecordKey, e *entry) (storage.Snapshot, error) {
+	snap := storage.Snapshot{RevisionFloor: e.floor}
+	if !e.hasRecord {
+		return snap, nil
+	}
+	if len(e.record) > storage.MaxRecordBytes {
+		return storage.Snapshot{}, &storage.Error{Kind: storage.ErrStoredRecordTooLarge, Size: len(e.record), Limit: storage.MaxRecordBytes}
+	}
+	if e.rev == e.floor && e.commitment != nil {
+		stored := b.states[keyBytes(key)]
+		if !stored.checked {
+			stored.checked, stored.matches = true, storage.RecordCommitment(key, e.rev, e.record) == *e.commitment
 		}
-		if len(e.record) > storage.MaxRecordBytes {
-			return nil, &storage.Error{Kind: storage.ErrStoredRecordTooLarge, Size: len(e.record), Limit: storage.MaxRecordBytes}
+		if !stored.matches {
+			return storage.Snapshot{}, &storage.Error{Kind: storage.ErrRecordCommitmentMismatch}
 		}
-		if e.rev == e.floor && e.commitment != nil {
-			if !e.checked {
-				e.checked, e.matches = true, storage.RecordCommitment(key, e.rev, e.record) == *e.commitment
-				stored := b.states[keyBytes(key)]
-				stored.checked, stored.matches = e.checked, e.matches
+	}
+	snap.Record = &storage.StoredRecord{Revision: e.rev, Bytes: bytes.Clone(e.record)}
+	if snap.Record.Bytes == nil {
+		snap.Record.Bytes = []byte{}
+	}
+	return snap, nil
+}
+
+// EstablishFenceAndLoad implements storage.FenceEstablisher: EstablishFence and Load under
+// one lock.
+func (b *Backend) EstablishFenceAndLoad(ctx context.Context, key storage.RecordKey, token uint64) (storage.Snapshot, error) {
+	if err := b.begin(ctx, key); err != nil {
+		return storage.Snapshot{}, err
+	}
+	if token == 0 {
+		return storage.Snapshot{}, &storage.Error{Kind: storage.ErrInvalidFencingToken}
+	}
+	var snap storage.Snapshot
+	err := b.do(ctx, key, func(e entry) (*entry, error) {
+		next, err := storage.CheckEstablish(e.fence, token)
+		if err != nil {
+			return nil, err
+		}
+		if next != e.fence {
+			e.fence = next
+			if err := b.commit(keyBytes(key), &e); err != nil {
+				return nil, err
 			}
-			if !e.matches {
-				return nil, &storage.Error{Kind: storage.ErrRecordCommitmentMismatch}
-			}
 		}
-		snap.Record = &storage.StoredRecord{Revision: e.rev, Bytes: bytes.Clone(e.record)}
-		if snap.Record.Bytes == nil {
-			snap.Record.Bytes = []byte{}
-		}
-		return nil, nil
+		snap, err = b.snapshot(key, &e)
+		return nil, err
 	})
 	if err != nil {
 		return storage.Snapshot{}, err
