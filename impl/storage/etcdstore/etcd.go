@@ -154,6 +154,11 @@ type Backend struct {
 	// checked is the revision at which the backend last asked whether the cluster keeps
 	// history (0: not yet).
 	checked int64
+	// last holds, per record key (keyPart), the state this process last read or wrote, for
+	// the next swap of the key to try first: its write is guarded by the modification
+	// revisions of that state, so it commits only if the state is still current, and is
+	// decided again from a fresh read otherwise.
+	last map[string]state
 }
 
 // validate checks cfg and returns it with defaults filled in and the prefix normalized.
@@ -656,6 +661,11 @@ func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snap
 	if err != nil {
 		return storage.Snapshot{}, err
 	}
+	return snapshotOf(key, st)
+}
+
+// snapshotOf returns what Load returns for the state st of key.
+func snapshotOf(key storage.RecordKey, st state) (storage.Snapshot, error) {
 	rev, err := recordRevision(st)
 	if err != nil || rev == nil {
 		return storage.Snapshot{RevisionFloor: st.a.Floor}, err
@@ -669,6 +679,71 @@ func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snap
 		return storage.Snapshot{}, err
 	}
 	return storage.Snapshot{Record: rec, RevisionFloor: st.a.Floor}, nil
+}
+
+// EstablishFenceAndLoad implements storage.FenceEstablisher: one read of the anchor and the
+// record, a guarded write of the anchor only when the fence rises, and the snapshot of that
+// read (the write's guard covers the record too, so the record read is still current).
+func (b *Backend) EstablishFenceAndLoad(ctx context.Context, key storage.RecordKey, token uint64) (storage.Snapshot, error) {
+	ctx, cancel, err := b.begin(ctx, key)
+	if err != nil {
+		return storage.Snapshot{}, err
+	}
+	defer cancel()
+	if token == 0 {
+		return storage.Snapshot{}, &storage.Error{Kind: storage.ErrInvalidFencingToken}
+	}
+	for attempt := 1; ; attempt++ {
+		st, err := b.read(ctx, key)
+		if err != nil {
+			return storage.Snapshot{}, err
+		}
+		fence, err := storage.CheckEstablish(st.a.Fence, token)
+		if err != nil {
+			return storage.Snapshot{}, err
+		}
+		if fence != st.a.Fence {
+			a := st.a
+			a.Fence = fence
+			anchor := storage.AppendAnchor(nil, a)
+			resp, err := b.write(ctx, b.unchanged(key, st), clientv3.OpPut(b.anchorKey(key), string(anchor)))
+			if err != nil {
+				return storage.Snapshot{}, err
+			}
+			if !resp.Succeeded {
+				if err := b.retry(ctx, attempt); err != nil {
+					return storage.Snapshot{}, err
+				}
+				continue
+			}
+			if err := b.witness.raise(b.prefix, resp.Header.ClusterId, resp.Header.Revision, keyPart(key), a); err != nil {
+				return storage.Snapshot{}, err
+			}
+			st.a, st.anchor, st.anchorMod = a, anchor, resp.Header.Revision
+		}
+		b.remember(key, st)
+		return snapshotOf(key, st)
+	}
+}
+
+// remember keeps st as the state of key this process saw last.
+func (b *Backend) remember(key storage.RecordKey, st state) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.last == nil {
+		b.last = make(map[string]state)
+	}
+	b.last[keyPart(key)] = st
+}
+
+// recall returns, and forgets, the state of key this process saw last.
+func (b *Backend) recall(key storage.RecordKey) (state, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := keyPart(key)
+	st, ok := b.last[k]
+	delete(b.last, k)
+	return st, ok
 }
 
 // CompareAndSwap implements storage.Backend.CompareAndSwap as one guarded transaction.
@@ -693,40 +768,59 @@ func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uin
 		return storage.CASOutcome{}, &storage.Error{Kind: storage.ErrInvalidFencingToken}
 	}
 	for attempt := 1; ; attempt++ {
-		st, err := b.read(ctx, key)
-		if err != nil {
-			return storage.CASOutcome{}, err
-		}
-		actual, err := recordRevision(st)
-		if err != nil {
-			return storage.CASOutcome{}, err
-		}
-		if actual != nil {
-			// Fail closed: never write over a record whose value does not decode.
-			if _, err := decodeRecordBody(st.record[8:]); err != nil {
+		// The first attempt may start from the state this process saw last; only a write
+		// guarded by it is decided on it: any other outcome is decided on a fresh read.
+		st, remembered := b.recall(key)
+		remembered = remembered && attempt == 1
+		if !remembered {
+			if st, err = b.read(ctx, key); err != nil {
 				return storage.CASOutcome{}, err
 			}
 		}
-		conflict, revision, err := storage.PlanSwap(st.a.Fence, fenced, token, actual, st.a.Floor, expected, replacement)
+		conflict, revision, err := planSwap(st, fenced, token, expected, replacement)
+		if remembered && (err != nil || revision == 0) {
+			continue
+		}
 		if err != nil || revision == 0 {
 			return conflict, err
 		}
 		commitment := storage.RecordCommitment(key, revision, replacement.Bytes)
 		next := storage.AnchorState{Floor: revision, Fence: st.a.Fence, Commitment: &commitment}
+		record, anchor := encodeRecord(revision, replacement.Bytes), storage.AppendAnchor(nil, next)
 		resp, err := b.write(ctx, b.unchanged(key, st),
-			clientv3.OpPut(b.recordKey(key), string(encodeRecord(revision, replacement.Bytes))),
-			clientv3.OpPut(b.anchorKey(key), string(storage.AppendAnchor(nil, next))))
+			clientv3.OpPut(b.recordKey(key), string(record)),
+			clientv3.OpPut(b.anchorKey(key), string(anchor)))
 		if err != nil {
 			return storage.CASOutcome{}, err
 		}
 		if resp.Succeeded {
-			return storage.CASOutcome{Stored: true, RevisionFloor: revision}, b.witness.raise(b.prefix, resp.Header.ClusterId, resp.Header.Revision, keyPart(key), next)
+			rev := resp.Header.Revision
+			b.remember(key, state{anchor: anchor, record: record, anchorMod: rev, recordMod: rev, a: next})
+			return storage.CASOutcome{Stored: true, RevisionFloor: revision}, b.witness.raise(b.prefix, resp.Header.ClusterId, rev, keyPart(key), next)
+		}
+		if remembered && attempt == 1 {
+			continue // the remembered state was not current: read it
 		}
 		// Another writer changed a key between the read and the guard: decide again.
 		if err := b.retry(ctx, attempt); err != nil {
 			return storage.CASOutcome{}, err
 		}
 	}
+}
+
+// planSwap applies storage.PlanSwap to the state st, refusing to write over a record whose
+// value does not decode.
+func planSwap(st state, fenced bool, token uint64, expected *uint64, replacement storage.StoredRecord) (storage.CASOutcome, uint64, error) {
+	actual, err := recordRevision(st)
+	if err != nil {
+		return storage.CASOutcome{}, 0, err
+	}
+	if actual != nil {
+		if _, err := decodeRecordBody(st.record[8:]); err != nil {
+			return storage.CASOutcome{}, 0, err
+		}
+	}
+	return storage.PlanSwap(st.a.Fence, fenced, token, actual, st.a.Floor, expected, replacement)
 }
 
 // retry backs off before another attempt after a lost guard, or fails when the backend was
