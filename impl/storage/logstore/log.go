@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/storage/internal/delta"
 )
 
 // Magic is the first line of a log file; the header is it, zero padded to 32 bytes.
@@ -370,7 +371,7 @@ func (b *Backend) apply(body []byte) error {
 			if prev == nil || !prev.hasRecord {
 				return errors.New("record delta without a previous record")
 			}
-			rec, err := applyDelta(prev.record, r.rest(), size)
+			rec, err := delta.Apply(prev.record, r.rest(), size)
 			if err != nil {
 				return err
 			}
@@ -456,7 +457,7 @@ func appendBody(dst []byte, k string, e, prev *entry) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, e.rev)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(e.record)))
 	if prev != nil && prev.hasRecord && len(e.record) >= 256 {
-		withDelta, ok := appendDelta(dst, prev.record, e.record)
+		withDelta, ok := delta.Append(dst, prev.record, e.record)
 		if ok {
 			withDelta[flagAt] |= recordDelta
 			return withDelta

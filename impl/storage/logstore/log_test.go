@@ -177,41 +177,6 @@ func TestLogWritesDeltas(t *testing.T) {
 	storagetest.WantLoaded(t, fresh, storagetest.TestKey, 64, "storage-v1", string(payload))
 }
 
-// The delta encoder and decoder agree on edits anywhere in a record.
-func TestDeltaRoundTrip(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	randBytes := func(n int) []byte {
-		out := make([]byte, n)
-		for i := range out {
-			out[i] = byte(rng.IntN(4) + 'a')
-		}
-		return out
-	}
-	for range 2000 {
-		prev := randBytes(rng.IntN(3000))
-		cur := bytes.Clone(prev)
-		for range rng.IntN(4) {
-			at := rng.IntN(len(cur) + 1)
-			switch rng.IntN(3) {
-			case 0:
-				cur = append(cur[:at:at], append(randBytes(rng.IntN(50)), cur[at:]...)...)
-			case 1:
-				cur = append(cur[:at:at], cur[min(len(cur), at+rng.IntN(50)):]...)
-			default:
-				copy(cur[at:], randBytes(rng.IntN(50)))
-			}
-		}
-		delta, _ := appendDelta(nil, prev, cur)
-		got, err := applyDelta(prev, delta, len(cur))
-		if err != nil || !bytes.Equal(got, cur) {
-			t.Fatalf("delta of %d over %d bytes rebuilt %d bytes (%v)", len(cur), len(prev), len(got), err)
-		}
-	}
-	if _, err := applyDelta([]byte("abc"), []byte{2<<1 | 1, 2}, 2); err == nil {
-		t.Fatal("a copy past the previous record applied")
-	}
-}
-
 // A frame torn by a crash (here: its last bytes never written) ends the log: the state is
 // the one before it, and the next write takes its place.
 //

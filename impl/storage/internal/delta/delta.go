@@ -1,4 +1,6 @@
-package logstore
+// Package delta encodes a record's new bytes as the few changes from its previous bytes, for
+// the storage backends that write a record as what changed (logstore, etcdstore).
+package delta
 
 import (
 	"encoding/binary"
@@ -23,9 +25,9 @@ const (
 	giveUpAfter = 8 << 10
 )
 
-// appendDelta appends the delta that rebuilds cur from prev to dst. It reports false when the
+// Append appends the delta that rebuilds cur from prev to dst. It reports false when the
 // delta would not be much smaller than cur, which is then better written whole.
-func appendDelta(dst, prev, cur []byte) ([]byte, bool) {
+func Append(dst, prev, cur []byte) ([]byte, bool) {
 	start := len(dst)
 	lit := 0   // start of the pending literal in cur
 	shift := 0 // prev offset minus cur offset of the last copy
@@ -81,24 +83,25 @@ func commonPrefix(a, b []byte) int {
 	return i
 }
 
-var errBadDelta = errors.New("record delta does not apply to the previous record")
+// ErrBadDelta is the failure of a delta that does not apply.
+var ErrBadDelta = errors.New("record delta does not apply to the previous record")
 
-// applyDelta rebuilds the size bytes a delta describes from prev.
-func applyDelta(prev, delta []byte, size int) ([]byte, error) {
+// Apply rebuilds the size bytes a delta describes from prev.
+func Apply(prev, delta []byte, size int) ([]byte, error) {
 	out := make([]byte, 0, size)
 	for len(delta) > 0 {
 		op, k := binary.Uvarint(delta)
 		if k <= 0 {
-			return nil, errBadDelta
+			return nil, ErrBadDelta
 		}
 		delta = delta[k:]
 		n := op >> 1
 		if n > uint64(size-len(out)) {
-			return nil, errBadDelta
+			return nil, ErrBadDelta
 		}
 		if op&1 == 0 {
 			if n > uint64(len(delta)) {
-				return nil, errBadDelta
+				return nil, ErrBadDelta
 			}
 			out = append(out, delta[:n]...)
 			delta = delta[n:]
@@ -106,13 +109,13 @@ func applyDelta(prev, delta []byte, size int) ([]byte, error) {
 		}
 		off, k := binary.Uvarint(delta)
 		if k <= 0 || off > uint64(len(prev)) || n > uint64(len(prev))-off {
-			return nil, errBadDelta
+			return nil, ErrBadDelta
 		}
 		delta = delta[k:]
 		out = append(out, prev[off:off+n]...)
 	}
 	if len(out) != size {
-		return nil, errBadDelta
+		return nil, ErrBadDelta
 	}
 	return out, nil
 }
