@@ -1,0 +1,57 @@
+package etcdstore
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/storage/storagetest"
+)
+
+// A record that grows a little at each write is written as one delta of about the size of
+// the change (plus the head and the anchor), whatever the record's size; a fresh backend (a
+// fresh process) rebuilds it from the chain, and a delta that does not apply is corruption.
+//
+// Spec: STO-064, STO-086
+func TestEtcdRecordIsWrittenAsAChain(t *testing.T) {
+	prefix := freshPrefix(t)
+	b := openAt(t, prefix)
+	s := storage.NewAuthenticatedStore(b, storagetest.Keyring(t))
+	key := storagetest.TestKey
+	token, err := s.ReserveFence(ctxb(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	var payload []byte
+	var expected *uint64
+	for i := range 64 {
+		item := make([]byte, 200)
+		for j := range item {
+			item[j] = byte(' ' + rng.IntN(90))
+		}
+		payload = append(payload, item...)
+		rec, err := s.CompareAndSwapFenced(ctxb(), key, expected, payload, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expected = storage.ExpectRevision(rec.Revision)
+		head, err := decodeHead(rawValue(t, b, b.recordKey(key)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if head.n != i {
+			t.Fatalf("write %d: chain of %d deltas, want %d", i+1, head.n, i)
+		}
+		if i > 0 {
+			if d := rawValue(t, b, b.chainKey(key)+deltaName(i)); len(d) > 700 {
+				t.Fatalf("write %d of a %d-byte record wrote a %d-byte delta", i+1, len(payload), len(d))
+			}
+		}
+	}
+	storagetest.WantLoaded(t, storage.NewAuthenticatedStore(b2(t, prefix), storagetest.Keyring(t)), key, 64, "storage-v1", string(payload))
+
+	put(t, b, b.chainKey(key)+deltaName(30), []byte{0, 0, 0, 9, 0xff})
+	_, err = storage.NewAuthenticatedStore(b2(t, prefix), storagetest.Keyring(t)).Load(ctxb(), key)
+	storagetest.WantKind(t, err, storage.ErrBackend, storage.ErrCorrupt)
+}
