@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -313,35 +314,49 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 	workerUsage.report(b, "worker")
 }
 
-// BenchmarkDurableDispatch is one durable dispatch of a new operation key, the way a user
-// runs it: the worker process over its pipes, with a journal file and an effect log. The
+// BenchmarkDurableDispatch is one durable dispatch of a new operation key whose result is
+// 100 random printable characters (a new value each time: incompressible), the way a user
+// runs it: the worker process over its pipes, with a journal and an effect log. The
 // admission and the observation are each persisted (a fenced compare-and-swap made durable)
 // and the effect line is synced, before the answer. A scope holds at most 64 operations, so
 // a new worker with a new scope on the same journal is started (with the timer stopped) every
 // 64 dispatches; an echo call waits until its session is open.
 //
-// Each dispatch is followed, in the same iteration, by the sync floor: exactly the syncs the
-// protocol needs, of the same sizes, on the same file system. For the log journal that is the
-// two frames the worker wrote (read back from the journal file), each written at the end of a
-// preallocated file and made durable with fdatasync, and the effect line appended and synced
-// as the effect log does; for the bbolt journal, frames of 512 bytes. Besides the dispatch's
-// p50 and p99 it reports the floor's (floor-p50-µs, floor-p99-µs), their ratios (x-floor-p50,
-// x-floor-p99), and the dispatch's p50 by record index in its scope: the first dispatch
-// (idx0-p50-µs), the last (idx63-p50-µs), and the first and last eight (first8-p50-µs,
-// last8-p50-µs, last8/first8).
+// Each dispatch is followed, in the same iteration, by its floor: exactly the durable steps
+// the protocol needs, of the same sizes, and nothing else. For a journal file that is the two
+// frames the worker wrote (read back from the file), each written at the end of a
+// preallocated file on the same file system and made durable with fdatasync, around the
+// effect line appended and synced as the effect log does (for the bbolt journal, whose
+// writes cannot be read back so, frames of 512 bytes). For etcd it is the two transactions
+// the worker committed, replayed with values of the same sizes under another prefix of the
+// same member, each guarded by a modification revision as the worker's are, around the same
+// effect line. Besides the dispatch's p50 and p99 it reports the floor's (floor-p50-µs,
+// floor-p99-µs), their ratios (x-floor-p50, x-floor-p99), and the dispatch's p50 by record
+// index in its scope: the first dispatch (idx0-p50-µs), the last (idx63-p50-µs), and the
+// first and last eight (first8-p50-µs, last8-p50-µs, last8/first8); for etcd also the bytes
+// the member wrote per dispatch (write-ahead log and database file, etcd-written-B), for the
+// first and the last eight dispatches of the scopes.
 //
 // The log is the worker's journal file format; the bbolt run is the format of earlier
-// releases, which the worker still opens.
+// releases, which the worker still opens. The etcd runs use a one-member cluster on loopback
+// (the splashetcd build), with the machine's witness file and without it.
 //
 // SPLASH_DURABLE_DIR puts the journal, the effect log and the floor's files in a directory
 // of that file system instead of the system's temporary directory.
 func BenchmarkDurableDispatch(b *testing.B) {
 	b.Run("log", func(b *testing.B) {
-		durableDispatch(b, workerBinary, filepath.Join(durableDir(b), "journal.log"), false)
+		durableDispatch(b, workerBinary, filepath.Join(durableDir(b), "journal.log"), journalLog)
 	})
 	b.Run("bolt", func(b *testing.B) {
-		durableDispatch(b, workerBinary, filepath.Join(durableDir(b), "journal.db"), true)
+		durableDispatch(b, workerBinary, filepath.Join(durableDir(b), "journal.db"), journalBolt)
 	})
+	b.Run("etcd", func(b *testing.B) { durableEtcd(b, true) })
+	b.Run("etcd-no-witness", func(b *testing.B) { durableEtcd(b, false) })
+}
+
+func durableEtcd(b *testing.B, witness bool) {
+	c := benchMember(b)
+	durableDispatch(b, binaries.MustWorker(b, "splashetcd"), journalURL(c, "splash/bench"), journalEtcd{witness: witness, rec: &etcdFloor{member: c}})
 }
 
 // durableDir returns a new directory for a durable benchmark's files, removed when it ends.
@@ -361,21 +376,82 @@ func durableDir(b *testing.B) string {
 // perScope is how many dispatches a benchmark runs in one scope: the most a journal holds.
 const perScope = 64
 
-func durableDispatch(b *testing.B, bin, journal string, bolt bool) {
-	dir := filepath.Dir(journal)
-	effects := filepath.Join(dir, "effects.log")
-	if bolt {
+// journalKind is a journal the durable benchmark drives, and its floor.
+type journalKind interface {
+	// args are the worker's journal flags.
+	args(b *testing.B) []string
+	// prepare runs once before the first worker starts.
+	prepare(b *testing.B, journal string)
+	// steps returns what the worker wrote since the last call (for a session's start, only
+	// to pass it).
+	steps(b *testing.B) []int
+	// floor performs the journal's floor of one dispatch around effect (which performs the
+	// effect line's sync) and returns how long it took.
+	floor(b *testing.B, steps []int, effect func()) time.Duration
+}
+
+// dispatchObserver is a journalKind that measures something around each dispatch.
+type dispatchObserver interface {
+	before(b *testing.B)
+	after(b *testing.B, index int)
+}
+
+// journalFile is a local journal file, log or bbolt.
+type journalFile struct {
+	bolt   bool
+	frames *frameReader
+	sync   *syncFloor
+}
+
+var (
+	journalLog  = &journalFile{}
+	journalBolt = &journalFile{bolt: true}
+)
+
+func (j *journalFile) args(*testing.B) []string { return nil }
+
+func (j *journalFile) prepare(b *testing.B, journal string) {
+	if j.bolt {
 		db, err := boltstore.Open(journal, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		db.Close()
+	} else {
+		j.frames = &frameReader{path: journal}
 	}
-	floor := newSyncFloor(b, dir)
-	var frames *frameReader
-	if !bolt {
-		frames = &frameReader{path: journal}
+	j.sync = newSyncFloor(b, filepath.Dir(journal))
+}
+
+func (j *journalFile) steps(b *testing.B) []int {
+	if j.frames == nil {
+		return []int{512, 512}
 	}
+	return j.frames.next(b)
+}
+
+func (j *journalFile) floor(b *testing.B, steps []int, effect func()) time.Duration {
+	if len(steps) != 2 {
+		b.Fatalf("the dispatch wrote %d journal frames, want 2", len(steps))
+	}
+	start := time.Now()
+	j.sync.step(b, steps[0])
+	effect()
+	j.sync.step(b, steps[1])
+	return time.Since(start)
+}
+
+func durableDispatch(b *testing.B, bin, journal string, kind journalKind) {
+	dir := durableDir(b)
+	effects := filepath.Join(dir, "effects.log")
+	kind.prepare(b, journal)
+	floorEffects, err := os.OpenFile(filepath.Join(dir, "floor.effects"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { floorEffects.Close() })
+	effectBuf := make([]byte, 64<<10)
+	rnd := rand.New(rand.NewPCG(11, 12))
 	var effectSize int64
 	var p *proc
 	sessions, n := 0, 0
@@ -385,15 +461,14 @@ func durableDispatch(b *testing.B, bin, journal string, bolt bool) {
 		}
 		sessions++
 		sc := "bench-" + strconv.Itoa(sessions)
-		p = start(b, bin, mustHost(b, sc), "--journal", journal, "--effect-log", effects, "--scope", sc)
+		args := append([]string{"--journal", journal, "--effect-log", effects, "--scope", sc}, kind.args(b)...)
+		p = start(b, bin, mustHost(b, sc), args...)
 		p.write(p.host.Bootstrap())
 		p.open(grant(recordTool, perScope, 0), grant(echoTool, 1, 0))
 		// The opening has no answer: an echo waits until the session is open (admitted).
 		p.call(p.host.Invoke("warm", echoTool, text("w")), "result text:w")
 		n = 0
-		if frames != nil {
-			frames.next(b)
-		}
+		kind.steps(b)
 		effectSize = fileSize(b, effects)
 	}
 	restart()
@@ -407,9 +482,14 @@ func durableDispatch(b *testing.B, bin, journal string, bolt bool) {
 			restart()
 			b.StartTimer()
 		}
+		value := strconv.Quote(randomText(rnd, 100))
+		observer, observed := kind.(dispatchObserver)
+		if observed {
+			observer.before(b)
+		}
 		start := time.Now()
 		key := "op-" + strconv.Itoa(n)
-		p.send(p.host.Dispatch("d"+strconv.Itoa(n), recordTool, key, workertest.Record("succeed", `"v"`)))
+		p.send(p.host.Dispatch("d"+strconv.Itoa(n), recordTool, key, workertest.Record("succeed", value)))
 		line, err := readLine(p.stdout, 10*time.Second)
 		if err != nil {
 			b.Fatalf("no answer: %v (stderr: %s)", err, p.stderr)
@@ -418,22 +498,27 @@ func durableDispatch(b *testing.B, bin, journal string, bolt bool) {
 			b.Fatal(err)
 		}
 		d := time.Since(start)
+		if observed {
+			observer.after(b, n)
+		}
 		lat = append(lat, d)
 		byIndex[n] = append(byIndex[n], d)
 		n++
 
 		// The floor, with the sizes this dispatch wrote.
-		steps := []int{512, 512}
-		if frames != nil {
-			steps = frames.next(b)
-			if len(steps) != 2 {
-				b.Fatalf("the dispatch wrote %d journal frames, want 2", len(steps))
-			}
-		}
+		steps := kind.steps(b)
 		size := fileSize(b, effects)
 		effect := int(size - effectSize)
 		effectSize = size
-		floorLat = append(floorLat, floor.dispatch(b, steps[0], effect, steps[1]))
+		floorLat = append(floorLat, kind.floor(b, steps, func() {
+			effectBuf[0]++
+			if _, err := floorEffects.Write(effectBuf[:effect]); err != nil {
+				b.Fatal(err)
+			}
+			if err := floorEffects.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}))
 	}
 	b.StopTimer()
 	p.end()
@@ -445,8 +530,11 @@ func durableDispatch(b *testing.B, bin, journal string, bolt bool) {
 	b.ReportMetric(percentile(lat, 0.50)/f50, "x-floor-p50")
 	b.ReportMetric(percentile(lat, 0.99)/f99, "x-floor-p99")
 	reportByIndex(b, byIndex)
-	if frames != nil {
-		b.ReportMetric(float64(frames.total)/float64(frames.count), "frame-B")
+	if j, ok := kind.(*journalFile); ok && j.frames != nil {
+		b.ReportMetric(float64(j.frames.total)/float64(j.frames.count), "frame-B")
+	}
+	if e, ok := kind.(journalEtcd); ok {
+		e.rec.report(b)
 	}
 }
 
@@ -526,13 +614,12 @@ func (r *frameReader) next(b *testing.B) []int {
 	return sizes
 }
 
-// syncFloor performs the syncs a durable dispatch needs and nothing else: a journal step
-// written at the end of a preallocated file and made durable with fdatasync, the effect line
-// appended and synced (fsync) as the effect log does, and the second journal step.
+// syncFloor performs a journal step's sync and nothing else: the step's bytes written at the
+// end of a preallocated file and made durable with fdatasync.
 type syncFloor struct {
-	journal, effects *os.File
-	off              int64
-	buf              []byte
+	journal *os.File
+	off     int64
+	buf     []byte
 }
 
 func newSyncFloor(b *testing.B, dir string) *syncFloor {
@@ -547,12 +634,8 @@ func newSyncFloor(b *testing.B, dir string) *syncFloor {
 	if err := j.Sync(); err != nil {
 		b.Fatal(err)
 	}
-	e, err := os.OpenFile(filepath.Join(dir, "floor.effects"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { j.Close(); e.Close() })
-	return &syncFloor{journal: j, effects: e, buf: make([]byte, 1<<20)}
+	b.Cleanup(func() { j.Close() })
+	return &syncFloor{journal: j, buf: make([]byte, 1<<20)}
 }
 
 func (f *syncFloor) step(b *testing.B, size int) {
@@ -569,19 +652,6 @@ func (f *syncFloor) step(b *testing.B, size int) {
 	f.off += int64(size)
 }
 
-// dispatch performs the floor of one dispatch and returns how long it took.
-func (f *syncFloor) dispatch(b *testing.B, admission, effect, observation int) time.Duration {
-	start := time.Now()
-	f.step(b, admission)
-	if _, err := f.effects.Write(f.buf[:effect]); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.effects.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	f.step(b, observation)
-	return time.Since(start)
-}
 
 // dispatchLoop runs b.N durable dispatches of value with new operation keys, starting a
 // worker with args(scope) on a new scope every 60 dispatches (with the timer stopped). It

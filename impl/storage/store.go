@@ -178,6 +178,9 @@ func (s *AuthenticatedStore) CompareAndSwapFenced(ctx context.Context, key Recor
 	if err := key.Validate(); err != nil {
 		return Record{}, err
 	}
+	if rec, done, err := s.swapRemembered(ctx, key, expected, payload, token); done {
+		return rec, err
+	}
 	load := s.Load
 	// A payload too large is refused after the fence is established, without a read.
 	if fe, ok := s.backend.(FenceEstablisher); ok && len(payload) <= MaxPayloadBytes {
@@ -201,6 +204,37 @@ func (s *AuthenticatedStore) CompareAndSwapFenced(ctx context.Context, key Recor
 		return Record{}, backendError(err)
 	}
 	return s.finish(key, generation, expected, replacement, keyID, payload, outcome)
+}
+
+// swapRemembered tries a fenced write decided on the state the backend remembers (see
+// StateRememberer). It is done when the write was stored, or when the swap failed (as the
+// full path's swap would); when the remembered state does not lead to a write, or the swap
+// found it stale and did not store, the full path decides instead.
+func (s *AuthenticatedStore) swapRemembered(ctx context.Context, key RecordKey, expected *uint64, payload []byte, token uint64) (Record, bool, error) {
+	sr, ok := s.backend.(StateRememberer)
+	if !ok || token == 0 || len(payload) > MaxPayloadBytes {
+		return Record{}, false, nil
+	}
+	snap, ok := sr.RememberedSnapshot(key, token)
+	if !ok {
+		return Record{}, false, nil
+	}
+	generation := s.keyring.currentGeneration()
+	replacement, keyID, err := s.prepareWith(ctx, func(_ context.Context, key RecordKey) (*Record, error) {
+		return s.open(key, snap)
+	}, key, expected, payload)
+	if err != nil {
+		return Record{}, false, nil
+	}
+	outcome, err := sr.CompareAndSwapFenced(ctx, key, expected, replacement, token)
+	if err != nil {
+		return Record{}, true, backendError(err)
+	}
+	if !outcome.Stored {
+		return Record{}, false, nil
+	}
+	rec, err := s.finish(key, generation, expected, replacement, keyID, payload, outcome)
+	return rec, true, err
 }
 
 // CurrentFence returns the record's current fence, for observation only.

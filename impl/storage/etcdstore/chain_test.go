@@ -55,3 +55,42 @@ func TestEtcdRecordIsWrittenAsAChain(t *testing.T) {
 	_, err = storage.NewAuthenticatedStore(b2(t, prefix), storagetest.Keyring(t)).Load(ctxb(), key)
 	storagetest.WantKind(t, err, storage.ErrBackend, storage.ErrCorrupt)
 }
+
+// A fenced write decided on the state this process remembers is refused or decided again
+// when another process changed the record since: a newer fence is refused, a newer record
+// is a conflict for the stale expectation and written for the current one.
+//
+// Spec: STO-026, STO-027
+func TestEtcdRememberedStateIsCheckedByTheWrite(t *testing.T) {
+	prefix := freshPrefix(t)
+	key := storagetest.TestKey
+	a := storage.NewAuthenticatedStore(openAt(t, prefix), storagetest.Keyring(t))
+	other := storage.NewAuthenticatedStore(b2(t, prefix), storagetest.Keyring(t))
+	token, err := a.ReserveFence(ctxb(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CompareAndSwapFenced(ctxb(), key, nil, []byte("one"), token); err != nil {
+		t.Fatal(err)
+	}
+	// The other handle writes under the same token: a's remembered state is stale.
+	if _, err := other.CompareAndSwapFenced(ctxb(), key, storage.ExpectRevision(1), []byte("two"), token); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.CompareAndSwapFenced(ctxb(), key, storage.ExpectRevision(1), []byte("stale"), token)
+	storagetest.WantKind(t, err, storage.ErrWriteConflict)
+	if _, err := a.CompareAndSwapFenced(ctxb(), key, storage.ExpectRevision(2), []byte("three"), token); err != nil {
+		t.Fatal(err)
+	}
+	// A newer writer takes the record: the remembered state's fence is stale.
+	newer, err := other.ReserveFence(ctxb(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.CompareAndSwapFenced(ctxb(), key, storage.ExpectRevision(3), []byte("superseded"), token)
+	storagetest.WantKind(t, err, storage.ErrBackend, storage.ErrFencingTokenRejected)
+	if _, err := other.CompareAndSwapFenced(ctxb(), key, storage.ExpectRevision(3), []byte("four"), newer); err != nil {
+		t.Fatal(err)
+	}
+	storagetest.WantLoaded(t, a, key, 4, "storage-v1", "four")
+}

@@ -828,6 +828,23 @@ func (b *Backend) remember(key storage.RecordKey, st state) {
 	b.last[keyPart(key)] = st
 }
 
+// RememberedSnapshot implements storage.StateRememberer: the snapshot of the state of key
+// this process last read or wrote, when its fence was token.
+func (b *Backend) RememberedSnapshot(key storage.RecordKey, token uint64) (storage.Snapshot, bool) {
+	if b.closed.Load() {
+		return storage.Snapshot{}, false
+	}
+	st, ok := b.peek(key)
+	if !ok || st.a.Fence != token || (st.record != nil && st.envelope == nil) {
+		return storage.Snapshot{}, false
+	}
+	snap, err := snapshotOf(key, &st)
+	if err != nil {
+		return storage.Snapshot{}, false
+	}
+	return snap, true
+}
+
 // peek returns the state of key this process saw last.
 func (b *Backend) peek(key storage.RecordKey) (state, bool) {
 	b.mu.Lock()
