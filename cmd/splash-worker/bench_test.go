@@ -652,7 +652,6 @@ func (f *syncFloor) step(b *testing.B, size int) {
 	f.off += int64(size)
 }
 
-
 // dispatchLoop runs b.N durable dispatches of value with new operation keys, starting a
 // worker with args(scope) on a new scope every 60 dispatches (with the timer stopped). It
 // calls started, when set, once the first worker runs, and reports the latencies. It returns
