@@ -53,7 +53,7 @@ func NewAuthenticatedStore(backend Backend, keyring *Keyring) *AuthenticatedStor
 }
 
 // recall returns the payload of envelope when it is the one remembered for key at revision.
-func (s *AuthenticatedStore) recall(key RecordKey, revision uint64, envelope []byte) (*Record, bool) {
+func (s *AuthenticatedStore) recall(key RecordKey, revision uint64, envelope []byte, copy bool) (*Record, bool) {
 	generation := s.keyring.currentGeneration()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -61,7 +61,11 @@ func (s *AuthenticatedStore) recall(key RecordKey, revision uint64, envelope []b
 	if !ok || v.revision != revision || v.generation != generation || !bytes.Equal(v.envelope, envelope) {
 		return nil, false
 	}
-	return &Record{Revision: revision, KeyID: v.keyID, Payload: bytes.Clone(v.payload)}, true
+	rec := &Record{Revision: revision, KeyID: v.keyID}
+	if copy {
+		rec.Payload = bytes.Clone(v.payload)
+	}
+	return rec, true
 }
 
 // remember records envelope as verified for key, under the keys' generation read before it
@@ -70,12 +74,17 @@ func (s *AuthenticatedStore) remember(key RecordKey, generation, revision uint64
 	if s.verified == nil {
 		return
 	}
+	s.rememberOwned(key, generation, revision, bytes.Clone(envelope), keyID, bytes.Clone(payload))
+}
+
+// rememberOwned is remember with envelope and payload handed over to the store.
+func (s *AuthenticatedStore) rememberOwned(key RecordKey, generation, revision uint64, envelope []byte, keyID KeyID, payload []byte) {
+	if s.verified == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.verified[key] = verifiedEnvelope{
-		revision: revision, generation: generation, envelope: bytes.Clone(envelope),
-		keyID: keyID, payload: bytes.Clone(payload),
-	}
+	s.verified[key] = verifiedEnvelope{revision: revision, generation: generation, envelope: envelope, keyID: keyID, payload: payload}
 }
 
 // Backend returns the underlying backend.
@@ -97,8 +106,23 @@ func (s *AuthenticatedStore) Load(ctx context.Context, key RecordKey) (*Record, 
 	return s.open(key, snap)
 }
 
+// loadForWrite is Load for a write, which needs the record's revision only: a record this
+// store remembers is not copied.
+func (s *AuthenticatedStore) loadForWrite(ctx context.Context, key RecordKey) (*Record, error) {
+	snap, err := s.backend.Load(ctx, key)
+	if err != nil {
+		return nil, backendError(err)
+	}
+	return s.openWith(key, snap, false)
+}
+
 // open applies the load checks to a snapshot, in the reference order.
 func (s *AuthenticatedStore) open(key RecordKey, snap Snapshot) (*Record, error) {
+	return s.openWith(key, snap, true)
+}
+
+// openWith is open; without copy, a remembered record's payload is left out.
+func (s *AuthenticatedStore) openWith(key RecordKey, snap Snapshot, copy bool) (*Record, error) {
 	var revision *uint64
 	if snap.Record != nil {
 		revision = ExpectRevision(snap.Record.Revision)
@@ -109,7 +133,7 @@ func (s *AuthenticatedStore) open(key RecordKey, snap Snapshot) (*Record, error)
 	if snap.Record == nil {
 		return nil, nil
 	}
-	if rec, ok := s.recall(key, snap.Record.Revision, snap.Record.Bytes); ok {
+	if rec, ok := s.recall(key, snap.Record.Revision, snap.Record.Bytes, copy); ok {
 		return rec, nil
 	}
 	generation := s.keyring.currentGeneration()
@@ -181,7 +205,7 @@ func (s *AuthenticatedStore) CompareAndSwapFenced(ctx context.Context, key Recor
 	if rec, done, err := s.swapRemembered(ctx, key, expected, payload, token); done {
 		return rec, err
 	}
-	load := s.Load
+	load := s.loadForWrite
 	// A payload too large is refused after the fence is established, without a read.
 	if fe, ok := s.backend.(FenceEstablisher); ok && len(payload) <= MaxPayloadBytes {
 		load = func(ctx context.Context, key RecordKey) (*Record, error) {
@@ -189,7 +213,7 @@ func (s *AuthenticatedStore) CompareAndSwapFenced(ctx context.Context, key Recor
 			if err != nil {
 				return nil, backendError(err)
 			}
-			return s.open(key, snap)
+			return s.openWith(key, snap, false)
 		}
 	} else if err := s.backend.EstablishFence(ctx, key, token); err != nil {
 		return Record{}, backendError(err)
@@ -221,7 +245,7 @@ func (s *AuthenticatedStore) swapRemembered(ctx context.Context, key RecordKey, 
 	}
 	generation := s.keyring.currentGeneration()
 	replacement, keyID, err := s.prepareWith(ctx, func(_ context.Context, key RecordKey) (*Record, error) {
-		return s.open(key, snap)
+		return s.openWith(key, snap, false)
 	}, key, expected, payload)
 	if err != nil {
 		return Record{}, false, nil
@@ -264,7 +288,7 @@ func (s *AuthenticatedStore) ReserveFence(ctx context.Context, key RecordKey) (u
 // prepare checks the payload size, loads and verifies the current record,
 // compares it with expected and seals the replacement.
 func (s *AuthenticatedStore) prepare(ctx context.Context, key RecordKey, expected *uint64, payload []byte) (StoredRecord, KeyID, error) {
-	return s.prepareWith(ctx, s.Load, key, expected, payload)
+	return s.prepareWith(ctx, s.loadForWrite, key, expected, payload)
 }
 
 // prepareWith is prepare with the current record read by load.
@@ -304,7 +328,8 @@ func (s *AuthenticatedStore) prepareWith(ctx context.Context, load func(context.
 func (s *AuthenticatedStore) finish(key RecordKey, generation uint64, expected *uint64, replacement StoredRecord, keyID KeyID, payload []byte, outcome CASOutcome) (Record, error) {
 	rec, err := finish(expected, replacement.Revision, keyID, payload, outcome)
 	if err == nil {
-		s.remember(key, generation, rec.Revision, replacement.Bytes, keyID, payload)
+		// The sealed envelope is this store's own and never changed: kept without a copy.
+		s.rememberOwned(key, generation, rec.Revision, replacement.Bytes, keyID, bytes.Clone(payload))
 	}
 	return rec, err
 }

@@ -692,6 +692,31 @@ func (b *Backend) EstablishFenceAndLoad(ctx context.Context, key storage.RecordK
 	return snap, nil
 }
 
+// RememberedSnapshot implements storage.StateRememberer with the state this process last
+// read or wrote (without reading what other processes appended since): a fenced swap decides
+// under the lock, on the current state, so a swap decided on a stale snapshot is refused by
+// its fence or conflicts on its revision. The snapshot shares the record's bytes, which are
+// never changed in place.
+func (b *Backend) RememberedSnapshot(key storage.RecordKey, token uint64) (storage.Snapshot, bool) {
+	if key.Validate() != nil {
+		return storage.Snapshot{}, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed.Load() {
+		return storage.Snapshot{}, false
+	}
+	e := b.states[keyBytes(key)]
+	if e == nil || e.fence != token || checkAnchor(*e) != nil || !e.checked || !e.matches || len(e.record) > storage.MaxRecordBytes {
+		return storage.Snapshot{}, false
+	}
+	snap := storage.Snapshot{RevisionFloor: e.floor}
+	if e.hasRecord {
+		snap.Record = &storage.StoredRecord{Revision: e.rev, Bytes: e.record}
+	}
+	return snap, true
+}
+
 // CompareAndSwap implements storage.Backend.CompareAndSwap.
 func (b *Backend) CompareAndSwap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord) (storage.CASOutcome, error) {
 	return b.swap(ctx, key, expected, replacement, false, 0)
