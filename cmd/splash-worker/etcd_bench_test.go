@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -257,6 +258,7 @@ func (j journalEtcd) floor(b *testing.B, steps []int, effect func()) time.Durati
 type etcdFloor struct {
 	member *etcdstoretest.Cluster
 	cli    *clientv3.Client
+	prefix string // of the floor's keys ("/floor/" when empty)
 	// seen is the member's revision after the worker's last transaction read back.
 	seen int64
 	// head is the modification revision of the floor's head key; n counts its deltas.
@@ -308,17 +310,31 @@ func (f *etcdFloor) written(b *testing.B) []int {
 // txn commits what one durable step of the worker commits: the record's head (25 bytes), a
 // delta of size bytes and the anchor (48 bytes), guarded by the head's modification revision.
 func (f *etcdFloor) txn(b *testing.B, size int) {
+	if err := f.tryTxn(size); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func (f *etcdFloor) tryTxn(size int) error {
 	f.n++
+	prefix := f.prefix
+	if prefix == "" {
+		prefix = "/floor/"
+	}
 	resp, err := f.cli.Txn(context.Background()).
-		If(clientv3.Compare(clientv3.ModRevision("/floor/head"), "=", f.head)).
-		Then(clientv3.OpPut("/floor/head", strings.Repeat("h", 25)),
-			clientv3.OpPut(fmt.Sprintf("/floor/chain/d%08x", f.n), strings.Repeat("d", size)),
-			clientv3.OpPut("/floor/anchor", strings.Repeat("a", 48))).
+		If(clientv3.Compare(clientv3.ModRevision(prefix+"head"), "=", f.head)).
+		Then(clientv3.OpPut(prefix+"head", strings.Repeat("h", 25)),
+			clientv3.OpPut(fmt.Sprintf("%schain/d%08x", prefix, f.n), strings.Repeat("d", size)),
+			clientv3.OpPut(prefix+"anchor", strings.Repeat("a", 48))).
 		Commit()
-	if err != nil || !resp.Succeeded {
-		b.Fatalf("floor transaction: %v (succeeded %v)", err, err == nil && resp.Succeeded)
+	if err != nil {
+		return fmt.Errorf("floor transaction: %w", err)
+	}
+	if !resp.Succeeded {
+		return errors.New("floor transaction: guard failed")
 	}
 	f.head = resp.Header.Revision
+	return nil
 }
 
 func (f *etcdFloor) report(b *testing.B) {
