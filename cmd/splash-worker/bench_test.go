@@ -454,9 +454,11 @@ func durableDispatch(b *testing.B, bin, journal string, kind journalKind) {
 	rnd := rand.New(rand.NewPCG(11, 12))
 	var effectSize int64
 	var p *proc
+	var usage childUsage
 	sessions, n := 0, 0
 	restart := func() {
 		if p != nil {
+			usage.stop()
 			p.end()
 		}
 		sessions++
@@ -470,6 +472,7 @@ func durableDispatch(b *testing.B, bin, journal string, kind journalKind) {
 		n = 0
 		kind.steps(b)
 		effectSize = fileSize(b, effects)
+		usage.start(p.cmd.Process.Pid)
 	}
 	restart()
 	lat := make([]time.Duration, 0, b.N)
@@ -521,8 +524,10 @@ func durableDispatch(b *testing.B, bin, journal string, kind journalKind) {
 		}))
 	}
 	b.StopTimer()
+	usage.stop()
 	p.end()
 	reportLatencies(b, lat)
+	usage.report(b, "worker")
 	slices.Sort(floorLat)
 	f50, f99 := percentile(floorLat, 0.50), percentile(floorLat, 0.99)
 	b.ReportMetric(f50, "floor-p50-µs")

@@ -21,8 +21,13 @@
 //
 // Each process keeps the state of every key in memory. An operation takes an exclusive lock
 // on the file (flock), reads the frames other processes appended since its last operation,
-// decides on the current state, appends its frame when the state changes, syncs it and
-// releases the lock. A read is one lock and one short read of the file when nothing changed.
+// decides on the current state, appends its frame when the state changes and releases the
+// lock; it then makes the file durable (fdatasync) before it returns, outside the lock, so
+// that the syncs of several processes overlap. A frame another process reads before its
+// writer's sync is durable once the reader's own sync returns, and a reader that read frames
+// of other processes syncs too before it answers, so no operation answers with state that a
+// crash could still take back. A read is one lock and one short read of the file when nothing
+// changed.
 //
 // When the log is four times the size of the state it holds (and at least CompactAfter
 // bytes), the writer rewrites the state into a new file, syncs it and renames it over the
@@ -115,6 +120,9 @@ type Backend struct {
 	pending chan struct{}
 	// retired is the file a compaction replaced, closed once its lock is released.
 	retired *os.File
+	// unsynced says the file may hold frames not yet made durable: this operation's own, or
+	// frames of other processes it read, whose writers may still be syncing them.
+	unsynced bool
 }
 
 // Open opens the log file at path, creating it if needed, and reads it.
@@ -208,6 +216,16 @@ func (b *Backend) locked(fn func() error) error {
 			b.retired.Close()
 			b.retired = nil
 		}
+		// The sync comes after the lock is released, so that the syncs of several processes
+		// overlap (one flush of the file's pages serves them all). An operation answers only
+		// once every frame it wrote or read is durable: a frame another process builds on
+		// precedes that process's own frame, which its sync makes durable with it.
+		if b.unsynced {
+			if serr := datasync(b.f); serr != nil && err == nil {
+				err = serr
+			}
+			b.unsynced = false
+		}
 		return logError(err)
 	}
 	return logError(errors.New("the log file kept being replaced"))
@@ -276,6 +294,7 @@ func (b *Backend) catchUp() error {
 		if err := b.apply(body); err != nil {
 			return &storage.Error{Kind: storage.ErrCorrupt, Err: fmt.Errorf("frame %d at offset %d: %w", seq, b.end, err)}
 		}
+		b.unsynced = true
 		b.end += frameHeadBytes + int64(n)
 		b.seq = seq
 		if b.end > b.size {
@@ -506,9 +525,7 @@ func (b *Backend) commit(k string, e *entry) error {
 	if _, err := b.f.WriteAt(frame, b.end); err != nil {
 		return err
 	}
-	if err := datasync(b.f); err != nil {
-		return err
-	}
+	b.unsynced = true
 	b.end = need
 	b.seq++
 	b.setState(k, e)
