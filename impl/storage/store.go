@@ -44,7 +44,6 @@ type verifiedEnvelope struct {
 	generation uint64
 	envelope   []byte
 	keyID      KeyID
-	payload    []byte
 }
 
 // NewAuthenticatedStore returns a store over backend using keyring.
@@ -52,8 +51,12 @@ func NewAuthenticatedStore(backend Backend, keyring *Keyring) *AuthenticatedStor
 	return &AuthenticatedStore{backend: backend, keyring: keyring, verified: make(map[RecordKey]verifiedEnvelope)}
 }
 
-// recall returns the payload of envelope when it is the one remembered for key at revision.
+// recall returns the record of envelope, without its payload, when it is the one remembered
+// for key at revision. A read that returns the payload (copy) decodes the envelope instead.
 func (s *AuthenticatedStore) recall(key RecordKey, revision uint64, envelope []byte, copy bool) (*Record, bool) {
+	if copy {
+		return nil, false
+	}
 	generation := s.keyring.currentGeneration()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -61,30 +64,19 @@ func (s *AuthenticatedStore) recall(key RecordKey, revision uint64, envelope []b
 	if !ok || v.revision != revision || v.generation != generation || !bytes.Equal(v.envelope, envelope) {
 		return nil, false
 	}
-	rec := &Record{Revision: revision, KeyID: v.keyID}
-	if copy {
-		rec.Payload = bytes.Clone(v.payload)
-	}
-	return rec, true
+	return &Record{Revision: revision, KeyID: v.keyID}, true
 }
 
 // remember records envelope as verified for key, under the keys' generation read before it
-// was verified or sealed. It keeps its own copies.
-func (s *AuthenticatedStore) remember(key RecordKey, generation, revision uint64, envelope []byte, keyID KeyID, payload []byte) {
-	if s.verified == nil {
-		return
-	}
-	s.rememberOwned(key, generation, revision, bytes.Clone(envelope), keyID, bytes.Clone(payload))
-}
-
-// rememberOwned is remember with envelope and payload handed over to the store.
-func (s *AuthenticatedStore) rememberOwned(key RecordKey, generation, revision uint64, envelope []byte, keyID KeyID, payload []byte) {
+// was verified or sealed. The envelope is handed over to the store: its bytes must never
+// change (a backend's snapshot and a sealed envelope are the store's own).
+func (s *AuthenticatedStore) remember(key RecordKey, generation, revision uint64, envelope []byte, keyID KeyID) {
 	if s.verified == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.verified[key] = verifiedEnvelope{revision: revision, generation: generation, envelope: envelope, keyID: keyID, payload: payload}
+	s.verified[key] = verifiedEnvelope{revision: revision, generation: generation, envelope: envelope, keyID: keyID}
 }
 
 // Backend returns the underlying backend.
@@ -141,7 +133,7 @@ func (s *AuthenticatedStore) openWith(key RecordKey, snap Snapshot, copy bool) (
 	if err != nil {
 		return nil, err
 	}
-	s.remember(key, generation, snap.Record.Revision, snap.Record.Bytes, opened.keyID, opened.payload)
+	s.remember(key, generation, snap.Record.Revision, snap.Record.Bytes, opened.keyID)
 	return &Record{Revision: snap.Record.Revision, KeyID: opened.keyID, Payload: opened.payload}, nil
 }
 
@@ -191,7 +183,11 @@ func (s *AuthenticatedStore) CompareAndSwap(ctx context.Context, key RecordKey, 
 	if err != nil {
 		return Record{}, backendError(err)
 	}
-	return s.finish(key, generation, expected, replacement, keyID, payload, outcome)
+	rec, err := s.finish(key, generation, expected, replacement, keyID, outcome)
+	if err == nil {
+		rec.Payload = append([]byte(nil), payload...)
+	}
+	return rec, err
 }
 
 // CompareAndSwapFenced first establishes token as the record's fence (so a
@@ -199,6 +195,16 @@ func (s *AuthenticatedStore) CompareAndSwap(ctx context.Context, key RecordKey, 
 // behaves as CompareAndSwap with the backend's fenced swap, which rechecks
 // the token atomically.
 func (s *AuthenticatedStore) CompareAndSwapFenced(ctx context.Context, key RecordKey, expected *uint64, payload []byte, token uint64) (Record, error) {
+	rec, err := s.SwapFenced(ctx, key, expected, payload, token)
+	if err == nil {
+		rec.Payload = append([]byte(nil), payload...)
+	}
+	return rec, err
+}
+
+// SwapFenced is CompareAndSwapFenced for a writer that does not need its payload back: the
+// record it returns has no payload.
+func (s *AuthenticatedStore) SwapFenced(ctx context.Context, key RecordKey, expected *uint64, payload []byte, token uint64) (Record, error) {
 	if err := key.Validate(); err != nil {
 		return Record{}, err
 	}
@@ -227,7 +233,7 @@ func (s *AuthenticatedStore) CompareAndSwapFenced(ctx context.Context, key Recor
 	if err != nil {
 		return Record{}, backendError(err)
 	}
-	return s.finish(key, generation, expected, replacement, keyID, payload, outcome)
+	return s.finish(key, generation, expected, replacement, keyID, outcome)
 }
 
 // swapRemembered tries a fenced write decided on the state the backend remembers (see
@@ -257,7 +263,7 @@ func (s *AuthenticatedStore) swapRemembered(ctx context.Context, key RecordKey, 
 	if !outcome.Stored {
 		return Record{}, false, nil
 	}
-	rec, err := s.finish(key, generation, expected, replacement, keyID, payload, outcome)
+	rec, err := s.finish(key, generation, expected, replacement, keyID, outcome)
 	return rec, true, err
 }
 
@@ -325,22 +331,21 @@ func (s *AuthenticatedStore) prepareWith(ctx context.Context, load func(context.
 }
 
 // finish interprets the backend's outcome of a swap and remembers an envelope it stored.
-func (s *AuthenticatedStore) finish(key RecordKey, generation uint64, expected *uint64, replacement StoredRecord, keyID KeyID, payload []byte, outcome CASOutcome) (Record, error) {
-	rec, err := finish(expected, replacement.Revision, keyID, payload, outcome)
+func (s *AuthenticatedStore) finish(key RecordKey, generation uint64, expected *uint64, replacement StoredRecord, keyID KeyID, outcome CASOutcome) (Record, error) {
+	rec, err := finish(expected, replacement.Revision, keyID, outcome)
 	if err == nil {
-		// The sealed envelope is this store's own and never changed: kept without a copy.
-		s.rememberOwned(key, generation, rec.Revision, replacement.Bytes, keyID, bytes.Clone(payload))
+		s.remember(key, generation, rec.Revision, replacement.Bytes, keyID)
 	}
 	return rec, err
 }
 
 // finish interprets the backend's outcome of a swap.
-func finish(expected *uint64, revision uint64, keyID KeyID, payload []byte, outcome CASOutcome) (Record, error) {
+func finish(expected *uint64, revision uint64, keyID KeyID, outcome CASOutcome) (Record, error) {
 	if outcome.Stored {
 		if outcome.RevisionFloor != revision {
 			return Record{}, &Error{Kind: ErrRevisionFloorMismatch, Actual: ExpectRevision(revision), Floor: outcome.RevisionFloor}
 		}
-		return Record{Revision: revision, KeyID: keyID, Payload: append([]byte(nil), payload...)}, nil
+		return Record{Revision: revision, KeyID: keyID}, nil
 	}
 	if err := checkRevisionPair(outcome.ActualRevision, outcome.RevisionFloor); err != nil {
 		return Record{}, err
