@@ -333,7 +333,8 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 // effect line. Besides the dispatch's p50 and p99 it reports the floor's (floor-p50-µs,
 // floor-p99-µs), their ratios (x-floor-p50, x-floor-p99), and the dispatch's p50 by record
 // index in its scope: the first dispatch (idx0-p50-µs), the last (idx63-p50-µs), and the
-// first and last eight (first8-p50-µs, last8-p50-µs, last8/first8); for etcd also the bytes
+// first and last eight (first8-p50-µs, last8-p50-µs, last8/first8), and the worker's CPU
+// time, context switches and page faults per dispatch (worker-cpu-µs, …); for etcd also the bytes
 // the member wrote per dispatch (write-ahead log and database file, etcd-written-B), for the
 // first and the last eight dispatches of the scopes.
 //

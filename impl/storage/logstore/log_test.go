@@ -3,11 +3,14 @@ package logstore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/storage/storagetest"
@@ -150,6 +153,8 @@ func TestLogPersistsAcrossReopen(t *testing.T) {
 
 // A record that grows at its end is written as a delta about the size of the change, and
 // read back whole, by this process and by a fresh one.
+//
+// Spec: STO-067
 func TestLogWritesDeltas(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.log")
 	b := openAt(t, path, nil)
@@ -180,7 +185,7 @@ func TestLogWritesDeltas(t *testing.T) {
 // A frame torn by a crash (here: its last bytes never written) ends the log: the state is
 // the one before it, and the next write takes its place.
 //
-// Spec: STO-060
+// Spec: STO-060, STO-067
 func TestLogTornFrameEndsTheLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.log")
 	b := openAt(t, path, nil)
@@ -333,5 +338,66 @@ func BenchmarkStoreFencedCASBySize(b *testing.B) {
 				expected = storage.ExpectRevision(rec.Revision)
 			}
 		})
+	}
+}
+
+// A frame that checks but whose delta does not apply is corruption, not the end of the log.
+//
+// Spec: STO-067
+func TestLogUndecodableFrameIsCorrupt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.log")
+	b := openAt(t, path, nil)
+	s := storage.NewAuthenticatedStore(b, storagetest.Keyring(t))
+	if _, err := s.Create(ctxb(), storagetest.TestKey, bytes.Repeat([]byte("first "), 100)); err != nil {
+		t.Fatal(err)
+	}
+	// A frame for the key whose delta copies past the previous record.
+	body := []byte(keyBytes(storagetest.TestKey))
+	body = binary.BigEndian.AppendUint64(body, 0)
+	body = binary.BigEndian.AppendUint64(body, 0)
+	body = append(body, hasRecord|recordDelta)
+	body = binary.BigEndian.AppendUint64(body, 2)
+	body = binary.BigEndian.AppendUint32(body, 10)
+	body = append(body, 10<<1|1, 0xff, 0x7f)
+	frame := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+	seq := binary.BigEndian.AppendUint64(nil, b.seq+1)
+	frame = binary.BigEndian.AppendUint32(frame, frameCRC(seq, body))
+	frame = append(append(frame, seq...), body...)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(frame, b.end); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = Open(path, nil)
+	storagetest.WantKind(t, err, storage.ErrCorrupt)
+	_, err = s.Load(ctxb(), storagetest.TestKey)
+	storagetest.WantKind(t, err, storage.ErrBackend, storage.ErrCorrupt)
+}
+
+// An operation waits a bounded time for another process's lock, then fails with LogFile;
+// the lock released, operations go on.
+//
+// Spec: STO-061, STO-067
+func TestLogLockTimeout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.log")
+	b := openAt(t, path, &Options{LockTimeout: 100 * time.Millisecond})
+	other, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.ReserveFence(ctxb(), storagetest.TestKey)
+	storagetest.WantKind(t, err, storage.ErrLogFile)
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if token, err := b.ReserveFence(ctxb(), storagetest.TestKey); err != nil || token != 1 {
+		t.Fatalf("reserve after the lock was released: %d, %v", token, err)
 	}
 }
