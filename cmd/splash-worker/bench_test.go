@@ -3,18 +3,23 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/storage/boltstore"
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
 
@@ -309,30 +314,348 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 	workerUsage.report(b, "worker")
 }
 
-// One durable dispatch of a new operation key against the journal file: the admission and
-// the observation are each persisted (fenced compare-and-swap, synchronous commit) and the
-// effect line is synced before the answer. A journal scope holds at most 64 operations, so a
-// new worker with a new scope is started (with the timer stopped) every 60 dispatches. The
-// bbolt journal file and a journal in a one-member etcd cluster on loopback (the splashetcd
-// build) run side by side.
+// BenchmarkDurableDispatch is one durable dispatch of a new operation key whose result is
+// 100 random printable characters (a new value each time: incompressible), the way a user
+// runs it: the worker process over its pipes, with a journal and an effect log. The
+// admission and the observation are each persisted (a fenced compare-and-swap made durable)
+// and the effect line is synced, before the answer. A scope holds at most 64 operations, so
+// a new worker with a new scope on the same journal is started (with the timer stopped) every
+// 64 dispatches; an echo call waits until its session is open.
+//
+// Each dispatch is followed, in the same iteration, by its floor: exactly the durable steps
+// the protocol needs, of the same sizes, and nothing else. For a journal file that is the two
+// frames the worker wrote (read back from the file), each written at the end of a
+// preallocated file on the same file system and made durable with fdatasync, around the
+// effect line appended and synced as the effect log does (for the bbolt journal, whose
+// writes cannot be read back so, frames of 512 bytes). For etcd it is the two transactions
+// the worker committed, replayed with values of the same sizes under another prefix of the
+// same member, each guarded by a modification revision as the worker's are, around the same
+// effect line. Besides the dispatch's p50 and p99 it reports the floor's (floor-p50-µs,
+// floor-p99-µs), their ratios (x-floor-p50, x-floor-p99), and the dispatch's p50 by record
+// index in its scope: the first dispatch (idx0-p50-µs), the last (idx63-p50-µs), and the
+// first and last eight (first8-p50-µs, last8-p50-µs, last8/first8), and the worker's CPU
+// time, context switches and page faults per dispatch (worker-cpu-µs, …); for etcd also the bytes
+// the member wrote per dispatch (write-ahead log and database file, etcd-written-B), for the
+// first and the last eight dispatches of the scopes.
+//
+// The log is the worker's journal file format; the bbolt run is the format of earlier
+// releases, which the worker still opens. The etcd runs use a one-member cluster on loopback
+// (the splashetcd build), with the machine's witness file and without it.
+//
+// SPLASH_DURABLE_DIR puts the journal, the effect log and the floor's files in a directory
+// of that file system instead of the system's temporary directory.
 func BenchmarkDurableDispatch(b *testing.B) {
+	b.Run("log", func(b *testing.B) {
+		durableDispatch(b, workerBinary, filepath.Join(durableDir(b), "journal.log"), journalLog)
+	})
 	b.Run("bolt", func(b *testing.B) {
-		durableDispatch(b, workerBinary, filepath.Join(b.TempDir(), "journal.db"))
+		durableDispatch(b, workerBinary, filepath.Join(durableDir(b), "journal.db"), journalBolt)
 	})
-	b.Run("etcd", func(b *testing.B) {
-		durableDispatch(b, binaries.MustWorker(b, "splashetcd"), journalURL(benchMember(b), "splash/bench"))
-	})
+	b.Run("etcd", func(b *testing.B) { durableEtcd(b, true) })
+	b.Run("etcd-no-witness", func(b *testing.B) { durableEtcd(b, false) })
 }
 
-func durableDispatch(b *testing.B, bin, journal string) {
-	effects := filepath.Join(b.TempDir(), "effects.log")
-	dispatchLoop(b, bin, `"v"`, func(sc string) []string {
-		args := []string{"--journal", journal, "--effect-log", effects, "--scope", sc}
-		if strings.HasPrefix(journal, etcdScheme) {
-			args = append(args, "--etcd-witness", filepath.Join(b.TempDir(), "witness.json"))
+func durableEtcd(b *testing.B, witness bool) {
+	c := benchMember(b)
+	durableDispatch(b, binaries.MustWorker(b, "splashetcd"), journalURL(c, "splash/bench"), journalEtcd{witness: witness, rec: &etcdFloor{member: c}})
+}
+
+// durableDir returns a new directory for a durable benchmark's files, removed when it ends.
+func durableDir(b *testing.B) string {
+	parent := os.Getenv("SPLASH_DURABLE_DIR")
+	if parent == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(parent, "durable")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// perScope is how many dispatches a benchmark runs in one scope: the most a journal holds.
+const perScope = 64
+
+// journalKind is a journal the durable benchmark drives, and its floor.
+type journalKind interface {
+	// args are the worker's journal flags.
+	args(b *testing.B) []string
+	// prepare runs once before the first worker starts.
+	prepare(b *testing.B, journal string)
+	// steps returns what the worker wrote since the last call (for a session's start, only
+	// to pass it).
+	steps(b *testing.B) []int
+	// floor performs the journal's floor of one dispatch around effect (which performs the
+	// effect line's sync) and returns how long it took.
+	floor(b *testing.B, steps []int, effect func()) time.Duration
+}
+
+// dispatchObserver is a journalKind that measures something around each dispatch.
+type dispatchObserver interface {
+	before(b *testing.B)
+	after(b *testing.B, index int)
+}
+
+// journalFile is a local journal file, log or bbolt.
+type journalFile struct {
+	bolt   bool
+	frames *frameReader
+	sync   *syncFloor
+}
+
+var (
+	journalLog  = &journalFile{}
+	journalBolt = &journalFile{bolt: true}
+)
+
+func (j *journalFile) args(*testing.B) []string { return nil }
+
+func (j *journalFile) prepare(b *testing.B, journal string) {
+	if j.bolt {
+		db, err := boltstore.Open(journal, nil)
+		if err != nil {
+			b.Fatal(err)
 		}
-		return args
-	}, nil)
+		db.Close()
+	} else {
+		j.frames = &frameReader{path: journal}
+	}
+	j.sync = newSyncFloor(b, filepath.Dir(journal))
+}
+
+func (j *journalFile) steps(b *testing.B) []int {
+	if j.frames == nil {
+		return []int{512, 512}
+	}
+	return j.frames.next(b)
+}
+
+func (j *journalFile) floor(b *testing.B, steps []int, effect func()) time.Duration {
+	if len(steps) != 2 {
+		b.Fatalf("the dispatch wrote %d journal frames, want 2", len(steps))
+	}
+	start := time.Now()
+	j.sync.step(b, steps[0])
+	effect()
+	j.sync.step(b, steps[1])
+	return time.Since(start)
+}
+
+func durableDispatch(b *testing.B, bin, journal string, kind journalKind) {
+	dir := durableDir(b)
+	effects := filepath.Join(dir, "effects.log")
+	kind.prepare(b, journal)
+	floorEffects, err := os.OpenFile(filepath.Join(dir, "floor.effects"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { floorEffects.Close() })
+	effectBuf := make([]byte, 64<<10)
+	rnd := rand.New(rand.NewPCG(11, 12))
+	var effectSize int64
+	var p *proc
+	var usage childUsage
+	sessions, n := 0, 0
+	restart := func() {
+		if p != nil {
+			usage.stop()
+			p.end()
+		}
+		sessions++
+		sc := "bench-" + strconv.Itoa(sessions)
+		args := append([]string{"--journal", journal, "--effect-log", effects, "--scope", sc}, kind.args(b)...)
+		p = start(b, bin, mustHost(b, sc), args...)
+		p.write(p.host.Bootstrap())
+		p.open(grant(recordTool, perScope, 0), grant(echoTool, 1, 0))
+		// The opening has no answer: an echo waits until the session is open (admitted).
+		p.call(p.host.Invoke("warm", echoTool, text("w")), "result text:w")
+		n = 0
+		kind.steps(b)
+		effectSize = fileSize(b, effects)
+		usage.start(p.cmd.Process.Pid)
+	}
+	restart()
+	lat := make([]time.Duration, 0, b.N)
+	floorLat := make([]time.Duration, 0, b.N)
+	byIndex := make([][]time.Duration, perScope)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if n == perScope {
+			b.StopTimer()
+			restart()
+			b.StartTimer()
+		}
+		value := strconv.Quote(randomText(rnd, 100))
+		observer, observed := kind.(dispatchObserver)
+		if observed {
+			observer.before(b)
+		}
+		start := time.Now()
+		key := "op-" + strconv.Itoa(n)
+		p.send(p.host.Dispatch("d"+strconv.Itoa(n), recordTool, key, workertest.Record("succeed", value)))
+		line, err := readLine(p.stdout, 10*time.Second)
+		if err != nil {
+			b.Fatalf("no answer: %v (stderr: %s)", err, p.stderr)
+		}
+		if _, err := p.host.Open(line); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		if observed {
+			observer.after(b, n)
+		}
+		lat = append(lat, d)
+		byIndex[n] = append(byIndex[n], d)
+		n++
+
+		// The floor, with the sizes this dispatch wrote.
+		steps := kind.steps(b)
+		size := fileSize(b, effects)
+		effect := int(size - effectSize)
+		effectSize = size
+		floorLat = append(floorLat, kind.floor(b, steps, func() {
+			effectBuf[0]++
+			if _, err := floorEffects.Write(effectBuf[:effect]); err != nil {
+				b.Fatal(err)
+			}
+			if err := floorEffects.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}))
+	}
+	b.StopTimer()
+	usage.stop()
+	p.end()
+	reportLatencies(b, lat)
+	usage.report(b, "worker")
+	slices.Sort(floorLat)
+	f50, f99 := percentile(floorLat, 0.50), percentile(floorLat, 0.99)
+	b.ReportMetric(f50, "floor-p50-µs")
+	b.ReportMetric(f99, "floor-p99-µs")
+	b.ReportMetric(percentile(lat, 0.50)/f50, "x-floor-p50")
+	b.ReportMetric(percentile(lat, 0.99)/f99, "x-floor-p99")
+	reportByIndex(b, byIndex)
+	if j, ok := kind.(*journalFile); ok && j.frames != nil {
+		b.ReportMetric(float64(j.frames.total)/float64(j.frames.count), "frame-B")
+	}
+	if e, ok := kind.(journalEtcd); ok {
+		e.rec.report(b)
+	}
+}
+
+// reportByIndex reports the median dispatch latency by record index in its scope: the first,
+// the last, and the first and last eight together.
+func reportByIndex(b *testing.B, byIndex [][]time.Duration) {
+	median := func(from, to int) float64 {
+		var all []time.Duration
+		for _, l := range byIndex[from:to] {
+			all = append(all, l...)
+		}
+		if len(all) == 0 {
+			return 0
+		}
+		slices.Sort(all)
+		return percentile(all, 0.5)
+	}
+	last := len(byIndex)
+	if median(last-1, last) == 0 {
+		return // no scope was filled
+	}
+	b.ReportMetric(median(0, 1), "idx0-p50-µs")
+	b.ReportMetric(median(last-1, last), "idx63-p50-µs")
+	first8, last8 := median(0, 8), median(last-8, last)
+	b.ReportMetric(first8, "first8-p50-µs")
+	b.ReportMetric(last8, "last8-p50-µs")
+	b.ReportMetric(last8/first8, "last8/first8")
+}
+
+func fileSize(b *testing.B, path string) int64 {
+	info, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return info.Size()
+}
+
+// frameReader follows the frames of a storage log file (impl/storage/logstore): a 32-byte
+// header, then frames of a 16-byte head whose first four bytes are the body's length.
+type frameReader struct {
+	path         string
+	off          int64
+	total, count int64 // bytes and number of the frames read
+}
+
+// next returns the sizes of the frames written since the last call.
+func (r *frameReader) next(b *testing.B) []int {
+	f, err := os.Open(r.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if r.off == 0 {
+		r.off = 32
+	}
+	var sizes []int
+	var head [16]byte
+	for {
+		if _, err := f.ReadAt(head[:], r.off); err != nil {
+			break
+		}
+		n := binary.BigEndian.Uint32(head[:])
+		if n == 0 {
+			break
+		}
+		sizes = append(sizes, 16+int(n))
+		r.off += 16 + int64(n)
+		r.total += 16 + int64(n)
+		r.count++
+	}
+	return sizes
+}
+
+// syncFloor performs a journal step's sync and nothing else: the step's bytes written at the
+// end of a preallocated file and made durable with fdatasync.
+type syncFloor struct {
+	journal *os.File
+	off     int64
+	buf     []byte
+}
+
+func newSyncFloor(b *testing.B, dir string) *syncFloor {
+	j, err := os.OpenFile(filepath.Join(dir, "floor.journal"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Preallocated with written zeros, as the log is.
+	if _, err := j.Write(make([]byte, 32<<20)); err != nil {
+		b.Fatal(err)
+	}
+	if err := j.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { j.Close() })
+	return &syncFloor{journal: j, buf: make([]byte, 1<<20)}
+}
+
+func (f *syncFloor) step(b *testing.B, size int) {
+	if f.off+int64(size) > 32<<20 {
+		f.off = 0
+	}
+	f.buf[0]++
+	if _, err := f.journal.WriteAt(f.buf[:size], f.off); err != nil {
+		b.Fatal(err)
+	}
+	if err := syscall.Fdatasync(int(f.journal.Fd())); err != nil {
+		b.Fatal(err)
+	}
+	f.off += int64(size)
 }
 
 // dispatchLoop runs b.N durable dispatches of value with new operation keys, starting a

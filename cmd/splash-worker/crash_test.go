@@ -15,7 +15,6 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
-	"github.com/splashv5/conform/impl/storage/boltstore"
 	"github.com/splashv5/conform/impl/worker"
 	"github.com/splashv5/conform/impl/worker/workertest"
 )
@@ -23,7 +22,7 @@ import (
 // crashStore opens the worker's journal file from the test side, with the same test key.
 func crashStore(t testing.TB, db string) (*storage.AuthenticatedStore, func()) {
 	t.Helper()
-	backend, err := boltstore.Open(db, nil)
+	backend, err := openJournalFile(db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"io"
+	"os"
 
 	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/storage/boltstore"
+	"github.com/splashv5/conform/impl/storage/logstore"
 	"github.com/splashv5/conform/impl/worker"
 )
 
@@ -38,4 +42,23 @@ func openFailure(err error) int {
 		return code
 	}
 	return worker.ExitPersistence
+}
+
+// openJournalFile opens the journal file at path: a storage log (logstore) when the file is
+// new, empty or a log, else the bbolt database an earlier release created there.
+func openJournalFile(path string) (durableBackend, error) {
+	head := make([]byte, len(logstore.Magic))
+	f, err := os.Open(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return logstore.Open(path, nil)
+	case err != nil:
+		return nil, &storage.Error{Kind: storage.ErrLogFile, Err: err}
+	}
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	if n == 0 || bytes.Equal(head[:n], []byte(logstore.Magic)) {
+		return logstore.Open(path, nil)
+	}
+	return boltstore.Open(path, nil)
 }

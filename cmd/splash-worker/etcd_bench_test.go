@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -212,4 +214,143 @@ func benchEtcdArgs(tb testing.TB, journal, effects, scope string, witness bool) 
 		w = filepath.Join(tb.TempDir(), "witness.json")
 	}
 	return []string{"--journal", journal, "--effect-log", effects, "--scope", scope, "--etcd-witness", w}
+}
+
+// journalEtcd is a journal in a one-member etcd cluster, with or without the machine's
+// witness file, for BenchmarkDurableDispatch.
+type journalEtcd struct {
+	witness bool
+	rec     *etcdFloor
+}
+
+func (j journalEtcd) args(b *testing.B) []string {
+	w := "none"
+	if j.witness {
+		w = filepath.Join(b.TempDir(), "witness.json")
+	}
+	return []string{"--etcd-witness", w}
+}
+
+func (j journalEtcd) prepare(b *testing.B, _ string) { j.rec.open(b) }
+
+func (j journalEtcd) steps(b *testing.B) []int { return j.rec.written(b) }
+
+// before and after measure what the member wrote during one dispatch.
+func (j journalEtcd) before(b *testing.B) { j.rec.before = procWritten(b, j.rec.pid) }
+
+func (j journalEtcd) after(b *testing.B, index int) {
+	j.rec.bytes[index] = append(j.rec.bytes[index], procWritten(b, j.rec.pid)-j.rec.before)
+}
+
+func (j journalEtcd) floor(b *testing.B, steps []int, effect func()) time.Duration {
+	if len(steps) != 2 {
+		b.Fatalf("the dispatch committed %d etcd transactions, want 2", len(steps))
+	}
+	start := time.Now()
+	j.rec.txn(b, steps[0])
+	effect()
+	j.rec.txn(b, steps[1])
+	return time.Since(start)
+}
+
+// etcdFloor reads back the transactions the worker committed and replays transactions of
+// the same sizes under another prefix of the same member.
+type etcdFloor struct {
+	member *etcdstoretest.Cluster
+	cli    *clientv3.Client
+	prefix string // of the floor's keys ("/floor/" when empty)
+	// seen is the member's revision after the worker's last transaction read back.
+	seen int64
+	// head is the modification revision of the floor's head key; n counts its deltas.
+	head int64
+	n    int
+	// bytes is what the member wrote per dispatch, by record index.
+	bytes  [perScope][]int64
+	pid    int
+	before int64
+}
+
+func (f *etcdFloor) open(b *testing.B) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: f.member.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cli.Close() })
+	f.cli, f.pid = cli, f.member.PID(0)
+}
+
+// written returns, per transaction the worker committed since the last call, the size of the
+// record delta (or base) it wrote.
+func (f *etcdFloor) written(b *testing.B) []int {
+	resp, err := f.cli.Get(context.Background(), "/splash/bench/", clientv3.WithPrefix(), clientv3.WithMinModRev(f.seen+1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.seen = resp.Header.Revision
+	sizes := map[int64]int{}
+	for _, kv := range resp.Kvs {
+		if strings.Contains(string(kv.Key), "/chain/") {
+			sizes[kv.ModRevision] = len(kv.Value)
+		} else if _, ok := sizes[kv.ModRevision]; !ok {
+			sizes[kv.ModRevision] = 0
+		}
+	}
+	revs := make([]int64, 0, len(sizes))
+	for r := range sizes {
+		revs = append(revs, r)
+	}
+	slices.Sort(revs)
+	out := make([]int, len(revs))
+	for i, r := range revs {
+		out[i] = sizes[r]
+	}
+	return out
+}
+
+// txn commits what one durable step of the worker commits: the record's head (25 bytes), a
+// delta of size bytes and the anchor (48 bytes), guarded by the head's modification revision.
+func (f *etcdFloor) txn(b *testing.B, size int) {
+	if err := f.tryTxn(size); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func (f *etcdFloor) tryTxn(size int) error {
+	f.n++
+	prefix := f.prefix
+	if prefix == "" {
+		prefix = "/floor/"
+	}
+	resp, err := f.cli.Txn(context.Background()).
+		If(clientv3.Compare(clientv3.ModRevision(prefix+"head"), "=", f.head)).
+		Then(clientv3.OpPut(prefix+"head", strings.Repeat("h", 25)),
+			clientv3.OpPut(fmt.Sprintf("%schain/d%08x", prefix, f.n), strings.Repeat("d", size)),
+			clientv3.OpPut(prefix+"anchor", strings.Repeat("a", 48))).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("floor transaction: %w", err)
+	}
+	if !resp.Succeeded {
+		return errors.New("floor transaction: guard failed")
+	}
+	f.head = resp.Header.Revision
+	return nil
+}
+
+func (f *etcdFloor) report(b *testing.B) {
+	mean := func(from, to int) float64 {
+		var sum, n int64
+		for _, l := range f.bytes[from:to] {
+			for _, v := range l {
+				sum += v
+				n++
+			}
+		}
+		if n == 0 {
+			return 0
+		}
+		return float64(sum) / float64(n)
+	}
+	b.ReportMetric(mean(0, 8), "first8-etcd-written-B")
+	b.ReportMetric(mean(perScope-8, perScope), "last8-etcd-written-B")
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/splashv5/conform/impl/storage/boltstore"
 	"github.com/splashv5/conform/impl/worker"
 )
 
@@ -25,8 +24,8 @@ func init() {
 // journalFlags defines no flags: this build has no etcd journal or anchor.
 func journalFlags(*flag.FlagSet) {}
 
-// openJournal opens the bbolt journal file at path. An etcd:// journal needs the build with
-// tag splashetcd; a malformed one is a usage error in this build too.
+// openJournal opens the journal file at path (openJournalFile). An etcd:// journal needs
+// the build with tag splashetcd; a malformed one is a usage error in this build too.
 func openJournal(path string) (durableBackend, error) {
 	if strings.HasPrefix(path, etcdScheme) {
 		if _, _, err := parseEtcdJournal(path, false); err != nil {
@@ -34,5 +33,5 @@ func openJournal(path string) (durableBackend, error) {
 		}
 		return nil, errors.New("this build has no etcd journal; build with -tags splashetcd")
 	}
-	return boltstore.Open(path, nil)
+	return openJournalFile(path)
 }

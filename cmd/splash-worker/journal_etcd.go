@@ -188,8 +188,9 @@ func openEtcd(value string, bare bool) (*etcdstore.Backend, error) {
 	return b, err
 }
 
-// openJournal opens an etcd journal for an etcd:// value, else the bbolt file at path,
-// anchored on the cluster --journal-anchor names when it is set.
+// openJournal opens an etcd journal for an etcd:// value, else the journal file at path
+// (openJournalFile), or, when --journal-anchor is set, the bbolt file at path anchored on
+// the cluster it names.
 func openJournal(path string) (durableBackend, error) {
 	if strings.HasPrefix(path, etcdScheme) {
 		if journalAnchor != "" {
@@ -198,7 +199,7 @@ func openJournal(path string) (durableBackend, error) {
 		return openEtcd(path, false)
 	}
 	if journalAnchor == "" {
-		return boltstore.Open(path, nil)
+		return openJournalFile(path)
 	}
 	if !strings.HasPrefix(journalAnchor, etcdScheme) {
 		return nil, usageError{errors.New("--journal-anchor needs etcd://HOST:PORT[,HOST:PORT...]/PREFIX")}

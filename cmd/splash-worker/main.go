@@ -39,7 +39,8 @@ const usageText = `usage: splash-worker [flags] < bootstrap-and-frames > frames
 Serves one Splash worker protocol v5 session with the conformance adapter profile.
 
 flags:
-  --journal FILE            journal file, a bbolt database (default: in memory, lost at exit)
+  --journal FILE            journal file, a storage log; a bbolt database an earlier release
+                            wrote there is still opened as one (default: in memory, lost at exit)
   --journal etcd://HOST:PORT[,HOST:PORT...]/PREFIX
                             journal in an etcd cluster under PREFIX (builds with tag splashetcd)
   --journal-anchor etcd://HOST:PORT[,HOST:PORT...]/PREFIX

@@ -71,6 +71,28 @@ type Backend interface {
 	CompareAndSwapFenced(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, token uint64) (CASOutcome, error)
 }
 
+// FenceEstablisher is a Backend that can establish a fence and read the record in one atomic
+// step: the effect of EstablishFence followed by Load, with no other operation between them
+// (the fence is raised even when the read then fails). AuthenticatedStore uses it for the
+// first two steps of a fenced write, so that such a backend pays one round trip (or one lock)
+// for them instead of two.
+type FenceEstablisher interface {
+	Backend
+	EstablishFenceAndLoad(ctx context.Context, key RecordKey, token uint64) (Snapshot, error)
+}
+
+// StateRememberer is a FenceEstablisher that remembers the state of a record key it last
+// read or wrote, and guards its next fenced compare-and-swap of the key by that state: the
+// swap commits over it only if it is still current, and is decided from a fresh read
+// otherwise. AuthenticatedStore then decides a fenced write on the remembered state first,
+// and takes the full path (establish, read, swap) whenever that does not store.
+type StateRememberer interface {
+	FenceEstablisher
+	// RememberedSnapshot returns the snapshot of key as this backend last read or wrote it,
+	// if token was its fence then. The record key may have changed since.
+	RememberedSnapshot(key RecordKey, token uint64) (Snapshot, bool)
+}
+
 // CheckFence applies the fencing rule of a compare-and-swap, for backends: a
 // fenced write needs a nonzero token equal to the current fence; a plain
 // write needs an unfenced record.

@@ -11,8 +11,9 @@
 // per record key with a rollback floor and a fencing token. This package
 // provides [MemoryBackend] (process-local, for tests); the durable backends
 // live in packages of their own, so that a program links only the one it
-// imports: boltstore (one bbolt file) and sqlitestore (one SQLite file), both
-// safe for several processes sharing the file. Package storagetest holds the
+// imports: logstore (one append-only log file, one sync per change), boltstore
+// (one bbolt file) and sqlitestore (one SQLite file), all safe for several
+// processes sharing the file, and etcdstore. Package storagetest holds the
 // contract every backend's tests run.
 //
 // [AuthenticatedStore] combines a Backend with a [Keyring] and checks every

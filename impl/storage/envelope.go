@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"strconv"
-
-	"lukechampine.com/blake3"
 )
 
 const (
@@ -24,31 +22,21 @@ func appendLengthPrefixed(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
-func writeLengthPrefixed(h *blake3.Hasher, b []byte) {
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(b)))
-	_, _ = h.Write(n[:])
-	_, _ = h.Write(b)
-}
-
 // RecordTag computes the authentication tag of one record: BLAKE3 keyed with
 // key over the domain "splash-storage-record-v1", the format version byte,
 // the length-prefixed namespace, name and key id, the big-endian revision and
 // the length-prefixed payload bytes.
 func RecordTag(key Key, record RecordKey, formatVersion uint8, keyID KeyID, revision uint64, payload []byte) [TagBytes]byte {
-	h := blake3.New(TagBytes, key.bytes[:])
-	_, _ = h.Write([]byte(recordTagDomain))
-	_, _ = h.Write([]byte{formatVersion})
-	writeLengthPrefixed(h, []byte(record.Namespace))
-	writeLengthPrefixed(h, []byte(record.Name))
-	writeLengthPrefixed(h, []byte(keyID))
-	var rev [8]byte
-	binary.BigEndian.PutUint64(rev[:], revision)
-	_, _ = h.Write(rev[:])
-	writeLengthPrefixed(h, payload)
-	var tag [TagBytes]byte
-	h.Sum(tag[:0])
-	return tag
+	h := getTreeHasher(&key.bytes)
+	defer h.release()
+	in := append(h.input, recordTagDomain...)
+	in = append(in, formatVersion)
+	in = appendLengthPrefixed(in, []byte(record.Namespace))
+	in = appendLengthPrefixed(in, []byte(record.Name))
+	in = appendLengthPrefixed(in, []byte(keyID))
+	in = binary.BigEndian.AppendUint64(in, revision)
+	h.input = appendLengthPrefixed(in, payload)
+	return h.sum()
 }
 
 // RecordCommitment computes the unkeyed BLAKE3 commitment that a rollback
@@ -56,13 +44,14 @@ func RecordTag(key Key, record RecordKey, formatVersion uint8, keyID KeyID, revi
 // "splash-storage/anchored-sqlite-record/v1", the length-prefixed namespace
 // and name, the big-endian revision and the length-prefixed envelope bytes.
 func RecordCommitment(record RecordKey, revision uint64, envelope []byte) [32]byte {
-	buf := make([]byte, 0, len(recordCommitmentDomain)+8*4+len(record.Namespace)+len(record.Name)+len(envelope))
-	buf = append(buf, recordCommitmentDomain...)
-	buf = appendLengthPrefixed(buf, []byte(record.Namespace))
-	buf = appendLengthPrefixed(buf, []byte(record.Name))
-	buf = binary.BigEndian.AppendUint64(buf, revision)
-	buf = appendLengthPrefixed(buf, envelope)
-	return blake3.Sum256(buf)
+	h := getTreeHasher(nil)
+	defer h.release()
+	in := append(h.input, recordCommitmentDomain...)
+	in = appendLengthPrefixed(in, []byte(record.Namespace))
+	in = appendLengthPrefixed(in, []byte(record.Name))
+	in = binary.BigEndian.AppendUint64(in, revision)
+	h.input = appendLengthPrefixed(in, envelope)
+	return h.sum()
 }
 
 const hexDigits = "0123456789abcdef"

@@ -118,6 +118,9 @@ const (
 	// what it has seen (a cluster restored from an older snapshot, or replaced), so it is
 	// refused until an operator moves the witness on.
 	ErrBelowWitness
+	// ErrLogFile: the storage log file failed, or another process held its lock longer than
+	// the lock timeout; the underlying error is wrapped.
+	ErrLogFile
 )
 
 var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "storage: ", Kinds: []errkind.Entry{
@@ -160,6 +163,7 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "storage: ", Kinds: []e
 	ErrTooManyCandidates:          {Name: "TooManyCandidates", Message: "too many unanchored candidates for the record; reserve a recovery fence and discard them"},
 	ErrCorrupt:                    {Name: "Corrupt", Message: "stored value does not decode"},
 	ErrBelowWitness:               {Name: "BelowWitness", Message: "store is below the witness of what this machine has seen"},
+	ErrLogFile:                    {Name: "LogFile", Message: "storage log file failure"},
 }}
 
 // Error is a storage failure. Kind says which rule failed; the other fields

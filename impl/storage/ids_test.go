@@ -215,8 +215,8 @@ func TestErrorKindsAreDistinctAndNamed(t *testing.T) {
 			t.Fatalf("errors.As lost kind %v", k)
 		}
 	}
-	if len(seen) != 39 {
-		t.Fatalf("%d kinds; want the 27 variants of the reference storage enumerations plus 12 of the durable backends", len(seen))
+	if len(seen) != 40 {
+		t.Fatalf("%d kinds; want the 27 variants of the reference storage enumerations plus 13 of the durable backends", len(seen))
 	}
 	if ErrorKind(200).String() != "ErrorKind(200)" {
 		t.Fatal(ErrorKind(200).String())

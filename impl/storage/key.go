@@ -50,6 +50,9 @@ type Keyring struct {
 	mu     sync.RWMutex
 	active KeyID
 	keys   map[KeyID]Key
+	// generation counts the changes of the set of keys, so that a verification remembered
+	// under one generation is not trusted under another.
+	generation uint64
 }
 
 // NewKeyring returns a keyring whose only key, id, is active. It fails with
@@ -105,6 +108,7 @@ func (r *Keyring) addLocked(id KeyID, key Key) error {
 		return &Error{Kind: ErrDuplicateKeyID, KeyID: id}
 	}
 	r.keys[id] = key
+	r.generation++
 	return nil
 }
 
@@ -139,6 +143,7 @@ func (r *Keyring) Retire(id KeyID) error {
 	}
 	key.Wipe()
 	delete(r.keys, id)
+	r.generation++
 	return nil
 }
 
@@ -152,6 +157,16 @@ func (r *Keyring) activeKey() (id KeyID, key Key, ok bool) {
 	defer r.mu.RUnlock()
 	key, ok = r.keys[r.active]
 	return r.active, key, ok
+}
+
+// currentGeneration returns the generation of the set of keys.
+func (r *Keyring) currentGeneration() uint64 {
+	if r == nil {
+		return 0
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.generation
 }
 
 // verificationKey returns the key stored under id.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/splashv5/conform/impl/canonjson"
@@ -30,6 +31,11 @@ type StorageJournalStore struct {
 	key   storage.RecordKey
 	scope string
 	mode  canonjson.Mode
+
+	// mu guards buf, the serialized journal of the write in progress, reused from write to
+	// write (the store keeps nothing of it).
+	mu  sync.Mutex
+	buf []byte
 }
 
 // NewStorageJournalStore returns the journal store for scope under namespace. The scope must
@@ -83,15 +89,18 @@ func (s *StorageJournalStore) Persist(ctx context.Context, j *journal.Journal, e
 	if err := j.ValidateScope(s.scope); err != nil {
 		return 0, &Error{Kind: ErrJournalFormat, Err: err}
 	}
-	data, err := j.ToJSON()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data, err := j.AppendJSON(s.buf[:0])
 	if err != nil {
 		return 0, &Error{Kind: ErrJournalFormat, Err: err}
 	}
+	s.buf = data
 	var expected *uint64
 	if expectedRevision != 0 {
 		expected = storage.ExpectRevision(expectedRevision)
 	}
-	rec, err := s.store.CompareAndSwapFenced(ctx, s.key, expected, data, lease.Token())
+	rec, err := s.store.SwapFenced(ctx, s.key, expected, data, lease.Token())
 	if err != nil {
 		return 0, &Error{Kind: ErrStorage, Err: err}
 	}

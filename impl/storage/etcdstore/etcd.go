@@ -21,6 +21,7 @@
 package etcdstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -41,6 +42,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/splashv5/conform/impl/storage"
+	"github.com/splashv5/conform/impl/storage/internal/delta"
 )
 
 // Defaults of Config.
@@ -154,6 +156,11 @@ type Backend struct {
 	// checked is the revision at which the backend last asked whether the cluster keeps
 	// history (0: not yet).
 	checked int64
+	// last holds, per record key (keyPart), the state this process last read or wrote, for
+	// the next swap of the key to try first: its write is guarded by the modification
+	// revisions of that state, so it commits only if the state is still current, and is
+	// decided again from a fresh read otherwise.
+	last map[string]state
 }
 
 // validate checks cfg and returns it with defaults filled in and the prefix normalized.
@@ -420,6 +427,11 @@ func (b *Backend) recordKey(key storage.RecordKey) string {
 	return b.prefix + "record/" + keyPart(key)
 }
 
+// chainKey is the key below which a chained record keeps its base and deltas.
+func (b *Backend) chainKey(key storage.RecordKey) string {
+	return b.prefix + "chain/" + keyPart(key) + "/"
+}
+
 // begin checks the key, that the backend is open and the context, and bounds the operation
 // by the backend's deadline.
 func (b *Backend) begin(ctx context.Context, key storage.RecordKey) (context.Context, context.CancelFunc, error) {
@@ -497,6 +509,22 @@ func backoff(ctx context.Context, n int) bool {
 	}
 }
 
+// readTxn runs one etcd transaction with an else branch under the operation timeout and
+// checks its header.
+func (b *Backend) readTxn(ctx context.Context, cmps []clientv3.Cmp, then, els []clientv3.Op) (*clientv3.TxnResponse, error) {
+	opCtx, cancel := context.WithTimeout(ctx, b.opTO)
+	defer cancel()
+	floor := b.seen()
+	resp, err := b.cli.Txn(opCtx).If(cmps...).Then(then...).Else(els...).Commit()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.observe(floor, resp.Header.ClusterId, resp.Header.Revision); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
 // txn runs one etcd transaction under the operation timeout and checks its header.
 func (b *Backend) txn(ctx context.Context, cmps []clientv3.Cmp, ops ...clientv3.Op) (*clientv3.TxnResponse, error) {
 	opCtx, cancel := context.WithTimeout(ctx, b.opTO)
@@ -561,13 +589,68 @@ type state struct {
 	anchor, record       []byte
 	anchorMod, recordMod int64
 	a                    storage.AnchorState
+	// chain holds the values under a chained record's chain key, with their names (the
+	// keys after it); envelope is the record's envelope once decoded (nil: not yet).
+	chainNames  []string
+	chainValues [][]byte
+	envelope    []byte
+}
+
+// envelopeOf returns the envelope of the record in st (nil when there is none): the record
+// value's body, or the chain it heads rebuilt. A value that does not decode is
+// storage.ErrCorrupt.
+func (st *state) envelopeOf() ([]byte, error) {
+	if st.record == nil || st.envelope != nil {
+		return st.envelope, nil
+	}
+	if len(st.record) < 8 {
+		return nil, &storage.Error{Kind: storage.ErrCorrupt, Err: fmt.Errorf("record holds %d bytes, want at least 8", len(st.record))}
+	}
+	if len(st.record) > 8 && st.record[8] == bodyChain {
+		h, err := decodeHead(st.record)
+		if err != nil {
+			return nil, err
+		}
+		env, err := rebuildChain(h, st.chainNames, st.chainValues)
+		if err != nil {
+			return nil, err
+		}
+		st.envelope = env
+		return env, nil
+	}
+	env, err := decodeRecordBody(st.record[8:])
+	if err != nil {
+		return nil, err
+	}
+	st.envelope = env
+	return env, nil
+}
+
+// chained reports whether the record in st is a chain, and its head.
+func (st *state) chained() (chainHead, bool) {
+	if len(st.record) != headBytes || st.record[8] != bodyChain {
+		return chainHead{}, false
+	}
+	h, err := decodeHead(st.record)
+	return h, err == nil
 }
 
 // read reads key's anchor and record at one etcd revision (a linearizable read), retrying
 // an outage with back-off until ctx ends, and checks and raises the witness.
 func (b *Backend) read(ctx context.Context, key storage.RecordKey) (state, error) {
 	for attempt := 1; ; attempt++ {
-		resp, err := b.txn(ctx, nil, clientv3.OpGet(b.anchorKey(key)), clientv3.OpGet(b.recordKey(key)))
+		// The chain is read only when the record changed since this process last saw it.
+		rem, known := b.peek(key)
+		known = known && rem.recordMod != 0 && rem.envelope != nil
+		head := []clientv3.Op{clientv3.OpGet(b.anchorKey(key)), clientv3.OpGet(b.recordKey(key))}
+		all := append(head[:2:2], clientv3.OpGet(b.chainKey(key), clientv3.WithPrefix()))
+		var cmps []clientv3.Cmp
+		then, els := all, []clientv3.Op(nil)
+		if known {
+			cmps = []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(b.recordKey(key)), "=", rem.recordMod)}
+			then, els = head, all
+		}
+		resp, err := b.readTxn(ctx, cmps, then, els)
 		var se *storage.Error
 		switch {
 		case errors.As(err, &se):
@@ -578,9 +661,12 @@ func (b *Backend) read(ctx context.Context, key storage.RecordKey) (state, error
 			}
 			continue
 		}
-		st, err := decodeState(resp)
+		st, err := b.decodeState(key, resp)
 		if err != nil {
 			return state{}, err
+		}
+		if known && resp.Succeeded {
+			st.envelope = rem.envelope
 		}
 		if err := b.witness.checkRecord(b.prefix, keyPart(key), st.a); err != nil {
 			return state{}, err
@@ -589,11 +675,19 @@ func (b *Backend) read(ctx context.Context, key storage.RecordKey) (state, error
 	}
 }
 
-// decodeState decodes the answer of a read.
-func decodeState(resp *clientv3.TxnResponse) (state, error) {
+// decodeState decodes the answer of a read: the anchor, the record, and the chain when it
+// was asked for.
+func (b *Backend) decodeState(key storage.RecordKey, resp *clientv3.TxnResponse) (state, error) {
 	var st state
-	if len(resp.Responses) != 2 {
-		return state{}, &storage.Error{Kind: storage.ErrEtcd, Err: fmt.Errorf("read answered %d results, want 2", len(resp.Responses))}
+	if n := len(resp.Responses); n != 2 && n != 3 {
+		return state{}, &storage.Error{Kind: storage.ErrEtcd, Err: fmt.Errorf("read answered %d results, want 2 or 3", len(resp.Responses))}
+	}
+	if len(resp.Responses) == 3 {
+		prefix := b.chainKey(key)
+		for _, kv := range resp.Responses[2].GetResponseRange().Kvs {
+			st.chainNames = append(st.chainNames, strings.TrimPrefix(string(kv.Key), prefix))
+			st.chainValues = append(st.chainValues, kv.Value)
+		}
 	}
 	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
 		st.anchor, st.anchorMod = kvs[0].Value, kvs[0].ModRevision
@@ -656,11 +750,16 @@ func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snap
 	if err != nil {
 		return storage.Snapshot{}, err
 	}
-	rev, err := recordRevision(st)
+	return snapshotOf(key, &st)
+}
+
+// snapshotOf returns what Load returns for the state st of key.
+func snapshotOf(key storage.RecordKey, st *state) (storage.Snapshot, error) {
+	rev, err := recordRevision(*st)
 	if err != nil || rev == nil {
 		return storage.Snapshot{RevisionFloor: st.a.Floor}, err
 	}
-	envelope, err := decodeRecordBody(st.record[8:])
+	envelope, err := st.envelopeOf()
 	if err != nil {
 		return storage.Snapshot{}, err
 	}
@@ -669,6 +768,89 @@ func (b *Backend) Load(ctx context.Context, key storage.RecordKey) (storage.Snap
 		return storage.Snapshot{}, err
 	}
 	return storage.Snapshot{Record: rec, RevisionFloor: st.a.Floor}, nil
+}
+
+// EstablishFenceAndLoad implements storage.FenceEstablisher: one read of the anchor and the
+// record, a guarded write of the anchor only when the fence rises, and the snapshot of that
+// read (the write's guard covers the record too, so the record read is still current).
+func (b *Backend) EstablishFenceAndLoad(ctx context.Context, key storage.RecordKey, token uint64) (storage.Snapshot, error) {
+	ctx, cancel, err := b.begin(ctx, key)
+	if err != nil {
+		return storage.Snapshot{}, err
+	}
+	defer cancel()
+	if token == 0 {
+		return storage.Snapshot{}, &storage.Error{Kind: storage.ErrInvalidFencingToken}
+	}
+	for attempt := 1; ; attempt++ {
+		st, err := b.read(ctx, key)
+		if err != nil {
+			return storage.Snapshot{}, err
+		}
+		fence, err := storage.CheckEstablish(st.a.Fence, token)
+		if err != nil {
+			return storage.Snapshot{}, err
+		}
+		if fence != st.a.Fence {
+			a := st.a
+			a.Fence = fence
+			anchor := storage.AppendAnchor(nil, a)
+			resp, err := b.write(ctx, b.unchanged(key, st), clientv3.OpPut(b.anchorKey(key), string(anchor)))
+			if err != nil {
+				return storage.Snapshot{}, err
+			}
+			if !resp.Succeeded {
+				if err := b.retry(ctx, attempt); err != nil {
+					return storage.Snapshot{}, err
+				}
+				continue
+			}
+			if err := b.witness.raise(b.prefix, resp.Header.ClusterId, resp.Header.Revision, keyPart(key), a); err != nil {
+				return storage.Snapshot{}, err
+			}
+			st.a, st.anchor, st.anchorMod = a, anchor, resp.Header.Revision
+		}
+		snap, err := snapshotOf(key, &st)
+		if err == nil {
+			b.remember(key, st)
+		}
+		return snap, err
+	}
+}
+
+// remember keeps st as the state of key this process saw last.
+func (b *Backend) remember(key storage.RecordKey, st state) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.last == nil {
+		b.last = make(map[string]state)
+	}
+	b.last[keyPart(key)] = st
+}
+
+// RememberedSnapshot implements storage.StateRememberer: the snapshot of the state of key
+// this process last read or wrote, when its fence was token.
+func (b *Backend) RememberedSnapshot(key storage.RecordKey, token uint64) (storage.Snapshot, bool) {
+	if b.closed.Load() {
+		return storage.Snapshot{}, false
+	}
+	st, ok := b.peek(key)
+	if !ok || st.a.Fence != token || (st.record != nil && st.envelope == nil) {
+		return storage.Snapshot{}, false
+	}
+	snap, err := snapshotOf(key, &st)
+	if err != nil {
+		return storage.Snapshot{}, false
+	}
+	return snap, true
+}
+
+// peek returns the state of key this process saw last.
+func (b *Backend) peek(key storage.RecordKey) (state, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, ok := b.last[keyPart(key)]
+	return st, ok
 }
 
 // CompareAndSwap implements storage.Backend.CompareAndSwap as one guarded transaction.
@@ -693,40 +875,83 @@ func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uin
 		return storage.CASOutcome{}, &storage.Error{Kind: storage.ErrInvalidFencingToken}
 	}
 	for attempt := 1; ; attempt++ {
-		st, err := b.read(ctx, key)
-		if err != nil {
-			return storage.CASOutcome{}, err
-		}
-		actual, err := recordRevision(st)
-		if err != nil {
-			return storage.CASOutcome{}, err
-		}
-		if actual != nil {
-			// Fail closed: never write over a record whose value does not decode.
-			if _, err := decodeRecordBody(st.record[8:]); err != nil {
+		// The first attempt may start from the state this process saw last; only a write
+		// guarded by it is decided on it: any other outcome is decided on a fresh read.
+		st, remembered := b.peek(key)
+		remembered = remembered && attempt == 1
+		if !remembered {
+			if st, err = b.read(ctx, key); err != nil {
 				return storage.CASOutcome{}, err
 			}
 		}
-		conflict, revision, err := storage.PlanSwap(st.a.Fence, fenced, token, actual, st.a.Floor, expected, replacement)
+		conflict, revision, err := planSwap(&st, fenced, token, expected, replacement)
+		if remembered && (err != nil || revision == 0) {
+			continue
+		}
 		if err != nil || revision == 0 {
 			return conflict, err
 		}
 		commitment := storage.RecordCommitment(key, revision, replacement.Bytes)
 		next := storage.AnchorState{Floor: revision, Fence: st.a.Fence, Commitment: &commitment}
-		resp, err := b.write(ctx, b.unchanged(key, st),
-			clientv3.OpPut(b.recordKey(key), string(encodeRecord(revision, replacement.Bytes))),
-			clientv3.OpPut(b.anchorKey(key), string(storage.AppendAnchor(nil, next))))
+		anchor := storage.AppendAnchor(nil, next)
+		record, ops := b.recordWrite(key, &st, revision, replacement.Bytes)
+		resp, err := b.write(ctx, b.unchanged(key, st), append(ops, clientv3.OpPut(b.anchorKey(key), string(anchor)))...)
 		if err != nil {
 			return storage.CASOutcome{}, err
 		}
 		if resp.Succeeded {
-			return storage.CASOutcome{Stored: true, RevisionFloor: revision}, b.witness.raise(b.prefix, resp.Header.ClusterId, resp.Header.Revision, keyPart(key), next)
+			rev := resp.Header.Revision
+			b.remember(key, state{anchor: anchor, record: record, anchorMod: rev, recordMod: rev, a: next, envelope: bytes.Clone(replacement.Bytes)})
+			return storage.CASOutcome{Stored: true, RevisionFloor: revision}, b.witness.raise(b.prefix, resp.Header.ClusterId, rev, keyPart(key), next)
+		}
+		if remembered && attempt == 1 {
+			continue // the remembered state was not current: read it
 		}
 		// Another writer changed a key between the read and the guard: decide again.
 		if err := b.retry(ctx, attempt); err != nil {
 			return storage.CASOutcome{}, err
 		}
 	}
+}
+
+// recordWrite returns the record value and the operations that write envelope as revision of
+// key over the state st: one more delta of its chain, or a new base.
+func (b *Backend) recordWrite(key storage.RecordKey, st *state, revision uint64, envelope []byte) ([]byte, []clientv3.Op) {
+	chain := b.chainKey(key)
+	if h, ok := st.chained(); ok && h.n < maxChain {
+		if prev, err := st.envelopeOf(); err == nil && prev != nil {
+			d, small := delta.Append(binary.BigEndian.AppendUint32(nil, uint32(len(envelope))), prev, envelope)
+			if small && h.baseBytes+h.deltaSz+len(d) <= storage.MaxRecordBytes {
+				head := encodeHead(chainHead{revision: revision, n: h.n + 1, size: len(envelope), baseBytes: h.baseBytes, deltaSz: h.deltaSz + len(d)})
+				return head, []clientv3.Op{
+					clientv3.OpPut(b.recordKey(key), string(head)),
+					clientv3.OpPut(chain+deltaName(h.n+1), string(d)),
+				}
+			}
+		}
+	}
+	base := encodeBody(envelope)
+	head := encodeHead(chainHead{revision: revision, size: len(envelope), baseBytes: len(base)})
+	return head, []clientv3.Op{
+		clientv3.OpPut(b.recordKey(key), string(head)),
+		clientv3.OpPut(chain+"b", string(base)),
+		clientv3.OpDelete(chain+"d", clientv3.WithRange(chain+"e")),
+	}
+}
+
+// planSwap applies storage.PlanSwap to the state st, refusing to write over a record whose
+// value does not decode.
+func planSwap(st *state, fenced bool, token uint64, expected *uint64, replacement storage.StoredRecord) (storage.CASOutcome, uint64, error) {
+	actual, err := recordRevision(*st)
+	if err != nil {
+		return storage.CASOutcome{}, 0, err
+	}
+	if actual != nil {
+		if _, err := st.envelopeOf(); err != nil {
+			return storage.CASOutcome{}, 0, err
+		}
+	}
+	return storage.PlanSwap(st.a.Fence, fenced, token, actual, st.a.Floor, expected, replacement)
 }
 
 // retry backs off before another attempt after a lost guard, or fails when the backend was

@@ -155,7 +155,7 @@ func etcdHarness() storagetest.Harness {
 				c := [32]byte{0xee}
 				if snap, err := b.(*Backend).read(context.Background(), key); err == nil {
 					if rev, _ := recordRevision(snap); rev != nil && *rev == floor {
-						if envelope, err := decodeRecordBody(snap.record[8:]); err == nil {
+						if envelope, err := snap.envelopeOf(); err == nil {
 							c = storage.RecordCommitment(key, floor, envelope)
 						}
 					}
