@@ -16,7 +16,9 @@
 //
 // A requirement that binds only this implementation, so that no port is judged on it, carries the
 // marker "[implementation only: reason]" in its first paragraph; Requirement.ImplementationOnly
-// holds the reason, and Text leaves the marker out.
+// holds the reason, and Text leaves the marker out. A requirement a port can break observably
+// that only a running peer can judge, and that no conformance check judges yet, carries the
+// marker "[check needed: what a check would do]" instead; Requirement.CheckNeeded holds it.
 package spec
 
 import (
@@ -60,6 +62,8 @@ var (
 	headingRE = regexp.MustCompile(`^#{1,6} `)
 	// implOnlyRE is the marker of a requirement that binds only this implementation.
 	implOnlyRE = regexp.MustCompile(`\s*\[implementation only: ([^\]]*)\]`)
+	// checkNeededRE is the marker of a requirement that awaits a conformance check.
+	checkNeededRE = regexp.MustCompile(`\s*\[check needed: ([^\]]*)\]`)
 )
 
 // Level is the conformance level of a requirement as written in its item.
@@ -86,6 +90,10 @@ type Requirement struct {
 	// ImplementationOnly, when set, is the reason the requirement binds only this
 	// implementation (the marker "[implementation only: reason]"): no port is judged on it.
 	ImplementationOnly string
+	// CheckNeeded, when set, says what conformance check would judge a port on the requirement
+	// (the marker "[check needed: what]"): a port can break it observably, only a running worker
+	// or host can show it, and no check of the suites does so yet.
+	CheckNeeded string
 }
 
 // Retirement is one retired requirement ID.
@@ -178,6 +186,16 @@ func parseChapter(name string, data []byte) ([]Requirement, []Retirement, []erro
 					problems = append(problems, fmt.Errorf("%s:%d: %s: want one marker [implementation only: reason] with a reason", name, current.Line, current.ID))
 				}
 				current.Text = implOnlyRE.ReplaceAllString(current.Text, "")
+			}
+			if m := checkNeededRE.FindAllStringSubmatch(current.Text, -1); len(m) > 0 {
+				current.CheckNeeded = strings.TrimSpace(m[0][1])
+				if len(m) > 1 || current.CheckNeeded == "" {
+					problems = append(problems, fmt.Errorf("%s:%d: %s: want one marker [check needed: what] that says what to check", name, current.Line, current.ID))
+				}
+				if current.ImplementationOnly != "" {
+					problems = append(problems, fmt.Errorf("%s:%d: %s: a requirement that binds only this implementation needs no check; keep one of its two markers", name, current.Line, current.ID))
+				}
+				current.Text = checkNeededRE.ReplaceAllString(current.Text, "")
 			}
 			current.Text = strings.TrimSpace(current.Text)
 			reqs = append(reqs, *current)

@@ -248,6 +248,29 @@ func TestParserReadsTheImplementationOnlyMarker(t *testing.T) {
 	}
 }
 
+// TestParserReadsTheCheckNeededMarker checks the marker of a requirement that awaits a
+// conformance check: what to check is kept, the text loses it, and an empty marker, a second
+// marker or both markers on one requirement are errors.
+func TestParserReadsTheCheckNeededMarker(t *testing.T) {
+	body := "- **RUN-001** (MUST) The runtime MUST do x [check needed: send x and\n  watch for y] before y.\n"
+	reqs, _, errs := parseChapter("21-x.md", []byte(body))
+	if len(errs) != 0 || len(reqs) != 1 {
+		t.Fatalf("%d requirements, errors %v", len(reqs), errs)
+	}
+	if got := reqs[0]; got.CheckNeeded != "send x and watch for y" || got.Text != "The runtime MUST do x before y." || got.ImplementationOnly != "" {
+		t.Errorf("got check %q, text %q, reason %q", got.CheckNeeded, got.Text, got.ImplementationOnly)
+	}
+	for _, bad := range []string{
+		"- **RUN-001** (MUST) x [check needed: ] y.\n",
+		"- **RUN-001** (MUST) x [check needed: a] y [check needed: b].\n",
+		"- **RUN-001** (MUST) x [check needed: a] y [implementation only: b].\n",
+	} {
+		if _, _, errs := parseChapter("21-x.md", []byte(bad)); len(errs) == 0 {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
 // TestCitedScansOnlyCitingFiles builds a small tree and checks which files count as citations.
 func TestCitedScansOnlyCitingFiles(t *testing.T) {
 	root := t.TempDir()
