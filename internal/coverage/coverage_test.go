@@ -66,12 +66,12 @@ func TestCoverageClassifiesEachMust(t *testing.T) {
 		{Requirement: spec.Requirement{ID: "ENC-002", Level: spec.MustNot, Chapter: "01-encoding.md", Text: "mine", ImplementationOnly: "the Go cache"}, Evidence: Evidence{Tests: []string{"x_test.go:1"}}},
 		{Requirement: spec.Requirement{ID: "ENC-003", Level: spec.Must, Chapter: "01-encoding.md", Text: "nobody judges this"}},
 		{Requirement: spec.Requirement{ID: "ENC-004", Level: spec.Should, Chapter: "01-encoding.md", Text: "a SHOULD"}},
-		{Requirement: spec.Requirement{ID: "ENC-005", Level: spec.Must, Chapter: "01-encoding.md", Text: "a worker does it", CheckNeeded: "send x, expect y"}, Evidence: Evidence{Tests: []string{"y_test.go:2"}}},
+		{Requirement: spec.Requirement{ID: "ENC-005", Level: spec.Must, Chapter: "01-encoding.md", Text: "a worker does it", Needed: "send x, expect y", NeededKind: "check"}, Evidence: Evidence{Tests: []string{"y_test.go:2"}}},
 	}}
 	md := string(made.Markdown())
 	for _, want := range []string{
-		"| judged black-box (check, scenario or vector) | 1 |\n| binding only this implementation | 1 |\n| awaiting a conformance check (named below) | 1 |\n| gaps | 1 |\n| total | 4 |",
-		"- **ENC-005** ([01-encoding.md](../spec/01-encoding.md#:~:text=ENC-005); cited by Go tests: 1): send x, expect y",
+		"| judged black-box (check, scenario or vector) | 1 |\n| binding only this implementation | 1 |\n| awaiting a check or vectors (named below) | 1 |\n| gaps | 1 |\n| total | 4 |",
+		"- **ENC-005** ([01-encoding.md](../spec/01-encoding.md#:~:text=ENC-005); cited by Go tests: 1): check needed: send x, expect y",
 		"| ENC-005 | **check needed**: send x, expect y | 1 |",
 		"- **ENC-003** ([01-encoding.md](../spec/01-encoding.md#:~:text=ENC-003); cited by Go tests: 0): nobody judges this",
 		"- **ENC-002** ([01-encoding.md](../spec/01-encoding.md#:~:text=ENC-002)): the Go cache",
@@ -85,18 +85,18 @@ func TestCoverageClassifiesEachMust(t *testing.T) {
 	if strings.Contains(md, "ENC-004 |") {
 		t.Error("a SHOULD is listed")
 	}
-	if made.Entries[4].Gap() || made.Entries[4].StaleCheckNeeded() {
+	if made.Entries[4].Gap() || made.Entries[4].StaleNeeded() {
 		t.Error("a requirement that names its check is counted as a gap or as stale")
 	}
-	stale := Entry{Requirement: spec.Requirement{ID: "ENC-006", Level: spec.Must, CheckNeeded: "x"}, Evidence: Evidence{HostChecks: []string{"HOST-01"}}}
-	if !stale.StaleCheckNeeded() {
+	stale := Entry{Requirement: spec.Requirement{ID: "ENC-006", Level: spec.Must, Needed: "x", NeededKind: "vector"}, Evidence: Evidence{HostChecks: []string{"HOST-01"}}}
+	if !stale.StaleNeeded() {
 		t.Error("a judged requirement that still asks for a check is not stale")
 	}
 }
 
-// TestNoCheckNeededMarkerIsStale fails when a requirement still says a conformance check is
-// needed although a check, scenario or vector now judges it.
-func TestNoCheckNeededMarkerIsStale(t *testing.T) {
+// TestNoNeededMarkerIsStale fails when a requirement still says a conformance check or vectors
+// are needed although a check, scenario or vector now judges it.
+func TestNoNeededMarkerIsStale(t *testing.T) {
 	root, err := spec.FindModuleRoot(".")
 	if err != nil {
 		t.Fatal(err)
@@ -106,8 +106,8 @@ func TestNoCheckNeededMarkerIsStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range cov.Entries {
-		if e.StaleCheckNeeded() {
-			t.Errorf("%s (%s:%d) is judged by %s but still carries [check needed: %s]; remove the marker", e.ID, e.Chapter, e.Line, judgedBy(e), e.CheckNeeded)
+		if e.StaleNeeded() {
+			t.Errorf("%s (%s:%d) is judged by %s but still carries [%s needed: %s]; remove the marker", e.ID, e.Chapter, e.Line, judgedBy(e), e.NeededKind, e.Needed)
 		}
 	}
 }
