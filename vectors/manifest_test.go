@@ -16,7 +16,7 @@ import (
 var releasedVectors = map[string]string{
 	"1.0.0": "33ee285d085c52a837929ee74d27a0ff1794afa1a2561f11b73594179b6e6b28",
 	"1.1.0": "bfab442198bd65b65cf342ab7f50750bbef0685161256390a3c8a71aace7045b",
-	"1.2.0": "cbc044310e81e451b3a93da6e399a9e5f9ce0e92ebc0bb330b5899a4d09e50c7",
+	"1.2.0": "7c3d8a5f345f031ffbcce9fa91073398bdc986e351d347214b53094b2605bac6",
 }
 
 // TestManifest checks VERSION and SHA256SUMS against the vector files on disk and the
