@@ -23,7 +23,12 @@ func buildStorage(c *checker) (string, any, *fileBuilder) {
 		buildStorageOpen(b, row, &t)
 		openG.Tests = append(openG.Tests, t)
 	}
-	doc := vectorfmt.Storage{TestGroups: []vectorfmt.StorageGroup{sealG, openG}}
+	seqG := vectorfmt.StorageGroup{Type: vectorfmt.StoreSequenceType, Tests: []vectorfmt.StorageTest{}}
+	for _, row := range storeSequenceCases() {
+		seqG.Tests = append(seqG.Tests, vectorfmt.StorageTest{Case: b.newCase(row.meta, ""), KeyHex: hex.EncodeToString(key07[:]), KeyID: stoKID,
+			Namespace: stoNS, Name: stoName, Steps: row.steps})
+	}
+	doc := vectorfmt.Storage{TestGroups: []vectorfmt.StorageGroup{sealG, openG, seqG}}
 	doc.Header = b.header()
 	return b.name, doc, b
 }

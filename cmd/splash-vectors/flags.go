@@ -3,6 +3,8 @@ package main
 // flagNotes explains every flag a test may carry. A file's "notes" object holds the entries
 // of the flags its tests use.
 var flagNotes = map[string]string{
+	// Store sequences (storage.json).
+	"StoreSequence": "A sequence of operations on one authenticated store over a fresh, empty backend.",
 	// Script evaluator (scripts.json).
 	"ScriptSource":   "Source admission and the lexical rules: what is rejected before anything runs, and where.",
 	"ScriptGrammar":  "The statements, expressions and precedence of the script subset.",

@@ -348,6 +348,8 @@ func replayStorage(fsys fs.FS, fr *fileRun) error {
 			check = checkStorageSeal
 		case vectorfmt.StorageOpenType:
 			check = checkStorageOpen
+		case vectorfmt.StoreSequenceType:
+			check = checkStoreSequence
 		default:
 			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
