@@ -14,7 +14,7 @@ func buildScripts(c *checker) (string, any, *fileBuilder) {
 			errKind = vectorfmt.ScriptSyntaxRejected
 		}
 		t := vectorfmt.ScriptTest{Case: b.newCase(row.meta, errKind), Source: row.source, Tools: row.tools,
-			RejectedAt: row.rejectAt, RejectedNaming: row.naming, Diagnostics: row.diags, Calls: row.calls}
+			RejectedAt: row.rejectAt, RejectedNaming: row.naming, Diagnostics: row.diags, Calls: row.calls, Runs: row.runs}
 		if t.Tools == nil {
 			t.Tools = []vectorfmt.ScriptTool{}
 		}

@@ -20,6 +20,7 @@ type scriptRow struct {
 	value    string
 	diags    []string
 	calls    []vectorfmt.ScriptCall
+	runs     []vectorfmt.ScriptRun
 }
 
 // scriptRejected is a source rejected at line:column before it runs; column 0 leaves the
@@ -90,6 +91,12 @@ func withTools(r scriptRow) scriptRow {
 }
 
 const notFound = "variable `zz` not found in scope"
+
+// heapSource makes a string of 131,072 bytes (262,142 bytes of strings in all), then 40 strings
+// of 131,073 bytes (5,242,920 bytes), awaits, and then makes 40 more: the second half passes the
+// 8 MiB heap bound only when the count runs on across the runs of one evaluation.
+const heapSource = "use mod.tool\nfn d(s, n) { if n == 0 { return s; }\nreturn d(s + s, n - 1); }\nlet b = d(\"x\", 17)\n" +
+	"fn g(n) { if n > 0 { let t = b + \"y\"; g(n - 1); }; }\ng(40)\nlet p = tool.start(\"slow\", \"in\")\np.await()\ng(40)\n\"done\""
 
 func scriptCases() []scriptRow {
 	src, gram, val, rec, tool, js, lim := "ScriptSource", "ScriptGrammar", "ScriptValue", "ScriptRecovery", "ScriptTool", "ScriptJSON", "ScriptLimit"
@@ -242,6 +249,38 @@ func scriptCases() []scriptRow {
 			diags: []string{methodDiag("value cannot cross Splash's bounded JSON boundary", "json")}}),
 		withTools(failed(scriptRow{meta: meta{"a missing input counts as nil and is denied without a host call", flags(tool), reqs("SCR-064")}, source: "use mod.tool\ntool.call(\"echo\")",
 			diags: []string{methodDiag("tool call denied: tool API expects a string value", "mod.tool")}})),
+
+		// 20.7: suspension and further runs.
+		withTools(scriptRow{meta: meta{"Resume is refused for another promise and when idle, and continues the await with the outcome", flags(tool), reqs("SCR-067", "SCR-068")},
+			source: "use mod.tool\nlet p = tool.start(\"slow\", \"in\")\nlet r = p.await()\nr + \"!\"", status: vectorfmt.ScriptSuspended, kind: "nil", value: "null",
+			calls: []vectorfmt.ScriptCall{startText("slow", "in"), await(1)},
+			runs: []vectorfmt.ScriptRun{
+				{Op: vectorfmt.ScriptOpResume, Promise: 2, Output: "late", Refused: true},
+				{Op: vectorfmt.ScriptOpResume, Promise: 1, Output: "late", Status: vectorfmt.ScriptCompleted, ValueKind: "string", Value: `"late!"`},
+				{Op: vectorfmt.ScriptOpResume, Promise: 1, Output: "again", Refused: true},
+			}}),
+		withTools(scriptRow{meta: meta{"a failure passed to Resume is raised at the await as a catchable error", flags(tool, rec), reqs("SCR-068")},
+			source: "use mod.tool\nlet p = tool.start(\"slow\", \"in\")\ntry p.await() catch \"recovered\"", status: vectorfmt.ScriptSuspended, kind: "nil", value: "null",
+			calls: []vectorfmt.ScriptCall{startText("slow", "in"), await(1)},
+			runs: []vectorfmt.ScriptRun{
+				{Op: vectorfmt.ScriptOpResume, Promise: 1, Failure: "tool call failed: gone", Status: vectorfmt.ScriptCompleted, ValueKind: "string", Value: `"recovered"`},
+			}}),
+		withTools(scriptRow{meta: meta{"Eval while suspended is refused and runs nothing; after a discard the machine is idle", flags(tool), reqs("SCR-069")},
+			source: "use mod.tool\ntool.start(\"slow\", \"in\").await()", status: vectorfmt.ScriptSuspended, kind: "nil", value: "null",
+			calls: []vectorfmt.ScriptCall{startText("slow", "in"), await(1)},
+			runs: []vectorfmt.ScriptRun{
+				{Op: vectorfmt.ScriptOpEval, Source: "use mod.tool\ntool.call(\"echo\", \"x\")", Refused: true, RefusedMessage: "a suspended Splash evaluation must be resumed first"},
+				{Op: vectorfmt.ScriptOpDiscard},
+				{Op: vectorfmt.ScriptOpResume, Promise: 1, Output: "late", Refused: true},
+				{Op: vectorfmt.ScriptOpEval, Source: "1 + 1", Status: vectorfmt.ScriptCompleted, ValueKind: "number", Value: "2"},
+			}}),
+		withTools(scriptRow{meta: meta{"the heap count runs on over the runs of one evaluation and starts afresh with the next Eval", flags(tool, lim), reqs("SCR-093", "SCR-095")},
+			source: heapSource, status: vectorfmt.ScriptSuspended, kind: "nil", value: "null",
+			calls: []vectorfmt.ScriptCall{startText("slow", "in"), await(1), startText("slow", "in"), await(2)},
+			runs: []vectorfmt.ScriptRun{
+				{Op: vectorfmt.ScriptOpResume, Promise: 1, Output: "late", Status: vectorfmt.ScriptFailed, ValueKind: "error", Diagnostics: []string{stopDiag("script heap allocation limit exceeded")}},
+				{Op: vectorfmt.ScriptOpEval, Source: heapSource, Status: vectorfmt.ScriptSuspended, ValueKind: "nil", Value: "null"},
+			}}),
 
 		// 20.8: bounds.
 		failed(scriptRow{meta: meta{"2^20 calls exceed the instruction bound", flags(lim), reqs("SCR-090", "SCR-095")}, source: "fn f(n) { if n > 0 { f(n - 1); f(n - 1); }; }\nf(20)",

@@ -102,23 +102,59 @@ func checkScript(t *vectorfmt.ScriptTest) []string {
 	if err != nil {
 		return []string{"expected the source to run; got " + err.Error()}
 	}
-	problems = append(problems, compare("status", t.Status, ev.Status().String())...)
+	problems = append(problems, compareRun("", t.Status, t.ValueKind, t.Value, t.Diagnostics, ev)...)
+	for i, run := range t.Runs {
+		where := fmt.Sprintf("run %d (%s): ", i+2, run.Op)
+		var ev script.Evaluation
+		var err error
+		switch run.Op {
+		case vectorfmt.ScriptOpDiscard:
+			m.Discard()
+			continue
+		case vectorfmt.ScriptOpEval:
+			ev, err = m.Eval(run.Source)
+		case vectorfmt.ScriptOpResume:
+			outcome := script.Outcome{Output: run.Output}
+			if run.Failure != "" {
+				outcome = script.Outcome{Err: errors.New(run.Failure)}
+			}
+			ev, err = m.Resume(script.PromiseID(run.Promise), outcome)
+		default:
+			return append(problems, where+"unknown operation")
+		}
+		switch {
+		case run.Refused && err == nil:
+			problems = append(problems, where+"expected the run refused; it ran")
+		case run.Refused && run.RefusedMessage != "" && err.Error() != run.RefusedMessage:
+			problems = append(problems, fmt.Sprintf("%sexpected the refusal %q, got %q", where, run.RefusedMessage, err.Error()))
+		case !run.Refused && err != nil:
+			problems = append(problems, where+"expected the run to run; got "+err.Error())
+		case !run.Refused:
+			problems = append(problems, compareRun(where, run.Status, run.ValueKind, run.Value, run.Diagnostics, ev)...)
+		}
+	}
+	problems = append(problems, compare("host calls", renderCalls(t.Calls), renderCalls(h.calls))...)
+	return problems
+}
+
+// compareRun compares the outcome of one run with its expectation.
+func compareRun(where, status, valueKind, value string, wantDiags []string, ev script.Evaluation) []string {
+	var problems []string
+	problems = append(problems, compare(where+"status", status, ev.Status().String())...)
 	kind, text := scriptValue(ev.Value)
-	problems = append(problems, compare("value kind", t.ValueKind, kind)...)
-	problems = append(problems, compare("value", t.Value, text)...)
+	problems = append(problems, compare(where+"value kind", valueKind, kind)...)
+	problems = append(problems, compare(where+"value", value, text)...)
 	var diags []string
 	for i, d := range ev.Diagnostics {
 		// An expected diagnostic whose position is "?" leaves the position open (the rules do
 		// not fix where a stop is reported).
-		if i < len(t.Diagnostics) && strings.HasPrefix(t.Diagnostics[i], d.File+":?: ") {
+		if i < len(wantDiags) && strings.HasPrefix(wantDiags[i], d.File+":?: ") {
 			diags = append(diags, d.File+":?: "+d.Message+" ("+d.Origin+")")
 			continue
 		}
 		diags = append(diags, d.String())
 	}
-	problems = append(problems, compare("diagnostics", strings.Join(t.Diagnostics, "\n"), strings.Join(diags, "\n"))...)
-	problems = append(problems, compare("host calls", renderCalls(t.Calls), renderCalls(h.calls))...)
-	return problems
+	return append(problems, compare(where+"diagnostics", strings.Join(wantDiags, "\n"), strings.Join(diags, "\n"))...)
 }
 
 func renderCalls(calls []vectorfmt.ScriptCall) string {

@@ -87,4 +87,32 @@ type ScriptTest struct {
 	Value          string       `json:"value,omitempty"`
 	Diagnostics    []string     `json:"diagnostics"`
 	Calls          []ScriptCall `json:"calls"`
+	// Runs are further runs on the same evaluator after the first, in order; Calls then lists
+	// the host calls of every run.
+	Runs []ScriptRun `json:"runs,omitempty"`
+}
+
+// Operations of a further run (ScriptRun.Op).
+const (
+	ScriptOpResume  = "resume"  // Resume(Promise, the outcome Output, or Failure as the error's text)
+	ScriptOpEval    = "eval"    // Eval(Source)
+	ScriptOpDiscard = "discard" // discard a suspended evaluation
+)
+
+// ScriptRun is one further run of a test's evaluator and its outcome. A refused run (Refused)
+// changes nothing and runs nothing; RefusedMessage, when set, is the refusal's exact text.
+// Otherwise Status, ValueKind, Value and Diagnostics are as in ScriptTest, for this run alone.
+// A discard has no outcome.
+type ScriptRun struct {
+	Op             string   `json:"op"`
+	Promise        uint64   `json:"promise,omitempty"`
+	Output         string   `json:"output,omitempty"`
+	Failure        string   `json:"failure,omitempty"`
+	Source         string   `json:"source,omitempty"`
+	Refused        bool     `json:"refused,omitempty"`
+	RefusedMessage string   `json:"refused_message,omitempty"`
+	Status         string   `json:"status,omitempty"`
+	ValueKind      string   `json:"value_kind,omitempty"`
+	Value          string   `json:"value,omitempty"`
+	Diagnostics    []string `json:"diagnostics,omitempty"`
 }
