@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/hex"
+
+	"lukechampine.com/blake3"
 
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
@@ -165,5 +168,36 @@ func storeSequenceCases() []storeSeq {
 			stLoad(stErr("UnknownKeyId")),
 			at(stoNS, "other", stLoad(stRecord(1, "b", v2))),
 		}},
+	}
+}
+
+// indRecordCommitment computes the record commitment of STO-063 from its definition:
+// BLAKE3 over the domain, lp(namespace), lp(name), u64be(revision) and lp(envelope).
+func indRecordCommitment(namespace, name string, revision uint64, envelope []byte) string {
+	lp := func(dst, b []byte) []byte { return append(binary.BigEndian.AppendUint64(dst, uint64(len(b))), b...) }
+	msg := []byte("splash-storage/anchored-sqlite-record/v1")
+	msg = lp(msg, []byte(namespace))
+	msg = lp(msg, []byte(name))
+	msg = binary.BigEndian.AppendUint64(msg, revision)
+	msg = lp(msg, envelope)
+	sum := blake3.Sum256(msg)
+	return hex.EncodeToString(sum[:])
+}
+
+// commitmentCase is one record commitment.
+type commitmentCase struct {
+	meta
+	namespace, name string
+	revision        uint64
+	envelope        string
+}
+
+func storageCommitmentCases() []commitmentCase {
+	env := stoEnvelope(key07, stoKID, 1, []byte("hello"))
+	return []commitmentCase{
+		{meta{"the commitment of a sealed envelope at revision 1", flags("StorageCommitment"), reqs("STO-063")}, stoNS, stoName, 1, env},
+		{meta{"the same envelope under another name commits differently", flags("StorageCommitment"), reqs("STO-063")}, stoNS, "other", 1, env},
+		{meta{"the same envelope at another revision commits differently", flags("StorageCommitment"), reqs("STO-063")}, stoNS, stoName, 2, env},
+		{meta{"empty envelope bytes at the largest revision", flags("StorageCommitment", "Boundary"), reqs("STO-063")}, "a", "b", 18446744073709551615, ""},
 	}
 }

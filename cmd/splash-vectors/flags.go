@@ -4,7 +4,8 @@ package main
 // of the flags its tests use.
 var flagNotes = map[string]string{
 	// Store sequences (storage.json).
-	"StoreSequence": "A sequence of operations on one authenticated store over a fresh, empty backend.",
+	"StoreSequence":     "A sequence of operations on one authenticated store over a fresh, empty backend.",
+	"StorageCommitment": "The record commitment a rollback anchor keeps for one stored envelope.",
 	// Script evaluator (scripts.json).
 	"ScriptSource":   "Source admission and the lexical rules: what is rejected before anything runs, and where.",
 	"ScriptGrammar":  "The statements, expressions and precedence of the script subset.",

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -173,4 +174,13 @@ func compareStoreOutcome(where string, want vectorfmt.StoreExpect, got storeOutc
 		}
 	}
 	return problems
+}
+
+// checkStorageCommitment recomputes a record commitment.
+func checkStorageCommitment(t *vectorfmt.StorageTest) []string {
+	if t.Envelope == nil || t.Revision == nil {
+		return []string{"the test has no envelope or revision"}
+	}
+	sum := storage.RecordCommitment(storage.RecordKey{Namespace: t.Namespace, Name: t.Name}, *t.Revision, []byte(string(*t.Envelope)))
+	return compare("commitment", t.Commitment, hex.EncodeToString(sum[:]))
 }

@@ -10,6 +10,8 @@ const (
 	// StoreSequenceType groups sequences of operations on one authenticated store over a
 	// fresh, empty backend (StorageTest.Steps).
 	StoreSequenceType = "StoreSequenceTest"
+	// StorageCommitmentType groups record commitments (StorageTest.Commitment).
+	StorageCommitmentType = "StorageCommitmentTest"
 )
 
 // Operations of an authorizer step (AuthorizerStep.Op). The authorize operations take a
@@ -211,6 +213,9 @@ type StorageTest struct {
 	// Steps are the operations of a sequence test, applied in order to one authenticated store
 	// over a fresh, empty backend whose keyring holds KeyID (KeyHex) as its active key.
 	Steps []StoreStep `json:"steps,omitempty"`
+	// Commitment is, in a commitment test, the record commitment (64 lowercase hex digits) of
+	// Envelope stored at Revision under Namespace and Name (STO-063).
+	Commitment string `json:"commitment,omitempty"`
 }
 
 // Store operations of a sequence test (StoreStep.Op).
