@@ -16,7 +16,7 @@ import (
 var releasedVectors = map[string]string{
 	"1.0.0": "33ee285d085c52a837929ee74d27a0ff1794afa1a2561f11b73594179b6e6b28",
 	"1.1.0": "bfab442198bd65b65cf342ab7f50750bbef0685161256390a3c8a71aace7045b",
-	"1.2.0": "13a45ca567d96f2948ea1c58015ef7e498c5c3be0f8822a88043355fec5abaae",
+	"1.2.0": "ce1581bcff9ab0cdbba4b392b5b6585104833e666a9288f6075de8bc6329579c",
 }
 
 // TestManifest checks VERSION and SHA256SUMS against the vector files on disk and the

@@ -10,10 +10,13 @@ func buildScripts(c *checker) (string, any, *fileBuilder) {
 	g := vectorfmt.ScriptGroup{Type: vectorfmt.ScriptEvalType, Tests: []vectorfmt.ScriptTest{}}
 	for _, row := range scriptCases() {
 		errKind := ""
-		if row.rejectAt != nil {
+		switch {
+		case row.rejectAt != nil:
 			errKind = vectorfmt.ScriptSyntaxRejected
+		case row.tooLarge:
+			errKind = vectorfmt.ScriptSourceTooLarge
 		}
-		t := vectorfmt.ScriptTest{Case: b.newCase(row.meta, errKind), Source: row.source, Tools: row.tools,
+		t := vectorfmt.ScriptTest{Case: b.newCase(row.meta, errKind), Source: vectorfmt.Text(row.source), Tools: row.tools,
 			RejectedAt: row.rejectAt, RejectedNaming: row.naming, Diagnostics: row.diags, Calls: row.calls, Runs: row.runs}
 		if t.Tools == nil {
 			t.Tools = []vectorfmt.ScriptTool{}
@@ -25,6 +28,8 @@ func buildScripts(c *checker) (string, any, *fileBuilder) {
 			t.Calls = []vectorfmt.ScriptCall{}
 		}
 		switch {
+		case row.tooLarge:
+			t.ActualBytes, t.MaximumBytes = len(row.source), scriptMaxSourceBytes
 		case row.rejectAt != nil:
 			if row.status != "" || len(row.calls) > 0 || len(row.diags) > 0 {
 				b.failf("%q: a rejected source has no outcome and calls nothing", row.comment)

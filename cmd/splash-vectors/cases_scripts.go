@@ -15,6 +15,7 @@ type scriptRow struct {
 	tools    []vectorfmt.ScriptTool
 	rejectAt *vectorfmt.ScriptPosition
 	naming   string
+	tooLarge bool
 	status   string
 	kind     string
 	value    string
@@ -92,6 +93,9 @@ func withTools(r scriptRow) scriptRow {
 
 const notFound = "variable `zz` not found in scope"
 
+// scriptMaxSourceBytes is the default source bound of SCR-001.
+const scriptMaxSourceBytes = 262144
+
 // heapSource makes a string of 131,072 bytes (262,142 bytes of strings in all), then 40 strings
 // of 131,073 bytes (5,242,920 bytes), awaits, and then makes 40 more: the second half passes the
 // 8 MiB heap bound only when the count runs on across the runs of one evaluation.
@@ -103,6 +107,9 @@ func scriptCases() []scriptRow {
 	failed := func(r scriptRow) scriptRow { r.status, r.kind, r.value = vectorfmt.ScriptFailed, "error", ""; return r }
 	return []scriptRow{
 		// 20.1 and 20.2: admission and lexical rules.
+		{meta: meta{"a source of 262,145 bytes is refused before it is parsed, with both counts", flags(src, "Boundary", "LargeInput"), reqs("SCR-001")},
+			source: "zz\n" + strings.Repeat(" ", scriptMaxSourceBytes-3) + "1", tooLarge: true},
+		scriptValue("a source of exactly 262,144 bytes is admitted", flags(src, "Boundary", "LargeInput"), reqs("SCR-001"), strings.Repeat(" ", scriptMaxSourceBytes-1)+"7", "number", "7"),
 		scriptValue("a carriage return and line feed end a line", flags(src), reqs("SCR-002"), "let a = 1\r\nlet b = 2\r\na + b", "number", "3"),
 		scriptRejected("a carriage return on its own is rejected", flags(src), reqs("SCR-002", "SCR-004"), "let a = 1\rlet b = 2", 1, 10),
 		failed(scriptRow{meta: meta{"a tab counts as one column", flags(src, rec), reqs("SCR-003", "SCR-101")}, source: "let s = 1\n\tzz",

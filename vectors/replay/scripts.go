@@ -79,8 +79,20 @@ func checkScript(t *vectorfmt.ScriptTest) []string {
 	if err != nil {
 		return []string{"creating the evaluator: " + err.Error()}
 	}
-	ev, err := m.Eval(t.Source)
+	ev, err := m.Eval(string(t.Source))
 	var problems []string
+	if t.Result == vectorfmt.Invalid && t.Error == vectorfmt.ScriptSourceTooLarge {
+		var tl *script.SourceTooLargeError
+		if !errors.As(err, &tl) {
+			return []string{fmt.Sprintf("expected the source refused as too large (%d bytes, at most %d); got %v", t.ActualBytes, t.MaximumBytes, err)}
+		}
+		problems = append(problems, compare("actual bytes", strconv.Itoa(t.ActualBytes), strconv.Itoa(tl.Actual))...)
+		problems = append(problems, compare("maximum bytes", strconv.Itoa(t.MaximumBytes), strconv.Itoa(tl.Maximum))...)
+		if len(h.calls) != 0 {
+			problems = append(problems, fmt.Sprintf("a refused source called the host %d times", len(h.calls)))
+		}
+		return problems
+	}
 	if t.Result == vectorfmt.Invalid {
 		var se *script.SyntaxError
 		switch {

@@ -13,6 +13,9 @@ const (
 	// ScriptSyntaxRejected is a source rejected before it runs (SCR-004): RejectedAt gives the
 	// position of the first problem.
 	ScriptSyntaxRejected = "SyntaxRejected"
+	// ScriptSourceTooLarge is a source over the source bound (SCR-001), rejected before it is
+	// parsed: ActualBytes and MaximumBytes give the two counts the error states.
+	ScriptSourceTooLarge = "SourceTooLarge"
 )
 
 // Status values of an evaluation (ScriptTest.Status).
@@ -76,7 +79,7 @@ type ScriptPosition struct {
 // rules leave the position open; Calls are the host calls in order.
 type ScriptTest struct {
 	Case
-	Source     string          `json:"source"`
+	Source     Text            `json:"source"`
 	Tools      []ScriptTool    `json:"tools"`
 	RejectedAt *ScriptPosition `json:"rejected_at,omitempty"`
 	// RejectedNaming, when set, is text the rejection's message must contain: the construct,
@@ -87,6 +90,9 @@ type ScriptTest struct {
 	Value          string       `json:"value,omitempty"`
 	Diagnostics    []string     `json:"diagnostics"`
 	Calls          []ScriptCall `json:"calls"`
+	// ActualBytes and MaximumBytes are the counts of a SourceTooLarge rejection.
+	ActualBytes  int `json:"actual_bytes,omitempty"`
+	MaximumBytes int `json:"maximum_bytes,omitempty"`
 	// Runs are further runs on the same evaluator after the first, in order; Calls then lists
 	// the host calls of every run.
 	Runs []ScriptRun `json:"runs,omitempty"`
