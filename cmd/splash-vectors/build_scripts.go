@@ -17,7 +17,8 @@ func buildScripts(c *checker) (string, any, *fileBuilder) {
 			errKind = vectorfmt.ScriptSourceTooLarge
 		}
 		t := vectorfmt.ScriptTest{Case: b.newCase(row.meta, errKind), Source: vectorfmt.Text(row.source), Tools: row.tools,
-			RejectedAt: row.rejectAt, RejectedNaming: row.naming, Diagnostics: row.diags, Calls: row.calls, Runs: row.runs}
+			RejectedAt: row.rejectAt, RejectedNaming: row.naming, Diagnostics: row.diags, Calls: row.calls, Runs: row.runs,
+			ClockStepMillis: row.clockStep}
 		if t.Tools == nil {
 			t.Tools = []vectorfmt.ScriptTool{}
 		}

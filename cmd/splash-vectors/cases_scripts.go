@@ -16,12 +16,14 @@ type scriptRow struct {
 	rejectAt *vectorfmt.ScriptPosition
 	naming   string
 	tooLarge bool
-	status   string
-	kind     string
-	value    string
-	diags    []string
-	calls    []vectorfmt.ScriptCall
-	runs     []vectorfmt.ScriptRun
+	// clockStep advances the host's clock by this many milliseconds after every reading.
+	clockStep int
+	status    string
+	kind      string
+	value     string
+	diags     []string
+	calls     []vectorfmt.ScriptCall
+	runs      []vectorfmt.ScriptRun
 }
 
 // scriptRejected is a source rejected at line:column before it runs; column 0 leaves the
@@ -292,6 +294,11 @@ func scriptCases() []scriptRow {
 		// 20.8: bounds.
 		failed(scriptRow{meta: meta{"2^20 calls exceed the instruction bound", flags(lim), reqs("SCR-090", "SCR-095")}, source: "fn f(n) { if n > 0 { f(n - 1); f(n - 1); }; }\nf(20)",
 			diags: []string{stopDiag("script instruction limit exceeded")}}),
+		failed(scriptRow{meta: meta{"a clock that moves 16 ms per reading reaches the 64 ms deadline at a check", flags(lim), reqs("SCR-091", "SCR-095")},
+			source: "fn f(n) { if n > 0 { f(n - 1); f(n - 1); }; }\nf(10)\n1", clockStep: 16,
+			diags: []string{stopDiag("script time budget exceeded")}}),
+		{meta: meta{"a clock that moves 1 ms per reading lets a short run complete", flags(lim), reqs("SCR-091")}, clockStep: 1,
+			source: "fn f(n) { if n > 0 { f(n - 1); f(n - 1); }; }\nf(8)\n1", status: vectorfmt.ScriptCompleted, kind: "number", value: "1"},
 		failed(scriptRow{meta: meta{"unbounded recursion exceeds the call-frame bound, and try does not catch a stop", flags(lim, rec), reqs("SCR-094", "SCR-095")}, source: "fn f() { f(); }\ntry f() catch 1",
 			diags: []string{stopDiag("script call frame limit exceeded")}}),
 		failed(scriptRow{meta: meta{"a string doubled past 262,144 bytes exceeds the string bound", flags(lim), reqs("SCR-092", "SCR-095")}, source: "fn d(s, n) { if n == 0 { return s; }\nreturn d(s + s, n - 1); }\nd(\"x\", 20)",

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/splashv5/conform/impl/script"
 	"github.com/splashv5/conform/vectors/vectorfmt"
@@ -75,7 +76,17 @@ func checkScript(t *vectorfmt.ScriptTest) []string {
 	for _, tool := range t.Tools {
 		h.tools[tool.Name] = tool
 	}
-	m, err := script.New(h, script.Config{})
+	cfg := script.Config{}
+	if t.ClockStepMillis > 0 {
+		now := time.Unix(1_700_000_000, 0)
+		step := time.Duration(t.ClockStepMillis) * time.Millisecond
+		cfg.Clock = func() time.Time {
+			reading := now
+			now = now.Add(step)
+			return reading
+		}
+	}
+	m, err := script.New(h, cfg)
 	if err != nil {
 		return []string{"creating the evaluator: " + err.Error()}
 	}
