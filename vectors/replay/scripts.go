@@ -76,16 +76,14 @@ func checkScript(t *vectorfmt.ScriptTest) []string {
 	for _, tool := range t.Tools {
 		h.tools[tool.Name] = tool
 	}
-	cfg := script.Config{}
-	if t.ClockStepMillis > 0 {
-		now := time.Unix(1_700_000_000, 0)
-		step := time.Duration(t.ClockStepMillis) * time.Millisecond
-		cfg.Clock = func() time.Time {
-			reading := now
-			now = now.Add(step)
-			return reading
-		}
-	}
+	// The injected clock stands still unless the test makes it advance after every reading.
+	now := time.Unix(1_700_000_000, 0)
+	step := time.Duration(t.ClockStepMillis) * time.Millisecond
+	cfg := script.Config{Clock: func() time.Time {
+		reading := now
+		now = now.Add(step)
+		return reading
+	}}
 	m, err := script.New(h, cfg)
 	if err != nil {
 		return []string{"creating the evaluator: " + err.Error()}

@@ -90,8 +90,9 @@ type ScriptTest struct {
 	Value          string       `json:"value,omitempty"`
 	Diagnostics    []string     `json:"diagnostics"`
 	Calls          []ScriptCall `json:"calls"`
-	// ClockStepMillis, when set, makes the host's clock advance by that many milliseconds after
-	// every reading the evaluator takes (the first reading is the start of the run).
+	// ClockStepMillis makes the evaluator's injected clock advance by that many milliseconds
+	// after every reading (the first reading is the start of the run); without it the clock
+	// stands still.
 	ClockStepMillis int `json:"clock_step_millis,omitempty"`
 	// ActualBytes and MaximumBytes are the counts of a SourceTooLarge rejection.
 	ActualBytes  int `json:"actual_bytes,omitempty"`
