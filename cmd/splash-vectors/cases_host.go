@@ -520,7 +520,34 @@ func hostRows() []hostRow {
 	}
 	rows = append(rows, registrationRows()...)
 	rows = append(rows, auditRingRows()...)
-	return append(rows, leaseRows()...)
+	rows = append(rows, leaseRows()...)
+	return append(rows, nextDeadlineRows()...)
+}
+
+// nextS reads the runtime's next deferred deadline: none, or at ms after the clock start.
+func nextS(ms ...uint64) hs {
+	s := step(vectorfmt.HostOpNextDeadline)
+	s.Expect.Found = bp(len(ms) > 0)
+	if len(ms) > 0 {
+		s.Expect.NextDeadlineMillis = u64p(ms[0])
+	}
+	return s
+}
+
+// nextDeadlineRows read the next deferred deadline as operations are started, settled and
+// expired (RUN-201).
+func nextDeadlineRows() []hostRow {
+	return []hostRow{{hostCase: hostCase{meta: meta{"the next deadline is the earliest reservation plus maximum among unsettled operations with a deadline; the runtime expires nothing by itself",
+		[]string{"Deadline"}, []string{"RUN-201", "RUN-112"}}, tools: []string{"remote", "timed"},
+		steps: []hs{
+			nextS(), startS("remote", "r", 1).st("queued"), nextS(),
+			startS("timed", "a", 2).st("queued"), nextS(1000),
+			advanceS(300), startS("timed", "b", 3).st("queued"), nextS(1000),
+			claimS(2, invOf(2, "timed", "a", 1, 1, 1)).remaining(700),
+			completeS(2, "ok").settles(okSettle(2, false, "ok")).au(ev(1, 1, "timed", 1, 2, "allowed")).st("ready"), nextS(1300),
+			advanceS(1000), nextS(1300),
+			expireS(0).settles(errSettle(3, false, "TimedOut", deadlineMsg("timed"))).au(ev(2, 2, "timed", 1, 0, "timed_out")), nextS(),
+		}}}}
 }
 
 // extTool is a valid external text tool with small limits; hpTool is a host-pump one.

@@ -184,6 +184,13 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			if setErr(&e, err) {
 				e.Settlements = []vectorfmt.HostSettlement{settlementOf(st)}
 			}
+		case vectorfmt.HostOpNextDeadline:
+			at, ok := rt.NextDeadline()
+			e.Found = &ok
+			if ok {
+				ms := uint64(at.UnixMilli() - t.Config.ClockStartMillis)
+				e.NextDeadlineMillis = &ms
+			}
 		case vectorfmt.HostOpAdvanceClock:
 			now = now.Add(time.Duration(s.Millis) * time.Millisecond)
 		case vectorfmt.HostOpExpire, vectorfmt.HostOpPump:

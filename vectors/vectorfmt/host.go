@@ -37,6 +37,7 @@ const (
 	HostOpSetAuditCapacity    = "set_audit_capacity"
 	HostOpClearAudit          = "clear_audit"
 	HostOpExportAudit         = "export_audit"
+	HostOpNextDeadline        = "next_deadline"
 )
 
 // HostScenarios is host_scenarios.json: sequences of host-runtime calls with the expected
@@ -176,6 +177,9 @@ type HostExpect struct {
 	Next         *uint64               `json:"next,omitempty"`
 	Available    *uint64               `json:"available,omitempty"`
 	Dropped      *uint64               `json:"dropped,omitempty"`
+	// NextDeadlineMillis is, for next_deadline, the runtime's next deferred deadline in
+	// milliseconds after the scenario's clock start, with Found false when there is none.
+	NextDeadlineMillis *uint64 `json:"next_deadline_millis,omitempty"`
 }
 
 // HostInvocation is an invocation snapshot (RUN-085).
