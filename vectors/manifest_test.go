@@ -16,7 +16,7 @@ import (
 var releasedVectors = map[string]string{
 	"1.0.0": "33ee285d085c52a837929ee74d27a0ff1794afa1a2561f11b73594179b6e6b28",
 	"1.1.0": "bfab442198bd65b65cf342ab7f50750bbef0685161256390a3c8a71aace7045b",
-	"1.2.0": "f96bcdd572cd1a9b60c1392e1049d980b6b71b207ba9fa1bf79305c609980fe3",
+	"1.2.0": "31b90a90eccf6f9e20c4bc60941cd008333fe4e396100955aba95c033a74691e",
 }
 
 // TestManifest checks VERSION and SHA256SUMS against the vector files on disk and the

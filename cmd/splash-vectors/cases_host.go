@@ -509,6 +509,7 @@ func hostScenarioCases() []hostCase {
 type hostRow struct {
 	hostCase
 	maxTools, maxCatalogBytes int
+	noNonce                   bool
 }
 
 // hostRows is every scenario in tcId order: the earlier rows first, then the registration,
@@ -521,7 +522,12 @@ func hostRows() []hostRow {
 	rows = append(rows, registrationRows()...)
 	rows = append(rows, auditRingRows()...)
 	rows = append(rows, leaseRows()...)
-	return append(rows, nextDeadlineRows()...)
+	rows = append(rows, nextDeadlineRows()...)
+	return append(rows, hostRow{hostCase: hostCase{meta: meta{"without a session nonce an external tool cannot be registered, and host-pump tools keep working",
+		[]string{"Registration"}, []string{"RUN-006"}}, tools: []string{"local"},
+		steps: []hs{registerS(extTool("remote")).err("ExternalIdempotencyNonceUnavailable"),
+			startS("local", "a", 1).st("host_pump"),
+			pumpS(0).settles(okSettle(1, false, "echo:a")).au(ev(1, 0, "local", 1, 6, "allowed"))}}, noNonce: true})
 }
 
 // nextS reads the runtime's next deferred deadline: none, or at ms after the clock start.

@@ -84,16 +84,22 @@ const hostHandlerFailure = "handler broke"
 func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, error) {
 	now := time.UnixMilli(t.Config.ClockStartMillis)
 	clock := func() time.Time { return now }
-	nonceBytes, err := hex.DecodeString(t.Config.NonceHex)
-	if err != nil {
-		return nil, fmt.Errorf("nonce_hex: %v", err)
+	cfg := host.Config{MaxPendingTools: t.Config.MaxPendingTools, MaxTools: t.Config.MaxTools,
+		MaxCatalogBytes: t.Config.MaxCatalogBytes, Clock: clock, SessionID: t.Config.SessionID}
+	if t.Config.NoNonce {
+		cfg.Entropy = failingEntropy{}
+	} else {
+		nonceBytes, err := hex.DecodeString(t.Config.NonceHex)
+		if err != nil {
+			return nil, fmt.Errorf("nonce_hex: %v", err)
+		}
+		nonce, err := host.NewSessionNonce(nonceBytes)
+		if err != nil {
+			return nil, fmt.Errorf("nonce: %v", err)
+		}
+		cfg.SessionNonce = &nonce
 	}
-	nonce, err := host.NewSessionNonce(nonceBytes)
-	if err != nil {
-		return nil, fmt.Errorf("nonce: %v", err)
-	}
-	rt, err := host.New(host.Config{MaxPendingTools: t.Config.MaxPendingTools, MaxTools: t.Config.MaxTools,
-		MaxCatalogBytes: t.Config.MaxCatalogBytes, Clock: clock, SessionNonce: &nonce, SessionID: t.Config.SessionID})
+	rt, err := host.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %v", err)
 	}
@@ -547,3 +553,8 @@ func settlementOf(st host.Settlement) vectorfmt.HostSettlement {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// failingEntropy is an entropy source that always fails, so that a runtime has no nonce.
+type failingEntropy struct{}
+
+func (failingEntropy) Read([]byte) (int, error) { return 0, errors.New("entropy unavailable") }

@@ -73,6 +73,9 @@ type HostConfig struct {
 	MaxPendingTools  int    `json:"max_pending_tools"`
 	MaxTools         int    `json:"max_tools,omitempty"`
 	MaxCatalogBytes  int    `json:"max_catalog_bytes,omitempty"`
+	// NoNonce runs the scenario's runtime without a session nonce: none is supplied and the
+	// entropy source fails (RUN-006); NonceHex and NonceLabel are then empty.
+	NoNonce bool `json:"no_nonce,omitempty"`
 }
 
 // HostTool is one registration. Kind is "external" or "host_pump"; a host-pump tool's
