@@ -111,3 +111,24 @@ func TestNoNeededMarkerIsStale(t *testing.T) {
 		}
 	}
 }
+
+// TestNoUnexplainedGap fails when a MUST requirement that binds a port is judged by no check,
+// scenario or vector and says neither why it binds only this implementation nor what check or
+// vectors would judge it.
+func TestNoUnexplainedGap(t *testing.T) {
+	root, err := spec.FindModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov, err := Build(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range cov.Entries {
+		if e.Gap() {
+			t.Errorf("%s (%s:%d) is a MUST that nothing judges black-box: cite it in a check, scenario or vector that judges it, "+
+				"or add to its first paragraph [check needed: what a check would do], [vector needed: what the vectors would hold] "+
+				"or, if no port can break it observably, [implementation only: why]", e.ID, e.Chapter, e.Line)
+		}
+	}
+}
