@@ -16,7 +16,7 @@ import (
 var releasedVectors = map[string]string{
 	"1.0.0": "33ee285d085c52a837929ee74d27a0ff1794afa1a2561f11b73594179b6e6b28",
 	"1.1.0": "bfab442198bd65b65cf342ab7f50750bbef0685161256390a3c8a71aace7045b",
-	"1.2.0": "31b90a90eccf6f9e20c4bc60941cd008333fe4e396100955aba95c033a74691e",
+	"1.2.0": "050cd62b8b7948edd051933219d77c712bd813c99acc92982c54fedb895b1e63",
 }
 
 // TestManifest checks VERSION and SHA256SUMS against the vector files on disk and the

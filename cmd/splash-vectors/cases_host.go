@@ -523,6 +523,7 @@ func hostRows() []hostRow {
 	rows = append(rows, auditRingRows()...)
 	rows = append(rows, leaseRows()...)
 	rows = append(rows, nextDeadlineRows()...)
+	rows = append(rows, scriptRows()...)
 	return append(rows, hostRow{hostCase: hostCase{meta: meta{"without a session nonce an external tool cannot be registered, and host-pump tools keep working",
 		[]string{"Registration"}, []string{"RUN-006"}}, tools: []string{"local"},
 		steps: []hs{registerS(extTool("remote")).err("ExternalIdempotencyNonceUnavailable"),
@@ -751,4 +752,32 @@ func leaseRows() []hostRow {
 			step(vectorfmt.HostOpActivateLease),
 			startDenied("extra", "x", "Denied", "extra is not granted by the active capability lease").au(ev(1, 0, "extra", 1, 0, "denied"))),
 	}
+}
+
+// evalS evaluates source in the scenario's script session.
+func evalS(source string) hs { return hs{Op: vectorfmt.HostOpEval, Source: source} }
+
+// evaluated sets the outcome of the run a step ran or resumed; diagnostics leave the position
+// open.
+func (s hs) evaluated(status, kind, value string, diags ...string) hs {
+	if diags == nil {
+		diags = []string{}
+	}
+	s.Expect.Evaluation = &vectorfmt.HostEvaluation{Status: status, ValueKind: kind, Value: value, Diagnostics: diags}
+	return s
+}
+
+// scriptRows drive the runtime from script source through the script adapter (RUN-190,
+// RUN-055).
+func scriptRows() []hostRow {
+	return []hostRow{{hostCase: hostCase{meta: meta{"script methods reach the runtime: a synchronous call, a refusal raised with the tool error's rendering, and a deferred start whose settlement resumes the awaiting evaluation",
+		[]string{"Await"}, []string{"RUN-190", "RUN-055", "RUN-031", "RUN-032"}}, tools: []string{"local", "remote"},
+		steps: []hs{
+			evalS("use mod.tool\ntool.call(\"local\", \"hi\")").evaluated("completed", "string", `"echo:hi"`).au(ev(1, 0, "local", 2, 7, "allowed")),
+			evalS("use mod.tool\ntool.call(\"remote\", \"x\")").evaluated("failed", "error", "",
+				"inline.splash:?: tool call denied: remote is available only through tool.start (mod.tool)").au(ev(2, 1, "remote", 1, 0, "denied")),
+			evalS("use mod.tool\nlet p = tool.start(\"remote\", \"in\")\np.await() + \"!\"").evaluated("suspended", "nil", "null"),
+			claimS(1, invOf(1, "remote", "in", 1, 1, 2)).st("claimed"),
+			completeS(1, "ok").settles(okSettle(1, true, "ok")).au(ev(3, 2, "remote", 2, 2, "allowed")).evaluated("completed", "string", `"ok!"`).st("ready"),
+		}}}}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/script"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -110,6 +111,7 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 		}
 	}
 	var lease *host.Lease
+	var session *host.ScriptSession // created by the first eval step
 	cursor := uint64(1)
 	out := make([]vectorfmt.HostExpect, len(t.Steps))
 	for i, s := range t.Steps {
@@ -170,6 +172,15 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			st, err := rt.CompleteExternal(id, res)
 			if setErr(&e, err) {
 				e.Settlements = []vectorfmt.HostSettlement{settlementOf(st)}
+				if session != nil {
+					ev, err := session.Resume(st)
+					if err != nil {
+						return nil, fmt.Errorf("step %d: resuming the script: %v", i+1, err)
+					}
+					if ev != nil {
+						e.Evaluation = hostEvaluationOf(*ev)
+					}
+				}
 			}
 		case vectorfmt.HostOpPushChunk:
 			ch, err := rt.PushExternalChunk(id, deref(s.Chunk))
@@ -189,6 +200,21 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			st, err := settle(id)
 			if setErr(&e, err) {
 				e.Settlements = []vectorfmt.HostSettlement{settlementOf(st)}
+			}
+		case vectorfmt.HostOpEval:
+			if session == nil {
+				// The script's clock stands still: only the scenario's steps move time.
+				sess, err := host.NewScriptSession(rt, script.Config{Clock: func() time.Time { return time.Unix(0, 0) }})
+				if err != nil {
+					return nil, err
+				}
+				session = sess
+			}
+			ev, err := session.Eval(s.Source)
+			if err != nil {
+				e.Error = "Unclassified"
+			} else {
+				e.Evaluation = hostEvaluationOf(ev)
 			}
 		case vectorfmt.HostOpNextDeadline:
 			at, ok := rt.NextDeadline()
@@ -558,3 +584,14 @@ func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 type failingEntropy struct{}
 
 func (failingEntropy) Read([]byte) (int, error) { return 0, errors.New("entropy unavailable") }
+
+// hostEvaluationOf renders a script evaluation as HostEvaluation; a diagnostic's position is
+// left open ("?"), as the script vectors leave a method call's.
+func hostEvaluationOf(ev script.Evaluation) *vectorfmt.HostEvaluation {
+	kind, text := scriptValue(ev.Value)
+	out := &vectorfmt.HostEvaluation{Status: ev.Status().String(), ValueKind: kind, Value: text, Diagnostics: []string{}}
+	for _, d := range ev.Diagnostics {
+		out.Diagnostics = append(out.Diagnostics, d.File+":?: "+d.Message+" ("+d.Origin+")")
+	}
+	return out
+}

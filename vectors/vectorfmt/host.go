@@ -38,6 +38,7 @@ const (
 	HostOpClearAudit          = "clear_audit"
 	HostOpExportAudit         = "export_audit"
 	HostOpNextDeadline        = "next_deadline"
+	HostOpEval                = "eval"
 )
 
 // HostScenarios is host_scenarios.json: sequences of host-runtime calls with the expected
@@ -147,7 +148,19 @@ type HostStep struct {
 	Register   *HostTool        `json:"register,omitempty"`
 	Lease      []HostLeaseGrant `json:"lease,omitempty"`
 	Cursor     uint64           `json:"cursor,omitempty"`
-	Expect     HostExpect       `json:"expect"`
+	// Source is the script an eval step evaluates in the scenario's one script session.
+	Source string     `json:"source,omitempty"`
+	Expect HostExpect `json:"expect"`
+}
+
+// HostEvaluation is the outcome of a script run: the eval step's own, or that of the suspended
+// evaluation a settlement resumed. Status, ValueKind, Value and Diagnostics are as in
+// ScriptTest (scripts.json).
+type HostEvaluation struct {
+	Status      string   `json:"status"`
+	ValueKind   string   `json:"value_kind"`
+	Value       string   `json:"value,omitempty"`
+	Diagnostics []string `json:"diagnostics"`
 }
 
 // HostExpect is the expected outcome of one step. Error names the refusal (an
@@ -183,6 +196,8 @@ type HostExpect struct {
 	// NextDeadlineMillis is, for next_deadline, the runtime's next deferred deadline in
 	// milliseconds after the scenario's clock start, with Found false when there is none.
 	NextDeadlineMillis *uint64 `json:"next_deadline_millis,omitempty"`
+	// Evaluation is the outcome of an eval step, or of the evaluation a complete step resumed.
+	Evaluation *HostEvaluation `json:"evaluation,omitempty"`
 }
 
 // HostInvocation is an invocation snapshot (RUN-085).
