@@ -770,14 +770,31 @@ func (s hs) evaluated(status, kind, value string, diags ...string) hs {
 // scriptRows drive the runtime from script source through the script adapter (RUN-190,
 // RUN-055).
 func scriptRows() []hostRow {
-	return []hostRow{{hostCase: hostCase{meta: meta{"script methods reach the runtime: a synchronous call, a refusal raised with the tool error's rendering, and a deferred start whose settlement resumes the awaiting evaluation",
-		[]string{"Await"}, []string{"RUN-190", "RUN-055", "RUN-031", "RUN-032"}}, tools: []string{"local", "remote"},
-		steps: []hs{
-			evalS("use mod.tool\ntool.call(\"local\", \"hi\")").evaluated("completed", "string", `"echo:hi"`).au(ev(1, 0, "local", 2, 7, "allowed")),
-			evalS("use mod.tool\ntool.call(\"remote\", \"x\")").evaluated("failed", "error", "",
-				"inline.splash:?: tool call denied: remote is available only through tool.start (mod.tool)").au(ev(2, 1, "remote", 1, 0, "denied")),
-			evalS("use mod.tool\nlet p = tool.start(\"remote\", \"in\")\np.await() + \"!\"").evaluated("suspended", "nil", "null"),
-			claimS(1, invOf(1, "remote", "in", 1, 1, 2)).st("claimed"),
-			completeS(1, "ok").settles(okSettle(1, true, "ok")).au(ev(3, 2, "remote", 2, 2, "allowed")).evaluated("completed", "string", `"ok!"`).st("ready"),
-		}}}}
+	return []hostRow{
+		{hostCase: hostCase{meta: meta{"script methods reach the runtime: a synchronous call, a refusal raised with the tool error's rendering, and a deferred start whose settlement resumes the awaiting evaluation",
+			[]string{"Await"}, []string{"RUN-190", "RUN-055", "RUN-031", "RUN-032"}}, tools: []string{"local", "remote"},
+			steps: []hs{
+				evalS("use mod.tool\ntool.call(\"local\", \"hi\")").evaluated("completed", "string", `"echo:hi"`).au(ev(1, 0, "local", 2, 7, "allowed")),
+				evalS("use mod.tool\ntool.call(\"remote\", \"x\")").evaluated("failed", "error", "",
+					"inline.splash:?: tool call denied: remote is available only through tool.start (mod.tool)").au(ev(2, 1, "remote", 1, 0, "denied")),
+				evalS("use mod.tool\nlet p = tool.start(\"remote\", \"in\")\np.await() + \"!\"").evaluated("suspended", "nil", "null"),
+				claimS(1, invOf(1, "remote", "in", 1, 1, 2)).st("claimed"),
+				completeS(1, "ok").settles(okSettle(1, true, "ok")).au(ev(3, 2, "remote", 2, 2, "allowed")).evaluated("completed", "string", `"ok!"`).st("ready"),
+			}}},
+		{hostCase: hostCase{meta: meta{"a lease activated for an evaluation stays active while it is suspended and is cleared when it ends, and its promises are released for collection",
+			[]string{"Await", "Lease", "GarbageCollection"}, []string{"RUN-191", "RUN-054"}}, tools: []string{"local", "remote"},
+			steps: []hs{
+				issueLeaseS(grant("remote", 1)),
+				withLease(evalS("use mod.tool\nlet p = tool.start(\"remote\", \"in\")\np.await()")).evaluated("suspended", "nil", "null"),
+				registerS(extTool("later")).err("ActiveCapabilityLease"),
+				gcS(0),
+				claimS(1, invOf(1, "remote", "in", 1, 1, 0)),
+				completeS(1, "ok").settles(okSettle(1, true, "ok")).au(ev(1, 0, "remote", 2, 2, "allowed")).evaluated("completed", "string", `"ok"`).st("ready"),
+				registerS(extTool("later")),
+				gcS(1),
+			}}},
+	}
 }
+
+// withLease makes an eval step run under the last issued lease.
+func withLease(s hs) hs { s.WithLease = true; return s }

@@ -210,7 +210,16 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 				}
 				session = sess
 			}
-			ev, err := session.Eval(s.Source)
+			var ev script.Evaluation
+			var err error
+			if s.WithLease {
+				if lease == nil {
+					return nil, fmt.Errorf("step %d: no lease was issued", i+1)
+				}
+				ev, err = session.EvalWithLease(s.Source, lease)
+			} else {
+				ev, err = session.Eval(s.Source)
+			}
 			if err != nil {
 				e.Error = "Unclassified"
 			} else {

@@ -148,9 +148,11 @@ type HostStep struct {
 	Register   *HostTool        `json:"register,omitempty"`
 	Lease      []HostLeaseGrant `json:"lease,omitempty"`
 	Cursor     uint64           `json:"cursor,omitempty"`
-	// Source is the script an eval step evaluates in the scenario's one script session.
-	Source string     `json:"source,omitempty"`
-	Expect HostExpect `json:"expect"`
+	// Source is the script an eval step evaluates in the scenario's one script session; with
+	// WithLease the evaluation runs under the last issued lease, activated for it.
+	Source    string     `json:"source,omitempty"`
+	WithLease bool       `json:"with_lease,omitempty"`
+	Expect    HostExpect `json:"expect"`
 }
 
 // HostEvaluation is the outcome of a script run: the eval step's own, or that of the suspended
