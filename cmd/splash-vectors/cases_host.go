@@ -524,6 +524,15 @@ func hostRows() []hostRow {
 	rows = append(rows, leaseRows()...)
 	rows = append(rows, nextDeadlineRows()...)
 	rows = append(rows, scriptRows()...)
+	rows = append(rows, hostRow{hostCase: hostCase{meta: meta{"installing a stream redactor is refused for an unknown, a host-pump, a non-streaming and an already reserved tool; before the first reservation it may be replaced",
+		[]string{"Streaming"}, []string{"RUN-019", "RUN-121", "RUN-122"}}, tools: []string{"local", "remote", "timed"},
+		steps: []hs{
+			redactS("nope", "mask").err("UnknownTool"), redactS("local", "mask").err("NotExternal"), redactS("timed", "mask").err("StreamingDisabled"),
+			redactS("remote", "mask"), redactS("remote", "upper"),
+			startS("remote", "abc", 1).st("queued"), redactS("remote", "mask").err("AlreadyReserved"),
+			claimS(1, invOf(1, "remote", "abc", 1, 1, 0)),
+			chunkS(1, "ab").chunk(1, "AB", 0).au(ev(1, 0, "remote", 2, 2, "streamed")).st("claimed"),
+		}}})
 	return append(rows, hostRow{hostCase: hostCase{meta: meta{"without a session nonce an external tool cannot be registered, and host-pump tools keep working",
 		[]string{"Registration"}, []string{"RUN-006"}}, tools: []string{"local"},
 		steps: []hs{registerS(extTool("remote")).err("ExternalIdempotencyNonceUnavailable"),
@@ -798,3 +807,8 @@ func scriptRows() []hostRow {
 
 // withLease makes an eval step run under the last issued lease.
 func withLease(s hs) hs { s.WithLease = true; return s }
+
+// redactS installs a stream redactor ("mask" or "upper") on tool.
+func redactS(tool, redactor string) hs {
+	return hs{Op: vectorfmt.HostOpSetRedactor, Tool: tool, Redactor: redactor}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
@@ -224,6 +225,17 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 				e.Error = "Unclassified"
 			} else {
 				e.Evaluation = hostEvaluationOf(ev)
+			}
+		case vectorfmt.HostOpSetRedactor:
+			redactor := func(chunk string) string { return strings.Repeat("*", len(chunk)) }
+			if s.Redactor == "upper" {
+				redactor = strings.ToUpper
+			}
+			var sce *host.StreamConfigError
+			if err := rt.SetExternalStreamRedactor(s.Tool, redactor); errors.As(err, &sce) {
+				e.Error = sce.Kind.String()
+			} else if err != nil {
+				e.Error = "Unclassified"
 			}
 		case vectorfmt.HostOpNextDeadline:
 			at, ok := rt.NextDeadline()

@@ -39,6 +39,7 @@ const (
 	HostOpExportAudit         = "export_audit"
 	HostOpNextDeadline        = "next_deadline"
 	HostOpEval                = "eval"
+	HostOpSetRedactor         = "set_redactor"
 )
 
 // HostScenarios is host_scenarios.json: sequences of host-runtime calls with the expected
@@ -150,9 +151,12 @@ type HostStep struct {
 	Cursor     uint64           `json:"cursor,omitempty"`
 	// Source is the script an eval step evaluates in the scenario's one script session; with
 	// WithLease the evaluation runs under the last issued lease, activated for it.
-	Source    string     `json:"source,omitempty"`
-	WithLease bool       `json:"with_lease,omitempty"`
-	Expect    HostExpect `json:"expect"`
+	Source    string `json:"source,omitempty"`
+	WithLease bool   `json:"with_lease,omitempty"`
+	// Redactor is the stream redactor a set_redactor step installs on Tool: "mask" releases a
+	// chunk with every byte replaced by "*", "upper" with its ASCII letters in upper case.
+	Redactor string     `json:"redactor,omitempty"`
+	Expect   HostExpect `json:"expect"`
 }
 
 // HostEvaluation is the outcome of a script run: the eval step's own, or that of the suspended
