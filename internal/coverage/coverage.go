@@ -233,8 +233,8 @@ here. A requirement a port can break observably that nothing judges yet names wh
 marker ` + "`[check needed: what to check]`" + ` when only a running worker or host can show it, or
 ` + "`[vector needed: what the vectors hold]`" + ` when golden vectors can; both are listed here. A MUST
 judged by nothing black-box and marked in none of these ways is a gap: a port can break it
-unseen, and nobody has said how to judge it. The Go tests that cite a requirement prove this implementation only; their number is given for
-reference.
+unseen, and nobody has said how to judge it. The Go tests that cite a requirement prove this
+implementation only; their number is given for reference.
 
 `)
 	fmt.Fprintf(&b, "## Summary\n\n| MUST requirements | Count |\n|---|---|\n")
