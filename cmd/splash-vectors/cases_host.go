@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -524,6 +526,7 @@ func hostRows() []hostRow {
 	rows = append(rows, leaseRows()...)
 	rows = append(rows, nextDeadlineRows()...)
 	rows = append(rows, scriptRows()...)
+	rows = append(rows, telemetryRows()...)
 	rows = append(rows, hostRow{hostCase: hostCase{meta: meta{"installing a stream redactor is refused for an unknown, a host-pump, a non-streaming and an already reserved tool; before the first reservation it may be replaced",
 		[]string{"Streaming"}, []string{"RUN-019", "RUN-121", "RUN-122"}}, tools: []string{"local", "remote", "timed"},
 		steps: []hs{
@@ -811,4 +814,34 @@ func withLease(s hs) hs { s.WithLease = true; return s }
 // redactS installs a stream redactor ("mask" or "upper") on tool.
 func redactS(tool, redactor string) hs {
 	return hs{Op: vectorfmt.HostOpSetRedactor, Tool: tool, Redactor: redactor}
+}
+
+// auditS checks one audit record for durable telemetry.
+func auditS(e vectorfmt.HostAuditEvent) hs {
+	return hs{Op: vectorfmt.HostOpValidateAuditEvent, AuditEvent: &e}
+}
+
+// telemetryRows check the shape durable telemetry accepts (RUN-155): each scenario's first
+// refusal is its error, so each refusal has its own scenario after the accepted forms.
+func telemetryRows() []hostRow {
+	row := func(comment string, steps ...hs) hostRow {
+		return hostRow{hostCase: hostCase{meta: meta{comment, []string{"AuditRing"}, []string{"RUN-155"}}, tools: []string{}, steps: steps}}
+	}
+	max := uint64(18446744073709551615)
+	digest := strings.Repeat("ab", 32)
+	return []hostRow{
+		row("durable telemetry accepts records of every outcome in their shape",
+			auditS(ev(1, 0, "remote", 3, 2, "allowed")), auditS(ev(2, 0, "remote", 3, 0, "denied")),
+			auditS(ev(3, 1, "remote", 3, 4, "streamed")), auditS(evRetry(4, 1, "remote", 3, "rate_limited")),
+			auditS(ev(max-1, 2, "unrecognized:"+digest, 0, 0, "failed"))),
+		row("event sequence 0 is refused", auditS(ev(0, 0, "remote", 1, 0, "denied")).err("InvalidEventSequence")),
+		row("event sequence 2^64-1 is refused", auditS(ev(max, 0, "remote", 1, 0, "denied")).err("InvalidEventSequence")),
+		row("a tool label that is neither a name nor unrecognized: and 64 hex digits is refused",
+			auditS(ev(1, 0, "Bad Tool", 1, 0, "denied")).err("InvalidTool"),
+			auditS(ev(1, 0, "unrecognized:"+digest[:62], 1, 0, "denied")).err("InvalidTool")),
+		row("retry_scheduled without a retry class is refused", auditS(ev(1, 0, "remote", 1, 0, "retry_scheduled")).err("RetryClassRequired")),
+		row("a retry class on another outcome is refused",
+			auditS(vectorfmt.HostAuditEvent{EventSequence: 1, Tool: "remote", InputBytes: 1, Outcome: "failed", RetryClass: "transient"}).err("RetryClassUnexpected")),
+		row("output bytes on an outcome other than allowed and streamed are refused", auditS(ev(1, 0, "remote", 1, 5, "denied")).err("UnexpectedOutputBytes")),
+	}
 }

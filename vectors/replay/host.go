@@ -237,6 +237,22 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			} else if err != nil {
 				e.Error = "Unclassified"
 			}
+		case vectorfmt.HostOpValidateAuditEvent:
+			if s.AuditEvent == nil {
+				return nil, fmt.Errorf("step %d: no audit_event", i+1)
+			}
+			ev, ok := auditEventFrom(*s.AuditEvent)
+			if !ok {
+				return nil, fmt.Errorf("step %d: unknown outcome or retry class", i+1)
+			}
+			if err := ev.ValidateForTelemetry(); err != nil {
+				e.Error = "Unclassified"
+				for kind, sentinel := range auditValidationKinds {
+					if errors.Is(err, sentinel) {
+						e.Error = kind
+					}
+				}
+			}
 		case vectorfmt.HostOpNextDeadline:
 			at, ok := rt.NextDeadline()
 			e.Found = &ok
@@ -615,4 +631,34 @@ func hostEvaluationOf(ev script.Evaluation) *vectorfmt.HostEvaluation {
 		out.Diagnostics = append(out.Diagnostics, d.File+":?: "+d.Message+" ("+d.Origin+")")
 	}
 	return out
+}
+
+// auditValidationKinds names the errors of AuditEvent.ValidateForTelemetry by the reference's
+// validation variants.
+var auditValidationKinds = map[string]error{
+	"InvalidEventSequence":  host.ErrAuditInvalidEventSequence,
+	"InvalidTool":           host.ErrAuditInvalidTool,
+	"RetryClassRequired":    host.ErrAuditRetryClassRequired,
+	"RetryClassUnexpected":  host.ErrAuditRetryClassUnexpected,
+	"UnexpectedOutputBytes": host.ErrAuditUnexpectedOutputBytes,
+}
+
+// auditEventFrom reads a HostAuditEvent; it reports false for an unknown outcome or retry class.
+func auditEventFrom(a vectorfmt.HostAuditEvent) (host.AuditEvent, bool) {
+	ev := host.AuditEvent{EventSequence: a.EventSequence, Sequence: a.Sequence, Tool: a.Tool, InputBytes: a.InputBytes, OutputBytes: a.OutputBytes}
+	for o := host.OutcomeAllowed; o <= host.OutcomeStreamDenied; o++ {
+		if o.String() == a.Outcome {
+			ev.Outcome = o
+		}
+	}
+	switch a.RetryClass {
+	case "":
+	case host.RetryTransient.String():
+		ev.RetryClass = host.RetryTransient
+	case host.RetryRateLimited.String():
+		ev.RetryClass = host.RetryRateLimited
+	default:
+		return ev, false
+	}
+	return ev, ev.Outcome != 0
 }

@@ -40,6 +40,7 @@ const (
 	HostOpNextDeadline        = "next_deadline"
 	HostOpEval                = "eval"
 	HostOpSetRedactor         = "set_redactor"
+	HostOpValidateAuditEvent  = "validate_audit_event"
 )
 
 // HostScenarios is host_scenarios.json: sequences of host-runtime calls with the expected
@@ -155,8 +156,11 @@ type HostStep struct {
 	WithLease bool   `json:"with_lease,omitempty"`
 	// Redactor is the stream redactor a set_redactor step installs on Tool: "mask" releases a
 	// chunk with every byte replaced by "*", "upper" with its ASCII letters in upper case.
-	Redactor string     `json:"redactor,omitempty"`
-	Expect   HostExpect `json:"expect"`
+	Redactor string `json:"redactor,omitempty"`
+	// AuditEvent is the record a validate_audit_event step checks for durable telemetry
+	// (RUN-155); the error names the reference's validation variant.
+	AuditEvent *HostAuditEvent `json:"audit_event,omitempty"`
+	Expect     HostExpect      `json:"expect"`
 }
 
 // HostEvaluation is the outcome of a script run: the eval step's own, or that of the suspended
