@@ -827,15 +827,15 @@ func telemetryRows() []hostRow {
 	row := func(comment string, steps ...hs) hostRow {
 		return hostRow{hostCase: hostCase{meta: meta{comment, []string{"AuditRing"}, []string{"RUN-155"}}, tools: []string{}, steps: steps}}
 	}
-	max := uint64(18446744073709551615)
+	maxSeq := uint64(18446744073709551615)
 	digest := strings.Repeat("ab", 32)
 	return []hostRow{
 		row("durable telemetry accepts records of every outcome in their shape",
 			auditS(ev(1, 0, "remote", 3, 2, "allowed")), auditS(ev(2, 0, "remote", 3, 0, "denied")),
 			auditS(ev(3, 1, "remote", 3, 4, "streamed")), auditS(evRetry(4, 1, "remote", 3, "rate_limited")),
-			auditS(ev(max-1, 2, "unrecognized:"+digest, 0, 0, "failed"))),
+			auditS(ev(maxSeq-1, 2, "unrecognized:"+digest, 0, 0, "failed"))),
 		row("event sequence 0 is refused", auditS(ev(0, 0, "remote", 1, 0, "denied")).err("InvalidEventSequence")),
-		row("event sequence 2^64-1 is refused", auditS(ev(max, 0, "remote", 1, 0, "denied")).err("InvalidEventSequence")),
+		row("event sequence 2^64-1 is refused", auditS(ev(maxSeq, 0, "remote", 1, 0, "denied")).err("InvalidEventSequence")),
 		row("a tool label that is neither a name nor unrecognized: and 64 hex digits is refused",
 			auditS(ev(1, 0, "Bad Tool", 1, 0, "denied")).err("InvalidTool"),
 			auditS(ev(1, 0, "unrecognized:"+digest[:62], 1, 0, "denied")).err("InvalidTool")),
