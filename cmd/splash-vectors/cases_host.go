@@ -527,6 +527,7 @@ func hostRows() []hostRow {
 	rows = append(rows, nextDeadlineRows()...)
 	rows = append(rows, scriptRows()...)
 	rows = append(rows, telemetryRows()...)
+	rows = append(rows, nonceRows()...)
 	rows = append(rows, hostRow{hostCase: hostCase{meta: meta{"installing a stream redactor is refused for an unknown, a host-pump, a non-streaming and an already reserved tool; before the first reservation it may be replaced",
 		[]string{"Streaming"}, []string{"RUN-019", "RUN-121", "RUN-122"}}, tools: []string{"local", "remote", "timed"},
 		steps: []hs{
@@ -843,5 +844,27 @@ func telemetryRows() []hostRow {
 		row("a retry class on another outcome is refused",
 			auditS(vectorfmt.HostAuditEvent{EventSequence: 1, Tool: "remote", InputBytes: 1, Outcome: "failed", RetryClass: "transient"}).err("RetryClassUnexpected")),
 		row("output bytes on an outcome other than allowed and streamed are refused", auditS(ev(1, 0, "remote", 1, 5, "denied")).err("UnexpectedOutputBytes")),
+	}
+}
+
+// nonceS makes a host-supplied session nonce of n bytes; refused, it names the bound broken.
+func nonceS(n int) hs {
+	return hs{Op: vectorfmt.HostOpSessionNonce, Input: sp(strings.Repeat("5a", n))}
+}
+
+func (s hs) nonceRefused(kind string, actual, limit int) hs {
+	s.Expect.Error, s.Expect.ActualBytes, s.Expect.LimitBytes = kind, ip(actual), ip(limit)
+	return s
+}
+
+// nonceRows check the bounds of a host-supplied session nonce (RUN-002).
+func nonceRows() []hostRow {
+	row := func(comment string, steps ...hs) hostRow {
+		return hostRow{hostCase: hostCase{meta: meta{comment, []string{"IdempotencyKey", "Boundary"}, []string{"RUN-002"}}, tools: []string{}, steps: steps}}
+	}
+	return []hostRow{
+		row("host nonces of 16 and 64 bytes are accepted", nonceS(16), nonceS(64)),
+		row("a host nonce of 15 bytes is too short, naming its length and the minimum", nonceS(15).nonceRefused("TooShort", 15, 16)),
+		row("a host nonce of 65 bytes is too long, naming its length and the maximum", nonceS(65).nonceRefused("TooLong", 65, 64)),
 	}
 }

@@ -253,6 +253,22 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 					}
 				}
 			}
+		case vectorfmt.HostOpSessionNonce:
+			raw, err := hex.DecodeString(deref(s.Input))
+			if err != nil {
+				return nil, fmt.Errorf("step %d: input is not hex: %v", i+1, err)
+			}
+			var ne *host.NonceError
+			if _, err := host.NewSessionNonce(raw); errors.As(err, &ne) {
+				e.Error = "TooShort"
+				if ne.Long {
+					e.Error = "TooLong"
+				}
+				actual, limit := ne.Actual, ne.Limit
+				e.ActualBytes, e.LimitBytes = &actual, &limit
+			} else if err != nil {
+				e.Error = "Unclassified"
+			}
 		case vectorfmt.HostOpNextDeadline:
 			at, ok := rt.NextDeadline()
 			e.Found = &ok

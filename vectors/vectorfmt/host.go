@@ -41,6 +41,7 @@ const (
 	HostOpEval                = "eval"
 	HostOpSetRedactor         = "set_redactor"
 	HostOpValidateAuditEvent  = "validate_audit_event"
+	HostOpSessionNonce        = "session_nonce"
 )
 
 // HostScenarios is host_scenarios.json: sequences of host-runtime calls with the expected
@@ -208,6 +209,10 @@ type HostExpect struct {
 	NextDeadlineMillis *uint64 `json:"next_deadline_millis,omitempty"`
 	// Evaluation is the outcome of an eval step, or of the evaluation a complete step resumed.
 	Evaluation *HostEvaluation `json:"evaluation,omitempty"`
+	// ActualBytes and LimitBytes are, for a session_nonce refused as TooShort or TooLong, the
+	// nonce's length and the bound it breaks.
+	ActualBytes *int `json:"actual_bytes,omitempty"`
+	LimitBytes  *int `json:"limit_bytes,omitempty"`
 }
 
 // HostInvocation is an invocation snapshot (RUN-085).
