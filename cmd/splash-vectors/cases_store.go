@@ -156,6 +156,15 @@ func storeSequenceCases() []storeSeq {
 			at(stoNS, "a/b", stLoad(stErr("InvalidName"))),
 			stFence(stFenceIs(0)), stLoad(stAbsent()),
 		}},
+		{meta{"a backend's answer is checked: a stored floor other than the new revision, and a conflict whose revision and floor break STO-040, are refused; a consistent conflict is a WriteConflict with the backend's revision and floor", flags("StoreSequence"), reqs("STO-052")}, []vectorfmt.StoreStep{
+			stCreate("a", stWritten(1, stoKID)),
+			answered(stReplace(1, "b", vectorfmt.StoreExpect{Error: "RevisionFloorMismatch", Actual: u64p(2), Floor: u64p(5)}), vectorfmt.StoreBackendOutcome{Stored: true, Floor: 5}),
+			answered(stReplace(1, "c", vectorfmt.StoreExpect{Error: "RevisionFloorMismatch", Actual: u64p(3), Floor: u64p(2)}), vectorfmt.StoreBackendOutcome{Actual: u64p(3), Floor: 2}),
+			answered(stReplace(1, "d", vectorfmt.StoreExpect{Error: "RollbackDetected", Actual: u64p(1), Floor: u64p(2)}), vectorfmt.StoreBackendOutcome{Actual: u64p(1), Floor: 2}),
+			answered(stReplace(1, "e", stConflict(2, 2)), vectorfmt.StoreBackendOutcome{Actual: u64p(2), Floor: 2}),
+			answered(stReplace(1, "f", stConflict(0, 0)), vectorfmt.StoreBackendOutcome{ActualAbsent: true, Floor: 0}),
+			stLoad(stRecord(1, "a", stoKID)),
+		}},
 		{meta{"keyring: writes use the active key, the active key and an unknown id cannot be retired, a retired key's records no longer verify", flags("StoreSequence", "KeyRotation"), reqs("STO-005", "STO-006")}, []vectorfmt.StoreStep{
 			stCreate("a", stWritten(1, stoKID)),
 			stKey(vectorfmt.StoreOpRotateKey, v2, key08, stDone),
@@ -200,4 +209,10 @@ func storageCommitmentCases() []commitmentCase {
 		{meta{"the same envelope at another revision commits differently", flags("StorageCommitment"), reqs("STO-063")}, stoNS, stoName, 2, env},
 		{meta{"empty envelope bytes at the largest revision", flags("StorageCommitment", "Boundary"), reqs("STO-063")}, "a", "b", 18446744073709551615, ""},
 	}
+}
+
+// answered makes the backend answer a write step with out instead of writing.
+func answered(s vectorfmt.StoreStep, out vectorfmt.StoreBackendOutcome) vectorfmt.StoreStep {
+	s.BackendAnswers = &out
+	return s
 }

@@ -23,13 +23,22 @@ func checkStoreSequence(t *vectorfmt.StorageTest) []string {
 	if err != nil {
 		return []string{"keyring: " + err.Error()}
 	}
-	store := storage.NewAuthenticatedStore(storage.NewMemoryBackend(), ring)
+	backend := &scriptedBackend{Backend: storage.NewMemoryBackend()}
+	store := storage.NewAuthenticatedStore(backend, ring)
 	ctx := context.Background()
 	var problems []string
 	for i, step := range t.Steps {
 		where := fmt.Sprintf("step %d (%s)", i+1, step.Op)
 		if step.Namespace == "" && step.Name == "" {
 			step.Namespace, step.Name = t.Namespace, t.Name
+		}
+		backend.next = nil
+		if a := step.BackendAnswers; a != nil {
+			backend.next = &storage.CASOutcome{Stored: a.Stored, RevisionFloor: a.Floor}
+			if a.Actual != nil {
+				actual := *a.Actual
+				backend.next.ActualRevision = &actual
+			}
 		}
 		got, err := applyStoreStep(ctx, store, ring, step)
 		problems = append(problems, compareStoreOutcome(where, step.Expect, got, err)...)
@@ -183,4 +192,34 @@ func checkStorageCommitment(t *vectorfmt.StorageTest) []string {
 	}
 	sum := storage.RecordCommitment(storage.RecordKey{Namespace: t.Namespace, Name: t.Name}, *t.Revision, []byte(string(*t.Envelope)))
 	return compare("commitment", t.Commitment, hex.EncodeToString(sum[:]))
+}
+
+// scriptedBackend is a memory backend whose next compare-and-swap, when next is set, writes
+// nothing and answers next instead.
+type scriptedBackend struct {
+	storage.Backend
+	next *storage.CASOutcome
+}
+
+func (b *scriptedBackend) answer() (storage.CASOutcome, bool) {
+	if b.next == nil {
+		return storage.CASOutcome{}, false
+	}
+	out := *b.next
+	b.next = nil
+	return out, true
+}
+
+func (b *scriptedBackend) CompareAndSwap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord) (storage.CASOutcome, error) {
+	if out, ok := b.answer(); ok {
+		return out, nil
+	}
+	return b.Backend.CompareAndSwap(ctx, key, expected, replacement)
+}
+
+func (b *scriptedBackend) CompareAndSwapFenced(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, token uint64) (storage.CASOutcome, error) {
+	if out, ok := b.answer(); ok {
+		return out, nil
+	}
+	return b.Backend.CompareAndSwapFenced(ctx, key, expected, replacement, token)
 }

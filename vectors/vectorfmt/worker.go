@@ -250,8 +250,20 @@ type StoreStep struct {
 	// KeyID and KeyHex name a key of a keyring operation.
 	KeyID  string `json:"key_id,omitempty"`
 	KeyHex string `json:"key_hex,omitempty"`
+	// BackendAnswers, on a write, replaces the backend's answer to the step's compare-and-swap:
+	// the backend then writes nothing and answers this outcome, as a faulty backend might.
+	BackendAnswers *StoreBackendOutcome `json:"backend_answers,omitempty"`
 	// Expect is the step's outcome.
 	Expect StoreExpect `json:"expect"`
+}
+
+// StoreBackendOutcome is a backend's answer to a compare-and-swap: Stored, or a conflict with
+// the current revision (Actual, or none with ActualAbsent), and the revision floor.
+type StoreBackendOutcome struct {
+	Stored       bool    `json:"stored"`
+	Actual       *uint64 `json:"actual,omitempty"`
+	ActualAbsent bool    `json:"actual_absent,omitempty"`
+	Floor        uint64  `json:"floor"`
 }
 
 // StoreExpect is the outcome of one StoreStep: the error kind, or what the operation returns.
