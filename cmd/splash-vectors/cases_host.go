@@ -528,6 +528,7 @@ func hostRows() []hostRow {
 	rows = append(rows, scriptRows()...)
 	rows = append(rows, telemetryRows()...)
 	rows = append(rows, nonceRows()...)
+	rows = append(rows, contractBoundRows()...)
 	rows = append(rows, hostRow{hostCase: hostCase{meta: meta{"installing a stream redactor is refused for an unknown, a host-pump, a non-streaming and an already reserved tool; before the first reservation it may be replaced",
 		[]string{"Streaming"}, []string{"RUN-019", "RUN-121", "RUN-122"}}, tools: []string{"local", "remote", "timed"},
 		steps: []hs{
@@ -867,4 +868,32 @@ func nonceRows() []hostRow {
 		row("a host nonce of 15 bytes is too short, naming its length and the minimum", nonceS(15).nonceRefused("TooShort", 15, 16)),
 		row("a host nonce of 65 bytes is too long, naming its length and the maximum", nonceS(65).nonceRefused("TooLong", 65, 64)),
 	}
+}
+
+// contractBoundRows judge a contract's numeric bounds on the decimal digits (RUN-022) through
+// script starts that are admitted or denied; the tool "bounded" takes an integer n of at most
+// 2^53 and a number x of at least 0.1.
+func contractBoundRows() []hostRow {
+	bounded := vectorfmt.HostTool{Name: "bounded", Kind: "external", Format: "json", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64,
+		InputSchema:  `{"type":"object","properties":{"n":{"type":"integer","maximum":9007199254740992},"x":{"type":"number","minimum":0.1}}}`,
+		OutputSchema: `{"type":"object"}`}
+	hostTools["bounded"] = bounded
+	try := func(input string) string {
+		return "use mod.tool\ntry { tool.start(\"bounded\", \"" + strings.ReplaceAll(input, `"`, `\"`) + "\"); \"admitted\"; } catch \"denied\""
+	}
+	admitted := func(input string) hs { return evalS(try(input)).evaluated("completed", "string", `"admitted"`) }
+	denied := func(input string, seq, q uint64) hs {
+		return evalS(try(input)).evaluated("completed", "string", `"denied"`).au(ev(seq, q, "bounded", len(input), 0, "denied"))
+	}
+	return []hostRow{{hostCase: hostCase{meta: meta{"numeric bounds compare the decimal digits, never binary64 values, and an integer schema takes 1.0",
+		[]string{"Reservation"}, []string{"RUN-022", "RUN-190"}}, tools: []string{"bounded"},
+		steps: []hs{
+			admitted(`{"n":9007199254740992}`),
+			denied(`{"n":9007199254740993}`, 1, 1),
+			admitted(`{"n":1.0}`),
+			denied(`{"n":1.5}`, 2, 3),
+			admitted(`{"x":0.1}`),
+			denied(`{"x":0.0999999999999999999}`, 3, 5),
+			admitted(`{"x":0.10000000000000001}`),
+		}}}}
 }
