@@ -25,6 +25,9 @@ var hostTools = map[string]vectorfmt.HostTool{
 	"once":  {Name: "once", Kind: "external", Format: "text", MaxCalls: 1, MaxAttempts: 1, MaxInputBytes: 4, MaxOutputBytes: 64},
 	"doc": {Name: "doc", Kind: "external", Format: "json", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64,
 		InputSchema: `{"type":"object","required":["n"]}`, OutputSchema: `{"type":"object","required":["ok"]}`},
+	"bounded": {Name: "bounded", Kind: "external", Format: "json", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64,
+		InputSchema:  `{"type":"object","properties":{"n":{"type":"integer","maximum":9007199254740992},"x":{"type":"number","minimum":0.1}}}`,
+		OutputSchema: `{"type":"object"}`},
 }
 
 // ---- steps ----
@@ -874,10 +877,6 @@ func nonceRows() []hostRow {
 // script starts that are admitted or denied; the tool "bounded" takes an integer n of at most
 // 2^53 and a number x of at least 0.1.
 func contractBoundRows() []hostRow {
-	bounded := vectorfmt.HostTool{Name: "bounded", Kind: "external", Format: "json", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64,
-		InputSchema:  `{"type":"object","properties":{"n":{"type":"integer","maximum":9007199254740992},"x":{"type":"number","minimum":0.1}}}`,
-		OutputSchema: `{"type":"object"}`}
-	hostTools["bounded"] = bounded
 	try := func(input string) string {
 		return "use mod.tool\ntry { tool.start(\"bounded\", \"" + strings.ReplaceAll(input, `"`, `\"`) + "\"); \"admitted\"; } catch \"denied\""
 	}
