@@ -3,6 +3,8 @@ package main
 // flagNotes explains every flag a test may carry. A file's "notes" object holds the entries
 // of the flags its tests use.
 var flagNotes = map[string]string{
+	// Recovery of a restored step engine (ledger.json).
+	"LedgerRecovery": "A step engine restored from a stored ledger resumes under an explicit recovery policy.",
 	// Store sequences (storage.json).
 	"StoreSequence":     "A sequence of operations on one authenticated store over a fresh, empty backend.",
 	"StorageCommitment": "The record commitment a rollback anchor keeps for one stored envelope.",
