@@ -16,7 +16,11 @@
 //
 // A requirement that binds only this implementation, so that no port is judged on it, carries the
 // marker "[implementation only: reason]" in its first paragraph; Requirement.ImplementationOnly
-// holds the reason, and Text leaves the marker out.
+// holds the reason, and Text leaves the marker out. A requirement a port can break observably
+// that no check or vector judges yet carries instead the marker "[check needed: what a check
+// would do]" when only a running worker or host can show it, or "[vector needed: what the
+// vectors would hold]" when a golden vector can; Requirement.Needed and
+// NeededKind hold it.
 package spec
 
 import (
@@ -60,6 +64,8 @@ var (
 	headingRE = regexp.MustCompile(`^#{1,6} `)
 	// implOnlyRE is the marker of a requirement that binds only this implementation.
 	implOnlyRE = regexp.MustCompile(`\s*\[implementation only: ([^\]]*)\]`)
+	// neededRE is the marker of a requirement that awaits a conformance check or a vector.
+	neededRE = regexp.MustCompile(`\s*\[(check|vector) needed: ([^\]]*)\]`)
 )
 
 // Level is the conformance level of a requirement as written in its item.
@@ -86,6 +92,11 @@ type Requirement struct {
 	// ImplementationOnly, when set, is the reason the requirement binds only this
 	// implementation (the marker "[implementation only: reason]"): no port is judged on it.
 	ImplementationOnly string
+	// Needed, when set, says what would judge a port on the requirement, which a port can break
+	// observably and which nothing judges yet: a conformance check (NeededKind "check", the
+	// marker "[check needed: what]") when only a running worker or host can show it, or golden
+	// vectors (NeededKind "vector", the marker "[vector needed: what]").
+	Needed, NeededKind string
 }
 
 // Retirement is one retired requirement ID.
@@ -178,6 +189,16 @@ func parseChapter(name string, data []byte) ([]Requirement, []Retirement, []erro
 					problems = append(problems, fmt.Errorf("%s:%d: %s: want one marker [implementation only: reason] with a reason", name, current.Line, current.ID))
 				}
 				current.Text = implOnlyRE.ReplaceAllString(current.Text, "")
+			}
+			if m := neededRE.FindAllStringSubmatch(current.Text, -1); len(m) > 0 {
+				current.NeededKind, current.Needed = m[0][1], strings.TrimSpace(m[0][2])
+				if len(m) > 1 || current.Needed == "" {
+					problems = append(problems, fmt.Errorf("%s:%d: %s: want one marker [check needed: what] or [vector needed: what] that says what would judge it", name, current.Line, current.ID))
+				}
+				if current.ImplementationOnly != "" {
+					problems = append(problems, fmt.Errorf("%s:%d: %s: a requirement that binds only this implementation needs no check; keep one of its two markers", name, current.Line, current.ID))
+				}
+				current.Text = neededRE.ReplaceAllString(current.Text, "")
 			}
 			current.Text = strings.TrimSpace(current.Text)
 			reqs = append(reqs, *current)

@@ -248,6 +248,35 @@ func TestParserReadsTheImplementationOnlyMarker(t *testing.T) {
 	}
 }
 
+// TestParserReadsTheCheckNeededMarker checks the markers of a requirement that awaits a
+// conformance check or a vector: what is needed is kept, the text loses it, and an empty marker, a
+// second marker or an implementation-only marker beside it are errors.
+func TestParserReadsTheCheckNeededMarker(t *testing.T) {
+	body := "- **RUN-001** (MUST) The runtime MUST do x [check needed: send x and\n  watch for y] before y.\n"
+	reqs, _, errs := parseChapter("21-x.md", []byte(body))
+	if len(errs) != 0 || len(reqs) != 1 {
+		t.Fatalf("%d requirements, errors %v", len(reqs), errs)
+	}
+	if got := reqs[0]; got.Needed != "send x and watch for y" || got.NeededKind != "check" || got.Text != "The runtime MUST do x before y." || got.ImplementationOnly != "" {
+		t.Errorf("got %s needed %q, text %q, reason %q", got.NeededKind, got.Needed, got.Text, got.ImplementationOnly)
+	}
+	reqs, _, errs = parseChapter("21-x.md", []byte("- **RUN-002** (MUST) y [vector needed: a group of cases].\n"))
+	if len(errs) != 0 || len(reqs) != 1 || reqs[0].NeededKind != "vector" || reqs[0].Needed != "a group of cases" || reqs[0].Text != "y." {
+		t.Errorf("vector marker: %+v, %v", reqs, errs)
+	}
+	for _, bad := range []string{
+		"- **RUN-001** (MUST) x [check needed: ] y.\n",
+		"- **RUN-001** (MUST) x [check needed: a] y [check needed: b].\n",
+		"- **RUN-001** (MUST) x [check needed: a] y [implementation only: b].\n",
+		"- **RUN-001** (MUST) x [check needed: a] y [vector needed: b].\n",
+		"- **RUN-001** (MUST) x [vector needed: ] y.\n",
+	} {
+		if _, _, errs := parseChapter("21-x.md", []byte(bad)); len(errs) == 0 {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
 // TestCitedScansOnlyCitingFiles builds a small tree and checks which files count as citations.
 func TestCitedScansOnlyCitingFiles(t *testing.T) {
 	root := t.TempDir()

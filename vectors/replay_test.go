@@ -58,6 +58,7 @@ func TestTypedLoaders(t *testing.T) {
 		vectorfmt.HostScenariosFile: func() error { _, err := vectors.HostScenarioFile(); return err },
 		vectorfmt.LedgerFile:        func() error { _, err := vectors.LedgerVectors(); return err },
 		vectorfmt.SecretsFile:       func() error { _, err := vectors.SecretVectors(); return err },
+		vectorfmt.ScriptsFile:       func() error { _, err := vectors.ScriptVectors(); return err },
 	}
 	for _, name := range vectorfmt.FileNames {
 		if err := loaders[name](); err != nil {

@@ -92,3 +92,8 @@ func LedgerVectors() (*vectorfmt.Ledger, error) {
 func SecretVectors() (*vectorfmt.Secrets, error) {
 	return load[vectorfmt.Secrets](vectorfmt.SecretsFile)
 }
+
+// ScriptVectors loads scripts.json.
+func ScriptVectors() (*vectorfmt.Scripts, error) {
+	return load[vectorfmt.Scripts](vectorfmt.ScriptsFile)
+}

@@ -55,6 +55,9 @@ func buildHostScenarios(c *checker) (string, any, *fileBuilder) {
 				NonceLabel: indNonceLabel(hostSession, hostNonce), ClockStartMillis: hostClockStart, MaxPendingTools: row.maxPending,
 				MaxTools: row.maxTools, MaxCatalogBytes: row.maxCatalogBytes},
 		}
+		if row.noNonce {
+			t.Config.NoNonce, t.Config.NonceHex, t.Config.NonceLabel = true, "", ""
+		}
 		for _, s := range row.steps {
 			t.Steps = append(t.Steps, vectorfmt.HostStep(s))
 		}

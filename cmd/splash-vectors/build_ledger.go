@@ -38,7 +38,7 @@ func buildLedger(c *checker) (string, any, *fileBuilder) {
 	b := newFileBuilder(vectorfmt.LedgerFile, c)
 	order := []string{vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType,
 		vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType, vectorfmt.LedgerCompensationObservationType,
-		vectorfmt.LedgerPlanFingerprintType}
+		vectorfmt.LedgerPlanFingerprintType, vectorfmt.LedgerRecoveryType}
 	groups := map[string]*vectorfmt.LedgerGroup{}
 	for _, typ := range order {
 		groups[typ] = &vectorfmt.LedgerGroup{Type: typ, Tests: []vectorfmt.LedgerTest{}}
@@ -54,6 +54,12 @@ func buildLedger(c *checker) (string, any, *fileBuilder) {
 			continue
 		}
 		g.Tests = append(g.Tests, t)
+	}
+	for _, row := range ledgerRecoveryCases() {
+		completed := row.completed
+		t := vectorfmt.LedgerTest{Case: b.newCase(row.meta, row.err), PlanFingerprint: strPtr(recoveryPlan), PlanSteps: []string{"fetch", "publish"},
+			Ledger: b.text(row.ledger), Decisions: row.decisions, CompletedSteps: &completed, Phase: row.phase}
+		groups[vectorfmt.LedgerRecoveryType].Tests = append(groups[vectorfmt.LedgerRecoveryType].Tests, t)
 	}
 	// Every compensation key row differs from the others in some argument, so every key differs.
 	seen := map[string]string{}

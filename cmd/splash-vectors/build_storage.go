@@ -23,7 +23,19 @@ func buildStorage(c *checker) (string, any, *fileBuilder) {
 		buildStorageOpen(b, row, &t)
 		openG.Tests = append(openG.Tests, t)
 	}
-	doc := vectorfmt.Storage{TestGroups: []vectorfmt.StorageGroup{sealG, openG}}
+	seqG := vectorfmt.StorageGroup{Type: vectorfmt.StoreSequenceType, Tests: []vectorfmt.StorageTest{}}
+	for _, row := range storeSequenceCases() {
+		seqG.Tests = append(seqG.Tests, vectorfmt.StorageTest{Case: b.newCase(row.meta, ""), KeyHex: hex.EncodeToString(key07[:]), KeyID: stoKID,
+			Namespace: stoNS, Name: stoName, Steps: row.steps})
+	}
+	comG := vectorfmt.StorageGroup{Type: vectorfmt.StorageCommitmentType, Tests: []vectorfmt.StorageTest{}}
+	for _, row := range storageCommitmentCases() {
+		rev := row.revision
+		comG.Tests = append(comG.Tests, vectorfmt.StorageTest{Case: b.newCase(row.meta, ""), KeyHex: hex.EncodeToString(key07[:]), KeyID: stoKID,
+			Namespace: row.namespace, Name: row.name, Revision: &rev, Envelope: b.text(row.envelope),
+			Commitment: indRecordCommitment(row.namespace, row.name, row.revision, []byte(row.envelope))})
+	}
+	doc := vectorfmt.Storage{TestGroups: []vectorfmt.StorageGroup{sealG, openG, seqG, comG}}
 	doc.Header = b.header()
 	return b.name, doc, b
 }

@@ -104,9 +104,9 @@ var canonicalCases = []canonCase{
 	v("top-level zero", `0`, out(`0`), same, flags("Scalar", "Integer"), reqs("ENC-008")),
 
 	// Syntax errors.
-	v("empty input", ``, fail(ser), same, flags("Syntax"), reqs("ENC-020")),
-	v("whitespace only", " \t\r\n", fail(ser), same, flags("Syntax", "Whitespace"), reqs("ENC-014")),
-	v("trailing letter after the value", `{}x`, fail(ser), same, flags("TrailingCharacters"), reqs("ENC-015")),
+	v("empty input", ``, fail(ser), same, flags("Syntax"), reqs("ENC-020", "ERR-005", "ERR-010")),
+	v("whitespace only", " \t\r\n", fail(ser), same, flags("Syntax", "Whitespace"), reqs("ENC-014", "ERR-005", "ERR-010")),
+	v("trailing letter after the value", `{}x`, fail(ser), same, flags("TrailingCharacters"), reqs("ENC-015", "ERR-005", "ERR-010")),
 	v("two top-level values", `{} {}`, fail(ser), same, flags("TrailingCharacters"), reqs("ENC-015")),
 	v("two top-level numbers", `1 2`, fail(ser), same, flags("TrailingCharacters"), reqs("ENC-015")),
 	v("extra closing brace", `{"a":1}}`, fail(ser), same, flags("TrailingCharacters"), reqs("ENC-015")),
@@ -194,10 +194,10 @@ var canonicalCases = []canonCase{
 	// Numbers (reference anchors A-NUM, A-PRESERVE, A-LOSSY and A-LAYOUT in
 	// docs/reference-anchors.md, and derived cases).
 	num("integer 1", `1`, `1`, `1`, flags("ReferenceAnchor", "Integer"), reqs("ENC-008", "ENC-024", "ENC-028")),
-	num("-0 is 0 in preserve mode and -0.0 in lossy mode", `-0`, `0`, `-0.0`, flags("ReferenceAnchor", "NegativeZero", "ModeDependent"), reqs("ENC-024", "ENC-028")),
+	num("-0 is 0 in preserve mode and -0.0 in lossy mode", `-0`, `0`, `-0.0`, flags("ReferenceAnchor", "NegativeZero", "ModeDependent"), reqs("ENC-024", "ENC-028", "ENC-040")),
 	num("-0.0 stays -0.0", `-0.0`, `-0.0`, `-0.0`, flags("ReferenceAnchor", "NegativeZero"), reqs("ENC-025", "ENC-009")),
 	num("0.0", `0.0`, `0.0`, `0.0`, flags("Float"), reqs("ENC-009", "ENC-025")),
-	num("1.0 keeps its fraction", `1.0`, `1.0`, `1.0`, flags("ReferenceAnchor", "Float"), reqs("ENC-010", "ENC-025")),
+	num("1.0 keeps its fraction", `1.0`, `1.0`, `1.0`, flags("ReferenceAnchor", "Float"), reqs("ENC-010", "ENC-025", "ENC-040")),
 	num("trailing zero", `1.50`, `1.50`, `1.5`, flags("ReferenceAnchor", "TrailingZeros", "ModeDependent"), reqs("ENC-025", "ENC-032")),
 	num("exponent without sign", `1e2`, `1e+2`, `100.0`, flags("ReferenceAnchor", "Exponent", "ModeDependent"), reqs("ENC-025", "ENC-032")),
 	num("uppercase exponent", `1E2`, `1e+2`, `100.0`, flags("ReferenceAnchor", "Exponent", "ModeDependent"), reqs("ENC-025", "ENC-032")),
@@ -214,9 +214,9 @@ var canonicalCases = []canonCase{
 	num("small float in exponent form", `1.5e-7`, `1.5e-7`, `1.5e-7`, flags("ReferenceAnchor", "FloatLayout"), reqs("ENC-011", "ENC-025")),
 	num("1e-7 uses exponent form", `1e-7`, `1e-7`, `1e-7`, flags("FloatLayout"), reqs("ENC-011", "ENC-025")),
 	num("negative float in exponent form", `-1E-7`, `-1e-7`, `-1e-7`, flags("FloatLayout", "Exponent"), reqs("ENC-011", "ENC-025")),
-	num("1e15 is the largest positional exponent", `1e15`, `1e+15`, `1000000000000000.0`, flags("ReferenceAnchor", "FloatLayout", "ModeDependent", "Boundary"), reqs("ENC-010", "ENC-025")),
-	num("1e16 switches to exponent form with '+'", `1e16`, `1e+16`, `1e+16`, flags("ReferenceAnchor", "FloatLayout", "Boundary"), reqs("ENC-011", "ENC-025")),
-	num("0.000001 is exponent form in lossy mode", `0.000001`, `0.000001`, `1e-6`, flags("ReferenceAnchor", "FloatLayout", "ModeDependent", "Boundary"), reqs("ENC-011", "ENC-025")),
+	num("1e15 is the largest positional exponent", `1e15`, `1e+15`, `1000000000000000.0`, flags("ReferenceAnchor", "FloatLayout", "ModeDependent", "Boundary"), reqs("ENC-010", "ENC-025", "ENC-040")),
+	num("1e16 switches to exponent form with '+'", `1e16`, `1e+16`, `1e+16`, flags("ReferenceAnchor", "FloatLayout", "Boundary"), reqs("ENC-011", "ENC-025", "ENC-040")),
+	num("0.000001 is exponent form in lossy mode", `0.000001`, `0.000001`, `1e-6`, flags("ReferenceAnchor", "FloatLayout", "ModeDependent", "Boundary"), reqs("ENC-011", "ENC-025", "ENC-040")),
 	num("0.00001 is the smallest positional exponent", `0.00001`, `0.00001`, `0.00001`, flags("ReferenceAnchor", "FloatLayout", "Boundary"), reqs("ENC-010")),
 	num("0.0001", `0.0001`, `0.0001`, `0.0001`, flags("FloatLayout"), reqs("ENC-010")),
 	num("positional with fraction", `123.456`, `123.456`, `123.456`, flags("FloatLayout"), reqs("ENC-010")),
@@ -324,4 +324,10 @@ var canonicalCases = []canonCase{
 	p("mode-dependent payload numbers", `{"n":[1.50,1e2,-0,18446744073709551616]}`,
 		out(`{"n":[1.50,1e+2,0,18446744073709551616]}`), out(`{"n":[1.5,100.0,-0.0,1.8446744073709552e+19]}`),
 		flags("ModeDependent", "NonPortable"), reqs("MSG-038", "ENC-041")),
+	// The powers of ten of the lossy conversion are the correctly rounded ones: a power built by
+	// repeated multiplication gives 1.0000000000000002e+300, 9.999999999999999e-301 and
+	// 1.2345678900000002e+298 for these three.
+	num("1e300 needs the correctly rounded 10^300", `1e300`, `1e+300`, `1e+300`, flags("Exponent"), reqs("ENC-029", "ENC-030")),
+	num("1e-300 divides by the correctly rounded 10^300", `1e-300`, `1e-300`, `1e-300`, flags("Exponent"), reqs("ENC-029", "ENC-030")),
+	num("123456789e290 multiplies by the correctly rounded 10^290", `123456789e290`, `123456789e+290`, `1.23456789e+298`, flags("Exponent", "ModeDependent"), reqs("ENC-029", "ENC-030", "ENC-032")),
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -23,6 +25,9 @@ var hostTools = map[string]vectorfmt.HostTool{
 	"once":  {Name: "once", Kind: "external", Format: "text", MaxCalls: 1, MaxAttempts: 1, MaxInputBytes: 4, MaxOutputBytes: 64},
 	"doc": {Name: "doc", Kind: "external", Format: "json", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64,
 		InputSchema: `{"type":"object","required":["n"]}`, OutputSchema: `{"type":"object","required":["ok"]}`},
+	"bounded": {Name: "bounded", Kind: "external", Format: "json", MaxCalls: 10, MaxAttempts: 1, MaxInputBytes: 64, MaxOutputBytes: 64,
+		InputSchema:  `{"type":"object","properties":{"n":{"type":"integer","maximum":9007199254740992},"x":{"type":"number","minimum":0.1}}}`,
+		OutputSchema: `{"type":"object"}`},
 }
 
 // ---- steps ----
@@ -509,6 +514,7 @@ func hostScenarioCases() []hostCase {
 type hostRow struct {
 	hostCase
 	maxTools, maxCatalogBytes int
+	noNonce                   bool
 }
 
 // hostRows is every scenario in tcId order: the earlier rows first, then the registration,
@@ -520,7 +526,52 @@ func hostRows() []hostRow {
 	}
 	rows = append(rows, registrationRows()...)
 	rows = append(rows, auditRingRows()...)
-	return append(rows, leaseRows()...)
+	rows = append(rows, leaseRows()...)
+	rows = append(rows, nextDeadlineRows()...)
+	rows = append(rows, scriptRows()...)
+	rows = append(rows, telemetryRows()...)
+	rows = append(rows, nonceRows()...)
+	rows = append(rows, contractBoundRows()...)
+	rows = append(rows, hostRow{hostCase: hostCase{meta: meta{"installing a stream redactor is refused for an unknown, a host-pump, a non-streaming and an already reserved tool; before the first reservation it may be replaced",
+		[]string{"Streaming"}, []string{"RUN-019", "RUN-121", "RUN-122"}}, tools: []string{"local", "remote", "timed"},
+		steps: []hs{
+			redactS("nope", "mask").err("UnknownTool"), redactS("local", "mask").err("NotExternal"), redactS("timed", "mask").err("StreamingDisabled"),
+			redactS("remote", "mask"), redactS("remote", "upper"),
+			startS("remote", "abc", 1).st("queued"), redactS("remote", "mask").err("AlreadyReserved"),
+			claimS(1, invOf(1, "remote", "abc", 1, 1, 0)),
+			chunkS(1, "ab").chunk(1, "AB", 0).au(ev(1, 0, "remote", 2, 2, "streamed")).st("claimed"),
+		}}})
+	return append(rows, hostRow{hostCase: hostCase{meta: meta{"without a session nonce an external tool cannot be registered, and host-pump tools keep working",
+		[]string{"Registration"}, []string{"RUN-006"}}, tools: []string{"local"},
+		steps: []hs{registerS(extTool("remote")).err("ExternalIdempotencyNonceUnavailable"),
+			startS("local", "a", 1).st("host_pump"),
+			pumpS(0).settles(okSettle(1, false, "echo:a")).au(ev(1, 0, "local", 1, 6, "allowed"))}}, noNonce: true})
+}
+
+// nextS reads the runtime's next deferred deadline: none, or at ms after the clock start.
+func nextS(ms ...uint64) hs {
+	s := step(vectorfmt.HostOpNextDeadline)
+	s.Expect.Found = bp(len(ms) > 0)
+	if len(ms) > 0 {
+		s.Expect.NextDeadlineMillis = u64p(ms[0])
+	}
+	return s
+}
+
+// nextDeadlineRows read the next deferred deadline as operations are started, settled and
+// expired (RUN-201).
+func nextDeadlineRows() []hostRow {
+	return []hostRow{{hostCase: hostCase{meta: meta{"the next deadline is the earliest reservation plus maximum among unsettled operations with a deadline; the runtime expires nothing by itself",
+		[]string{"Deadline"}, []string{"RUN-201", "RUN-112"}}, tools: []string{"remote", "timed"},
+		steps: []hs{
+			nextS(), startS("remote", "r", 1).st("queued"), nextS(),
+			startS("timed", "a", 2).st("queued"), nextS(1000),
+			advanceS(300), startS("timed", "b", 3).st("queued"), nextS(1000),
+			claimS(2, invOf(2, "timed", "a", 1, 1, 1)).remaining(700),
+			completeS(2, "ok").settles(okSettle(2, false, "ok")).au(ev(1, 1, "timed", 1, 2, "allowed")).st("ready"), nextS(1300),
+			advanceS(1000), nextS(1300),
+			expireS(0).settles(errSettle(3, false, "TimedOut", deadlineMsg("timed"))).au(ev(2, 2, "timed", 1, 0, "timed_out")), nextS(),
+		}}}}
 }
 
 // extTool is a valid external text tool with small limits; hpTool is a host-pump one.
@@ -718,4 +769,130 @@ func leaseRows() []hostRow {
 			step(vectorfmt.HostOpActivateLease),
 			startDenied("extra", "x", "Denied", "extra is not granted by the active capability lease").au(ev(1, 0, "extra", 1, 0, "denied"))),
 	}
+}
+
+// evalS evaluates source in the scenario's script session.
+func evalS(source string) hs { return hs{Op: vectorfmt.HostOpEval, Source: source} }
+
+// evaluated sets the outcome of the run a step ran or resumed; diagnostics leave the position
+// open.
+func (s hs) evaluated(status, kind, value string, diags ...string) hs {
+	if diags == nil {
+		diags = []string{}
+	}
+	s.Expect.Evaluation = &vectorfmt.HostEvaluation{Status: status, ValueKind: kind, Value: value, Diagnostics: diags}
+	return s
+}
+
+// scriptRows drive the runtime from script source through the script adapter (RUN-190,
+// RUN-055).
+func scriptRows() []hostRow {
+	return []hostRow{
+		{hostCase: hostCase{meta: meta{"script methods reach the runtime: a synchronous call, a refusal raised with the tool error's rendering, and a deferred start whose settlement resumes the awaiting evaluation",
+			[]string{"Await"}, []string{"RUN-190", "RUN-055", "RUN-031", "RUN-032"}}, tools: []string{"local", "remote"},
+			steps: []hs{
+				evalS("use mod.tool\ntool.call(\"local\", \"hi\")").evaluated("completed", "string", `"echo:hi"`).au(ev(1, 0, "local", 2, 7, "allowed")),
+				evalS("use mod.tool\ntool.call(\"remote\", \"x\")").evaluated("failed", "error", "",
+					"inline.splash:?: tool call denied: remote is available only through tool.start (mod.tool)").au(ev(2, 1, "remote", 1, 0, "denied")),
+				evalS("use mod.tool\nlet p = tool.start(\"remote\", \"in\")\np.await() + \"!\"").evaluated("suspended", "nil", "null"),
+				claimS(1, invOf(1, "remote", "in", 1, 1, 2)).st("claimed"),
+				completeS(1, "ok").settles(okSettle(1, true, "ok")).au(ev(3, 2, "remote", 2, 2, "allowed")).evaluated("completed", "string", `"ok!"`).st("ready"),
+			}}},
+		{hostCase: hostCase{meta: meta{"a lease activated for an evaluation stays active while it is suspended and is cleared when it ends, and its promises are released for collection",
+			[]string{"Await", "Lease", "GarbageCollection"}, []string{"RUN-191", "RUN-054"}}, tools: []string{"local", "remote"},
+			steps: []hs{
+				issueLeaseS(grant("remote", 1)),
+				withLease(evalS("use mod.tool\nlet p = tool.start(\"remote\", \"in\")\np.await()")).evaluated("suspended", "nil", "null"),
+				registerS(extTool("later")).err("ActiveCapabilityLease"),
+				gcS(0),
+				claimS(1, invOf(1, "remote", "in", 1, 1, 0)),
+				completeS(1, "ok").settles(okSettle(1, true, "ok")).au(ev(1, 0, "remote", 2, 2, "allowed")).evaluated("completed", "string", `"ok"`).st("ready"),
+				registerS(extTool("later")),
+				gcS(1),
+			}}},
+	}
+}
+
+// withLease makes an eval step run under the last issued lease.
+func withLease(s hs) hs { s.WithLease = true; return s }
+
+// redactS installs a stream redactor ("mask" or "upper") on tool.
+func redactS(tool, redactor string) hs {
+	return hs{Op: vectorfmt.HostOpSetRedactor, Tool: tool, Redactor: redactor}
+}
+
+// auditS checks one audit record for durable telemetry.
+func auditS(e vectorfmt.HostAuditEvent) hs {
+	return hs{Op: vectorfmt.HostOpValidateAuditEvent, AuditEvent: &e}
+}
+
+// telemetryRows check the shape durable telemetry accepts (RUN-155): each scenario's first
+// refusal is its error, so each refusal has its own scenario after the accepted forms.
+func telemetryRows() []hostRow {
+	row := func(comment string, steps ...hs) hostRow {
+		return hostRow{hostCase: hostCase{meta: meta{comment, []string{"AuditRing"}, []string{"RUN-155"}}, tools: []string{}, steps: steps}}
+	}
+	maxSeq := uint64(18446744073709551615)
+	digest := strings.Repeat("ab", 32)
+	return []hostRow{
+		row("durable telemetry accepts records of every outcome in their shape",
+			auditS(ev(1, 0, "remote", 3, 2, "allowed")), auditS(ev(2, 0, "remote", 3, 0, "denied")),
+			auditS(ev(3, 1, "remote", 3, 4, "streamed")), auditS(evRetry(4, 1, "remote", 3, "rate_limited")),
+			auditS(ev(maxSeq-1, 2, "unrecognized:"+digest, 0, 0, "failed"))),
+		row("event sequence 0 is refused", auditS(ev(0, 0, "remote", 1, 0, "denied")).err("InvalidEventSequence")),
+		row("event sequence 2^64-1 is refused", auditS(ev(maxSeq, 0, "remote", 1, 0, "denied")).err("InvalidEventSequence")),
+		row("a tool label that is neither a name nor unrecognized: and 64 hex digits is refused",
+			auditS(ev(1, 0, "Bad Tool", 1, 0, "denied")).err("InvalidTool"),
+			auditS(ev(1, 0, "unrecognized:"+digest[:62], 1, 0, "denied")).err("InvalidTool")),
+		row("retry_scheduled without a retry class is refused", auditS(ev(1, 0, "remote", 1, 0, "retry_scheduled")).err("RetryClassRequired")),
+		row("a retry class on another outcome is refused",
+			auditS(vectorfmt.HostAuditEvent{EventSequence: 1, Tool: "remote", InputBytes: 1, Outcome: "failed", RetryClass: "transient"}).err("RetryClassUnexpected")),
+		row("output bytes on an outcome other than allowed and streamed are refused", auditS(ev(1, 0, "remote", 1, 5, "denied")).err("UnexpectedOutputBytes")),
+	}
+}
+
+// nonceS makes a host-supplied session nonce of n bytes; refused, it names the bound broken.
+func nonceS(n int) hs {
+	return hs{Op: vectorfmt.HostOpSessionNonce, Input: sp(strings.Repeat("5a", n))}
+}
+
+func (s hs) nonceRefused(kind string, actual, limit int) hs {
+	s.Expect.Error, s.Expect.ActualBytes, s.Expect.LimitBytes = kind, ip(actual), ip(limit)
+	return s
+}
+
+// nonceRows check the bounds of a host-supplied session nonce (RUN-002).
+func nonceRows() []hostRow {
+	row := func(comment string, steps ...hs) hostRow {
+		return hostRow{hostCase: hostCase{meta: meta{comment, []string{"IdempotencyKey", "Boundary"}, []string{"RUN-002"}}, tools: []string{}, steps: steps}}
+	}
+	return []hostRow{
+		row("host nonces of 16 and 64 bytes are accepted", nonceS(16), nonceS(64)),
+		row("a host nonce of 15 bytes is too short, naming its length and the minimum", nonceS(15).nonceRefused("TooShort", 15, 16)),
+		row("a host nonce of 65 bytes is too long, naming its length and the maximum", nonceS(65).nonceRefused("TooLong", 65, 64)),
+	}
+}
+
+// contractBoundRows judge a contract's numeric bounds on the decimal digits (RUN-022) through
+// script starts that are admitted or denied; the tool "bounded" takes an integer n of at most
+// 2^53 and a number x of at least 0.1.
+func contractBoundRows() []hostRow {
+	try := func(input string) string {
+		return "use mod.tool\ntry { tool.start(\"bounded\", \"" + strings.ReplaceAll(input, `"`, `\"`) + "\"); \"admitted\"; } catch \"denied\""
+	}
+	admitted := func(input string) hs { return evalS(try(input)).evaluated("completed", "string", `"admitted"`) }
+	denied := func(input string, seq, q uint64) hs {
+		return evalS(try(input)).evaluated("completed", "string", `"denied"`).au(ev(seq, q, "bounded", len(input), 0, "denied"))
+	}
+	return []hostRow{{hostCase: hostCase{meta: meta{"numeric bounds compare the decimal digits, never binary64 values, and an integer schema takes 1.0",
+		[]string{"Reservation"}, []string{"RUN-022", "RUN-190"}}, tools: []string{"bounded"},
+		steps: []hs{
+			admitted(`{"n":9007199254740992}`),
+			denied(`{"n":9007199254740993}`, 1, 1),
+			admitted(`{"n":1.0}`),
+			denied(`{"n":1.5}`, 2, 3),
+			admitted(`{"x":0.1}`),
+			denied(`{"x":0.0999999999999999999}`, 3, 5),
+			admitted(`{"x":0.10000000000000001}`),
+		}}}}
 }

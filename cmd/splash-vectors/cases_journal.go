@@ -267,11 +267,11 @@ func journalCases() []jCase {
 			s.state = stOK(jsv(canonical))
 			return s
 		}
-		both("succeeded 1.0 observed as 1.00: different text when preserved, the same value in lossy mode", flags("PayloadEquality", "ModeDependent", "NonPortable"), reqs("JRN-019"),
+		both("succeeded 1.0 observed as 1.00: different text when preserved, the same value in lossy mode", flags("PayloadEquality", "ModeDependent", "NonPortable"), reqs("JRN-019", "ENC-033"),
 			j10, []jStep{jFail(vectorfmt.OpObserve, d7, stOK(jsv(`{"v":1.00}`)), opTrans)}, []jStep{step(`{"v":1.00}`, v10)})
-		both("succeeded 1.0 observed as 1: an integer never equals a float", flags("PayloadEquality"), reqs("JRN-019", "FP-010"),
+		both("succeeded 1.0 observed as 1: an integer never equals a float", flags("PayloadEquality"), reqs("JRN-019", "ENC-033", "FP-010"),
 			j10, []jStep{jFail(vectorfmt.OpObserve, d7, stOK(jsv(`{"v":1}`)), opTrans)}, []jStep{jFail(vectorfmt.OpObserve, d7, stOK(jsv(`{"v":1}`)), opTrans)})
-		both("succeeded payload observed with its members in another order", flags("PayloadEquality", "KeyOrder"), reqs("JRN-019"),
+		both("succeeded payload observed with its members in another order", flags("PayloadEquality", "KeyOrder"), reqs("JRN-019", "ENC-033"),
 			opJ(stOK(jsv(`{"a":1,"b":[true,null]}`))), []jStep{step(`{"b":[true,null],"a":1}`, `{"a":1,"b":[true,null]}`)}, []jStep{step(`{"b":[true,null],"a":1}`, `{"a":1,"b":[true,null]}`)})
 		add("a json payload observed where a text payload is stored: the text grant refuses it first", flags("GrantRecheck", "CheckOrder"), reqs("JRN-015", "JRN-016"),
 			indJournalJSON("tenant-a", jRec{"text.echo", "op-t", fpText("hi"), stOK(txt("3")), nil}),
@@ -432,6 +432,15 @@ func journalCases() []jCase {
 		jFail(vectorfmt.OpObserveCompensation, jC, stRunning, "UnknownCompensation"))
 	add("compensation status under another compensation key", flags("Compensation", "CompensationIdentity"), reqs("JRN-022"), compJ(stPending),
 		jFail(vectorfmt.OpObserveCompensation, rep(jC, "cmp-undo-1", "cmp-undo-2"), stRunning, cmpIdent))
+
+	// ---- payload equality of binary64 zeros (ENC-033) ----
+	{
+		j00 := indJournalJSON("tenant-a", jRec{"math.add", "op-7", fpA, stOK(jsv(`{"v":0.0}`)), nil})
+		lossyStep := observeS(d7, stOK(jsv(`{"v":-0.0}`)), "")
+		lossyStep.state = stOK(jsv(`{"v":-0.0}`))
+		both("succeeded 0.0 observed as -0.0: different text when preserved, equal binary64 values in lossy mode", flags("PayloadEquality", "NegativeZero", "ModeDependent"), reqs("JRN-019", "ENC-033"),
+			j00, []jStep{jFail(vectorfmt.OpObserve, d7, stOK(jsv(`{"v":-0.0}`)), opTrans)}, []jStep{lossyStep})
+	}
 	return cs
 }
 

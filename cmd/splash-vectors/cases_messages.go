@@ -230,13 +230,13 @@ func messageCases() []msgCase {
 	okSame("max_calls at the 32-bit maximum", rep(mOpen, `"max_calls":1`, `"max_calls":4294967295`), rep(mOpen, `"max_calls":1`, `"max_calls":4294967295`), flags("IntegerField", "Boundary"), "ENC-042", "MSG-008")
 	bad("max_input_bytes with a fraction", rep(mOpen, `"max_input_bytes":16384`, `"max_input_bytes":16384.0`), ser, flags("IntegerField"), "ENC-042")
 	add(mc("protocol_version -0 in close_session: read as 0 in preserve mode, rejected in lossy mode", rep(mClose, `:5,`, `:-0,`),
-		fail("UnsupportedVersion"), fail(ser), flags("NegativeZero", "ModeDependent", "IntegerField"), reqs("ENC-043", "MSG-001")))
+		fail("UnsupportedVersion"), fail(ser), flags("NegativeZero", "ModeDependent", "IntegerField"), reqs("ENC-043", "MSG-001", "ERR-001", "ERR-010")))
 	add(mc("protocol_version -0 in an invocation", rep(mInvoke, `:5,`, `:-0,`),
 		fail("UnsupportedVersion"), fail(ser), flags("NegativeZero", "ModeDependent", "IntegerField"), reqs("ENC-043")))
 	add(mc("max_compensations -0 is 0 in preserve mode", rep(mOpen, `"max_compensations":0`, `"max_compensations":-0`),
 		out(mOpen), fail(ser), flags("NegativeZero", "ModeDependent", "IntegerField"), reqs("ENC-043")))
 	add(mc("max_calls -0 is a zero limit in preserve mode", rep(mOpen, `"max_calls":1`, `"max_calls":-0`),
-		fail("InvalidGrant"), fail(ser), flags("NegativeZero", "ModeDependent", "IntegerField"), reqs("ENC-043", "MAN-002")))
+		fail("InvalidGrant"), fail(ser), flags("NegativeZero", "ModeDependent", "IntegerField"), reqs("ENC-043", "MAN-002", "ERR-001", "ERR-010")))
 
 	// Tokens and other string rules.
 	bad("session id with a capital letter", rep(mClose, `"session-1"`, `"Session-1"`), "InvalidToken", flags("Token", "Validation"), "MSG-002", "MSG-026")

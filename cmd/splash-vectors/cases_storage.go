@@ -83,10 +83,10 @@ func storageCases() []stoCase {
 	seal("punctuation-only record key and key id", flags("StorageSeal", "RecordKey", "KeyId"), reqs("STO-001", "STO-002"), "-", ".", "_", 1, hello, "aGVsbG8")
 	seal("a journal as payload", flags("StorageSeal"), reqs("STO-010", "STO-012"), stoKID, stoNS, stoName, 3, []byte(recordedJournalA8), "")
 	seal("a payload of exactly 262,144 bytes", flags("StorageSeal", "Boundary", "LargeInput"), reqs("STO-016"), stoKID, stoNS, stoName, 1, make([]byte, 262144), "")
-	sealErr("a payload of 262,145 bytes", flags("StorageSeal", "Boundary", "LargeInput"), reqs("STO-016"), stoKID, stoNS, stoName, make([]byte, 262145), "PayloadTooLarge")
-	sealErr("a 65-byte key id", flags("StorageSeal", "KeyId", "Boundary"), reqs("STO-002"), strings.Repeat("k", 65), stoNS, stoName, hello, "Invalid")
+	sealErr("a payload of 262,145 bytes", flags("StorageSeal", "Boundary", "LargeInput"), reqs("STO-016", "STO-070"), stoKID, stoNS, stoName, make([]byte, 262145), "PayloadTooLarge")
+	sealErr("a 65-byte key id", flags("StorageSeal", "KeyId", "Boundary"), reqs("STO-002", "STO-070"), strings.Repeat("k", 65), stoNS, stoName, hello, "Invalid")
 	sealErr("a key id with a capital letter", flags("StorageSeal", "KeyId"), reqs("STO-002"), "Storage-v1", stoNS, stoName, hello, "Invalid")
-	sealErr("a 65-byte namespace", flags("StorageSeal", "RecordKey", "Boundary"), reqs("STO-001"), stoKID, strings.Repeat("n", 65), stoName, hello, "InvalidNamespace")
+	sealErr("a 65-byte namespace", flags("StorageSeal", "RecordKey", "Boundary"), reqs("STO-001", "STO-070"), stoKID, strings.Repeat("n", 65), stoName, hello, "InvalidNamespace")
 	sealErr("an empty namespace", flags("StorageSeal", "RecordKey"), reqs("STO-001"), stoKID, "", stoName, hello, "InvalidNamespace")
 	sealErr("a 129-byte name", flags("StorageSeal", "RecordKey", "Boundary"), reqs("STO-001"), stoKID, stoNS, strings.Repeat("m", 129), hello, "InvalidName")
 	sealErr("a name with a slash", flags("StorageSeal", "RecordKey"), reqs("STO-001"), stoKID, stoNS, "tenant/release", hello, "InvalidName")
@@ -136,7 +136,7 @@ func storageCases() []stoCase {
 	snap("a rolled-back record that is not even JSON: the floor is checked first", flags("StorageOpen", "Rollback", "CheckOrder"), reqs("STO-040"), "garbage", 1, 2, "RollbackDetected")
 
 	// Size and decoding (STO-042, STO-043).
-	openErr("393,217 stored bytes: the size is checked before parsing", flags("StorageOpen", "Boundary", "LargeInput", "CheckOrder"), reqs("STO-042", "STO-016"),
+	openErr("393,217 stored bytes: the size is checked before parsing", flags("StorageOpen", "Boundary", "LargeInput", "CheckOrder"), reqs("STO-042", "STO-016", "STO-070"),
 		strings.Repeat("x", 393217), "RecordTooLarge")
 	openErr("393,216 stored bytes that are not JSON", flags("StorageOpen", "Boundary", "LargeInput"), reqs("STO-042", "STO-043"), strings.Repeat("x", 393216), "InvalidEnvelope")
 	inv := func(comment string, f []string, envelope string, r ...string) {
@@ -169,15 +169,15 @@ func storageCases() []stoCase {
 		envelope: []byte(strings.Replace(a10, `"storage-v1"`, "\"storage-\xff1\"", 1)), recordRev: 1, floor: 1, err: "InvalidEnvelope"})
 
 	// Version, revision and key id (STO-043 to STO-045).
-	openErr("format_version 2", flags("StorageOpen", "Version"), reqs("STO-043"), strings.Replace(a10, `"format_version":1`, `"format_version":2`, 1), "UnsupportedFormat")
+	openErr("format_version 2", flags("StorageOpen", "Version"), reqs("STO-043", "STO-070"), strings.Replace(a10, `"format_version":1`, `"format_version":2`, 1), "UnsupportedFormat")
 	openErr("format_version 0", flags("StorageOpen", "Version"), reqs("STO-043"), strings.Replace(a10, `"format_version":1`, `"format_version":0`, 1), "UnsupportedFormat")
 	openErr("format_version 2, revision 0 and a bad key id: the version comes first", flags("StorageOpen", "Version", "CheckOrder"), reqs("STO-043", "STO-044"),
 		`{"format_version":2,"key_id":"Bad","revision":0,"payload":"aGVsbG8","auth_tag":"`+a10Tag+`"}`, "UnsupportedFormat")
-	openErr("envelope revision 0", flags("StorageOpen", "Rollback"), reqs("STO-044"), strings.Replace(a10, `"revision":1`, `"revision":0`, 1), "InvalidRevision")
+	openErr("envelope revision 0", flags("StorageOpen", "Rollback"), reqs("STO-044", "STO-070"), strings.Replace(a10, `"revision":1`, `"revision":0`, 1), "InvalidRevision")
 	openErr("envelope revision 0 and a bad key id: the revision comes first", flags("StorageOpen", "Rollback", "CheckOrder"), reqs("STO-044", "STO-045"),
 		strings.Replace(strings.Replace(a10, `"revision":1`, `"revision":0`, 1), `"storage-v1"`, `"Bad"`, 1), "InvalidRevision")
 	openErr("envelope revision 2 for a record the backend holds at revision 1", flags("StorageOpen", "Rollback"), reqs("STO-044"), stoEnvelope(key07, stoKID, 2, hello), "RevisionMismatch")
-	openErr("a key id that is not a token", flags("StorageOpen", "KeyId"), reqs("STO-045"), strings.Replace(a10, `"storage-v1"`, `"Storage-V1"`, 1), "InvalidKeyId")
+	openErr("a key id that is not a token", flags("StorageOpen", "KeyId"), reqs("STO-045", "STO-070"), strings.Replace(a10, `"storage-v1"`, `"Storage-V1"`, 1), "InvalidKeyId")
 	openErr("a 65-byte key id", flags("StorageOpen", "KeyId", "Boundary"), reqs("STO-045", "STO-002"), strings.Replace(a10, `"storage-v1"`, `"`+strings.Repeat("k", 65)+`"`, 1), "InvalidKeyId")
 	openErr("a bad key id and bad base64: the key id comes first", flags("StorageOpen", "KeyId", "CheckOrder"), reqs("STO-045", "STO-046"),
 		strings.Replace(strings.Replace(a10, `"storage-v1"`, `"Bad"`, 1), `"aGVsbG8"`, `"aGVsbG8="`, 1), "InvalidKeyId")
@@ -207,7 +207,7 @@ func storageCases() []stoCase {
 	tag("a tag of 66 digits", flags("Boundary"), reqs("STO-047"), strings.Replace(a10, a10Tag, a10Tag+"00", 1))
 	tag("a malformed tag under an unknown key id: the tag form comes first", flags("CheckOrder"), reqs("STO-047"),
 		strings.Replace(strings.Replace(a10, a10Tag, a10Tag[:63], 1), `"storage-v1"`, `"storage-v9"`, 1))
-	openErr("a key id the keyring does not hold", flags("StorageOpen", "KeyId"), reqs("STO-047"), stoEnvelope(key07, "storage-v9", 1, hello), "UnknownKeyId")
+	openErr("a key id the keyring does not hold", flags("StorageOpen", "KeyId"), reqs("STO-047", "STO-070"), stoEnvelope(key07, "storage-v9", 1, hello), "UnknownKeyId")
 	tag("a tag with its last digit changed", flags(), reqs("STO-047", "STO-013"), strings.Replace(a10, a10Tag, a10Tag[:63]+"c", 1))
 	tag("a record sealed with another key under the same key id", flags(), reqs("STO-047", "STO-012"), stoEnvelope(key08, stoKID, 1, hello))
 	tag("another payload under the tag of hello", flags(), reqs("STO-047", "STO-012"), strings.Replace(a10, `"aGVsbG8"`, `"amVsbG8"`, 1))

@@ -3,6 +3,20 @@ package main
 // flagNotes explains every flag a test may carry. A file's "notes" object holds the entries
 // of the flags its tests use.
 var flagNotes = map[string]string{
+	// Recovery of a restored step engine (ledger.json).
+	"LedgerRecovery": "A step engine restored from a stored ledger resumes under an explicit recovery policy.",
+	// Store sequences (storage.json).
+	"StoreSequence":     "A sequence of operations on one authenticated store over a fresh, empty backend.",
+	"StorageCommitment": "The record commitment a rollback anchor keeps for one stored envelope.",
+	// Script evaluator (scripts.json).
+	"ScriptSource":   "Source admission and the lexical rules: what is rejected before anything runs, and where.",
+	"ScriptGrammar":  "The statements, expressions and precedence of the script subset.",
+	"ScriptValue":    "What an expression evaluates to: operators, equality, conditions, scopes, functions, indexing.",
+	"ScriptRecovery": "Catchable errors: try/catch, uncaught diagnostics and error values.",
+	"ScriptTool":     "The mod.tool binding: host calls, their input text, promises and failures.",
+	"ScriptJSON":     "to_json and parse_json at the script's bounded JSON boundary.",
+	"ScriptLimit":    "An evaluation stopped by a bound of section 20.8.",
+
 	// Provenance.
 	"ReferenceAnchor": "Verbatim output recorded by running the Rust reference (serde_json 1.0.150, " +
 		"both feature modes); an anchor that does not come from the Go implementation. The anchors " +

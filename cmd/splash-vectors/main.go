@@ -64,6 +64,7 @@ var builders = []func(*checker) (string, any, *fileBuilder){
 	buildHostScenarios,
 	buildLedger,
 	buildSecrets,
+	buildScripts,
 }
 
 // run dispatches to the replay of the committed vectors or to the generator.

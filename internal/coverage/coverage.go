@@ -59,8 +59,14 @@ func (e Entry) BlackBox() bool {
 func (e Entry) Must() bool { return e.Level == spec.Must || e.Level == spec.MustNot }
 
 // Gap reports whether the requirement is a MUST that binds ports (it carries no implementation
-// only marker) and that nothing judges black-box.
-func (e Entry) Gap() bool { return e.Must() && e.ImplementationOnly == "" && !e.BlackBox() }
+// only marker), that nothing judges black-box and that names no check or vector that would.
+func (e Entry) Gap() bool {
+	return e.Must() && e.ImplementationOnly == "" && e.Needed == "" && !e.BlackBox()
+}
+
+// StaleNeeded reports whether the requirement still says a check or vector is needed although a
+// check, scenario or vector now judges it: the marker should go.
+func (e Entry) StaleNeeded() bool { return e.Needed != "" && e.BlackBox() }
 
 // Coverage is the evidence of every requirement, in the specification's order.
 type Coverage struct {
@@ -220,12 +226,12 @@ func vectorRequirements(dir string) ([]vectorCitation, error) {
 // maxListed is how many check or scenario IDs a row of the list names before it counts the rest.
 const maxListed = 6
 
-// Markdown returns docs/requirements-coverage.md: a summary, the gaps, the requirements that bind
-// only this implementation, and every MUST requirement, chapter by chapter, with what judges a
-// port on it.
+// Markdown returns docs/requirements-coverage.md: a summary, the gaps, the requirements that
+// await a conformance check or vectors and what they would do, the requirements that bind only this
+// implementation, and every MUST requirement, chapter by chapter, with what judges a port on it.
 func (c *Coverage) Markdown() []byte {
 	var b strings.Builder
-	var musts, judged, implOnly []Entry
+	var musts, judged, implOnly, needed []Entry
 	var gaps []Entry
 	for _, e := range c.Entries {
 		if !e.Must() {
@@ -237,6 +243,8 @@ func (c *Coverage) Markdown() []byte {
 			judged = append(judged, e)
 		case e.ImplementationOnly != "":
 			implOnly = append(implOnly, e)
+		case e.Needed != "":
+			needed = append(needed, e)
 		default:
 			gaps = append(gaps, e)
 		}
@@ -251,14 +259,18 @@ black-box: a check of the worker suite (` + "`splash-conform`" + `) or of the ho
 (` + "`splash-conform host`" + `), a scenario of the interop suite (` + "`splash-conform interop`" + `), or a
 golden vector (` + "`vectors/`" + `). A requirement that binds only this implementation carries the marker
 ` + "`[implementation only: reason]`" + ` in the specification (spec/README.md), and the reason is listed
-here. A MUST judged by nothing black-box and not so marked is a gap: a port can break it unseen.
-The Go tests that cite a requirement prove this implementation only; their number is given for
-reference.
+here. A requirement a port can break observably that nothing judges yet names what would: the
+marker ` + "`[check needed: what to check]`" + ` when only a running worker or host can show it, or
+` + "`[vector needed: what the vectors hold]`" + ` when golden vectors can; both are listed here. A MUST
+judged by nothing black-box and marked in none of these ways is a gap: a port can break it
+unseen, and nobody has said how to judge it. The Go tests that cite a requirement prove this
+implementation only; their number is given for reference.
 
 `)
 	fmt.Fprintf(&b, "## Summary\n\n| MUST requirements | Count |\n|---|---|\n")
 	fmt.Fprintf(&b, "| judged black-box (check, scenario or vector) | %d |\n", len(judged))
 	fmt.Fprintf(&b, "| binding only this implementation | %d |\n", len(implOnly))
+	fmt.Fprintf(&b, "| awaiting a check or vectors (named below) | %d |\n", len(needed))
 	fmt.Fprintf(&b, "| gaps | %d |\n", len(gaps))
 	fmt.Fprintf(&b, "| total | %d |\n\n", len(musts))
 
@@ -268,6 +280,13 @@ reference.
 	}
 	for _, e := range gaps {
 		fmt.Fprintf(&b, "- **%s** ([%s](../spec/%s#:~:text=%s); cited by Go tests: %d): %s\n", e.ID, e.Chapter, e.Chapter, e.ID, len(e.Tests), excerpt(e.Text, 160))
+	}
+	b.WriteString("\n## Checks and vectors needed\n\nMUST requirements a port can break observably that nothing judges yet, and what would judge a\nport on each: a conformance check (only a running worker or host can show it) or golden vectors.\n\n")
+	if len(needed) == 0 {
+		b.WriteString("None.\n")
+	}
+	for _, e := range needed {
+		fmt.Fprintf(&b, "- **%s** ([%s](../spec/%s#:~:text=%s); cited by Go tests: %d): %s needed: %s\n", e.ID, e.Chapter, e.Chapter, e.ID, len(e.Tests), e.NeededKind, e.Needed)
 	}
 	b.WriteString("\n## Binding only this implementation\n\n")
 	if len(implOnly) == 0 {
@@ -325,6 +344,8 @@ func judgedBy(e Entry) string {
 		return strings.Join(parts, "; ")
 	case e.ImplementationOnly != "":
 		return "implementation only: " + escapeCell(e.ImplementationOnly)
+	case e.Needed != "":
+		return "**" + e.NeededKind + " needed**: " + escapeCell(e.Needed)
 	}
 	return "**gap**"
 }

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/schema"
+	"github.com/splashv5/conform/impl/script"
 	"github.com/splashv5/conform/vectors/vectorfmt"
 )
 
@@ -85,16 +87,22 @@ const hostHandlerFailure = "handler broke"
 func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, error) {
 	now := time.UnixMilli(t.Config.ClockStartMillis)
 	clock := func() time.Time { return now }
-	nonceBytes, err := hex.DecodeString(t.Config.NonceHex)
-	if err != nil {
-		return nil, fmt.Errorf("nonce_hex: %v", err)
+	cfg := host.Config{MaxPendingTools: t.Config.MaxPendingTools, MaxTools: t.Config.MaxTools,
+		MaxCatalogBytes: t.Config.MaxCatalogBytes, Clock: clock, SessionID: t.Config.SessionID}
+	if t.Config.NoNonce {
+		cfg.Entropy = failingEntropy{}
+	} else {
+		nonceBytes, err := hex.DecodeString(t.Config.NonceHex)
+		if err != nil {
+			return nil, fmt.Errorf("nonce_hex: %v", err)
+		}
+		nonce, err := host.NewSessionNonce(nonceBytes)
+		if err != nil {
+			return nil, fmt.Errorf("nonce: %v", err)
+		}
+		cfg.SessionNonce = &nonce
 	}
-	nonce, err := host.NewSessionNonce(nonceBytes)
-	if err != nil {
-		return nil, fmt.Errorf("nonce: %v", err)
-	}
-	rt, err := host.New(host.Config{MaxPendingTools: t.Config.MaxPendingTools, MaxTools: t.Config.MaxTools,
-		MaxCatalogBytes: t.Config.MaxCatalogBytes, Clock: clock, SessionNonce: &nonce, SessionID: t.Config.SessionID})
+	rt, err := host.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %v", err)
 	}
@@ -105,6 +113,7 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 		}
 	}
 	var lease *host.Lease
+	var session *host.ScriptSession // created by the first eval step
 	cursor := uint64(1)
 	out := make([]vectorfmt.HostExpect, len(t.Steps))
 	for i, s := range t.Steps {
@@ -165,6 +174,15 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			st, err := rt.CompleteExternal(id, res)
 			if setErr(&e, err) {
 				e.Settlements = []vectorfmt.HostSettlement{settlementOf(st)}
+				if session != nil {
+					ev, err := session.Resume(st)
+					if err != nil {
+						return nil, fmt.Errorf("step %d: resuming the script: %v", i+1, err)
+					}
+					if ev != nil {
+						e.Evaluation = hostEvaluationOf(*ev)
+					}
+				}
 			}
 		case vectorfmt.HostOpPushChunk:
 			ch, err := rt.PushExternalChunk(id, deref(s.Chunk))
@@ -184,6 +202,77 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			st, err := settle(id)
 			if setErr(&e, err) {
 				e.Settlements = []vectorfmt.HostSettlement{settlementOf(st)}
+			}
+		case vectorfmt.HostOpEval:
+			if session == nil {
+				// The script's clock stands still: only the scenario's steps move time.
+				sess, err := host.NewScriptSession(rt, script.Config{Clock: func() time.Time { return time.Unix(0, 0) }})
+				if err != nil {
+					return nil, err
+				}
+				session = sess
+			}
+			var ev script.Evaluation
+			var err error
+			if s.WithLease {
+				if lease == nil {
+					return nil, fmt.Errorf("step %d: no lease was issued", i+1)
+				}
+				ev, err = session.EvalWithLease(s.Source, lease)
+			} else {
+				ev, err = session.Eval(s.Source)
+			}
+			if err != nil {
+				e.Error = "Unclassified"
+			} else {
+				e.Evaluation = hostEvaluationOf(ev)
+			}
+		case vectorfmt.HostOpSetRedactor:
+			redactor := func(chunk string) string { return strings.Repeat("*", len(chunk)) }
+			if s.Redactor == "upper" {
+				redactor = strings.ToUpper
+			}
+			var sce *host.StreamConfigError
+			if err := rt.SetExternalStreamRedactor(s.Tool, redactor); errors.As(err, &sce) {
+				e.Error = sce.Kind.String()
+			} else if err != nil {
+				e.Error = "Unclassified"
+			}
+		case vectorfmt.HostOpValidateAuditEvent:
+			if s.AuditEvent == nil {
+				return nil, fmt.Errorf("step %d: no audit_event", i+1)
+			}
+			ev, ok := auditEventFrom(*s.AuditEvent)
+			if !ok {
+				return nil, fmt.Errorf("step %d: unknown outcome or retry class", i+1)
+			}
+			if err := ev.ValidateForTelemetry(); err != nil {
+				e.Error = "Unclassified"
+				for kind, sentinel := range auditValidationKinds {
+					if errors.Is(err, sentinel) {
+						e.Error = kind
+					}
+				}
+			}
+		case vectorfmt.HostOpSessionNonce:
+			raw, err := hex.DecodeString(deref(s.Input))
+			if err != nil {
+				return nil, fmt.Errorf("step %d: input is not hex: %v", i+1, err)
+			}
+			var ne *host.NonceError
+			if _, err := host.NewSessionNonce(raw); errors.As(err, &ne) {
+				e.Error = ne.KindName()
+				actual, limit := ne.Actual, ne.Limit
+				e.ActualBytes, e.LimitBytes = &actual, &limit
+			} else if err != nil {
+				e.Error = "Unclassified"
+			}
+		case vectorfmt.HostOpNextDeadline:
+			at, ok := rt.NextDeadline()
+			e.Found = &ok
+			if ok {
+				ms := uint64(at.UnixMilli() - t.Config.ClockStartMillis)
+				e.NextDeadlineMillis = &ms
 			}
 		case vectorfmt.HostOpAdvanceClock:
 			now = now.Add(time.Duration(s.Millis) * time.Millisecond)
@@ -521,3 +610,49 @@ func settlementOf(st host.Settlement) vectorfmt.HostSettlement {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// failingEntropy is an entropy source that always fails, so that a runtime has no nonce.
+type failingEntropy struct{}
+
+func (failingEntropy) Read([]byte) (int, error) { return 0, errors.New("entropy unavailable") }
+
+// hostEvaluationOf renders a script evaluation as HostEvaluation; a diagnostic's position is
+// left open ("?"), as the script vectors leave a method call's.
+func hostEvaluationOf(ev script.Evaluation) *vectorfmt.HostEvaluation {
+	kind, text := scriptValue(ev.Value)
+	out := &vectorfmt.HostEvaluation{Status: ev.Status().String(), ValueKind: kind, Value: text, Diagnostics: []string{}}
+	for _, d := range ev.Diagnostics {
+		out.Diagnostics = append(out.Diagnostics, d.File+":?: "+d.Message+" ("+d.Origin+")")
+	}
+	return out
+}
+
+// auditValidationKinds names the errors of AuditEvent.ValidateForTelemetry by the reference's
+// validation variants.
+var auditValidationKinds = map[string]error{
+	"InvalidEventSequence":  host.ErrAuditInvalidEventSequence,
+	"InvalidTool":           host.ErrAuditInvalidTool,
+	"RetryClassRequired":    host.ErrAuditRetryClassRequired,
+	"RetryClassUnexpected":  host.ErrAuditRetryClassUnexpected,
+	"UnexpectedOutputBytes": host.ErrAuditUnexpectedOutputBytes,
+}
+
+// auditEventFrom reads a HostAuditEvent; it reports false for an unknown outcome or retry class.
+func auditEventFrom(a vectorfmt.HostAuditEvent) (host.AuditEvent, bool) {
+	ev := host.AuditEvent{EventSequence: a.EventSequence, Sequence: a.Sequence, Tool: a.Tool, InputBytes: a.InputBytes, OutputBytes: a.OutputBytes}
+	for o := host.OutcomeAllowed; o <= host.OutcomeStreamDenied; o++ {
+		if o.String() == a.Outcome {
+			ev.Outcome = o
+		}
+	}
+	switch a.RetryClass {
+	case "":
+	case host.RetryTransient.String():
+		ev.RetryClass = host.RetryTransient
+	case host.RetryRateLimited.String():
+		ev.RetryClass = host.RetryRateLimited
+	default:
+		return ev, false
+	}
+	return ev, ev.Outcome != 0
+}

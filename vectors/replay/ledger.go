@@ -30,7 +30,7 @@ func replayLedger(fsys fs.FS, fr *fileRun) error {
 		switch g.Type {
 		case vectorfmt.LedgerInputFingerprintType, vectorfmt.LedgerOperationKeyType, vectorfmt.LedgerDecodeType, vectorfmt.LedgerRecordType,
 			vectorfmt.LedgerCompensationKeyType, vectorfmt.LedgerCompensationRecordType, vectorfmt.LedgerCompensationObservationType,
-			vectorfmt.LedgerPlanFingerprintType:
+			vectorfmt.LedgerPlanFingerprintType, vectorfmt.LedgerRecoveryType:
 		default:
 			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}
@@ -60,6 +60,8 @@ func CheckLedgerTest(groupType string, t *vectorfmt.LedgerTest) []string {
 		return checkCompensationObservation(t)
 	case vectorfmt.LedgerPlanFingerprintType:
 		return checkPlanFingerprint(t)
+	case vectorfmt.LedgerRecoveryType:
+		return checkLedgerRecovery(t)
 	}
 	return []string{fmt.Sprintf("unknown group type %q", groupType)}
 }

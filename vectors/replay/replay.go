@@ -94,6 +94,7 @@ var runners = map[string]func(fs.FS, *fileRun) error{
 	"host_scenarios.json":       replayHostScenarios, // vectorfmt.HostScenariosFile
 	"ledger.json":               replayLedger,        // vectorfmt.LedgerFile
 	vectorfmt.SecretsFile:       replaySecrets,
+	vectorfmt.ScriptsFile:       replayScripts,
 }
 
 // RunFile replays one vector file.

@@ -348,6 +348,10 @@ func replayStorage(fsys fs.FS, fr *fileRun) error {
 			check = checkStorageSeal
 		case vectorfmt.StorageOpenType:
 			check = checkStorageOpen
+		case vectorfmt.StoreSequenceType:
+			check = checkStoreSequence
+		case vectorfmt.StorageCommitmentType:
+			check = checkStorageCommitment
 		default:
 			return nil, nil, fmt.Errorf("unknown group type %q", g.Type)
 		}

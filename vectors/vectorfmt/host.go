@@ -37,6 +37,11 @@ const (
 	HostOpSetAuditCapacity    = "set_audit_capacity"
 	HostOpClearAudit          = "clear_audit"
 	HostOpExportAudit         = "export_audit"
+	HostOpNextDeadline        = "next_deadline"
+	HostOpEval                = "eval"
+	HostOpSetRedactor         = "set_redactor"
+	HostOpValidateAuditEvent  = "validate_audit_event"
+	HostOpSessionNonce        = "session_nonce"
 )
 
 // HostScenarios is host_scenarios.json: sequences of host-runtime calls with the expected
@@ -72,6 +77,9 @@ type HostConfig struct {
 	MaxPendingTools  int    `json:"max_pending_tools"`
 	MaxTools         int    `json:"max_tools,omitempty"`
 	MaxCatalogBytes  int    `json:"max_catalog_bytes,omitempty"`
+	// NoNonce runs the scenario's runtime without a session nonce: none is supplied and the
+	// entropy source fails (RUN-006); NonceHex and NonceLabel are then empty.
+	NoNonce bool `json:"no_nonce,omitempty"`
 }
 
 // HostTool is one registration. Kind is "external" or "host_pump"; a host-pump tool's
@@ -143,7 +151,27 @@ type HostStep struct {
 	Register   *HostTool        `json:"register,omitempty"`
 	Lease      []HostLeaseGrant `json:"lease,omitempty"`
 	Cursor     uint64           `json:"cursor,omitempty"`
-	Expect     HostExpect       `json:"expect"`
+	// Source is the script an eval step evaluates in the scenario's one script session; with
+	// WithLease the evaluation runs under the last issued lease, activated for it.
+	Source    string `json:"source,omitempty"`
+	WithLease bool   `json:"with_lease,omitempty"`
+	// Redactor is the stream redactor a set_redactor step installs on Tool: "mask" releases a
+	// chunk with every byte replaced by "*", "upper" with its ASCII letters in upper case.
+	Redactor string `json:"redactor,omitempty"`
+	// AuditEvent is the record a validate_audit_event step checks for durable telemetry
+	// (RUN-155); the error names the reference's validation variant.
+	AuditEvent *HostAuditEvent `json:"audit_event,omitempty"`
+	Expect     HostExpect      `json:"expect"`
+}
+
+// HostEvaluation is the outcome of a script run: the eval step's own, or that of the suspended
+// evaluation a settlement resumed. Status, ValueKind, Value and Diagnostics are as in
+// ScriptTest (scripts.json).
+type HostEvaluation struct {
+	Status      string   `json:"status"`
+	ValueKind   string   `json:"value_kind"`
+	Value       string   `json:"value,omitempty"`
+	Diagnostics []string `json:"diagnostics"`
 }
 
 // HostExpect is the expected outcome of one step. Error names the refusal (an
@@ -176,6 +204,15 @@ type HostExpect struct {
 	Next         *uint64               `json:"next,omitempty"`
 	Available    *uint64               `json:"available,omitempty"`
 	Dropped      *uint64               `json:"dropped,omitempty"`
+	// NextDeadlineMillis is, for next_deadline, the runtime's next deferred deadline in
+	// milliseconds after the scenario's clock start, with Found false when there is none.
+	NextDeadlineMillis *uint64 `json:"next_deadline_millis,omitempty"`
+	// Evaluation is the outcome of an eval step, or of the evaluation a complete step resumed.
+	Evaluation *HostEvaluation `json:"evaluation,omitempty"`
+	// ActualBytes and LimitBytes are, for a session_nonce refused as TooShort or TooLong, the
+	// nonce's length and the bound it breaks.
+	ActualBytes *int `json:"actual_bytes,omitempty"`
+	LimitBytes  *int `json:"limit_bytes,omitempty"`
 }
 
 // HostInvocation is an invocation snapshot (RUN-085).

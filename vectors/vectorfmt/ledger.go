@@ -26,6 +26,9 @@ const (
 	// LedgerPlanFingerprintType groups plan fingerprints derived from the plan's steps
 	// (WFL-045).
 	LedgerPlanFingerprintType = "LedgerPlanFingerprintTest"
+	// LedgerRecoveryType groups recoveries of a restored step engine under an explicit policy
+	// (WFL-042).
+	LedgerRecoveryType = "LedgerRecoveryTest"
 )
 
 // Ledger is ledger.json: the durable ledger's derivations and encoding.
@@ -57,6 +60,9 @@ type LedgerGroup struct {
 //     encoding Output of the ledger after every observation (a refused one changes nothing).
 //   - LedgerPlanFingerprintType: PlanSteps and PlanSources (one source per step, in order)
 //     in; PlanFingerprint out.
+//   - LedgerRecoveryType: a step engine of the plan (PlanFingerprint, PlanSteps) restored from
+//     the stored document Ledger resumes under a policy of Decisions and CompletedSteps; Phase
+//     out (the engine's phase afterwards), and the refusal's error when the policy is refused.
 type LedgerTest struct {
 	Case
 	// Input is the canonical operation input (fingerprint and key tests) or the stored
@@ -98,6 +104,20 @@ type LedgerTest struct {
 	Records []LedgerRecord `json:"records,omitempty"`
 	// Output is the exact canonical ledger encoding.
 	Output *Text `json:"output,omitempty"`
+	// Decisions are a recovery policy's decisions, by operation key; an operation they do not
+	// name has no decision.
+	Decisions []LedgerRecoveryDecision `json:"decisions,omitempty"`
+	// CompletedSteps is the plan prefix the recovery policy approves as complete.
+	CompletedSteps *int `json:"completed_steps,omitempty"`
+	// Phase is the engine's phase after the recovery: Recovering, Running or Failed.
+	Phase string `json:"phase,omitempty"`
+}
+
+// LedgerRecoveryDecision is the decision for one ledger operation: accept, compensate, fail or
+// redispatch.
+type LedgerRecoveryDecision struct {
+	OperationKey string `json:"operation_key"`
+	Decision     string `json:"decision"`
 }
 
 // LedgerRecord is one operation recorded into a ledger; Error is the expected refusal, absent

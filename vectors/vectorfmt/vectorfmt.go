@@ -59,6 +59,7 @@ var FileNames = []string{
 	HostScenariosFile,
 	LedgerFile,
 	SecretsFile,
+	ScriptsFile,
 }
 
 // SchemaName returns the JSON Schema file name (in vectors/schema) for a vector file name.

@@ -7,6 +7,11 @@ const (
 	JournalLoadType        = "JournalLoadTest"
 	StorageSealType        = "StorageSealTest"
 	StorageOpenType        = "StorageOpenTest"
+	// StoreSequenceType groups sequences of operations on one authenticated store over a
+	// fresh, empty backend (StorageTest.Steps).
+	StoreSequenceType = "StoreSequenceTest"
+	// StorageCommitmentType groups record commitments (StorageTest.Commitment).
+	StorageCommitmentType = "StorageCommitmentTest"
 )
 
 // Operations of an authorizer step (AuthorizerStep.Op). The authorize operations take a
@@ -205,4 +210,79 @@ type StorageTest struct {
 	ReadKeys []StorageKeyEntry `json:"read_keys,omitempty"`
 	// OpenedKeyID is the key id of the loaded record (open output).
 	OpenedKeyID string `json:"opened_key_id,omitempty"`
+	// Steps are the operations of a sequence test, applied in order to one authenticated store
+	// over a fresh, empty backend whose keyring holds KeyID (KeyHex) as its active key.
+	Steps []StoreStep `json:"steps,omitempty"`
+	// Commitment is, in a commitment test, the record commitment (64 lowercase hex digits) of
+	// Envelope stored at Revision under Namespace and Name (STO-063).
+	Commitment string `json:"commitment,omitempty"`
+}
+
+// Store operations of a sequence test (StoreStep.Op).
+const (
+	StoreOpLoad          = "load"           // load the record
+	StoreOpCreate        = "create"         // compare-and-swap expecting "absent"
+	StoreOpReplace       = "replace"        // compare-and-swap expecting Expected
+	StoreOpCreateFenced  = "create_fenced"  // fenced compare-and-swap expecting "absent", with Token
+	StoreOpReplaceFenced = "replace_fenced" // fenced compare-and-swap expecting Expected, with Token
+	StoreOpReserveFence  = "reserve_fence"  // reserve the record's next fencing token
+	StoreOpCurrentFence  = "current_fence"  // read the record's current fence
+	StoreOpRotateKey     = "rotate_key"     // add KeyID (KeyHex) to the keyring and make it active
+	StoreOpAddReadKey    = "add_read_key"   // add KeyID (KeyHex) as a verification key
+	StoreOpRetireKey     = "retire_key"     // retire KeyID from the keyring
+)
+
+// StoreStep is one operation of a sequence test and what it must give.
+type StoreStep struct {
+	Op string `json:"op"`
+	// Namespace and Name are the record key of a record operation; a step that names neither
+	// uses the test's Namespace and Name.
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	// Expected is the revision a replace expects.
+	Expected *uint64 `json:"expected,omitempty"`
+	// Payload is the payload written, or PayloadBytes the length of a payload of that many
+	// bytes 0x61 ("a").
+	Payload      *Text `json:"payload,omitempty"`
+	PayloadBytes *int  `json:"payload_bytes,omitempty"`
+	// Token is the fencing token of a fenced write.
+	Token *uint64 `json:"token,omitempty"`
+	// KeyID and KeyHex name a key of a keyring operation.
+	KeyID  string `json:"key_id,omitempty"`
+	KeyHex string `json:"key_hex,omitempty"`
+	// BackendAnswers, on a write, replaces the backend's answer to the step's compare-and-swap:
+	// the backend then writes nothing and answers this outcome, as a faulty backend might.
+	BackendAnswers *StoreBackendOutcome `json:"backend_answers,omitempty"`
+	// Expect is the step's outcome.
+	Expect StoreExpect `json:"expect"`
+}
+
+// StoreBackendOutcome is a backend's answer to a compare-and-swap: Stored, or a conflict with
+// the current revision (Actual, or none with ActualAbsent), and the revision floor.
+type StoreBackendOutcome struct {
+	Stored       bool    `json:"stored"`
+	Actual       *uint64 `json:"actual,omitempty"`
+	ActualAbsent bool    `json:"actual_absent,omitempty"`
+	Floor        uint64  `json:"floor"`
+}
+
+// StoreExpect is the outcome of one StoreStep: the error kind, or what the operation returns.
+// Error is the kind of the store's error; for Backend, Cause is the kind the backend reported,
+// and CurrentFence and SuppliedFence its data (FencingRequired, FencingTokenRejected). A
+// WriteConflict carries Actual (the current revision, absent when omitted with ActualAbsent)
+// and Floor. A load gives Absent, or Revision, Payload and KeyID; a write gives Revision and
+// KeyID; a fence operation gives Fence.
+type StoreExpect struct {
+	Error         string  `json:"error,omitempty"`
+	Cause         string  `json:"cause,omitempty"`
+	Absent        bool    `json:"absent,omitempty"`
+	Revision      *uint64 `json:"revision,omitempty"`
+	Payload       *Text   `json:"payload,omitempty"`
+	KeyID         string  `json:"key_id,omitempty"`
+	Fence         *uint64 `json:"fence,omitempty"`
+	Actual        *uint64 `json:"actual,omitempty"`
+	ActualAbsent  bool    `json:"actual_absent,omitempty"`
+	Floor         *uint64 `json:"floor,omitempty"`
+	CurrentFence  *uint64 `json:"current_fence,omitempty"`
+	SuppliedFence *uint64 `json:"supplied_fence,omitempty"`
 }
