@@ -16,14 +16,7 @@ var update = flag.Bool("update", false, "rewrite docs/requirements-coverage.md")
 // TestCoverageDocIsCurrent holds docs/requirements-coverage.md to what the generator writes from
 // the specification, the suites' catalogs and the vectors today; -update rewrites it.
 func TestCoverageDocIsCurrent(t *testing.T) {
-	root, err := spec.FindModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cov, err := Build(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, cov := moduleCoverage(t)
 	want := cov.Markdown()
 	path := filepath.Join(root, "docs", "requirements-coverage.md")
 	if *update {
@@ -45,14 +38,7 @@ func TestCoverageDocIsCurrent(t *testing.T) {
 // entries: a MUST judged by a check, scenario or vector; one marked implementation only; and a
 // gap, which the list names plainly.
 func TestCoverageClassifiesEachMust(t *testing.T) {
-	root, err := spec.FindModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cov, err := Build(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cov := moduleCoverage(t)
 	byID := map[string]Entry{}
 	for _, e := range cov.Entries {
 		byID[e.ID] = e
@@ -97,14 +83,7 @@ func TestCoverageClassifiesEachMust(t *testing.T) {
 // TestNoNeededMarkerIsStale fails when a requirement still says a conformance check or vectors
 // are needed although a check, scenario or vector now judges it.
 func TestNoNeededMarkerIsStale(t *testing.T) {
-	root, err := spec.FindModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cov, err := Build(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cov := moduleCoverage(t)
 	for _, e := range cov.Entries {
 		if e.StaleNeeded() {
 			t.Errorf("%s (%s:%d) is judged by %s but still carries [%s needed: %s]; remove the marker", e.ID, e.Chapter, e.Line, judgedBy(e), e.NeededKind, e.Needed)
@@ -116,14 +95,7 @@ func TestNoNeededMarkerIsStale(t *testing.T) {
 // scenario or vector and says neither why it binds only this implementation nor what check or
 // vectors would judge it.
 func TestNoUnexplainedGap(t *testing.T) {
-	root, err := spec.FindModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cov, err := Build(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cov := moduleCoverage(t)
 	for _, e := range cov.Entries {
 		if e.Gap() {
 			t.Errorf("%s (%s:%d) is a MUST that nothing judges black-box: cite it in a check, scenario or vector that judges it, "+

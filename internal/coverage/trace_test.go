@@ -9,21 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/splashv5/conform/spec"
 )
 
 // TestTraceabilityIsCurrent holds docs/traceability.md and docs/traceability.json to what the
 // generator writes from the specification, the catalogs, the vectors, the models and the tests
 // today; -update rewrites both.
 func TestTraceabilityIsCurrent(t *testing.T) {
-	root, err := spec.FindModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cov, err := Build(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, cov := moduleCoverage(t)
 	data, err := cov.TraceabilityJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -51,14 +43,7 @@ func TestTraceabilityIsCurrent(t *testing.T) {
 // one-effect invariant), one named by a string (the cancellation model's), a test function by
 // its name, and the class of a requirement proved by nothing but tests.
 func TestTraceabilityFindsEachKindOfProof(t *testing.T) {
-	root, err := spec.FindModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cov, err := Build(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cov := moduleCoverage(t)
 	byID := map[string]Entry{}
 	for _, e := range cov.Entries {
 		byID[e.ID] = e
