@@ -22,6 +22,9 @@ type Entry struct {
 	Message string
 	// Detail is a template the package renders with Expand for an error of this kind.
 	Detail string
+	// Doc says, for a reader of the table, what Name and Message leave out (which field holds
+	// the cause, whether the kind poisons); no error text shows it.
+	Doc string
 }
 
 // Table describes every kind of one Space. Kinds is indexed by the kind's value; the zero kind
