@@ -1,7 +1,8 @@
 // Package errkind is the one error idiom of the module. A package lists its failure rules as
 // constants of a Kind, describes them in one Table (variant name and message), and embeds the
-// Kind in its error type; the Kind supplies String, Error, errors.Is matching and the kind's
-// name. Naming the kind of any error of the module takes one errors.As, through Name.
+// Kind in its error type, or uses Error when an error carries only a detail and a cause; the
+// Kind supplies String, Error, errors.Is matching and the kind's name. Naming the kind of any
+// error of the module takes one errors.As, through Name.
 //
 // The package imports nothing of the module, so every layer, the wire core included, may use it.
 package errkind
@@ -107,6 +108,30 @@ func (k Kind[S]) Is(target error) bool {
 
 // kindOf returns k; through embedding, it lets Of find the kind of an error of the space.
 func (k Kind[S]) kindOf() Kind[S] { return k }
+
+// Error is an error of space S that carries no more than its kind, a detail text and a cause.
+// Its text is the kind's Error, then ": " and Detail when Detail is set, then ": " and the
+// cause's text when there is a cause.
+type Error[S Space] struct {
+	Kind[S]
+	Detail string
+	Err    error
+}
+
+// Error returns the kind's text followed by the detail and the cause.
+func (e *Error[S]) Error() string {
+	msg := e.Kind.Error()
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the cause, so errors.Is and errors.As also see the cause's chain.
+func (e *Error[S]) Unwrap() error { return e.Err }
 
 // Expand returns template with each {name} placeholder replaced by field(name). Text outside
 // placeholders is copied as is; an unclosed "{" is copied too.
