@@ -1,9 +1,7 @@
 package worker
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/splashv5/conform/impl/errkind"
 )
@@ -154,39 +152,29 @@ type Error struct {
 
 // Error describes the failure for logs.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("worker: ")
-	b.WriteString(e.Kind.String())
+	msg := "worker: " + e.Kind.String()
 	if e.Stage != StageNone {
-		fmt.Fprintf(&b, " (%s)", e.Stage)
+		msg += " (" + e.Stage.String() + ")"
 	}
-	if e.Tool != "" {
-		fmt.Fprintf(&b, " tool=%s", e.Tool)
-	}
-	if e.OperationKey != "" {
-		fmt.Fprintf(&b, " operation_key=%s", e.OperationKey)
-	}
-	if e.CompensationKey != "" {
-		fmt.Fprintf(&b, " compensation_key=%s", e.CompensationKey)
-	}
-	if e.MessageType != "" {
-		fmt.Fprintf(&b, " message=%s", e.MessageType)
+	for _, f := range [...][2]string{{" tool=", e.Tool}, {" operation_key=", e.OperationKey}, {" compensation_key=", e.CompensationKey}, {" message=", e.MessageType}} {
+		if f[1] != "" {
+			msg += f[0] + f[1]
+		}
 	}
 	switch e.Kind {
 	case ErrInvalidJournalRevision:
-		fmt.Fprintf(&b, " expected=%d actual=%d", e.Expected, e.Actual)
+		msg += " expected=" + strconv.FormatUint(e.Expected, 10) + " actual=" + strconv.FormatUint(e.Actual, 10)
 	case ErrReconciliationBudgetExhausted, ErrReconciliationSessionBudgetExhausted:
-		fmt.Fprintf(&b, " maximum=%d", e.Maximum)
+		msg += " maximum=" + strconv.FormatUint(uint64(e.Maximum), 10)
 	case ErrEndOfInput, ErrFrame:
 		if e.Active {
-			b.WriteString(" while an invocation was active")
+			msg += " while an invocation was active"
 		}
 	}
 	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		msg += ": " + e.Err.Error()
 	}
-	return b.String()
+	return msg
 }
 
 // Unwrap returns the cause, so errors.Is also matches protocol, adapter and store kinds.
