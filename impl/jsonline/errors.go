@@ -5,9 +5,8 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// ErrorKind identifies one failure rule of the JSON-line transport. It is an error, so a
-// kind is a valid errors.Is target. The kinds are exactly those of the reference's JSON-line
-// channel error; String returns the variant name.
+// ErrorKind identifies one failure rule of the JSON-line transport: one variant of the
+// reference's JSON-line channel error, whose name String returns.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
