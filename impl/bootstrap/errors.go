@@ -6,8 +6,7 @@ import (
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind identifies one bootstrap failure rule. It is an error, so a kind is a valid
-// errors.Is target; String returns the reference variant name.
+// ErrorKind identifies one bootstrap failure rule; String returns the reference variant name.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
