@@ -7,10 +7,8 @@ import (
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind identifies one failure rule of the storage layer. Each kind
-// corresponds to one variant of the reference error enumerations; String
-// returns that variant's name. An ErrorKind is itself an error, so it can be
-// used as an errors.Is target: errors.Is(err, ErrFencingRequired).
+// ErrorKind identifies one failure rule of the storage layer, one variant of the reference
+// error enumerations, whose name String returns: errors.Is(err, ErrFencingRequired).
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
