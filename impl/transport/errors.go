@@ -7,8 +7,8 @@ import (
 	"github.com/splashv5/conform/impl/host"
 )
 
-// ErrorKind names one failure rule of the host transports. It is an error, so a kind is a
-// valid errors.Is target. The names returned by String are the reference's variant names.
+// ErrorKind names one failure rule of the host transports; String returns the reference's
+// variant name.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
