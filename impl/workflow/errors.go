@@ -7,8 +7,8 @@ import (
 	"github.com/splashv5/conform/impl/ledger"
 )
 
-// ErrorKind names one rule of the step engine. It is an error, so a kind is a valid
-// errors.Is target. Where the reference has a variant for the rule, String returns its name.
+// ErrorKind names one rule of the step engine; String returns the reference's variant name
+// where it has one.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
