@@ -31,8 +31,7 @@ func (d Diagnostic) String() string {
 	return d.File + ":" + d.Pos.String() + ": " + d.Message + " (" + d.Origin + ")"
 }
 
-// ErrorKind names one refusal or uncatchable stop of the evaluator. A kind is an error whose
-// text is its message, so it is an errors.Is target; the typed errors below carry theirs.
+// ErrorKind names one refusal or uncatchable stop of the evaluator; its text is its message.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
