@@ -8,8 +8,7 @@ import (
 
 // ErrorKind identifies one failure rule of the worker runtime: one variant of the reference's
 // WorkerSessionOpenError, WorkerSessionError, registry, limits, journal-store and cancellable
-// driver errors. A kind is an error, so it is a valid errors.Is target; String returns the
-// variant name and Error "worker: " and the name.
+// driver errors. String returns the variant name, Error "worker: " and the name.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
