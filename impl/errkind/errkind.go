@@ -17,28 +17,19 @@ import (
 // the name itself its message, and, for a package whose error type renders a kind's data, the
 // template of that text ({field} placeholders that the package fills, see Expand).
 type Entry struct {
-	// Name is the variant name; an entry without one is not a kind.
-	Name string
-	// Message is the kind's error text after the table's prefix; "" means the name.
-	Message string
-	// Detail is a template the package renders with Expand for an error of this kind.
-	Detail string
-	// Doc says, for a reader of the table, what Name and Message leave out (which field holds
-	// the cause, whether the kind poisons); no error text shows it.
-	Doc string
+	Name    string // the variant name; an entry without one is not a kind
+	Message string // the kind's error text after the table's prefix; "" means the name
+	Detail  string // a template the package renders with Expand for an error of this kind
+	Doc     string // for a reader: what Name and Message leave out (the field of the cause, poisoning); no text shows it
 }
 
 // Table describes every kind of one Space. Kinds is indexed by the kind's value; the zero kind
 // and gaps stay empty.
 type Table struct {
-	// Type is the name of the kind type, used for a value that is not a kind: "ErrorKind(99)".
-	Type string
-	// Prefix starts the Error text of every kind: "protocol: ".
-	Prefix string
-	// NameInError puts the variant name and ": " between the prefix and the message.
-	NameInError bool
-	// Kinds holds each kind's name and message.
-	Kinds []Entry
+	Type        string  // the kind type's name, for a value that is not a kind: "ErrorKind(99)"
+	Prefix      string  // starts the Error text of every kind: "protocol: "
+	NameInError bool    // puts the variant name and ": " between the prefix and the message
+	Kinds       []Entry // each kind's entry
 }
 
 // Space is a package's set of kinds: a zero-size type whose Table describes them.
