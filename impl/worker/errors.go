@@ -101,7 +101,7 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "worker: ", Kinds: []er
 	ErrAdapterNotCancellable:                {Name: "AdapterNotCancellable", Doc: "the tool's adapter was not registered as cancellable"},
 	ErrCancellationWithoutTarget:            {Name: "CancellationWithoutTarget", Doc: "a cancel arrived with no active or completed invocation"},
 	ErrUnrequestedAcknowledgement:           {Name: "UnrequestedAcknowledgement", Doc: "the adapter acknowledged a cancellation nobody asked for"},
-	ErrCloseWhileInvocationActive:           {Name: "CloseWhileInvocationActive"},
+	ErrCloseWhileInvocationActive:           {Name: "CloseWhileInvocationActive", Doc: "close_session arrived while an invocation was running"},
 	ErrAdapterPanicked:                      {Name: "AdapterPanicked"},
 	ErrFrame:                                {Name: "Frame", Doc: "a frame line could not be read (I/O, size, UTF-8, end of input); Err holds the transport error"},
 	ErrWrite:                                {Name: "Write", Doc: "an answer frame could not be written; Err holds the I/O error"},
