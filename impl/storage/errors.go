@@ -87,7 +87,7 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "storage: ", Kinds: []e
 	ErrInvalidRevision:            {Name: "InvalidRevision", Message: "record revision must not be zero"},
 	ErrRevisionMismatch:           {Name: "RevisionMismatch", Message: "envelope revision differs from the backend revision"},
 	ErrInvalidAuthenticationTag:   {Name: "InvalidAuthenticationTag", Message: "record authentication tag is malformed or does not verify"},
-	ErrRollbackDetected:           {Name: "RollbackDetected", Message: "record rolled back below its revision floor"},
+	ErrRollbackDetected:           {Name: "RollbackDetected", Message: "record rolled back below its revision floor", Doc: "the record is missing or older than its floor"},
 	ErrRevisionFloorMismatch:      {Name: "RevisionFloorMismatch", Message: "record revision and revision floor disagree", Doc: "the record is newer than its floor, or a write reported a floor other than its new revision"},
 	ErrRevisionExhausted:          {Name: "RevisionExhausted", Message: "record revision space exhausted", Doc: "the next revision would overflow a uint64"},
 	ErrWriteConflict:              {Name: "WriteConflict", Message: "compare-and-swap conflict", Doc: "the record revision differs from the expected one"},
