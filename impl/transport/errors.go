@@ -85,7 +85,7 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "transport: ", Kinds: [
 	ErrLineChannelRequired:          {Name: "LineChannelRequired", Message: "the frame channel cannot move pre-sealed lines", Doc: "as they are; " + noVariant},
 	ErrIO:                           {Name: "Io", Message: "worker stream I/O failed", Doc: "Err holds the cause"},
 	ErrBusy:                         {Name: "Busy", Message: "the worker session already has active work", Doc: "an invocation is active, or the session is closing"},
-	ErrNoActiveInvocation:           {Name: "NoActiveInvocation", Message: "the worker session has no active invocation"},
+	ErrNoActiveInvocation:           {Name: "NoActiveInvocation", Message: "the worker session has no active invocation", Doc: "to cancel"},
 	ErrTargetMismatch:               {Name: "TargetMismatch", Message: "the handle targets another invocation"},
 	ErrCancellationPending:          {Name: "CancellationPending", Message: "a cancellation is already pending", Doc: "awaiting its disposition, or a result is buffered"},
 	ErrExternalBindingTerminal:      {Name: "ExternalBindingTerminal", Message: "the external worker binding is already terminal"},
