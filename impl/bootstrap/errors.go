@@ -6,56 +6,41 @@ import (
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind identifies one bootstrap failure rule. It is an error, so a kind is a valid
-// errors.Is target; String returns the reference variant name.
+// ErrorKind identifies one bootstrap failure rule; String returns the reference variant name.
 type ErrorKind = errkind.Kind[kinds]
 
-// kinds is the space of the bootstrap error kinds.
 type kinds struct{}
 
 // Table describes the bootstrap error kinds.
 func (kinds) Table() *errkind.Table { return &kindTable }
 
-// The failure kinds, one per variant of the reference bootstrap error.
+// The failure kinds, one per variant of the reference bootstrap error; each kind's meaning is
+// its message in kindTable, with its entry's Doc.
 const (
-	// ErrIO is a failure of the pipe, including an early end of stream
-	// (which wraps io.ErrUnexpectedEOF).
 	ErrIO ErrorKind = iota + 1
-	// ErrInvalidMagic is a preamble that does not start with "SPLPBOOT".
 	ErrInvalidMagic
-	// ErrUnsupportedVersion is a version byte other than 1.
 	ErrUnsupportedVersion
-	// ErrInvalidSessionIDLength is a session-id length of 0 or above 128.
 	ErrInvalidSessionIDLength
-	// ErrInvalidSessionIDEncoding is a session id that is not UTF-8.
 	ErrInvalidSessionIDEncoding
-	// ErrProtocol wraps a protocol error: InvalidToken for the session id,
-	// WeakSessionKey for an all-zero key. errors.Is matches the wrapped
-	// protocol kind too.
 	ErrProtocol
 )
 
 var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "bootstrap: ", Kinds: []errkind.Entry{
-	ErrIO:                       {Name: "Io", Message: "private worker bootstrap I/O failed"},
-	ErrInvalidMagic:             {Name: "InvalidMagic", Message: "private worker bootstrap header is invalid"},
-	ErrUnsupportedVersion:       {Name: "UnsupportedVersion", Message: "unsupported private worker bootstrap version"},
-	ErrInvalidSessionIDLength:   {Name: "InvalidSessionIdLength", Message: "private worker bootstrap session id length is invalid"},
+	ErrIO:                       {Name: "Io", Message: "private worker bootstrap I/O failed", Doc: "the pipe failed, or ended early (wrapping io.ErrUnexpectedEOF)"},
+	ErrInvalidMagic:             {Name: "InvalidMagic", Message: "private worker bootstrap header is invalid", Doc: "it does not start with \"SPLPBOOT\""},
+	ErrUnsupportedVersion:       {Name: "UnsupportedVersion", Message: "unsupported private worker bootstrap version", Doc: "a version byte other than 1"},
+	ErrInvalidSessionIDLength:   {Name: "InvalidSessionIdLength", Message: "private worker bootstrap session id length is invalid", Doc: "0 or above 128"},
 	ErrInvalidSessionIDEncoding: {Name: "InvalidSessionIdEncoding", Message: "private worker bootstrap session id is not valid UTF-8"},
-	ErrProtocol:                 {Name: "Protocol", Message: "private worker bootstrap is invalid"},
+	ErrProtocol:                 {Name: "Protocol", Message: "private worker bootstrap is invalid", Doc: "Err holds the protocol error: InvalidToken for the session id, WeakSessionKey for an all-zero key"},
 }}
 
 // Error is a bootstrap failure. It never contains key bytes.
 type Error struct {
-	// Kind is the failed rule.
 	errkind.Kind[kinds]
-	// Version is the received version byte (ErrUnsupportedVersion).
-	Version byte
-	// Actual is the received session-id length (ErrInvalidSessionIDLength).
-	Actual int
-	// Maximum is 128 (ErrInvalidSessionIDLength).
-	Maximum int
-	// Err is the I/O error (ErrIO) or the protocol error (ErrProtocol).
-	Err error
+	Version byte  // the received version byte (UnsupportedVersion)
+	Actual  int   // the received session-id length (InvalidSessionIdLength)
+	Maximum int   // 128 (InvalidSessionIdLength)
+	Err     error // the I/O error (Io) or the protocol error (Protocol)
 }
 
 // Error describes the failure.

@@ -1,7 +1,8 @@
 // Package errkind is the one error idiom of the module. A package lists its failure rules as
 // constants of a Kind, describes them in one Table (variant name and message), and embeds the
-// Kind in its error type; the Kind supplies String, Error, errors.Is matching and the kind's
-// name. Naming the kind of any error of the module takes one errors.As, through Name.
+// Kind in its error type, or uses Error when an error carries only a detail and a cause; the
+// Kind supplies String, Error, errors.Is matching and the kind's name. Naming the kind of any
+// error of the module takes one errors.As, through Name.
 //
 // The package imports nothing of the module, so every layer, the wire core included, may use it.
 package errkind
@@ -16,25 +17,19 @@ import (
 // the name itself its message, and, for a package whose error type renders a kind's data, the
 // template of that text ({field} placeholders that the package fills, see Expand).
 type Entry struct {
-	// Name is the variant name; an entry without one is not a kind.
-	Name string
-	// Message is the kind's error text after the table's prefix; "" means the name.
-	Message string
-	// Detail is a template the package renders with Expand for an error of this kind.
-	Detail string
+	Name    string // the variant name; an entry without one is not a kind
+	Message string // the kind's error text after the table's prefix; "" means the name
+	Detail  string // a template the package renders with Expand for an error of this kind
+	Doc     string // for a reader: what Name and Message leave out (the field of the cause, poisoning); no text shows it
 }
 
 // Table describes every kind of one Space. Kinds is indexed by the kind's value; the zero kind
 // and gaps stay empty.
 type Table struct {
-	// Type is the name of the kind type, used for a value that is not a kind: "ErrorKind(99)".
-	Type string
-	// Prefix starts the Error text of every kind: "protocol: ".
-	Prefix string
-	// NameInError puts the variant name and ": " between the prefix and the message.
-	NameInError bool
-	// Kinds holds each kind's name and message.
-	Kinds []Entry
+	Type        string  // the kind type's name, for a value that is not a kind: "ErrorKind(99)"
+	Prefix      string  // starts the Error text of every kind: "protocol: "
+	NameInError bool    // puts the variant name and ": " between the prefix and the message
+	Kinds       []Entry // each kind's entry
 }
 
 // Space is a package's set of kinds: a zero-size type whose Table describes them.
@@ -104,6 +99,30 @@ func (k Kind[S]) Is(target error) bool {
 
 // kindOf returns k; through embedding, it lets Of find the kind of an error of the space.
 func (k Kind[S]) kindOf() Kind[S] { return k }
+
+// Error is an error of space S that carries no more than its kind, a detail text and a cause.
+// Its text is the kind's Error, then ": " and Detail when Detail is set, then ": " and the
+// cause's text when there is a cause.
+type Error[S Space] struct {
+	Kind[S]
+	Detail string
+	Err    error
+}
+
+// Error returns the kind's text followed by the detail and the cause.
+func (e *Error[S]) Error() string {
+	msg := e.Kind.Error()
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the cause, so errors.Is and errors.As also see the cause's chain.
+func (e *Error[S]) Unwrap() error { return e.Err }
 
 // Expand returns template with each {name} placeholder replaced by field(name). Text outside
 // placeholders is copied as is; an unclosed "{" is copied too.

@@ -140,3 +140,31 @@ func TestExpand(t *testing.T) {
 		t.Errorf("Detail of a kind without one = %q", got)
 	}
 }
+
+func TestGenericError(t *testing.T) {
+	cause := errors.New("the cause")
+	for _, c := range []struct {
+		err  *errkind.Error[space]
+		want string
+	}{
+		{&errkind.Error[space]{Kind: kindA}, "test: Alpha"},
+		{&errkind.Error[space]{Kind: kindB, Detail: `"v"`}, `test: beta went wrong: "v"`},
+		{&errkind.Error[space]{Kind: kindB, Err: cause}, "test: beta went wrong: the cause"},
+		{&errkind.Error[space]{Kind: kindC, Detail: "d", Err: cause}, "test: Gamma: d: the cause"},
+	} {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("Error() = %q, want %q", got, c.want)
+		}
+	}
+	err := fmt.Errorf("outer: %w", &errkind.Error[space]{Kind: kindA, Err: &testError{Kind: kindB, Err: cause}})
+	if !errors.Is(err, kindA) || !errors.Is(err, kindB) || !errors.Is(err, cause) {
+		t.Fatal("errors.Is does not see the kind, the cause's kind and the cause")
+	}
+	var ge *errkind.Error[space]
+	if !errors.As(err, &ge) || ge.Kind != kindA {
+		t.Fatal("errors.As does not find the generic error")
+	}
+	if name, ok := errkind.Name(err); !ok || name != "Alpha" {
+		t.Fatalf("Name = %q, %v; want Alpha", name, ok)
+	}
+}

@@ -12,29 +12,24 @@ import (
 // String returns "Denied", "Failed", "Cancelled" or "TimedOut".
 type ToolErrorKind = errkind.Kind[toolKinds]
 
-// toolKinds is the space of the tool failure kinds.
 type toolKinds struct{}
 
 // Table describes the tool failure kinds.
 func (toolKinds) Table() *errkind.Table { return &toolKindTable }
 
-// The four kinds of tool failure.
+// The four kinds of tool failure; see toolKindTable.
 const (
-	// ToolDenied is a reservation, policy or output-validation denial.
 	ToolDenied ToolErrorKind = iota + 1
-	// ToolFailed is a handler, worker or host failure.
 	ToolFailed
-	// ToolCancelled is a cancelled operation.
 	ToolCancelled
-	// ToolTimedOut is an operation that exceeded its deferred deadline.
 	ToolTimedOut
 )
 
 var toolKindTable = errkind.Table{Type: "ToolErrorKind", Prefix: "tool call ", Kinds: []errkind.Entry{
-	ToolDenied:    {Name: "Denied", Message: "denied"},
-	ToolFailed:    {Name: "Failed", Message: "failed"},
-	ToolCancelled: {Name: "Cancelled", Message: "cancelled"},
-	ToolTimedOut:  {Name: "TimedOut", Message: "timed out"},
+	ToolDenied:    {Name: "Denied", Message: "denied", Doc: "a reservation, policy or output-validation denial"},
+	ToolFailed:    {Name: "Failed", Message: "failed", Doc: "a handler, worker or host failure"},
+	ToolCancelled: {Name: "Cancelled", Message: "cancelled", Doc: "a cancelled operation"},
+	ToolTimedOut:  {Name: "TimedOut", Message: "timed out", Doc: "an operation past its deferred deadline"},
 }}
 
 // ToolError is the failure of one tool call. Its Error text is the message a script's error
@@ -92,18 +87,17 @@ func toolErrorOf(err error) (*ToolError, bool) {
 	return nil, false
 }
 
-// ExternalErrorKind names one reason a host call on an operation was refused. It is an error,
-// so it is an errors.Is target: errors.Is(err, ErrNotClaimed). String returns the reference
-// variant name ("NotClaimed", …), Error the kind's message.
+// ExternalErrorKind names one reason a host call on an operation was refused: errors.Is(err,
+// ErrNotClaimed). String is the reference variant name, Error the kind's message.
 type ExternalErrorKind = errkind.Kind[externalKinds]
 
-// externalKinds is the space of the external operation error kinds.
 type externalKinds struct{}
 
 // Table describes the external operation error kinds.
 func (externalKinds) Table() *errkind.Table { return &externalKindTable }
 
-// The external operation error kinds, after the reference's ExternalToolError.
+// The external operation error kinds, after the reference's ExternalToolError; each kind's
+// meaning is its message in externalKindTable.
 const (
 	ErrUnknownOperation ExternalErrorKind = iota + 1
 	ErrNotExternal
@@ -178,11 +172,9 @@ func (e *ExternalError) Error() string {
 // Unwrap returns the wrapped protocol or evaluator error.
 func (e *ExternalError) Unwrap() error { return e.Err }
 
-// RegistrationErrorKind names one registration rule. It is an error, for errors.Is; String
-// returns the reference variant name.
+// RegistrationErrorKind names one registration rule; String is the reference variant name.
 type RegistrationErrorKind = errkind.Kind[registrationKinds]
 
-// registrationKinds is the space of the registration error kinds.
 type registrationKinds struct{}
 
 // Table describes the registration error kinds.
@@ -202,15 +194,15 @@ const (
 )
 
 var registrationKindTable = errkind.Table{Type: "RegistrationErrorKind", Prefix: "tool registration: ", Kinds: []errkind.Entry{
-	ErrDuplicateTool:            {Name: "Duplicate"},
-	ErrInvalidName:              {Name: "InvalidName"},
-	ErrInvalidPolicy:            {Name: "InvalidPolicy"},
-	ErrInvalidMetadata:          {Name: "InvalidMetadata"},
-	ErrNonceUnavailable:         {Name: "ExternalIdempotencyNonceUnavailable"},
-	ErrCatalogToolLimitExceeded: {Name: "CatalogToolLimitExceeded"},
-	ErrCatalogByteLimitExceeded: {Name: "CatalogByteLimitExceeded"},
-	ErrIncompatibleWorkerGrant:  {Name: "IncompatibleWorkerGrant"},
-	ErrActiveCapabilityLease:    {Name: "ActiveCapabilityLease"},
+	ErrDuplicateTool:            {Name: "Duplicate", Detail: "tool already registered: {name}"},
+	ErrInvalidName:              {Name: "InvalidName", Detail: "invalid tool name: {quoted}"},
+	ErrInvalidPolicy:            {Name: "InvalidPolicy", Detail: "{message}"},
+	ErrInvalidMetadata:          {Name: "InvalidMetadata", Detail: "{message}"},
+	ErrNonceUnavailable:         {Name: "ExternalIdempotencyNonceUnavailable", Detail: "externally dispatched tools require operating-system entropy or a host-supplied capability session nonce"},
+	ErrCatalogToolLimitExceeded: {Name: "CatalogToolLimitExceeded", Detail: "tool catalog exceeds its maximum of {maximum} tools"},
+	ErrCatalogByteLimitExceeded: {Name: "CatalogByteLimitExceeded", Detail: "tool catalog is {actual} bytes but its maximum is {maximum} bytes"},
+	ErrIncompatibleWorkerGrant:  {Name: "IncompatibleWorkerGrant", Detail: "worker manifest cannot safely back tool: {name}"},
+	ErrActiveCapabilityLease:    {Name: "ActiveCapabilityLease", Detail: "cannot change the tool catalog while a capability lease is active"},
 }}
 
 // RegistrationError rejects a tool registration. Nothing is retained when registration fails.
@@ -224,32 +216,27 @@ type RegistrationError struct {
 
 // Error describes the rejection.
 func (e *RegistrationError) Error() string {
-	switch e.Kind {
-	case ErrDuplicateTool:
-		return "tool already registered: " + e.Name
-	case ErrInvalidName:
-		return "invalid tool name: " + strconv.Quote(e.Name)
-	case ErrInvalidPolicy, ErrInvalidMetadata:
-		return e.Message
-	case ErrNonceUnavailable:
-		return "externally dispatched tools require operating-system entropy or a host-supplied capability session nonce"
-	case ErrCatalogToolLimitExceeded:
-		return fmt.Sprintf("tool catalog exceeds its maximum of %d tools", e.Maximum)
-	case ErrCatalogByteLimitExceeded:
-		return fmt.Sprintf("tool catalog is %d bytes but its maximum is %d bytes", e.Actual, e.Maximum)
-	case ErrIncompatibleWorkerGrant:
-		return "worker manifest cannot safely back tool: " + e.Name
-	case ErrActiveCapabilityLease:
-		return "cannot change the tool catalog while a capability lease is active"
+	if !e.Kind.Valid() {
+		return e.Kind.Error()
 	}
-	return e.Kind.Error()
+	return errkind.Expand(e.Kind.Detail(), func(field string) string {
+		switch field {
+		case "name":
+			return e.Name
+		case "quoted":
+			return strconv.Quote(e.Name)
+		case "actual":
+			return strconv.Itoa(e.Actual)
+		case "maximum":
+			return strconv.Itoa(e.Maximum)
+		}
+		return e.Message
+	})
 }
 
-// StreamConfigErrorKind names one reason SetExternalStreamRedactor refused. It is an error;
-// String returns the reference variant name.
+// StreamConfigErrorKind names one reason SetExternalStreamRedactor refused.
 type StreamConfigErrorKind = errkind.Kind[streamConfigKinds]
 
-// streamConfigKinds is the space of the stream configuration error kinds.
 type streamConfigKinds struct{}
 
 // Table describes the stream configuration error kinds.
@@ -264,10 +251,10 @@ const (
 )
 
 var streamConfigKindTable = errkind.Table{Type: "StreamConfigErrorKind", Prefix: "stream configuration: ", Kinds: []errkind.Entry{
-	ErrStreamUnknownTool:     {Name: "UnknownTool"},
-	ErrStreamNotExternal:     {Name: "NotExternal"},
-	ErrStreamDisabled:        {Name: "StreamingDisabled"},
-	ErrStreamAlreadyReserved: {Name: "AlreadyReserved"},
+	ErrStreamUnknownTool:     {Name: "UnknownTool", Detail: "unknown tool: {name}"},
+	ErrStreamNotExternal:     {Name: "NotExternal", Detail: "tool is not external: {name}"},
+	ErrStreamDisabled:        {Name: "StreamingDisabled", Detail: "tool does not permit streaming: {name}"},
+	ErrStreamAlreadyReserved: {Name: "AlreadyReserved", Detail: "stream redactor must be set before the tool is reserved: {name}"},
 }}
 
 // StreamConfigError rejects a stream redactor installation.
@@ -278,24 +265,15 @@ type StreamConfigError struct {
 
 // Error describes the rejection.
 func (e *StreamConfigError) Error() string {
-	switch e.Kind {
-	case ErrStreamUnknownTool:
-		return "unknown tool: " + e.Name
-	case ErrStreamNotExternal:
-		return "tool is not external: " + e.Name
-	case ErrStreamDisabled:
-		return "tool does not permit streaming: " + e.Name
-	case ErrStreamAlreadyReserved:
-		return "stream redactor must be set before the tool is reserved: " + e.Name
+	if !e.Kind.Valid() {
+		return e.Kind.Error()
 	}
-	return e.Kind.Error()
+	return errkind.Expand(e.Kind.Detail(), func(string) string { return e.Name })
 }
 
-// NonceErrorKind classifies a rejected host-supplied session nonce. It is an error, so a kind
-// is an errors.Is target.
+// NonceErrorKind classifies a rejected host-supplied session nonce.
 type NonceErrorKind = errkind.Kind[nonceKinds]
 
-// nonceKinds is the space of the session nonce error kinds.
 type nonceKinds struct{}
 
 // Table describes the session nonce error kinds.

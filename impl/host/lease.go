@@ -21,7 +21,6 @@ type CallAuthorizer func(req ToolRequest, d Descriptor) error
 // name.
 type LeaseErrorKind = errkind.Kind[leaseKinds]
 
-// leaseKinds is the space of the lease error kinds.
 type leaseKinds struct{}
 
 // Table describes the lease error kinds.
@@ -39,13 +38,13 @@ const (
 )
 
 var leaseKindTable = errkind.Table{Type: "LeaseErrorKind", Prefix: "capability lease: ", Kinds: []errkind.Entry{
-	ErrLeaseUnknownTool:            {Name: "UnknownTool"},
-	ErrLeaseDuplicateTool:          {Name: "DuplicateTool"},
-	ErrLeaseZeroCallLimit:          {Name: "ZeroCallLimit"},
-	ErrLeaseCallLimitExceedsPolicy: {Name: "CallLimitExceedsPolicy"},
-	ErrLeaseRuntimeMismatch:        {Name: "RuntimeMismatch"},
-	ErrLeaseCatalogChanged:         {Name: "CatalogChanged"},
-	ErrLeaseAlreadyActive:          {Name: "LeaseAlreadyActive"},
+	ErrLeaseUnknownTool:            {Name: "UnknownTool", Detail: "unknown capability lease tool: {tool}"},
+	ErrLeaseDuplicateTool:          {Name: "DuplicateTool", Detail: "duplicate capability lease tool: {tool}"},
+	ErrLeaseZeroCallLimit:          {Name: "ZeroCallLimit", Detail: "capability lease call limit must be greater than zero: {tool}"},
+	ErrLeaseCallLimitExceedsPolicy: {Name: "CallLimitExceedsPolicy", Detail: "capability lease for {tool} requests {requested} calls but policy allows {maximum}"},
+	ErrLeaseRuntimeMismatch:        {Name: "RuntimeMismatch", Detail: "capability lease belongs to a different runtime"},
+	ErrLeaseCatalogChanged:         {Name: "CatalogChanged", Detail: "capability catalog changed after the lease was issued"},
+	ErrLeaseAlreadyActive:          {Name: "LeaseAlreadyActive", Detail: "a capability lease is already active"},
 }}
 
 // LeaseError rejects a lease issue or activation.
@@ -58,24 +57,18 @@ type LeaseError struct {
 
 // Error describes the rejection.
 func (e *LeaseError) Error() string {
-	switch e.Kind {
-	case ErrLeaseUnknownTool:
-		return "unknown capability lease tool: " + e.Tool
-	case ErrLeaseDuplicateTool:
-		return "duplicate capability lease tool: " + e.Tool
-	case ErrLeaseZeroCallLimit:
-		return "capability lease call limit must be greater than zero: " + e.Tool
-	case ErrLeaseCallLimitExceedsPolicy:
-		return "capability lease for " + e.Tool + " requests " + strconv.Itoa(e.Requested) +
-			" calls but policy allows " + strconv.Itoa(e.Maximum)
-	case ErrLeaseRuntimeMismatch:
-		return "capability lease belongs to a different runtime"
-	case ErrLeaseCatalogChanged:
-		return "capability catalog changed after the lease was issued"
-	case ErrLeaseAlreadyActive:
-		return "a capability lease is already active"
+	if !e.Kind.Valid() {
+		return e.Kind.Error()
 	}
-	return e.Kind.Error()
+	return errkind.Expand(e.Kind.Detail(), func(field string) string {
+		switch field {
+		case "requested":
+			return strconv.Itoa(e.Requested)
+		case "maximum":
+			return strconv.Itoa(e.Maximum)
+		}
+		return e.Tool
+	})
 }
 
 // Lease is an attenuated, process-local capability policy with its own call accounting: while

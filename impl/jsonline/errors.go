@@ -5,54 +5,37 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// ErrorKind identifies one failure rule of the JSON-line transport. It is an error, so a
-// kind is a valid errors.Is target. The kinds are exactly those of the reference's JSON-line
-// channel error; String returns the variant name.
+// ErrorKind identifies one failure rule of the JSON-line transport: one variant of the
+// reference's JSON-line channel error, whose name String returns.
 type ErrorKind = errkind.Kind[kinds]
 
-// kinds is the space of the JSON-line error kinds.
 type kinds struct{}
 
 // Table describes the JSON-line error kinds.
 func (kinds) Table() *errkind.Table { return &kindTable }
 
-// The failure kinds.
+// The failure kinds; each kind's meaning is its message in kindTable, with its entry's Doc.
 const (
-	// ErrIO is a failure of the underlying reader or writer; the cause is
-	// available through errors.Unwrap.
 	ErrIO ErrorKind = iota + 1
-	// ErrProtocol wraps a protocol error: WireFrameTooLarge for a line over
-	// MaxLineBytes, Serialization for a received line that does not decode
-	// as a frame or a line to send that contains a newline, or any other
-	// frame decoding error. errors.Is also matches the wrapped kind.
 	ErrProtocol
-	// ErrInvalidUTF8 is a complete line that is not valid UTF-8.
 	ErrInvalidUTF8
-	// ErrUnexpectedEndOfStream is end of input before a terminating newline,
-	// including end of input before any byte of a line.
 	ErrUnexpectedEndOfStream
-	// ErrPoisoned is returned by every call after a Reader, Writer or
-	// Channel failed; it wraps the first error, so errors.Is also matches
-	// that error's kinds.
 	ErrPoisoned
 )
 
 var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "jsonline: ", Kinds: []errkind.Entry{
-	ErrIO:                    {Name: "Io", Message: "worker frame I/O failed"},
-	ErrProtocol:              {Name: "Protocol", Message: "worker frame is invalid"},
-	ErrInvalidUTF8:           {Name: "InvalidUtf8", Message: "worker frame is not valid UTF-8"},
-	ErrUnexpectedEndOfStream: {Name: "UnexpectedEndOfStream", Message: "worker frame stream ended before a complete frame"},
-	ErrPoisoned:              {Name: "Poisoned", Message: "worker frame channel is poisoned"},
+	ErrIO:                    {Name: "Io", Message: "worker frame I/O failed", Doc: "the reader or writer failed; Err holds its error"},
+	ErrProtocol:              {Name: "Protocol", Message: "worker frame is invalid", Doc: "Err holds the *protocol.Error: WireFrameTooLarge for a line over MaxLineBytes, Serialization for a line that does not decode or a line to send with a newline, or another frame decoding error"},
+	ErrInvalidUTF8:           {Name: "InvalidUtf8", Message: "worker frame is not valid UTF-8", Doc: "a complete line"},
+	ErrUnexpectedEndOfStream: {Name: "UnexpectedEndOfStream", Message: "worker frame stream ended before a complete frame", Doc: "including before any byte of a line"},
+	ErrPoisoned:              {Name: "Poisoned", Message: "worker frame channel is poisoned", Doc: "every call after a Reader, Writer or Channel failed; Err holds the first error"},
 }}
 
 // Error is a transport failure. Every Error poisons the Reader, Writer or
 // Channel that returned it.
 type Error struct {
-	// Kind is the failed rule.
 	errkind.Kind[kinds]
-	// Err is the I/O error (ErrIO), the *protocol.Error (ErrProtocol), the
-	// first error (ErrPoisoned), otherwise nil.
-	Err error
+	Err error // the I/O error, the *protocol.Error or the first error; see the kind's Doc
 }
 
 // Error describes the failure.

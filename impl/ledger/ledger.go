@@ -81,13 +81,13 @@ func observedState(st protocol.OperationStatus) State {
 // variant name.
 type ErrorKind = errkind.Kind[kinds]
 
-// kinds is the space of the ledger error kinds.
 type kinds struct{}
 
 // Table describes the ledger error kinds.
 func (kinds) Table() *errkind.Table { return &kindTable }
 
-// The ledger error kinds (the reference's WorkflowOperationLedgerError, plus the bridge's own).
+// The ledger error kinds (the reference's WorkflowOperationLedgerError, plus the bridge's own);
+// a kind's meaning is its name, with its entry's Doc in kindTable.
 const (
 	ErrTooLarge ErrorKind = iota + 1
 	ErrInvalidEncoding
@@ -116,25 +116,14 @@ const (
 	ErrUnknownOperation
 	ErrReconciliationMismatch
 	ErrInvalidStateTransition
-	// ErrDispatchRequiresHostAuthenticator and ErrUnexpectedDispatchMessage refuse
-	// an operation dispatch without a host-role authenticator, and an answer that is not its
-	// operation_result.
 	ErrDispatchRequiresHostAuthenticator
 	ErrUnexpectedDispatchMessage
-	// ErrReconciliationRequiresHostAuthenticator and
-	// ErrUnexpectedReconciliationMessage are the same refusals for a reconciliation and
-	// its reconciled_operation answer.
 	ErrReconciliationRequiresHostAuthenticator
 	ErrUnexpectedReconciliationMessage
 	ErrProtocol
-	// ErrPreparedElsewhere rejects a prepared or claimed operation from another runtime
-	// or plan (the reference's ApprovalMismatch).
 	ErrPreparedElsewhere
-	// ErrNoSuspendedStep rejects a step position outside the plan.
 	ErrNoSuspendedStep
-	// ErrStore is a persistence failure of Store.
 	ErrStore
-	// The compensation variants of the reference.
 	ErrCompensationNotGranted
 	ErrCompensationGrantDenied
 	ErrCompensationActionDenied
@@ -176,14 +165,14 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "workflow operation led
 	ErrUnknownOperation:                              {Name: "UnknownOperation"},
 	ErrReconciliationMismatch:                        {Name: "ReconciliationMismatch"},
 	ErrInvalidStateTransition:                        {Name: "InvalidStateTransition"},
-	ErrDispatchRequiresHostAuthenticator:             {Name: "OperationDispatchRequiresHostAuthenticator"},
-	ErrUnexpectedDispatchMessage:                     {Name: "UnexpectedOperationDispatchMessage"},
-	ErrReconciliationRequiresHostAuthenticator:       {Name: "ReconciliationRequiresHostAuthenticator"},
-	ErrUnexpectedReconciliationMessage:               {Name: "UnexpectedReconciliationMessage"},
+	ErrDispatchRequiresHostAuthenticator:             {Name: "OperationDispatchRequiresHostAuthenticator", Doc: "an operation dispatch without a host-role authenticator"},
+	ErrUnexpectedDispatchMessage:                     {Name: "UnexpectedOperationDispatchMessage", Doc: "its answer is not an operation_result"},
+	ErrReconciliationRequiresHostAuthenticator:       {Name: "ReconciliationRequiresHostAuthenticator", Doc: "a reconciliation without a host-role authenticator"},
+	ErrUnexpectedReconciliationMessage:               {Name: "UnexpectedReconciliationMessage", Doc: "its answer is not a reconciled_operation"},
 	ErrProtocol:                                      {Name: "Protocol"},
-	ErrPreparedElsewhere:                             {Name: "ApprovalMismatch"},
-	ErrNoSuspendedStep:                               {Name: "NoSuspendedExecution"},
-	ErrStore:                                         {Name: "Store"},
+	ErrPreparedElsewhere:                             {Name: "ApprovalMismatch", Doc: "a prepared or claimed operation from another runtime or plan"},
+	ErrNoSuspendedStep:                               {Name: "NoSuspendedExecution", Doc: "a step position outside the plan"},
+	ErrStore:                                         {Name: "Store", Doc: "a persistence failure of Store; Err holds it"},
 	ErrCompensationNotGranted:                        {Name: "CompensationNotGranted"},
 	ErrCompensationGrantDenied:                       {Name: "CompensationGrantDenied"},
 	ErrCompensationActionDenied:                      {Name: "CompensationActionDenied"},

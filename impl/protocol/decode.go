@@ -137,7 +137,7 @@ func parseDocument(data []byte, mode canonjson.Mode) (*canonjson.Node, *canonjso
 	}
 	if err != nil {
 		parsers.Put(p)
-		return nil, nil, serializationError(err)
+		return nil, nil, SerializationError(err)
 	}
 	return n, p, nil
 }
@@ -163,7 +163,7 @@ func DecodeMessage(data []byte, mode canonjson.Mode) (Message, error) {
 	defer releaseParser(p)
 	m, err := DecodeMessageNode(n, derive.Context{Mode: mode})
 	if err != nil {
-		return nil, serializationError(err)
+		return nil, SerializationError(err)
 	}
 	if err := m.Validate(); err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func DecodeToolPayload(data []byte, mode canonjson.Mode) (ToolPayload, error) {
 	}
 	defer releaseParser(parser)
 	p, err := DecodeToolPayloadNode(n, derive.Context{Mode: mode})
-	return p, serializationError(err)
+	return p, SerializationError(err)
 }
 
 func decodeStandalone[T any](data []byte, decode func(*canonjson.Node, derive.Context) (T, error)) (T, error) {
@@ -294,7 +294,7 @@ func decodeStandalone[T any](data []byte, decode func(*canonjson.Node, derive.Co
 	// These types hold no JSON values and are decoded directly (not buffered), so the number
 	// mode cannot change the outcome.
 	v, err := decode(n, derive.Context{Mode: canonjson.Preserve})
-	return v, serializationError(err)
+	return v, SerializationError(err)
 }
 
 func decodeResource(n *canonjson.Node, c derive.Context) (ResourceSelector, error) {

@@ -136,16 +136,16 @@ func decodeBoth(data []byte, mode canonjson.Mode) (lazy, eager Message, lazyErr,
 	var full canonjson.Parser
 	n, err := full.Parse(data)
 	if err != nil {
-		eagerErr = serializationError(err)
+		eagerErr = SerializationError(err)
 	} else if eager, eagerErr = DecodeMessageNode(n, derive.Context{Mode: mode}); eagerErr != nil {
-		eagerErr = serializationError(eagerErr)
+		eagerErr = SerializationError(eagerErr)
 	}
 	var deferring canonjson.Parser
 	n, err = deferring.ParseDeferring(data, payloadEnum.Content, mode)
 	if err != nil {
-		lazyErr = serializationError(err)
+		lazyErr = SerializationError(err)
 	} else if lazy, lazyErr = DecodeMessageNode(n, derive.Context{Mode: mode}); lazyErr != nil {
-		lazyErr = serializationError(lazyErr)
+		lazyErr = SerializationError(lazyErr)
 	}
 	return lazy, eager, lazyErr, eagerErr
 }

@@ -9,19 +9,17 @@ import (
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind names one variant of the Rust reference's ProtocolError. It is an error, so a
-// kind is a target for errors.Is: errors.Is(err, ErrInvalidToken). Its String is the variant
-// name and its Error "protocol: " and the name.
+// ErrorKind names one variant of the Rust reference's ProtocolError: errors.Is(err,
+// ErrInvalidToken). Its String is the variant name and its Error "protocol: " and the name.
 type ErrorKind = errkind.Kind[kinds]
 
-// kinds is the space of the ProtocolError variants.
 type kinds struct{}
 
 // Table describes the ProtocolError variants.
 func (kinds) Table() *errkind.Table { return &kindTable }
 
-// The ProtocolError variants, in the reference's declaration order. The zero ErrorKind is
-// not a variant.
+// The ProtocolError variants, in the reference's declaration order; each one's meaning is the
+// Detail template of its entry in kindTable. The zero ErrorKind is not a variant.
 const (
 	ErrUnsupportedVersion ErrorKind = iota + 1
 	ErrInvalidToken
@@ -161,39 +159,18 @@ func ParseErrorKind(name string) (ErrorKind, bool) { return errkind.Parse[kinds]
 // ErrorKinds returns every kind in declaration order.
 func ErrorKinds() []ErrorKind { return errkind.All[kinds]() }
 
-// Error is a ProtocolError: its Kind and the fields that variant carries. Fields a variant
-// does not carry stay zero. An Error never holds key material.
-//
-// Which field holds what:
-//   - Field: the token label of InvalidToken ("session id", "tool", ...).
-//   - Value: the variant's one string. The rejected value of InvalidToken; the tool of
-//     DuplicateGrant, UnknownTool, CompensationNotGranted, CompensationBudgetExhausted and
-//     CallBudgetExhausted; the session of UnknownSession; the request or cancellation id of
-//     DuplicateRequest, DuplicateResult and the cancellation-state variants; the operation key
-//     of the journal variants.
-//   - Actual, Expected, Maximum: the numbers of UnsupportedVersion (Actual),
-//     InvalidSessionKeyLength, UnexpectedSequence, the size and count limits, and
-//     UnsupportedOperationJournalVersion (Actual).
-//   - ExpectedText, ActualText: the two strings of RequestMismatch and
-//     OperationJournalScopeMismatch.
-//   - ExpectedFormat, ActualFormat: PayloadFormatMismatch.
-//   - State, Observed: CompensationRequiresSucceededOperation (State) and the transition
-//     variants (State is the current state).
-//   - Message: the fixed text of InvalidGrant, or the decoder's text of Serialization.
+// Error is a ProtocolError: its Kind and the fields that variant carries, as its Detail
+// template in kindTable names them. Fields a variant does not carry stay zero. An Error never
+// holds key material.
 type Error struct {
 	errkind.Kind[kinds]
-	Field          string
-	Value          string
-	Actual         uint64
-	Expected       uint64
-	Maximum        uint64
-	ExpectedText   string
-	ActualText     string
-	ExpectedFormat EnvelopeFormat
-	ActualFormat   EnvelopeFormat
-	State          WorkerOperationStateKind
-	Observed       WorkerOperationStateKind
-	Message        string
+	Field                        string                   // {field}: the token label of InvalidToken ("session id", "tool", ...)
+	Value                        string                   // {value}: the rejected token, tool, session, request, cancellation or operation key
+	Actual, Expected, Maximum    uint64                   // {actual}, {expected}, {maximum}: versions, lengths, sequences, sizes and counts
+	ExpectedText, ActualText     string                   // {expected_text}, {actual_text}: RequestMismatch, OperationJournalScopeMismatch
+	ExpectedFormat, ActualFormat EnvelopeFormat           // {expected_format}, {actual_format}: PayloadFormatMismatch
+	State, Observed              WorkerOperationStateKind // {state}, {observed}: the current and the refused operation state
+	Message                      string                   // {message}: the fixed text of InvalidGrant, the decoder's text of Serialization
 
 	cause error
 }
@@ -269,43 +246,25 @@ func KindOf(err error) (ErrorKind, bool) {
 // SerializationError turns a canonjson parse error or a derive shape error into the
 // reference's Serialization error, keeping the original in its chain (errors.Is(err,
 // canonjson.ErrSyntax) still holds). A protocol *Error is returned unchanged, and nil stays nil.
-func SerializationError(err error) error { return serializationError(err) }
-
-// serializationError turns a parse or shape error into a Serialization error that keeps the
-// original in its chain.
-func serializationError(err error) error {
-	if err == nil {
-		return nil
-	}
+func SerializationError(err error) error {
 	var pe *Error
-	if errors.As(err, &pe) {
+	if err == nil || errors.As(err, &pe) {
 		return err
 	}
 	return &Error{Kind: ErrSerialization, Message: err.Error(), cause: err}
 }
 
 // Error constructors used throughout the package.
-
 func tokenError(field, value string) error {
 	return &Error{Kind: ErrInvalidToken, Field: field, Value: value}
 }
-
 func versionError(actual uint16) error {
 	return &Error{Kind: ErrUnsupportedVersion, Actual: uint64(actual)}
 }
-
-func invalidGrant(message string) error {
-	return &Error{Kind: ErrInvalidGrant, Message: message}
-}
-
-func kindError(k ErrorKind) error { return &Error{Kind: k} }
-
-func valueError(k ErrorKind, value string) error { return &Error{Kind: k, Value: value} }
-
+func invalidGrant(message string) error      { return &Error{Kind: ErrInvalidGrant, Message: message} }
+func kindError(k ErrorKind) error            { return &Error{Kind: k} }
+func valueError(k ErrorKind, v string) error { return &Error{Kind: k, Value: v} }
 func sizeError(k ErrorKind, actual, maximum int) error {
 	return &Error{Kind: k, Actual: uint64(actual), Maximum: uint64(maximum)}
 }
-
-func maximumError(k ErrorKind, maximum int) error {
-	return &Error{Kind: k, Maximum: uint64(maximum)}
-}
+func maximumError(k ErrorKind, maximum int) error { return &Error{Kind: k, Maximum: uint64(maximum)} }

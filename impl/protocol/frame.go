@@ -96,7 +96,7 @@ func decodeFrameGeneral(line []byte, mode canonjson.Mode) (Frame, error) {
 	f, tag, err := decodeFrameNode(n, derive.Context{Mode: mode})
 	releaseParser(p) // f holds no node of the tree
 	if err != nil {
-		return Frame{}, serializationError(err)
+		return Frame{}, SerializationError(err)
 	}
 	if err := f.ValidateSyntax(); err != nil {
 		return Frame{}, err

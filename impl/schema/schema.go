@@ -6,7 +6,6 @@
 package schema
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -29,7 +28,6 @@ const (
 // ErrorKind classifies a schema that does not compile. It is an error.
 type ErrorKind = errkind.Kind[kinds]
 
-// kinds is the space of the schema compile error kinds.
 type kinds struct{}
 
 // Table describes the schema compile error kinds.
@@ -47,13 +45,13 @@ const (
 )
 
 var kindTable = errkind.Table{Type: "ErrorKind", Kinds: []errkind.Entry{
-	ErrExpectedObject:     {Name: "ExpectedObject", Message: "schema must be an object"},
-	ErrInvalidKeyword:     {Name: "InvalidKeyword", Message: "invalid schema keyword"},
-	ErrUnsupportedKeyword: {Name: "UnsupportedKeyword", Message: "unsupported schema keyword"},
-	ErrTooDeep:            {Name: "TooDeep", Message: "schema exceeds its depth limit"},
-	ErrTooManyProperties:  {Name: "TooManyProperties", Message: "schema exceeds its property limit"},
-	ErrTooManyEnumValues:  {Name: "TooManyEnumValues", Message: "schema exceeds its enum limit"},
-	ErrTooLarge:           {Name: "TooLarge", Message: "schema exceeds its byte limit"},
+	ErrExpectedObject:     {Name: "ExpectedObject", Message: "schema must be an object", Detail: "{path}: schema must be an object"},
+	ErrInvalidKeyword:     {Name: "InvalidKeyword", Message: "invalid schema keyword", Detail: "{path}: invalid {keyword}: {message}"},
+	ErrUnsupportedKeyword: {Name: "UnsupportedKeyword", Message: "unsupported schema keyword", Detail: "{path}: unsupported schema keyword {keyword}"},
+	ErrTooDeep:            {Name: "TooDeep", Message: "schema exceeds its depth limit", Detail: "schema exceeds depth limit of {maximum}"},
+	ErrTooManyProperties:  {Name: "TooManyProperties", Message: "schema exceeds its property limit", Detail: "schema exceeds property limit of {maximum}"},
+	ErrTooManyEnumValues:  {Name: "TooManyEnumValues", Message: "schema exceeds its enum limit", Detail: "schema exceeds enum limit of {maximum}"},
+	ErrTooLarge:           {Name: "TooLarge", Message: "schema exceeds its byte limit", Detail: "schema exceeds byte limit of {maximum}"},
 }}
 
 // Error rejects a schema at compile time.
@@ -67,23 +65,20 @@ type Error struct {
 
 // Error describes the rejection.
 func (e *Error) Error() string {
-	switch e.Kind {
-	case ErrExpectedObject:
-		return e.Path + ": schema must be an object"
-	case ErrInvalidKeyword:
-		return e.Path + ": invalid " + e.Keyword + ": " + e.Message
-	case ErrUnsupportedKeyword:
-		return e.Path + ": unsupported schema keyword " + e.Keyword
-	case ErrTooDeep:
-		return fmt.Sprintf("schema exceeds depth limit of %d", e.Maximum)
-	case ErrTooManyProperties:
-		return fmt.Sprintf("schema exceeds property limit of %d", e.Maximum)
-	case ErrTooManyEnumValues:
-		return fmt.Sprintf("schema exceeds enum limit of %d", e.Maximum)
-	case ErrTooLarge:
-		return fmt.Sprintf("schema exceeds byte limit of %d", e.Maximum)
+	if !e.Kind.Valid() {
+		return e.Kind.Error()
 	}
-	return e.Kind.Error()
+	return errkind.Expand(e.Kind.Detail(), func(field string) string {
+		switch field {
+		case "path":
+			return e.Path
+		case "keyword":
+			return e.Keyword
+		case "maximum":
+			return strconv.Itoa(e.Maximum)
+		}
+		return e.Message
+	})
 }
 
 // Violation is a value that does not match its schema.

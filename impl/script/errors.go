@@ -31,34 +31,24 @@ func (d Diagnostic) String() string {
 	return d.File + ":" + d.Pos.String() + ": " + d.Message + " (" + d.Origin + ")"
 }
 
-// ErrorKind names one refusal or uncatchable stop of the evaluator. A kind is an error whose
-// text is its message, so it is an errors.Is target; the typed errors below carry theirs.
+// ErrorKind names one refusal or uncatchable stop of the evaluator; its text is its message.
 type ErrorKind = errkind.Kind[kinds]
 
-// kinds is the space of the evaluator's error kinds.
 type kinds struct{}
 
 // Table describes the evaluator's error kinds.
 func (kinds) Table() *errkind.Table { return &kindTable }
 
-// Refusals of the evaluator API. Typed errors below match them with errors.Is.
+// Refusals of the evaluator API; each kind's meaning is its message in kindTable, with its
+// entry's Doc. The typed errors below match theirs with errors.Is.
 const (
-	// ErrSyntax matches every *SyntaxError.
 	ErrSyntax ErrorKind = iota + 1
-	// ErrSourceTooLarge matches a *SourceTooLargeError.
 	ErrSourceTooLarge
-	// ErrInvalidLimits is returned by Limits.Validate and New for an unusable configuration.
 	ErrInvalidLimits
-	// ErrNilHost is returned by New without a host.
 	ErrNilHost
-	// ErrEvaluationInProgress is returned by Eval while an evaluation is suspended.
 	ErrEvaluationInProgress
-	// ErrNotSuspended is returned by Resume when no evaluation is suspended.
 	ErrNotSuspended
-	// ErrNotAwaited is returned by Resume for a promise the suspended evaluation does not await.
 	ErrNotAwaited
-	// ErrReentered is returned by Eval and Resume when a host callback calls them while a run
-	// is executing.
 	ErrReentered
 )
 
@@ -93,48 +83,41 @@ type LimitError struct {
 	errkind.Kind[kinds]
 }
 
-// The uncatchable stops; their text is the diagnostic message.
+// The uncatchable stops; their text is the diagnostic message, and their entry's Doc names the
+// bound.
 const (
-	// ErrInstructionLimit: a run executed more than Limits.InstructionLimit instructions.
 	ErrInstructionLimit ErrorKind = iota + 16
-	// ErrDeadline: a run reached Limits.Deadline on the injected clock.
 	ErrDeadline
-	// ErrStringLimit: a string built at run time exceeded Limits.MaxStringBytes.
 	ErrStringLimit
-	// ErrHeapLimit: an evaluation allocated more than Limits.MaxHeapBytes of script data.
 	ErrHeapLimit
-	// ErrStackLimit: the operand stack outgrew Limits.MaxStackValues.
 	ErrStackLimit
-	// ErrCallFrameLimit: active calls outnumbered Limits.MaxCallFrames.
 	ErrCallFrameLimit
 )
 
 // Errors a host returns from AwaitTool for the promise edge cases. The evaluator raises their
 // text as a catchable script error.
 const (
-	// ErrUnknownPromise means the promise's record was never issued or has been collected.
 	ErrUnknownPromise ErrorKind = iota + 32
-	// ErrPromiseAlreadyAwaited means another paused evaluation already waits on the promise.
 	ErrPromiseAlreadyAwaited
 )
 
 var kindTable = errkind.Table{Type: "ErrorKind", Kinds: []errkind.Entry{
-	ErrSyntax:                {Name: "Syntax", Message: "script: syntax rejected"},
-	ErrSourceTooLarge:        {Name: "SourceTooLarge", Message: "script: source too large"},
-	ErrInvalidLimits:         {Name: "InvalidLimits", Message: "script: invalid limits"},
-	ErrNilHost:               {Name: "NilHost", Message: "script: nil host"},
-	ErrEvaluationInProgress:  {Name: "EvaluationInProgress", Message: "a suspended Splash evaluation must be resumed first"},
-	ErrNotSuspended:          {Name: "NotSuspended", Message: "script: no suspended evaluation"},
-	ErrNotAwaited:            {Name: "NotAwaited", Message: "script: the suspended evaluation does not await this promise"},
-	ErrReentered:             {Name: "Reentered", Message: "script: a host callback cannot re-enter a running machine"},
-	ErrInstructionLimit:      {Name: "InstructionLimit", Message: "script instruction limit exceeded"},
-	ErrDeadline:              {Name: "Deadline", Message: "script time budget exceeded"},
-	ErrStringLimit:           {Name: "StringLimit", Message: "script string allocation limit exceeded"},
-	ErrHeapLimit:             {Name: "HeapLimit", Message: "script heap allocation limit exceeded"},
-	ErrStackLimit:            {Name: "StackLimit", Message: "script operand stack limit exceeded"},
-	ErrCallFrameLimit:        {Name: "CallFrameLimit", Message: "script call frame limit exceeded"},
-	ErrUnknownPromise:        {Name: "UnknownPromise", Message: "unknown tool promise"},
-	ErrPromiseAlreadyAwaited: {Name: "PromiseAlreadyAwaited", Message: "tool promise is already awaited"},
+	ErrSyntax:                {Name: "Syntax", Message: "script: syntax rejected", Doc: "matches every *SyntaxError"},
+	ErrSourceTooLarge:        {Name: "SourceTooLarge", Message: "script: source too large", Doc: "matches a *SourceTooLargeError"},
+	ErrInvalidLimits:         {Name: "InvalidLimits", Message: "script: invalid limits", Doc: "from Limits.Validate and New, for an unusable configuration"},
+	ErrNilHost:               {Name: "NilHost", Message: "script: nil host", Doc: "from New without a host"},
+	ErrEvaluationInProgress:  {Name: "EvaluationInProgress", Message: "a suspended Splash evaluation must be resumed first", Doc: "from Eval while an evaluation is suspended"},
+	ErrNotSuspended:          {Name: "NotSuspended", Message: "script: no suspended evaluation", Doc: "from Resume when no evaluation is suspended"},
+	ErrNotAwaited:            {Name: "NotAwaited", Message: "script: the suspended evaluation does not await this promise", Doc: "from Resume, for a promise the suspended evaluation does not await"},
+	ErrReentered:             {Name: "Reentered", Message: "script: a host callback cannot re-enter a running machine", Doc: "from Eval and Resume when a host callback calls them while a run executes"},
+	ErrInstructionLimit:      {Name: "InstructionLimit", Message: "script instruction limit exceeded", Doc: "more than Limits.InstructionLimit instructions in a run"},
+	ErrDeadline:              {Name: "Deadline", Message: "script time budget exceeded", Doc: "a run reached Limits.Deadline on the injected clock"},
+	ErrStringLimit:           {Name: "StringLimit", Message: "script string allocation limit exceeded", Doc: "a string built at run time exceeded Limits.MaxStringBytes"},
+	ErrHeapLimit:             {Name: "HeapLimit", Message: "script heap allocation limit exceeded", Doc: "an evaluation allocated more than Limits.MaxHeapBytes of script data"},
+	ErrStackLimit:            {Name: "StackLimit", Message: "script operand stack limit exceeded", Doc: "the operand stack outgrew Limits.MaxStackValues"},
+	ErrCallFrameLimit:        {Name: "CallFrameLimit", Message: "script call frame limit exceeded", Doc: "active calls outnumbered Limits.MaxCallFrames"},
+	ErrUnknownPromise:        {Name: "UnknownPromise", Message: "unknown tool promise", Doc: "the promise was never issued or has been collected"},
+	ErrPromiseAlreadyAwaited: {Name: "PromiseAlreadyAwaited", Message: "tool promise is already awaited", Doc: "another paused evaluation already waits on the promise"},
 }}
 
 // scriptError is a catchable error raised while running: its message is what the script's

@@ -7,119 +7,66 @@ import (
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind identifies one failure rule of the storage layer. Each kind
-// corresponds to one variant of the reference error enumerations; String
-// returns that variant's name. An ErrorKind is itself an error, so it can be
-// used as an errors.Is target: errors.Is(err, ErrFencingRequired).
+// ErrorKind identifies one failure rule of the storage layer, one variant of the reference
+// error enumerations, whose name String returns: errors.Is(err, ErrFencingRequired).
 type ErrorKind = errkind.Kind[kinds]
 
-// kinds is the space of the storage error kinds.
 type kinds struct{}
 
 // Table describes the storage error kinds.
 func (kinds) Table() *errkind.Table { return &kindTable }
 
 // Identifier and keyring errors (StorageRecordKeyError, StorageKeyIdError,
-// StorageKeyringError).
+// StorageKeyringError). Here and below, a kind's meaning is its message in kindTable; its
+// entry's Doc says what the message leaves out.
 const (
-	// ErrInvalidNamespace: the record namespace is not a token of at most 64 bytes.
 	ErrInvalidNamespace ErrorKind = iota + 1
-	// ErrInvalidName: the record name is not a token of at most 128 bytes.
 	ErrInvalidName
-	// ErrInvalidStorageKeyID: a key identifier is not a token of at most 64 bytes.
 	ErrInvalidStorageKeyID
-	// ErrDuplicateKeyID: the keyring already holds a key under this identifier.
 	ErrDuplicateKeyID
-	// ErrKeyringUnknownKeyID: the keyring holds no key under this identifier.
 	ErrKeyringUnknownKeyID
-	// ErrActiveKeyCannotBeRetired: the active key was asked to be retired.
 	ErrActiveKeyCannotBeRetired
 )
 
 // Authenticated store errors (AuthenticatedStoreError).
 const (
-	// ErrBackend: the backend failed; the backend's error is wrapped.
 	ErrBackend ErrorKind = iota + 16
-	// ErrPayloadTooLarge: a payload exceeds MaxPayloadBytes.
 	ErrPayloadTooLarge
-	// ErrRecordTooLarge: a stored or sealed envelope exceeds MaxRecordBytes.
 	ErrRecordTooLarge
-	// ErrEncoding: the envelope could not be encoded.
 	ErrEncoding
-	// ErrInvalidEnvelope: the stored bytes are not a well-formed envelope.
 	ErrInvalidEnvelope
-	// ErrUnsupportedFormat: the envelope format_version is not 1.
 	ErrUnsupportedFormat
-	// ErrInvalidKeyID: the envelope key_id is not a valid key identifier.
 	ErrInvalidKeyID
-	// ErrUnknownKeyID: the envelope key_id names no key of the keyring.
 	ErrUnknownKeyID
-	// ErrInvalidRevision: a record revision is zero.
 	ErrInvalidRevision
-	// ErrRevisionMismatch: the envelope revision differs from the backend's.
 	ErrRevisionMismatch
-	// ErrInvalidAuthenticationTag: the tag is malformed or does not verify.
 	ErrInvalidAuthenticationTag
-	// ErrRollbackDetected: the record is missing or older than its revision floor.
 	ErrRollbackDetected
-	// ErrRevisionFloorMismatch: the record is newer than its revision floor,
-	// or a successful write reported a floor other than its new revision.
 	ErrRevisionFloorMismatch
-	// ErrRevisionExhausted: the next revision would overflow a uint64.
 	ErrRevisionExhausted
-	// ErrWriteConflict: the record revision differs from the expected one.
 	ErrWriteConflict
 )
 
 // Backend errors (VolatileMemoryStoreError, plus the durable backends' own).
 const (
-	// ErrBackendRevisionExhausted: the backend cannot compute the next revision.
 	ErrBackendRevisionExhausted ErrorKind = iota + 48
-	// ErrFencingTokenExhausted: the fencing token is already the largest uint64.
 	ErrFencingTokenExhausted
-	// ErrInvalidFencingToken: a fencing token of zero was supplied.
 	ErrInvalidFencingToken
-	// ErrInvalidReplacementRevision: the replacement revision is not expected+1.
 	ErrInvalidReplacementRevision
-	// ErrFencingRequired: a plain compare-and-swap targeted a fenced record.
 	ErrFencingRequired
-	// ErrFencingTokenRejected: the supplied fence is lower than (establish) or
-	// different from (fenced compare-and-swap) the current fence.
 	ErrFencingTokenRejected
-	// ErrSQLite: the SQLite database failed; the driver error is wrapped.
 	ErrSQLite
-	// ErrStoredRecordTooLarge: a stored or replacement record exceeds MaxRecordBytes.
 	ErrStoredRecordTooLarge
-	// ErrRecordCommitmentMismatch: the stored record does not match the
-	// commitment recorded in its rollback-anchor state.
 	ErrRecordCommitmentMismatch
-	// ErrMissingRecordCommitment: anchor state with a nonzero floor lacks a commitment.
 	ErrMissingRecordCommitment
-	// ErrUnexpectedRecordCommitment: anchor state with a zero floor has a commitment.
 	ErrUnexpectedRecordCommitment
-	// ErrBackendClosed: the backend was used after Close.
 	ErrBackendClosed
-	// ErrBolt: the bbolt database file failed, or another process holds its lock; the
-	// underlying error is wrapped.
 	ErrBolt
-	// ErrEtcd: the etcd cluster failed or did not answer in time; the client error is
-	// wrapped. The outcome of a write that fails this way is unknown (indeterminate).
 	ErrEtcd
-	// ErrEtcdRollback: the etcd cluster answered with a lower revision than one already
-	// seen, or under another cluster id: it was restored from an older copy or replaced.
 	ErrEtcdRollback
-	// ErrTooManyCandidates: an anchored local store holds the most unanchored candidates it
-	// keeps for a record; recover with a fresh fence and a discard of the candidates.
 	ErrTooManyCandidates
-	// ErrCorrupt: a value the backend stored does not decode (a truncated or rewritten etcd
-	// value, an unknown value format). It is not an outage: retrying reads the same bytes.
 	ErrCorrupt
-	// ErrBelowWitness: the store answered below the durable witness this machine keeps of
-	// what it has seen (a cluster restored from an older snapshot, or replaced), so it is
-	// refused until an operator moves the witness on.
 	ErrBelowWitness
-	// ErrLogFile: the storage log file failed, or another process held its lock longer than
-	// the lock timeout; the underlying error is wrapped.
 	ErrLogFile
 )
 
@@ -130,40 +77,40 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "storage: ", Kinds: []e
 	ErrDuplicateKeyID:             {Name: "DuplicateKeyId", Message: "keyring already holds this key id"},
 	ErrKeyringUnknownKeyID:        {Name: "UnknownKeyId", Message: "keyring holds no key with this id"},
 	ErrActiveKeyCannotBeRetired:   {Name: "ActiveKeyCannotBeRetired", Message: "the active key cannot be retired"},
-	ErrBackend:                    {Name: "Backend", Message: "backend failure"},
-	ErrPayloadTooLarge:            {Name: "PayloadTooLarge", Message: "payload too large"},
-	ErrRecordTooLarge:             {Name: "RecordTooLarge", Message: "stored envelope too large"},
+	ErrBackend:                    {Name: "Backend", Message: "backend failure", Doc: "Err holds the backend's error"},
+	ErrPayloadTooLarge:            {Name: "PayloadTooLarge", Message: "payload too large", Doc: "above MaxPayloadBytes"},
+	ErrRecordTooLarge:             {Name: "RecordTooLarge", Message: "stored envelope too large", Doc: "a stored or sealed envelope above MaxRecordBytes"},
 	ErrEncoding:                   {Name: "Encoding", Message: "envelope could not be encoded"},
 	ErrInvalidEnvelope:            {Name: "InvalidEnvelope", Message: "stored envelope is malformed"},
-	ErrUnsupportedFormat:          {Name: "UnsupportedFormat", Message: "unsupported envelope format version"},
+	ErrUnsupportedFormat:          {Name: "UnsupportedFormat", Message: "unsupported envelope format version", Doc: "format_version is not 1"},
 	ErrInvalidKeyID:               {Name: "InvalidKeyId", Message: "envelope key id is malformed"},
 	ErrUnknownKeyID:               {Name: "UnknownKeyId", Message: "envelope key id is not in the keyring"},
 	ErrInvalidRevision:            {Name: "InvalidRevision", Message: "record revision must not be zero"},
 	ErrRevisionMismatch:           {Name: "RevisionMismatch", Message: "envelope revision differs from the backend revision"},
 	ErrInvalidAuthenticationTag:   {Name: "InvalidAuthenticationTag", Message: "record authentication tag is malformed or does not verify"},
-	ErrRollbackDetected:           {Name: "RollbackDetected", Message: "record rolled back below its revision floor"},
-	ErrRevisionFloorMismatch:      {Name: "RevisionFloorMismatch", Message: "record revision and revision floor disagree"},
-	ErrRevisionExhausted:          {Name: "RevisionExhausted", Message: "record revision space exhausted"},
-	ErrWriteConflict:              {Name: "WriteConflict", Message: "compare-and-swap conflict"},
+	ErrRollbackDetected:           {Name: "RollbackDetected", Message: "record rolled back below its revision floor", Doc: "the record is missing or older than its floor"},
+	ErrRevisionFloorMismatch:      {Name: "RevisionFloorMismatch", Message: "record revision and revision floor disagree", Doc: "the record is newer than its floor, or a write reported a floor other than its new revision"},
+	ErrRevisionExhausted:          {Name: "RevisionExhausted", Message: "record revision space exhausted", Doc: "the next revision would overflow a uint64"},
+	ErrWriteConflict:              {Name: "WriteConflict", Message: "compare-and-swap conflict", Doc: "the record revision differs from the expected one"},
 	ErrBackendRevisionExhausted:   {Name: "RevisionExhausted", Message: "backend revision space exhausted"},
-	ErrFencingTokenExhausted:      {Name: "FencingTokenExhausted", Message: "fencing token space exhausted"},
+	ErrFencingTokenExhausted:      {Name: "FencingTokenExhausted", Message: "fencing token space exhausted", Doc: "the fence is already the largest uint64"},
 	ErrInvalidFencingToken:        {Name: "InvalidFencingToken", Message: "fencing token must be nonzero"},
 	ErrInvalidReplacementRevision: {Name: "InvalidReplacementRevision", Message: "replacement revision must be the expected revision plus one"},
-	ErrFencingRequired:            {Name: "FencingRequired", Message: "record is fenced; a fenced compare-and-swap is required"},
-	ErrFencingTokenRejected:       {Name: "FencingTokenRejected", Message: "fencing token rejected"},
-	ErrSQLite:                     {Name: "Sqlite", Message: "sqlite failure"},
-	ErrStoredRecordTooLarge:       {Name: "StoredRecordTooLarge", Message: "stored record exceeds the backend limit"},
+	ErrFencingRequired:            {Name: "FencingRequired", Message: "record is fenced; a fenced compare-and-swap is required", Doc: "a plain compare-and-swap targeted a fenced record"},
+	ErrFencingTokenRejected:       {Name: "FencingTokenRejected", Message: "fencing token rejected", Doc: "the supplied fence is lower than (establish) or differs from (fenced compare-and-swap) the current one"},
+	ErrSQLite:                     {Name: "Sqlite", Message: "sqlite failure", Doc: "Err holds the driver's error"},
+	ErrStoredRecordTooLarge:       {Name: "StoredRecordTooLarge", Message: "stored record exceeds the backend limit", Doc: "a stored or replacement record above MaxRecordBytes"},
 	ErrRecordCommitmentMismatch:   {Name: "AnchorRecordCommitmentMismatch", Message: "stored record does not match its anchored commitment"},
 	ErrMissingRecordCommitment:    {Name: "MissingRecordCommitment", Message: "anchor state with a nonzero floor has no record commitment"},
 	ErrUnexpectedRecordCommitment: {Name: "UnexpectedRecordCommitment", Message: "anchor state with a zero floor carries a record commitment"},
-	ErrBackendClosed:              {Name: "BackendClosed", Message: "backend is closed"},
-	ErrBolt:                       {Name: "Bolt", Message: "bbolt failure"},
-	ErrEtcd:                       {Name: "Etcd", Message: "etcd failure"},
-	ErrEtcdRollback:               {Name: "EtcdRollback", Message: "etcd cluster went back to an older revision or was replaced"},
-	ErrTooManyCandidates:          {Name: "TooManyCandidates", Message: "too many unanchored candidates for the record; reserve a recovery fence and discard them"},
-	ErrCorrupt:                    {Name: "Corrupt", Message: "stored value does not decode"},
-	ErrBelowWitness:               {Name: "BelowWitness", Message: "store is below the witness of what this machine has seen"},
-	ErrLogFile:                    {Name: "LogFile", Message: "storage log file failure"},
+	ErrBackendClosed:              {Name: "BackendClosed", Message: "backend is closed", Doc: "used after Close"},
+	ErrBolt:                       {Name: "Bolt", Message: "bbolt failure", Doc: "or another process holds the file lock; Err holds the cause"},
+	ErrEtcd:                       {Name: "Etcd", Message: "etcd failure", Doc: "or no answer in time; Err holds the client error. The outcome of a write is unknown (indeterminate)"},
+	ErrEtcdRollback:               {Name: "EtcdRollback", Message: "etcd cluster went back to an older revision or was replaced", Doc: "a lower revision than one already seen, or another cluster id: restored from an older copy or replaced"},
+	ErrTooManyCandidates:          {Name: "TooManyCandidates", Message: "too many unanchored candidates for the record; reserve a recovery fence and discard them", Doc: "an anchored local store keeps no more unanchored candidates for the record"},
+	ErrCorrupt:                    {Name: "Corrupt", Message: "stored value does not decode", Doc: "a truncated or rewritten etcd value, an unknown value format; not an outage: a retry reads the same bytes"},
+	ErrBelowWitness:               {Name: "BelowWitness", Message: "store is below the witness of what this machine has seen", Doc: "the durable witness of what this machine has seen (an older snapshot, a replaced cluster); refused until an operator moves the witness on"},
+	ErrLogFile:                    {Name: "LogFile", Message: "storage log file failure", Doc: "or another process held its lock longer than the lock timeout; Err holds the cause"},
 }}
 
 // Error is a storage failure. Kind says which rule failed; the other fields
@@ -171,31 +118,16 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "storage: ", Kinds: []e
 // Error never contains key material or payload bytes.
 type Error struct {
 	errkind.Kind[kinds]
-
-	// Size and Limit: PayloadTooLarge, RecordTooLarge, StoredRecordTooLarge.
-	Size, Limit int
-	// Version: UnsupportedFormat.
-	Version uint8
-	// Expected: WriteConflict (nil = the record was expected absent) and
-	// InvalidReplacementRevision.
-	Expected *uint64
-	// Actual: the record revision seen (nil = absent) in WriteConflict,
-	// RollbackDetected, RevisionFloorMismatch; the supplied replacement
-	// revision in InvalidReplacementRevision.
-	Actual *uint64
-	// Floor: the revision floor in WriteConflict, RollbackDetected and
-	// RevisionFloorMismatch.
-	Floor uint64
-	// BackendRevision and EnvelopeRevision: RevisionMismatch.
-	BackendRevision, EnvelopeRevision uint64
-	// CurrentFence: FencingRequired, FencingTokenRejected.
-	CurrentFence uint64
-	// SuppliedFence: FencingTokenRejected.
-	SuppliedFence uint64
-	// KeyID: keyring errors.
-	KeyID KeyID
-	// Err: the wrapped cause (Backend, Sqlite).
-	Err error
+	Size, Limit                       int     // PayloadTooLarge, RecordTooLarge, StoredRecordTooLarge
+	Version                           uint8   // UnsupportedFormat
+	Expected                          *uint64 // WriteConflict (nil: expected absent), InvalidReplacementRevision
+	Actual                            *uint64 // the record revision seen (nil: absent), or the supplied replacement revision
+	Floor                             uint64  // the revision floor of WriteConflict, RollbackDetected, RevisionFloorMismatch
+	BackendRevision, EnvelopeRevision uint64  // RevisionMismatch
+	CurrentFence                      uint64  // FencingRequired, FencingTokenRejected
+	SuppliedFence                     uint64  // FencingTokenRejected
+	KeyID                             KeyID   // the keyring kinds
+	Err                               error   // the wrapped cause (Backend, Sqlite, Bolt, Etcd)
 }
 
 // Error describes the failure and its data.

@@ -1,155 +1,111 @@
 package worker
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/splashv5/conform/impl/errkind"
 )
 
 // ErrorKind identifies one failure rule of the worker runtime: one variant of the reference's
 // WorkerSessionOpenError, WorkerSessionError, registry, limits, journal-store and cancellable
-// driver errors. A kind is an error, so it is a valid errors.Is target; String returns the
-// variant name and Error "worker: " and the name.
+// driver errors. String returns the variant name, Error "worker: " and the name.
 type ErrorKind = errkind.Kind[kinds]
 
-// kinds is the space of the worker runtime's error kinds.
 type kinds struct{}
 
 // Table describes the worker runtime's error kinds.
 func (kinds) Table() *errkind.Table { return &kindTable }
 
-// Registry and configuration errors.
+// Registry and configuration errors. Here and below, a kind's meaning, and the Error field it
+// fills, is its name and the Doc of its entry in kindTable.
 const (
-	// ErrInvalidTool: an adapter was registered under a name that is not a token.
 	ErrInvalidTool ErrorKind = iota + 1
-	// ErrDuplicateTool: an adapter was registered twice under one name.
 	ErrDuplicateTool
-	// ErrZeroPerToolReconciliationLimit: the per-tool reconciliation limit is 0.
 	ErrZeroPerToolReconciliationLimit
-	// ErrZeroSessionReconciliationLimit: the per-session reconciliation limit is 0.
 	ErrZeroSessionReconciliationLimit
 )
 
-// Session opening errors (WRK-010 to WRK-016).
+// Session opening errors (WRK-010 to WRK-016); see kindTable.
 const (
-	// ErrRequiresWorkerAuthenticator: the authenticator's role is not worker.
 	ErrRequiresWorkerAuthenticator ErrorKind = iota + 16
-	// ErrUnexpectedOpeningMessage: the first authenticated message is not open_session.
 	ErrUnexpectedOpeningMessage
-	// ErrMissingAdapter: a granted tool has no registered adapter.
 	ErrMissingAdapter
-	// ErrAdmission: the admission policy refused the session; Err holds its reason.
 	ErrAdmission
-	// ErrInvalidJournalLease: admission returned the fencing token 0.
 	ErrInvalidJournalLease
 )
 
-// Frame handling errors (WRK-020 to WRK-073).
+// Frame handling errors (WRK-020 to WRK-073); see kindTable.
 const (
-	// ErrProtocol: a protocol rule rejected the frame; Err holds the *protocol.Error and
-	// Stage says where.
 	ErrProtocol ErrorKind = iota + 32
-	// ErrJournal: the journal store failed to persist; Err holds its error. Poisons.
 	ErrJournal
-	// ErrInvalidJournalRevision: the journal store returned a revision that is not greater
-	// than the expected one. Poisons.
 	ErrInvalidJournalRevision
-	// ErrSessionPoisoned: the session was poisoned by an earlier persistence failure.
 	ErrSessionPoisoned
-	// ErrInvocationSafetyNotDeclared: the adapter declares no invocation safety.
 	ErrInvocationSafetyNotDeclared
-	// ErrDurableOperationContractNotDeclared: the adapter declares no durable contract.
 	ErrDurableOperationContractNotDeclared
-	// ErrAdapter: the adapter failed; Err holds its error.
 	ErrAdapter
-	// ErrIndeterminateOperation: the effect of a dispatch is unknown; Err holds the cause.
 	ErrIndeterminateOperation
-	// ErrIndeterminateCompensation: the effect of a compensation is unknown; Err holds the
-	// cause.
 	ErrIndeterminateCompensation
-	// ErrPendingOperation: an exact duplicate dispatch found its record still pending.
 	ErrPendingOperation
-	// ErrPendingCompensation: an exact duplicate compensation found its record still pending.
 	ErrPendingCompensation
-	// ErrReconciliationBudgetExhausted: the per-tool reconciliation budget is spent.
 	ErrReconciliationBudgetExhausted
-	// ErrReconciliationSessionBudgetExhausted: the per-session reconciliation budget is spent.
 	ErrReconciliationSessionBudgetExhausted
-	// ErrUnexpectedMessage: the message kind is not handled in this state; MessageType names
-	// it.
 	ErrUnexpectedMessage
 )
 
-// Journal store errors (WRK-080 to WRK-083).
+// Journal store errors (WRK-080 to WRK-083); see kindTable.
 const (
-	// ErrInvalidJournalEncoding: the stored journal payload is not UTF-8.
 	ErrInvalidJournalEncoding ErrorKind = iota + 64
-	// ErrStorage: the authenticated store failed; Err holds its error.
 	ErrStorage
-	// ErrJournalFormat: the stored or supplied journal violates a journal rule; Err holds the
-	// protocol error.
 	ErrJournalFormat
 )
 
-// Cancellable driver errors (CAN-001 to CAN-021).
+// Cancellable driver errors (CAN-001 to CAN-021); see kindTable.
 const (
-	// ErrAdapterNotCancellable: a tool's adapter was not registered as cancellable.
 	ErrAdapterNotCancellable ErrorKind = iota + 80
-	// ErrCancellationWithoutTarget: a cancel arrived with no active or completed invocation.
 	ErrCancellationWithoutTarget
-	// ErrUnrequestedAcknowledgement: the adapter acknowledged a cancellation nobody asked for.
 	ErrUnrequestedAcknowledgement
-	// ErrCloseWhileInvocationActive: close_session arrived while an invocation was running.
 	ErrCloseWhileInvocationActive
-	// ErrAdapterPanicked: the adapter panicked.
 	ErrAdapterPanicked
-	// ErrFrame: a frame line could not be read (I/O, size, UTF-8, end of input); Err holds
-	// the transport error.
 	ErrFrame
-	// ErrWrite: an answer frame could not be written; Err holds the I/O error.
 	ErrWrite
-	// ErrEndOfInput: the input ended cleanly at a line boundary. Active reports whether an
-	// invocation was running at the time.
 	ErrEndOfInput
 )
 
 var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "worker: ", Kinds: []errkind.Entry{
-	ErrInvalidTool:                          {Name: "InvalidTool"},
-	ErrDuplicateTool:                        {Name: "DuplicateTool"},
+	ErrInvalidTool:                          {Name: "InvalidTool", Doc: "an adapter's name is not a token"},
+	ErrDuplicateTool:                        {Name: "DuplicateTool", Doc: "an adapter was registered twice under one name"},
 	ErrZeroPerToolReconciliationLimit:       {Name: "ZeroPerToolReconciliationLimit"},
 	ErrZeroSessionReconciliationLimit:       {Name: "ZeroSessionReconciliationLimit"},
-	ErrRequiresWorkerAuthenticator:          {Name: "RequiresWorkerAuthenticator"},
-	ErrUnexpectedOpeningMessage:             {Name: "UnexpectedOpeningMessage"},
-	ErrMissingAdapter:                       {Name: "MissingAdapter"},
-	ErrAdmission:                            {Name: "Admission"},
-	ErrInvalidJournalLease:                  {Name: "InvalidJournalLease"},
-	ErrProtocol:                             {Name: "Protocol"},
-	ErrJournal:                              {Name: "Journal"},
-	ErrInvalidJournalRevision:               {Name: "InvalidJournalRevision"},
-	ErrSessionPoisoned:                      {Name: "SessionPoisoned"},
+	ErrRequiresWorkerAuthenticator:          {Name: "RequiresWorkerAuthenticator", Doc: "the authenticator's role is not worker"},
+	ErrUnexpectedOpeningMessage:             {Name: "UnexpectedOpeningMessage", Doc: "the first authenticated message is not open_session"},
+	ErrMissingAdapter:                       {Name: "MissingAdapter", Doc: "a granted tool has no registered adapter"},
+	ErrAdmission:                            {Name: "Admission", Doc: "the admission policy refused the session; Err holds its reason"},
+	ErrInvalidJournalLease:                  {Name: "InvalidJournalLease", Doc: "admission returned the fencing token 0"},
+	ErrProtocol:                             {Name: "Protocol", Doc: "a protocol rule rejected the frame; Err holds the *protocol.Error, Stage says where"},
+	ErrJournal:                              {Name: "Journal", Doc: "the journal store failed to persist; Err holds its error. Poisons the session"},
+	ErrInvalidJournalRevision:               {Name: "InvalidJournalRevision", Doc: "the store returned a revision not greater than Expected. Poisons the session"},
+	ErrSessionPoisoned:                      {Name: "SessionPoisoned", Doc: "an earlier persistence failure poisoned the session"},
 	ErrInvocationSafetyNotDeclared:          {Name: "InvocationSafetyNotDeclared"},
 	ErrDurableOperationContractNotDeclared:  {Name: "DurableOperationContractNotDeclared"},
-	ErrAdapter:                              {Name: "Adapter"},
-	ErrIndeterminateOperation:               {Name: "IndeterminateOperation"},
-	ErrIndeterminateCompensation:            {Name: "IndeterminateCompensation"},
-	ErrPendingOperation:                     {Name: "PendingOperation"},
-	ErrPendingCompensation:                  {Name: "PendingCompensation"},
-	ErrReconciliationBudgetExhausted:        {Name: "ReconciliationBudgetExhausted"},
-	ErrReconciliationSessionBudgetExhausted: {Name: "ReconciliationSessionBudgetExhausted"},
-	ErrUnexpectedMessage:                    {Name: "UnexpectedMessage"},
-	ErrInvalidJournalEncoding:               {Name: "InvalidJournalEncoding"},
-	ErrStorage:                              {Name: "Storage"},
-	ErrJournalFormat:                        {Name: "JournalFormat"},
-	ErrAdapterNotCancellable:                {Name: "AdapterNotCancellable"},
-	ErrCancellationWithoutTarget:            {Name: "CancellationWithoutTarget"},
-	ErrUnrequestedAcknowledgement:           {Name: "UnrequestedAcknowledgement"},
-	ErrCloseWhileInvocationActive:           {Name: "CloseWhileInvocationActive"},
+	ErrAdapter:                              {Name: "Adapter", Doc: "the adapter failed; Err holds its error"},
+	ErrIndeterminateOperation:               {Name: "IndeterminateOperation", Doc: "a dispatch's effect is unknown; Err holds the cause"},
+	ErrIndeterminateCompensation:            {Name: "IndeterminateCompensation", Doc: "a compensation's effect is unknown; Err holds the cause"},
+	ErrPendingOperation:                     {Name: "PendingOperation", Doc: "an exact duplicate dispatch found its record still pending"},
+	ErrPendingCompensation:                  {Name: "PendingCompensation", Doc: "an exact duplicate compensation found its record still pending"},
+	ErrReconciliationBudgetExhausted:        {Name: "ReconciliationBudgetExhausted", Doc: "the per-tool budget is spent"},
+	ErrReconciliationSessionBudgetExhausted: {Name: "ReconciliationSessionBudgetExhausted", Doc: "the per-session budget is spent"},
+	ErrUnexpectedMessage:                    {Name: "UnexpectedMessage", Doc: "MessageType is not handled in this state"},
+	ErrInvalidJournalEncoding:               {Name: "InvalidJournalEncoding", Doc: "the stored journal payload is not UTF-8"},
+	ErrStorage:                              {Name: "Storage", Doc: "the authenticated store failed; Err holds its error"},
+	ErrJournalFormat:                        {Name: "JournalFormat", Doc: "the journal breaks a journal rule; Err holds the protocol error"},
+	ErrAdapterNotCancellable:                {Name: "AdapterNotCancellable", Doc: "the tool's adapter was not registered as cancellable"},
+	ErrCancellationWithoutTarget:            {Name: "CancellationWithoutTarget", Doc: "a cancel arrived with no active or completed invocation"},
+	ErrUnrequestedAcknowledgement:           {Name: "UnrequestedAcknowledgement", Doc: "the adapter acknowledged a cancellation nobody asked for"},
+	ErrCloseWhileInvocationActive:           {Name: "CloseWhileInvocationActive", Doc: "close_session arrived while an invocation was running"},
 	ErrAdapterPanicked:                      {Name: "AdapterPanicked"},
-	ErrFrame:                                {Name: "Frame"},
-	ErrWrite:                                {Name: "Write"},
-	ErrEndOfInput:                           {Name: "EndOfInput"},
+	ErrFrame:                                {Name: "Frame", Doc: "a frame line could not be read (I/O, size, UTF-8, end of input); Err holds the transport error"},
+	ErrWrite:                                {Name: "Write", Doc: "an answer frame could not be written; Err holds the I/O error"},
+	ErrEndOfInput:                           {Name: "EndOfInput", Doc: "the input ended cleanly at a line boundary; Active says whether an invocation ran"},
 }}
 
 // Stage says at which step of a flow a protocol error was raised. It decides the exit class
@@ -158,22 +114,14 @@ type Stage uint8
 
 // The stages of a flow.
 const (
-	// StageNone: not a protocol error.
-	StageNone Stage = iota
-	// StageOpen: the authenticator refused the frame (tag, session, sequence, decoding).
-	StageOpen
-	// StageManifest: the opening manifest is invalid.
-	StageManifest
-	// StageAuthorize: the session authorizer refused the request.
-	StageAuthorize
-	// StageJournal: the journal refused an admission or a reconciliation.
-	StageJournal
-	// StageObserve: the journal refused the status an adapter reported.
-	StageObserve
-	// StageResult: the answer built from an adapter's output failed validation.
-	StageResult
-	// StageSeal: the answer could not be sealed.
-	StageSeal
+	StageNone      Stage = iota // not a protocol error
+	StageOpen                   // the authenticator refused the frame (tag, session, sequence, decoding)
+	StageManifest               // the opening manifest is invalid
+	StageAuthorize              // the session authorizer refused the request
+	StageJournal                // the journal refused an admission or a reconciliation
+	StageObserve                // the journal refused the status an adapter reported
+	StageResult                 // the answer built from an adapter's output failed validation
+	StageSeal                   // the answer could not be sealed
 )
 
 var stageNames = [...]string{"none", "open", "manifest", "authorize", "journal", "observe", "result", "seal"}
@@ -191,61 +139,41 @@ func (s Stage) String() string {
 // material or payload bytes.
 type Error struct {
 	errkind.Kind[kinds]
-	// Stage: where an ErrProtocol error was raised.
-	Stage Stage
-	// Tool: the tool of MissingAdapter, InvalidTool, DuplicateTool, the contract errors,
-	// Adapter, ReconciliationBudgetExhausted and AdapterNotCancellable.
-	Tool string
-	// OperationKey and CompensationKey: the keys of the indeterminate and pending variants.
-	OperationKey    string
-	CompensationKey string
-	// MessageType: the message kind of UnexpectedMessage.
-	MessageType string
-	// Expected and Actual: the revisions of InvalidJournalRevision.
-	Expected, Actual uint64
-	// Maximum: the limit of the reconciliation budget variants.
-	Maximum uint32
-	// Active: for ErrEndOfInput and ErrFrame, whether an invocation was running.
-	Active bool
-	// Err: the cause (a protocol, adapter, store, admission or transport error).
-	Err error
+	Stage                         Stage  // where an ErrProtocol error was raised
+	Tool                          string // the tool the kind concerns
+	OperationKey, CompensationKey string // the keys of the indeterminate and pending kinds
+	MessageType                   string // the message kind of UnexpectedMessage
+	Expected, Actual              uint64 // the revisions of InvalidJournalRevision
+	Maximum                       uint32 // the limit of the reconciliation budget kinds
+	Active                        bool   // EndOfInput and Frame: whether an invocation was running
+	Err                           error  // the cause: a protocol, adapter, store, admission or transport error
 }
 
 // Error describes the failure for logs.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("worker: ")
-	b.WriteString(e.Kind.String())
+	msg := "worker: " + e.Kind.String()
 	if e.Stage != StageNone {
-		fmt.Fprintf(&b, " (%s)", e.Stage)
+		msg += " (" + e.Stage.String() + ")"
 	}
-	if e.Tool != "" {
-		fmt.Fprintf(&b, " tool=%s", e.Tool)
-	}
-	if e.OperationKey != "" {
-		fmt.Fprintf(&b, " operation_key=%s", e.OperationKey)
-	}
-	if e.CompensationKey != "" {
-		fmt.Fprintf(&b, " compensation_key=%s", e.CompensationKey)
-	}
-	if e.MessageType != "" {
-		fmt.Fprintf(&b, " message=%s", e.MessageType)
+	for _, f := range [...][2]string{{" tool=", e.Tool}, {" operation_key=", e.OperationKey}, {" compensation_key=", e.CompensationKey}, {" message=", e.MessageType}} {
+		if f[1] != "" {
+			msg += f[0] + f[1]
+		}
 	}
 	switch e.Kind {
 	case ErrInvalidJournalRevision:
-		fmt.Fprintf(&b, " expected=%d actual=%d", e.Expected, e.Actual)
+		msg += " expected=" + strconv.FormatUint(e.Expected, 10) + " actual=" + strconv.FormatUint(e.Actual, 10)
 	case ErrReconciliationBudgetExhausted, ErrReconciliationSessionBudgetExhausted:
-		fmt.Fprintf(&b, " maximum=%d", e.Maximum)
+		msg += " maximum=" + strconv.FormatUint(uint64(e.Maximum), 10)
 	case ErrEndOfInput, ErrFrame:
 		if e.Active {
-			b.WriteString(" while an invocation was active")
+			msg += " while an invocation was active"
 		}
 	}
 	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
+		msg += ": " + e.Err.Error()
 	}
-	return b.String()
+	return msg
 }
 
 // Unwrap returns the cause, so errors.Is also matches protocol, adapter and store kinds.
@@ -263,32 +191,26 @@ func protocolError(stage Stage, err error) *Error {
 // the variant name.
 type AdapterErrorKind = errkind.Kind[adapterKinds]
 
-// adapterKinds is the space of the adapter error kinds.
 type adapterKinds struct{}
 
 // Table describes the adapter error kinds.
 func (adapterKinds) Table() *errkind.Table { return &adapterKindTable }
 
-// The adapter failure kinds.
+// The adapter failure kinds; see adapterKindTable.
 const (
-	// AdapterUnsupported: the adapter does not implement the operation.
 	AdapterUnsupported AdapterErrorKind = iota + 1
-	// AdapterInvalidJSONInput: the input did not decode into the adapter's input type.
 	AdapterInvalidJSONInput
-	// AdapterInvalidJSONOutput: the output could not be encoded as a JSON object or array.
 	AdapterInvalidJSONOutput
-	// AdapterFailed: the adapter failed and knows its effect did not happen.
 	AdapterFailed
-	// AdapterIndeterminate: the adapter does not know whether its effect happened.
 	AdapterIndeterminate
 )
 
 var adapterKindTable = errkind.Table{Type: "AdapterErrorKind", Prefix: "worker adapter: ", Kinds: []errkind.Entry{
-	AdapterUnsupported:       {Name: "Unsupported"},
-	AdapterInvalidJSONInput:  {Name: "InvalidJsonInput"},
-	AdapterInvalidJSONOutput: {Name: "InvalidJsonOutput"},
-	AdapterFailed:            {Name: "Failed"},
-	AdapterIndeterminate:     {Name: "Indeterminate"},
+	AdapterUnsupported:       {Name: "Unsupported", Doc: "the adapter does not implement the operation"},
+	AdapterInvalidJSONInput:  {Name: "InvalidJsonInput", Doc: "the input did not decode into the adapter's input type"},
+	AdapterInvalidJSONOutput: {Name: "InvalidJsonOutput", Doc: "the output could not be encoded as a JSON object or array"},
+	AdapterFailed:            {Name: "Failed", Doc: "the adapter failed and knows its effect did not happen"},
+	AdapterIndeterminate:     {Name: "Indeterminate", Doc: "the adapter does not know whether its effect happened"},
 }}
 
 // AdapterError is an adapter failure with context. Operation names the operation of an

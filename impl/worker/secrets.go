@@ -20,48 +20,36 @@ const (
 )
 
 // SecretErrorKind identifies one failure rule of the capability secret broker: one variant of
-// the reference's binding, value, broker configuration and broker resolution errors. A kind
-// is an error, so it is a valid errors.Is target; its Error is "worker secret: ", the variant
-// name and the kind's text.
+// the reference's binding, value, broker configuration and broker resolution errors. Its Error
+// is "worker secret: ", the variant name and the kind's text.
 type SecretErrorKind = errkind.Kind[secretKinds]
 
-// secretKinds is the space of the secret broker's error kinds.
 type secretKinds struct{}
 
 // Table describes the secret broker's error kinds.
 func (secretKinds) Table() *errkind.Table { return &secretKindTable }
 
-// Binding and value errors (SEC-001, SEC-005).
+// Binding and value errors (SEC-001, SEC-005). Here and below, a kind's meaning is its message
+// in secretKindTable, with its entry's Doc.
 const (
-	// SecretInvalidTool: a binding names a tool that is not a token.
 	SecretInvalidTool SecretErrorKind = iota + 1
-	// SecretInvalidIdentifier: a binding names a secret identifier that is not a token.
 	SecretInvalidIdentifier
-	// SecretEmptyValue: a provider produced an empty secret.
 	SecretEmptyValue
-	// SecretValueTooLarge: a provider produced a secret over MaxSecretBytes.
 	SecretValueTooLarge
 )
 
 // Broker configuration errors (SEC-002).
 const (
-	// SecretDuplicateBinding: a binding was configured twice.
 	SecretDuplicateBinding SecretErrorKind = iota + 16
-	// SecretCapacityExceeded: more than MaxSecretBindings bindings were configured.
 	SecretCapacityExceeded
 )
 
 // Resolution errors (SEC-003), in the order the broker checks them.
 const (
-	// SecretInvalidGrant: the grant given to the broker is not a valid grant.
 	SecretInvalidGrant SecretErrorKind = iota + 32
-	// SecretUnconfiguredBinding: the binding is not one the broker was configured with.
 	SecretUnconfiguredBinding
-	// SecretToolNotGranted: the binding's tool is not the tool of the grant.
 	SecretToolNotGranted
-	// SecretNotGranted: the grant carries no secret selector with the binding's identifier.
 	SecretNotGranted
-	// SecretProviderFailed: the provider failed; its error is not kept (SEC-007).
 	SecretProviderFailed
 )
 
@@ -69,14 +57,14 @@ var secretKindTable = errkind.Table{Type: "SecretErrorKind", Prefix: "worker sec
 	SecretInvalidTool:         {Name: "InvalidTool", Message: "secret binding has an invalid tool name"},
 	SecretInvalidIdentifier:   {Name: "InvalidSecretIdentifier", Message: "secret binding has an invalid secret identifier"},
 	SecretEmptyValue:          {Name: "EmptyValue", Message: "secret value is empty"},
-	SecretValueTooLarge:       {Name: "ValueTooLarge", Message: "secret value exceeds the broker's byte limit"},
+	SecretValueTooLarge:       {Name: "ValueTooLarge", Message: "secret value exceeds the broker's byte limit", Doc: "MaxSecretBytes"},
 	SecretDuplicateBinding:    {Name: "DuplicateBinding", Message: "secret binding configured twice"},
-	SecretCapacityExceeded:    {Name: "CapacityExceeded", Message: "secret broker exceeds its binding limit"},
-	SecretInvalidGrant:        {Name: "InvalidGrant", Message: "capability grant is invalid"},
+	SecretCapacityExceeded:    {Name: "CapacityExceeded", Message: "secret broker exceeds its binding limit", Doc: "MaxSecretBindings"},
+	SecretInvalidGrant:        {Name: "InvalidGrant", Message: "capability grant is invalid", Doc: "the grant given to the broker"},
 	SecretUnconfiguredBinding: {Name: "UnconfiguredBinding", Message: "secret binding is not configured"},
 	SecretToolNotGranted:      {Name: "ToolNotGranted", Message: "secret binding is not for this grant's tool"},
-	SecretNotGranted:          {Name: "SecretNotGranted", Message: "grant carries no selector for this secret"},
-	SecretProviderFailed:      {Name: "Provider", Message: "secret provider failed"},
+	SecretNotGranted:          {Name: "SecretNotGranted", Message: "grant carries no selector for this secret", Doc: "no secret selector with the binding's identifier"},
+	SecretProviderFailed:      {Name: "Provider", Message: "secret provider failed", Doc: "its error is not kept (SEC-007)"},
 }}
 
 // SecretError is a failure of the secret broker. It never holds a tool name, a secret
