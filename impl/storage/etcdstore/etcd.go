@@ -921,7 +921,8 @@ func (b *Backend) recordWrite(key storage.RecordKey, st *state, revision uint64,
 	if h, ok := st.chained(); ok && h.n < maxChain {
 		if prev, err := st.envelopeOf(); err == nil && prev != nil {
 			d, small := delta.Append(binary.BigEndian.AppendUint32(nil, uint32(len(envelope))), prev, envelope)
-			if small && h.baseBytes+h.deltaSz+len(d) <= storage.MaxRecordBytes {
+			deltas := h.deltaSz + len(d)
+			if small && h.baseBytes+deltas <= storage.MaxRecordBytes && deltas <= max(h.baseBytes, chainFloor) {
 				head := encodeHead(chainHead{revision: revision, n: h.n + 1, size: len(envelope), baseBytes: h.baseBytes, deltaSz: h.deltaSz + len(d)})
 				return head, []clientv3.Op{
 					clientv3.OpPut(b.recordKey(key), string(head)),

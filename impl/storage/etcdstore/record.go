@@ -80,13 +80,17 @@ func decodeRecordBody(body []byte) ([]byte, error) {
 // "d" + 8 hex digits of i, for i from 1 to n) is u32be(length) and the delta.Append encoding
 // of the envelope i revisions after the base from the one before it. A write appends one
 // delta and rewrites the head and the anchor; it writes the whole envelope as a new base (and
-// deletes the deltas) only when the chain is at maxChain deltas or the base and the deltas
+// deletes the deltas) when the chain is at maxChain deltas, when the base and the deltas
 // together would pass storage.MaxRecordBytes, so that a read of the chain stays within what
-// the client accepts.
+// the client accepts, or when the deltas together would pass the larger of the base and
+// chainFloor bytes. The last bound keeps what a record holds in the cluster within about twice
+// its envelope, since records are never deleted (JRN-009), while each write still writes about
+// what changed: a new base of B bytes comes after at least B bytes of deltas.
 const (
-	bodyChain = 0x10
-	headBytes = 8 + 1 + 16
-	maxChain  = 256
+	bodyChain  = 0x10
+	headBytes  = 8 + 1 + 16
+	maxChain   = 256
+	chainFloor = 8 << 10
 )
 
 // chainHead is the decoded head of a chained record.
