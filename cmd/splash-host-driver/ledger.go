@@ -227,8 +227,12 @@ func (s *session) loadInput(fingerprint string) (protocol.ToolPayload, []byte, e
 }
 
 // oneShot returns the session's one-shot operation transport: one durable exchange per session
-// (TRN-113).
+// (TRN-113). It shares the worker's stream with the invocation transport, so an invocation that
+// poisoned the stream refuses it too (FRM-036, TRN-003).
 func (s *session) oneShot() (*transport.OperationTransport, error) {
+	if s.frames != nil && s.frames.Poisoned() {
+		return nil, errors.New("Poisoned")
+	}
 	if s.ops == nil || fault == "reuse" {
 		ops, err := transport.NewSupervisedOperationTransport(s.auth.Manifest(), s.proc.HostAuthenticator(), s.ch, s.proc)
 		if err != nil {

@@ -165,6 +165,9 @@ func (s *session) invoke(c command) (json.RawMessage, error) {
 	if err != nil {
 		return nil, errors.New("BadCommand")
 	}
+	if s.ops != nil && s.ops.Poisoned() {
+		return nil, errors.New("Poisoned") // a failed durable exchange poisoned the shared stream (FRM-036)
+	}
 	if fault == "reqid" {
 		c.RequestID += "x"
 	}
