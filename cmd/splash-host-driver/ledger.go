@@ -230,6 +230,9 @@ func (s *session) loadInput(fingerprint string) (protocol.ToolPayload, []byte, e
 // (TRN-113). It shares the worker's stream with the invocation transport, so an invocation that
 // poisoned the stream refuses it too (FRM-036, TRN-003).
 func (s *session) oneShot() (*transport.OperationTransport, error) {
+	if s.mux != nil {
+		return nil, errors.New("NotStarted") // the multiplexed transport owns a cancellable session's stream
+	}
 	if s.frames != nil && s.frames.Poisoned() {
 		return nil, errors.New("Poisoned")
 	}

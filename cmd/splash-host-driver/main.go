@@ -158,8 +158,8 @@ func start(c command) (*session, error) {
 }
 
 func (s *session) invoke(c command) (json.RawMessage, error) {
-	if s == nil {
-		return nil, errors.New("NotStarted")
+	if s == nil || s.frames == nil {
+		return nil, errors.New("NotStarted") // a cancellable session runs begin and finish
 	}
 	p, err := protocol.DecodeToolPayload(c.Payload, canonjson.Preserve)
 	if err != nil {
