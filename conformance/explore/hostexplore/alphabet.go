@@ -12,29 +12,33 @@ const (
 	featDurable    = "durable"
 	featRecover    = "recover"
 	featCompensate = "compensate"
+	featCancel     = "cancel"
 )
 
 // Worker behaviours: how the fake worker answers the request a command makes the host send.
 const (
-	howAnswer   = "answer"   // the correct answer at once
-	howLate     = "late"     // the correct answer after the exchange deadline
-	howSilent   = "silent"   // no answer
-	howExit     = "exit3"    // exit with status 3, no answer
-	howCrash    = "crash"    // half an answer line, then exit
-	howForged   = "forged"   // an answer whose tag does not verify
-	howWrongSeq = "wrongseq" // an answer sealed one sequence number ahead
-	howRefuse   = "refuse"   // exit with status 5 (a refused reconciliation, HDR-055)
-	howInvalid  = "invalid"  // a well-sealed answer that fails validation
-	howDenied   = "denied"   // (invoke) a tool the manifest does not grant: the host must refuse it unsent
-	howBadScope = "badscope" // (start) a scope that is not an identifier token: nothing may start
-	howLose     = "lose"     // (restart) the input store emptied while no driver runs (HDR-056)
+	howAnswer   = "answer"      // the correct answer at once
+	howLate     = "late"        // the correct answer after the exchange deadline
+	howSilent   = "silent"      // no answer
+	howExit     = "exit3"       // exit with status 3, no answer
+	howCrash    = "crash"       // half an answer line, then exit
+	howForged   = "forged"      // an answer whose tag does not verify
+	howWrongSeq = "wrongseq"    // an answer sealed one sequence number ahead
+	howRefuse   = "refuse"      // exit with status 5 (a refused reconciliation, HDR-055)
+	howInvalid  = "invalid"     // a well-sealed answer that fails validation
+	howDenied   = "denied"      // (invoke) a tool the manifest does not grant: the host must refuse it unsent
+	howBadScope = "badscope"    // (start) a scope that is not an identifier token: nothing may start
+	howLose     = "lose"        // (restart) the input store emptied while no driver runs (HDR-056)
+	howCancel   = "cancellable" // (start) a cancellable session (HDR-028)
+	howAck      = "ack"         // (cancel) the running invocation acknowledged as cancelled
+	howTooLate  = "toolate"     // (cancel) the result first, then too_late
 )
 
 // hostile says whether the behaviour makes the exchange fail: the host must answer an error
 // and never use the session again.
 func hostile(how string) bool {
 	switch how {
-	case "", howAnswer, howDenied, howBadScope, howLose:
+	case "", howAnswer, howDenied, howBadScope, howLose, howCancel, howAck, howTooLate:
 		return false
 	}
 	return true
@@ -88,6 +92,10 @@ var entries = []entry{
 	{"recover", featRecover, 3, []string{howAnswer, howAnswer, howRefuse, howSilent, howExit}},
 	{"restart", featRecover, 2, []string{"", "", howLose}},
 	{"compensate", featCompensate, 2, []string{howAnswer, howAnswer, howSilent, howExit}},
+	{"start", featCancel, 3, []string{howCancel}},
+	{"begin", featCancel, 3, []string{howAnswer}},
+	{"cancel", featCancel, 2, []string{howAck, howAck, howTooLate, howSilent}},
+	{"finish", featCancel, 3, []string{howAnswer, howAnswer, howAnswer, howSilent}},
 }
 
 // Alphabet returns the commands a driver with features may be sent (EXP-015, HDR-011).
@@ -137,9 +145,9 @@ func simpler(s Symbol) []Symbol {
 	switch s.How {
 	case "", howAnswer:
 		return nil
-	case howBadScope, howLose:
+	case howBadScope, howLose, howCancel:
 		return []Symbol{{Op: s.Op}}
-	case howDenied:
+	case howDenied, howAck, howTooLate:
 		return []Symbol{{s.Op, howAnswer}}
 	}
 	if s.Op == "restart" || s.Op == "start" {

@@ -45,6 +45,8 @@ var invariants = []Invariant{
 		"a recover on a fresh session sends the recovery of an operation or compensation whose answer the host never reported"},
 	{"lost-input", conformance.Must, []string{"HDR-050", "HDR-056"},
 		"a recovery whose kept input was lost sends no frame"},
+	{"cancel", conformance.Must, []string{"HDR-023", "HDR-028", "HDR-051", "HDR-052"},
+		"a cancellable session's cancel and finish report what the worker answered, and close sends close_session and answers once the worker's output ended"},
 	{"compensate-once", conformance.Must, []string{"WFL-011", "HDR-044", "WFL-026"},
 		"an operation is compensated under one compensation key, resent only while its answer is unknown"},
 	{"tenant", conformance.Must, []string{"HDR-043", "JRN-008"},

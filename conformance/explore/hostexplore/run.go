@@ -73,6 +73,12 @@ type machine struct {
 	// whose answer the host reported.
 	compensation map[string]string
 	answered     map[string]bool
+	// inv is the invocation of the last begin on a cancellable session.
+	inv struct {
+		id                            string
+		at                            time.Time
+		cancelled, resulted, finished bool
+	}
 	// succeeded are the keys of the steps the host reported succeeded, oldest first.
 	succeeded []string
 	// uncertain are the operation and compensation keys whose frame reached a worker and whose
@@ -172,7 +178,7 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 	case "restart":
 		return m.restart(s.How == howLose)
 	case "start":
-		return m.start(s.How == howBadScope)
+		return m.start(s.How)
 	case "bogus":
 		// An unknown op: answered Unsupported, and the driver keeps running (HDR-012).
 		return m.exchange(s, map[string]any{"op": "explore_unknown_op"}, "", want{})
@@ -219,6 +225,23 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 		return m.exchange(s, map[string]any{"op": "compensate", "request_id": req, "key": key, "payload": rawJSON(p)}, req, want{key: key, payload: p})
 	case "close", "wait":
 		return m.exchange(s, map[string]any{"op": s.Op}, "", want{})
+	case "begin":
+		p := invokePayload.AppendJSON(nil)
+		return m.exchange(s, map[string]any{"op": "begin", "request_id": req, "tool": echoTool, "payload": rawJSON(p)}, req, want{tool: echoTool, payload: p})
+	case "cancel":
+		target := m.inv.id
+		if target == "" {
+			target = "hx-never-begun"
+		}
+		cid := "hx-c" + req
+		return m.exchange(s, map[string]any{"op": "cancel", "request_id": target, "cancellation_id": cid}, target, want{key: cid})
+	case "finish":
+		if m.inv.id == "" || m.inv.finished {
+			return "skipped", nil
+		}
+		// The time between begin and finish is the runner's (HDR-051): more than a deadline.
+		time.Sleep(time.Until(m.inv.at.Add(time.Duration(m.cfg.deadlineMS())*time.Millisecond + 100*time.Millisecond)))
+		return m.exchange(s, map[string]any{"op": "finish", "request_id": m.inv.id}, m.inv.id, want{})
 	}
 	return "skipped", nil
 }
@@ -267,7 +290,7 @@ func (m *machine) manifest() (protocol.CapabilityManifest, error) {
 
 // start starts a fresh worker; the one it replaces must be gone when the outcome comes
 // (HDR-053).
-func (m *machine) start(badScope bool) (string, *Violation) {
+func (m *machine) start(how string) (string, *Violation) {
 	man, err := m.manifest()
 	if err != nil {
 		return "", violation("start", "a manifest", err.Error())
@@ -278,14 +301,19 @@ func (m *machine) start(badScope bool) (string, *Violation) {
 		cmd["state"], cmd["inputs"] = filepath.Join(m.dir, "state"), filepath.Join(m.dir, "inputs")
 	}
 	old := m.w
-	sym := Symbol{Op: "start"}
+	sym := Symbol{Op: "start", How: how}
+	if how == howCancel {
+		cmd["cancellable"] = true
+	}
+	badScope := how == howBadScope
 	if badScope {
-		cmd["scope"], sym.How = "Not A Token", howBadScope
+		cmd["scope"] = "Not A Token"
 	}
 	out, v := m.exchange(sym, cmd, "", want{payload: man.AppendJSON(nil)})
 	if v != nil || badScope {
 		return out, v
 	}
+	m.inv.id = ""
 	if m.w != old && m.w != nil && !slices.Equal(m.w.hello.Argv[1:], argv[1:]) {
 		return out, violation("start", fmt.Sprintf("the worker command line %q as given", argv[1:]), fmt.Sprintf("%q", m.w.hello.Argv[1:]))
 	}
@@ -307,7 +335,7 @@ func (m *machine) restart(lose bool) (string, *Violation) {
 		w.stop()
 	}
 	<-m.drv.Exited()
-	m.w = nil
+	m.w, m.inv.id = nil, ""
 	if lose {
 		// Every input kept so far is lost: what it names must never be sent again (HDR-050,
 		// HDR-056).
@@ -336,6 +364,9 @@ func (m *machine) exchange(s Symbol, cmd map[string]any, requestID string, wt wa
 	}
 	m.logf("driver: command %s", conformance.CommandTranscript(cmd, 200))
 	ex := &exchangeState{m: m, sym: s, requestID: requestID, began: began, want: wt}
+	if s.Op == "finish" {
+		ex.finish()
+	}
 	limit := time.NewTimer(m.cfg.limit())
 	defer limit.Stop()
 	var o driver.Outcome
@@ -357,6 +388,7 @@ func (m *machine) exchange(s Symbol, cmd map[string]any, requestID string, wt wa
 			if o, err = ev.Outcome(id); err != nil {
 				return ex.text(""), violation("driver-lines", fmt.Sprintf("the outcome of command %d", id), err.Error())
 			}
+			ex.outcomeAt, ex.outcomeOK = time.Now(), o.OK
 			done = true
 		case <-limit.C:
 			if ex.waits() || s.Op == "wait" {
@@ -410,7 +442,11 @@ type exchangeState struct {
 	answeredAt time.Time
 	hostileDid bool
 	refusedKey string
-	v          *Violation
+	// outcomeAt is when the outcome came, outputClosed when the worker's output ended after
+	// close_session.
+	outcomeAt, outputClosed time.Time
+	outcomeOK               bool
+	v                       *Violation
 }
 
 // text is the abstract output of the exchange: the frames' kinds, then the outcome.
@@ -445,6 +481,9 @@ func (ex *exchangeState) accept(conn net.Conn) *Violation {
 		return violation("start", "one worker per start", fmt.Sprintf("worker %d started as well", w.index))
 	}
 	ex.accepted = true
+	if ex.sym.How == howCancel {
+		w.state.Kind = protocol.CancellableSession
+	}
 	m.logf("worker %d: started, pid %d, session %s", w.index, w.hello.Pid, w.boot.SessionID)
 	m.w = w
 	return nil
@@ -455,7 +494,9 @@ func (ex *exchangeState) drain() {
 	m := ex.m
 	for ex.v == nil && m.w != nil && !m.w.inputEnded {
 		wait := 20 * time.Millisecond
-		if ex.sym.Op == "start" && !m.w.opened {
+		// A begin answers before its invoke frame is relayed, a start may before its
+		// open_session is: wait for them.
+		if ex.sym.Op == "start" && !m.w.opened || ex.sym.Op == "begin" && ex.request == nil && ex.outcomeOK {
 			wait = m.cfg.grace()
 		}
 		select {
@@ -510,7 +551,7 @@ func (ex *exchangeState) line(ev lineEvent) *Violation {
 
 // requestType is the frame each command sends (recover chooses its own).
 var requestType = map[string]protocol.MessageType{
-	"invoke": protocol.TypeInvoke, "dispatch": protocol.TypeDispatchOperation, "step": protocol.TypeDispatchOperation,
+	"invoke": protocol.TypeInvoke, "begin": protocol.TypeInvoke, "cancel": protocol.TypeCancel, "dispatch": protocol.TypeDispatchOperation, "step": protocol.TypeDispatchOperation,
 	"reconcile": protocol.TypeReconcileOperation, "compensate": protocol.TypeCompensateOperation, "start": protocol.TypeOpenSession,
 }
 
@@ -536,6 +577,8 @@ func (ex *exchangeState) asGiven(msg protocol.Message) *Violation {
 			return violation("start", "open_session with the manifest given: "+conformance.Clip(string(ex.want.payload), 200), conformance.Clip(string(got), 200))
 		}
 		return nil
+	case protocol.CancelMessage:
+		reqID, key = r.Request.RequestID, r.Request.CancellationID
 	case protocol.InvokeMessage:
 		reqID, tool, payload = r.Invocation.RequestID, r.Invocation.Tool, r.Invocation.Payload.AppendJSON(nil)
 	case protocol.DispatchOperationMessage:
@@ -640,6 +683,13 @@ func (ex *exchangeState) respond(w *worker, msg protocol.Message) *Violation {
 		if ex.sym.How == howRefuse && ex.sym.Op == "recover" {
 			ex.refusedKey = q.OperationKey
 		}
+	case protocol.CancelMessage:
+		return ex.cancel(w, r.Request)
+	case protocol.CloseSessionMessage:
+		// The worker ends its output a little later (CAN-009): close answers only then (HDR-052).
+		ex.outputClosed = time.Now().Add(closeDelay)
+		time.AfterFunc(closeDelay, func() { w.closeOutput() })
+		return nil
 	case protocol.CompensateOperationMessage:
 		q := r.Request
 		answer = protocol.CompensationResultMessage{Result: protocol.OperationCompensationResult{ProtocolVersion: protocol.ProtocolVersion, SessionID: sid,
@@ -652,6 +702,11 @@ func (ex *exchangeState) respond(w *worker, msg protocol.Message) *Violation {
 		return nil // one request per command; a second is judged by the durable rules
 	}
 	ex.request = msg
+	if ex.sym.Op == "begin" {
+		// The invocation runs until a cancel or a finish.
+		m.inv.id, m.inv.at, m.inv.cancelled, m.inv.resulted, m.inv.finished = msg.(protocol.InvokeMessage).Invocation.RequestID, time.Now(), false, false, false
+		return nil
+	}
 	how := ex.sym.How
 	if how == howRefuse && msg.Type() != protocol.TypeReconcileOperation {
 		how = howAnswer // a refusal is a reconciliation's only
@@ -752,30 +807,16 @@ func (ex *exchangeState) judge(o driver.Outcome, took time.Duration) *Violation 
 			return violation("driver-lines", `{"ok":false,"error":"Unsupported"} for an unknown op`, string(o.Raw()))
 		}
 		return nil
+	case ex.sym.Op == "finish":
+		return ex.judgeFinish(o, took)
+	case ex.sym.Op == "close" && w != nil && w.state.Kind == protocol.CancellableSession:
+		return ex.judgeClose(o)
 	case ex.sym.Op == "recover" && ex.request == nil:
 		return ex.judgeSettled(o)
 	case ex.request == nil:
 		return nil
 	case ex.hostileDid:
-		if o.OK {
-			return violation("hostile-refused", "an error outcome after the worker's "+ex.sym.How, "ok "+conformance.Clip(string(o.Raw()), 200))
-		}
-		if ex.refusedKey != "" {
-			m.refusals[ex.refusedKey]++
-			m.refused[ex.refusedKey] = true
-		}
-		if w != nil {
-			w.poisoned = ex.sym.String()
-		}
-		if ex.waits() {
-			if took > deadline+m.cfg.grace() {
-				return violation("deadline", fmt.Sprintf("an outcome within the exchange deadline (%v)", deadline), fmt.Sprintf("after %v", took.Round(time.Millisecond)))
-			}
-			if w != nil && !w.gone(m.cfg.grace()) {
-				return violation("contained", "the worker's process group gone once the deadline passed", fmt.Sprintf("worker %d still runs", w.index))
-			}
-		}
-		return nil
+		return ex.judgeHostile(o, took)
 	case ex.answer != nil:
 		if !o.OK {
 			if took >= deadline {
@@ -789,6 +830,32 @@ func (ex *exchangeState) judge(o driver.Outcome, took time.Duration) *Violation 
 			return violation("effect-reported", "the worker's answer as an ok outcome", string(o.Raw()))
 		}
 		return ex.reported(o)
+	}
+	return nil
+}
+
+// judgeHostile checks the outcome of an exchange the worker failed: an error, within the
+// deadline when the worker never answered, and its process group gone then.
+func (ex *exchangeState) judgeHostile(o driver.Outcome, took time.Duration) *Violation {
+	m, w := ex.m, ex.m.w
+	deadline := time.Duration(m.cfg.deadlineMS()) * time.Millisecond
+	if o.OK {
+		return violation("hostile-refused", "an error outcome after the worker's "+ex.sym.How, "ok "+conformance.Clip(string(o.Raw()), 200))
+	}
+	if ex.refusedKey != "" {
+		m.refusals[ex.refusedKey]++
+		m.refused[ex.refusedKey] = true
+	}
+	if w != nil {
+		w.poisoned = ex.sym.String()
+	}
+	if ex.waits() {
+		if took > deadline+m.cfg.grace() {
+			return violation("deadline", fmt.Sprintf("an outcome within the exchange deadline (%v)", deadline), fmt.Sprintf("after %v", took.Round(time.Millisecond)))
+		}
+		if w != nil && !w.gone(m.cfg.grace()) {
+			return violation("contained", "the worker's process group gone once the deadline passed", fmt.Sprintf("worker %d still runs", w.index))
+		}
 	}
 	return nil
 }
@@ -816,6 +883,10 @@ func (ex *exchangeState) reported(o driver.Outcome) *Violation {
 			m.succeeded = append(m.succeeded, k.Key)
 		}
 		delete(m.uncertain, a.Result.OperationKey)
+	case protocol.CancellationResultMessage:
+		if want := a.Result.Outcome.String(); !o.OK || o.Disposition != want {
+			return violation("cancel", `{"ok":true,"disposition":"`+want+`"}, the worker's answer`, string(o.Raw()))
+		}
 	case protocol.ReconciledOperationMessage:
 		if v := statusIs(o, a.Result.Status); v != nil {
 			return v
