@@ -77,25 +77,25 @@ type entry struct {
 	hows   []string
 }
 
-var exchangeHows = []string{howAnswer, howAnswer, howAnswer, howLate, howSilent, howExit, howCrash, howForged, howWrongSeq, howInvalid}
+var exchangeHows = []string{howAnswer, howAnswer, howAnswer, howAnswer, howAnswer, howAnswer, howLate, howSilent, howExit, howCrash, howForged, howWrongSeq, howInvalid}
 
 // entries is the alphabet (EXP-015), in its order.
 var entries = []entry{
 	{"start", featInvoke, 3, []string{"", "", "", "", howBadScope}},
-	{"invoke", featInvoke, 4, append(slices.Clone(exchangeHows), howDenied)},
-	{"close", featInvoke, 1, []string{""}},
+	{"invoke", featInvoke, 3, append(slices.Clone(exchangeHows), howDenied)},
+	{"close", featInvoke, 2, []string{""}},
 	{"wait", featInvoke, 1, []string{""}},
 	{"bogus", featInvoke, 1, []string{""}},
 	{"dispatch", featDurable, 2, exchangeHows},
 	{"reconcile", featDurable, 1, []string{howAnswer, howRefuse, howSilent}},
 	{"step", featRecover, 4, exchangeHows},
-	{"recover", featRecover, 3, []string{howAnswer, howAnswer, howRefuse, howSilent, howExit}},
+	{"recover", featRecover, 4, []string{howAnswer, howAnswer, howRefuse, howSilent, howExit}},
 	{"restart", featRecover, 2, []string{"", "", howLose}},
-	{"compensate", featCompensate, 2, []string{howAnswer, howAnswer, howSilent, howExit}},
-	{"start", featCancel, 3, []string{howCancel}},
-	{"begin", featCancel, 3, []string{howAnswer}},
+	{"compensate", featCompensate, 3, []string{howAnswer, howAnswer, howSilent, howExit}},
+	{"start", featCancel, 2, []string{howCancel}},
+	{"begin", featCancel, 2, []string{howAnswer}},
 	{"cancel", featCancel, 2, []string{howAck, howAck, howTooLate, howSilent}},
-	{"finish", featCancel, 3, []string{howAnswer, howAnswer, howAnswer, howSilent}},
+	{"finish", featCancel, 2, []string{howAnswer, howAnswer, howAnswer, howSilent}},
 }
 
 // Alphabet returns the commands a driver with features may be sent (EXP-015, HDR-011).

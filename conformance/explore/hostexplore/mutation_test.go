@@ -44,6 +44,7 @@ func TestHostExploreMutation(t *testing.T) {
 		names = strings.Split(only, ",")
 	}
 	bin := conformancetest.Program(t, conformancetest.DriverPackage, "splashfaults")
+	reference := testConfig(t, conformancetest.Program(t, conformancetest.DriverPackage))
 	type found struct {
 		name, by string
 		took     time.Duration
@@ -66,6 +67,12 @@ func TestHostExploreMutation(t *testing.T) {
 			results[i] = found{name: name, took: time.Since(started)}
 			if f := res.Failure; f != nil {
 				v := f.Run.Violation
+				// The control: the same commands against the reference's default build must
+				// pass, or the finding is a false alarm and does not count.
+				if again, err := Run(reference, f.Shrunk); err != nil || again.Violation != nil {
+					t.Errorf("fault %s: false alarm: the reference fails %s too (%v, %v)", name, symbolsText(f.Shrunk), again.Violation, err)
+					return
+				}
 				results[i].by = fmt.Sprintf("%s (sequence %d, command %d)", v.Invariant, f.Walk, v.Step+1)
 			}
 		})

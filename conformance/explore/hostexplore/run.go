@@ -134,13 +134,25 @@ func Run(cfg *Config, syms []Symbol) (Sequence, error) {
 	return seq, nil
 }
 
-// teardown kills every fake worker and the driver and removes the scratch directory.
+// teardown kills every fake worker and the driver and removes the scratch directory. A worker
+// that connected but was never taken (a run that ended first) is read for its process group
+// and killed too.
 func (m *machine) teardown() {
-	for _, w := range m.workers {
-		w.stop()
-	}
 	if m.drv != nil {
 		m.drv.Kill()
+	}
+	for {
+		select {
+		case conn := <-m.side.Conns:
+			w, _ := accept(conn, 0, time.Now().Add(time.Second))
+			m.workers = append(m.workers, w)
+			continue
+		default:
+		}
+		break
+	}
+	for _, w := range m.workers {
+		w.stop()
 	}
 	m.side.Close()
 }
@@ -310,6 +322,11 @@ func (m *machine) start(how string) (string, *Violation) {
 		cmd["scope"] = "Not A Token"
 	}
 	out, v := m.exchange(sym, cmd, "", want{payload: man.AppendJSON(nil)})
+	if badScope && v == nil {
+		// Whether a refused start stopped the running worker is the driver's: the runner
+		// judges no session until the next start.
+		m.w, m.inv.id = nil, ""
+	}
 	if v != nil || badScope {
 		return out, v
 	}
@@ -522,8 +539,10 @@ func (ex *exchangeState) line(ev lineEvent) *Violation {
 			w.ended = true
 		default:
 			// A worker whose input ends exits 0 (WRK-092): the host closed it at a frame
-			// boundary, since every line it wrote was judged whole.
-			w.exit(0, true)
+			// boundary, since every line it wrote was judged whole. Only a close ends it so
+			// that the worker's status is its own; elsewhere the end of the input may be the
+			// first act of the host stopping it, which may then report -1.
+			w.exit(0, ex.sym.Op == "close")
 		}
 		return nil
 	}
