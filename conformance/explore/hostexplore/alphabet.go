@@ -32,13 +32,14 @@ const (
 	howCancel   = "cancellable" // (start) a cancellable session (HDR-028)
 	howAck      = "ack"         // (cancel) the running invocation acknowledged as cancelled
 	howTooLate  = "toolate"     // (cancel) the result first, then too_late
+	howBigNum   = "bignum"      // (dispatch, step) an input holding 2^64, which a binary64 reader changes
 )
 
 // hostile says whether the behaviour makes the exchange fail: the host must answer an error
 // and never use the session again.
 func hostile(how string) bool {
 	switch how {
-	case "", howAnswer, howDenied, howBadScope, howLose, howCancel, howAck, howTooLate:
+	case "", howAnswer, howDenied, howBadScope, howLose, howCancel, howAck, howTooLate, howBigNum:
 		return false
 	}
 	return true
@@ -86,9 +87,9 @@ var entries = []entry{
 	{"close", featInvoke, 2, []string{""}},
 	{"wait", featInvoke, 1, []string{""}},
 	{"bogus", featInvoke, 1, []string{""}},
-	{"dispatch", featDurable, 2, exchangeHows},
+	{"dispatch", featDurable, 2, append(slices.Clone(exchangeHows), howBigNum)},
 	{"reconcile", featDurable, 1, []string{howAnswer, howRefuse, howSilent}},
-	{"step", featRecover, 4, exchangeHows},
+	{"step", featRecover, 4, append(slices.Clone(exchangeHows), howBigNum)},
 	{"recover", featRecover, 4, []string{howAnswer, howAnswer, howRefuse, howSilent, howExit}},
 	{"restart", featRecover, 2, []string{"", "", howLose}},
 	{"compensate", featCompensate, 3, []string{howAnswer, howAnswer, howSilent, howExit}},
@@ -147,7 +148,7 @@ func simpler(s Symbol) []Symbol {
 		return nil
 	case howBadScope, howLose, howCancel:
 		return []Symbol{{Op: s.Op}}
-	case howDenied, howAck, howTooLate:
+	case howDenied, howAck, howTooLate, howBigNum:
 		return []Symbol{{s.Op, howAnswer}}
 	}
 	if s.Op == "restart" || s.Op == "start" {

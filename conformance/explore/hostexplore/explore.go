@@ -286,7 +286,8 @@ func Symbols(f replay.File) ([]Symbol, error) {
 
 // Report turns an exploration into the framework's report: one result per invariant,
 // FAIL for the broken one with the shrunk sequence as its transcript.
-func Report(cfg *Config, res *Result, started time.Time) *conformance.Report {
+// A SHOULD invariant's violation is INFO unless strict.
+func Report(cfg *Config, res *Result, started time.Time, strict bool) *conformance.Report {
 	var results []conformance.Result
 	for _, iv := range invariants {
 		r := conformance.Result{ID: checkID(iv.Name), Level: iv.Level, Title: iv.Title, Requirements: iv.Requirements, Outcome: conformance.Pass}
@@ -297,10 +298,10 @@ func Report(cfg *Config, res *Result, started time.Time) *conformance.Report {
 			r.Detail = fmt.Sprintf("sequence %d of seed %d, shrunk to %d commands (minimal: %v): %s", f.Walk, cfg.Seed, len(f.Shrunk), f.Minimal, symbolsText(f.Shrunk))
 			r.Transcript, r.Stderr = f.Run.Transcript, f.Run.Stderr
 		}
-		r.Settle(false, nil)
+		r.Settle(strict, nil)
 		results = append(results, r)
 	}
-	return conformance.NewReport(Suite(), cfg.Driver, false, started, results)
+	return conformance.NewReport(Suite(), cfg.Driver, strict, started, results)
 }
 
 func symbolsText(syms []Symbol) string {

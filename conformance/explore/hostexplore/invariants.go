@@ -61,6 +61,8 @@ var invariants = []Invariant{
 		"a command whose worker does not answer is answered within the exchange deadline"},
 	{"contained", conformance.Must, []string{"RUN-200", "HDR-024", "HDR-053"},
 		"the worker's process group is gone once a deadline passed or a new start replaced it"},
+	{"portable-numbers", conformance.Should, []string{"ENC-034", "ENC-037", "ENC-039", "FRM-022"},
+		"a payload number that the other number model reads differently is refused or never sent as is"},
 	{"exit-reported", conformance.Must, []string{"HDR-024"},
 		"wait reports the status of a worker that exited by itself, and -1 for one it had to kill"},
 }

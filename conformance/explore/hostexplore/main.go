@@ -41,7 +41,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		run     conformance.RunFlags
 		expects conformance.ExpectFlags
 	)
-	run.Register(fs, "command", conformance.DefaultTimeout, false)
+	run.Register(fs, "command", conformance.DefaultTimeout, true)
 	seed := fs.Uint64("seed", 0, "the seed of every sequence (0: a random one, printed)")
 	duration := fs.Duration("duration", DefaultDuration, "how long new sequences are started")
 	length := fs.Int("length", DefaultLength, "commands per sequence")
@@ -112,9 +112,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "replay: splash-conform explore host -replay %s -- %s\n", path, strings.Join(cfg.Driver, " "))
 		}
 	}
-	report := Report(cfg, res, started)
+	report := Report(cfg, res, started, run.Strict)
 	return conformance.FinishRun("splash-conform explore host", report, err, &expects, expected,
-		conformance.RunOutputs{JSON: run.JSON, HTML: run.HTML, SpecBase: conformance.DefaultSpecBase}, stdout, stderr)
+		conformance.RunOutputs{JSON: run.JSON, JUnit: run.JUnit, HTML: run.HTML, SpecBase: conformance.DefaultSpecBase}, stdout, stderr)
 }
 
 // writeReplay writes the failure's replay file into dir and returns its path.

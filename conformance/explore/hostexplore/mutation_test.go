@@ -75,6 +75,7 @@ func TestHostExploreMutation(t *testing.T) {
 				}
 				results[i].by = fmt.Sprintf("%s (sequence %d, command %d)", v.Invariant, f.Walk, v.Step+1)
 			}
+			fmt.Fprintf(os.Stderr, "fault %s: %q after %v\n", name, results[i].by, results[i].took.Round(time.Second))
 		})
 	}
 	wg.Wait()

@@ -216,7 +216,7 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 		return m.exchange(s, map[string]any{"op": "invoke", "request_id": req, "tool": tool, "payload": rawJSON(p)}, req, want{tool: tool, payload: p})
 	case "dispatch":
 		m.ops++
-		key, p := fmt.Sprintf("op-hx-%d", m.ops), operationInput(m.ops)
+		key, p := fmt.Sprintf("op-hx-%d", m.ops), operationInput(m.ops, s.How)
 		return m.exchange(s, map[string]any{"op": "dispatch", "request_id": req, "tool": durableTool, "key": key, "payload": rawJSON(p)}, req,
 			want{tool: durableTool, key: key, payload: p})
 	case "reconcile":
@@ -224,7 +224,7 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 		return m.exchange(s, map[string]any{"op": "reconcile", "request_id": req, "tool": durableTool, "key": key}, req, want{tool: durableTool, key: key})
 	case "step":
 		m.ops++
-		p := operationInput(m.ops)
+		p := operationInput(m.ops, s.How)
 		return m.exchange(s, map[string]any{"op": "step", "request_id": req, "tool": durableTool, "payload": rawJSON(p)}, req,
 			want{tool: durableTool, payload: p})
 	case "recover":
@@ -266,8 +266,14 @@ var invokePayload = protocol.TextPayload("ping\x1f \u00e9")
 // deniedTool is a tool no manifest of the explorer grants.
 const deniedTool = "conf.not.granted"
 
-// operationInput is the input of durable operation n.
-func operationInput(n int) []byte { return jsonValue(fmt.Sprintf(`{"value":%d,"x":1e2,"y":0.10}`, n)) }
+// operationInput is the input of durable operation n; under howBigNum it holds 2^64, a number
+// a binary64 reader changes, which a host refuses or never sends (ENC-037, HDR-047).
+func operationInput(n int, how string) []byte {
+	if how == howBigNum {
+		return jsonValue(fmt.Sprintf(`{"value":%d,"big":18446744073709551616}`, n))
+	}
+	return jsonValue(fmt.Sprintf(`{"value":%d,"x":1e2,"y":0.10}`, n))
+}
 
 // want is what the request frame of a command must carry, as the command gave it (zero: not
 // judged).
@@ -552,6 +558,9 @@ func (ex *exchangeState) line(ev lineEvent) *Violation {
 	f, fe := w.open(ev.line)
 	if fe != nil {
 		return violation(fe.name, "a frame a worker accepts", fe.observed)
+	}
+	if bad, ok := canonjson.FirstNonPortableNumber(string(ev.line)); ok {
+		return violation("portable-numbers", "no frame with a number the other number model reads differently", fmt.Sprintf("%s in a %s frame", bad, f.Message.Type()))
 	}
 	typ := f.Message.Type()
 	ex.frames = append(ex.frames, string(typ))
