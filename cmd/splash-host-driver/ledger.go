@@ -136,7 +136,9 @@ func syncDir(dir string) error {
 // the plan, then running again only when nothing is uncertain, every operation accepted
 // (WFL-042); otherwise it stays recovering until recover settles the ledger.
 func (s *session) engine() (*workflow.Engine, error) {
-	if s == nil {
+	if s == nil || s.mux != nil {
+		// A cancellable session has no one-shot transport: refuse before anything is sealed,
+		// so that no sequence number is spent on a frame never sent.
 		return nil, errors.New("NotStarted")
 	}
 	if s.flow != nil {
