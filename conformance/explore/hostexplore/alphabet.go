@@ -111,8 +111,8 @@ func Alphabet(features []string) []string {
 }
 
 // Draw returns a sequence of n symbols drawn from seed over the commands features admit. It
-// always starts with a start, follows every restart with a start, and the same arguments give
-// the same sequence.
+// always starts with a start, follows every restart with a start, gives most durable commands
+// and begins a fresh session first, and the same arguments give the same sequence.
 func Draw(seed uint64, stream uint64, features []string, n int) []Symbol {
 	rng := rand.New(rand.NewPCG(seed, stream))
 	var pool []entry
@@ -124,12 +124,24 @@ func Draw(seed uint64, stream uint64, features []string, n int) []Symbol {
 		}
 	}
 	out := []Symbol{{Op: "start"}}
+	cancellable := slices.Contains(features, featCancel)
 	for len(out) < n && total > 0 {
 		x := rng.IntN(total)
 		for _, e := range pool {
 			if x < e.weight {
-				out = append(out, Symbol{e.op, e.hows[rng.IntN(len(e.hows))]})
-				if e.op == "restart" && len(out) < n {
+				s := Symbol{e.op, e.hows[rng.IntN(len(e.hows))]}
+				// A session carries one durable exchange (TRN-113) and only a cancellable one
+				// runs begin: most such commands get a fresh session of their own first, so
+				// that sequences reach deep ledger and cancellation states; the rest test the
+				// refusals.
+				switch {
+				case durableOps[s.Op] && rng.IntN(5) > 0:
+					out = append(out, Symbol{Op: "start"})
+				case s.Op == "begin" && cancellable && rng.IntN(4) > 0:
+					out = append(out, Symbol{Op: "start", How: howCancel})
+				}
+				out = append(out, s)
+				if s.Op == "restart" {
 					// A restarted driver has no session: the next command starts one.
 					out = append(out, Symbol{Op: "start"})
 				}
@@ -138,8 +150,11 @@ func Draw(seed uint64, stream uint64, features []string, n int) []Symbol {
 			x -= e.weight
 		}
 	}
-	return out
+	return out[:min(len(out), n)]
 }
+
+// durableOps are the commands that use a session's durable exchange.
+var durableOps = map[string]bool{"dispatch": true, "reconcile": true, "step": true, "recover": true, "compensate": true}
 
 // simpler returns the simpler variants of a symbol, for shrinking: the correct answer first.
 func simpler(s Symbol) []Symbol {

@@ -225,7 +225,7 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 	case "step":
 		m.ops++
 		p := operationInput(m.ops, s.How)
-		return m.exchange(s, map[string]any{"op": "step", "request_id": req, "tool": durableTool, "payload": rawJSON(p)}, req,
+		return m.exchange(s, map[string]any{"op": "step", "request_id": req, "tool": durableTool, "payload": rawJSON(p), "nonce": "nonce-" + req}, req,
 			want{tool: durableTool, payload: p})
 	case "recover":
 		return m.exchange(s, map[string]any{"op": "recover", "request_id": req}, req, want{})
@@ -233,7 +233,7 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 		if len(m.succeeded) == 0 {
 			return "skipped", nil
 		}
-		key, p := m.succeeded[len(m.succeeded)-1], jsonValue(`{"undo":true,"y":0.10}`)
+		key, p := m.succeeded[len(m.succeeded)-1], jsonValue(`{"undo":true}`)
 		return m.exchange(s, map[string]any{"op": "compensate", "request_id": req, "key": key, "payload": rawJSON(p)}, req, want{key: key, payload: p})
 	case "close", "wait":
 		return m.exchange(s, map[string]any{"op": s.Op}, "", want{})
@@ -263,6 +263,11 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 // rewrites (HDR-047).
 var invokePayload = protocol.TextPayload("ping\x1f \u00e9")
 
+// explorePlan is the workflow plan every start with a state directory gives (HDR-049): one
+// step that calls the durable tool with its input.
+var explorePlan = map[string]any{"steps": []map[string]string{{"id": "explore",
+	"source": "// splash-conform explore host\nlet out = tool.call(\"" + durableTool + "\", input);\n"}}}
+
 // deniedTool is a tool no manifest of the explorer grants.
 const deniedTool = "conf.not.granted"
 
@@ -272,7 +277,7 @@ func operationInput(n int, how string) []byte {
 	if how == howBigNum {
 		return jsonValue(fmt.Sprintf(`{"value":%d,"big":18446744073709551616}`, n))
 	}
-	return jsonValue(fmt.Sprintf(`{"value":%d,"x":1e2,"y":0.10}`, n))
+	return jsonValue(fmt.Sprintf(`{"value":%d}`, n))
 }
 
 // want is what the request frame of a command must carry, as the command gave it (zero: not
@@ -317,6 +322,7 @@ func (m *machine) start(how string) (string, *Violation) {
 	cmd := map[string]any{"op": "start", "command": argv, "manifest": rawJSON(man.AppendJSON(nil)), "deadline_ms": m.cfg.deadlineMS(), "scope": scope}
 	if slices.Contains(m.features, featRecover) {
 		cmd["state"], cmd["inputs"] = filepath.Join(m.dir, "state"), filepath.Join(m.dir, "inputs")
+		cmd["plan"] = explorePlan
 	}
 	old := m.w
 	sym := Symbol{Op: "start", How: how}
