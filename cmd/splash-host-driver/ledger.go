@@ -136,7 +136,9 @@ func syncDir(dir string) error {
 // the plan, then running again only when nothing is uncertain, every operation accepted
 // (WFL-042); otherwise it stays recovering until recover settles the ledger.
 func (s *session) engine() (*workflow.Engine, error) {
-	if s == nil {
+	if s == nil || s.mux != nil {
+		// A cancellable session has no one-shot transport: refuse before anything is sealed,
+		// so that no sequence number is spent on a frame never sent.
 		return nil, errors.New("NotStarted")
 	}
 	if s.flow != nil {
@@ -227,8 +229,15 @@ func (s *session) loadInput(fingerprint string) (protocol.ToolPayload, []byte, e
 }
 
 // oneShot returns the session's one-shot operation transport: one durable exchange per session
-// (TRN-113).
+// (TRN-113). It shares the worker's stream with the invocation transport, so an invocation that
+// poisoned the stream refuses it too (FRM-036, TRN-003).
 func (s *session) oneShot() (*transport.OperationTransport, error) {
+	if s.mux != nil {
+		return nil, errors.New("NotStarted") // the multiplexed transport owns a cancellable session's stream
+	}
+	if s.frames != nil && s.frames.Poisoned() {
+		return nil, errors.New("Poisoned")
+	}
 	if s.ops == nil || fault == "reuse" {
 		ops, err := transport.NewSupervisedOperationTransport(s.auth.Manifest(), s.proc.HostAuthenticator(), s.ch, s.proc)
 		if err != nil {

@@ -158,12 +158,15 @@ func start(c command) (*session, error) {
 }
 
 func (s *session) invoke(c command) (json.RawMessage, error) {
-	if s == nil {
-		return nil, errors.New("NotStarted")
+	if s == nil || s.frames == nil {
+		return nil, errors.New("NotStarted") // a cancellable session runs begin and finish
 	}
 	p, err := protocol.DecodeToolPayload(c.Payload, canonjson.Preserve)
 	if err != nil {
 		return nil, errors.New("BadCommand")
+	}
+	if s.ops != nil && s.ops.Poisoned() {
+		return nil, errors.New("Poisoned") // a failed durable exchange poisoned the shared stream (FRM-036)
 	}
 	if fault == "reqid" {
 		c.RequestID += "x"

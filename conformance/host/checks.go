@@ -9,6 +9,7 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/driver"
+	"github.com/splashv5/conform/conformance/fakeworker"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
@@ -145,7 +146,7 @@ func openChecks() []*Check {
 				w := cancellableSession(t, echoGrant())
 				id := t.sendCommand(map[string]any{"op": "close"})
 				w.recv(protocol.TypeCloseSession)
-				_ = w.enc.Encode(relayCommand{CloseOutput: true}) // the worker ends its output (CAN-009)
+				_ = w.enc.Encode(fakeworker.Relay{CloseOutput: true}) // the worker ends its output (CAN-009)
 				w.expectEnd("the input ends after close_session (HDR-023)")
 				if o := t.await(id); !o.OK {
 					t.Failf("close answered with ok (HDR-023)", string(o.Raw()))
@@ -213,7 +214,7 @@ func frameChecks() []*Check {
 		c("CNF-HFRAME-06", "an answer without a line feed before the end of the stream is rejected", []string{"FRM-034"},
 			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
 				line := w.forge(1, protocol.RoleWorker, w.boot.SessionID, seal(w, inv))
-				_ = w.enc.Encode(relayCommand{Write: line[:len(line)-1], CloseOutput: true})
+				_ = w.enc.Encode(fakeworker.Relay{Write: line[:len(line)-1], CloseOutput: true})
 				return nil
 			}),
 		c("CNF-HFRAME-07", "a garbage answer line is rejected", []string{"FRM-002"},

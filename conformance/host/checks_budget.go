@@ -7,6 +7,7 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/driver"
+	"github.com/splashv5/conform/conformance/fakeworker"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -154,7 +155,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 				t.Internal(err)
 			}
 			w.sent(result)
-			if err := w.enc.Encode(relayCommand{Write: append(line, '\n')}); err != nil {
+			if err := w.enc.Encode(fakeworker.Relay{Write: append(line, '\n')}); err != nil {
 				t.Failf("the fake worker reachable", err.Error())
 			}
 		case ev := <-t.drv.Lines():

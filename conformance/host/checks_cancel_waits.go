@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance/driver"
+	"github.com/splashv5/conform/conformance/fakeworker"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -33,7 +34,7 @@ func cancelWaitChecks() []*Check {
 				if o, err := t.drv.Await(id, time.Now().Add(150*time.Millisecond)); err != driver.ErrSilent {
 					t.Failf("no outcome while the worker's output is open (HDR-052)", "the outcome "+string(o.Raw()))
 				}
-				_ = w.enc.Encode(relayCommand{CloseOutput: true}) // the fake worker stays alive
+				_ = w.enc.Encode(fakeworker.Relay{CloseOutput: true}) // the fake worker stays alive
 				t.Logf("worker %d: closes its output and stays", w.index)
 				if o := t.awaitUntil(id, time.Now().Add(deadlineMS*time.Millisecond)); !o.OK {
 					t.Failf("close answered with ok once the worker's output ended, before the deadline (HDR-052)", string(o.Raw()))

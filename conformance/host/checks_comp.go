@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/fakeworker"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -45,7 +46,7 @@ func undoOf(n int) protocol.ToolPayload {
 // heldUndo is the inverse input of CNF-HCOMP-01 for the held worker w: large enough to outgrow
 // what the host can buffer on w's kind of input.
 func heldUndo(w *fakeWorker) protocol.ToolPayload {
-	if w.hello.Input == inputSocket {
+	if w.hello.Input == fakeworker.InputSocket {
 		return socketUndoPayload()
 	}
 	return largeUndoPayload()
@@ -113,17 +114,17 @@ func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCo
 }
 
 // heldSession is a ledger session whose fake worker stops reading in the middle of the host's
-// compensate_operation frame (holdFlag), with a deadline that outlasts the check, so that the
+// compensate_operation frame (fakeworker.HoldFlag), with a deadline that outlasts the check, so that the
 // host is still blocked writing the frame when the runner kills it.
 func (t *T) heldSession(wait time.Duration) *fakeWorker {
 	ms := (time.Until(t.deadline) + wait + time.Second).Milliseconds()
-	w := t.ledgerSessionWith(map[string]any{"deadline_ms": ms}, holdFlag)
+	w := t.ledgerSessionWith(map[string]any{"deadline_ms": ms}, fakeworker.HoldFlag)
 	size := len(heldUndo(w).AppendJSON(nil)) >> 10
 	switch {
 	case w.hello.PipeError != "":
 		t.Logf("worker %d: its standard input, a %s, keeps its buffer (%s): the frame of %d KiB must outgrow the host's buffer",
 			w.index, w.hello.Input, w.hello.PipeError, size)
-	case w.hello.Input == inputSocket:
+	case w.hello.Input == fakeworker.InputSocket:
 		t.Logf("worker %d: its standard input is a socket; its receive buffer holds %d bytes, the host's send buffer is the host's: "+
 			"the frame of %d KiB outgrows a default one", w.index, w.hello.Pipe, size)
 	default:

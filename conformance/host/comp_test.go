@@ -10,6 +10,7 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/conformancetest"
+	"github.com/splashv5/conform/conformance/fakeworker"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -66,7 +67,7 @@ func fastTempDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-// TestHCOMPLineWatchHoldsTheBinding feeds frame lines to a lineWatch in pieces of every size: a
+// TestHCOMPLineWatchHoldsTheBinding feeds frame lines to a LineWatch in pieces of every size: a
 // compensate_operation is held exactly once its binding, everything before the payload, has
 // arrived, and names that binding; another frame, or a compensation whose line ended, is not.
 func TestHCOMPLineWatchHoldsTheBinding(t *testing.T) {
@@ -84,29 +85,29 @@ func TestHCOMPLineWatchHoldsTheBinding(t *testing.T) {
 	}
 	comp := protocol.Frame{Sequence: 2, Message: protocol.CompensateOperationMessage{Request: req}}.AppendJSON(nil)
 	payloadAt := bytes.Index(comp, []byte(`"payload":`)) + len(`"payload":`)
-	comp = comp[:payloadAt+2*maxWatched] // the watch keeps no more of a line
+	comp = comp[:payloadAt+2*fakeworker.MaxWatched] // the watch keeps no more of a line
 	dispatch, err := protocol.NewOperationDispatchRequest("sid", "r-1", durableTool, "op-1", largeUndoPayload())
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := protocol.Frame{Sequence: 2, Message: protocol.DispatchOperationMessage{Request: dispatch}}.AppendJSON(nil)[:2*maxWatched]
+	other := protocol.Frame{Sequence: 2, Message: protocol.DispatchOperationMessage{Request: dispatch}}.AppendJSON(nil)[:2*fakeworker.MaxWatched]
 	for _, size := range []int{1, 7, 100, 4096} {
-		var w lineWatch
+		var w fakeworker.LineWatch
 		for i := 0; i < len(comp); i += size {
-			w.feed(comp[i:min(i+size, len(comp))])
-			if held := w.held() != nil; held != (min(i+size, len(comp)) >= payloadAt) {
+			w.Feed(comp[i:min(i+size, len(comp))])
+			if held := w.Held() != nil; held != (min(i+size, len(comp)) >= payloadAt) {
 				t.Fatalf("pieces of %d: held %v after %d bytes, the payload starts at %d", size, held, i+size, payloadAt)
 			}
 		}
-		got, err := decodeHeld(w.held())
+		got, err := fakeworker.DecodeHeld(w.Held())
 		if r := got.Message.Request; err != nil || r.OperationKey != "op-1" || r.CompensationKey != "cmp-2" || r.SessionID != "sid" ||
 			r.TenantScope != workerScope || r.Tool != durableTool {
 			t.Fatalf("pieces of %d: binding %+v, %v", size, r, err)
 		}
-		w.feed([]byte("\n"))
+		w.Feed([]byte("\n"))
 		for i := 0; i < len(other); i += size {
-			w.feed(other[i:min(i+size, len(other))])
-			if w.held() != nil {
+			w.Feed(other[i:min(i+size, len(other))])
+			if w.Held() != nil {
 				t.Fatalf("pieces of %d: a dispatch_operation held", size)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/fakeworker"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/jsonline"
@@ -36,7 +37,7 @@ type fakeWorker struct {
 	index   int
 	conn    net.Conn
 	enc     *json.Encoder
-	hello   hello
+	hello   fakeworker.Hello
 	boot    bootstrap.Bootstrap
 	bootRaw []byte
 	auth    *protocol.Authenticator // worker role
@@ -47,9 +48,9 @@ type fakeWorker struct {
 	opened bool
 	state  protocol.WorkerState
 	// watch follows the start of the line being relayed (fed signals new bytes), for a frame
-	// the fake worker holds unfinished (holdFlag).
+	// the fake worker holds unfinished (fakeworker.HoldFlag).
 	watchMu sync.Mutex
-	watch   lineWatch
+	watch   fakeworker.LineWatch
 	fed     chan struct{}
 }
 
@@ -74,7 +75,7 @@ type tapReader struct {
 func (t tapReader) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	t.w.watchMu.Lock()
-	t.w.watch.feed(p[:n])
+	t.w.watch.Feed(p[:n])
 	t.w.watchMu.Unlock()
 	select {
 	case t.w.fed <- struct{}{}:
@@ -147,18 +148,18 @@ func (w *fakeWorker) next(wait time.Duration) ([]byte, string) {
 }
 
 // recvHeld waits at most wait for a compensate_operation frame of the host. When the fake
-// worker holds it unfinished (holdFlag) it returns the binding the frame's start names; when
+// worker holds it unfinished (fakeworker.HoldFlag) it returns the binding the frame's start names; when
 // the frame arrives whole it returns it, judged as recv judges it, with held false.
-func (w *fakeWorker) recvHeld(wait time.Duration) (b heldBinding, whole protocol.Message, held bool) {
+func (w *fakeWorker) recvHeld(wait time.Duration) (b fakeworker.HeldBinding, whole protocol.Message, held bool) {
 	t := w.t
 	timer := time.NewTimer(min(wait, time.Until(t.deadline)))
 	defer timer.Stop()
 	for {
 		w.watchMu.Lock()
-		start := bytes.Clone(w.watch.held())
+		start := bytes.Clone(w.watch.Held())
 		w.watchMu.Unlock()
 		if start != nil {
-			b, err := decodeHeld(start)
+			b, err := fakeworker.DecodeHeld(start)
 			if err != nil {
 				t.Failf("a compensate_operation frame that starts as the canonical encoding writes it"+t.Cite("FRM-005"),
 					fmt.Sprintf("%v: %s", err, conformance.Clip(string(start), 300)))
@@ -176,7 +177,7 @@ func (w *fakeWorker) recvHeld(wait time.Duration) (b heldBinding, whole protocol
 			if f.Message.Type() != protocol.TypeCompensateOperation {
 				t.Failf("a "+string(protocol.TypeCompensateOperation)+" frame", string(f.Message.Type()))
 			}
-			return heldBinding{}, f.Message, false
+			return fakeworker.HeldBinding{}, f.Message, false
 		case <-w.fed:
 		case <-timer.C:
 			t.Failf("a "+string(protocol.TypeCompensateOperation)+" frame", "no frame within "+wait.Round(time.Millisecond).String())
@@ -321,7 +322,7 @@ func (w *fakeWorker) expectSilence(d time.Duration, why string) {
 // write relays raw bytes to the host.
 func (w *fakeWorker) write(p []byte) {
 	w.t.Logf("worker %d: sends %s", w.index, conformance.Clip(fmt.Sprintf("%q", p), 200))
-	if err := w.enc.Encode(relayCommand{Write: p}); err != nil {
+	if err := w.enc.Encode(fakeworker.Relay{Write: p}); err != nil {
 		w.t.Logf("worker %d: gone (%v)", w.index, err)
 	}
 }
@@ -346,7 +347,7 @@ func (w *fakeWorker) forge(seq uint64, role protocol.Role, sid string, m protoco
 }
 
 // exit ends the fake worker with status code.
-func (w *fakeWorker) exit(code int) { _ = w.enc.Encode(relayCommand{Exit: code, Exiting: true}) }
+func (w *fakeWorker) exit(code int) { _ = w.enc.Encode(fakeworker.Relay{Exit: code, Exiting: true}) }
 
 // exitAndEnd is exit followed by waiting, at most exitGrace, until the fake worker's process
 // has ended, so that a wait the check sends next judges the driver and not how fast a loaded

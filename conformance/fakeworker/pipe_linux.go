@@ -1,4 +1,4 @@
-package host
+package fakeworker
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ const fSetPipeSize = 1031
 
 // shrinkInput shrinks the buffer of in, the fake worker's standard input, to about one page,
 // so that a host writing a larger frame blocks soon after the fake worker stops reading. It
-// returns the kind of in (inputPipe, inputSocket or the file mode), the capacity it got and
+// returns the kind of in (InputPipe, InputSocket or the file mode), the capacity it got and
 // what it had to read first. A pipe is shrunk with F_SETPIPE_SZ, which Linux refuses (EBUSY)
 // below what the pipe holds. A socket (a host may hand its worker one end of a socket pair)
 // has its receive buffer shrunk with SO_RCVBUF; on Linux a unix stream socket's writer is
@@ -27,10 +27,10 @@ func shrinkInput(in *os.File) (kind string, capacity int, pending []byte, err er
 	case syscall.S_IFSOCK:
 		fd := int(in.Fd())
 		if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, os.Getpagesize()); err != nil {
-			return inputSocket, 0, nil, err
+			return InputSocket, 0, nil, err
 		}
 		capacity, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF)
-		return inputSocket, capacity, nil, err
+		return InputSocket, capacity, nil, err
 	default:
 		return os.FileMode(st.Mode).String(), 0, nil, errors.New("standard input is neither a pipe nor a socket")
 	}
@@ -40,15 +40,15 @@ func shrinkInput(in *os.File) (kind string, capacity int, pending []byte, err er
 		r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, in.Fd(), fSetPipeSize, uintptr(page))
 		if errno != syscall.EBUSY {
 			if errno != 0 {
-				return inputPipe, 0, pending, errno
+				return InputPipe, 0, pending, errno
 			}
-			return inputPipe, int(r), pending, nil
+			return InputPipe, int(r), pending, nil
 		}
 		n, err := in.Read(buf)
 		pending = append(pending, buf[:n]...)
 		if err != nil {
-			return inputPipe, 0, pending, err
+			return InputPipe, 0, pending, err
 		}
 	}
-	return inputPipe, 0, pending, errors.New("the pipe stays fuller than a page")
+	return InputPipe, 0, pending, errors.New("the pipe stays fuller than a page")
 }

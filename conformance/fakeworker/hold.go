@@ -1,4 +1,4 @@
-package host
+package fakeworker
 
 import (
 	"bytes"
@@ -9,10 +9,10 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// holdFlag is the fake-worker argument that makes it stop reading its standard input in the
+// HoldFlag is the fake-worker argument that makes it stop reading its standard input in the
 // middle of the host's compensate_operation frame, so that the host is still writing the frame
 // when the runner kills it (CNF-HCOMP-01, WFL-022, HDR-043).
-const holdFlag = "--hold-compensation"
+const HoldFlag = "--hold-compensation"
 
 // Markers of a compensate_operation frame line: the message type comes before the request,
 // whose payload comes after its whole binding (chapter 2's member order).
@@ -21,23 +21,23 @@ var (
 	compensationInput = []byte(`,"payload":`)
 )
 
-// maxWatched bounds the bytes of one line a lineWatch keeps: the binding before the payload.
-const maxWatched = 4 << 10
+// MaxWatched bounds the bytes of one line a LineWatch keeps: the binding before the payload.
+const MaxWatched = 4 << 10
 
-// lineWatch follows a stream of frame lines and keeps the start of the line being written.
-type lineWatch struct{ cur []byte }
+// LineWatch follows a stream of frame lines and keeps the start of the line being written.
+type LineWatch struct{ cur []byte }
 
-// feed takes the next bytes of the stream.
-func (l *lineWatch) feed(p []byte) {
+// Feed takes the next bytes of the stream.
+func (l *LineWatch) Feed(p []byte) {
 	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
 		l.cur, p = l.cur[:0], p[i+1:]
 	}
-	l.cur = append(l.cur, p[:min(len(p), maxWatched-len(l.cur))]...)
+	l.cur = append(l.cur, p[:min(len(p), MaxWatched-len(l.cur))]...)
 }
 
-// held returns the unfinished line up to its payload when it is a compensate_operation frame
+// Held returns the unfinished line up to its payload when it is a compensate_operation frame
 // whose binding has arrived, else nil.
-func (l *lineWatch) held() []byte {
+func (l *LineWatch) Held() []byte {
 	t := bytes.Index(l.cur, compensationType)
 	if t < 0 {
 		return nil
@@ -49,8 +49,8 @@ func (l *lineWatch) held() []byte {
 	return l.cur[:t+p]
 }
 
-// heldBinding is what the start of a held compensate_operation line names.
-type heldBinding struct {
+// HeldBinding is what the start of a held compensate_operation line names.
+type HeldBinding struct {
 	Message struct {
 		Request struct {
 			SessionID       string `json:"session_id"`
@@ -62,25 +62,25 @@ type heldBinding struct {
 	} `json:"message"`
 }
 
-// decodeHeld reads the binding from the start of a held line (lineWatch.held), which ends
+// DecodeHeld reads the binding from the start of a held line (LineWatch.held), which ends
 // just before the payload.
-func decodeHeld(start []byte) (heldBinding, error) {
-	var b heldBinding
+func DecodeHeld(start []byte) (HeldBinding, error) {
+	var b HeldBinding
 	err := json.Unmarshal(append(bytes.Clone(start), "}}}"...), &b)
 	return b, err
 }
 
-// holdInput is the fake worker's relay of its standard input under holdFlag: it forwards
+// holdInput is the fake worker's relay of its standard input under HoldFlag: it forwards
 // pending (read while the pipe was shrunk, shrinkInput), then what it reads, a page at a time,
 // and stops reading for good once the line being written is a compensate_operation frame whose
 // binding arrived: the host is then blocked writing the rest of the frame. It reports whether
 // it stopped so (held) rather than at the end of the input or of out.
 func holdInput(out io.Writer, in io.Reader, pending []byte) (held bool) {
-	var watch lineWatch
+	var watch LineWatch
 	forward := func(p []byte) (more bool) {
-		watch.feed(p)
+		watch.Feed(p)
 		_, err := out.Write(p)
-		held = err == nil && watch.held() != nil
+		held = err == nil && watch.Held() != nil
 		return err == nil && !held
 	}
 	if len(pending) > 0 && !forward(pending) {
