@@ -24,9 +24,24 @@ const (
 	// DefaultQuiet is how long a step waits for the worker's first answer before it counts the
 	// step as silent.
 	DefaultQuiet = 60 * time.Millisecond
+	// StartQuiet is the least wait for the first answer to the first frame after a process
+	// started.
+	StartQuiet = 150 * time.Millisecond
+	// DefaultAnswerWait bounds the wait for the answer to a symbol that the reference worker
+	// always answers or ends the process on: such a step ends as soon as the answer or the end
+	// comes, so the bound is paid only by a worker that stays silent.
+	DefaultAnswerWait = 2 * time.Second
 	// DefaultWordBound bounds one word's run.
 	DefaultWordBound = 20 * time.Second
 )
+
+// quietSymbols are the symbols the reference worker answers with nothing when they are
+// accepted: their step ends after the quiet period. Every other symbol is answered or ends the
+// process, and its step ends at the answer.
+var quietSymbols = map[alphabet.Name]bool{
+	alphabet.OpenBaseline: true, alphabet.OpenCancellable: true, alphabet.OpenAgain: true,
+	alphabet.InvokeSlow: true, alphabet.StoreFault: true, alphabet.Restart: true,
+}
 
 // Launcher runs abstract words against fresh worker processes: the process oracle of the
 // learner (EXP-006). Each word gets its own scratch directory, so its journal, effect log,
@@ -50,6 +65,8 @@ type Launcher struct {
 	Quiet time.Duration
 	// Bound bounds a word (0: DefaultWordBound).
 	Bound time.Duration
+	// AnswerWait bounds the wait for an answer (0: DefaultAnswerWait).
+	AnswerWait time.Duration
 
 	starts  atomic.Int64
 	words   atomic.Int64
@@ -109,6 +126,10 @@ func (l *Launcher) Trace(ctx context.Context, word []alphabet.Name, edit func(k 
 	quiet := l.Quiet
 	if quiet <= 0 {
 		quiet = DefaultQuiet
+	}
+	answerWait := l.AnswerWait
+	if answerWait <= 0 {
+		answerWait = DefaultAnswerWait
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
@@ -173,6 +194,7 @@ func (l *Launcher) Trace(ctx context.Context, word []alphabet.Name, edit func(k 
 	}
 
 	gone := false
+	fresh := true // the next step is the first after a process started
 	for k, sym := range word {
 		if gone {
 			tr.Outputs = append(tr.Outputs, alphabet.Output{Exit: alphabet.Gone})
@@ -204,6 +226,7 @@ func (l *Launcher) Trace(ctx context.Context, word []alphabet.Name, edit func(k 
 			if p, err = l.start(args, &outBuf); err != nil {
 				return nil, err
 			}
+			fresh = true
 			if err := s.WriteBootstrap(p.stdin); err != nil {
 				p.stdin.Close()
 			}
@@ -216,7 +239,15 @@ func (l *Launcher) Trace(ctx context.Context, word []alphabet.Name, edit func(k 
 			}
 			_, _ = p.stdin.Write(append(line, '\n')) // an ended worker refuses it; its exit shows
 		}
-		obs := p.observe(ctx, quiet)
+		wait := quiet
+		if !quietSymbols[sym] {
+			wait = answerWait
+		}
+		if fresh && a.Fault != alphabet.Restart && a.Fault != alphabet.StoreFault {
+			// A process that just started may take a while to reach its input.
+			wait, fresh = max(StartQuiet, 4*quiet), false
+		}
+		obs := p.observe(ctx, wait)
 		if a.Fault == alphabet.Restart && obs.Exit == alphabet.Running && len(obs.Lines) == 0 {
 			obs = alphabet.Observation{Exit: alphabet.Running}
 		}
@@ -317,32 +348,18 @@ func (p *proc) observe(ctx context.Context, quiet time.Duration) alphabet.Observ
 	}
 }
 
-// stop closes the process's input, gives it a moment to end, then kills its group and drains
-// its output.
+// stop kills the process's group (a restart replaces a process as a crash would, and a word
+// whose outputs are all known needs nothing more from it) and drains its output.
 func (p *proc) stop() {
 	p.stdin.Close()
-	t := time.NewTimer(2 * time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case line, ok := <-p.lines:
-			if ok {
-				p.out.Write(line)
-				p.out.WriteByte('\n')
-				continue
-			}
-			<-p.ended
-			return
-		case <-t.C:
-			_ = childproc.KillGroup(p.cmd.Process.Pid)
-			for line := range p.lines {
-				p.out.Write(line)
-				p.out.WriteByte('\n')
-			}
-			<-p.ended
-			return
-		}
+	if p.running() {
+		_ = childproc.KillGroup(p.cmd.Process.Pid)
 	}
+	for line := range p.lines {
+		p.out.Write(line)
+		p.out.WriteByte('\n')
+	}
+	<-p.ended
 }
 
 // maxEffectBytes bounds the effect log read.
