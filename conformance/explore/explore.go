@@ -414,13 +414,31 @@ func fuzzPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 		w := walk.Word(r, art.Reference, walk.Config[alphabet.Output]{Length: 6, Ends: ends, EndChance: 0})
 		at := r.IntN(len(w))
 		seed := r.Uint64()
+		// Even seeds mutate the message and tag it again, so the worker judges the message;
+		// odd seeds mutate the whole line, tag included.
+		retag := seed%2 == 0
 		var kind mutate.Kind
-		edit := func(k int, line []byte) []byte {
+		mutateLine := func(line []byte, s *alphabet.Session) (mutate.Kind, []byte) {
+			if !retag {
+				return mutate.Mutate(seed, line, nil)
+			}
+			var k mutate.Kind
+			out, err := s.Retag(line, func(m []byte) []byte {
+				var o []byte
+				k, o = mutate.Mutate(seed, m, nil)
+				return o
+			})
+			if err != nil {
+				return mutate.Mutate(seed, line, nil)
+			}
+			return k, out
+		}
+		edit := func(k int, line []byte, s *alphabet.Session) []byte {
 			if k != at {
 				return line
 			}
 			var out []byte
-			kind, out = mutate.Mutate(seed, line, nil)
+			kind, out = mutateLine(line, s)
 			return out
 		}
 		var port, refTr *Trace
@@ -429,11 +447,11 @@ func fuzzPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 		go func() { defer wg.Done(); port, _ = cfg.Port.Trace(ctx, w, edit) }()
 		go func() {
 			defer wg.Done()
-			refTr, _ = cfg.Reference.Trace(ctx, w, func(k int, line []byte) []byte {
+			refTr, _ = cfg.Reference.Trace(ctx, w, func(k int, line []byte, s *alphabet.Session) []byte {
 				if k != at {
 					return line
 				}
-				_, out := mutate.Mutate(seed, line, nil)
+				_, out := mutateLine(line, s)
 				return out
 			})
 		}()
@@ -444,7 +462,7 @@ func fuzzPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 		}
 		ps := alphabet.JudgeMutated(alphabet.MutatedStep{Reference: refTr.Outputs[at], Port: port.Outputs[at], PortOutput: port.Output}, port.Secrets...)
 		if len(ps) > 0 {
-			problems = append(problems, fmt.Sprintf("after %s, the frame of step %d (%s) mutated by %s (seed %d): %s", words(w[:at]), at+1, w[at], kind, seed, strings.Join(ps, "; ")))
+			problems = append(problems, fmt.Sprintf("after %s, the frame of step %d (%s) mutated by %s (seed %d, retagged %v): %s", words(w[:at]), at+1, w[at], kind, seed, retag, strings.Join(ps, "; ")))
 		}
 		texts := make([]string, len(port.Outputs))
 		for i, o := range port.Outputs {

@@ -115,8 +115,8 @@ type proc struct {
 }
 
 // Trace runs word as Run does; edit, when set, may change the frame line of step k before it
-// is written (the fuzzer's mutations).
-func (l *Launcher) Trace(ctx context.Context, word []alphabet.Name, edit func(k int, line []byte) []byte) (*Trace, error) {
+// is written (the fuzzer's mutations), with the session that sealed it.
+func (l *Launcher) Trace(ctx context.Context, word []alphabet.Name, edit func(k int, line []byte, s *alphabet.Session) []byte) (*Trace, error) {
 	l.words.Add(1)
 	l.symbols.Add(int64(len(word)))
 	bound := l.Bound
@@ -235,7 +235,7 @@ func (l *Launcher) Trace(ctx context.Context, word []alphabet.Name, edit func(k 
 		default:
 			line := a.Line
 			if edit != nil {
-				line = edit(k, bytes.Clone(line))
+				line = edit(k, bytes.Clone(line), s)
 			}
 			_, _ = p.stdin.Write(append(line, '\n')) // an ended worker refuses it; its exit shows
 		}

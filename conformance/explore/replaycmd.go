@@ -77,7 +77,7 @@ func ReplayMain(args []string, stdout, stderr io.Writer) int {
 			return conformance.ExitUsage
 		}
 	}
-	edit := func(k int, line []byte) []byte {
+	edit := func(k int, line []byte, _ *alphabet.Session) []byte {
 		if m := f.Steps[k].Mutation; m != nil {
 			if out, err := mutate.Apply(mutate.Kind(m.Kind), m.Seed, line, nil); err == nil {
 				return out
