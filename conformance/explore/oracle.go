@@ -245,9 +245,13 @@ func (l *Launcher) Trace(ctx context.Context, word []alphabet.Name, edit func(k 
 		}
 		if fresh && a.Fault != alphabet.Restart && a.Fault != alphabet.StoreFault {
 			// A process that just started may take a while to reach its input.
-			wait, fresh = max(StartQuiet, 4*quiet), false
+			wait, fresh = max(StartQuiet, wait), false
 		}
-		obs := p.observe(ctx, wait)
+		t0 := time.Now()
+		obs := p.observe(ctx, wait, quiet/4)
+		if debugTiming {
+			println("step", string(sym), time.Since(t0).String(), len(obs.Lines))
+		}
 		if a.Fault == alphabet.Restart && obs.Exit == alphabet.Running && len(obs.Lines) == 0 {
 			obs = alphabet.Observation{Exit: alphabet.Running}
 		}
@@ -321,11 +325,10 @@ func (p *proc) running() bool {
 }
 
 // observe collects what the process does after one input: lines until it is quiet (no first
-// line within quiet, or no further line within a quarter of it), or the end of its output and
-// its exit.
-func (p *proc) observe(ctx context.Context, quiet time.Duration) alphabet.Observation {
+// line within first, or no further line within settle), or the end of its output and its exit.
+func (p *proc) observe(ctx context.Context, first, settle time.Duration) alphabet.Observation {
 	obs := alphabet.Observation{Exit: alphabet.Running}
-	timer := time.NewTimer(quiet)
+	timer := time.NewTimer(first)
 	defer timer.Stop()
 	for {
 		select {
@@ -338,7 +341,7 @@ func (p *proc) observe(ctx context.Context, quiet time.Duration) alphabet.Observ
 			p.out.Write(line)
 			p.out.WriteByte('\n')
 			obs.Lines = append(obs.Lines, line)
-			timer.Reset(quiet / 4)
+			timer.Reset(settle)
 		case <-timer.C:
 			return obs
 		case <-ctx.Done():
@@ -361,6 +364,8 @@ func (p *proc) stop() {
 	}
 	<-p.ended
 }
+
+var debugTiming = os.Getenv("EXPLORE_DEBUG_TIMING") != ""
 
 // maxEffectBytes bounds the effect log read.
 const maxEffectBytes = 1 << 20
