@@ -389,4 +389,3 @@ func readEffects(path string) []string {
 	}
 	return out
 }
-

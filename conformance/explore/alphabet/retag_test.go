@@ -40,7 +40,9 @@ func TestRetag(t *testing.T) {
 		t.Fatalf("the worker cannot open the retagged frame: %v", err)
 	}
 	b, _ := s.Concretize(alphabet.Invoke)
-	changed, err := s.Retag(b.Line, func(m []byte) []byte { return bytes.Replace(m, []byte(`"protocol_version":5`), []byte(`"protocol_version":4`), 1) })
+	changed, err := s.Retag(b.Line, func(m []byte) []byte {
+		return bytes.Replace(m, []byte(`"protocol_version":5`), []byte(`"protocol_version":4`), 1)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
