@@ -262,7 +262,7 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x77616c6b))
 	length := cfg.WalkLength
 	if length <= 0 {
-		length = 24
+		length = 16
 	}
 	ends := func(o alphabet.Output) bool { return o.Exit != alphabet.Running }
 	var (
@@ -273,10 +273,18 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 	)
 	deadline := start.Add(budget)
 	batch := max(cfg.Parallel, 1)
+	// The transition cover of the reference machine first: every transition taken once from
+	// the shortest word that reaches its state, so that each answer and each end the reference
+	// gives is checked; then random sessions.
+	cover := transitionCover(art.Reference)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		ws := make([][]alphabet.Name, batch)
 		for i := range ws {
-			ws[i] = walk.Word(r, art.Reference, walk.Config[alphabet.Output]{Length: length, Ends: ends, EndChance: 5})
+			if len(cover) > 0 {
+				ws[i], cover = cover[0], cover[1:]
+				continue
+			}
+			ws[i] = walk.Word(r, art.Reference, walk.Config[alphabet.Output]{Length: length, Ends: ends, EndChance: 20})
 		}
 		var wg sync.WaitGroup
 		for _, w := range ws {
@@ -297,7 +305,7 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 			break
 		}
 	}
-	res.Transcript = []string{fmt.Sprintf("%d random sessions of up to %d steps (seed %d)", runs, length, cfg.Seed)}
+	res.Transcript = []string{fmt.Sprintf("%d sessions: the %d words of the reference machine's transition cover, then random sessions of up to %d steps (seed %d)", runs, len(transitionCover(art.Reference)), length, cfg.Seed)}
 	if failing != nil {
 		cfg.progress("walk: a session fails; shrinking %d steps", len(failing))
 		sr, _ := shrink.Shrink(failing, func(w []walkStep) bool { return checkWalk(ctx, cfg, art.Reference, w) != "" }, shrink.Config[walkStep]{MaxCalls: 200})
@@ -320,6 +328,22 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 	}
 	res.Duration = time.Since(start)
 	return res
+}
+
+// transitionCover returns, for every state of m reached by an access word and every input,
+// the access word followed by the input.
+func transitionCover(m *Machine) [][]alphabet.Name {
+	access, reached := m.AccessWords()
+	var out [][]alphabet.Name
+	for s, a := range access {
+		if !reached[s] {
+			continue
+		}
+		for _, in := range m.Inputs {
+			out = append(out, append(slices.Clone(a), in))
+		}
+	}
+	return out
 }
 
 // checkWalk runs w on the port and returns the first problem, or "".
