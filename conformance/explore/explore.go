@@ -37,7 +37,7 @@ const (
 var catalog = []conformance.Result{
 	{ID: IDStateMust, Level: conformance.Must, Title: "The learned session machine has no MUST difference from the reference worker's", Requirements: []string{"EXP-004", "EXP-005", "EXP-006", "EXP-007", "EXP-014"}},
 	{ID: IDStateShould, Level: conformance.Should, Title: "The learned session machine ends the process in the reference worker's exit classes", Requirements: []string{"EXP-005", "WRK-097"}},
-	{ID: IDWalk, Level: conformance.Must, Title: "Long random sessions agree step by step with the reference worker and keep the invariants", Requirements: []string{"EXP-009", "EXP-010", "EXP-015"}},
+	{ID: IDWalk, Level: conformance.Must, Title: "Long random sessions agree step by step with the reference worker and keep the invariants", Requirements: []string{"EXP-009", "EXP-010", "WRK-041", "WRK-071", "WRK-093"}},
 	{ID: IDFuzz, Level: conformance.Must, Title: "Mutated frames inside live sessions are refused as the reference refuses them, without crash, hang, overlong line or leak", Requirements: []string{"EXP-011", "EXP-012", "EXP-013"}},
 }
 
@@ -370,8 +370,9 @@ func checkWalk(ctx context.Context, cfg Config, ref *Machine, w []alphabet.Name)
 	return ""
 }
 
-// invariants checks what every session must keep whatever the machine says (EXP-015): no
-// crash or hang, no overlong line, no key in any output, and one effect per operation.
+// invariants checks what every session must keep whatever the machine says: no
+// crash or hang, no overlong line, no key in any output (WRK-093), and one effect per
+// operation (WRK-041).
 func invariants(tr *Trace) string {
 	final := alphabet.Silent
 	for _, o := range tr.Outputs {

@@ -32,7 +32,7 @@ func exploreReference(t *testing.T, seed uint64, d time.Duration, mode canonjson
 	return results
 }
 
-// Spec: EXP-009, EXP-011, EXP-015 — no false alarm: the reference worker explores clean over
+// Spec: EXP-009, EXP-011, WRK-041, WRK-093 — no false alarm: the reference worker explores clean over
 // several seeds, and so does the reference worker in the lossy number model (the alphabet's
 // payloads hold no number, so the number hazard cannot arise).
 func TestReferenceExploresClean(t *testing.T) {
