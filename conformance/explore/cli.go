@@ -172,9 +172,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "splash-conform explore: machines drawn: %s\n", strings.Join(paths, ", "))
 	}
+	figures, err := Figures(art)
+	if err != nil {
+		return fail("drawing the machines: %v", err)
+	}
 	report := conformance.NewReport(Suite(), port, run.Strict, started, results)
 	return conformance.FinishRun("splash-conform explore", report, runErr, &expects, expected,
-		conformance.RunOutputs{JSON: run.JSON, JUnit: run.JUnit, HTML: run.HTML, SpecBase: *specBase}, stdout, stderr)
+		conformance.RunOutputs{JSON: run.JSON, JUnit: run.JUnit, HTML: run.HTML, SpecBase: *specBase, Figures: figures}, stdout, stderr)
 }
 
 // methodOf returns the method that produces the result id.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/explore/alphabet"
 	"github.com/splashv5/conform/conformance/explore/mealy"
 	"github.com/splashv5/conform/conformance/explore/replay"
@@ -95,6 +96,31 @@ func WriteDrawings(dir string, art *Artifacts) ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// Figures returns the drawings of both machines for the HTML report, the transitions of every
+// difference marked (EXP-008).
+func Figures(art *Artifacts) ([]conformance.Figure, error) {
+	expected, observed := mealy.Marks(art.Differences)
+	var out []conformance.Figure
+	for _, d := range []struct {
+		name, caption string
+		m             *Machine
+		marked        map[mealy.Transition]bool
+	}{
+		{"reference", "The reference worker's machine; red: where the port differs", art.Reference, expected},
+		{"port", "The port's learned machine; red: its transitions that differ", art.Port, observed},
+	} {
+		if d.m == nil {
+			continue
+		}
+		var svg bytes.Buffer
+		if err := mealy.WriteSVG(&svg, d.m, Style(d.name, d.marked)); err != nil {
+			return nil, err
+		}
+		out = append(out, conformance.Figure{Caption: d.caption, SVG: svg.Bytes()})
+	}
+	return out, nil
 }
 
 // writeReplay writes f into dir (nothing when dir is empty) and returns its path.
