@@ -43,6 +43,9 @@ var quietSymbols = map[alphabet.Name]bool{
 	alphabet.InvokeSlow: true, alphabet.StoreFault: true, alphabet.Restart: true,
 }
 
+// opening are the symbols that open a session in a fresh process.
+var opening = map[alphabet.Name]bool{alphabet.OpenBaseline: true, alphabet.OpenCancellable: true, alphabet.OpenAgain: true}
+
 // Launcher runs abstract words against fresh worker processes: the process oracle of the
 // learner (EXP-006). Each word gets its own scratch directory, so its journal, effect log,
 // store fault trigger, storage key and secret source are the word's alone, substituted for the
@@ -244,14 +247,17 @@ func (l *Launcher) Trace(ctx context.Context, word []alphabet.Name, edit func(k 
 			wait = answerWait
 		}
 		if fresh && a.Fault != alphabet.Restart && a.Fault != alphabet.StoreFault {
-			// A process that just started may take a while to reach its input.
-			wait, fresh = max(StartQuiet, wait), false
+			// A process that just started may take a while to reach its input: a quiet symbol
+			// that a fresh worker refuses (anything but an opening) waits long enough for the
+			// refusal. An opening is silent in every conforming worker, so it waits only the
+			// quiet period; a worker that refuses it after a slow start may see the refusal
+			// counted at the next step, which the learner reports as nondeterminism.
+			if !opening[sym] {
+				wait = max(StartQuiet, wait)
+			}
+			fresh = false
 		}
-		t0 := time.Now()
 		obs := p.observe(ctx, wait, quiet/4)
-		if debugTiming {
-			println("step", string(sym), time.Since(t0).String(), len(obs.Lines))
-		}
 		if a.Fault == alphabet.Restart && obs.Exit == alphabet.Running && len(obs.Lines) == 0 {
 			obs = alphabet.Observation{Exit: alphabet.Running}
 		}
@@ -364,8 +370,6 @@ func (p *proc) stop() {
 	}
 	<-p.ended
 }
-
-var debugTiming = os.Getenv("EXPLORE_DEBUG_TIMING") != ""
 
 // maxEffectBytes bounds the effect log read.
 const maxEffectBytes = 1 << 20
