@@ -274,7 +274,9 @@ func FinishRun(prog string, report *Report, runErr error, expects *ExpectFlags, 
 	if runErr != nil {
 		status = ExitUsage
 	}
-	html := func(w io.Writer) error { return report.WriteHTML(w, HTMLOptions{SpecBase: out.SpecBase, Figures: out.Figures}) }
+	html := func(w io.Writer) error {
+		return report.WriteHTML(w, HTMLOptions{SpecBase: out.SpecBase, Figures: out.Figures})
+	}
 	for _, f := range []struct {
 		path, what string
 		write      func(io.Writer) error
