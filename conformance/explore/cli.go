@@ -184,7 +184,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // methodOf returns the method that produces the result id.
 func methodOf(id string) Method {
 	switch id {
-	case IDWalk:
+	case IDWalk, IDWalkShould:
 		return MethodWalk
 	case IDFuzz:
 		return MethodFuzz

@@ -30,6 +30,7 @@ const (
 	IDStateMust   = "CNF-EXP-LEARN-01"
 	IDStateShould = "CNF-EXP-LEARN-02"
 	IDWalk        = "CNF-EXP-WALK-01"
+	IDWalkShould  = "CNF-EXP-WALK-02"
 	IDFuzz        = "CNF-EXP-FUZZ-01"
 )
 
@@ -38,6 +39,7 @@ var catalog = []conformance.Result{
 	{ID: IDStateMust, Level: conformance.Must, Title: "The learned session machine has no MUST difference from the reference worker's", Requirements: []string{"EXP-004", "EXP-005", "EXP-006", "EXP-007", "EXP-014"}},
 	{ID: IDStateShould, Level: conformance.Should, Title: "The learned session machine ends the process in the reference worker's exit classes", Requirements: []string{"EXP-005", "WRK-097"}},
 	{ID: IDWalk, Level: conformance.Must, Title: "Long random sessions agree step by step with the reference worker and keep the invariants", Requirements: []string{"EXP-009", "EXP-010", "WRK-041", "WRK-071", "WRK-093"}},
+	{ID: IDWalkShould, Level: conformance.Should, Title: "Random sessions end the process in the reference worker's exit classes", Requirements: []string{"EXP-005", "WRK-097"}},
 	{ID: IDFuzz, Level: conformance.Must, Title: "Mutated frames inside live sessions are refused as the reference refuses them, without crash, hang, overlong line or leak", Requirements: []string{"EXP-011", "EXP-012", "EXP-013"}},
 }
 
@@ -165,7 +167,7 @@ func Run(ctx context.Context, cfg Config) ([]conformance.Result, *Artifacts, err
 		fuzzBudget = cfg.Duration
 	}
 	if cfg.has(MethodWalk) {
-		results = append(results, walkPort(ctx, cfg, art, walkBudget))
+		results = append(results, walkPort(ctx, cfg, art, walkBudget)...)
 	}
 	if cfg.has(MethodFuzz) {
 		results = append(results, fuzzPort(ctx, cfg, art, fuzzBudget))
@@ -256,9 +258,10 @@ type walkStep = alphabet.Name
 // walkPort runs random sessions guided by the reference machine, checks each step against the
 // reference machine (confirmed on the live reference worker) and the invariants, and shrinks
 // the first failure into a replay file.
-func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Duration) conformance.Result {
+func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Duration) []conformance.Result {
 	start := time.Now()
 	res := result(IDWalk, conformance.Pass, 0)
+	resShould := result(IDWalkShould, conformance.Pass, 0)
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x77616c6b))
 	length := cfg.WalkLength
 	if length <= 0 {
@@ -269,6 +272,7 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 		mu      sync.Mutex
 		failing []alphabet.Name
 		problem string
+		advice  string
 		runs    int
 	)
 	deadline := start.Add(budget)
@@ -291,10 +295,13 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p := checkWalk(ctx, cfg, art.Reference, w)
+				p, adv := checkWalkLevels(ctx, cfg, art.Reference, w)
 				mu.Lock()
 				defer mu.Unlock()
 				runs++
+				if adv != "" && advice == "" {
+					advice = adv
+				}
 				if p != "" && failing == nil {
 					failing, problem = w, p
 				}
@@ -327,7 +334,14 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 		}
 	}
 	res.Duration = time.Since(start)
-	return res
+	resShould.Duration = res.Duration
+	if advice != "" {
+		resShould.Outcome = conformance.Fail
+		resShould.Expected = "the reference worker's exit classes (WRK-097)"
+		resShould.Actual = advice
+		resShould.Detail = "expected " + resShould.Expected + "; got " + resShould.Actual
+	}
+	return []conformance.Result{res, resShould}
 }
 
 // transitionCover returns, for every state of m reached by an access word and every input,
@@ -348,26 +362,33 @@ func transitionCover(m *Machine) [][]alphabet.Name {
 
 // checkWalk runs w on the port and returns the first problem, or "".
 func checkWalk(ctx context.Context, cfg Config, ref *Machine, w []alphabet.Name) string {
+	p, _ := checkWalkLevels(ctx, cfg, ref, w)
+	return p
+}
+
+// checkWalkLevels runs w on the port and returns the first MUST problem and the first
+// difference in the exit class only (WRK-097), or "".
+func checkWalkLevels(ctx context.Context, cfg Config, ref *Machine, w []alphabet.Name) (must, should string) {
 	tr, err := cfg.Port.Trace(ctx, w, nil)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	want, _ := ref.Run(w)
 	for i := range w {
+		if should == "" && alphabet.Compare(want[i], tr.Outputs[i]) == alphabet.Advice {
+			should = fmt.Sprintf("after %s: step %d (%s): expected %s, observed %s", words(w[:i+1]), i+1, w[i], want[i], tr.Outputs[i])
+		}
 		if v := alphabet.Compare(want[i], tr.Outputs[i]); v == alphabet.Violation {
 			// Confirm on the live reference worker: the golden machine may be inexact.
 			if cfg.Reference != nil {
 				if live, err := cfg.Reference.Run(ctx, w[:i+1]); err == nil && alphabet.Compare(live[i], tr.Outputs[i]) != alphabet.Violation {
-					return ""
+					return "", should
 				}
 			}
-			return fmt.Sprintf("step %d (%s): expected %s, observed %s", i+1, w[i], want[i], tr.Outputs[i])
+			return fmt.Sprintf("step %d (%s): expected %s, observed %s", i+1, w[i], want[i], tr.Outputs[i]), should
 		}
 	}
-	if p := invariants(tr); p != "" {
-		return p
-	}
-	return ""
+	return invariants(tr), should
 }
 
 // invariants checks what every session must keep whatever the machine says: no
@@ -382,6 +403,11 @@ func invariants(tr *Trace) string {
 	}
 	if ps := alphabet.JudgeMutated(alphabet.MutatedStep{Reference: final, Port: final, PortOutput: tr.Output}, tr.Secrets...); len(ps) > 0 {
 		return strings.Join(ps, "; ")
+	}
+	for i, secret := range tr.Secrets {
+		if form := alphabet.LeakForm(tr.Files, secret); form != "" {
+			return fmt.Sprintf("secret %d appears in the journal or the effect log (%s)", i+1, form)
+		}
 	}
 	seen := map[string]bool{}
 	for _, line := range tr.Effects {

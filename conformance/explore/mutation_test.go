@@ -82,7 +82,11 @@ func TestExploreMutationProof(t *testing.T) {
 			var by []string
 			for _, r := range results {
 				if r.Outcome == conformance.Fail {
-					by = append(by, string(methodOf(r.ID)))
+					m := string(methodOf(r.ID))
+					if r.Level == conformance.Should {
+						m += " (SHOULD)"
+					}
+					by = append(by, m)
 					t.Logf("%s: %s: %s", f.Name, r.ID, conformance.Clip(r.Actual, 300))
 				}
 			}

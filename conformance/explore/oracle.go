@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync/atomic"
@@ -89,6 +90,8 @@ type Trace struct {
 	Output []byte
 	// Effects are the lines of the effect log the word left.
 	Effects []string
+	// Files are the journal and the effect log the word left, bounded, for the leak judgement.
+	Files []byte
 	// Secrets are the session and storage keys of the word, for the leak judgement; they never
 	// enter a report.
 	Secrets [][]byte
@@ -273,6 +276,9 @@ func (l *Launcher) Trace(ctx context.Context, word []alphabet.Name, edit func(k 
 	}
 	tr.Output = append(outBuf.Bytes(), []byte(p.stderr.Excerpt())...)
 	tr.Effects = readEffects(values[conformance.PlaceholderEffects])
+	for _, f := range []string{values[conformance.PlaceholderJournal], values[conformance.PlaceholderEffects]} {
+		tr.Files = append(tr.Files, readBoundedFile(f, maxTraceOutput)...)
+	}
 	return tr, nil
 }
 
@@ -373,6 +379,17 @@ func (p *proc) stop() {
 
 // maxEffectBytes bounds the effect log read.
 const maxEffectBytes = 1 << 20
+
+// readBoundedFile returns the first max bytes of path, or nothing when it cannot be read.
+func readBoundedFile(path string, max int) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, _ := io.ReadAll(io.LimitReader(f, int64(max)))
+	return data
+}
 
 // readEffects returns the complete lines of an effect log.
 func readEffects(path string) []string {
