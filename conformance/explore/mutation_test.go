@@ -134,6 +134,14 @@ func replaceTable(path, table string) error {
 // alphabet's reach. Each is checked: a fault listed here that explore finds fails the proof's
 // table in update mode no more than a missing reason does, since the table prints both.
 var missReasons = map[string]string{
+	"accept-reflected-role":           "no symbol sends a frame tagged with the worker role, and a mutation cannot compute such a tag",
+	"rerun-duplicate-dispatch":        "dispatch always uses a fresh operation key; no symbol repeats a dispatch",
+	"persist-after-effect":            "the order of effect and persistence shows only across a crash between them, which no symbol causes",
+	"pending-as-success":              "a pending record needs a crash during an operation and a repeated dispatch, which no symbol causes",
+	"result-after-ack":                "the slow tool's late result comes after its 60-second wait, beyond any step",
+	"too-late-before-result":          "no symbol makes a cancel race the result of its target",
+	"accept-version-4":                "only a retagged number mutation that lands on protocol_version could show it; none did within the budget",
+	"admit-replayed-session":          "restart opens the fresh process under a fresh session id; no symbol replays one",
 	"wrong-bootstrap-status":          "every session starts with a valid bootstrap; no symbol sends a bad one",
 	"late-bootstrap-checks":           "every session starts with a valid bootstrap; no symbol sends a bad one",
 	"no-line-cap":                     "only a huge_string mutation reaches the line cap, and the frame it builds stays under 8 MiB",
