@@ -177,7 +177,6 @@ var missReasons = map[string]string{
 	"unfenced-effects":                "two workers never run on one journal at once in a session",
 	"ignore-fence":                    "two workers never run on one journal at once in a session",
 	"unchecked-duplicate":             "a dispatch is never repeated under a changed grant",
-	"ignore-cancel":                   "the slow tool's acknowledgement does not depend on the token in the abstract output",
 }
 
 // missReason explains a fault explore did not find, or is empty for a found one.
