@@ -252,6 +252,8 @@ func (r *Result) Settle(strict bool, deviations []string) {
 type RunOutputs struct {
 	JSON, JUnit, HTML string
 	SpecBase          string
+	// Figures are the drawings the HTML report shows (see HTMLOptions).
+	Figures []Figure
 }
 
 // FinishRun ends a suite's command-line run once Run has returned a report: it judges the
@@ -272,7 +274,9 @@ func FinishRun(prog string, report *Report, runErr error, expects *ExpectFlags, 
 	if runErr != nil {
 		status = ExitUsage
 	}
-	html := func(w io.Writer) error { return report.WriteHTML(w, HTMLOptions{SpecBase: out.SpecBase}) }
+	html := func(w io.Writer) error {
+		return report.WriteHTML(w, HTMLOptions{SpecBase: out.SpecBase, Figures: out.Figures})
+	}
 	for _, f := range []struct {
 		path, what string
 		write      func(io.Writer) error

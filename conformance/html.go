@@ -68,6 +68,16 @@ type HTMLOptions struct {
 	// Budget bounds the bytes of frames, standard error and expectations the page shows; 0
 	// means DefaultHTMLBudget.
 	Budget int
+	// Figures are drawings shown before the checks (the explorer's learned machines).
+	Figures []Figure
+}
+
+// Figure is one drawing of an HTML report: a self-contained SVG picture that the program
+// itself wrote (it is embedded as is, so it must never carry text from a peer unescaped), and
+// its caption.
+type Figure struct {
+	Caption string
+	SVG     []byte
 }
 
 // PageAssets are the embedded style and scripts of the HTML report and the content security
@@ -153,6 +163,12 @@ type htmlPage struct {
 	Expectations    *ExpectationsInfo
 	Fixed           []htmlFixed
 	Requirements    htmlRequirements
+	Figures         []htmlFigure
+}
+
+type htmlFigure struct {
+	Caption string
+	SVG     template.HTML
 }
 
 // htmlRequirements is the page's requirement section: how many cited requirements of each
@@ -396,6 +412,10 @@ func newHTMLPage(r *Report, opts HTMLOptions) *htmlPage {
 	}
 	if p.Budget <= 0 {
 		p.Budget = DefaultHTMLBudget
+	}
+	for _, f := range opts.Figures {
+		// The program drew the figure and escaped every text in it (see Figure).
+		p.Figures = append(p.Figures, htmlFigure{Caption: f.Caption, SVG: template.HTML(f.SVG)})
 	}
 	var offered []string
 	for _, n := range r.Offered {

@@ -4,6 +4,9 @@
 //	splash-conform host [flags] [-- DRIVER-COMMAND [ARGS...]]
 //	splash-conform interop [flags] [-- WORKER-COMMAND [ARGS...]] | -matrix FILE
 //	splash-conform report [flags] [NAME=]REPORT.json...
+//	splash-conform explore [flags] [-- WORKER-COMMAND [ARGS...]]
+//	splash-conform explore host [flags] [-- DRIVER-COMMAND [ARGS...]]
+//	splash-conform replay FILE [-- WORKER-COMMAND [ARGS...]]
 //
 // It launches a worker executable once per check and reports, check by check, what conforms
 // (see docs/conformance.md and package conformance/worker, the worker suite on the framework of
@@ -14,7 +17,11 @@
 // drivers; relay is the mode the host starts in place of the worker, and peer runs the
 // misbehaving hosts and workers of the interop self-test corpus. The report subcommand
 // (package conformance/implreport) merges the JSON reports of any number of implementations
-// into one implementation report.
+// into one implementation report. The explore subcommand (package conformance/explore) learns
+// a worker's session machine and compares it with the reference worker's, runs long random
+// sessions and mutates frames inside them; explore host (package
+// conformance/explore/hostexplore) drives a host driver with random command sequences; replay
+// runs a replay file the worker explorer wrote again.
 //
 // splash-conform -version prints the suite version, the protocol version and the digest of
 // each suite's check catalog (conformance/CHANGELOG.md). With -expect FILE a run fails only on
@@ -29,6 +36,8 @@ import (
 	"os"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/explore"
+	"github.com/splashv5/conform/conformance/explore/hostexplore"
 	"github.com/splashv5/conform/conformance/host"
 	"github.com/splashv5/conform/conformance/implreport"
 	"github.com/splashv5/conform/conformance/interop"
@@ -42,6 +51,13 @@ func main() {
 			os.Exit(host.Main(os.Args[2:], os.Stdout, os.Stderr))
 		case host.FakeWorkerCommand:
 			os.Exit(host.FakeWorkerMain(os.Args[2:]))
+		case "explore":
+			if len(os.Args) > 2 && os.Args[2] == "host" {
+				os.Exit(hostexplore.Main(os.Args[3:], os.Stdout, os.Stderr))
+			}
+			os.Exit(explore.Main(os.Args[2:], os.Stdout, os.Stderr))
+		case "replay":
+			os.Exit(explore.ReplayMain(os.Args[2:], os.Stdout, os.Stderr))
 		case "interop":
 			os.Exit(interop.Main(os.Args[2:], os.Stdout, os.Stderr))
 		case "report":

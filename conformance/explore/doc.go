@@ -2,7 +2,12 @@
 // machine black-box, compares it with the machine the specification implies, and drives long
 // random and mutated sessions against it (spec chapter 32).
 //
-// This directory holds the pure core, with no process I/O:
+// This package is the explorer as a suite of the framework (package conformance): the process
+// oracle (Launcher: one fresh worker per word, launched through internal/childproc with the
+// worker command's placeholders), the methods (learning, random sessions with shrinking and
+// replay files, in-session fuzzing), their findings as results CNF-EXP-*, the committed
+// reference machine and the command lines (Main for `splash-conform explore`, ReplayMain for
+// `splash-conform replay`). Its subpackages are the pure core, with no process I/O:
 //
 //   - mealy: deterministic Mealy machines, their comparison, minimization and drawings;
 //   - learn: active learners (L* with Rivest–Schapire counterexample processing, and L#) over

@@ -297,7 +297,9 @@ func SecretChecks() []*Check {
 }
 
 // secretSourcePath is the file substituted for {secret-source} (PRF-033).
-func (t *T) secretSourcePath() string { return filepath.Join(t.scratch(), "secret-source") }
+func (t *T) secretSourcePath() string {
+	return filepath.Join(t.scratch(), conformance.SecretSourceFile)
+}
 
 // setSecretSource writes the secret source: the prefix and the rest (PRF-033).
 func (t *T) setSecretSource(prefix string, rest []byte) {

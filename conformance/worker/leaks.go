@@ -233,8 +233,8 @@ func (s *leakStream) add(p []byte) {
 // placeholder, the file is written with a fresh random key on first use, so every worker of
 // the check shares it.
 func (t *T) storageKeyPath() string {
-	path := filepath.Join(t.scratch(), "storage-key")
-	if t.storageKey != nil || !t.run.command.has(conformance.PlaceholderStorageKey) {
+	path := filepath.Join(t.scratch(), conformance.StorageKeyFile)
+	if t.storageKey != nil || !t.run.command.Has(conformance.PlaceholderStorageKey) {
 		return path
 	}
 	key := make([]byte, 32)

@@ -53,7 +53,7 @@ type Config struct {
 
 // runState is what every check of one run shares.
 type runState struct {
-	command commandTemplate
+	command conformance.WorkerCommand
 	env     []string
 	timeout time.Duration
 	scope   string
@@ -71,13 +71,13 @@ type runState struct {
 // Offered returns the needs a configuration offers: {journal} and {effects} come from the
 // placeholders of the worker command, every other need is offered unless Without lists it.
 func (cfg Config) Offered() map[Need]bool {
-	cmd := commandTemplate(cfg.Worker)
+	cmd := conformance.WorkerCommand(cfg.Worker)
 	offers := map[Need]bool{
-		NeedJournal:      cmd.has(conformance.PlaceholderJournal),
-		NeedEffects:      cmd.has(conformance.PlaceholderEffects),
-		NeedStoreFault:   cmd.has(conformance.PlaceholderStoreFault),
-		NeedStorageKey:   cmd.has(conformance.PlaceholderStorageKey),
-		NeedSecretSource: cmd.has(conformance.PlaceholderSecretSource),
+		NeedJournal:      cmd.Has(conformance.PlaceholderJournal),
+		NeedEffects:      cmd.Has(conformance.PlaceholderEffects),
+		NeedStoreFault:   cmd.Has(conformance.PlaceholderStoreFault),
+		NeedStorageKey:   cmd.Has(conformance.PlaceholderStorageKey),
+		NeedSecretSource: cmd.Has(conformance.PlaceholderSecretSource),
 		NeedDurable:      true,
 		NeedCompensation: true,
 		NeedCancel:       true,
@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 		return nil, &conformance.LaunchError{Err: err}
 	}
 	st := &runState{
-		command:    commandTemplate(cfg.Worker),
+		command:    conformance.WorkerCommand(cfg.Worker),
 		env:        cfg.Env,
 		timeout:    cfg.Timeout,
 		scope:      cfg.Scope,

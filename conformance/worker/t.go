@@ -14,31 +14,6 @@ import (
 	"github.com/splashv5/conform/conformance"
 )
 
-// commandTemplate is the worker command with its placeholders.
-type commandTemplate []string
-
-// has reports whether any argument contains the placeholder.
-func (c commandTemplate) has(placeholder string) bool {
-	for _, a := range c {
-		if strings.Contains(a, placeholder) {
-			return true
-		}
-	}
-	return false
-}
-
-// expand returns the command with every placeholder replaced.
-func (c commandTemplate) expand(values map[string]string) []string {
-	out := make([]string, len(c))
-	for i, a := range c {
-		for k, v := range values {
-			a = strings.ReplaceAll(a, k, v)
-		}
-		out[i] = a
-	}
-	return out
-}
-
 // T is the context of one running check: its deadline, its scratch directory, the workers it
 // launched and its verdict. Checks are defined inside this package.
 type T struct {
@@ -127,10 +102,10 @@ func (t *T) scratch() string {
 }
 
 // journalPath is the file substituted for {journal}.
-func (t *T) journalPath() string { return filepath.Join(t.scratch(), "journal") }
+func (t *T) journalPath() string { return filepath.Join(t.scratch(), conformance.JournalFile) }
 
 // effectsPath is the file substituted for {effects}.
-func (t *T) effectsPath() string { return filepath.Join(t.scratch(), "effects.jsonl") }
+func (t *T) effectsPath() string { return filepath.Join(t.scratch(), conformance.EffectsFile) }
 
 // appendEffectLog appends text to the check's effect log, as a crash or a damaged disk
 // would leave it, while no worker runs.
@@ -151,18 +126,12 @@ func (t *T) appendEffectLog(text string) {
 
 // placeholders returns the values of the placeholders for this check.
 func (t *T) placeholders() map[string]string {
-	return map[string]string{
-		conformance.PlaceholderJournal:      t.journalPath(),
-		conformance.PlaceholderEffects:      t.effectsPath(),
-		conformance.PlaceholderScope:        t.run.scope,
-		conformance.PlaceholderStoreFault:   t.storeFaultPath(),
-		conformance.PlaceholderStorageKey:   t.storageKeyPath(),
-		conformance.PlaceholderSecretSource: t.secretSourcePath(),
-	}
+	t.storageKeyPath() // makes the storage key when the command asks for one
+	return conformance.PlaceholderValues(t.scratch(), t.run.scope)
 }
 
 // storeFaultPath is the file substituted for {store-fault}.
-func (t *T) storeFaultPath() string { return filepath.Join(t.scratch(), "store-fault") }
+func (t *T) storeFaultPath() string { return filepath.Join(t.scratch(), conformance.StoreFaultFile) }
 
 // armStoreFault creates the store fault trigger: after the worker's first allowed journal
 // writes (counted per process, opening a session not being one; -1 for none), every journal

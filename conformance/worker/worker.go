@@ -129,7 +129,7 @@ func (t *T) launchAs(sid string) *Worker {
 	if err != nil {
 		t.Internal(err)
 	}
-	args := t.run.command.expand(t.placeholders()) // makes the storage key first
+	args := t.run.command.Expand(t.placeholders()) // makes the storage key first
 	w.keys = t.keyMatcher(raw[:])
 	w.stderr = newStderrTail(w.keys)
 	clear(raw[:])

@@ -2,6 +2,7 @@ package alphabet
 
 import (
 	"bytes"
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -42,27 +43,56 @@ func JudgeMutated(s MutatedStep, secrets ...[]byte) []string {
 		}
 	}
 	for i, secret := range secrets {
-		if len(secret) == 0 {
-			continue
-		}
-		for _, form := range []struct {
-			name string
-			text []byte
-		}{
-			{"raw", secret},
-			{"hex", []byte(hex.EncodeToString(secret))},
-			{"base64", []byte(base64.StdEncoding.EncodeToString(secret))},
-			{"base64url", []byte(base64.RawURLEncoding.EncodeToString(secret))},
-		} {
-			found := bytes.Contains(s.PortOutput, form.text)
-			if form.name == "hex" { // hex in either case
-				found = bytes.Contains(bytes.ToLower(s.PortOutput), form.text)
-			}
-			if found {
-				problems = append(problems, fmt.Sprintf("secret %d appears in the port's output (%s)", i+1, form.name))
-				break
-			}
+		if form := LeakForm(s.PortOutput, secret); form != "" {
+			problems = append(problems, fmt.Sprintf("secret %d appears in the port's output (%s)", i+1, form))
 		}
 	}
 	return problems
+}
+
+// LeakForm names the form in which secret appears in out, or returns "": raw, hexadecimal in
+// either case, a Go byte list, or base64 (standard or URL alphabet) or base32 at any byte
+// alignment (the secret encoded after other bytes: only the characters that depend on the
+// secret's bytes alone are looked for).
+func LeakForm(out, secret []byte) string {
+	if len(secret) == 0 {
+		return ""
+	}
+	if bytes.Contains(out, secret) {
+		return "raw"
+	}
+	if bytes.Contains(bytes.ToLower(out), []byte(hex.EncodeToString(secret))) {
+		return "hex"
+	}
+	if bytes.Contains(out, []byte(fmt.Sprint(secret))) {
+		return "byte list"
+	}
+	for _, e := range []struct {
+		name       string
+		enc        func([]byte) string
+		block, per int // bytes per block, characters per block
+	}{
+		{"base64", base64.StdEncoding.EncodeToString, 3, 4},
+		{"base64url", base64.RawURLEncoding.EncodeToString, 3, 4},
+		{"base32", base32.StdEncoding.EncodeToString, 5, 8},
+	} {
+		for shift := 0; shift < e.block; shift++ {
+			buf := append(make([]byte, shift), secret...)
+			text := e.enc(buf)
+			// Characters from the first block boundary after the shift to the last full block
+			// of the secret depend on the secret's bytes only.
+			from := (shift + e.block - 1) / e.block * e.per
+			to := (len(buf) / e.block) * e.per
+			if shift == 0 {
+				from = 0
+			}
+			if to-from < 16 {
+				continue
+			}
+			if bytes.Contains(out, []byte(text[from:to])) {
+				return e.name
+			}
+		}
+	}
+	return ""
 }

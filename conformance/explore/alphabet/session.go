@@ -353,3 +353,18 @@ func errorKind(err error) string {
 	}
 	return "error"
 }
+
+// Restart moves the session to a fresh worker process on the same journal (the restart
+// symbol): the new process gets a new session id and key, so the session is no longer open
+// and the host's sequences start again, while the operation key and the request ids used stay,
+// so reconcile still names the operation dispatched before the restart. The caller keeps and
+// closes key.
+func (s *Session) Restart(id string, key *protocol.SessionKey, mode canonjson.Mode) error {
+	host, err := protocol.NewAuthenticator(id, key, protocol.RoleHost, mode)
+	if err != nil {
+		return err
+	}
+	s.id, s.key, s.host = id, key, host
+	s.kind, s.opened, s.current, s.finished = 0, false, "", ""
+	return nil
+}

@@ -1,0 +1,106 @@
+package explore
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/explore/alphabet"
+	"github.com/splashv5/conform/conformance/explore/mealy"
+)
+
+// Spec: EXP-004, EXP-014 — the committed reference machine decodes, is minimal, spans the
+// whole alphabet, and agrees with the machine the worker rules imply wherever the rules can
+// say what a worker does.
+func TestCommittedReferenceMachine(t *testing.T) {
+	ref, err := ReferenceMachine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ref.Inputs; !slicesEqual(got, alphabet.For(allNeeds...)) {
+		t.Fatalf("the committed machine's alphabet %v is not the whole alphabet", got)
+	}
+	min, err := mealy.Minimize(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if min.States() != ref.States() {
+		t.Errorf("the committed machine has %d states, its minimal form %d", ref.States(), min.States())
+	}
+	again, err := EncodeMachine(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, referenceMachineJSON) {
+		t.Error("EncodeMachine(DecodeMachine(file)) is not the file")
+	}
+	// Every word over the simulated symbols that starts from a fresh process gets the answers
+	// alphabet.Expected gives: walk the transition cover of the expected machine.
+	var sim []alphabet.Name
+	for _, s := range alphabet.Symbols {
+		if s.Simulated {
+			sim = append(sim, s.Name)
+		}
+	}
+	exp, err := alphabet.Expected(sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range transitionCover(exp) {
+		want, _ := exp.Run(w)
+		got, _ := ref.Run(w)
+		if got[len(w)-1] != want[len(w)-1] {
+			t.Errorf("after %s the reference machine answers %s, the worker rules imply %s", words(w), got[len(w)-1], want[len(w)-1])
+		}
+	}
+}
+
+func slicesEqual(a, b []alphabet.Name) bool {
+	return strings.Join(names(a), ",") == strings.Join(names(b), ",")
+}
+
+func names(ns []alphabet.Name) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = string(n)
+	}
+	return out
+}
+
+// A machine file with a member the format does not have, or a machine that does not validate,
+// is refused.
+func TestDecodeMachineRefuses(t *testing.T) {
+	for _, bad := range []string{
+		`{"inputs":["invoke"],"initial":0,"next":[[0]],"out":[[{"Answers":"","Exit":-1}]],"extra":1}`,
+		`{"inputs":["invoke"],"initial":0,"next":[[3]],"out":[[{"Answers":"","Exit":-1}]]}`,
+		`not json`,
+	} {
+		if _, err := DecodeMachine([]byte(bad)); err == nil {
+			t.Errorf("DecodeMachine(%s) = nil error", bad)
+		}
+	}
+}
+
+// The command line refuses bad flags with status 2, and -list names the results of the
+// selected methods.
+func TestMainFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Main([]string{"-methods", "learn,guess"}, &out, &errOut); code != conformance.ExitUsage {
+		t.Errorf("-methods learn,guess: status %d, want %d", code, conformance.ExitUsage)
+	}
+	if !strings.Contains(errOut.String(), `unknown method "guess"`) {
+		t.Errorf("-methods learn,guess: stderr %q", errOut.String())
+	}
+	out.Reset()
+	if code := Main([]string{"-list", "-methods", "walk,fuzz"}, &out, &errOut); code != conformance.ExitOK {
+		t.Fatalf("-list: status %d", code)
+	}
+	if got := out.String(); !strings.Contains(got, IDWalk) || !strings.Contains(got, IDFuzz) || strings.Contains(got, IDStateMust) {
+		t.Errorf("-list -methods walk,fuzz:\n%s", got)
+	}
+	out.Reset()
+	if code := Main([]string{"-list", "-run", "CNF-EXP-LEARN"}, &out, &errOut); code != conformance.ExitOK || strings.Contains(out.String(), IDWalk) || !strings.Contains(out.String(), IDStateShould) {
+		t.Errorf("-list -run CNF-EXP-LEARN: status %d:\n%s", code, out.String())
+	}
+}
