@@ -62,12 +62,12 @@ func TestDrawIsReproducibleAndFeatureBound(t *testing.T) {
 // (the false-alarm check of the explorer).
 func TestReferenceDriverExploresClean(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the reference driver for about a minute")
+		t.Skip("runs the reference driver for about half a minute")
 	}
 	cfg := testConfig(t, conformancetest.Program(t, conformancetest.DriverPackage))
 	walks := 0
 	for _, seed := range []uint64{1, 2, 3} {
-		cfg.Seed, cfg.Duration, cfg.Parallel = seed, 15*time.Second, 2
+		cfg.Seed, cfg.Duration, cfg.Parallel = seed, 10*time.Second, 2
 		res, err := Explore(t.Context(), cfg)
 		if err != nil {
 			t.Fatal(err)
