@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // TestTraceabilityIsCurrent holds docs/traceability.md and docs/traceability.json to what the
