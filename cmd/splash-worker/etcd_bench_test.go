@@ -148,7 +148,7 @@ func liveBytes(tb testing.TB, c *etcdstoretest.Cluster, prefix string) int64 {
 	return n
 }
 
-// randomDispatchLoop is dispatchLoop with a new result value for every dispatch; it returns
+// randomDispatchLoop runs b.N durable dispatches, each with a new result value; it returns
 // the time the dispatches took and the number of scopes (sessions of 60 dispatches) used.
 func randomDispatchLoop(b *testing.B, bin string, value func() string, args func(scope string) []string, started func()) (time.Duration, int) {
 	const perSession = 60

@@ -35,16 +35,6 @@ const (
 	howBigNum   = "bignum"      // (dispatch, step) an input holding 2^64, which a binary64 reader changes
 )
 
-// hostile says whether the behaviour makes the exchange fail: the host must answer an error
-// and never use the session again.
-func hostile(how string) bool {
-	switch how {
-	case "", howAnswer, howDenied, howBadScope, howLose, howCancel, howAck, howTooLate, howBigNum:
-		return false
-	}
-	return true
-}
-
 // Symbol is one abstract command of a host-exploration sequence: a driver command (or
 // "restart", the driver process killed and started again on the same state directory) and
 // the fake worker's behaviour for the request it leads to. Its text form is "op" or "op:how".

@@ -34,7 +34,6 @@ func Append(dst, prev, cur []byte) ([]byte, bool) {
 	tail := len(prev) - len(cur)
 	for i := 0; i < len(cur); {
 		if i-lit >= giveUpAfter {
-			i = len(cur)
 			break
 		}
 		best, bestOff := 0, 0
