@@ -36,8 +36,8 @@ func TestReferenceMachineGolden(t *testing.T) {
 	}
 	took := time.Since(start)
 	starts, _, _ := l.Counts()
-	t.Logf("reference machine: %d states, %d queries (%d symbols), %d process starts in %s: %.1f queries/s, %.1f starts/s",
-		m.States(), stats.Queries, stats.Symbols, starts, took.Round(time.Millisecond), float64(stats.Queries)/took.Seconds(), float64(starts)/took.Seconds())
+	t.Logf("reference machine: %d states, %d queries (%d symbols), %d process starts (%d prefix probes) in %s: %.1f queries/s, %.1f starts/s",
+		m.States(), stats.Queries, stats.Symbols, starts, l.Probes(), took.Round(time.Millisecond), float64(stats.Queries)/took.Seconds(), float64(starts)/took.Seconds())
 	got, err := EncodeMachine(m)
 	if err != nil {
 		t.Fatal(err)

@@ -91,7 +91,8 @@ type Launcher struct {
 	Env []string
 	// Scope is the journal scope substituted for {scope}.
 	Scope string
-	// TempDir is the parent of the words' scratch directories ("" : the system's).
+	// TempDir is the parent of the words' scratch directories ("": the worker suite's default,
+	// conformance.DefaultScratchDir, memory-backed where it can be).
 	TempDir string
 	// Needs are the needs the worker declares; they shape the session's grants.
 	Needs []alphabet.Need
@@ -107,8 +108,22 @@ type Launcher struct {
 	symbols atomic.Int64
 	probes  atomic.Int64
 
+	scratch     sync.Once
+	scratchPath string
+
 	mu      sync.Mutex
 	settled map[string]*settledStep
+}
+
+// scratchDir returns the parent of the words' scratch directories.
+func (l *Launcher) scratchDir() string {
+	l.scratch.Do(func() {
+		l.scratchPath = l.TempDir
+		if l.scratchPath == "" {
+			l.scratchPath = conformance.DefaultScratchDir()
+		}
+	})
+	return l.scratchPath
 }
 
 // settledStep is the known output of the last step of a word, once a run of the word settled
@@ -148,7 +163,9 @@ const maxTraceOutput = 4 << 20
 
 // Run runs word in fresh processes and returns the abstract output of each step.
 func (l *Launcher) Run(ctx context.Context, word []alphabet.Name) ([]alphabet.Output, error) {
-	tr, err := l.Trace(ctx, word, nil)
+	l.words.Add(1)
+	l.symbols.Add(int64(len(word)))
+	tr, err := l.trace(ctx, word, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +210,7 @@ func (l *Launcher) settledOutput(ctx context.Context, word []alphabet.Name) (alp
 	l.settled[key] = e
 	l.mu.Unlock()
 	l.probes.Add(1)
-	tr, err := l.trace(ctx, word, nil)
+	tr, err := l.trace(ctx, word, nil, false)
 	if err == nil {
 		e.out = tr.Outputs[len(word)-1]
 	} else {
@@ -229,7 +246,7 @@ func (l *Launcher) remember(word []alphabet.Name, outs []alphabet.Output, n int)
 func (l *Launcher) Trace(ctx context.Context, word []alphabet.Name, edit func(k int, line []byte, s *alphabet.Session) []byte) (*Trace, error) {
 	l.words.Add(1)
 	l.symbols.Add(int64(len(word)))
-	return l.trace(ctx, word, edit)
+	return l.trace(ctx, word, edit, true)
 }
 
 // stepState is what a word's run knows of one step.
@@ -257,7 +274,9 @@ type wordRun struct {
 	edited int
 }
 
-func (l *Launcher) trace(ctx context.Context, word []alphabet.Name, edit func(k int, line []byte, s *alphabet.Session) []byte) (*Trace, error) {
+// trace runs word; full asks for the processes' output, the effect log and the files besides
+// the abstract outputs.
+func (l *Launcher) trace(ctx context.Context, word []alphabet.Name, edit func(k int, line []byte, s *alphabet.Session) []byte, full bool) (*Trace, error) {
 	bound := l.Bound
 	if bound <= 0 {
 		bound = DefaultWordBound
@@ -268,7 +287,7 @@ func (l *Launcher) trace(ctx context.Context, word []alphabet.Name, edit func(k 
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	dir, err := os.MkdirTemp(l.TempDir, "explore-")
+	dir, err := os.MkdirTemp(l.scratchDir(), "explore-")
 	if err != nil {
 		return nil, err
 	}
@@ -402,6 +421,9 @@ func (l *Launcher) trace(ctx context.Context, word []alphabet.Name, edit func(k 
 	r.p.stop()
 	tr.Outputs = r.outputs()
 	l.remember(word, tr.Outputs, r.edited)
+	if !full {
+		return tr, nil
+	}
 	if outBuf.Len() > maxTraceOutput {
 		outBuf.Truncate(maxTraceOutput)
 	}
@@ -672,8 +694,13 @@ func readBoundedFile(path string, max int) []byte {
 		return nil
 	}
 	defer f.Close()
-	data, _ := io.ReadAll(io.LimitReader(f, int64(max)))
-	return data
+	size := max
+	if info, err := f.Stat(); err == nil && info.Size() < int64(max) {
+		size = int(info.Size())
+	}
+	data := make([]byte, size)
+	n, _ := io.ReadFull(f, data)
+	return data[:n]
 }
 
 // readEffects returns the complete lines of an effect log.
