@@ -215,6 +215,8 @@ func (l *Launcher) settledOutput(ctx context.Context, word []alphabet.Name) (alp
 		e.out = tr.Outputs[len(word)-1]
 	} else {
 		e.err = err
+	}
+	if err != nil || ctx.Err() != nil {
 		l.mu.Lock()
 		delete(l.settled, key) // a later run tries again
 		l.mu.Unlock()
@@ -260,7 +262,8 @@ type stepState struct {
 // wordRun is the run of one word.
 type wordRun struct {
 	l     *Launcher
-	ctx   context.Context
+	ctx   context.Context // bounded by the word's bound
+	outer context.Context // the caller's, for the prefixes' runs, each bounded on its own
 	word  []alphabet.Name
 	s     *alphabet.Session
 	p     *proc
@@ -285,6 +288,7 @@ func (l *Launcher) trace(ctx context.Context, word []alphabet.Name, edit func(k 
 	if answerWait <= 0 {
 		answerWait = DefaultAnswerWait
 	}
+	outer := ctx
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	dir, err := os.MkdirTemp(l.scratchDir(), "explore-")
@@ -342,7 +346,7 @@ func (l *Launcher) trace(ctx context.Context, word []alphabet.Name, edit func(k 
 	if err != nil {
 		return nil, err
 	}
-	r := &wordRun{l: l, ctx: ctx, word: word, s: s, p: p, wait: answerWait,
+	r := &wordRun{l: l, ctx: ctx, outer: outer, word: word, s: s, p: p, wait: answerWait,
 		steps: make([]stepState, len(word)+1), gone: len(word), edited: len(word)}
 	for k := range r.steps {
 		r.steps[k].exit = alphabet.Running
@@ -420,7 +424,10 @@ func (l *Launcher) trace(ctx context.Context, word []alphabet.Name, edit func(k 
 	}
 	r.p.stop()
 	tr.Outputs = r.outputs()
-	l.remember(word, tr.Outputs, r.edited)
+	if ctx.Err() == nil {
+		// A word cut short by its bound or the caller says nothing a later word may rely on.
+		l.remember(word, tr.Outputs, r.edited)
+	}
 	if !full {
 		return tr, nil
 	}
@@ -560,7 +567,7 @@ func (r *wordRun) firstEnded(steps []int) (int, error) {
 		if k >= r.edited {
 			return k, nil
 		}
-		out, err := r.l.settledOutput(r.ctx, r.word[:k+1])
+		out, err := r.l.settledOutput(r.outer, r.word[:k+1])
 		if err != nil {
 			return -1, err
 		}
@@ -600,7 +607,7 @@ func (r *wordRun) settleBeforeRestart() error {
 	}
 	r.pending = nil
 	for _, k := range steps {
-		out, err := r.l.settledOutput(r.ctx, r.word[:k+1])
+		out, err := r.l.settledOutput(r.outer, r.word[:k+1])
 		if err != nil {
 			return err
 		}
