@@ -123,3 +123,42 @@ func TestLauncherReportsAHang(t *testing.T) {
 		}
 	}
 }
+
+// Spec: EXP-018, EXP-011 — in a session with a mutated frame, a step the worker leaves
+// unanswered is taken as accepted without an answer (the mutated frame is no longer its
+// symbol's), and the session goes on; without the mutation the same silence is a hang.
+func TestLauncherMutatedFrameMayGoUnanswered(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("needs /bin/sh")
+	}
+	l := &Launcher{Command: conformance.WorkerCommand{"/bin/sh", "-c", "exec sleep 30"}, Scope: "explore",
+		Needs: allNeeds, Mode: canonjson.Preserve, AnswerWait: 200 * time.Millisecond}
+	w := []alphabet.Name{alphabet.Invoke, alphabet.Invoke, alphabet.EndOfInput}
+	tr, err := l.Trace(context.Background(), w, func(k int, line []byte, _ *alphabet.Session) []byte {
+		if k == 1 {
+			return append(line, ' ')
+		}
+		return line
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []alphabet.Output{{Exit: alphabet.Hung}, {Exit: alphabet.Gone}, {Exit: alphabet.Gone}}
+	if !slices.Equal(tr.Outputs, want) {
+		t.Errorf("a silent worker, the second frame mutated: got %s, want %s (the hang comes before the mutated frame)", outputs(tr.Outputs), outputs(want))
+	}
+	w = []alphabet.Name{alphabet.OpenBaseline, alphabet.Invoke, alphabet.Invoke}
+	tr, err = l.Trace(context.Background(), w, func(k int, line []byte, _ *alphabet.Session) []byte {
+		if k == 1 {
+			return append(line, ' ')
+		}
+		return line
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []alphabet.Output{alphabet.Silent, alphabet.Silent, alphabet.Silent}
+	if !slices.Equal(tr.Outputs, want) {
+		t.Errorf("a silent worker, the invoke after the opening mutated: got %s, want %s", outputs(tr.Outputs), outputs(want))
+	}
+}
