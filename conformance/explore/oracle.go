@@ -515,8 +515,8 @@ func (r *wordRun) take(line []byte) {
 }
 
 // await reads the worker's lines until every step sent is settled, the process ends, or the
-// wait runs out: the worker hangs, unless a step sent is at or after a mutated frame, when the
-// steps count as accepted without an answer.
+// wait runs out: the worker hangs at a step, unless a step sent is at or after a mutated
+// frame or the wait is the probe's, when the steps count as accepted without an answer.
 func (r *wordRun) await() error {
 	timer := time.NewTimer(r.wait)
 	defer timer.Stop()
@@ -536,6 +536,12 @@ func (r *wordRun) await() error {
 				return nil
 			}
 			r.p.stop()
+			if slices.Contains(r.pending, len(r.word)) {
+				// The probe, not a symbol of the word, went unanswered while the process
+				// ran on: the word's steps neither answered nor ended it.
+				r.pending = nil
+				return nil
+			}
 			return r.end(alphabet.Hung)
 		case <-r.ctx.Done():
 			r.p.stop()
