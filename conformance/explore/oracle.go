@@ -81,7 +81,7 @@ func probeFor(n alphabet.Name) alphabet.Name {
 // request id, and every answer names one, so a step whose frame is answered ends at its
 // answer; a step whose frame may be accepted silently ends at the answer to a later request
 // of the same word, or, at the end of the word, to a probe request sent after it; a process
-// that ends while such steps are unsettled is attributed with the outputs of the word's
+// that ends while such steps are unsettled is attributed through the outputs of the word's
 // prefixes, learned once per prefix (with its probe) and kept. Only a worker that neither
 // answers nor ends waits for AnswerWait, and its step is hung.
 type Launcher struct {
