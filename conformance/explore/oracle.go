@@ -225,7 +225,12 @@ func (l *Launcher) settledOutput(ctx context.Context, word []alphabet.Name) (alp
 	return e.out, e.err
 }
 
-// remember keeps the settled outputs of the first n steps of word.
+// maxSettled bounds the settled steps a launcher keeps; past it, prefixes are run again.
+const maxSettled = 1 << 16
+
+// remember keeps the settled outputs of the first n steps of word, where they may settle a later
+// word: the steps of symbols that a worker may accept without an answer (the only steps left
+// unsettled before another is sent).
 func (l *Launcher) remember(word []alphabet.Name, outs []alphabet.Output, n int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -233,6 +238,9 @@ func (l *Launcher) remember(word []alphabet.Name, outs []alphabet.Output, n int)
 		l.settled = map[string]*settledStep{}
 	}
 	for k := range min(n, len(outs)) {
+		if settlingOf(word[k]) != byLater || len(l.settled) >= maxSettled {
+			continue
+		}
 		key := wordKey(word[:k+1])
 		if _, ok := l.settled[key]; ok {
 			continue
