@@ -14,10 +14,7 @@ RACE_PKGS ?= ./impl/worker/... ./impl/transport/... ./impl/host/... ./impl/stora
 	./cmd/splash-host-driver
 # The mutation harness runs the whole suite once per fault; it runs in make test, and under the
 # race detector it would only repeat the runner paths the other conformance tests take.
-# TestReferenceMachineGolden learns the reference worker over the whole alphabet (about a minute
-# without the race detector): a race-built worker is slow enough to end after the learner's
-# quiet period, which the learner then reports as nondeterminism.
-RACE_SKIP ?= ^(TestMutationHarness|TestProxyMutants|TestHostMutationHarness|TestSlowDriverPassesPacedChecks|TestReferenceMachineGolden)$$
+RACE_SKIP ?= ^(TestMutationHarness|TestProxyMutants|TestHostMutationHarness|TestSlowDriverPassesPacedChecks)$$
 
 .PHONY: all conform test mutation race fuzz bench vectors vectors-check lint soak etcd-current
 

@@ -54,7 +54,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		liveRef   = fs.Bool("learn-reference", false, "learn the reference worker's machine live instead of using the committed one")
 		needs     = fs.String("needs", "durable,cancel,compensation,store-fault", "comma-separated `NEEDS` the worker declares (durable, cancel, compensation, store-fault)")
 		lossy     = fs.Bool("lossy-numbers", false, "open the worker's frames in the lossy number model")
-		quiet     = fs.Duration("quiet", DefaultQuiet, "how long a step that the reference answers with nothing waits for an answer")
 		scope     = fs.String("scope", "explore", "journal `SCOPE` substituted for {scope}")
 		scratch   = fs.String("scratch", "", "parent `DIR` of the words' scratch directories")
 		specBase  = fs.String("spec-base", conformance.DefaultSpecBase, "`URL` prefix of the specification chapters the HTML report links to (\"-\": no links)")
@@ -74,8 +73,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err := conformance.CheckSpecBase(*specBase); err != nil {
 		return fail("-spec-base: %v", err)
 	}
-	if run.Parallel <= 0 || run.Timeout <= 0 || *duration < 0 || *quiet <= 0 {
-		return fail("-parallel, -timeout and -quiet must be positive, -duration not negative")
+	if run.Parallel <= 0 || run.Timeout <= 0 || *duration < 0 {
+		return fail("-parallel and -timeout must be positive, -duration not negative")
 	}
 	var ms []Method
 	for _, m := range strings.Split(*methods, ",") {
@@ -135,7 +134,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		mode = canonjson.Lossy
 	}
 	launcher := func(c conformance.WorkerCommand, m canonjson.Mode) *Launcher {
-		return &Launcher{Command: c, Scope: *scope, TempDir: *scratch, Needs: ns, Mode: m, Quiet: *quiet, AnswerWait: run.Timeout}
+		return &Launcher{Command: c, Scope: *scope, TempDir: *scratch, Needs: ns, Mode: m, AnswerWait: run.Timeout}
 	}
 	cfg := Config{
 		Port: launcher(port, mode), Reference: launcher(refCmd, canonjson.Preserve),

@@ -21,23 +21,26 @@ func referenceLauncher(t testing.TB, tags ...string) *Launcher {
 	return &Launcher{Command: referenceCommand(t, tags...), Scope: "explore", Needs: allNeeds, Mode: canonjson.Preserve}
 }
 
-// Spec: EXP-006, EXP-007, EXP-014 — the reference worker learned black-box over the whole
-// alphabet, one fresh process per query, is the committed machine; the committed drawing is
-// the machine's (EXP-008).
+// Spec: EXP-006, EXP-007, EXP-014, EXP-018 — the reference worker learned black-box over the
+// whole alphabet, one fresh process per query, each step settled by attribution, is the
+// committed machine; the committed drawing is the machine's (EXP-008).
 func TestReferenceMachineGolden(t *testing.T) {
 	if testing.Short() {
 		t.Skip("learns the reference worker")
 	}
 	start := time.Now()
 	l := referenceLauncher(t)
+	// The answer wait is only the bound for a worker that hangs (EXP-018); a loaded machine, a
+	// race-built test, must not turn a slow answer into a hang.
+	l.AnswerWait = 10 * time.Second
 	m, stats, err := Learn(context.Background(), l, alphabet.For(allNeeds...), 4, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
 	starts, _, _ := l.Counts()
-	t.Logf("reference machine: %d states, %d queries (%d symbols), %d process starts in %s: %.1f queries/s, %.1f starts/s",
-		m.States(), stats.Queries, stats.Symbols, starts, took.Round(time.Millisecond), float64(stats.Queries)/took.Seconds(), float64(starts)/took.Seconds())
+	t.Logf("reference machine: %d states, %d queries (%d symbols), %d process starts (%d prefix probes) in %s: %.1f queries/s, %.1f starts/s",
+		m.States(), stats.Queries, stats.Symbols, starts, l.Probes(), took.Round(time.Millisecond), float64(stats.Queries)/took.Seconds(), float64(starts)/took.Seconds())
 	got, err := EncodeMachine(m)
 	if err != nil {
 		t.Fatal(err)
