@@ -57,10 +57,7 @@ type LeaseError struct {
 
 // Error describes the rejection.
 func (e *LeaseError) Error() string {
-	if !e.Kind.Valid() {
-		return e.Kind.Error()
-	}
-	return errkind.Expand(e.Kind.Detail(), func(field string) string {
+	return e.Kind.Expand(func(field string) string {
 		switch field {
 		case "requested":
 			return strconv.Itoa(e.Requested)

@@ -65,10 +65,7 @@ type Error struct {
 
 // Error describes the rejection.
 func (e *Error) Error() string {
-	if !e.Kind.Valid() {
-		return e.Kind.Error()
-	}
-	return errkind.Expand(e.Kind.Detail(), func(field string) string {
+	return e.Kind.Expand(func(field string) string {
 		switch field {
 		case "path":
 			return e.Path
