@@ -7,6 +7,7 @@ package errkind
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -15,7 +16,7 @@ import (
 type Entry struct {
 	Name    string // the reference's variant name; an entry without one is not a kind
 	Message string // the kind's error text after the table's prefix; "" means the name
-	Detail  string // a template of an error's text, its {name} placeholders filled by Kind.Expand
+	Detail  string // a template of an error's text, which Kind.Expand fills
 	Doc     string // for a reader: what Name and Message leave out; no text shows it
 }
 
@@ -60,11 +61,13 @@ func (k Kind[S]) String() string {
 	return s.Table().Type + "(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Expand renders the kind's Detail template, each {name} replaced by field(name); for a value
-// that is not a kind it returns Error.
-func (k Kind[S]) Expand(field func(name string) string) string {
+// Expand returns the kind's Detail template with {} replaced by the kind's Error text and
+// each {name} by the value that follows name in fields, as fmt.Sprint writes it; a name
+// missing from fields stays as it is. A kind without a template, and a value that is not a
+// kind, give Error.
+func (k Kind[S]) Expand(fields ...any) string {
 	e, ok := k.entry()
-	if !ok {
+	if !ok || e.Detail == "" {
 		return k.Error()
 	}
 	template := e.Detail
@@ -76,9 +79,22 @@ func (k Kind[S]) Expand(field func(name string) string) string {
 			return b.String() + template
 		}
 		b.WriteString(template[:i])
-		b.WriteString(field(template[i+1 : i+1+j]))
+		b.WriteString(field(k, template[i+1:i+1+j], fields))
 		template = template[i+2+j:]
 	}
+}
+
+// field returns the text of placeholder name for Expand.
+func field[S Space](k Kind[S], name string, fields []any) string {
+	if name == "" {
+		return k.Error()
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i] == name {
+			return fmt.Sprint(fields[i+1])
+		}
+	}
+	return "{" + name + "}"
 }
 
 // KindName returns the variant name, like String; it makes every kind, and every error that
