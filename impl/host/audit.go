@@ -178,7 +178,7 @@ const (
 )
 
 var auditCursorKindTable = errkind.Table{Type: "AuditCursorErrorKind", Kinds: []errkind.Entry{
-	ErrAuditInvalidCursor: {Name: "InvalidCursor", Message: "capability audit cursor is invalid", Detail: "capability audit cursor is invalid"},
+	ErrAuditInvalidCursor: {Name: "InvalidCursor", Message: "capability audit cursor is invalid"},
 	ErrAuditCursorEvicted: {Name: "Evicted", Message: "capability audit cursor was evicted", Detail: "capability audit cursor {requested} was evicted; earliest available is {available}"},
 	ErrAuditCursorAhead:   {Name: "Ahead", Message: "capability audit cursor is ahead of the next available sequence", Detail: "capability audit cursor {requested} is ahead of the next available sequence {available}"},
 }}
@@ -193,12 +193,7 @@ type AuditCursorError struct {
 
 // Error describes the rejection.
 func (e *AuditCursorError) Error() string {
-	return e.Kind.Expand(func(field string) string {
-		if field == "requested" {
-			return strconv.FormatUint(e.Requested, 10)
-		}
-		return strconv.FormatUint(e.Available, 10)
-	})
+	return e.Kind.Expand("requested", e.Requested, "available", e.Available)
 }
 
 // auditRing is the bounded in-memory audit buffer: a circular slice that grows up to its

@@ -175,19 +175,7 @@ type RegistrationError struct {
 
 // Error describes the rejection.
 func (e *RegistrationError) Error() string {
-	return e.Kind.Expand(func(field string) string {
-		switch field {
-		case "name":
-			return e.Name
-		case "quoted":
-			return strconv.Quote(e.Name)
-		case "actual":
-			return strconv.Itoa(e.Actual)
-		case "maximum":
-			return strconv.Itoa(e.Maximum)
-		}
-		return e.Message
-	})
+	return e.Kind.Expand("name", e.Name, "quoted", strconv.Quote(e.Name), "message", e.Message, "actual", e.Actual, "maximum", e.Maximum)
 }
 
 // StreamConfigErrorKind names one reason SetExternalStreamRedactor refused.
@@ -221,7 +209,7 @@ type StreamConfigError struct {
 
 // Error describes the rejection.
 func (e *StreamConfigError) Error() string {
-	return e.Kind.Expand(func(string) string { return e.Name })
+	return e.Kind.Expand("name", e.Name)
 }
 
 // NonceErrorKind classifies a rejected host-supplied session nonce.
@@ -252,12 +240,7 @@ type NonceError struct {
 
 // Error describes the rejection.
 func (e *NonceError) Error() string {
-	return e.Kind.Expand(func(field string) string {
-		if field == "actual" {
-			return strconv.Itoa(e.Actual)
-		}
-		return strconv.Itoa(e.Limit)
-	})
+	return e.Kind.Expand("actual", e.Actual, "limit", e.Limit)
 }
 
 // ErrInvalidLimits rejects an unusable runtime configuration or audit capacity.

@@ -57,15 +57,7 @@ type LeaseError struct {
 
 // Error describes the rejection.
 func (e *LeaseError) Error() string {
-	return e.Kind.Expand(func(field string) string {
-		switch field {
-		case "requested":
-			return strconv.Itoa(e.Requested)
-		case "maximum":
-			return strconv.Itoa(e.Maximum)
-		}
-		return e.Tool
-	})
+	return e.Kind.Expand("tool", e.Tool, "requested", e.Requested, "maximum", e.Maximum)
 }
 
 // Lease is an attenuated, process-local capability policy with its own call accounting: while

@@ -172,33 +172,11 @@ func (e *Error) Error() string {
 	if !e.Kind.Valid() {
 		return e.Kind.Error()
 	}
-	return e.Kind.Error() + ": " + e.Kind.Expand(func(field string) string {
-		switch field {
-		case "field":
-			return e.Field
-		case "value":
-			return quoteBounded(e.Value)
-		case "actual":
-			return strconv.FormatUint(e.Actual, 10)
-		case "expected":
-			return strconv.FormatUint(e.Expected, 10)
-		case "maximum":
-			return strconv.FormatUint(e.Maximum, 10)
-		case "expected_text":
-			return quoteBounded(e.ExpectedText)
-		case "actual_text":
-			return quoteBounded(e.ActualText)
-		case "expected_format":
-			return e.ExpectedFormat.String()
-		case "actual_format":
-			return e.ActualFormat.String()
-		case "state":
-			return e.State.String()
-		case "observed":
-			return e.Observed.String()
-		}
-		return e.Message
-	})
+	return e.Kind.Error() + ": " + e.Kind.Expand("field", e.Field, "value", quoteBounded(e.Value),
+		"actual", e.Actual, "expected", e.Expected, "maximum", e.Maximum,
+		"expected_text", quoteBounded(e.ExpectedText), "actual_text", quoteBounded(e.ActualText),
+		"expected_format", e.ExpectedFormat, "actual_format", e.ActualFormat,
+		"state", e.State, "observed", e.Observed, "message", e.Message)
 }
 
 // maxEchoBytes bounds how much of a received value an error message repeats, so a hostile

@@ -65,17 +65,7 @@ type Error struct {
 
 // Error describes the rejection.
 func (e *Error) Error() string {
-	return e.Kind.Expand(func(field string) string {
-		switch field {
-		case "path":
-			return e.Path
-		case "keyword":
-			return e.Keyword
-		case "maximum":
-			return strconv.Itoa(e.Maximum)
-		}
-		return e.Message
-	})
+	return e.Kind.Expand("path", e.Path, "keyword", e.Keyword, "message", e.Message, "maximum", e.Maximum)
 }
 
 // Violation is a value that does not match its schema.
