@@ -45,13 +45,15 @@ func (s State) String() string {
 	return "State(" + strconv.Itoa(int(s)) + ")"
 }
 
-// Errors of Await for the promise edge cases; their text is what a script's error carries.
-var (
-	ErrUnknownPromise        = errors.New("unknown tool promise")
-	ErrPromiseAlreadyAwaited = errors.New("tool promise is already awaited")
-	// ErrInvalidRetryClass rejects a RetryClass outside the two defined values.
-	ErrInvalidRetryClass = errors.New("retry class must be transient or rate_limited")
+// Errors of Await for the promise edge cases: the script's kinds, whose text a script's error
+// carries.
+const (
+	ErrUnknownPromise        = script.ErrUnknownPromise
+	ErrPromiseAlreadyAwaited = script.ErrPromiseAlreadyAwaited
 )
+
+// ErrInvalidRetryClass rejects a RetryClass outside the two defined values.
+var ErrInvalidRetryClass = errors.New("retry class must be transient or rate_limited")
 
 // Result is a terminal result supplied by the host: an output, or a failure when Err is set.
 type Result struct {
