@@ -1,8 +1,9 @@
 // Package errkind is the module's one error idiom. A package lists its failure rules as
-// constants of a Kind and describes them in one Table; its error type embeds the Kind, or is
-// Error when it carries only a detail and a cause. The Kind supplies String, Error, errors.Is
-// matching and the variant name, which Name finds for any error of the module with one
-// errors.As. The package imports nothing of the module, so every layer may use it.
+// constants of a Kind and describes them in one Table (variant name, message, text template);
+// its error type embeds the Kind and renders its data with Kind.Expand, or is Error when it
+// carries only a detail and a cause. The Kind supplies String, Error, errors.Is matching and
+// the variant name, which Name finds for any error of the module with one errors.As. The
+// package imports nothing of the module, so every layer may use it.
 package errkind
 
 import (

@@ -208,9 +208,7 @@ type StreamConfigError struct {
 }
 
 // Error describes the rejection.
-func (e *StreamConfigError) Error() string {
-	return e.Kind.Expand("name", e.Name)
-}
+func (e *StreamConfigError) Error() string { return e.Kind.Expand("name", e.Name) }
 
 // NonceErrorKind classifies a rejected host-supplied session nonce.
 type NonceErrorKind = errkind.Kind[nonceKinds]
@@ -239,9 +237,7 @@ type NonceError struct {
 }
 
 // Error describes the rejection.
-func (e *NonceError) Error() string {
-	return e.Kind.Expand("actual", e.Actual, "limit", e.Limit)
-}
+func (e *NonceError) Error() string { return e.Kind.Expand("actual", e.Actual, "limit", e.Limit) }
 
 // ErrInvalidLimits rejects an unusable runtime configuration or audit capacity.
 var ErrInvalidLimits = errors.New("host runtime: invalid limits")
