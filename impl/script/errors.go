@@ -130,8 +130,6 @@ func (e *scriptError) Error() string { return e.msg }
 
 func raiseError(origin, msg string) error { return &scriptError{msg: msg, origin: origin} }
 
-func limitStop(limit ErrorKind) error { return &LimitError{Kind: limit} }
-
 // Origins used in diagnostics.
 const (
 	originTool   = "mod.tool"
