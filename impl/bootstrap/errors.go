@@ -2,7 +2,7 @@ package bootstrap
 
 import "github.com/splashv5/conform/impl/errkind"
 
-// ErrorKind identifies one bootstrap failure rule; String returns the reference variant name.
+// ErrorKind identifies one bootstrap failure rule, a variant of the reference's bootstrap error.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}

@@ -160,8 +160,7 @@ func (b AuditBatch) First() uint64 {
 	return b.Events[0].EventSequence
 }
 
-// AuditCursorErrorKind classifies a rejected export cursor. It is an error; String returns
-// the name the vectors use ("InvalidCursor", "Evicted", "Ahead").
+// AuditCursorErrorKind classifies a rejected export cursor.
 type AuditCursorErrorKind = errkind.Kind[auditCursorKinds]
 
 // auditCursorKinds is the space of the audit cursor error kinds.

@@ -54,8 +54,7 @@ func toolErrorOf(err error) (*ToolError, bool) {
 	return te, ok
 }
 
-// ExternalErrorKind names one reason a host call on an operation was refused: errors.Is(err,
-// ErrNotClaimed). String is the reference variant name, Error the kind's message.
+// ExternalErrorKind names one reason a host call on an operation was refused.
 type ExternalErrorKind = errkind.Kind[externalKinds]
 
 type externalKinds struct{}
@@ -131,7 +130,7 @@ func (e *ExternalError) Error() string {
 // Unwrap returns the wrapped protocol or evaluator error.
 func (e *ExternalError) Unwrap() error { return e.Err }
 
-// RegistrationErrorKind names one registration rule; String is the reference variant name.
+// RegistrationErrorKind names one tool registration rule.
 type RegistrationErrorKind = errkind.Kind[registrationKinds]
 
 type registrationKinds struct{}

@@ -17,8 +17,7 @@ type LeaseGrant struct {
 // outcome follows it); any other error refuses with Failed "<name> authorizer failed".
 type CallAuthorizer func(req ToolRequest, d Descriptor) error
 
-// LeaseErrorKind classifies a lease rejection. It is an error; String returns the variant
-// name.
+// LeaseErrorKind classifies a lease rejection.
 type LeaseErrorKind = errkind.Kind[leaseKinds]
 
 type leaseKinds struct{}

@@ -5,8 +5,7 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// ErrorKind identifies one failure rule of the JSON-line transport: one variant of the
-// reference's JSON-line channel error, whose name String returns.
+// ErrorKind identifies one failure rule of the JSON-line transport (the reference's channel error).
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}

@@ -77,8 +77,7 @@ func observedState(st protocol.OperationStatus) State {
 	return Pending
 }
 
-// ErrorKind names one ledger or ledger-bridge rule. It is an error; String returns the
-// variant name.
+// ErrorKind names one ledger or ledger-bridge rule.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}

@@ -9,8 +9,7 @@ import (
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind names one variant of the Rust reference's ProtocolError: errors.Is(err,
-// ErrInvalidToken). Its String is the variant name and its Error "protocol: " and the name.
+// ErrorKind names one variant of the Rust reference's ProtocolError.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}

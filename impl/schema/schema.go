@@ -25,7 +25,7 @@ const (
 	MaxBytes      = 32 * 1024
 )
 
-// ErrorKind classifies a schema that does not compile. It is an error.
+// ErrorKind classifies a schema that does not compile.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}

@@ -6,8 +6,7 @@ import (
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind identifies one failure rule of the storage layer, one variant of the reference
-// error enumerations, whose name String returns: errors.Is(err, ErrFencingRequired).
+// ErrorKind identifies one failure rule of the storage layer, a variant of the reference's errors.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}

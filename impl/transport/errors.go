@@ -7,8 +7,7 @@ import (
 	"github.com/splashv5/conform/impl/host"
 )
 
-// ErrorKind names one failure rule of the host transports; String returns the reference's
-// variant name.
+// ErrorKind names one failure rule of the host transports.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}

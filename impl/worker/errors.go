@@ -6,9 +6,8 @@ import (
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind identifies one failure rule of the worker runtime: one variant of the reference's
-// WorkerSessionOpenError, WorkerSessionError, registry, limits, journal-store and cancellable
-// driver errors. String returns the variant name, Error "worker: " and the name.
+// ErrorKind identifies one failure rule of the worker runtime: a variant of the reference's
+// session opening, session, registry, limits, journal-store or cancellable driver errors.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
@@ -175,9 +174,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // KindOf returns the kind of the outermost worker Error (or ErrorKind) in err's chain.
 func KindOf(err error) (ErrorKind, bool) { return errkind.Of[kinds](err) }
 
-// AdapterErrorKind identifies one adapter failure (the reference's WorkerAdapterError). A kind
-// is an error, so adapters may return a kind directly; its Error is "worker adapter: " and
-// the variant name.
+// AdapterErrorKind identifies one adapter failure (the reference's WorkerAdapterError); an
+// adapter may return a kind directly.
 type AdapterErrorKind = errkind.Kind[adapterKinds]
 
 type adapterKinds struct{}

@@ -19,9 +19,8 @@ const (
 	MaxSecretBytes = 64 << 10
 )
 
-// SecretErrorKind identifies one failure rule of the capability secret broker: one variant of
-// the reference's binding, value, broker configuration and broker resolution errors. Its Error
-// is "worker secret: ", the variant name and the kind's text.
+// SecretErrorKind identifies one failure rule of the capability secret broker: a variant of the
+// reference's binding, value, broker configuration or resolution errors.
 type SecretErrorKind = errkind.Kind[secretKinds]
 
 type secretKinds struct{}

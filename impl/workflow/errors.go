@@ -6,8 +6,7 @@ import (
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind names one rule of the step engine; String returns the reference's variant name
-// where it has one.
+// ErrorKind names one rule of the step engine.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
