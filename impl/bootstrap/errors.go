@@ -1,12 +1,8 @@
 package bootstrap
 
-import (
-	"fmt"
+import "github.com/splashv5/conform/impl/errkind"
 
-	"github.com/splashv5/conform/impl/errkind"
-)
-
-// ErrorKind identifies one bootstrap failure rule; String returns the reference variant name.
+// ErrorKind identifies one bootstrap failure rule, a variant of the reference's bootstrap error.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
@@ -28,8 +24,8 @@ const (
 var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "bootstrap: ", Kinds: []errkind.Entry{
 	ErrIO:                       {Name: "Io", Message: "private worker bootstrap I/O failed", Doc: "the pipe failed, or ended early (wrapping io.ErrUnexpectedEOF)"},
 	ErrInvalidMagic:             {Name: "InvalidMagic", Message: "private worker bootstrap header is invalid", Doc: "it does not start with \"SPLPBOOT\""},
-	ErrUnsupportedVersion:       {Name: "UnsupportedVersion", Message: "unsupported private worker bootstrap version", Doc: "a version byte other than 1"},
-	ErrInvalidSessionIDLength:   {Name: "InvalidSessionIdLength", Message: "private worker bootstrap session id length is invalid", Doc: "0 or above 128"},
+	ErrUnsupportedVersion:       {Name: "UnsupportedVersion", Message: "unsupported private worker bootstrap version", Detail: "{}: {version}", Doc: "a version byte other than 1"},
+	ErrInvalidSessionIDLength:   {Name: "InvalidSessionIdLength", Message: "private worker bootstrap session id length is invalid", Detail: "bootstrap: private worker bootstrap session id is {actual} bytes; maximum is {maximum}", Doc: "0 or above 128"},
 	ErrInvalidSessionIDEncoding: {Name: "InvalidSessionIdEncoding", Message: "private worker bootstrap session id is not valid UTF-8"},
 	ErrProtocol:                 {Name: "Protocol", Message: "private worker bootstrap is invalid", Doc: "Err holds the protocol error: InvalidToken for the session id, WeakSessionKey for an all-zero key"},
 }}
@@ -45,17 +41,11 @@ type Error struct {
 
 // Error describes the failure.
 func (e *Error) Error() string {
-	switch e.Kind {
-	case ErrUnsupportedVersion:
-		return fmt.Sprintf("bootstrap: unsupported private worker bootstrap version: %d", e.Version)
-	case ErrInvalidSessionIDLength:
-		return fmt.Sprintf("bootstrap: private worker bootstrap session id is %d bytes; maximum is %d", e.Actual, e.Maximum)
-	case ErrIO, ErrProtocol:
-		if e.Err != nil {
-			return e.Kind.Error() + ": " + e.Err.Error()
-		}
+	msg := e.Kind.Expand("version", e.Version, "actual", e.Actual, "maximum", e.Maximum)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
 	}
-	return e.Kind.Error()
+	return msg
 }
 
 // Unwrap returns the wrapped I/O or protocol error.

@@ -1,35 +1,32 @@
-// Package errkind is the one error idiom of the module. A package lists its failure rules as
-// constants of a Kind, describes them in one Table (variant name and message), and embeds the
-// Kind in its error type, or uses Error when an error carries only a detail and a cause; the
-// Kind supplies String, Error, errors.Is matching and the kind's name. Naming the kind of any
-// error of the module takes one errors.As, through Name.
-//
-// The package imports nothing of the module, so every layer, the wire core included, may use it.
+// Package errkind is the module's one error idiom. A package lists its failure rules as
+// constants of a Kind and describes them in one Table (variant name, message, text template);
+// its error type embeds the Kind and renders its data with Kind.Expand, or is Error when it
+// carries only a detail and a cause. The Kind supplies String, Error, errors.Is matching and
+// the variant name, which Name finds for any error of the module with one errors.As. The
+// package imports nothing of the module, so every layer may use it.
 package errkind
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 )
 
-// Entry describes one kind: the reference's variant name, when the kind's error text is not
-// the name itself its message, and, for a package whose error type renders a kind's data, the
-// template of that text ({field} placeholders that the package fills, see Expand).
+// Entry describes one kind.
 type Entry struct {
-	Name    string // the variant name; an entry without one is not a kind
+	Name    string // the reference's variant name; an entry without one is not a kind
 	Message string // the kind's error text after the table's prefix; "" means the name
-	Detail  string // a template the package renders with Expand for an error of this kind
-	Doc     string // for a reader: what Name and Message leave out (the field of the cause, poisoning); no text shows it
+	Detail  string // a template of an error's text, which Kind.Expand fills
+	Doc     string // for a reader: what Name and Message leave out; no text shows it
 }
 
-// Table describes every kind of one Space. Kinds is indexed by the kind's value; the zero kind
-// and gaps stay empty.
+// Table describes every kind of one Space.
 type Table struct {
 	Type        string  // the kind type's name, for a value that is not a kind: "ErrorKind(99)"
 	Prefix      string  // starts the Error text of every kind: "protocol: "
 	NameInError bool    // puts the variant name and ": " between the prefix and the message
-	Kinds       []Entry // each kind's entry
+	Kinds       []Entry // indexed by the kind's value; the zero kind and gaps stay empty
 }
 
 // Space is a package's set of kinds: a zero-size type whose Table describes them.
@@ -37,8 +34,8 @@ type Space interface {
 	Table() *Table
 }
 
-// Kind is one failure rule of the space S. A Kind is an error, so it is an errors.Is target;
-// an error type that embeds it (as its Kind field) matches that target too.
+// Kind is one failure rule of the space S. It is an error and an errors.Is target, which an
+// error type embedding it (as its Kind field) matches too.
 type Kind[S Space] uint16
 
 func (k Kind[S]) entry() (Entry, bool) {
@@ -65,18 +62,48 @@ func (k Kind[S]) String() string {
 	return s.Table().Type + "(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Detail returns the kind's detail template ("" for a value that is not a kind).
-func (k Kind[S]) Detail() string {
-	e, _ := k.entry()
-	return e.Detail
+// Expand returns the kind's Detail template with {} replaced by the kind's Error text and
+// each {name} by the value that follows name in fields, as fmt.Sprint writes it; a name
+// missing from fields stays as it is. A kind without a template, and a value that is not a
+// kind, give Error.
+func (k Kind[S]) Expand(fields ...any) string {
+	e, ok := k.entry()
+	if !ok || e.Detail == "" {
+		return k.Error()
+	}
+	template := e.Detail
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(template, '{')
+		j := strings.IndexByte(template[i+1:], '}')
+		if i < 0 || j < 0 {
+			return b.String() + template
+		}
+		b.WriteString(template[:i])
+		b.WriteString(field(k, template[i+1:i+1+j], fields))
+		template = template[i+2+j:]
+	}
+}
+
+// field returns the text of placeholder name for Expand.
+func field[S Space](k Kind[S], name string, fields []any) string {
+	if name == "" {
+		return k.Error()
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		if fields[i] == name {
+			return fmt.Sprint(fields[i+1])
+		}
+	}
+	return "{" + name + "}"
 }
 
 // KindName returns the variant name, like String; it makes every kind, and every error that
 // embeds one, a Named.
 func (k Kind[S]) KindName() string { return k.String() }
 
-// Error returns the table's prefix followed by the kind's message (after its name and ": "
-// when the table says NameInError), or by its name when it has no message.
+// Error returns the table's prefix and the kind's message (after its name and ": " when the
+// table says NameInError), or the prefix and the name when it has no message.
 func (k Kind[S]) Error() string {
 	var s S
 	t := s.Table()
@@ -90,8 +117,7 @@ func (k Kind[S]) Error() string {
 	return t.Prefix + e.Message
 }
 
-// Is reports whether target is this kind. Through embedding, it makes errors.Is(err, kind)
-// hold for an error that carries the kind.
+// Is reports whether target is this kind.
 func (k Kind[S]) Is(target error) bool {
 	t, ok := target.(Kind[S])
 	return ok && t == k
@@ -100,9 +126,8 @@ func (k Kind[S]) Is(target error) bool {
 // kindOf returns k; through embedding, it lets Of find the kind of an error of the space.
 func (k Kind[S]) kindOf() Kind[S] { return k }
 
-// Error is an error of space S that carries no more than its kind, a detail text and a cause.
-// Its text is the kind's Error, then ": " and Detail when Detail is set, then ": " and the
-// cause's text when there is a cause.
+// Error is an error of space S that carries no more than its kind, a detail and a cause. Its
+// text is the kind's Error, then ": " and Detail when set, then ": " and the cause's text.
 type Error[S Space] struct {
 	Kind[S]
 	Detail string
@@ -121,25 +146,8 @@ func (e *Error[S]) Error() string {
 	return msg
 }
 
-// Unwrap returns the cause, so errors.Is and errors.As also see the cause's chain.
+// Unwrap returns the cause.
 func (e *Error[S]) Unwrap() error { return e.Err }
-
-// Expand returns template with each {name} placeholder replaced by field(name). Text outside
-// placeholders is copied as is; an unclosed "{" is copied too.
-func Expand(template string, field func(name string) string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(template, '{')
-		j := strings.IndexByte(template[i+1:], '}')
-		if i < 0 || j < 0 {
-			b.WriteString(template)
-			return b.String()
-		}
-		b.WriteString(template[:i])
-		b.WriteString(field(template[i+1 : i+1+j]))
-		template = template[i+2+j:]
-	}
-}
 
 // Named is implemented by every Kind and every error that embeds one.
 type Named interface {
@@ -156,8 +164,7 @@ func Name(err error) (string, bool) {
 	return "", false
 }
 
-// Of returns the outermost kind of space S in err's chain: a bare Kind or an error that
-// embeds one.
+// Of returns the outermost kind of space S in err's chain.
 func Of[S Space](err error) (Kind[S], bool) {
 	var c interface{ kindOf() Kind[S] }
 	if errors.As(err, &c) {
@@ -180,10 +187,9 @@ func All[S Space]() []Kind[S] {
 
 // Parse returns the first kind of space S whose variant name is name.
 func Parse[S Space](name string) (Kind[S], bool) {
-	var s S
-	for i, e := range s.Table().Kinds {
-		if e.Name != "" && e.Name == name {
-			return Kind[S](i), true
+	for _, k := range All[S]() {
+		if k.String() == name {
+			return k, true
 		}
 	}
 	return 0, false

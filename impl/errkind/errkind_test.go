@@ -120,24 +120,26 @@ func TestAllAndParse(t *testing.T) {
 }
 
 func TestExpand(t *testing.T) {
-	field := func(name string) string { return "<" + name + ">" }
+	defer func(d string) { table.Kinds[kindC].Detail = d }(table.Kinds[kindC].Detail)
 	for template, want := range map[string]string{
-		"":                   "",
 		"plain":              "plain",
-		"a {x} b {yy}":       "a <x> b <yy>",
-		"{x}{y}":             "<x><y>",
+		"a {x} b {yy}":       "a <x> b 7",
+		"{x}{yy}":            "<x>7",
+		"{}: {x}":            "test: Gamma: <x>",
+		"{missing} stays":    "{missing} stays",
 		"open { never shut":  "open { never shut",
 		"shut } never {open": "shut } never {open",
 	} {
-		if got := errkind.Expand(template, field); got != want {
+		table.Kinds[kindC].Detail = template
+		if got := kindC.Expand("x", "<x>", "yy", 7); got != want {
 			t.Errorf("Expand(%q) = %q, want %q", template, got, want)
 		}
 	}
-	if got := kindC.Detail(); got != "gamma {n}" {
-		t.Errorf("Detail of Gamma = %q", got)
+	if got := kindB.Expand("x", 1); got != "test: beta went wrong" {
+		t.Errorf("Expand of a kind without a template = %q", got)
 	}
-	if got := kindB.Detail(); got != "" {
-		t.Errorf("Detail of a kind without one = %q", got)
+	if got := kind(9).Expand(); got != "test: TestKind(9)" {
+		t.Errorf("Expand of a value that is not a kind = %q", got)
 	}
 }
 

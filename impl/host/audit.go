@@ -160,8 +160,7 @@ func (b AuditBatch) First() uint64 {
 	return b.Events[0].EventSequence
 }
 
-// AuditCursorErrorKind classifies a rejected export cursor. It is an error; String returns
-// the name the vectors use ("InvalidCursor", "Evicted", "Ahead").
+// AuditCursorErrorKind classifies a rejected export cursor.
 type AuditCursorErrorKind = errkind.Kind[auditCursorKinds]
 
 // auditCursorKinds is the space of the audit cursor error kinds.
@@ -179,8 +178,8 @@ const (
 
 var auditCursorKindTable = errkind.Table{Type: "AuditCursorErrorKind", Kinds: []errkind.Entry{
 	ErrAuditInvalidCursor: {Name: "InvalidCursor", Message: "capability audit cursor is invalid"},
-	ErrAuditCursorEvicted: {Name: "Evicted", Message: "capability audit cursor was evicted"},
-	ErrAuditCursorAhead:   {Name: "Ahead", Message: "capability audit cursor is ahead of the next available sequence"},
+	ErrAuditCursorEvicted: {Name: "Evicted", Message: "capability audit cursor was evicted", Detail: "capability audit cursor {requested} was evicted; earliest available is {available}"},
+	ErrAuditCursorAhead:   {Name: "Ahead", Message: "capability audit cursor is ahead of the next available sequence", Detail: "capability audit cursor {requested} is ahead of the next available sequence {available}"},
 }}
 
 // AuditCursorError rejects an AuditSince cursor.
@@ -193,15 +192,7 @@ type AuditCursorError struct {
 
 // Error describes the rejection.
 func (e *AuditCursorError) Error() string {
-	switch e.Kind {
-	case ErrAuditCursorEvicted:
-		return "capability audit cursor " + strconv.FormatUint(e.Requested, 10) +
-			" was evicted; earliest available is " + strconv.FormatUint(e.Available, 10)
-	case ErrAuditCursorAhead:
-		return "capability audit cursor " + strconv.FormatUint(e.Requested, 10) +
-			" is ahead of the next available sequence " + strconv.FormatUint(e.Available, 10)
-	}
-	return e.Kind.Error()
+	return e.Kind.Expand("requested", e.Requested, "available", e.Available)
 }
 
 // auditRing is the bounded in-memory audit buffer: a circular slice that grows up to its

@@ -6,39 +6,23 @@ import (
 	"strconv"
 
 	"github.com/splashv5/conform/impl/errkind"
+	"github.com/splashv5/conform/impl/script"
 )
 
 // ToolErrorKind classifies a failed tool call the way a script and the audit log observe it.
-// String returns "Denied", "Failed", "Cancelled" or "TimedOut".
-type ToolErrorKind = errkind.Kind[toolKinds]
+type ToolErrorKind = script.ToolErrorKind
 
-type toolKinds struct{}
-
-// Table describes the tool failure kinds.
-func (toolKinds) Table() *errkind.Table { return &toolKindTable }
-
-// The four kinds of tool failure; see toolKindTable.
+// The four kinds of tool failure.
 const (
-	ToolDenied ToolErrorKind = iota + 1
-	ToolFailed
-	ToolCancelled
-	ToolTimedOut
+	ToolDenied    = script.ToolDenied
+	ToolFailed    = script.ToolFailed
+	ToolCancelled = script.ToolCancelled
+	ToolTimedOut  = script.ToolTimedOut
 )
 
-var toolKindTable = errkind.Table{Type: "ToolErrorKind", Prefix: "tool call ", Kinds: []errkind.Entry{
-	ToolDenied:    {Name: "Denied", Message: "denied", Doc: "a reservation, policy or output-validation denial"},
-	ToolFailed:    {Name: "Failed", Message: "failed", Doc: "a handler, worker or host failure"},
-	ToolCancelled: {Name: "Cancelled", Message: "cancelled", Doc: "a cancelled operation"},
-	ToolTimedOut:  {Name: "TimedOut", Message: "timed out", Doc: "an operation past its deferred deadline"},
-}}
-
-// ToolError is the failure of one tool call. Its Error text is the message a script's error
-// carries: "tool call denied: …", "tool call failed: …", "tool call cancelled: …" or
-// "tool call timed out: …".
-type ToolError struct {
-	errkind.Kind[toolKinds]
-	Message string
-}
+// ToolError is the failure of one tool call; its Error text is the message a script's error
+// carries.
+type ToolError = script.ToolError
 
 // Denied returns a ToolDenied error.
 func Denied(message string) *ToolError { return &ToolError{Kind: ToolDenied, Message: message} }
@@ -54,21 +38,6 @@ func Cancelled(message string) *ToolError {
 // TimedOut returns a ToolTimedOut error.
 func TimedOut(message string) *ToolError { return &ToolError{Kind: ToolTimedOut, Message: message} }
 
-// externalCancelledMessage is the message of an external operation settled as cancelled.
-const externalCancelledMessage = "external operation was reported cancelled"
-
-func timeoutError(tool string) *ToolError {
-	return TimedOut(tool + " exceeded its deferred deadline")
-}
-
-// Error renders the error as a script sees it.
-func (e *ToolError) Error() string {
-	if !e.Kind.Valid() {
-		return "tool call error: " + e.Message
-	}
-	return e.Kind.Error() + ": " + e.Message
-}
-
 // asToolError converts a handler error: a *ToolError keeps its kind and message; any other error
 // becomes a generic failure whose detail stays with the host.
 func asToolError(tool string, err error) *ToolError {
@@ -81,14 +50,11 @@ func asToolError(tool string, err error) *ToolError {
 // toolErrorOf extracts a well-formed *ToolError from err.
 func toolErrorOf(err error) (*ToolError, bool) {
 	var te *ToolError
-	if errors.As(err, &te) && te != nil && te.Kind >= ToolDenied && te.Kind <= ToolTimedOut {
-		return te, true
-	}
-	return nil, false
+	ok := errors.As(err, &te) && te != nil && te.Kind.Valid()
+	return te, ok
 }
 
-// ExternalErrorKind names one reason a host call on an operation was refused: errors.Is(err,
-// ErrNotClaimed). String is the reference variant name, Error the kind's message.
+// ExternalErrorKind names one reason a host call on an operation was refused.
 type ExternalErrorKind = errkind.Kind[externalKinds]
 
 type externalKinds struct{}
@@ -149,14 +115,6 @@ type ExternalError struct {
 	Err error
 }
 
-func externalError(kind ExternalErrorKind, id OperationID) *ExternalError {
-	return &ExternalError{Kind: kind, ID: id}
-}
-
-func protocolError(id OperationID, err error) *ExternalError {
-	return &ExternalError{Kind: ErrProtocol, ID: id, Err: err}
-}
-
 // Error describes the refusal.
 func (e *ExternalError) Error() string {
 	msg := e.Kind.Error()
@@ -172,7 +130,7 @@ func (e *ExternalError) Error() string {
 // Unwrap returns the wrapped protocol or evaluator error.
 func (e *ExternalError) Unwrap() error { return e.Err }
 
-// RegistrationErrorKind names one registration rule; String is the reference variant name.
+// RegistrationErrorKind names one tool registration rule.
 type RegistrationErrorKind = errkind.Kind[registrationKinds]
 
 type registrationKinds struct{}
@@ -216,22 +174,7 @@ type RegistrationError struct {
 
 // Error describes the rejection.
 func (e *RegistrationError) Error() string {
-	if !e.Kind.Valid() {
-		return e.Kind.Error()
-	}
-	return errkind.Expand(e.Kind.Detail(), func(field string) string {
-		switch field {
-		case "name":
-			return e.Name
-		case "quoted":
-			return strconv.Quote(e.Name)
-		case "actual":
-			return strconv.Itoa(e.Actual)
-		case "maximum":
-			return strconv.Itoa(e.Maximum)
-		}
-		return e.Message
-	})
+	return e.Kind.Expand("name", e.Name, "quoted", strconv.Quote(e.Name), "message", e.Message, "actual", e.Actual, "maximum", e.Maximum)
 }
 
 // StreamConfigErrorKind names one reason SetExternalStreamRedactor refused.
@@ -264,12 +207,7 @@ type StreamConfigError struct {
 }
 
 // Error describes the rejection.
-func (e *StreamConfigError) Error() string {
-	if !e.Kind.Valid() {
-		return e.Kind.Error()
-	}
-	return errkind.Expand(e.Kind.Detail(), func(string) string { return e.Name })
-}
+func (e *StreamConfigError) Error() string { return e.Kind.Expand("name", e.Name) }
 
 // NonceErrorKind classifies a rejected host-supplied session nonce.
 type NonceErrorKind = errkind.Kind[nonceKinds]
@@ -286,8 +224,8 @@ const (
 )
 
 var nonceKindTable = errkind.Table{Type: "NonceErrorKind", Prefix: "capability session nonce ", Kinds: []errkind.Entry{
-	ErrNonceTooShort: {Name: "TooShort", Message: "too short"},
-	ErrNonceTooLong:  {Name: "TooLong", Message: "too long"},
+	ErrNonceTooShort: {Name: "TooShort", Message: "too short", Detail: "capability session nonce is {actual} bytes; minimum is {limit} bytes"},
+	ErrNonceTooLong:  {Name: "TooLong", Message: "too long", Detail: "capability session nonce is {actual} bytes; maximum is {limit} bytes"},
 }}
 
 // NonceError rejects a host-supplied session nonce by length. It never contains nonce bytes.
@@ -298,12 +236,7 @@ type NonceError struct {
 }
 
 // Error describes the rejection.
-func (e *NonceError) Error() string {
-	if e.Kind == ErrNonceTooLong {
-		return fmt.Sprintf("capability session nonce is %d bytes; maximum is %d bytes", e.Actual, e.Limit)
-	}
-	return fmt.Sprintf("capability session nonce is %d bytes; minimum is %d bytes", e.Actual, e.Limit)
-}
+func (e *NonceError) Error() string { return e.Kind.Expand("actual", e.Actual, "limit", e.Limit) }
 
 // ErrInvalidLimits rejects an unusable runtime configuration or audit capacity.
 var ErrInvalidLimits = errors.New("host runtime: invalid limits")

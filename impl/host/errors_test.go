@@ -18,8 +18,8 @@ func TestErrorRenderings(t *testing.T) {
 		{Failed("x"), "tool call failed: x"},
 		{Cancelled("x"), "tool call cancelled: x"},
 		{TimedOut("x"), "tool call timed out: x"},
-		{externalError(ErrNotClaimed, 4), "external tool operation has not been claimed (operation 4)"},
-		{externalError(ErrReconciliationRequiresHostAuthenticator, 0), "external reconciliation requires a host session authenticator"},
+		{&ExternalError{Kind: ErrNotClaimed, ID: 4}, "external tool operation has not been claimed (operation 4)"},
+		{&ExternalError{Kind: ErrReconciliationRequiresHostAuthenticator}, "external reconciliation requires a host session authenticator"},
 		{&RegistrationError{Kind: ErrDuplicateTool, Name: "t"}, "tool already registered: t"},
 		{&RegistrationError{Kind: ErrCatalogByteLimitExceeded, Actual: 9, Maximum: 8}, "tool catalog is 9 bytes but its maximum is 8 bytes"},
 		{&RegistrationError{Kind: ErrIncompatibleWorkerGrant, Name: "t"}, "worker manifest cannot safely back tool: t"},
@@ -33,12 +33,12 @@ func TestErrorRenderings(t *testing.T) {
 			t.Errorf("%T: %q, want %q", c.err, got, c.want)
 		}
 	}
-	wrapped := protocolError(3, &protocol.Error{Kind: protocol.ErrUnknownTool, Value: "x"})
+	wrapped := &ExternalError{Kind: ErrProtocol, ID: 3, Err: &protocol.Error{Kind: protocol.ErrUnknownTool, Value: "x"}}
 	if !errors.Is(wrapped, ErrProtocol) || !errors.Is(wrapped, protocol.ErrUnknownTool) {
 		t.Fatalf("protocol error does not match both kinds: %v", wrapped)
 	}
 	for k := ErrUnknownOperation; k <= ErrResume; k++ {
-		if k.String() == "" || k.Error() == "" || errors.Is(externalError(k, 1), k+1) {
+		if k.String() == "" || k.Error() == "" || errors.Is(&ExternalError{Kind: k, ID: 1}, k+1) {
 			t.Fatalf("kind %d", k)
 		}
 	}

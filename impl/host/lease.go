@@ -17,8 +17,7 @@ type LeaseGrant struct {
 // outcome follows it); any other error refuses with Failed "<name> authorizer failed".
 type CallAuthorizer func(req ToolRequest, d Descriptor) error
 
-// LeaseErrorKind classifies a lease rejection. It is an error; String returns the variant
-// name.
+// LeaseErrorKind classifies a lease rejection.
 type LeaseErrorKind = errkind.Kind[leaseKinds]
 
 type leaseKinds struct{}
@@ -57,18 +56,7 @@ type LeaseError struct {
 
 // Error describes the rejection.
 func (e *LeaseError) Error() string {
-	if !e.Kind.Valid() {
-		return e.Kind.Error()
-	}
-	return errkind.Expand(e.Kind.Detail(), func(field string) string {
-		switch field {
-		case "requested":
-			return strconv.Itoa(e.Requested)
-		case "maximum":
-			return strconv.Itoa(e.Maximum)
-		}
-		return e.Tool
-	})
+	return e.Kind.Expand("tool", e.Tool, "requested", e.Requested, "maximum", e.Maximum)
 }
 
 // Lease is an attenuated, process-local capability policy with its own call accounting: while

@@ -9,6 +9,7 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/script"
 )
 
 // State is the lifecycle state of a retained operation record.
@@ -44,13 +45,15 @@ func (s State) String() string {
 	return "State(" + strconv.Itoa(int(s)) + ")"
 }
 
-// Errors of Await for the promise edge cases; their text is what a script's error carries.
-var (
-	ErrUnknownPromise        = errors.New("unknown tool promise")
-	ErrPromiseAlreadyAwaited = errors.New("tool promise is already awaited")
-	// ErrInvalidRetryClass rejects a RetryClass outside the two defined values.
-	ErrInvalidRetryClass = errors.New("retry class must be transient or rate_limited")
+// Errors of Await for the promise edge cases: the script's kinds, whose text a script's error
+// carries.
+const (
+	ErrUnknownPromise        = script.ErrUnknownPromise
+	ErrPromiseAlreadyAwaited = script.ErrPromiseAlreadyAwaited
 )
+
+// ErrInvalidRetryClass rejects a RetryClass outside the two defined values.
+var ErrInvalidRetryClass = errors.New("retry class must be transient or rate_limited")
 
 // Result is a terminal result supplied by the host: an output, or a failure when Err is set.
 type Result struct {
@@ -327,7 +330,7 @@ func (r *Runtime) execute(t *ticket) Result {
 func (r *Runtime) completeTicket(t *ticket, res Result) Result {
 	switch {
 	case t.expired(r.clock()):
-		res = Fail(timeoutError(t.name))
+		res = Fail(script.TimedOut(t.name))
 	case res.Err != nil:
 		if res.Err.Kind < ToolDenied || res.Err.Kind > ToolTimedOut {
 			res = Fail(Failed(res.Err.Message))
@@ -464,7 +467,7 @@ func (r *Runtime) PumpUpTo(n int) []Settlement {
 		}
 		var res Result
 		if rec.t.expired(r.clock()) {
-			res = r.completeTicket(&rec.t, Fail(timeoutError(rec.t.name)))
+			res = r.completeTicket(&rec.t, Fail(script.TimedOut(rec.t.name)))
 		} else {
 			res = r.execute(&rec.t)
 		}
@@ -497,7 +500,7 @@ func (r *Runtime) ExpireTimedOutUpTo(n int) []Settlement {
 	}
 	out := make([]Settlement, 0, len(due))
 	for _, rec := range due {
-		out = append(out, r.settle(rec, Fail(timeoutError(rec.t.name))))
+		out = append(out, r.settle(rec, Fail(script.TimedOut(rec.t.name))))
 	}
 	return out
 }
@@ -556,11 +559,11 @@ func (inv Invocation) WorkerPayload() (protocol.ToolPayload, error) {
 	}
 	v, err := canonjson.ParseValue([]byte(inv.Input), canonjson.Preserve)
 	if err != nil {
-		return protocol.ToolPayload{}, externalError(ErrInvalidPayload, inv.ID)
+		return protocol.ToolPayload{}, &ExternalError{Kind: ErrInvalidPayload, ID: inv.ID}
 	}
 	p := protocol.JSONPayload(v)
 	if _, err := p.ValidateFor(protocol.FormatJSON); err != nil {
-		return protocol.ToolPayload{}, externalError(ErrInvalidPayload, inv.ID)
+		return protocol.ToolPayload{}, &ExternalError{Kind: ErrInvalidPayload, ID: inv.ID}
 	}
 	return p, nil
 }
@@ -573,7 +576,7 @@ func (inv Invocation) CanonicalInputBytes() ([]byte, error) {
 	}
 	b, err := protocol.CanonicalOperationInputBytes(p)
 	if err != nil {
-		return nil, protocolError(inv.ID, err)
+		return nil, &ExternalError{Kind: ErrProtocol, ID: inv.ID, Err: err}
 	}
 	return b, nil
 }
@@ -625,7 +628,7 @@ type StreamChunk struct {
 func (r *Runtime) lookup(id OperationID) (*record, *ExternalError) {
 	rec, ok := r.records[id]
 	if !ok {
-		return nil, externalError(ErrUnknownOperation, id)
+		return nil, &ExternalError{Kind: ErrUnknownOperation, ID: id}
 	}
 	return rec, nil
 }
@@ -635,15 +638,15 @@ func (r *Runtime) lookup(id OperationID) (*record, *ExternalError) {
 func stateError(rec *record) *ExternalError {
 	switch rec.state {
 	case StateQueued:
-		return externalError(ErrNotClaimed, rec.id)
+		return &ExternalError{Kind: ErrNotClaimed, ID: rec.id}
 	case StateHostPump:
-		return externalError(ErrNotExternal, rec.id)
+		return &ExternalError{Kind: ErrNotExternal, ID: rec.id}
 	case StateReady:
-		return externalError(ErrAlreadyCompleted, rec.id)
+		return &ExternalError{Kind: ErrAlreadyCompleted, ID: rec.id}
 	case StateClaimed, StateCancellationRequested:
-		return externalError(ErrAlreadyClaimed, rec.id)
+		return &ExternalError{Kind: ErrAlreadyClaimed, ID: rec.id}
 	}
-	return externalError(ErrUnknownOperation, rec.id)
+	return &ExternalError{Kind: ErrUnknownOperation, ID: rec.id}
 }
 
 // claimed finds a claimed or cancellation-requested record.
@@ -720,10 +723,10 @@ func (r *Runtime) ValidateClaimedExternal(id OperationID) error {
 		return err
 	}
 	if rec.state == StateCancellationRequested {
-		return externalError(ErrCancellationRequested, id)
+		return &ExternalError{Kind: ErrCancellationRequested, ID: id}
 	}
 	if rec.t.expired(r.clock()) {
-		return externalError(ErrDeadlineElapsed, id)
+		return &ExternalError{Kind: ErrDeadlineElapsed, ID: id}
 	}
 	return nil
 }
@@ -740,14 +743,14 @@ func (r *Runtime) RetryExternal(id OperationID, class RetryClass) (Invocation, e
 		return Invocation{}, err
 	}
 	if rec.state == StateCancellationRequested {
-		return Invocation{}, externalError(ErrCancellationRequested, id)
+		return Invocation{}, &ExternalError{Kind: ErrCancellationRequested, ID: id}
 	}
 	now := r.clock()
 	if rec.t.expired(now) {
-		return Invocation{}, externalError(ErrDeadlineElapsed, id)
+		return Invocation{}, &ExternalError{Kind: ErrDeadlineElapsed, ID: id}
 	}
 	if rec.attempt >= rec.t.maxAttempts {
-		return Invocation{}, externalError(ErrRetryLimitReached, id)
+		return Invocation{}, &ExternalError{Kind: ErrRetryLimitReached, ID: id}
 	}
 	rec.attempt++
 	inv := r.invocation(rec, now)
@@ -779,9 +782,9 @@ func (r *Runtime) ConfirmExternalCancellation(id OperationID) (Settlement, error
 		return Settlement{}, err
 	}
 	if rec.state == StateClaimed {
-		return Settlement{}, externalError(ErrCancellationNotRequested, id)
+		return Settlement{}, &ExternalError{Kind: ErrCancellationNotRequested, ID: id}
 	}
-	return r.settle(rec, Fail(Cancelled(externalCancelledMessage))), nil
+	return r.settle(rec, Fail(script.Cancelled())), nil
 }
 
 // CancelExternal is the trusted host's direct terminal assertion that a claimed operation is
@@ -791,7 +794,7 @@ func (r *Runtime) CancelExternal(id OperationID) (Settlement, error) {
 	if err != nil {
 		return Settlement{}, err
 	}
-	return r.settle(rec, Fail(Cancelled(externalCancelledMessage))), nil
+	return r.settle(rec, Fail(script.Cancelled())), nil
 }
 
 // CompleteExternal settles a claimed (or cancellation-requested) operation with res. A
@@ -814,15 +817,15 @@ func (r *Runtime) PushExternalChunk(id OperationID, text string) (StreamChunk, e
 		return StreamChunk{}, err
 	}
 	if rec.state == StateCancellationRequested {
-		return StreamChunk{}, externalError(ErrCancellationRequested, id)
+		return StreamChunk{}, &ExternalError{Kind: ErrCancellationRequested, ID: id}
 	}
 	if rec.t.expired(r.clock()) {
-		return StreamChunk{}, externalError(ErrDeadlineElapsed, id)
+		return StreamChunk{}, &ExternalError{Kind: ErrDeadlineElapsed, ID: id}
 	}
 	source := len(text)
 	deny := func(kind ExternalErrorKind) (StreamChunk, error) {
 		r.recordAudit(rec.t.sequence, rec.t.name, source, 0, OutcomeStreamDenied, 0)
-		return StreamChunk{}, externalError(kind, id)
+		return StreamChunk{}, &ExternalError{Kind: kind, ID: id}
 	}
 	sp := rec.t.stream
 	if sp == nil {
@@ -844,16 +847,16 @@ func (r *Runtime) PushExternalChunk(id OperationID, text string) (StreamChunk, e
 	}
 	// The redactor is host code; check the record again before accepting.
 	if rec2, ok := r.records[id]; !ok || rec2 != rec {
-		return StreamChunk{}, externalError(ErrUnknownOperation, id)
+		return StreamChunk{}, &ExternalError{Kind: ErrUnknownOperation, ID: id}
 	}
 	if rec.state != StateClaimed {
 		if rec.state == StateCancellationRequested {
-			return StreamChunk{}, externalError(ErrCancellationRequested, id)
+			return StreamChunk{}, &ExternalError{Kind: ErrCancellationRequested, ID: id}
 		}
 		return StreamChunk{}, stateError(rec)
 	}
 	if rec.t.expired(r.clock()) {
-		return StreamChunk{}, externalError(ErrDeadlineElapsed, id)
+		return StreamChunk{}, &ExternalError{Kind: ErrDeadlineElapsed, ID: id}
 	}
 	rec.chunks++
 	rec.source += source

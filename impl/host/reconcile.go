@@ -2,6 +2,7 @@ package host
 
 import (
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/script"
 )
 
 // Reconciliation is the outcome of applying a worker's operation status: Running leaves the
@@ -20,11 +21,11 @@ func (r *Runtime) ExternalReconcileRequest(id OperationID, sessionID, requestID 
 		return protocol.OperationReconcileRequest{}, err
 	}
 	if rec.t.expired(r.clock()) {
-		return protocol.OperationReconcileRequest{}, externalError(ErrDeadlineElapsed, id)
+		return protocol.OperationReconcileRequest{}, &ExternalError{Kind: ErrDeadlineElapsed, ID: id}
 	}
 	req, perr := protocol.NewOperationReconcileRequest(sessionID, requestID, rec.t.name, rec.key)
 	if perr != nil {
-		return protocol.OperationReconcileRequest{}, protocolError(id, perr)
+		return protocol.OperationReconcileRequest{}, &ExternalError{Kind: ErrProtocol, ID: id, Err: perr}
 	}
 	return req, nil
 }
@@ -38,31 +39,31 @@ func (r *Runtime) ExternalReconcileRequest(id OperationID, sessionID, requestID 
 // written compact with sorted keys); failed completes as Failed; cancelled takes the cancel path.
 func (r *Runtime) ReconcileExternal(id OperationID, req protocol.OperationReconcileRequest, res protocol.OperationReconcileResult) (Reconciliation, error) {
 	if err := req.Validate(); err != nil {
-		return Reconciliation{}, protocolError(id, err)
+		return Reconciliation{}, &ExternalError{Kind: ErrProtocol, ID: id, Err: err}
 	}
 	if err := res.Validate(); err != nil {
-		return Reconciliation{}, protocolError(id, err)
+		return Reconciliation{}, &ExternalError{Kind: ErrProtocol, ID: id, Err: err}
 	}
 	rec, xerr := r.claimed(id)
 	if xerr != nil {
 		return Reconciliation{}, xerr
 	}
 	if req.Tool != rec.t.name || req.OperationKey != rec.key || !res.MatchesRequest(req) {
-		return Reconciliation{}, externalError(ErrReconciliationMismatch, id)
+		return Reconciliation{}, &ExternalError{Kind: ErrReconciliationMismatch, ID: id}
 	}
 	switch res.Status.State {
 	case protocol.StateRunning:
 		if rec.t.expired(r.clock()) {
-			return Reconciliation{}, externalError(ErrDeadlineElapsed, id)
+			return Reconciliation{}, &ExternalError{Kind: ErrDeadlineElapsed, ID: id}
 		}
 		return Reconciliation{Running: true}, nil
 	case protocol.StateSucceeded:
 		p := res.Status.Payload
 		want := rec.t.format.envelope()
 		if p.Format != want {
-			return Reconciliation{}, protocolError(id, &protocol.Error{
+			return Reconciliation{}, &ExternalError{Kind: ErrProtocol, ID: id, Err: &protocol.Error{
 				Kind: protocol.ErrPayloadFormatMismatch, ExpectedFormat: want, ActualFormat: p.Format,
-			})
+			}}
 		}
 		output := p.Text
 		if p.Format == protocol.FormatJSON {
@@ -72,9 +73,9 @@ func (r *Runtime) ReconcileExternal(id OperationID, req protocol.OperationReconc
 	case protocol.StateFailed:
 		return Reconciliation{Settlement: r.settle(rec, Fail(Failed(res.Status.Message)))}, nil
 	case protocol.StateCancelled:
-		return Reconciliation{Settlement: r.settle(rec, Fail(Cancelled(externalCancelledMessage)))}, nil
+		return Reconciliation{Settlement: r.settle(rec, Fail(script.Cancelled()))}, nil
 	}
-	return Reconciliation{}, protocolError(id, &protocol.Error{Kind: protocol.ErrSerialization, Message: "operation status is not a wire status"})
+	return Reconciliation{}, &ExternalError{Kind: ErrProtocol, ID: id, Err: &protocol.Error{Kind: protocol.ErrSerialization, Message: "operation status is not a wire status"}}
 }
 
 // AuthenticatedReconciliation is a sealed reconcile_operation frame and the request it carries.
@@ -89,7 +90,7 @@ type AuthenticatedReconciliation struct {
 // authenticator's session id and seals it. The authenticator must speak as the host.
 func (r *Runtime) PrepareAuthenticatedReconciliation(id OperationID, requestID string, auth *protocol.Authenticator) (AuthenticatedReconciliation, error) {
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return AuthenticatedReconciliation{}, externalError(ErrReconciliationRequiresHostAuthenticator, 0)
+		return AuthenticatedReconciliation{}, &ExternalError{Kind: ErrReconciliationRequiresHostAuthenticator}
 	}
 	req, err := r.ExternalReconcileRequest(id, auth.SessionID(), requestID)
 	if err != nil {
@@ -97,7 +98,7 @@ func (r *Runtime) PrepareAuthenticatedReconciliation(id OperationID, requestID s
 	}
 	frame, line, err := auth.Seal(protocol.ReconcileOperationMessage{Request: req})
 	if err != nil {
-		return AuthenticatedReconciliation{}, protocolError(id, err)
+		return AuthenticatedReconciliation{}, &ExternalError{Kind: ErrProtocol, ID: id, Err: err}
 	}
 	return AuthenticatedReconciliation{Request: req, Frame: frame, Line: line}, nil
 }
@@ -108,14 +109,14 @@ func (r *Runtime) PrepareAuthenticatedReconciliation(id OperationID, requestID s
 // consumed its sequence even when a later check fails.
 func (r *Runtime) ReconcileAuthenticated(id OperationID, req protocol.OperationReconcileRequest, auth *protocol.Authenticator, frame protocol.Frame) (Reconciliation, error) {
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return Reconciliation{}, externalError(ErrReconciliationRequiresHostAuthenticator, 0)
+		return Reconciliation{}, &ExternalError{Kind: ErrReconciliationRequiresHostAuthenticator}
 	}
 	res, reconciled, err := openReconciledOperation(auth, frame)
 	if err != nil {
-		return Reconciliation{}, protocolError(id, err)
+		return Reconciliation{}, &ExternalError{Kind: ErrProtocol, ID: id, Err: err}
 	}
 	if !reconciled {
-		return Reconciliation{}, externalError(ErrUnexpectedReconciliationMessage, 0)
+		return Reconciliation{}, &ExternalError{Kind: ErrUnexpectedReconciliationMessage}
 	}
 	return r.ReconcileExternal(id, req, res)
 }
@@ -148,7 +149,7 @@ func (r *Runtime) CheckStatusFormat(id OperationID, status protocol.OperationSta
 		return xerr
 	}
 	if want := rec.t.format.envelope(); status.Payload.Format != want {
-		return protocolError(id, &protocol.Error{Kind: protocol.ErrPayloadFormatMismatch, ExpectedFormat: want, ActualFormat: status.Payload.Format})
+		return &ExternalError{Kind: ErrProtocol, ID: id, Err: &protocol.Error{Kind: protocol.ErrPayloadFormatMismatch, ExpectedFormat: want, ActualFormat: status.Payload.Format}}
 	}
 	return nil
 }
@@ -171,7 +172,7 @@ func (r *Runtime) ResolveOperationStatus(id OperationID, status protocol.Operati
 		}
 		p := status.Payload
 		if want := rec.t.format.envelope(); p.Format != want {
-			return Reconciliation{}, protocolError(id, &protocol.Error{Kind: protocol.ErrPayloadFormatMismatch, ExpectedFormat: want, ActualFormat: p.Format})
+			return Reconciliation{}, &ExternalError{Kind: ErrProtocol, ID: id, Err: &protocol.Error{Kind: protocol.ErrPayloadFormatMismatch, ExpectedFormat: want, ActualFormat: p.Format}}
 		}
 		out := p.Text
 		if p.Format == protocol.FormatJSON {
@@ -186,5 +187,5 @@ func (r *Runtime) ResolveOperationStatus(id OperationID, status protocol.Operati
 		s, err := r.CancelExternal(id)
 		return Reconciliation{Settlement: s}, err
 	}
-	return Reconciliation{}, protocolError(id, &protocol.Error{Kind: protocol.ErrSerialization, Message: "operation status is not a wire status"})
+	return Reconciliation{}, &ExternalError{Kind: ErrProtocol, ID: id, Err: &protocol.Error{Kind: protocol.ErrSerialization, Message: "operation status is not a wire status"}}
 }

@@ -95,7 +95,7 @@ func (s *ScriptSession) Resume(st Settlement) (*script.Evaluation, error) {
 	}
 	out := script.Outcome{Output: st.Output}
 	if st.Err != nil {
-		out = script.Outcome{Err: scriptToolError(st.Err)}
+		out = script.Outcome{Err: st.Err}
 	}
 	ev, err := s.m.Resume(script.PromiseID(st.ID), out)
 	if err != nil {
@@ -174,26 +174,13 @@ func (s *ScriptSession) resumeAll(sts []Settlement) (int, []script.Evaluation, e
 	return len(sts), resumed, nil
 }
 
-func scriptToolError(e *ToolError) *script.ToolError {
-	kind := script.ToolFailed
-	switch e.Kind {
-	case ToolDenied:
-		kind = script.ToolDenied
-	case ToolCancelled:
-		kind = script.ToolCancelled
-	case ToolTimedOut:
-		kind = script.ToolTimedOut
-	}
-	return &script.ToolError{Kind: kind, Message: e.Message}
-}
-
 // scriptHost is the evaluator's view of the runtime.
 type scriptHost struct{ s *ScriptSession }
 
 func (h scriptHost) convert(err error) error {
 	var te *ToolError
 	if errors.As(err, &te) {
-		return scriptToolError(te)
+		return te
 	}
 	switch {
 	case errors.Is(err, ErrUnknownPromise):

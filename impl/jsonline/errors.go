@@ -5,8 +5,7 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// ErrorKind identifies one failure rule of the JSON-line transport: one variant of the
-// reference's JSON-line channel error, whose name String returns.
+// ErrorKind identifies one failure rule of the JSON-line transport (the reference's channel error).
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
@@ -28,36 +27,14 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "jsonline: ", Kinds: []
 	ErrProtocol:              {Name: "Protocol", Message: "worker frame is invalid", Doc: "Err holds the *protocol.Error: WireFrameTooLarge for a line over MaxLineBytes, Serialization for a line that does not decode or a line to send with a newline, or another frame decoding error"},
 	ErrInvalidUTF8:           {Name: "InvalidUtf8", Message: "worker frame is not valid UTF-8", Doc: "a complete line"},
 	ErrUnexpectedEndOfStream: {Name: "UnexpectedEndOfStream", Message: "worker frame stream ended before a complete frame", Doc: "including before any byte of a line"},
-	ErrPoisoned:              {Name: "Poisoned", Message: "worker frame channel is poisoned", Doc: "every call after a Reader, Writer or Channel failed; Err holds the first error"},
+	ErrPoisoned:              {Name: "Poisoned", Message: "worker frame channel is poisoned by an earlier error", Doc: "every call after a Reader, Writer or Channel failed; Err holds the first error"},
 }}
 
-// Error is a transport failure. Every Error poisons the Reader, Writer or
-// Channel that returned it.
-type Error struct {
-	errkind.Kind[kinds]
-	Err error // the I/O error, the *protocol.Error or the first error; see the kind's Doc
-}
-
-// Error describes the failure.
-func (e *Error) Error() string {
-	if e.Err == nil {
-		return e.Kind.Error()
-	}
-	if e.Kind == ErrPoisoned {
-		return "jsonline: worker frame channel is poisoned by an earlier error: " + e.Err.Error()
-	}
-	return e.Kind.Error() + ": " + e.Err.Error()
-}
-
-// Unwrap returns the wrapped error.
-func (e *Error) Unwrap() error { return e.Err }
+// Error is a transport failure, its cause in Err (see the kind's Doc). Every Error poisons the
+// Reader, Writer or Channel that returned it.
+type Error = errkind.Error[kinds]
 
 // tooLarge is the Protocol(WireFrameTooLarge) error for a line of actual bytes.
 func tooLarge(actual int) *Error {
-	return &Error{Kind: ErrProtocol, Err: &protocol.Error{
-		Kind: protocol.ErrWireFrameTooLarge, Actual: uint64(actual), Maximum: MaxLineBytes,
-	}}
+	return &Error{Kind: ErrProtocol, Err: &protocol.Error{Kind: protocol.ErrWireFrameTooLarge, Actual: uint64(actual), Maximum: MaxLineBytes}}
 }
-
-// protocolError wraps a protocol error.
-func protocolError(err error) *Error { return &Error{Kind: ErrProtocol, Err: err} }

@@ -196,7 +196,7 @@ func (w *Writer) writeLine(line []byte) error {
 		return tooLarge(len(line))
 	}
 	if bytes.IndexByte(line, '\n') >= 0 {
-		return protocolError(&protocol.Error{Kind: protocol.ErrSerialization, Message: "frame line contains a line feed"})
+		return &Error{Kind: ErrProtocol, Err: &protocol.Error{Kind: protocol.ErrSerialization, Message: "frame line contains a line feed"}}
 	}
 	w.buf = append(append(w.buf[:0], line...), '\n')
 	n, err := w.dst.Write(w.buf)

@@ -24,11 +24,11 @@ func (p Plan) ValidateLedger(l *Ledger) error {
 		return err
 	}
 	if l.planFingerprint != p.Fingerprint {
-		return ledgerError(ErrPlanMismatch, "")
+		return &Error{Kind: ErrPlanMismatch}
 	}
 	for _, op := range l.operations {
 		if !p.hasStep(op.StepID) {
-			return ledgerError(ErrUnknownStep, op.StepID)
+			return &Error{Kind: ErrUnknownStep, Value: op.StepID}
 		}
 	}
 	return nil
@@ -45,7 +45,7 @@ func (p Plan) ValidateLedgerAtOrAfter(l *Ledger, minimum uint64) error {
 // step returns the ID of the suspended step after completed finished steps.
 func (p Plan) step(completed int) (string, error) {
 	if completed < 0 || completed >= len(p.Steps) {
-		return "", ledgerError(ErrNoSuspendedStep, "")
+		return "", &Error{Kind: ErrNoSuspendedStep}
 	}
 	return p.Steps[completed], nil
 }
@@ -113,13 +113,13 @@ func (p Plan) OperationKey(stepID, tool string, input, nonce []byte) (string, er
 func deriveOperationKey(plan Plan, stepID, tool string, input, nonce []byte) (string, error) {
 	switch {
 	case !plan.hasStep(stepID):
-		return "", ledgerError(ErrUnknownStep, stepID)
+		return "", &Error{Kind: ErrUnknownStep, Value: stepID}
 	case !protocol.IsToken(tool):
-		return "", ledgerError(ErrInvalidTool, tool)
+		return "", &Error{Kind: ErrInvalidTool, Value: tool}
 	case len(input) > MaxInputBytes:
 		return "", &Error{Kind: ErrInputTooLarge, Actual: uint64(len(input)), Maximum: MaxInputBytes}
 	case len(nonce) == 0:
-		return "", ledgerError(ErrEmptyOperationNonce, "")
+		return "", &Error{Kind: ErrEmptyOperationNonce}
 	case len(nonce) > MaxOperationNonceBytes:
 		return "", &Error{Kind: ErrOperationNonceTooLarge, Actual: uint64(len(nonce)), Maximum: MaxOperationNonceBytes}
 	}
@@ -133,11 +133,11 @@ func validateBinding(plan Plan, l *Ledger, stepID, tool, key string, input []byt
 	}
 	i := l.index(key)
 	if i < 0 {
-		return ledgerError(ErrUnknownOperation, key)
+		return &Error{Kind: ErrUnknownOperation, Value: key}
 	}
 	op := &l.operations[i]
 	if op.StepID != stepID || op.Tool != tool {
-		return ledgerError(ErrOperationBindingMismatch, key)
+		return &Error{Kind: ErrOperationBindingMismatch, Value: key}
 	}
 	if op.State.Terminal() {
 		return &Error{Kind: ErrOperationAlreadyTerminal, Value: key, State: op.State}
@@ -191,14 +191,14 @@ func PrepareNextExternalOperation(r *host.Runtime, plan Plan, completed int, l *
 
 func checkPrepared(r *host.Runtime, plan Plan, completed int, p *PreparedOperation) error {
 	if p == nil || p.runtime != r || p.plan != plan.Fingerprint {
-		return ledgerError(ErrPreparedElsewhere, "")
+		return &Error{Kind: ErrPreparedElsewhere}
 	}
 	stepID, err := plan.step(completed)
 	if err != nil {
 		return err
 	}
 	if p.stepID != stepID || p.completed != completed {
-		return ledgerError(ErrOperationBindingMismatch, p.key)
+		return &Error{Kind: ErrOperationBindingMismatch, Value: p.key}
 	}
 	return nil
 }
@@ -215,7 +215,7 @@ func ClaimPreparedExternalOperation(r *host.Runtime, plan Plan, completed int, l
 	}
 	i := l.index(p.key)
 	if i < 0 {
-		return nil, ledgerError(ErrUnknownOperation, p.key)
+		return nil, &Error{Kind: ErrUnknownOperation, Value: p.key}
 	}
 	if err := validateBinding(plan, l, p.stepID, l.operations[i].Tool, p.key, p.canonical); err != nil {
 		return nil, err
@@ -233,7 +233,7 @@ func ClaimPreparedExternalOperation(r *host.Runtime, plan Plan, completed int, l
 		return nil, ledgerProtocol(err)
 	}
 	if !payload.Equal(p.payload) || !bytes.Equal(canonical, p.canonical) {
-		return nil, ledgerError(ErrOperationBindingMismatch, p.key)
+		return nil, &Error{Kind: ErrOperationBindingMismatch, Value: p.key}
 	}
 	if err := validateBinding(plan, l, p.stepID, inv.Name, p.key, canonical); err != nil {
 		return nil, err
@@ -256,7 +256,7 @@ func operationDispatchRequest(plan Plan, l *Ledger, key string, payload protocol
 	}
 	i := l.index(key)
 	if i < 0 {
-		return protocol.OperationDispatchRequest{}, ledgerError(ErrUnknownOperation, key)
+		return protocol.OperationDispatchRequest{}, &Error{Kind: ErrUnknownOperation, Value: key}
 	}
 	op := &l.operations[i]
 	req, err := protocol.NewOperationDispatchRequest(sessionID, requestID, op.Tool, op.OperationKey, payload)
@@ -278,10 +278,10 @@ func operationDispatchRequest(plan Plan, l *Ledger, key string, payload protocol
 // and seals its dispatch_operation request with a host authenticator.
 func PrepareClaimedDispatch(r *host.Runtime, plan Plan, completed int, l *Ledger, c *ClaimedOperation, requestID string, auth *protocol.Authenticator) (AuthenticatedDispatch, error) {
 	if c == nil {
-		return AuthenticatedDispatch{}, ledgerError(ErrPreparedElsewhere, "")
+		return AuthenticatedDispatch{}, &Error{Kind: ErrPreparedElsewhere}
 	}
 	if c.runtime != r || c.plan != plan.Fingerprint {
-		return AuthenticatedDispatch{}, ledgerError(ErrPreparedElsewhere, "")
+		return AuthenticatedDispatch{}, &Error{Kind: ErrPreparedElsewhere}
 	}
 	if err := r.ValidateClaimedExternal(c.invocation.ID); err != nil {
 		return AuthenticatedDispatch{}, err
@@ -298,13 +298,13 @@ func PrepareClaimedDispatch(r *host.Runtime, plan Plan, completed int, l *Ledger
 		return AuthenticatedDispatch{}, ledgerProtocol(err)
 	}
 	if !payload.Equal(c.payload) || !bytes.Equal(canonical, c.canonical) {
-		return AuthenticatedDispatch{}, ledgerError(ErrOperationBindingMismatch, c.key)
+		return AuthenticatedDispatch{}, &Error{Kind: ErrOperationBindingMismatch, Value: c.key}
 	}
 	if err := validateBinding(plan, l, c.stepID, c.invocation.Name, c.key, canonical); err != nil {
 		return AuthenticatedDispatch{}, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return AuthenticatedDispatch{}, ledgerError(ErrDispatchRequiresHostAuthenticator, "")
+		return AuthenticatedDispatch{}, &Error{Kind: ErrDispatchRequiresHostAuthenticator}
 	}
 	req, err := operationDispatchRequest(plan, l, c.key, c.payload, auth.SessionID(), requestID)
 	if err != nil {
@@ -329,7 +329,7 @@ func dispatchRequestsEqual(a, b protocol.OperationDispatchRequest) bool {
 // persist it, then resolve the runtime operation (ResolveOperationStatus).
 func ApplyDispatchResult(plan Plan, l *Ledger, req protocol.OperationDispatchRequest, auth *protocol.Authenticator, frame protocol.Frame) (State, protocol.OperationReconcileResult, error) {
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return 0, protocol.OperationReconcileResult{}, ledgerError(ErrDispatchRequiresHostAuthenticator, "")
+		return 0, protocol.OperationReconcileResult{}, &Error{Kind: ErrDispatchRequiresHostAuthenticator}
 	}
 	msg, err := auth.OpenFrame(frame)
 	if err != nil {
@@ -337,7 +337,7 @@ func ApplyDispatchResult(plan Plan, l *Ledger, req protocol.OperationDispatchReq
 	}
 	m, ok := msg.(protocol.OperationResultMessage)
 	if !ok {
-		return 0, protocol.OperationReconcileResult{}, ledgerError(ErrUnexpectedDispatchMessage, "")
+		return 0, protocol.OperationReconcileResult{}, &Error{Kind: ErrUnexpectedDispatchMessage}
 	}
 	res := m.Result
 	if err := plan.ValidateLedger(l); err != nil {
@@ -348,7 +348,7 @@ func ApplyDispatchResult(plan Plan, l *Ledger, req protocol.OperationDispatchReq
 		return 0, res, err
 	}
 	if !dispatchRequestsEqual(expected, req) || !res.MatchesDispatch(req) {
-		return 0, res, ledgerError(ErrReconciliationMismatch, "")
+		return 0, res, &Error{Kind: ErrReconciliationMismatch}
 	}
 	rreq, err := protocol.NewOperationReconcileRequest(req.SessionID, req.RequestID, req.Tool, req.OperationKey)
 	if err != nil {

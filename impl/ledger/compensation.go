@@ -38,28 +38,28 @@ func (l *Ledger) RecordCompensation(operationKey, tool, tenantScope, grantFinger
 	}
 	switch {
 	case !protocol.IsToken(tool):
-		return ledgerError(ErrInvalidTool, tool)
+		return &Error{Kind: ErrInvalidTool, Value: tool}
 	case !protocol.IsToken(tenantScope):
-		return ledgerError(ErrInvalidCompensationTenantScope, tenantScope)
+		return &Error{Kind: ErrInvalidCompensationTenantScope, Value: tenantScope}
 	case !protocol.IsFingerprint(grantFingerprint):
-		return ledgerError(ErrInvalidCompensationGrantFingerprint, "")
+		return &Error{Kind: ErrInvalidCompensationGrantFingerprint}
 	case len(input) > MaxInputBytes:
 		return &Error{Kind: ErrInputTooLarge, Actual: uint64(len(input)), Maximum: MaxInputBytes}
 	}
 	i := l.index(operationKey)
 	if i < 0 {
-		return ledgerError(ErrUnknownOperation, operationKey)
+		return &Error{Kind: ErrUnknownOperation, Value: operationKey}
 	}
 	op := &l.operations[i]
 	switch {
 	case op.State != Succeeded:
 		return &Error{Kind: ErrCompensationRequiresSucceededOperation, Value: op.OperationKey, State: op.State}
 	case op.Tool != tool:
-		return ledgerError(ErrCompensationPolicyMismatch, op.OperationKey)
+		return &Error{Kind: ErrCompensationPolicyMismatch, Value: op.OperationKey}
 	case op.Compensation != nil:
-		return ledgerError(ErrCompensationAlreadyRecorded, op.OperationKey)
+		return &Error{Kind: ErrCompensationAlreadyRecorded, Value: op.OperationKey}
 	case !isCompensationKey(compensationKey):
-		return ledgerError(ErrInvalidCompensationKey, compensationKey)
+		return &Error{Kind: ErrInvalidCompensationKey, Value: compensationKey}
 	}
 	next, err := l.nextRevision()
 	if err != nil {
@@ -86,17 +86,17 @@ func (l *Ledger) Compensation(operationKey string) (Compensation, bool) {
 func (l *Ledger) VerifyCompensationInput(operationKey string, input []byte) error {
 	i := l.index(operationKey)
 	if i < 0 {
-		return ledgerError(ErrUnknownOperation, operationKey)
+		return &Error{Kind: ErrUnknownOperation, Value: operationKey}
 	}
 	c := l.operations[i].Compensation
 	if c == nil {
-		return ledgerError(ErrUnknownCompensation, operationKey)
+		return &Error{Kind: ErrUnknownCompensation, Value: operationKey}
 	}
 	if len(input) > MaxInputBytes {
 		return &Error{Kind: ErrInputTooLarge, Actual: uint64(len(input)), Maximum: MaxInputBytes}
 	}
 	if c.InputFingerprint != InputFingerprint(input) {
-		return ledgerError(ErrCompensationInputFingerprintMismatch, c.CompensationKey)
+		return &Error{Kind: ErrCompensationInputFingerprintMismatch, Value: c.CompensationKey}
 	}
 	return nil
 }
@@ -118,19 +118,19 @@ func (l *Ledger) ApplyVerifiedCompensation(req protocol.OperationCompensationReq
 		return 0, ledgerProtocol(err)
 	}
 	if !res.MatchesRequest(req) {
-		return 0, ledgerError(ErrCompensationRequestMismatch, "")
+		return 0, &Error{Kind: ErrCompensationRequestMismatch}
 	}
 	i := l.index(req.OperationKey)
 	if i < 0 {
-		return 0, ledgerError(ErrUnknownOperation, req.OperationKey)
+		return 0, &Error{Kind: ErrUnknownOperation, Value: req.OperationKey}
 	}
 	op := &l.operations[i]
 	if op.Tool != req.Tool {
-		return 0, ledgerError(ErrCompensationRequestMismatch, "")
+		return 0, &Error{Kind: ErrCompensationRequestMismatch}
 	}
 	c := op.Compensation
 	if c == nil {
-		return 0, ledgerError(ErrUnknownCompensation, req.OperationKey)
+		return 0, &Error{Kind: ErrUnknownCompensation, Value: req.OperationKey}
 	}
 	input, err := protocol.CanonicalOperationInputBytes(req.Payload)
 	if err != nil {
@@ -140,7 +140,7 @@ func (l *Ledger) ApplyVerifiedCompensation(req protocol.OperationCompensationReq
 		return 0, err
 	}
 	if c.CompensationKey != req.CompensationKey || c.TenantScope != req.TenantScope || c.GrantFingerprint != req.GrantFingerprint {
-		return 0, ledgerError(ErrCompensationRequestMismatch, "")
+		return 0, &Error{Kind: ErrCompensationRequestMismatch}
 	}
 	observed := observedState(res.Status)
 	if !c.State.accepts(observed) {

@@ -77,8 +77,7 @@ func observedState(st protocol.OperationStatus) State {
 	return Pending
 }
 
-// ErrorKind names one ledger or ledger-bridge rule. It is an error; String returns the
-// variant name.
+// ErrorKind names one ledger or ledger-bridge rule.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
@@ -196,10 +195,6 @@ type Error struct {
 	State    State
 	Observed State
 	Err      error
-}
-
-func ledgerError(kind ErrorKind, value string) *Error {
-	return &Error{Kind: kind, Value: value}
 }
 
 // Error describes the rejection.
@@ -356,13 +351,13 @@ func isCompensationKey(s string) bool {
 func (op *Operation) validateSyntax() error {
 	switch {
 	case !isStepID(op.StepID):
-		return ledgerError(ErrInvalidStepID, op.StepID)
+		return &Error{Kind: ErrInvalidStepID, Value: op.StepID}
 	case !protocol.IsToken(op.Tool):
-		return ledgerError(ErrInvalidTool, op.Tool)
+		return &Error{Kind: ErrInvalidTool, Value: op.Tool}
 	case !isOperationKey(op.OperationKey):
-		return ledgerError(ErrInvalidOperationKey, op.OperationKey)
+		return &Error{Kind: ErrInvalidOperationKey, Value: op.OperationKey}
 	case !protocol.IsFingerprint(op.InputFingerprint):
-		return ledgerError(ErrInvalidInputFingerprint, "")
+		return &Error{Kind: ErrInvalidInputFingerprint}
 	}
 	if c := op.Compensation; c != nil {
 		if op.State != Succeeded {
@@ -370,13 +365,13 @@ func (op *Operation) validateSyntax() error {
 		}
 		switch {
 		case !isCompensationKey(c.CompensationKey):
-			return ledgerError(ErrInvalidCompensationKey, c.CompensationKey)
+			return &Error{Kind: ErrInvalidCompensationKey, Value: c.CompensationKey}
 		case !protocol.IsFingerprint(c.InputFingerprint):
-			return ledgerError(ErrInvalidInputFingerprint, "")
+			return &Error{Kind: ErrInvalidInputFingerprint}
 		case !protocol.IsToken(c.TenantScope):
-			return ledgerError(ErrInvalidCompensationTenantScope, c.TenantScope)
+			return &Error{Kind: ErrInvalidCompensationTenantScope, Value: c.TenantScope}
 		case !protocol.IsFingerprint(c.GrantFingerprint):
-			return ledgerError(ErrInvalidCompensationGrantFingerprint, "")
+			return &Error{Kind: ErrInvalidCompensationGrantFingerprint}
 		}
 	}
 	return nil
@@ -387,7 +382,7 @@ func (op *Operation) verifyInput(input []byte) error {
 		return &Error{Kind: ErrInputTooLarge, Actual: uint64(len(input)), Maximum: MaxInputBytes}
 	}
 	if op.InputFingerprint != InputFingerprint(input) {
-		return ledgerError(ErrInputFingerprintMismatch, op.OperationKey)
+		return &Error{Kind: ErrInputFingerprintMismatch, Value: op.OperationKey}
 	}
 	return nil
 }
@@ -397,10 +392,10 @@ func (l *Ledger) validateSyntax() error {
 		return &Error{Kind: ErrUnsupportedVersion, Actual: uint64(l.formatVersion)}
 	}
 	if !protocol.IsFingerprint(l.planFingerprint) {
-		return ledgerError(ErrInvalidPlanFingerprint, "")
+		return &Error{Kind: ErrInvalidPlanFingerprint}
 	}
 	if len(l.operations) > MaxOperations {
-		return ledgerError(ErrTooManyOperations, "")
+		return &Error{Kind: ErrTooManyOperations}
 	}
 	seen := make(map[string]bool, len(l.operations))
 	for i := range l.operations {
@@ -409,7 +404,7 @@ func (l *Ledger) validateSyntax() error {
 			return err
 		}
 		if seen[op.OperationKey] {
-			return ledgerError(ErrDuplicateOperationKey, op.OperationKey)
+			return &Error{Kind: ErrDuplicateOperationKey, Value: op.OperationKey}
 		}
 		seen[op.OperationKey] = true
 	}
@@ -430,7 +425,7 @@ func (l *Ledger) ValidateMinimumRevision(minimum uint64) error {
 
 func (l *Ledger) nextRevision() (uint64, error) {
 	if l.revision == math.MaxUint64 {
-		return 0, ledgerError(ErrRevisionExhausted, "")
+		return 0, &Error{Kind: ErrRevisionExhausted}
 	}
 	return l.revision + 1, nil
 }
@@ -445,7 +440,7 @@ func (l *Ledger) Record(stepID, tool, key string, input []byte) error {
 		return &Error{Kind: ErrInputTooLarge, Actual: uint64(len(input)), Maximum: MaxInputBytes}
 	}
 	if len(l.operations) >= MaxOperations {
-		return ledgerError(ErrTooManyOperations, "")
+		return &Error{Kind: ErrTooManyOperations}
 	}
 	next, err := l.nextRevision()
 	if err != nil {
@@ -456,7 +451,7 @@ func (l *Ledger) Record(stepID, tool, key string, input []byte) error {
 		return err
 	}
 	if l.index(key) >= 0 {
-		return ledgerError(ErrDuplicateOperationKey, key)
+		return &Error{Kind: ErrDuplicateOperationKey, Value: key}
 	}
 	l.operations = append(l.operations, op)
 	l.revision = next
@@ -470,11 +465,11 @@ func (l *Ledger) ReconcileRequest(key string, input []byte, sessionID, requestID
 		return protocol.OperationReconcileRequest{}, err
 	}
 	if !protocol.IsToken(key) {
-		return protocol.OperationReconcileRequest{}, ledgerError(ErrInvalidOperationKey, key)
+		return protocol.OperationReconcileRequest{}, &Error{Kind: ErrInvalidOperationKey, Value: key}
 	}
 	i := l.index(key)
 	if i < 0 {
-		return protocol.OperationReconcileRequest{}, ledgerError(ErrUnknownOperation, key)
+		return protocol.OperationReconcileRequest{}, &Error{Kind: ErrUnknownOperation, Value: key}
 	}
 	op := &l.operations[i]
 	if err := op.verifyInput(input); err != nil {
@@ -501,16 +496,16 @@ func (l *Ledger) ApplyVerifiedReconciliation(req protocol.OperationReconcileRequ
 		return 0, &Error{Kind: ErrProtocol, Err: err}
 	}
 	if !res.MatchesRequest(req) {
-		return 0, ledgerError(ErrReconciliationMismatch, "")
+		return 0, &Error{Kind: ErrReconciliationMismatch}
 	}
 	observed := observedState(res.Status)
 	i := l.index(req.OperationKey)
 	if i < 0 {
-		return 0, ledgerError(ErrUnknownOperation, req.OperationKey)
+		return 0, &Error{Kind: ErrUnknownOperation, Value: req.OperationKey}
 	}
 	op := &l.operations[i]
 	if op.Tool != req.Tool {
-		return 0, ledgerError(ErrReconciliationMismatch, "")
+		return 0, &Error{Kind: ErrReconciliationMismatch}
 	}
 	if !op.State.accepts(observed) {
 		return 0, &Error{Kind: ErrInvalidStateTransition, State: op.State, Observed: observed}
@@ -545,7 +540,7 @@ func (l *Ledger) Encode() ([]byte, error) {
 		return nil, err
 	}
 	if l.encodedSizeUpperBound() > MaxBytes {
-		return nil, ledgerError(ErrTooLarge, "")
+		return nil, &Error{Kind: ErrTooLarge}
 	}
 	b := make([]byte, 0, 256+len(l.operations)*320)
 	b = append(b, `{"format_version":`...)
@@ -589,7 +584,7 @@ func (l *Ledger) Encode() ([]byte, error) {
 	}
 	b = append(b, "]}"...)
 	if len(b) > MaxBytes {
-		return nil, ledgerError(ErrTooLarge, "")
+		return nil, &Error{Kind: ErrTooLarge}
 	}
 	return b, nil
 }
@@ -613,7 +608,7 @@ var (
 // the ledger against a plan (see Plan).
 func Decode(data []byte) (*Ledger, error) {
 	if len(data) > MaxBytes {
-		return nil, ledgerError(ErrTooLarge, "")
+		return nil, &Error{Kind: ErrTooLarge}
 	}
 	n, err := canonjson.Parse(data)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 // ledger already holds.
 func checkClaimedReconciliation(r *host.Runtime, plan Plan, completed int, l *Ledger, c *ClaimedOperation) error {
 	if c == nil || c.runtime != r || c.plan != plan.Fingerprint {
-		return ledgerError(ErrPreparedElsewhere, "")
+		return &Error{Kind: ErrPreparedElsewhere}
 	}
 	if err := r.CheckClaimed(c.invocation.ID); err != nil {
 		return err
@@ -25,11 +25,11 @@ func checkClaimedReconciliation(r *host.Runtime, plan Plan, completed int, l *Le
 	}
 	i := l.index(c.key)
 	if i < 0 {
-		return ledgerError(ErrUnknownOperation, c.key)
+		return &Error{Kind: ErrUnknownOperation, Value: c.key}
 	}
 	op := &l.operations[i]
 	if op.StepID != c.stepID || op.Tool != c.invocation.Name {
-		return ledgerError(ErrOperationBindingMismatch, c.key)
+		return &Error{Kind: ErrOperationBindingMismatch, Value: c.key}
 	}
 	return op.verifyInput(c.canonical)
 }
@@ -45,7 +45,7 @@ func PrepareClaimedReconciliation(r *host.Runtime, plan Plan, completed int, l *
 		return host.AuthenticatedReconciliation{}, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return host.AuthenticatedReconciliation{}, ledgerError(ErrReconciliationRequiresHostAuthenticator, "")
+		return host.AuthenticatedReconciliation{}, &Error{Kind: ErrReconciliationRequiresHostAuthenticator}
 	}
 	req, err := l.ReconcileRequest(c.key, c.canonical, auth.SessionID(), requestID)
 	if err != nil {
@@ -78,10 +78,10 @@ func reconcileRequestsEqual(a, b protocol.OperationReconcileRequest) bool {
 // Failed, cancelled takes the cancel path.
 func ApplyClaimedReconciliation(r *host.Runtime, plan Plan, completed int, l *Ledger, c *ClaimedOperation, req protocol.OperationReconcileRequest, auth *protocol.Authenticator, frame protocol.Frame, persist func(*Ledger) error) (State, host.Reconciliation, error) {
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return 0, host.Reconciliation{}, ledgerError(ErrReconciliationRequiresHostAuthenticator, "")
+		return 0, host.Reconciliation{}, &Error{Kind: ErrReconciliationRequiresHostAuthenticator}
 	}
 	if persist == nil {
-		return 0, host.Reconciliation{}, ledgerError(ErrStore, "no persist function")
+		return 0, host.Reconciliation{}, &Error{Kind: ErrStore, Value: "no persist function"}
 	}
 	msg, err := auth.OpenFrame(frame)
 	if err != nil {
@@ -89,7 +89,7 @@ func ApplyClaimedReconciliation(r *host.Runtime, plan Plan, completed int, l *Le
 	}
 	reconciled, ok := msg.(protocol.ReconciledOperationMessage)
 	if !ok {
-		return 0, host.Reconciliation{}, ledgerError(ErrUnexpectedReconciliationMessage, "")
+		return 0, host.Reconciliation{}, &Error{Kind: ErrUnexpectedReconciliationMessage}
 	}
 	res := reconciled.Result
 	if err := checkClaimedReconciliation(r, plan, completed, l, c); err != nil {
@@ -100,7 +100,7 @@ func ApplyClaimedReconciliation(r *host.Runtime, plan Plan, completed int, l *Le
 		return 0, host.Reconciliation{}, err
 	}
 	if !reconcileRequestsEqual(expected, req) || !res.MatchesRequest(req) {
-		return 0, host.Reconciliation{}, ledgerError(ErrReconciliationMismatch, "")
+		return 0, host.Reconciliation{}, &Error{Kind: ErrReconciliationMismatch}
 	}
 	id := c.invocation.ID
 	if err := r.CheckStatusFormat(id, res.Status); err != nil {

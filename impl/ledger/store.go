@@ -46,7 +46,7 @@ func (s *Store) Load(ctx context.Context, plan Plan) (*Ledger, uint64, error) {
 		return l, 0, nil
 	}
 	if !utf8.Valid(rec.Payload) {
-		return nil, 0, ledgerError(ErrInvalidEncoding, "")
+		return nil, 0, &Error{Kind: ErrInvalidEncoding}
 	}
 	l, err := Decode(rec.Payload)
 	if err != nil {

@@ -33,10 +33,10 @@ var goOnlyTable = errkind.Table{Type: "goOnlyKind", Prefix: "protocol: ", Kinds:
 	ErrNonPortableNumber: {Name: "NonPortableNumber"},
 }}
 
-// NonPortableNumberError reports the first non-portable number of a message
-// that was to be sealed. errors.Is matches ErrNonPortableNumber and
-// canonjson.ErrNonPortableNumber.
+// NonPortableNumberError reports the first non-portable number of a message that was to be
+// sealed. Its Kind is ErrNonPortableNumber; it wraps canonjson.ErrNonPortableNumber.
 type NonPortableNumberError struct {
+	errkind.Kind[goOnlyKinds]
 	// Token is the number as the message's canonical JSON spells it, or
 	// canonjson.PrivateNumberObject for an object whose first key is
 	// "$serde_json::private::Number" (ENC-034).
@@ -57,13 +57,8 @@ func (e *NonPortableNumberError) Error() string {
 		" is written differently by the two reference number models; refusing to seal"
 }
 
-// KindName returns "NonPortableNumber", so errkind.Name names the refusal.
-func (e *NonPortableNumberError) KindName() string { return ErrNonPortableNumber.String() }
-
-// Is reports whether target is ErrNonPortableNumber or canonjson.ErrNonPortableNumber.
-func (e *NonPortableNumberError) Is(target error) bool {
-	return target == ErrNonPortableNumber || target == canonjson.ErrNonPortableNumber
-}
+// Unwrap returns canonjson.ErrNonPortableNumber, the sentinel of the rule the number breaks.
+func (e *NonPortableNumberError) Unwrap() error { return canonjson.ErrNonPortableNumber }
 
 // tagInputHead returns the constant start of a tag input for sender, up to
 // and including `"sequence":`.
@@ -113,11 +108,11 @@ func appendTagInputHead(dst []byte, sessionID string, sender Role, sequence uint
 // AppendTagInput it does not validate the message.
 func ComputeTag(key *SessionKey, sessionID string, sender Role, sequence uint64, m Message) ([AuthTagBytes]byte, error) {
 	if !key.usable() {
-		return [AuthTagBytes]byte{}, kindError(ErrWeakSessionKey)
+		return [AuthTagBytes]byte{}, &Error{Kind: ErrWeakSessionKey}
 	}
 	input := AppendTagInput(nil, sessionID, sender, sequence, m)
 	if len(input) > MaxWireFrameBytes {
-		return [AuthTagBytes]byte{}, sizeError(ErrWireFrameTooLarge, len(input), MaxWireFrameBytes)
+		return [AuthTagBytes]byte{}, &Error{Kind: ErrWireFrameTooLarge, Actual: uint64(len(input)), Maximum: MaxWireFrameBytes}
 	}
 	h := new(keyedHasher)
 	h.setKey(&key.b)
@@ -211,7 +206,7 @@ func NewAuthenticator(sessionID string, key *SessionKey, role Role, mode canonjs
 		return nil, err
 	}
 	if !key.usable() {
-		return nil, kindError(ErrWeakSessionKey)
+		return nil, &Error{Kind: ErrWeakSessionKey}
 	}
 	if !role.Valid() {
 		return nil, fmt.Errorf("protocol: invalid authenticator role %d", uint8(role))
@@ -385,7 +380,7 @@ func (s *Sealer) seal(dst []byte, m Message, exact bool) (Frame, []byte, error) 
 
 func (s *Sealer) sealInto(dst []byte, m Message, exact bool) (Frame, []byte, error) {
 	if s.st.closed {
-		return Frame{}, nil, kindError(ErrWeakSessionKey)
+		return Frame{}, nil, &Error{Kind: ErrWeakSessionKey}
 	}
 	if m == nil {
 		return Frame{}, nil, &Error{Kind: ErrSerialization, Message: "no message to seal"}
@@ -408,20 +403,20 @@ func (s *Sealer) sealInto(dst []byte, m Message, exact bool) (Frame, []byte, err
 		s.st.buf = buf
 	}
 	if sid := m.SessionID(); sid != s.sessionID {
-		return Frame{}, nil, valueError(ErrUnknownSession, sid)
+		return Frame{}, nil, &Error{Kind: ErrUnknownSession, Value: sid}
 	}
 	if seq == math.MaxUint64 {
-		return Frame{}, nil, kindError(ErrSequenceExhausted)
+		return Frame{}, nil, &Error{Kind: ErrSequenceExhausted}
 	}
 	if len(buf) > MaxWireFrameBytes {
-		return Frame{}, nil, sizeError(ErrWireFrameTooLarge, len(buf), MaxWireFrameBytes)
+		return Frame{}, nil, &Error{Kind: ErrWireFrameTooLarge, Actual: uint64(len(buf)), Maximum: MaxWireFrameBytes}
 	}
 	tag := s.st.sum()
 	msg := s.st.buf[msgStart:msgEnd] // after sum, which may have moved the buffer
 	lineLen := len(`{"sequence":`) + decimalLen(seq) + len(`,"message":`) + len(msg) +
 		len(`,"auth_tag":"`) + 2*AuthTagBytes + len(`"}`)
 	if lineLen > MaxWireFrameBytes { // unreachable: the tag input is longer
-		return Frame{}, nil, sizeError(ErrWireFrameTooLarge, lineLen, MaxWireFrameBytes)
+		return Frame{}, nil, &Error{Kind: ErrWireFrameTooLarge, Actual: uint64(lineLen), Maximum: MaxWireFrameBytes}
 	}
 	line := dst
 	if exact {
@@ -500,7 +495,7 @@ func (o *Opener) PeerKeepsNumberText() bool { return o.peer.keepsText() }
 // (SequenceExhausted). A failed open changes nothing and returns no frame.
 func (o *Opener) Open(line []byte) (Frame, error) {
 	if o.st.closed {
-		return Frame{}, kindError(ErrWeakSessionKey)
+		return Frame{}, &Error{Kind: ErrWeakSessionKey}
 	}
 	f, message, err := decodeFrame(line, o.mode, o.sessionID, nil)
 	if err != nil {
@@ -518,7 +513,7 @@ func (o *Opener) Open(line []byte) (Frame, error) {
 // the common layout costs it no allocation beyond the strings the invocation keeps.
 func (o *Opener) OpenInvoke(line []byte) (ToolInvocation, Message, error) {
 	if o.st.closed {
-		return ToolInvocation{}, nil, kindError(ErrWeakSessionKey)
+		return ToolInvocation{}, nil, &Error{Kind: ErrWeakSessionKey}
 	}
 	f, message, err := decodeFrame(line, o.mode, o.sessionID, &o.invoke)
 	if err == nil {
@@ -544,7 +539,7 @@ func (o *Opener) OpenInvoke(line []byte) (ToolInvocation, Message, error) {
 // checks as Open. It returns the message only on success.
 func (o *Opener) OpenFrame(f Frame) (Message, error) {
 	if o.st.closed {
-		return nil, kindError(ErrWeakSessionKey)
+		return nil, &Error{Kind: ErrWeakSessionKey}
 	}
 	if err := f.ValidateSyntax(); err != nil {
 		return nil, err
@@ -567,20 +562,20 @@ func (o *Opener) authenticate(f Frame, message []byte) error {
 	}
 	o.st.buf = buf
 	if len(buf) > MaxWireFrameBytes {
-		return sizeError(ErrWireFrameTooLarge, len(buf), MaxWireFrameBytes)
+		return &Error{Kind: ErrWireFrameTooLarge, Actual: uint64(len(buf)), Maximum: MaxWireFrameBytes}
 	}
 	want := o.st.sum()
 	if subtle.ConstantTimeCompare(want[:], f.Tag[:]) != 1 {
-		return kindError(ErrInvalidAuthenticationTag)
+		return &Error{Kind: ErrInvalidAuthenticationTag}
 	}
 	if sid := f.Message.SessionID(); sid != o.sessionID {
-		return valueError(ErrUnknownSession, sid)
+		return &Error{Kind: ErrUnknownSession, Value: sid}
 	}
 	if f.Sequence != o.next {
 		return &Error{Kind: ErrUnexpectedSequence, Expected: o.next, Actual: f.Sequence}
 	}
 	if o.next == math.MaxUint64 {
-		return kindError(ErrSequenceExhausted)
+		return &Error{Kind: ErrSequenceExhausted}
 	}
 	o.next++
 	if o.mode == canonjson.Preserve && !o.peer.keepsText() {
@@ -727,7 +722,7 @@ func appendPayloadChecked[M Message](dst []byte, m *M, p *ToolPayload) ([]byte, 
 		dst = append(dst, '}')
 	}
 	if !ok {
-		return dst, &NonPortableNumberError{Token: token}
+		return dst, &NonPortableNumberError{Kind: ErrNonPortableNumber, Token: token}
 	}
 	return dst, nil
 }
@@ -753,7 +748,7 @@ func payloadSlot(msg []byte) (at, closing int) {
 // always portable; only payload values can fail.
 func checkPortableJSON(b []byte) error {
 	if tok, found := canonjson.FirstNonPortableNumber(string(b)); found {
-		return &NonPortableNumberError{Token: tok}
+		return &NonPortableNumberError{Kind: ErrNonPortableNumber, Token: tok}
 	}
 	return nil
 }

@@ -154,7 +154,7 @@ func DecodeMessage(data []byte, mode canonjson.Mode) (Message, error) {
 		return nil, err
 	}
 	if len(data) > MaxWireFrameBytes {
-		return nil, sizeError(ErrWireFrameTooLarge, len(data), MaxWireFrameBytes)
+		return nil, &Error{Kind: ErrWireFrameTooLarge, Actual: uint64(len(data)), Maximum: MaxWireFrameBytes}
 	}
 	n, p, err := parseDocument(data, mode)
 	if err != nil {

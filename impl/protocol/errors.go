@@ -9,8 +9,7 @@ import (
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind names one variant of the Rust reference's ProtocolError: errors.Is(err,
-// ErrInvalidToken). Its String is the variant name and its Error "protocol: " and the name.
+// ErrorKind names one variant of the Rust reference's ProtocolError.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
@@ -82,12 +81,7 @@ const (
 	ErrRequestMismatch
 	ErrWireFrameTooLarge
 	ErrSerialization
-
-	errorKindEnd // one past the last variant
 )
-
-// NumErrorKinds is the number of ProtocolError variants.
-const NumErrorKinds = int(errorKindEnd) - 1
 
 var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "protocol: ", Kinds: []errkind.Entry{
 	ErrUnsupportedVersion:                     {Name: "UnsupportedVersion", Detail: "unsupported worker protocol version {actual}"},
@@ -153,12 +147,6 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "protocol: ", Kinds: []
 	ErrSerialization:                          {Name: "Serialization", Detail: "{message}"},
 }}
 
-// ParseErrorKind returns the kind whose variant name is name.
-func ParseErrorKind(name string) (ErrorKind, bool) { return errkind.Parse[kinds](name) }
-
-// ErrorKinds returns every kind in declaration order.
-func ErrorKinds() []ErrorKind { return errkind.All[kinds]() }
-
 // Error is a ProtocolError: its Kind and the fields that variant carries, as its Detail
 // template in kindTable names them. Fields a variant does not carry stay zero. An Error never
 // holds key material.
@@ -180,40 +168,14 @@ func (e *Error) Unwrap() error { return e.cause }
 
 // Error describes the failure for logs. The text is not part of the protocol.
 func (e *Error) Error() string {
-	return "protocol: " + e.Kind.String() + ": " + e.describe()
-}
-
-func (e *Error) describe() string {
 	if !e.Kind.Valid() {
-		return "unknown error kind"
+		return e.Kind.Error()
 	}
-	return errkind.Expand(e.Kind.Detail(), func(field string) string {
-		switch field {
-		case "field":
-			return e.Field
-		case "value":
-			return quoteBounded(e.Value)
-		case "actual":
-			return strconv.FormatUint(e.Actual, 10)
-		case "expected":
-			return strconv.FormatUint(e.Expected, 10)
-		case "maximum":
-			return strconv.FormatUint(e.Maximum, 10)
-		case "expected_text":
-			return quoteBounded(e.ExpectedText)
-		case "actual_text":
-			return quoteBounded(e.ActualText)
-		case "expected_format":
-			return e.ExpectedFormat.String()
-		case "actual_format":
-			return e.ActualFormat.String()
-		case "state":
-			return e.State.String()
-		case "observed":
-			return e.Observed.String()
-		}
-		return e.Message
-	})
+	return e.Kind.Error() + ": " + e.Kind.Expand("field", e.Field, "value", quoteBounded(e.Value),
+		"actual", e.Actual, "expected", e.Expected, "maximum", e.Maximum,
+		"expected_text", quoteBounded(e.ExpectedText), "actual_text", quoteBounded(e.ActualText),
+		"expected_format", e.ExpectedFormat, "actual_format", e.ActualFormat,
+		"state", e.State, "observed", e.Observed, "message", e.Message)
 }
 
 // maxEchoBytes bounds how much of a received value an error message repeats, so a hostile
@@ -253,18 +215,3 @@ func SerializationError(err error) error {
 	}
 	return &Error{Kind: ErrSerialization, Message: err.Error(), cause: err}
 }
-
-// Error constructors used throughout the package.
-func tokenError(field, value string) error {
-	return &Error{Kind: ErrInvalidToken, Field: field, Value: value}
-}
-func versionError(actual uint16) error {
-	return &Error{Kind: ErrUnsupportedVersion, Actual: uint64(actual)}
-}
-func invalidGrant(message string) error      { return &Error{Kind: ErrInvalidGrant, Message: message} }
-func kindError(k ErrorKind) error            { return &Error{Kind: k} }
-func valueError(k ErrorKind, v string) error { return &Error{Kind: k, Value: v} }
-func sizeError(k ErrorKind, actual, maximum int) error {
-	return &Error{Kind: k, Actual: uint64(actual), Maximum: uint64(maximum)}
-}
-func maximumError(k ErrorKind, maximum int) error { return &Error{Kind: k, Maximum: uint64(maximum)} }

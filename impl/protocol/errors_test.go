@@ -8,6 +8,7 @@ import (
 
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/derive"
+	"github.com/splashv5/conform/impl/errkind"
 )
 
 // The 61 ProtocolError variant names, in the reference's declaration order (ERR-001).
@@ -37,16 +38,16 @@ var referenceKindNames = []string{
 
 // Spec: ERR-001, ERR-010
 func TestErrorKindNames(t *testing.T) {
-	kinds := ErrorKinds()
-	if len(kinds) != 61 || NumErrorKinds != 61 || len(referenceKindNames) != 61 {
-		t.Fatalf("%d kinds, NumErrorKinds %d", len(kinds), NumErrorKinds)
+	all := errkind.All[kinds]()
+	if len(all) != 61 || len(referenceKindNames) != 61 {
+		t.Fatalf("%d kinds", len(all))
 	}
-	for i, k := range kinds {
+	for i, k := range all {
 		if k.String() != referenceKindNames[i] {
 			t.Errorf("kind %d is %q, want %q", i, k, referenceKindNames[i])
 		}
-		if back, ok := ParseErrorKind(k.String()); !ok || back != k {
-			t.Errorf("ParseErrorKind(%q) = %v, %v", k, back, ok)
+		if back, ok := errkind.Parse[kinds](k.String()); !ok || back != k {
+			t.Errorf("errkind.Parse[kinds](%q) = %v, %v", k, back, ok)
 		}
 		if !k.Valid() || k.Error() != "protocol: "+referenceKindNames[i] {
 			t.Errorf("kind %v: Valid %v, Error %q", k, k.Valid(), k.Error())
@@ -55,14 +56,14 @@ func TestErrorKindNames(t *testing.T) {
 	if ErrorKind(0).Valid() || ErrorKind(62).Valid() {
 		t.Error("out-of-range kinds are valid")
 	}
-	if _, ok := ParseErrorKind("NonPortableNumber"); ok {
+	if _, ok := errkind.Parse[kinds]("NonPortableNumber"); ok {
 		t.Error("a Go-only kind parsed as a reference kind")
 	}
 }
 
 // Spec: ERR-008, ERR-021
 func TestErrorMatching(t *testing.T) {
-	err := fmt.Errorf("wrapped: %w", tokenError(FieldTool, "T"))
+	err := fmt.Errorf("wrapped: %w", &Error{Kind: ErrInvalidToken, Field: FieldTool, Value: "T"})
 	if !errors.Is(err, ErrInvalidToken) || errors.Is(err, ErrUnknownTool) {
 		t.Fatal("errors.Is does not follow the kind")
 	}
@@ -107,7 +108,7 @@ func TestParseErrorsAreSerialization(t *testing.T) {
 // Spec: ERR-014, ERR-016
 func TestErrorMessages(t *testing.T) {
 	// Every kind describes itself without falling back to the generic text.
-	for _, k := range ErrorKinds() {
+	for _, k := range errkind.All[kinds]() {
 		e := &Error{Kind: k, Field: "tool", Value: "v", Message: "m", State: StateRunning, Observed: StateFailed}
 		if msg := e.Error(); !strings.HasPrefix(msg, "protocol: "+k.String()+": ") || strings.Contains(msg, "unknown error kind") {
 			t.Errorf("%v: message %q", k, msg)
@@ -115,7 +116,7 @@ func TestErrorMessages(t *testing.T) {
 	}
 	// A hostile value is echoed only in part; the field keeps it whole.
 	long := strings.Repeat("A", 1<<20)
-	e := tokenError(FieldSessionID, long).(*Error)
+	e := &Error{Kind: ErrInvalidToken, Field: FieldSessionID, Value: long}
 	if len(e.Error()) > 200 || e.Value != long {
 		t.Errorf("echo not bounded: %d bytes", len(e.Error()))
 	}

@@ -36,7 +36,7 @@ func (f Frame) AppendJSON(dst []byte) []byte {
 // decode its hex form is checked after these.)
 func (f Frame) ValidateSyntax() error {
 	if f.Sequence == 0 {
-		return kindError(ErrInvalidSequence)
+		return &Error{Kind: ErrInvalidSequence}
 	}
 	if f.Message == nil {
 		return &Error{Kind: ErrSerialization, Message: "frame has no message"}
@@ -53,7 +53,7 @@ func EncodeFrame(f Frame) ([]byte, error) {
 	}
 	b := f.AppendJSON(nil)
 	if len(b) > MaxWireFrameBytes {
-		return nil, sizeError(ErrWireFrameTooLarge, len(b), MaxWireFrameBytes)
+		return nil, &Error{Kind: ErrWireFrameTooLarge, Actual: uint64(len(b)), Maximum: MaxWireFrameBytes}
 	}
 	return b, nil
 }
@@ -77,7 +77,7 @@ func decodeFrame(line []byte, mode canonjson.Mode, session string, box *InvokeMe
 		return Frame{}, nil, err
 	}
 	if len(line) > MaxWireFrameBytes {
-		return Frame{}, nil, sizeError(ErrWireFrameTooLarge, len(line), MaxWireFrameBytes)
+		return Frame{}, nil, &Error{Kind: ErrWireFrameTooLarge, Actual: uint64(len(line)), Maximum: MaxWireFrameBytes}
 	}
 	if f, message, ok := decodeFrameFast(line, mode, session, box); ok {
 		return f, message, nil

@@ -166,14 +166,14 @@ func (g CapabilityGrant) Validate() error {
 		return err
 	}
 	if g.MaxCalls == 0 {
-		return invalidGrant("max_calls must be greater than zero")
+		return &Error{Kind: ErrInvalidGrant, Message: "max_calls must be greater than zero"}
 	}
 	if g.MaxInputBytes == 0 || g.MaxOutputBytes == 0 {
-		return invalidGrant("byte limits must be greater than zero")
+		return &Error{Kind: ErrInvalidGrant, Message: "byte limits must be greater than zero"}
 	}
 	rs := sortedResources(g.Resources)
 	if len(rs) > MaxResourcesPerGrant {
-		return maximumError(ErrTooManyResources, MaxResourcesPerGrant)
+		return &Error{Kind: ErrTooManyResources, Maximum: MaxResourcesPerGrant}
 	}
 	for _, r := range rs {
 		if err := r.Validate(); err != nil {
@@ -296,11 +296,11 @@ func (g CapabilityGrant) Attenuate(a GrantAttenuation) (CapabilityGrant, error) 
 		MaxCompensations: pick(a.MaxCompensations, g.MaxCompensations),
 	}
 	if out.MaxCalls == 0 || out.MaxInputBytes == 0 || out.MaxOutputBytes == 0 {
-		return CapabilityGrant{}, invalidGrant("attenuated limits must be greater than zero")
+		return CapabilityGrant{}, &Error{Kind: ErrInvalidGrant, Message: "attenuated limits must be greater than zero"}
 	}
 	if out.MaxCalls > g.MaxCalls || out.MaxInputBytes > g.MaxInputBytes ||
 		out.MaxOutputBytes > g.MaxOutputBytes || out.MaxCompensations > g.MaxCompensations {
-		return CapabilityGrant{}, kindError(ErrAttenuationWidensLimits)
+		return CapabilityGrant{}, &Error{Kind: ErrAttenuationWidensLimits}
 	}
 	if a.Resources.Set {
 		out.Resources = NormalizeResources(a.Resources.V)
@@ -308,7 +308,7 @@ func (g CapabilityGrant) Attenuate(a GrantAttenuation) (CapabilityGrant, error) 
 		out.Resources = NormalizeResources(g.Resources)
 	}
 	if !isSubset(out.Resources, g.Resources) {
-		return CapabilityGrant{}, kindError(ErrAttenuationExpandsResources)
+		return CapabilityGrant{}, &Error{Kind: ErrAttenuationExpandsResources}
 	}
 	if err := out.Validate(); err != nil {
 		return CapabilityGrant{}, err
@@ -339,7 +339,7 @@ func (m CapabilityManifest) Validate() error {
 		return err
 	}
 	if len(m.Grants) > MaxCapabilityGrantsPerManifest {
-		return maximumError(ErrTooManyGrants, MaxCapabilityGrantsPerManifest)
+		return &Error{Kind: ErrTooManyGrants, Maximum: MaxCapabilityGrantsPerManifest}
 	}
 	if err := ValidateToken(FieldSessionID, m.SessionID); err != nil {
 		return err
@@ -350,7 +350,7 @@ func (m CapabilityManifest) Validate() error {
 		}
 		for _, prev := range m.Grants[:i] {
 			if prev.Tool == g.Tool {
-				return valueError(ErrDuplicateGrant, g.Tool)
+				return &Error{Kind: ErrDuplicateGrant, Value: g.Tool}
 			}
 		}
 	}
@@ -451,7 +451,7 @@ func (m CapabilityManifest) Attenuate(a ManifestAttenuation) (CapabilityManifest
 	}
 	for _, tool := range sortedKeys(a.Grants) {
 		if !m.hasTool(tool) {
-			return CapabilityManifest{}, valueError(ErrUnknownTool, tool)
+			return CapabilityManifest{}, &Error{Kind: ErrUnknownTool, Value: tool}
 		}
 	}
 	var allowed []string
@@ -464,7 +464,7 @@ func (m CapabilityManifest) Attenuate(a ManifestAttenuation) (CapabilityManifest
 				return CapabilityManifest{}, err
 			}
 			if !m.hasTool(tool) {
-				return CapabilityManifest{}, valueError(ErrUnknownTool, tool)
+				return CapabilityManifest{}, &Error{Kind: ErrUnknownTool, Value: tool}
 			}
 		}
 	}

@@ -55,7 +55,7 @@ func (h cancellationHeader) validate() error {
 		return err
 	}
 	if h.CancellationID == h.RequestID {
-		return kindError(ErrCancellationIdMatchesRequest)
+		return &Error{Kind: ErrCancellationIdMatchesRequest}
 	}
 	return nil
 }

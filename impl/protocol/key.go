@@ -30,7 +30,7 @@ func NewSessionKey(b []byte) (*SessionKey, error) {
 	k := &SessionKey{}
 	copy(k.b[:], b)
 	if k.isZero() {
-		return nil, kindError(ErrWeakSessionKey)
+		return nil, &Error{Kind: ErrWeakSessionKey}
 	}
 	return k, nil
 }
@@ -53,7 +53,7 @@ func generateSessionKey(src io.Reader) (*SessionKey, error) {
 			return k, nil
 		}
 	}
-	return nil, kindError(ErrWeakSessionKey)
+	return nil, &Error{Kind: ErrWeakSessionKey}
 }
 
 func (k *SessionKey) isZero() bool {
@@ -74,7 +74,7 @@ func (k *SessionKey) usable() bool { return k != nil && !k.closed && !k.isZero()
 // use. A nil or closed key yields WeakSessionKey.
 func (k *SessionKey) ExposeSecret() ([SessionKeyBytes]byte, error) {
 	if !k.usable() {
-		return [SessionKeyBytes]byte{}, kindError(ErrWeakSessionKey)
+		return [SessionKeyBytes]byte{}, &Error{Kind: ErrWeakSessionKey}
 	}
 	return k.b, nil
 }

@@ -174,7 +174,7 @@ func TestCheckPortableJSONScanner(t *testing.T) {
 			t.Fatalf("%s: error %v, want token %s", tc.json, err, tc.bad)
 		}
 	}
-	long := &NonPortableNumberError{Token: strings.Repeat("9", 500)}
+	long := &NonPortableNumberError{Kind: ErrNonPortableNumber, Token: strings.Repeat("9", 500)}
 	if len(long.Error()) > 250 {
 		t.Fatal("error message does not bound the echoed token")
 	}

@@ -271,7 +271,7 @@ func EncodeMessage(m Message) ([]byte, error) {
 	}
 	b := m.AppendJSON(nil)
 	if len(b) > MaxWireFrameBytes {
-		return nil, sizeError(ErrWireFrameTooLarge, len(b), MaxWireFrameBytes)
+		return nil, &Error{Kind: ErrWireFrameTooLarge, Actual: uint64(len(b)), Maximum: MaxWireFrameBytes}
 	}
 	return b, nil
 }

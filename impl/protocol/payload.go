@@ -68,10 +68,10 @@ func (p ToolPayload) ValidateFor(expected EnvelopeFormat) (int, error) {
 	switch p.JSON.Kind() {
 	case canonjson.KindObject, canonjson.KindArray:
 	default:
-		return 0, kindError(ErrInvalidJsonEnvelope)
+		return 0, &Error{Kind: ErrInvalidJsonEnvelope}
 	}
 	if !p.JSON.WithinDepth(MaxJSONPayloadDepth) {
-		return 0, maximumError(ErrJsonPayloadTooDeep, MaxJSONPayloadDepth)
+		return 0, &Error{Kind: ErrJsonPayloadTooDeep, Maximum: MaxJSONPayloadDepth}
 	}
 	bp := scratchPool.Get().(*[]byte)
 	b := p.JSON.AppendJSON((*bp)[:0])

@@ -314,10 +314,10 @@ func (s OperationStatus) ValidateState() error {
 		return err
 	case StateFailed:
 		if s.Message == "" {
-			return kindError(ErrInvalidOperationFailure)
+			return &Error{Kind: ErrInvalidOperationFailure}
 		}
 		if len(s.Message) > MaxOperationErrorBytes {
-			return sizeError(ErrOperationFailureTooLarge, len(s.Message), MaxOperationErrorBytes)
+			return &Error{Kind: ErrOperationFailureTooLarge, Actual: uint64(len(s.Message)), Maximum: MaxOperationErrorBytes}
 		}
 		return nil
 	}
@@ -449,7 +449,7 @@ func validateCompensationTail(compensationKey, tenantScope, grantFingerprint str
 		return err
 	}
 	if !IsFingerprint(grantFingerprint) {
-		return kindError(ErrInvalidCompensationGrantFingerprint)
+		return &Error{Kind: ErrInvalidCompensationGrantFingerprint}
 	}
 	return nil
 }

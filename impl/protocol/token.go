@@ -34,7 +34,7 @@ func IsToken(value string) bool {
 // ValidateToken returns an InvalidToken error naming field when value is not a token.
 func ValidateToken(field, value string) error {
 	if !IsToken(value) {
-		return tokenError(field, value)
+		return &Error{Kind: ErrInvalidToken, Field: field, Value: value}
 	}
 	return nil
 }
@@ -46,7 +46,7 @@ func ValidateCompensationKey(value string) error {
 		return err
 	}
 	if len(value) < len(CompensationKeyPrefix) || value[:len(CompensationKeyPrefix)] != CompensationKeyPrefix {
-		return kindError(ErrInvalidCompensationKey)
+		return &Error{Kind: ErrInvalidCompensationKey}
 	}
 	return nil
 }
@@ -68,7 +68,7 @@ func IsFingerprint(value string) bool {
 
 func validateVersion(v uint16) error {
 	if v != ProtocolVersion {
-		return versionError(v)
+		return &Error{Kind: ErrUnsupportedVersion, Actual: uint64(v)}
 	}
 	return nil
 }
@@ -91,7 +91,7 @@ func ParseAuthTag(s string) ([AuthTagBytes]byte, error) { return parseAuthTag(s)
 func parseAuthTag[T string | []byte](s T) ([AuthTagBytes]byte, error) {
 	var tag [AuthTagBytes]byte
 	if len(s) != 2*AuthTagBytes {
-		return tag, kindError(ErrInvalidAuthenticationTag)
+		return tag, &Error{Kind: ErrInvalidAuthenticationTag}
 	}
 	var bad byte // the OR of every digit's value: bit 4 set if any byte is not a lowercase digit
 	for i := range tag {
@@ -100,7 +100,7 @@ func parseAuthTag[T string | []byte](s T) ([AuthTagBytes]byte, error) {
 		tag[i] = hi<<4 | lo&0xf
 	}
 	if bad > 0xf {
-		return [AuthTagBytes]byte{}, kindError(ErrInvalidAuthenticationTag)
+		return [AuthTagBytes]byte{}, &Error{Kind: ErrInvalidAuthenticationTag}
 	}
 	return tag, nil
 }

@@ -25,7 +25,7 @@ const (
 	MaxBytes      = 32 * 1024
 )
 
-// ErrorKind classifies a schema that does not compile. It is an error.
+// ErrorKind classifies a schema that does not compile.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
@@ -65,20 +65,7 @@ type Error struct {
 
 // Error describes the rejection.
 func (e *Error) Error() string {
-	if !e.Kind.Valid() {
-		return e.Kind.Error()
-	}
-	return errkind.Expand(e.Kind.Detail(), func(field string) string {
-		switch field {
-		case "path":
-			return e.Path
-		case "keyword":
-			return e.Keyword
-		case "maximum":
-			return strconv.Itoa(e.Maximum)
-		}
-		return e.Message
-	})
+	return e.Kind.Expand("path", e.Path, "keyword", e.Keyword, "message", e.Message, "maximum", e.Maximum)
 }
 
 // Violation is a value that does not match its schema.
@@ -158,10 +145,6 @@ var supportedKeywords = []string{
 
 var annotationKeywords = []string{"title", "description", "default", "examples", "$schema", "$id"}
 
-func invalidKeyword(path, keyword, msg string) *Error {
-	return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: keyword, Message: msg}
-}
-
 func compileNode(src canonjson.Value, path string, depth int) (*schemaNode, error) {
 	if depth > MaxDepth {
 		return nil, &Error{Kind: ErrTooDeep, Maximum: MaxDepth}
@@ -191,9 +174,9 @@ func compileNode(src canonjson.Value, path string, depth int) (*schemaNode, erro
 	case hasType && typ.Kind() == canonjson.KindString:
 		err = node.parseKind(typ.StringValue(), src, path, depth)
 	case hasType:
-		return nil, invalidKeyword(path, "type", "must be a string")
+		return nil, &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "type", Message: "must be a string"}
 	case objectKeywords && arrayKeywords:
-		return nil, invalidKeyword(path, "type", "is required when object and array keywords are mixed")
+		return nil, &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "type", Message: "is required when object and array keywords are mixed"}
 	case objectKeywords:
 		if err = checkTypeKeywords(src, path, "object"); err == nil {
 			node.kind = kindObject
@@ -213,7 +196,7 @@ func compileNode(src canonjson.Value, path string, depth int) (*schemaNode, erro
 	}
 	if ev, ok := src.Get("enum"); ok {
 		if ev.Kind() != canonjson.KindArray {
-			return nil, invalidKeyword(path, "enum", "must be an array")
+			return nil, &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "enum", Message: "must be an array"}
 		}
 		if len(ev.Elems()) > MaxEnumValues {
 			return nil, &Error{Kind: ErrTooManyEnumValues, Maximum: MaxEnumValues}
@@ -236,14 +219,14 @@ func checkTypeKeywords(src canonjson.Value, path, kind string) error {
 		typeKeywords = []string{"properties", "required", "additionalProperties"}
 	case "null", "boolean", "any":
 	default:
-		return invalidKeyword(path, "type", "unsupported type "+rustDebugString(kind))
+		return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "type", Message: "unsupported type " + rustDebugString(kind)}
 	}
 	for _, e := range src.Entries() {
 		k := e.Key
 		if slices.Contains(annotationKeywords, k) || k == "type" || k == "enum" || slices.Contains(typeKeywords, k) {
 			continue
 		}
-		return invalidKeyword(path, k, "does not apply to "+kind)
+		return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: k, Message: "does not apply to " + kind}
 	}
 	return nil
 }
@@ -273,7 +256,7 @@ func (n *schemaNode) parseKind(kind string, src canonjson.Value, path string, de
 			return err
 		}
 		if n.minLen != nil && n.maxLen != nil && *n.minLen > *n.maxLen {
-			return invalidKeyword(path, "minLength", "cannot exceed maxLength")
+			return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "minLength", Message: "cannot exceed maxLength"}
 		}
 	case "array":
 		n.kind = kindArray
@@ -294,7 +277,7 @@ func (n *schemaNode) parseNumeric(src canonjson.Value, path string) error {
 		return err
 	}
 	if n.min != nil && n.max != nil && n.min.compare(n.max) > 0 {
-		return invalidKeyword(path, "minimum", "cannot exceed maximum")
+		return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "minimum", Message: "cannot exceed maximum"}
 	}
 	return nil
 }
@@ -308,7 +291,7 @@ func (n *schemaNode) parseArray(src canonjson.Value, path string, depth int) err
 		return err
 	}
 	if n.minItems != nil && n.maxItems != nil && *n.minItems > *n.maxItems {
-		return invalidKeyword(path, "minItems", "cannot exceed maxItems")
+		return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "minItems", Message: "cannot exceed maxItems"}
 	}
 	if items, ok := src.Get("items"); ok {
 		if n.items, err = compileNode(items, path+".items", depth+1); err != nil {
@@ -322,7 +305,7 @@ func (n *schemaNode) parseObject(src canonjson.Value, path string, depth int) er
 	n.props = map[string]*schemaNode{}
 	if props, ok := src.Get("properties"); ok {
 		if props.Kind() != canonjson.KindObject {
-			return invalidKeyword(path, "properties", "must be an object")
+			return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "properties", Message: "must be an object"}
 		}
 		entries := props.Entries()
 		if len(entries) > MaxProperties {
@@ -338,15 +321,15 @@ func (n *schemaNode) parseObject(src canonjson.Value, path string, depth int) er
 	}
 	if req, ok := src.Get("required"); ok {
 		if req.Kind() != canonjson.KindArray {
-			return invalidKeyword(path, "required", "must be an array")
+			return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "required", Message: "must be an array"}
 		}
 		seen := map[string]bool{}
 		for _, e := range req.Elems() {
 			if e.Kind() != canonjson.KindString {
-				return invalidKeyword(path, "required", "must contain strings")
+				return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "required", Message: "must contain strings"}
 			}
 			if seen[e.StringValue()] {
-				return invalidKeyword(path, "required", "cannot contain duplicates")
+				return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "required", Message: "cannot contain duplicates"}
 			}
 			seen[e.StringValue()] = true
 			n.required = append(n.required, e.StringValue())
@@ -356,7 +339,7 @@ func (n *schemaNode) parseObject(src canonjson.Value, path string, depth int) er
 	n.additonal = true
 	if add, ok := src.Get("additionalProperties"); ok {
 		if add.Kind() != canonjson.KindBool {
-			return invalidKeyword(path, "additionalProperties", "must be a boolean in the Splash subset")
+			return &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: "additionalProperties", Message: "must be a boolean in the Splash subset"}
 		}
 		n.additonal = add.BoolValue()
 	}
@@ -371,7 +354,7 @@ func schemaUsize(src canonjson.Value, keyword, path string) (*uint64, error) {
 	}
 	u, ok := jsonU64(v)
 	if !ok {
-		return nil, invalidKeyword(path, keyword, "must be a non-negative integer")
+		return nil, &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: keyword, Message: "must be a non-negative integer"}
 	}
 	return &u, nil
 }
@@ -396,7 +379,7 @@ func schemaNumber(src canonjson.Value, keyword, path string) (*exactNumber, erro
 	}
 	n, ok := exactNumberOf(v)
 	if !ok {
-		return nil, invalidKeyword(path, keyword, "must be a supported JSON number")
+		return nil, &Error{Kind: ErrInvalidKeyword, Path: path, Keyword: keyword, Message: "must be a supported JSON number"}
 	}
 	return &n, nil
 }

@@ -61,8 +61,7 @@ type SyntaxError struct {
 
 // Error returns "syntax rejected: line L, column C: message".
 func (e *SyntaxError) Error() string {
-	return "syntax rejected: line " + strconv.Itoa(int(e.Pos.Line)) + ", column " +
-		strconv.Itoa(int(e.Pos.Column)) + ": " + e.Message
+	return e.Kind.Expand("line", e.Pos.Line, "column", e.Pos.Column, "message", e.Message)
 }
 
 // SourceTooLargeError rejects source longer than Limits.MaxSourceBytes.
@@ -73,7 +72,7 @@ type SourceTooLargeError struct {
 
 // Error returns "source is N bytes; maximum is M bytes".
 func (e *SourceTooLargeError) Error() string {
-	return "source is " + strconv.Itoa(e.Actual) + " bytes; maximum is " + strconv.Itoa(e.Maximum) + " bytes"
+	return e.Kind.Expand("actual", e.Actual, "maximum", e.Maximum)
 }
 
 // LimitError is an uncatchable stop: an execution bound was exceeded. Its Kind is the bound
@@ -102,8 +101,8 @@ const (
 )
 
 var kindTable = errkind.Table{Type: "ErrorKind", Kinds: []errkind.Entry{
-	ErrSyntax:                {Name: "Syntax", Message: "script: syntax rejected", Doc: "matches every *SyntaxError"},
-	ErrSourceTooLarge:        {Name: "SourceTooLarge", Message: "script: source too large", Doc: "matches a *SourceTooLargeError"},
+	ErrSyntax:                {Name: "Syntax", Message: "script: syntax rejected", Detail: "syntax rejected: line {line}, column {column}: {message}", Doc: "matches every *SyntaxError"},
+	ErrSourceTooLarge:        {Name: "SourceTooLarge", Message: "script: source too large", Detail: "source is {actual} bytes; maximum is {maximum} bytes", Doc: "matches a *SourceTooLargeError"},
 	ErrInvalidLimits:         {Name: "InvalidLimits", Message: "script: invalid limits", Doc: "from Limits.Validate and New, for an unusable configuration"},
 	ErrNilHost:               {Name: "NilHost", Message: "script: nil host", Doc: "from New without a host"},
 	ErrEvaluationInProgress:  {Name: "EvaluationInProgress", Message: "a suspended Splash evaluation must be resumed first", Doc: "from Eval while an evaluation is suspended"},
@@ -130,8 +129,6 @@ type scriptError struct {
 func (e *scriptError) Error() string { return e.msg }
 
 func raiseError(origin, msg string) error { return &scriptError{msg: msg, origin: origin} }
-
-func limitStop(limit ErrorKind) error { return &LimitError{Kind: limit} }
 
 // Origins used in diagnostics.
 const (

@@ -28,43 +28,37 @@ func (f Format) String() string {
 	return "unknown"
 }
 
-// ToolErrorKind classifies a failed tool call the way a script observes it. String returns
-// its name: "Denied", "Failed", "Cancelled" or "TimedOut".
+// ToolErrorKind classifies a failed tool call the way a script observes it.
 type ToolErrorKind = errkind.Kind[toolKinds]
 
-// toolKinds is the space of the tool failure kinds.
 type toolKinds struct{}
 
 // Table describes the tool failure kinds.
 func (toolKinds) Table() *errkind.Table { return &toolKindTable }
 
+// The four kinds of tool failure; see toolKindTable.
 const (
-	// ToolDenied is a reservation or policy denial ("tool call denied: …").
-	ToolDenied ToolErrorKind = 1
-	// ToolFailed is a handler or worker failure ("tool call failed: …").
-	ToolFailed ToolErrorKind = 2
-	// ToolCancelled is a confirmed cancellation ("tool call cancelled: …").
-	ToolCancelled ToolErrorKind = 3
-	// ToolTimedOut is an elapsed deferred deadline ("tool call timed out: …").
-	ToolTimedOut ToolErrorKind = 4
+	ToolDenied ToolErrorKind = iota + 1
+	ToolFailed
+	ToolCancelled
+	ToolTimedOut
 )
 
 var toolKindTable = errkind.Table{Type: "ToolErrorKind", Prefix: "tool call ", Kinds: []errkind.Entry{
-	ToolDenied:    {Name: "Denied", Message: "denied"},
-	ToolFailed:    {Name: "Failed", Message: "failed"},
-	ToolCancelled: {Name: "Cancelled", Message: "cancelled"},
-	ToolTimedOut:  {Name: "TimedOut", Message: "timed out"},
+	ToolDenied:    {Name: "Denied", Message: "denied", Doc: "a reservation, policy or output-validation denial"},
+	ToolFailed:    {Name: "Failed", Message: "failed", Doc: "a handler, worker or host failure"},
+	ToolCancelled: {Name: "Cancelled", Message: "cancelled", Doc: "a confirmed cancellation"},
+	ToolTimedOut:  {Name: "TimedOut", Message: "timed out", Doc: "an operation past its deferred deadline"},
 }}
 
-// ToolError is the failure of one tool call as a script sees it. Its Error text is exactly the
-// message the script's error carries and the host diagnostic shows.
+// ToolError is the failure of one tool call. Its Error text, the kind's text, ": " and
+// Message, is exactly what the script's error carries and the host diagnostic shows.
 type ToolError struct {
 	errkind.Kind[toolKinds]
 	Message string
 }
 
-// Error renders the error as "tool call denied: …", "tool call failed: …",
-// "tool call cancelled: …" or "tool call timed out: …".
+// Error renders the error as "tool call denied: …", "tool call failed: …", …
 func (e *ToolError) Error() string {
 	if !e.Kind.Valid() {
 		return "tool call error: " + e.Message

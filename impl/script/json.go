@@ -230,7 +230,7 @@ func (m *Machine) toolInputJSON(v Value) (string, error) {
 		return "", err
 	}
 	if w.full {
-		return "", limitStop(ErrStringLimit)
+		return "", &LimitError{Kind: ErrStringLimit}
 	}
 	return string(w.buf), nil
 }

@@ -350,7 +350,7 @@ func (m *Machine) halt() Evaluation {
 
 func (m *Machine) stop(limit ErrorKind) {
 	if m.stopErr == nil {
-		m.stopErr = limitStop(limit)
+		m.stopErr = &LimitError{Kind: limit}
 	}
 }
 
@@ -403,7 +403,7 @@ func (m *Machine) finish(v Value, err error, pos Pos) {
 func (m *Machine) alloc(n int) error {
 	if n > m.limits.MaxHeapBytes-m.heapUsed {
 		m.heapUsed = m.limits.MaxHeapBytes
-		return limitStop(ErrHeapLimit)
+		return &LimitError{Kind: ErrHeapLimit}
 	}
 	m.heapUsed += n
 	return nil
@@ -844,14 +844,14 @@ func (m *Machine) binary(op binaryOp, x, y Value) (Value, error) {
 	case binEq, binNe:
 		eq, exhausted := deepEqual(x, y, &m.budget)
 		if exhausted {
-			return Value{}, limitStop(ErrInstructionLimit)
+			return Value{}, &LimitError{Kind: ErrInstructionLimit}
 		}
 		return Bool(eq == (op == binEq)), nil
 	case binAdd:
 		if x.kind == KindString && y.kind == KindString {
 			n := len(x.str) + len(y.str)
 			if n > m.limits.MaxStringBytes {
-				return Value{}, limitStop(ErrStringLimit)
+				return Value{}, &LimitError{Kind: ErrStringLimit}
 			}
 			if err := m.alloc(n); err != nil {
 				return Value{}, err

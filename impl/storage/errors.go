@@ -1,14 +1,12 @@
 package storage
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind identifies one failure rule of the storage layer, one variant of the reference
-// error enumerations, whose name String returns: errors.Is(err, ErrFencingRequired).
+// ErrorKind identifies one failure rule of the storage layer, a variant of the reference's errors.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
@@ -16,21 +14,19 @@ type kinds struct{}
 // Table describes the storage error kinds.
 func (kinds) Table() *errkind.Table { return &kindTable }
 
-// Identifier and keyring errors (StorageRecordKeyError, StorageKeyIdError,
-// StorageKeyringError). Here and below, a kind's meaning is its message in kindTable; its
-// entry's Doc says what the message leaves out.
+// The storage error kinds; a kind's meaning is its message in kindTable, and its entry's Doc
+// says what the message leaves out.
 const (
+	// Identifiers and keyring (StorageRecordKeyError, StorageKeyIdError, StorageKeyringError).
 	ErrInvalidNamespace ErrorKind = iota + 1
 	ErrInvalidName
 	ErrInvalidStorageKeyID
 	ErrDuplicateKeyID
 	ErrKeyringUnknownKeyID
 	ErrActiveKeyCannotBeRetired
-)
 
-// Authenticated store errors (AuthenticatedStoreError).
-const (
-	ErrBackend ErrorKind = iota + 16
+	// The authenticated store (AuthenticatedStoreError).
+	ErrBackend
 	ErrPayloadTooLarge
 	ErrRecordTooLarge
 	ErrEncoding
@@ -45,11 +41,9 @@ const (
 	ErrRevisionFloorMismatch
 	ErrRevisionExhausted
 	ErrWriteConflict
-)
 
-// Backend errors (VolatileMemoryStoreError, plus the durable backends' own).
-const (
-	ErrBackendRevisionExhausted ErrorKind = iota + 48
+	// Backends (VolatileMemoryStoreError, plus the durable backends' own).
+	ErrBackendRevisionExhausted
 	ErrFencingTokenExhausted
 	ErrInvalidFencingToken
 	ErrInvalidReplacementRevision
@@ -74,32 +68,32 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "storage: ", Kinds: []e
 	ErrInvalidNamespace:           {Name: "InvalidNamespace", Message: "record namespace must be a lowercase token of at most 64 bytes"},
 	ErrInvalidName:                {Name: "InvalidName", Message: "record name must be a lowercase token of at most 128 bytes"},
 	ErrInvalidStorageKeyID:        {Name: "Invalid", Message: "storage key id must be a lowercase token of at most 64 bytes"},
-	ErrDuplicateKeyID:             {Name: "DuplicateKeyId", Message: "keyring already holds this key id"},
-	ErrKeyringUnknownKeyID:        {Name: "UnknownKeyId", Message: "keyring holds no key with this id"},
+	ErrDuplicateKeyID:             {Name: "DuplicateKeyId", Message: "keyring already holds this key id", Detail: "{}: {key}"},
+	ErrKeyringUnknownKeyID:        {Name: "UnknownKeyId", Message: "keyring holds no key with this id", Detail: "{}: {key}"},
 	ErrActiveKeyCannotBeRetired:   {Name: "ActiveKeyCannotBeRetired", Message: "the active key cannot be retired"},
 	ErrBackend:                    {Name: "Backend", Message: "backend failure", Doc: "Err holds the backend's error"},
-	ErrPayloadTooLarge:            {Name: "PayloadTooLarge", Message: "payload too large", Doc: "above MaxPayloadBytes"},
-	ErrRecordTooLarge:             {Name: "RecordTooLarge", Message: "stored envelope too large", Doc: "a stored or sealed envelope above MaxRecordBytes"},
+	ErrPayloadTooLarge:            {Name: "PayloadTooLarge", Message: "payload too large", Detail: "{}: {size} bytes, limit {limit}", Doc: "above MaxPayloadBytes"},
+	ErrRecordTooLarge:             {Name: "RecordTooLarge", Message: "stored envelope too large", Detail: "{}: {size} bytes, limit {limit}", Doc: "a stored or sealed envelope above MaxRecordBytes"},
 	ErrEncoding:                   {Name: "Encoding", Message: "envelope could not be encoded"},
 	ErrInvalidEnvelope:            {Name: "InvalidEnvelope", Message: "stored envelope is malformed"},
-	ErrUnsupportedFormat:          {Name: "UnsupportedFormat", Message: "unsupported envelope format version", Doc: "format_version is not 1"},
+	ErrUnsupportedFormat:          {Name: "UnsupportedFormat", Message: "unsupported envelope format version", Detail: "{}: {version}", Doc: "format_version is not 1"},
 	ErrInvalidKeyID:               {Name: "InvalidKeyId", Message: "envelope key id is malformed"},
 	ErrUnknownKeyID:               {Name: "UnknownKeyId", Message: "envelope key id is not in the keyring"},
 	ErrInvalidRevision:            {Name: "InvalidRevision", Message: "record revision must not be zero"},
-	ErrRevisionMismatch:           {Name: "RevisionMismatch", Message: "envelope revision differs from the backend revision"},
+	ErrRevisionMismatch:           {Name: "RevisionMismatch", Message: "envelope revision differs from the backend revision", Detail: "{}: backend {backend}, envelope {envelope}"},
 	ErrInvalidAuthenticationTag:   {Name: "InvalidAuthenticationTag", Message: "record authentication tag is malformed or does not verify"},
-	ErrRollbackDetected:           {Name: "RollbackDetected", Message: "record rolled back below its revision floor", Doc: "the record is missing or older than its floor"},
-	ErrRevisionFloorMismatch:      {Name: "RevisionFloorMismatch", Message: "record revision and revision floor disagree", Doc: "the record is newer than its floor, or a write reported a floor other than its new revision"},
+	ErrRollbackDetected:           {Name: "RollbackDetected", Message: "record rolled back below its revision floor", Detail: "{}: record {actual}, floor {floor}", Doc: "the record is missing or older than its floor"},
+	ErrRevisionFloorMismatch:      {Name: "RevisionFloorMismatch", Message: "record revision and revision floor disagree", Detail: "{}: record {actual}, floor {floor}", Doc: "the record is newer than its floor, or a write reported a floor other than its new revision"},
 	ErrRevisionExhausted:          {Name: "RevisionExhausted", Message: "record revision space exhausted", Doc: "the next revision would overflow a uint64"},
-	ErrWriteConflict:              {Name: "WriteConflict", Message: "compare-and-swap conflict", Doc: "the record revision differs from the expected one"},
+	ErrWriteConflict:              {Name: "WriteConflict", Message: "compare-and-swap conflict", Detail: "{}: expected {expected}, actual {actual}, floor {floor}", Doc: "the record revision differs from the expected one"},
 	ErrBackendRevisionExhausted:   {Name: "RevisionExhausted", Message: "backend revision space exhausted"},
 	ErrFencingTokenExhausted:      {Name: "FencingTokenExhausted", Message: "fencing token space exhausted", Doc: "the fence is already the largest uint64"},
 	ErrInvalidFencingToken:        {Name: "InvalidFencingToken", Message: "fencing token must be nonzero"},
-	ErrInvalidReplacementRevision: {Name: "InvalidReplacementRevision", Message: "replacement revision must be the expected revision plus one"},
-	ErrFencingRequired:            {Name: "FencingRequired", Message: "record is fenced; a fenced compare-and-swap is required", Doc: "a plain compare-and-swap targeted a fenced record"},
-	ErrFencingTokenRejected:       {Name: "FencingTokenRejected", Message: "fencing token rejected", Doc: "the supplied fence is lower than (establish) or differs from (fenced compare-and-swap) the current one"},
+	ErrInvalidReplacementRevision: {Name: "InvalidReplacementRevision", Message: "replacement revision must be the expected revision plus one", Detail: "{}: expected {expected}, got {actual}"},
+	ErrFencingRequired:            {Name: "FencingRequired", Message: "record is fenced; a fenced compare-and-swap is required", Detail: "{}: current fence {current}", Doc: "a plain compare-and-swap targeted a fenced record"},
+	ErrFencingTokenRejected:       {Name: "FencingTokenRejected", Message: "fencing token rejected", Detail: "{}: current {current}, supplied {supplied}", Doc: "the supplied fence is lower than (establish) or differs from (fenced compare-and-swap) the current one"},
 	ErrSQLite:                     {Name: "Sqlite", Message: "sqlite failure", Doc: "Err holds the driver's error"},
-	ErrStoredRecordTooLarge:       {Name: "StoredRecordTooLarge", Message: "stored record exceeds the backend limit", Doc: "a stored or replacement record above MaxRecordBytes"},
+	ErrStoredRecordTooLarge:       {Name: "StoredRecordTooLarge", Message: "stored record exceeds the backend limit", Detail: "{}: {size} bytes, limit {limit}", Doc: "a stored or replacement record above MaxRecordBytes"},
 	ErrRecordCommitmentMismatch:   {Name: "AnchorRecordCommitmentMismatch", Message: "stored record does not match its anchored commitment"},
 	ErrMissingRecordCommitment:    {Name: "MissingRecordCommitment", Message: "anchor state with a nonzero floor has no record commitment"},
 	ErrUnexpectedRecordCommitment: {Name: "UnexpectedRecordCommitment", Message: "anchor state with a zero floor carries a record commitment"},
@@ -132,27 +126,10 @@ type Error struct {
 
 // Error describes the failure and its data.
 func (e *Error) Error() string {
-	msg := e.Kind.Error()
-	switch e.Kind {
-	case ErrPayloadTooLarge, ErrRecordTooLarge, ErrStoredRecordTooLarge:
-		msg += fmt.Sprintf(": %d bytes, limit %d", e.Size, e.Limit)
-	case ErrUnsupportedFormat:
-		msg += fmt.Sprintf(": %d", e.Version)
-	case ErrWriteConflict:
-		msg += fmt.Sprintf(": expected %s, actual %s, floor %d", optRevision(e.Expected), optRevision(e.Actual), e.Floor)
-	case ErrRollbackDetected, ErrRevisionFloorMismatch:
-		msg += fmt.Sprintf(": record %s, floor %d", optRevision(e.Actual), e.Floor)
-	case ErrInvalidReplacementRevision:
-		msg += fmt.Sprintf(": expected %s, got %s", optRevision(e.Expected), optRevision(e.Actual))
-	case ErrRevisionMismatch:
-		msg += fmt.Sprintf(": backend %d, envelope %d", e.BackendRevision, e.EnvelopeRevision)
-	case ErrFencingRequired:
-		msg += fmt.Sprintf(": current fence %d", e.CurrentFence)
-	case ErrFencingTokenRejected:
-		msg += fmt.Sprintf(": current %d, supplied %d", e.CurrentFence, e.SuppliedFence)
-	case ErrDuplicateKeyID, ErrKeyringUnknownKeyID:
-		msg += fmt.Sprintf(": %q", string(e.KeyID))
-	}
+	msg := e.Kind.Expand("size", e.Size, "limit", e.Limit, "version", e.Version,
+		"expected", optRevision(e.Expected), "actual", optRevision(e.Actual), "floor", e.Floor,
+		"backend", e.BackendRevision, "envelope", e.EnvelopeRevision,
+		"current", e.CurrentFence, "supplied", e.SuppliedFence, "key", strconv.Quote(string(e.KeyID)))
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
@@ -167,8 +144,4 @@ func optRevision(r *uint64) string {
 		return "none"
 	}
 	return strconv.FormatUint(*r, 10)
-}
-
-func backendError(err error) error {
-	return &Error{Kind: ErrBackend, Err: err}
 }

@@ -93,7 +93,7 @@ func (s *AuthenticatedStore) Load(ctx context.Context, key RecordKey) (*Record, 
 	}
 	snap, err := s.backend.Load(ctx, key)
 	if err != nil {
-		return nil, backendError(err)
+		return nil, &Error{Kind: ErrBackend, Err: err}
 	}
 	return s.open(key, snap)
 }
@@ -103,7 +103,7 @@ func (s *AuthenticatedStore) Load(ctx context.Context, key RecordKey) (*Record, 
 func (s *AuthenticatedStore) loadForWrite(ctx context.Context, key RecordKey) (*Record, error) {
 	snap, err := s.backend.Load(ctx, key)
 	if err != nil {
-		return nil, backendError(err)
+		return nil, &Error{Kind: ErrBackend, Err: err}
 	}
 	return s.openWith(key, snap, false)
 }
@@ -181,7 +181,7 @@ func (s *AuthenticatedStore) CompareAndSwap(ctx context.Context, key RecordKey, 
 	}
 	outcome, err := s.backend.CompareAndSwap(ctx, key, expected, replacement)
 	if err != nil {
-		return Record{}, backendError(err)
+		return Record{}, &Error{Kind: ErrBackend, Err: err}
 	}
 	rec, err := s.finish(key, generation, expected, replacement, keyID, outcome)
 	if err == nil {
@@ -217,12 +217,12 @@ func (s *AuthenticatedStore) SwapFenced(ctx context.Context, key RecordKey, expe
 		load = func(ctx context.Context, key RecordKey) (*Record, error) {
 			snap, err := fe.EstablishFenceAndLoad(ctx, key, token)
 			if err != nil {
-				return nil, backendError(err)
+				return nil, &Error{Kind: ErrBackend, Err: err}
 			}
 			return s.openWith(key, snap, false)
 		}
 	} else if err := s.backend.EstablishFence(ctx, key, token); err != nil {
-		return Record{}, backendError(err)
+		return Record{}, &Error{Kind: ErrBackend, Err: err}
 	}
 	generation := s.keyring.currentGeneration()
 	replacement, keyID, err := s.prepareWith(ctx, load, key, expected, payload)
@@ -231,7 +231,7 @@ func (s *AuthenticatedStore) SwapFenced(ctx context.Context, key RecordKey, expe
 	}
 	outcome, err := s.backend.CompareAndSwapFenced(ctx, key, expected, replacement, token)
 	if err != nil {
-		return Record{}, backendError(err)
+		return Record{}, &Error{Kind: ErrBackend, Err: err}
 	}
 	return s.finish(key, generation, expected, replacement, keyID, outcome)
 }
@@ -258,7 +258,7 @@ func (s *AuthenticatedStore) swapRemembered(ctx context.Context, key RecordKey, 
 	}
 	outcome, err := sr.CompareAndSwapFenced(ctx, key, expected, replacement, token)
 	if err != nil {
-		return Record{}, true, backendError(err)
+		return Record{}, true, &Error{Kind: ErrBackend, Err: err}
 	}
 	if !outcome.Stored {
 		return Record{}, false, nil
@@ -274,7 +274,7 @@ func (s *AuthenticatedStore) CurrentFence(ctx context.Context, key RecordKey) (u
 	}
 	t, err := s.backend.CurrentFence(ctx, key)
 	if err != nil {
-		return 0, backendError(err)
+		return 0, &Error{Kind: ErrBackend, Err: err}
 	}
 	return t, nil
 }
@@ -286,7 +286,7 @@ func (s *AuthenticatedStore) ReserveFence(ctx context.Context, key RecordKey) (u
 	}
 	t, err := s.backend.ReserveFence(ctx, key)
 	if err != nil {
-		return 0, backendError(err)
+		return 0, &Error{Kind: ErrBackend, Err: err}
 	}
 	return t, nil
 }

@@ -45,11 +45,11 @@ type preparedBinding struct {
 func prepareBinding(sessionID string, inv host.Invocation, requestID string) (preparedBinding, error) {
 	payload, err := inv.WorkerPayload()
 	if err != nil {
-		return preparedBinding{}, newError(ErrExternal, err)
+		return preparedBinding{}, &Error{Kind: ErrExternal, Err: err}
 	}
 	w, err := protocol.NewToolInvocation(sessionID, requestID, inv.Name, payload)
 	if err != nil {
-		return preparedBinding{}, newError(ErrProtocol, err)
+		return preparedBinding{}, &Error{Kind: ErrProtocol, Err: err}
 	}
 	return preparedBinding{id: inv.ID, name: inv.Name, callIndex: inv.CallIndex, attempt: inv.Attempt,
 		idempotencyKey: inv.IdempotencyKey, worker: w}, nil
@@ -75,7 +75,7 @@ func StartExternalBinding(t *Multiplexed, inv host.Invocation, requestID string)
 	}
 	b, err := p.dispatch(t)
 	if err != nil {
-		return nil, newError(ErrTransport, err)
+		return nil, &Error{Kind: ErrTransport, Err: err}
 	}
 	return b, nil
 }
@@ -96,21 +96,21 @@ func (b *ExternalBinding) RequestID() string { return b.pending.RequestID() }
 // ErrTransport wrapping the transport's refusal.
 func (b *ExternalBinding) RequestCancellation(req host.CancellationRequest, cancellationID string) error {
 	if b.terminal {
-		return newError(ErrAlreadyTerminal, nil)
+		return &Error{Kind: ErrAlreadyTerminal}
 	}
 	if req.ID != b.id || req.Name != b.name || req.CallIndex != b.callIndex || req.Attempt != b.attempt ||
 		req.IdempotencyKey != b.idempotencyKey {
-		return newError(ErrCancellationBindingMismatch, nil)
+		return &Error{Kind: ErrCancellationBindingMismatch}
 	}
 	if !req.Issued() {
-		return newError(ErrCancellationNotRequested, nil)
+		return &Error{Kind: ErrCancellationNotRequested}
 	}
 	if b.cancelSent {
-		return newError(ErrCancellationAlreadyRequested, nil)
+		return &Error{Kind: ErrCancellationAlreadyRequested}
 	}
 	c, err := b.pending.RequestCancellation(cancellationID)
 	if err != nil {
-		return newError(ErrTransport, err)
+		return &Error{Kind: ErrTransport, Err: err}
 	}
 	b.cancellation, b.cancelSent = c, true
 	return nil
@@ -178,7 +178,7 @@ type observation struct {
 // the transport's.
 func (b *ExternalBinding) observe() (observation, error) {
 	if b.terminal {
-		return observation{}, newError(ErrExternalBindingTerminal, nil)
+		return observation{}, &Error{Kind: ErrExternalBindingTerminal}
 	}
 	if outcome, ok, err := b.pending.TryWait(); ok {
 		if err != nil {
@@ -213,7 +213,7 @@ func (b *ExternalBinding) event(o observation) (ExternalEvent, error) {
 	b.terminal = true
 	if o.outcome.Cancelled {
 		if o.outcome.Acknowledgement.Outcome != protocol.OutcomeAcknowledged {
-			return ExternalEvent{}, newError(ErrInvalidCancelledOutcome, nil)
+			return ExternalEvent{}, &Error{Kind: ErrInvalidCancelledOutcome}
 		}
 		return ExternalEvent{Kind: ExternalCancelled, ID: b.id, Acknowledgement: o.outcome.Acknowledgement}, nil
 	}
@@ -231,7 +231,7 @@ func (b *ExternalBinding) event(o observation) (ExternalEvent, error) {
 func (b *ExternalBinding) PollEvent() (ExternalEvent, error) {
 	o, err := b.observe()
 	if err != nil {
-		return ExternalEvent{}, newError(ErrTransport, err)
+		return ExternalEvent{}, &Error{Kind: ErrTransport, Err: err}
 	}
 	return b.event(o)
 }
@@ -291,16 +291,16 @@ func ApplyToRuntime(ev ExternalEvent, rt *host.Runtime) (ExternalPoll, error) {
 	case ExternalCompleted:
 		s, err := rt.CompleteExternal(ev.ID, host.OK(ev.Output))
 		if err != nil {
-			return ExternalPoll{}, newError(ErrExternal, err)
+			return ExternalPoll{}, &Error{Kind: ErrExternal, Err: err}
 		}
 		return ExternalPoll{Kind: ev.Kind, Settlement: s}, nil
 	case ExternalCancelled:
 		if ev.Acknowledgement.Outcome != protocol.OutcomeAcknowledged {
-			return ExternalPoll{}, newError(ErrInvalidCancelledOutcome, nil)
+			return ExternalPoll{}, &Error{Kind: ErrInvalidCancelledOutcome}
 		}
 		s, err := rt.ConfirmExternalCancellation(ev.ID)
 		if err != nil {
-			return ExternalPoll{}, newError(ErrExternal, err)
+			return ExternalPoll{}, &Error{Kind: ErrExternal, Err: err}
 		}
 		return ExternalPoll{Kind: ev.Kind, Settlement: s}, nil
 	}

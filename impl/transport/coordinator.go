@@ -117,22 +117,22 @@ type Coordinator struct {
 // afterwards.
 func NewCoordinator(manifest protocol.CapabilityManifest, auth *protocol.Authenticator) (*Coordinator, []byte, error) {
 	if err := manifest.Validate(); err != nil {
-		return nil, nil, newError(ErrProtocol, err)
+		return nil, nil, &Error{Kind: ErrProtocol, Err: err}
 	}
 	if auth.Role() != protocol.RoleHost {
-		return nil, nil, newError(ErrRequiresHostAuthenticator, nil)
+		return nil, nil, &Error{Kind: ErrRequiresHostAuthenticator}
 	}
 	if auth.SessionID() != manifest.SessionID {
 		return nil, nil, &Error{Kind: ErrSessionMismatch, Expected: manifest.SessionID, Actual: auth.SessionID()}
 	}
 	authz, err := authorizer.New(manifest)
 	if err != nil {
-		return nil, nil, newError(ErrProtocol, err)
+		return nil, nil, &Error{Kind: ErrProtocol, Err: err}
 	}
 	sealer, opener := auth.Split()
 	_, line, err := sealer.Seal(protocol.OpenSessionMessage{Manifest: manifest})
 	if err != nil {
-		return nil, nil, newError(ErrProtocol, err)
+		return nil, nil, &Error{Kind: ErrProtocol, Err: err}
 	}
 	return &Coordinator{authz: authz, sealer: sealer, opener: opener, sessionID: manifest.SessionID, phase: PhaseIdle}, line, nil
 }
@@ -175,18 +175,18 @@ func (c *Coordinator) Active() (requestID, tool string, ok bool) {
 func (c *Coordinator) Start(inv protocol.ToolInvocation) (Output, error) {
 	switch c.phase {
 	case PhaseStopped, PhaseClosed:
-		return Output{}, newError(ErrUnavailable, nil)
+		return Output{}, &Error{Kind: ErrUnavailable}
 	case PhaseActive, PhaseCancelling, PhaseResultBuffered, PhaseClosing:
-		return Output{}, newError(ErrBusy, nil)
+		return Output{}, &Error{Kind: ErrBusy}
 	}
 	slot := c.authz.ReservedRequestIDs()+1 < protocol.MaxSessionRequestIDs
 	authorized, err := c.authz.Authorize(inv)
 	if err != nil {
-		return Output{}, newError(ErrProtocol, err)
+		return Output{}, &Error{Kind: ErrProtocol, Err: err}
 	}
 	_, line, err := c.sealer.Seal(protocol.InvokeMessage{Invocation: authorized.Invocation()})
 	if err != nil {
-		out := c.fatal(newError(ErrProtocol, err))
+		out := c.fatal(&Error{Kind: ErrProtocol, Err: err})
 		return out, c.failure
 	}
 	c.phase, c.active, c.slot = PhaseActive, authorized, slot
@@ -214,30 +214,30 @@ func (c *Coordinator) CancelSlotKept() bool {
 func (c *Coordinator) Cancel(cancellationID, requestID, tool string) (Output, error) {
 	switch c.phase {
 	case PhaseStopped, PhaseClosed:
-		return Output{}, newError(ErrUnavailable, nil)
+		return Output{}, &Error{Kind: ErrUnavailable}
 	case PhaseIdle, PhaseClosing:
-		return Output{}, newError(ErrNoActiveInvocation, nil)
+		return Output{}, &Error{Kind: ErrNoActiveInvocation}
 	}
 	if inv := c.active.Invocation(); inv.RequestID != requestID || inv.Tool != tool {
-		return Output{}, newError(ErrTargetMismatch, nil)
+		return Output{}, &Error{Kind: ErrTargetMismatch}
 	}
 	if c.phase != PhaseActive {
-		return Output{}, newError(ErrCancellationPending, nil)
+		return Output{}, &Error{Kind: ErrCancellationPending}
 	}
 	if !c.slot {
-		return Output{}, newError(ErrCancelSlotUnavailable, nil)
+		return Output{}, &Error{Kind: ErrCancelSlotUnavailable}
 	}
 	req, err := protocol.NewWorkerCancellationRequest(c.sessionID, cancellationID, requestID, tool)
 	if err != nil {
-		return Output{}, newError(ErrProtocol, err)
+		return Output{}, &Error{Kind: ErrProtocol, Err: err}
 	}
 	authorized, err := c.authz.AuthorizeCancellation(req, c.active)
 	if err != nil {
-		return Output{}, newError(ErrProtocol, err)
+		return Output{}, &Error{Kind: ErrProtocol, Err: err}
 	}
 	_, line, err := c.sealer.Seal(protocol.CancelMessage{Request: req})
 	if err != nil {
-		out := c.fatal(newError(ErrProtocol, err))
+		out := c.fatal(&Error{Kind: ErrProtocol, Err: err})
 		return out, c.failure
 	}
 	c.phase, c.cancel = PhaseCancelling, authorized
@@ -250,14 +250,14 @@ func (c *Coordinator) Cancel(cancellationID, requestID, tool string) (Output, er
 func (c *Coordinator) Close() (Output, error) {
 	switch c.phase {
 	case PhaseStopped, PhaseClosed:
-		return Output{}, newError(ErrUnavailable, nil)
+		return Output{}, &Error{Kind: ErrUnavailable}
 	case PhaseIdle:
 	default:
-		return Output{}, newError(ErrBusy, nil)
+		return Output{}, &Error{Kind: ErrBusy}
 	}
 	_, line, err := c.sealer.Seal(protocol.CloseSessionMessage{ProtocolVersion: protocol.ProtocolVersion, Session: c.sessionID})
 	if err != nil {
-		out := c.fatal(newError(ErrProtocol, err))
+		out := c.fatal(&Error{Kind: ErrProtocol, Err: err})
 		return out, c.failure
 	}
 	c.phase = PhaseClosing
@@ -270,7 +270,7 @@ func (c *Coordinator) Abandon() Output {
 	if c.terminal() {
 		return Output{}
 	}
-	return c.fatal(newError(ErrAbandoned, nil))
+	return c.fatal(&Error{Kind: ErrAbandoned})
 }
 
 // WriteFailed reports that writing the line of the last command failed with err; this is
@@ -291,7 +291,7 @@ func (c *Coordinator) Receive(f protocol.Frame) Output {
 	}
 	m, err := c.opener.OpenFrame(f)
 	if err != nil {
-		return c.fatal(newError(ErrProtocol, err))
+		return c.fatal(&Error{Kind: ErrProtocol, Err: err})
 	}
 	var out Output
 	switch m := m.(type) {
@@ -300,7 +300,7 @@ func (c *Coordinator) Receive(f protocol.Frame) Output {
 	case protocol.CancellationResultMessage:
 		out = c.onCancellationResult(m.Result)
 	default:
-		return c.fatal(unexpected(string(m.Type())))
+		return c.fatal(&Error{Kind: ErrUnexpectedMessage, Detail: string(m.Type())})
 	}
 	out.ReadNext = !c.terminal()
 	return out
@@ -325,10 +325,10 @@ func (c *Coordinator) onResult(res protocol.ToolResult) Output {
 	switch c.phase {
 	case PhaseActive, PhaseCancelling, PhaseResultBuffered:
 	default:
-		return c.fatal(unexpected("result"))
+		return c.fatal(&Error{Kind: ErrUnexpectedMessage, Detail: "result"})
 	}
 	if err := c.authz.ValidateResult(c.active, res); err != nil {
-		return c.fatal(newError(ErrProtocol, err))
+		return c.fatal(&Error{Kind: ErrProtocol, Err: err})
 	}
 	switch c.phase {
 	case PhaseCancelling:
@@ -336,7 +336,7 @@ func (c *Coordinator) onResult(res protocol.ToolResult) Output {
 		return Output{}
 	case PhaseResultBuffered:
 		// The authorizer already refuses a second result for the request (DuplicateResult).
-		return c.fatal(unexpected("duplicate result"))
+		return c.fatal(&Error{Kind: ErrUnexpectedMessage, Detail: "duplicate result"})
 	}
 	c.phase = PhaseIdle
 	return Output{Events: []Event{{Target: TargetInvocation, Outcome: InvocationOutcome{Result: res}}}}
@@ -346,19 +346,19 @@ func (c *Coordinator) onCancellationResult(res protocol.WorkerCancellationResult
 	switch c.phase {
 	case PhaseCancelling, PhaseResultBuffered:
 	case PhaseActive:
-		return c.fatal(unexpected("unsolicited cancellation_result"))
+		return c.fatal(&Error{Kind: ErrUnexpectedMessage, Detail: "unsolicited cancellation_result"})
 	default:
-		return c.fatal(unexpected("cancellation_result"))
+		return c.fatal(&Error{Kind: ErrUnexpectedMessage, Detail: "cancellation_result"})
 	}
 	if err := c.authz.ValidateCancellationResult(c.cancel, res); err != nil {
-		return c.fatal(newError(ErrProtocol, err))
+		return c.fatal(&Error{Kind: ErrProtocol, Err: err})
 	}
 	// The authorizer's outcome rule has already refused acknowledged and unsupported after
 	// an accepted result and too_late before one; the phase checks below are defensive.
 	switch res.Outcome {
 	case protocol.OutcomeAcknowledged:
 		if c.phase != PhaseCancelling {
-			return c.fatal(unexpected("cancellation after completed result"))
+			return c.fatal(&Error{Kind: ErrUnexpectedMessage, Detail: "cancellation after completed result"})
 		}
 		c.phase = PhaseIdle
 		return Output{Events: []Event{
@@ -367,7 +367,7 @@ func (c *Coordinator) onCancellationResult(res protocol.WorkerCancellationResult
 		}}
 	case protocol.OutcomeTooLate:
 		if c.phase != PhaseResultBuffered {
-			return c.fatal(unexpected("too_late before result"))
+			return c.fatal(&Error{Kind: ErrUnexpectedMessage, Detail: "too_late before result"})
 		}
 		buffered := c.buffered
 		c.phase, c.buffered = PhaseIdle, protocol.ToolResult{}
@@ -377,7 +377,7 @@ func (c *Coordinator) onCancellationResult(res protocol.WorkerCancellationResult
 		}}
 	default: // unsupported
 		if c.phase != PhaseCancelling {
-			return c.fatal(unexpected("unsupported after result"))
+			return c.fatal(&Error{Kind: ErrUnexpectedMessage, Detail: "unsupported after result"})
 		}
 		c.phase = PhaseActive
 		return Output{Events: []Event{{Target: TargetCancellation, Disposition: res}}}
@@ -409,19 +409,19 @@ func streamError(err error) *Error {
 	if errors.As(err, &le) {
 		switch le.Kind {
 		case jsonline.ErrIO:
-			return newError(ErrIO, le.Err)
+			return &Error{Kind: ErrIO, Err: le.Err}
 		case jsonline.ErrProtocol:
-			return newError(ErrProtocol, le.Err)
+			return &Error{Kind: ErrProtocol, Err: le.Err}
 		case jsonline.ErrInvalidUTF8:
-			return unexpected("non-UTF-8 frame")
+			return &Error{Kind: ErrUnexpectedMessage, Detail: "non-UTF-8 frame"}
 		case jsonline.ErrUnexpectedEndOfStream:
-			return unexpected("unexpected end of worker stream")
+			return &Error{Kind: ErrUnexpectedMessage, Detail: "unexpected end of worker stream"}
 		case jsonline.ErrPoisoned:
-			return newError(ErrUnavailable, le)
+			return &Error{Kind: ErrUnavailable, Err: le}
 		}
 	}
 	if _, ok := protocol.KindOf(err); ok {
-		return newError(ErrProtocol, err)
+		return &Error{Kind: ErrProtocol, Err: err}
 	}
-	return newError(ErrIO, err)
+	return &Error{Kind: ErrIO, Err: err}
 }

@@ -29,7 +29,7 @@ func Within(d time.Duration, sup Supervisor, exchange func() error) error {
 // A deadline that is not positive is ErrInvalidDeadline and runs nothing.
 func within(d time.Duration, sup Supervisor, exchange func() error) error {
 	if d <= 0 {
-		return newError(ErrInvalidDeadline, nil)
+		return &Error{Kind: ErrInvalidDeadline}
 	}
 	if sup != nil {
 		token, err := sup.BeginInvocation(d)

@@ -7,8 +7,7 @@ import (
 	"github.com/splashv5/conform/impl/host"
 )
 
-// ErrorKind names one failure rule of the host transports; String returns the reference's
-// variant name.
+// ErrorKind names one failure rule of the host transports.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
@@ -16,18 +15,16 @@ type kinds struct{}
 // Table describes the transport error kinds.
 func (kinds) Table() *errkind.Table { return &kindTable }
 
-// Construction errors, shared by every transport (TRN-010, TRN-020, TRN-030, TRN-040). Here
-// and below, a kind's meaning is its message in kindTable; its entry's Doc says which Error
-// field it fills and what the message leaves out.
+// The transport error kinds; a kind's meaning is its message in kindTable, and its entry's Doc
+// says which Error field it fills and what the message leaves out.
 const (
+	// Construction, shared by every transport (TRN-010, TRN-020, TRN-030, TRN-040).
 	ErrRequiresHostAuthenticator ErrorKind = iota + 1
 	ErrSessionMismatch
 	ErrInvalidDeadline
-)
 
-// Exchange errors of the synchronous transports.
-const (
-	ErrProtocol ErrorKind = iota + 16
+	// Exchanges of the synchronous transports.
+	ErrProtocol
 	ErrChannel
 	ErrUnexpectedResponse
 	ErrPoisoned
@@ -35,11 +32,9 @@ const (
 	ErrWorker
 	ErrNotOperationRequest
 	ErrLineChannelRequired
-)
 
-// Errors of the multiplexed transport (TRN-040 to TRN-062).
-const (
-	ErrIO ErrorKind = iota + 32
+	// The multiplexed transport (TRN-040 to TRN-062).
+	ErrIO
 	ErrBusy
 	ErrNoActiveInvocation
 	ErrTargetMismatch
@@ -49,22 +44,18 @@ const (
 	ErrUnavailable
 	ErrAbandoned
 	ErrCancelSlotUnavailable
-)
 
-// Errors of the external-tool binding (TRN-070 to TRN-075).
-const (
-	ErrExternal ErrorKind = iota + 48
+	// The external-tool binding (TRN-070 to TRN-075).
+	ErrExternal
 	ErrTransport
 	ErrCancellationBindingMismatch
 	ErrCancellationAlreadyRequested
 	ErrInvalidCancelledOutcome
 	ErrAlreadyTerminal
 	ErrCancellationNotRequested
-)
 
-// Errors of the supervised session (TRN-080 to TRN-088).
-const (
-	ErrBridge ErrorKind = iota + 64
+	// The supervised session (TRN-080 to TRN-088).
+	ErrBridge
 	ErrSupervisor
 	ErrIndeterminate
 )
@@ -73,7 +64,7 @@ const noVariant = "the reference has no such variant"
 
 var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "transport: ", Kinds: []errkind.Entry{
 	ErrRequiresHostAuthenticator:    {Name: "RequiresHostAuthenticator", Message: "the transport requires a host-role authenticator"},
-	ErrSessionMismatch:              {Name: "SessionMismatch", Message: "the sessions do not match", Doc: "two parts that must name one session do not; Expected and Actual hold both ids"},
+	ErrSessionMismatch:              {Name: "SessionMismatch", Message: "the sessions do not match", Detail: "{}: {expected} and {actual}", Doc: "two parts that must name one session do not; Expected and Actual hold both ids"},
 	ErrInvalidDeadline:              {Name: "InvalidDeadline", Message: "the invocation deadline must be positive"},
 	ErrProtocol:                     {Name: "Protocol", Message: "worker protocol failure", Doc: "sealing, opening, host authorization or result validation; Err holds the *protocol.Error"},
 	ErrChannel:                      {Name: "Channel", Message: "worker frame channel failed", Doc: "Err holds the channel's error (a *jsonline.Error for Channel)"},
@@ -81,7 +72,7 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "transport: ", Kinds: [
 	ErrPoisoned:                     {Name: "Poisoned", Message: "the transport is poisoned", Doc: "by an earlier failure or a discard"},
 	ErrConsumed:                     {Name: "Consumed", Message: "the one-shot operation transport is consumed", Doc: "it already completed its one exchange"},
 	ErrWorker:                       {Name: "Worker", Message: "the in-process worker rejected the frame", Doc: "Err holds the worker session's error"},
-	ErrNotOperationRequest:          {Name: "NotOperationRequest", Message: "the pre-sealed line is not a durable operation request", Doc: "Detail names the message kind; " + noVariant + " (it has no pre-sealed exchange)"},
+	ErrNotOperationRequest:          {Name: "NotOperationRequest", Message: "the pre-sealed line is not a durable operation request", Detail: "{}: {detail}", Doc: "Detail names the message kind; " + noVariant + " (it has no pre-sealed exchange)"},
 	ErrLineChannelRequired:          {Name: "LineChannelRequired", Message: "the frame channel cannot move pre-sealed lines", Doc: "as they are; " + noVariant},
 	ErrIO:                           {Name: "Io", Message: "worker stream I/O failed", Doc: "Err holds the cause"},
 	ErrBusy:                         {Name: "Busy", Message: "the worker session already has active work", Doc: "an invocation is active, or the session is closing"},
@@ -89,7 +80,7 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "transport: ", Kinds: [
 	ErrTargetMismatch:               {Name: "TargetMismatch", Message: "the handle targets another invocation"},
 	ErrCancellationPending:          {Name: "CancellationPending", Message: "a cancellation is already pending", Doc: "awaiting its disposition, or a result is buffered"},
 	ErrExternalBindingTerminal:      {Name: "ExternalBindingTerminal", Message: "the external worker binding is already terminal"},
-	ErrUnexpectedMessage:            {Name: "UnexpectedMessage", Message: "the worker sent an unexpected frame", Doc: "or the stream ended; Detail names the message kind or the reason"},
+	ErrUnexpectedMessage:            {Name: "UnexpectedMessage", Message: "the worker sent an unexpected frame", Detail: "{}: {detail}", Doc: "or the stream ended; Detail names the message kind or the reason"},
 	ErrUnavailable:                  {Name: "Unavailable", Message: "the worker session is unavailable", Doc: "the coordinator has stopped"},
 	ErrAbandoned:                    {Name: "Abandoned", Message: "the worker session was abandoned", Doc: "while work was pending"},
 	ErrCancelSlotUnavailable:        {Name: "CancelSlotUnavailable", Message: "no identity slot was kept for this invocation's cancellation", Doc: "it cannot be cancelled cooperatively; the host must contain the worker; " + noVariant},
@@ -102,7 +93,7 @@ var kindTable = errkind.Table{Type: "ErrorKind", Prefix: "transport: ", Kinds: [
 	ErrAlreadyTerminal:              {Name: "AlreadyTerminal", Message: "the external worker binding is already terminal"},
 	ErrBridge:                       {Name: "Bridge", Message: "the external worker bridge failed", Doc: "preparing or cancelling through the binding, without poisoning; Err holds the binding *Error"},
 	ErrSupervisor:                   {Name: "Supervisor", Message: "worker lifecycle supervision failed; the session was discarded", Doc: "Err holds the supervisor's error; Termination, TerminationErr say how the worker ended"},
-	ErrIndeterminate:                {Name: "Indeterminate", Message: "the worker call is indeterminate", Doc: "the deadline or lifecycle control won and the invocation was not cancelled; Cause, ExternalID, Termination"},
+	ErrIndeterminate:                {Name: "Indeterminate", Message: "the worker call is indeterminate", Detail: "{} after {cause}", Doc: "the deadline or lifecycle control won and the invocation was not cancelled; Cause, ExternalID, Termination"},
 }}
 
 // IndeterminateCause says why a supervised invocation ended without a trustworthy outcome.
@@ -143,15 +134,7 @@ type Error struct {
 
 // Error describes the failure.
 func (e *Error) Error() string {
-	msg := e.Kind.Error()
-	switch e.Kind {
-	case ErrUnexpectedMessage, ErrNotOperationRequest:
-		msg += ": " + e.Detail
-	case ErrSessionMismatch:
-		msg += ": " + strconv.Quote(e.Expected) + " and " + strconv.Quote(e.Actual)
-	case ErrIndeterminate:
-		msg += " after " + e.Cause.String()
-	}
+	msg := e.Kind.Expand("detail", e.Detail, "expected", strconv.Quote(e.Expected), "actual", strconv.Quote(e.Actual), "cause", e.Cause.String())
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}
@@ -160,10 +143,6 @@ func (e *Error) Error() string {
 
 // Unwrap returns the wrapped cause.
 func (e *Error) Unwrap() error { return e.Err }
-
-func newError(kind ErrorKind, cause error) *Error { return &Error{Kind: kind, Err: cause} }
-
-func unexpected(detail string) *Error { return &Error{Kind: ErrUnexpectedMessage, Detail: detail} }
 
 // KindOf returns the kind of the outermost transport *Error (or ErrorKind) in err's chain.
 func KindOf(err error) (ErrorKind, bool) { return errkind.Of[kinds](err) }

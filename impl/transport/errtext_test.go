@@ -13,8 +13,8 @@ func TestErrorTexts(t *testing.T) {
 		want string
 	}{
 		{&Error{Kind: ErrPoisoned}, "transport: the transport is poisoned"},
-		{newError(ErrIO, cause), "transport: worker stream I/O failed: broken pipe"},
-		{unexpected("end of stream"), "transport: the worker sent an unexpected frame: end of stream"},
+		{&Error{Kind: ErrIO, Err: cause}, "transport: worker stream I/O failed: broken pipe"},
+		{&Error{Kind: ErrUnexpectedMessage, Detail: "end of stream"}, "transport: the worker sent an unexpected frame: end of stream"},
 		{&Error{Kind: ErrNotOperationRequest, Detail: "close_session"}, "transport: the pre-sealed line is not a durable operation request: close_session"},
 		{&Error{Kind: ErrSessionMismatch, Expected: "s-1", Actual: "s-2"}, `transport: the sessions do not match: "s-1" and "s-2"`},
 		{&Error{Kind: ErrIndeterminate, Cause: CauseDeadlineElapsed, Err: cause}, "transport: the worker call is indeterminate after DeadlineElapsed: broken pipe"},

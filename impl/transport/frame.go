@@ -12,17 +12,17 @@ import (
 // host's and name the manifest's session.
 func SendOpenSession(auth *protocol.Authenticator, ch FrameChannel, manifest protocol.CapabilityManifest) error {
 	if auth.Role() != protocol.RoleHost {
-		return newError(ErrRequiresHostAuthenticator, nil)
+		return &Error{Kind: ErrRequiresHostAuthenticator}
 	}
 	if auth.SessionID() != manifest.SessionID {
 		return &Error{Kind: ErrSessionMismatch, Expected: manifest.SessionID, Actual: auth.SessionID()}
 	}
 	f, _, err := auth.Seal(protocol.OpenSessionMessage{Manifest: manifest})
 	if err != nil {
-		return newError(ErrProtocol, err)
+		return &Error{Kind: ErrProtocol, Err: err}
 	}
 	if err := ch.Send(f); err != nil {
-		return newError(ErrChannel, err)
+		return &Error{Kind: ErrChannel, Err: err}
 	}
 	return nil
 }
@@ -51,7 +51,7 @@ type FrameTransport struct {
 // The host must already have sent open_session over ch with auth (SendOpenSession).
 func NewFrameTransport(auth *protocol.Authenticator, ch FrameChannel) (*FrameTransport, error) {
 	if auth.Role() != protocol.RoleHost {
-		return nil, newError(ErrRequiresHostAuthenticator, nil)
+		return nil, &Error{Kind: ErrRequiresHostAuthenticator}
 	}
 	return &FrameTransport{auth: auth, ch: ch}, nil
 }
@@ -89,14 +89,14 @@ func (t *FrameTransport) Discard() { t.poisoned = true }
 // ErrUnexpectedResponse for an answer that is not a result.
 func (t *FrameTransport) Dispatch(inv protocol.ToolInvocation, deadline time.Duration) (protocol.ToolResult, error) {
 	if t.poisoned {
-		return protocol.ToolResult{}, newError(ErrPoisoned, nil)
+		return protocol.ToolResult{}, &Error{Kind: ErrPoisoned}
 	}
 	if deadline <= 0 {
-		return protocol.ToolResult{}, newError(ErrInvalidDeadline, nil)
+		return protocol.ToolResult{}, &Error{Kind: ErrInvalidDeadline}
 	}
 	f, _, err := t.auth.Seal(protocol.InvokeMessage{Invocation: inv})
 	if err != nil {
-		return protocol.ToolResult{}, newError(ErrProtocol, err)
+		return protocol.ToolResult{}, &Error{Kind: ErrProtocol, Err: err}
 	}
 	var m protocol.Message
 	err = within(deadline, t.sup, func() error {
@@ -111,7 +111,7 @@ func (t *FrameTransport) Dispatch(inv protocol.ToolInvocation, deadline time.Dur
 	res, ok := m.(protocol.ResultMessage)
 	if !ok {
 		t.poisoned = true
-		return protocol.ToolResult{}, newError(ErrUnexpectedResponse, nil)
+		return protocol.ToolResult{}, &Error{Kind: ErrUnexpectedResponse}
 	}
 	return res.Result, nil
 }
@@ -119,15 +119,15 @@ func (t *FrameTransport) Dispatch(inv protocol.ToolInvocation, deadline time.Dur
 // exchange sends a sealed frame, receives one answer and opens it.
 func exchange(auth *protocol.Authenticator, ch FrameChannel, f protocol.Frame) (protocol.Message, error) {
 	if err := ch.Send(f); err != nil {
-		return nil, newError(ErrChannel, err)
+		return nil, &Error{Kind: ErrChannel, Err: err}
 	}
 	answer, err := ch.Receive()
 	if err != nil {
-		return nil, newError(ErrChannel, err)
+		return nil, &Error{Kind: ErrChannel, Err: err}
 	}
 	m, err := auth.OpenFrame(answer)
 	if err != nil {
-		return nil, newError(ErrProtocol, err)
+		return nil, &Error{Kind: ErrProtocol, Err: err}
 	}
 	return m, nil
 }

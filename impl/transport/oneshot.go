@@ -60,14 +60,14 @@ type OperationTransport struct {
 // the manifest's session (ErrSessionMismatch); the manifest is valid (ErrProtocol).
 func NewOperationTransport(manifest protocol.CapabilityManifest, auth *protocol.Authenticator, ch FrameChannel) (*OperationTransport, error) {
 	if auth.Role() != protocol.RoleHost {
-		return nil, newError(ErrRequiresHostAuthenticator, nil)
+		return nil, &Error{Kind: ErrRequiresHostAuthenticator}
 	}
 	if auth.SessionID() != manifest.SessionID {
 		return nil, &Error{Kind: ErrSessionMismatch, Expected: manifest.SessionID, Actual: auth.SessionID()}
 	}
 	authz, err := authorizer.New(manifest)
 	if err != nil {
-		return nil, newError(ErrProtocol, err)
+		return nil, &Error{Kind: ErrProtocol, Err: err}
 	}
 	return &OperationTransport{auth: auth, authz: authz, ch: ch, deadline: DefaultExchangeDeadline, state: OperationReady}, nil
 }
@@ -92,7 +92,7 @@ func NewSupervisedOperationTransport(manifest protocol.CapabilityManifest, auth 
 // positive; the transport is unchanged.
 func (t *OperationTransport) SetDeadline(d time.Duration) error {
 	if d <= 0 {
-		return newError(ErrInvalidDeadline, nil)
+		return &Error{Kind: ErrInvalidDeadline}
 	}
 	t.deadline = d
 	return nil
@@ -129,7 +129,7 @@ func (t *OperationTransport) DispatchOperation(req protocol.OperationDispatchReq
 	res, err := func() (protocol.OperationReconcileResult, error) {
 		authorized, err := t.authz.AuthorizeOperation(req)
 		if err != nil {
-			return protocol.OperationReconcileResult{}, newError(ErrProtocol, err)
+			return protocol.OperationReconcileResult{}, &Error{Kind: ErrProtocol, Err: err}
 		}
 		m, err := t.exchange(protocol.DispatchOperationMessage{Request: authorized.Request()})
 		if err != nil {
@@ -137,10 +137,10 @@ func (t *OperationTransport) DispatchOperation(req protocol.OperationDispatchReq
 		}
 		answer, ok := m.(protocol.OperationResultMessage)
 		if !ok {
-			return protocol.OperationReconcileResult{}, newError(ErrUnexpectedResponse, nil)
+			return protocol.OperationReconcileResult{}, &Error{Kind: ErrUnexpectedResponse}
 		}
 		if err := t.authz.ValidateOperationResult(authorized, answer.Result); err != nil {
-			return protocol.OperationReconcileResult{}, newError(ErrProtocol, err)
+			return protocol.OperationReconcileResult{}, &Error{Kind: ErrProtocol, Err: err}
 		}
 		return answer.Result, nil
 	}()
@@ -157,7 +157,7 @@ func (t *OperationTransport) ReconcileOperation(req protocol.OperationReconcileR
 	res, err := func() (protocol.OperationReconcileResult, error) {
 		authorized, err := t.authz.AuthorizeReconciliation(req)
 		if err != nil {
-			return protocol.OperationReconcileResult{}, newError(ErrProtocol, err)
+			return protocol.OperationReconcileResult{}, &Error{Kind: ErrProtocol, Err: err}
 		}
 		m, err := t.exchange(protocol.ReconcileOperationMessage{Request: authorized.Request()})
 		if err != nil {
@@ -165,10 +165,10 @@ func (t *OperationTransport) ReconcileOperation(req protocol.OperationReconcileR
 		}
 		answer, ok := m.(protocol.ReconciledOperationMessage)
 		if !ok {
-			return protocol.OperationReconcileResult{}, newError(ErrUnexpectedResponse, nil)
+			return protocol.OperationReconcileResult{}, &Error{Kind: ErrUnexpectedResponse}
 		}
 		if err := t.authz.ValidateReconciliationResult(authorized, answer.Result); err != nil {
-			return protocol.OperationReconcileResult{}, newError(ErrProtocol, err)
+			return protocol.OperationReconcileResult{}, &Error{Kind: ErrProtocol, Err: err}
 		}
 		return answer.Result, nil
 	}()
@@ -179,9 +179,9 @@ func (t *OperationTransport) ReconcileOperation(req protocol.OperationReconcileR
 func (t *OperationTransport) ready() error {
 	switch t.state {
 	case OperationCompleted:
-		return newError(ErrConsumed, nil)
+		return &Error{Kind: ErrConsumed}
 	case OperationPoisoned:
-		return newError(ErrPoisoned, nil)
+		return &Error{Kind: ErrPoisoned}
 	}
 	return nil
 }
@@ -191,7 +191,7 @@ func (t *OperationTransport) ready() error {
 func (t *OperationTransport) exchange(m protocol.Message) (protocol.Message, error) {
 	f, _, err := t.auth.Seal(m)
 	if err != nil {
-		return nil, newError(ErrProtocol, err)
+		return nil, &Error{Kind: ErrProtocol, Err: err}
 	}
 	var answer protocol.Message
 	err = within(t.deadline, t.sup, func() error {
@@ -241,11 +241,11 @@ func (t *OperationTransport) ExchangeSealed(line []byte) ([]byte, error) {
 	answer, err := func() ([]byte, error) {
 		ch, ok := t.ch.(LineChannel)
 		if !ok {
-			return nil, newError(ErrLineChannelRequired, nil)
+			return nil, &Error{Kind: ErrLineChannelRequired}
 		}
 		f, err := protocol.DecodeFrame(line, t.auth.Mode())
 		if err != nil {
-			return nil, newError(ErrProtocol, err)
+			return nil, &Error{Kind: ErrProtocol, Err: err}
 		}
 		if got := f.Message.SessionID(); got != t.auth.SessionID() {
 			return nil, &Error{Kind: ErrSessionMismatch, Expected: t.auth.SessionID(), Actual: got}
@@ -256,11 +256,11 @@ func (t *OperationTransport) ExchangeSealed(line []byte) ([]byte, error) {
 		var answer []byte
 		err = within(t.deadline, t.sup, func() error {
 			if err := ch.SendLine(line); err != nil {
-				return newError(ErrChannel, err)
+				return &Error{Kind: ErrChannel, Err: err}
 			}
 			var rerr error
 			if answer, rerr = ch.ReceiveLine(); rerr != nil {
-				return newError(ErrChannel, rerr)
+				return &Error{Kind: ErrChannel, Err: rerr}
 			}
 			return nil
 		})
@@ -287,7 +287,7 @@ func (t *OperationTransport) authorizeSealed(m protocol.Message) error {
 		return &Error{Kind: ErrNotOperationRequest, Detail: string(m.Type())}
 	}
 	if err != nil {
-		return newError(ErrProtocol, err)
+		return &Error{Kind: ErrProtocol, Err: err}
 	}
 	return nil
 }

@@ -161,7 +161,7 @@ func (p *Process) Exited() <-chan struct{} { return p.exited }
 // d ≤ 0; ErrSupervisionArmed while another invocation is armed.
 func (p *Process) BeginInvocation(d time.Duration) (SupervisionToken, error) {
 	if d <= 0 {
-		return 0, newError(ErrInvalidDeadline, nil)
+		return 0, &Error{Kind: ErrInvalidDeadline}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -33,7 +33,7 @@ func NewSupervisedSession(t *Multiplexed, s Supervisor, deadline time.Duration) 
 		return nil, &Error{Kind: ErrSessionMismatch, Expected: t.SessionID(), Actual: s.SessionID()}
 	}
 	if deadline <= 0 {
-		return nil, newError(ErrInvalidDeadline, nil)
+		return nil, &Error{Kind: ErrInvalidDeadline}
 	}
 	return &SupervisedSession{transport: t, supervisor: s, deadline: deadline}, nil
 }
@@ -66,18 +66,18 @@ func (s *SupervisedSession) ActiveExternalID() (host.OperationID, bool) {
 // resolved by failTransport.
 func (s *SupervisedSession) StartExternalTool(inv host.Invocation, requestID string) error {
 	if s.poisoned {
-		return newError(ErrPoisoned, nil)
+		return &Error{Kind: ErrPoisoned}
 	}
 	if s.active != nil {
-		return newError(ErrBusy, nil)
+		return &Error{Kind: ErrBusy}
 	}
 	p, err := prepareBinding(s.transport.SessionID(), inv, requestID)
 	if err != nil {
-		return newError(ErrBridge, err)
+		return &Error{Kind: ErrBridge, Err: err}
 	}
 	d := invocationDeadline(s.deadline, inv)
 	if d <= 0 {
-		return newError(ErrBridge, &host.ExternalError{Kind: host.ErrDeadlineElapsed, ID: inv.ID})
+		return &Error{Kind: ErrBridge, Err: &host.ExternalError{Kind: host.ErrDeadlineElapsed, ID: inv.ID}}
 	}
 	token, err := s.supervisor.BeginInvocation(d)
 	if err != nil {
@@ -101,10 +101,10 @@ func (s *SupervisedSession) StartExternalTool(inv host.Invocation, requestID str
 // without poisoning.
 func (s *SupervisedSession) RequestExternalToolCancellation(req host.CancellationRequest, cancellationID string) error {
 	if s.poisoned {
-		return newError(ErrPoisoned, nil)
+		return &Error{Kind: ErrPoisoned}
 	}
 	if s.active == nil {
-		return newError(ErrNoActiveInvocation, nil)
+		return &Error{Kind: ErrNoActiveInvocation}
 	}
 	err := s.active.RequestCancellation(req, cancellationID)
 	if err == nil {
@@ -117,7 +117,7 @@ func (s *SupervisedSession) RequestExternalToolCancellation(req host.Cancellatio
 		b := s.take()
 		return s.failTransport(b.ExternalID(), s.token, e.Err)
 	}
-	return newError(ErrBridge, err)
+	return &Error{Kind: ErrBridge, Err: err}
 }
 
 // SupervisedEventKind says whether a supervised event comes from the worker or from lifecycle
@@ -153,10 +153,10 @@ type SupervisedEvent struct {
 // Errors before that: ErrPoisoned, ErrNoActiveInvocation.
 func (s *SupervisedSession) PollExternalToolEvent() (SupervisedEvent, error) {
 	if s.poisoned {
-		return SupervisedEvent{}, newError(ErrPoisoned, nil)
+		return SupervisedEvent{}, &Error{Kind: ErrPoisoned}
 	}
 	if s.active == nil {
-		return SupervisedEvent{}, newError(ErrNoActiveInvocation, nil)
+		return SupervisedEvent{}, &Error{Kind: ErrNoActiveInvocation}
 	}
 	o, err := s.active.observe()
 	if err != nil {
@@ -166,7 +166,7 @@ func (s *SupervisedSession) PollExternalToolEvent() (SupervisedEvent, error) {
 	if o.kind != 0 {
 		ev, err := s.active.event(o)
 		if err != nil {
-			return SupervisedEvent{}, newError(ErrBridge, err)
+			return SupervisedEvent{}, &Error{Kind: ErrBridge, Err: err}
 		}
 		return SupervisedEvent{Kind: SupervisedWorker, Event: ev}, nil
 	}
@@ -183,7 +183,7 @@ func (s *SupervisedSession) PollExternalToolEvent() (SupervisedEvent, error) {
 	}
 	ev, err := b.event(o)
 	if err != nil {
-		return SupervisedEvent{}, newError(ErrBridge, err)
+		return SupervisedEvent{}, &Error{Kind: ErrBridge, Err: err}
 	}
 	return SupervisedEvent{Kind: SupervisedWorker, Event: ev}, nil
 }
@@ -235,7 +235,7 @@ func (s *SupervisedSession) PollExternalTool(rt *host.Runtime) (SupervisedPoll, 
 	}
 	p, err := ApplyToRuntime(ev.Event, rt)
 	if err != nil {
-		return SupervisedPoll{}, newError(ErrBridge, err)
+		return SupervisedPoll{}, &Error{Kind: ErrBridge, Err: err}
 	}
 	return SupervisedPoll{Kind: ev.Kind, Poll: p}, nil
 }
@@ -246,10 +246,10 @@ func (s *SupervisedSession) PollExternalTool(rt *host.Runtime) (SupervisedPoll, 
 // ErrPoisoned.
 func (s *SupervisedSession) Close() (Supervisor, error) {
 	if s.active != nil {
-		return nil, newError(ErrBusy, nil)
+		return nil, &Error{Kind: ErrBusy}
 	}
 	if s.poisoned {
-		return nil, newError(ErrPoisoned, nil)
+		return nil, &Error{Kind: ErrPoisoned}
 	}
 	s.poisoned = true
 	if err := s.transport.Close(); err != nil {

@@ -179,10 +179,10 @@ func (d *Driver) send(m protocol.Message) error {
 func (d *Driver) sendOutcome(c authorizer.AuthorizedWorkerCancellation, outcome protocol.WorkerCancellationOutcome) error {
 	res, err := protocol.NewWorkerCancellationResult(c.Request(), outcome)
 	if err != nil {
-		return protocolError(StageResult, err)
+		return &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	if err := d.session.authorizer.ValidateCancellationResult(c, res); err != nil {
-		return protocolError(StageResult, err)
+		return &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	return d.send(protocol.CancellationResultMessage{Result: res})
 }
@@ -201,7 +201,7 @@ func (d *Driver) onFrame(ev driverEvent) error {
 	}
 	frame, err := d.session.opener.Open(ev.line)
 	if err != nil {
-		return protocolError(StageOpen, err)
+		return &Error{Kind: ErrProtocol, Stage: StageOpen, Err: err}
 	}
 	state := protocol.WorkerState{Kind: protocol.CancellableSession, Active: active != nil, Target: d.loop.last != nil}
 	switch state.Admit(frame.Message.Type()) {
@@ -239,7 +239,7 @@ func (d *Driver) onInvoke(m protocol.InvokeMessage) error {
 	}
 	authorized, err := s.authorizer.Authorize(inv)
 	if err != nil {
-		return protocolError(StageAuthorize, err)
+		return &Error{Kind: ErrProtocol, Stage: StageAuthorize, Err: err}
 	}
 	r := &running{authorized: authorized, token: NewCancelToken(), done: make(chan struct{})}
 	d.loop.active = r
@@ -270,7 +270,7 @@ func (d *Driver) onCancel(m protocol.CancelMessage) error {
 	case active != nil:
 		c, err := s.authorizer.AuthorizeCancellation(m.Request, active.authorized)
 		if err != nil {
-			return protocolError(StageAuthorize, err)
+			return &Error{Kind: ErrProtocol, Stage: StageAuthorize, Err: err}
 		}
 		// Only now, after the frame authenticated and was authorized.
 		if err := d.requestCancellation(active, c); err != nil {
@@ -281,7 +281,7 @@ func (d *Driver) onCancel(m protocol.CancelMessage) error {
 	case d.loop.last != nil:
 		c, err := s.authorizer.AuthorizeCancellation(m.Request, *d.loop.last)
 		if err != nil {
-			return protocolError(StageAuthorize, err)
+			return &Error{Kind: ErrProtocol, Stage: StageAuthorize, Err: err}
 		}
 		if err := d.sendOutcome(c, protocol.OutcomeTooLate); err != nil {
 			return err
@@ -356,10 +356,10 @@ func (d *Driver) sendResult(r *running) error {
 	inv := r.authorized.Invocation()
 	result, err := protocol.NewToolResult(inv.SessionID, inv.RequestID, r.completion.Payload)
 	if err != nil {
-		return protocolError(StageResult, err)
+		return &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	if err := d.session.authorizer.ValidateResult(r.authorized, result); err != nil {
-		return protocolError(StageResult, err)
+		return &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	return d.send(protocol.ResultMessage{Result: result})
 }

@@ -6,9 +6,8 @@ import (
 	"github.com/splashv5/conform/impl/errkind"
 )
 
-// ErrorKind identifies one failure rule of the worker runtime: one variant of the reference's
-// WorkerSessionOpenError, WorkerSessionError, registry, limits, journal-store and cancellable
-// driver errors. String returns the variant name, Error "worker: " and the name.
+// ErrorKind identifies one failure rule of the worker runtime: a variant of the reference's
+// session opening, session, registry, limits, journal-store or cancellable driver errors.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
@@ -16,27 +15,24 @@ type kinds struct{}
 // Table describes the worker runtime's error kinds.
 func (kinds) Table() *errkind.Table { return &kindTable }
 
-// Registry and configuration errors. Here and below, a kind's meaning, and the Error field it
-// fills, is its name and the Doc of its entry in kindTable.
+// The worker runtime's error kinds; a kind's meaning, and the Error field it fills, is its name
+// and the Doc of its entry in kindTable.
 const (
+	// Registry and configuration.
 	ErrInvalidTool ErrorKind = iota + 1
 	ErrDuplicateTool
 	ErrZeroPerToolReconciliationLimit
 	ErrZeroSessionReconciliationLimit
-)
 
-// Session opening errors (WRK-010 to WRK-016); see kindTable.
-const (
-	ErrRequiresWorkerAuthenticator ErrorKind = iota + 16
+	// Session opening (WRK-010 to WRK-016).
+	ErrRequiresWorkerAuthenticator
 	ErrUnexpectedOpeningMessage
 	ErrMissingAdapter
 	ErrAdmission
 	ErrInvalidJournalLease
-)
 
-// Frame handling errors (WRK-020 to WRK-073); see kindTable.
-const (
-	ErrProtocol ErrorKind = iota + 32
+	// Frame handling (WRK-020 to WRK-073).
+	ErrProtocol
 	ErrJournal
 	ErrInvalidJournalRevision
 	ErrSessionPoisoned
@@ -50,18 +46,14 @@ const (
 	ErrReconciliationBudgetExhausted
 	ErrReconciliationSessionBudgetExhausted
 	ErrUnexpectedMessage
-)
 
-// Journal store errors (WRK-080 to WRK-083); see kindTable.
-const (
-	ErrInvalidJournalEncoding ErrorKind = iota + 64
+	// Journal store (WRK-080 to WRK-083).
+	ErrInvalidJournalEncoding
 	ErrStorage
 	ErrJournalFormat
-)
 
-// Cancellable driver errors (CAN-001 to CAN-021); see kindTable.
-const (
-	ErrAdapterNotCancellable ErrorKind = iota + 80
+	// Cancellable driver (CAN-001 to CAN-021).
+	ErrAdapterNotCancellable
 	ErrCancellationWithoutTarget
 	ErrUnrequestedAcknowledgement
 	ErrCloseWhileInvocationActive
@@ -182,13 +174,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // KindOf returns the kind of the outermost worker Error (or ErrorKind) in err's chain.
 func KindOf(err error) (ErrorKind, bool) { return errkind.Of[kinds](err) }
 
-func protocolError(stage Stage, err error) *Error {
-	return &Error{Kind: ErrProtocol, Stage: stage, Err: err}
-}
-
-// AdapterErrorKind identifies one adapter failure (the reference's WorkerAdapterError). A kind
-// is an error, so adapters may return a kind directly; its Error is "worker adapter: " and
-// the variant name.
+// AdapterErrorKind identifies one adapter failure (the reference's WorkerAdapterError); an
+// adapter may return a kind directly.
 type AdapterErrorKind = errkind.Kind[adapterKinds]
 
 type adapterKinds struct{}

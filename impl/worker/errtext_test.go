@@ -13,7 +13,7 @@ func TestErrorTexts(t *testing.T) {
 		want string
 	}{
 		{&Error{Kind: ErrSessionPoisoned}, "worker: SessionPoisoned"},
-		{protocolError(StageSeal, cause), "worker: Protocol (seal): store down"},
+		{&Error{Kind: ErrProtocol, Stage: StageSeal, Err: cause}, "worker: Protocol (seal): store down"},
 		{&Error{Kind: ErrIndeterminateCompensation, Tool: "t", OperationKey: "op", CompensationKey: "cmp-1"}, "worker: IndeterminateCompensation tool=t operation_key=op compensation_key=cmp-1"},
 		{&Error{Kind: ErrUnexpectedMessage, MessageType: "cancel"}, "worker: UnexpectedMessage message=cancel"},
 		{&Error{Kind: ErrInvalidJournalRevision, Expected: 3, Actual: 2}, "worker: InvalidJournalRevision expected=3 actual=2"},

@@ -27,7 +27,7 @@ func (s *Session) observationUnchecked(ctx context.Context, store JournalPersist
 	}
 	pending := s.journal.Clone()
 	if err := d.observe(status); err != nil {
-		return protocol.OperationStatus{}, d.indeterminate(protocolError(StageObserve, err))
+		return protocol.OperationStatus{}, d.indeterminate(&Error{Kind: ErrProtocol, Stage: StageObserve, Err: err})
 	}
 	if err := s.persist(ctx, store, pending); err != nil {
 		s.poisoned = false

@@ -199,7 +199,7 @@ func (s *Session) effectFirst(ctx context.Context, store JournalPersister, befor
 	}
 	pending := s.journal.Clone()
 	if err := d.observe(status); err != nil {
-		return protocol.OperationStatus{}, d.indeterminate(protocolError(StageObserve, err))
+		return protocol.OperationStatus{}, d.indeterminate(&Error{Kind: ErrProtocol, Stage: StageObserve, Err: err})
 	}
 	if err := s.persist(ctx, store, pending); err != nil {
 		return protocol.OperationStatus{}, d.indeterminate(err)
@@ -272,14 +272,14 @@ func (s *Session) cancelInBaseline(m protocol.Message) ([]byte, error) {
 		}
 		c, err := fa.AuthorizeCancellation(m.Request, target)
 		if err != nil {
-			return nil, protocolError(StageAuthorize, err)
+			return nil, &Error{Kind: ErrProtocol, Stage: StageAuthorize, Err: err}
 		}
 		res, err := protocol.NewWorkerCancellationResult(c.Request(), protocol.OutcomeTooLate)
 		if err != nil {
-			return nil, protocolError(StageResult, err)
+			return nil, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 		}
 		if err := fa.ValidateCancellationResult(c, res); err != nil {
-			return nil, protocolError(StageResult, err)
+			return nil, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 		}
 		return s.seal(protocol.CancellationResultMessage{Result: res})
 	}
@@ -309,7 +309,7 @@ func (f *Faults) completion(d *Driver, r *running) (bool, error) {
 			inv := r.authorized.Invocation()
 			result, err := protocol.NewToolResult(inv.SessionID, inv.RequestID, r.completion.Payload)
 			if err != nil {
-				return true, protocolError(StageResult, err)
+				return true, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 			}
 			if err := d.send(protocol.ResultMessage{Result: result}); err != nil {
 				return true, err
@@ -322,10 +322,10 @@ func (f *Faults) completion(d *Driver, r *running) (bool, error) {
 		inv := r.authorized.Invocation()
 		result, err := protocol.NewToolResult(inv.SessionID, inv.RequestID, r.completion.Payload)
 		if err != nil {
-			return true, protocolError(StageResult, err)
+			return true, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 		}
 		if err := d.session.authorizer.ValidateResult(r.authorized, result); err != nil {
-			return true, protocolError(StageResult, err)
+			return true, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 		}
 		if err := d.sendOutcome(*r.cancellation, protocol.OutcomeTooLate); err != nil {
 			return true, err

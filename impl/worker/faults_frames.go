@@ -279,7 +279,7 @@ func (s portableOnlySealer) SealAppend(dst []byte, m protocol.Message) (protocol
 	p, _ := protocol.PayloadOf(m)
 	if p.Format == protocol.FormatJSON {
 		if _, token, portable := canonjson.AppendJSONPortability(nil, p.JSON); !portable {
-			return protocol.Frame{}, dst, &protocol.NonPortableNumberError{Token: token}
+			return protocol.Frame{}, dst, &protocol.NonPortableNumberError{Kind: protocol.ErrNonPortableNumber, Token: token}
 		}
 	}
 	return s.inner.SealAppend(dst, m)

@@ -19,9 +19,8 @@ const (
 	MaxSecretBytes = 64 << 10
 )
 
-// SecretErrorKind identifies one failure rule of the capability secret broker: one variant of
-// the reference's binding, value, broker configuration and broker resolution errors. Its Error
-// is "worker secret: ", the variant name and the kind's text.
+// SecretErrorKind identifies one failure rule of the capability secret broker: a variant of the
+// reference's binding, value, broker configuration or resolution errors.
 type SecretErrorKind = errkind.Kind[secretKinds]
 
 type secretKinds struct{}
@@ -57,9 +56,9 @@ var secretKindTable = errkind.Table{Type: "SecretErrorKind", Prefix: "worker sec
 	SecretInvalidTool:         {Name: "InvalidTool", Message: "secret binding has an invalid tool name"},
 	SecretInvalidIdentifier:   {Name: "InvalidSecretIdentifier", Message: "secret binding has an invalid secret identifier"},
 	SecretEmptyValue:          {Name: "EmptyValue", Message: "secret value is empty"},
-	SecretValueTooLarge:       {Name: "ValueTooLarge", Message: "secret value exceeds the broker's byte limit", Doc: "MaxSecretBytes"},
+	SecretValueTooLarge:       {Name: "ValueTooLarge", Message: "secret value exceeds the broker's byte limit", Detail: "{} ({actual} bytes, maximum {maximum})", Doc: "MaxSecretBytes"},
 	SecretDuplicateBinding:    {Name: "DuplicateBinding", Message: "secret binding configured twice"},
-	SecretCapacityExceeded:    {Name: "CapacityExceeded", Message: "secret broker exceeds its binding limit", Doc: "MaxSecretBindings"},
+	SecretCapacityExceeded:    {Name: "CapacityExceeded", Message: "secret broker exceeds its binding limit", Detail: "{} (maximum {maximum})", Doc: "MaxSecretBindings"},
 	SecretInvalidGrant:        {Name: "InvalidGrant", Message: "capability grant is invalid", Doc: "the grant given to the broker"},
 	SecretUnconfiguredBinding: {Name: "UnconfiguredBinding", Message: "secret binding is not configured"},
 	SecretToolNotGranted:      {Name: "ToolNotGranted", Message: "secret binding is not for this grant's tool"},
@@ -78,15 +77,7 @@ type SecretError struct {
 }
 
 // Error describes the failure without naming any binding or secret.
-func (e *SecretError) Error() string {
-	switch e.Kind {
-	case SecretValueTooLarge:
-		return fmt.Sprintf("%s (%d bytes, maximum %d)", e.Kind.Error(), e.Actual, e.Maximum)
-	case SecretCapacityExceeded:
-		return fmt.Sprintf("%s (maximum %d)", e.Kind.Error(), e.Maximum)
-	}
-	return e.Kind.Error()
-}
+func (e *SecretError) Error() string { return e.Kind.Expand("actual", e.Actual, "maximum", e.Maximum) }
 
 // redacted writes text for every formatting verb, so that no verb, flag or width reaches
 // the fields of a value that formats itself with it.

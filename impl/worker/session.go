@@ -189,7 +189,7 @@ func Open(ctx context.Context, auth *protocol.Authenticator, line []byte, cfg Co
 	}
 	frame, err := parts.opener.Open(line)
 	if err != nil {
-		return nil, protocolError(StageOpen, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageOpen, Err: err}
 	}
 	opening, ok := frame.Message.(protocol.OpenSessionMessage)
 	if !ok {
@@ -197,7 +197,7 @@ func Open(ctx context.Context, auth *protocol.Authenticator, line []byte, cfg Co
 	}
 	az, err := authorizer.New(opening.Manifest)
 	if err != nil {
-		return nil, protocolError(StageManifest, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageManifest, Err: err}
 	}
 	manifest := az.Manifest()
 	for _, g := range manifest.Grants {
@@ -269,7 +269,7 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 	}
 	inv, m, err := s.open(line)
 	if err != nil {
-		return nil, protocolError(StageOpen, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageOpen, Err: err}
 	}
 	if m == nil { // an invoke, opened without a message around it
 		if (protocol.WorkerState{Kind: protocol.BaselineSession}).Admit(protocol.TypeInvoke) == protocol.Accepted {
@@ -329,10 +329,10 @@ func (s *Session) sealResult(r protocol.ToolResult) ([]byte, error) {
 // sealed keeps a sealed answer line for the next seal to reuse, or classifies the failure.
 func (s *Session) sealed(line []byte, err error) ([]byte, error) {
 	if errors.Is(err, protocol.ErrNonPortableNumber) {
-		return nil, protocolError(StageResult, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	if err != nil {
-		return nil, protocolError(StageSeal, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageSeal, Err: err}
 	}
 	s.answer = line
 	return line, nil
@@ -371,7 +371,7 @@ func guard(tool string, call func() error) (err error) {
 func (s *Session) invoke(inv protocol.ToolInvocation) ([]byte, error) {
 	authorized, err := s.authorizer.Authorize(inv)
 	if err != nil {
-		return nil, protocolError(StageAuthorize, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageAuthorize, Err: err}
 	}
 	// The adapter gets the invocation as received; the token holds the same one unless the
 	// faulty build authorized a stand-in.
@@ -393,10 +393,10 @@ func (s *Session) invoke(inv protocol.ToolInvocation) ([]byte, error) {
 	}
 	result, err := protocol.NewToolResult(req.SessionID, req.RequestID, payload)
 	if err != nil {
-		return nil, protocolError(StageResult, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	if err := s.authorizer.ValidateResult(authorized, result); err != nil {
-		return nil, protocolError(StageResult, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	return s.sealResult(result)
 }
@@ -472,7 +472,7 @@ func (s *Session) runDurable(ctx context.Context, store JournalPersister, d *dur
 	before := s.journal.Clone()
 	admission, err := d.admit()
 	if err != nil {
-		return protocol.OperationStatus{}, protocolError(StageJournal, err)
+		return protocol.OperationStatus{}, &Error{Kind: ErrProtocol, Stage: StageJournal, Err: err}
 	}
 	if admission.Kind == journal.Existing {
 		d.duplicate = true
@@ -504,7 +504,7 @@ func (s *Session) runDurable(ctx context.Context, store JournalPersister, d *dur
 	}
 	pending := s.journal.Clone()
 	if err := d.observe(status); err != nil {
-		return protocol.OperationStatus{}, d.indeterminate(protocolError(StageObserve, err))
+		return protocol.OperationStatus{}, d.indeterminate(&Error{Kind: ErrProtocol, Stage: StageObserve, Err: err})
 	}
 	if err := s.persist(ctx, store, pending); err != nil {
 		return protocol.OperationStatus{}, d.indeterminate(err)
@@ -526,7 +526,7 @@ func (d *durableRequest) adapterError(err error) error {
 func (s *Session) dispatch(ctx context.Context, in protocol.OperationDispatchRequest, store JournalPersister) ([]byte, error) {
 	authorized, err := s.authorizer.AuthorizeOperation(in)
 	if err != nil {
-		return nil, protocolError(StageAuthorize, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageAuthorize, Err: err}
 	}
 	req, grant := authorized.Request(), authorized.Grant()
 	admit := func() (journal.Admission, error) { return s.journal.Admit(authorized) }
@@ -559,13 +559,13 @@ func (s *Session) dispatch(ctx context.Context, in protocol.OperationDispatchReq
 	}
 	result, err := protocol.NewOperationReconcileResult(req.SessionID, req.RequestID, req.Tool, req.OperationKey, status)
 	if err != nil {
-		return nil, protocolError(StageResult, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	if !s.checksResult(d) {
 		return s.seal(protocol.OperationResultMessage{Result: result})
 	}
 	if err := s.authorizer.ValidateOperationResult(authorized, result); err != nil {
-		return nil, protocolError(StageResult, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	return s.seal(protocol.OperationResultMessage{Result: result})
 }
@@ -574,7 +574,7 @@ func (s *Session) dispatch(ctx context.Context, in protocol.OperationDispatchReq
 func (s *Session) compensate(ctx context.Context, in protocol.OperationCompensationRequest, store JournalPersister) ([]byte, error) {
 	authorized, err := s.authorizer.AuthorizeCompensation(in)
 	if err != nil {
-		return nil, protocolError(StageAuthorize, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageAuthorize, Err: err}
 	}
 	req, grant := authorized.Request(), authorized.Grant()
 	admit := func() (journal.Admission, error) { return s.journal.AdmitCompensation(authorized) }
@@ -609,10 +609,10 @@ func (s *Session) compensate(ctx context.Context, in protocol.OperationCompensat
 	// faulty build authorized a stand-in.
 	result, err := protocol.NewOperationCompensationResult(in.SessionID, in.RequestID, in.Binding(), status)
 	if err != nil {
-		return nil, protocolError(StageResult, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	if err := s.authorizer.ValidateCompensationResult(authorized, result); err != nil {
-		return nil, protocolError(StageResult, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	return s.seal(protocol.CompensationResultMessage{Result: result})
 }
@@ -634,11 +634,11 @@ func (s *Session) reserveReconciliation(tool string) error {
 func (s *Session) reconcile(ctx context.Context, in protocol.OperationReconcileRequest, store JournalPersister) ([]byte, error) {
 	authorized, err := s.authorizer.AuthorizeReconciliation(in)
 	if err != nil {
-		return nil, protocolError(StageAuthorize, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageAuthorize, Err: err}
 	}
 	req, grant := authorized.Request(), authorized.Grant()
 	if err := s.journal.ValidateReconciliation(authorized); err != nil {
-		return nil, protocolError(StageJournal, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageJournal, Err: err}
 	}
 	if err := s.reserveReconciliation(req.Tool); err != nil {
 		return nil, err
@@ -661,17 +661,17 @@ func (s *Session) reconcile(ctx context.Context, in protocol.OperationReconcileR
 	}
 	before := s.journal.Clone()
 	if _, err := s.journal.ObserveReconciliation(authorized, status); err != nil {
-		return nil, protocolError(StageObserve, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageObserve, Err: err}
 	}
 	if err := s.persist(ctx, store, before); err != nil {
 		return nil, err
 	}
 	result, err := protocol.NewOperationReconcileResult(req.SessionID, req.RequestID, req.Tool, req.OperationKey, status)
 	if err != nil {
-		return nil, protocolError(StageResult, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	if err := s.authorizer.ValidateReconciliationResult(authorized, result); err != nil {
-		return nil, protocolError(StageResult, err)
+		return nil, &Error{Kind: ErrProtocol, Stage: StageResult, Err: err}
 	}
 	return s.seal(protocol.ReconciledOperationMessage{Result: result})
 }

@@ -20,14 +20,14 @@ type CompensationPolicy struct {
 // (Protocol); it grants compensations (CompensationNotGranted).
 func NewCompensationPolicy(tenantScope string, grant protocol.CapabilityGrant) (CompensationPolicy, error) {
 	if !protocol.IsToken(tenantScope) {
-		return CompensationPolicy{}, ledgerErr(ledger.ErrInvalidCompensationTenantScope, tenantScope)
+		return CompensationPolicy{}, &ledger.Error{Kind: ledger.ErrInvalidCompensationTenantScope, Value: tenantScope}
 	}
 	fp, err := grant.CompensationFingerprint()
 	if err != nil {
 		return CompensationPolicy{}, &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
 	if grant.MaxCompensations == 0 {
-		return CompensationPolicy{}, ledgerErr(ledger.ErrCompensationNotGranted, grant.Tool)
+		return CompensationPolicy{}, &ledger.Error{Kind: ledger.ErrCompensationNotGranted, Value: grant.Tool}
 	}
 	return CompensationPolicy{tool: grant.Tool, tenantScope: tenantScope, grantFingerprint: fp}, nil
 }
@@ -101,7 +101,7 @@ func (t Target) verifyGrantCurrent() error {
 		return &ledger.Error{Kind: ledger.ErrProtocol, Err: err}
 	}
 	if t.Grant.Tool != t.Policy.tool || t.Grant.MaxCompensations == 0 || fp != t.Policy.grantFingerprint {
-		return ledgerErr(ledger.ErrCompensationPolicyMismatch, t.OperationKey)
+		return &ledger.Error{Kind: ledger.ErrCompensationPolicyMismatch, Value: t.OperationKey}
 	}
 	if err := t.GrantVerifier.VerifyCompensationGrant(t.Policy.tenantScope, t.Grant); err != nil {
 		return &ledger.Error{Kind: ledger.ErrCompensationGrantDenied, Value: t.OperationKey, Err: err}
@@ -112,10 +112,10 @@ func (t Target) verifyGrantCurrent() error {
 // verifyActionCurrent asks the action verifier about input for op.
 func (t Target) verifyActionCurrent(plan ledger.Plan, op ledger.Operation, input []byte) error {
 	if t.OperationKey != op.OperationKey {
-		return ledgerErr(ledger.ErrOperationBindingMismatch, t.OperationKey)
+		return &ledger.Error{Kind: ledger.ErrOperationBindingMismatch, Value: t.OperationKey}
 	}
 	if op.Tool != t.Policy.tool {
-		return ledgerErr(ledger.ErrCompensationPolicyMismatch, op.OperationKey)
+		return &ledger.Error{Kind: ledger.ErrCompensationPolicyMismatch, Value: op.OperationKey}
 	}
 	a := Action{PlanFingerprint: plan.Fingerprint, OperationKey: op.OperationKey, StepID: op.StepID, Tool: op.Tool,
 		OriginalInputFingerprint: op.InputFingerprint, TenantScope: t.Policy.tenantScope, Grant: t.Grant, input: input}
@@ -129,7 +129,7 @@ func (t Target) verifyActionCurrent(plan ledger.Plan, op ledger.Operation, input
 func (e *Engine) operation(key string) (ledger.Operation, error) {
 	op, ok := e.ledger.Operation(key)
 	if !ok {
-		return ledger.Operation{}, ledgerErr(ledger.ErrUnknownOperation, key)
+		return ledger.Operation{}, &ledger.Error{Kind: ledger.ErrUnknownOperation, Value: key}
 	}
 	return op, nil
 }
@@ -140,7 +140,7 @@ func requireSucceeded(op ledger.Operation, p CompensationPolicy) error {
 		return &ledger.Error{Kind: ledger.ErrCompensationRequiresSucceededOperation, Value: op.OperationKey, State: op.State}
 	}
 	if op.Tool != p.tool {
-		return ledgerErr(ledger.ErrCompensationPolicyMismatch, op.OperationKey)
+		return &ledger.Error{Kind: ledger.ErrCompensationPolicyMismatch, Value: op.OperationKey}
 	}
 	return nil
 }
@@ -176,7 +176,7 @@ func (e *Engine) RecordCompensation(ctx context.Context, t Target, input, nonce 
 	}
 	switch {
 	case len(nonce) == 0:
-		return "", ledgerErr(ledger.ErrEmptyOperationNonce, "")
+		return "", &ledger.Error{Kind: ledger.ErrEmptyOperationNonce}
 	case len(nonce) > ledger.MaxOperationNonceBytes:
 		return "", &ledger.Error{Kind: ledger.ErrOperationNonceTooLarge, Actual: uint64(len(nonce)), Maximum: ledger.MaxOperationNonceBytes}
 	}
@@ -227,7 +227,7 @@ func (e *Engine) ApproveCompensation(t Target, input []byte, auth *protocol.Auth
 		return nil, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return nil, ledgerErr(ledger.ErrCompensationDispatchRequiresHostAuthenticator, "")
+		return nil, &ledger.Error{Kind: ledger.ErrCompensationDispatchRequiresHostAuthenticator}
 	}
 	if err := e.plan.ValidateLedger(e.ledger); err != nil {
 		return nil, err
@@ -261,11 +261,11 @@ func (e *Engine) intent(t Target) (ledger.Operation, ledger.Compensation, error)
 		return op, ledger.Compensation{}, err
 	}
 	if op.Compensation == nil {
-		return op, ledger.Compensation{}, ledgerErr(ledger.ErrUnknownCompensation, op.OperationKey)
+		return op, ledger.Compensation{}, &ledger.Error{Kind: ledger.ErrUnknownCompensation, Value: op.OperationKey}
 	}
 	c := *op.Compensation
 	if c.TenantScope != t.Policy.tenantScope || c.GrantFingerprint != t.Policy.grantFingerprint {
-		return op, c, ledgerErr(ledger.ErrCompensationPolicyMismatch, op.OperationKey)
+		return op, c, &ledger.Error{Kind: ledger.ErrCompensationPolicyMismatch, Value: op.OperationKey}
 	}
 	return op, c, nil
 }
@@ -290,7 +290,7 @@ func (e *Engine) SealCompensation(t Target, requestID string, payload protocol.T
 		return AuthenticatedCompensation{}, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return AuthenticatedCompensation{}, ledgerErr(ledger.ErrCompensationDispatchRequiresHostAuthenticator, "")
+		return AuthenticatedCompensation{}, &ledger.Error{Kind: ledger.ErrCompensationDispatchRequiresHostAuthenticator}
 	}
 	if err := e.plan.ValidateLedger(e.ledger); err != nil {
 		return AuthenticatedCompensation{}, err
@@ -348,7 +348,7 @@ func (e *Engine) ApplyCompensationAnswer(ctx context.Context, req protocol.Opera
 		return 0, err
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return 0, ledgerErr(ledger.ErrCompensationDispatchRequiresHostAuthenticator, "")
+		return 0, &ledger.Error{Kind: ledger.ErrCompensationDispatchRequiresHostAuthenticator}
 	}
 	msg, err := auth.OpenFrame(frame)
 	if err != nil {
@@ -356,7 +356,7 @@ func (e *Engine) ApplyCompensationAnswer(ctx context.Context, req protocol.Opera
 	}
 	m, ok := msg.(protocol.CompensationResultMessage)
 	if !ok {
-		return 0, ledgerErr(ledger.ErrUnexpectedCompensationMessage, "")
+		return 0, &ledger.Error{Kind: ledger.ErrUnexpectedCompensationMessage}
 	}
 	return e.ApplyVerifiedCompensation(ctx, req, m.Result)
 }

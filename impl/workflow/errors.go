@@ -4,11 +4,9 @@ import (
 	"strconv"
 
 	"github.com/splashv5/conform/impl/errkind"
-	"github.com/splashv5/conform/impl/ledger"
 )
 
-// ErrorKind names one rule of the step engine; String returns the reference's variant name
-// where it has one.
+// ErrorKind names one rule of the step engine.
 type ErrorKind = errkind.Kind[kinds]
 
 type kinds struct{}
@@ -68,9 +66,4 @@ func newError(kind ErrorKind, value string) *Error {
 		return &Error{Kind: kind}
 	}
 	return &Error{Kind: kind, Detail: strconv.Quote(value)}
-}
-
-// ledgerErr returns a ledger rule refusal with the reference's variant.
-func ledgerErr(kind ledger.ErrorKind, value string) error {
-	return &ledger.Error{Kind: kind, Value: value}
 }

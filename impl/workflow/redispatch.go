@@ -41,13 +41,13 @@ func (e *Engine) SealRedispatch(operationKey string, payload protocol.ToolPayloa
 	}
 	op, ok := e.ledger.Operation(operationKey)
 	if !ok {
-		return ledger.AuthenticatedDispatch{}, ledgerErr(ledger.ErrUnknownOperation, operationKey)
+		return ledger.AuthenticatedDispatch{}, &ledger.Error{Kind: ledger.ErrUnknownOperation, Value: operationKey}
 	}
 	if op.State != ledger.Pending || op.Compensation != nil {
 		return ledger.AuthenticatedDispatch{}, newError(ErrOperationObserved, operationKey)
 	}
 	if auth == nil || auth.Role() != protocol.RoleHost {
-		return ledger.AuthenticatedDispatch{}, ledgerErr(ledger.ErrDispatchRequiresHostAuthenticator, "")
+		return ledger.AuthenticatedDispatch{}, &ledger.Error{Kind: ledger.ErrDispatchRequiresHostAuthenticator}
 	}
 	input, err := protocol.CanonicalOperationInputBytes(payload)
 	if err != nil {

@@ -232,12 +232,7 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			if s.Redactor == "upper" {
 				redactor = strings.ToUpper
 			}
-			var sce *host.StreamConfigError
-			if err := rt.SetExternalStreamRedactor(s.Tool, redactor); errors.As(err, &sce) {
-				e.Error = sce.Kind.String()
-			} else if err != nil {
-				e.Error = "Unclassified"
-			}
+			setErr(&e, rt.SetExternalStreamRedactor(s.Tool, redactor))
 		case vectorfmt.HostOpValidateAuditEvent:
 			if s.AuditEvent == nil {
 				return nil, fmt.Errorf("step %d: no audit_event", i+1)
@@ -298,12 +293,8 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			case errors.As(err, &te):
 				e.Ready = &ready
 				e.ToolError = &vectorfmt.HostToolError{Kind: te.Kind.String(), Message: te.Message}
-			case errors.Is(err, host.ErrUnknownPromise):
-				e.Error = "UnknownPromise"
-			case errors.Is(err, host.ErrPromiseAlreadyAwaited):
-				e.Error = "PromiseAlreadyAwaited"
 			case err != nil:
-				e.Error = "Unclassified"
+				e.Error = ErrorKindName(err)
 			default:
 				e.Ready = &ready
 				if ready {
@@ -334,7 +325,7 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			if s.Register == nil {
 				return nil, fmt.Errorf("step %d: register without a tool", i+1)
 			}
-			setRegistrationErr(&e, registerHostTool(rt, *s.Register, advance))
+			setErr(&e, registerHostTool(rt, *s.Register, advance))
 		case vectorfmt.HostOpIssueLease:
 			grants := make([]host.LeaseGrant, len(s.Lease))
 			for j, g := range s.Lease {
@@ -342,7 +333,7 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			}
 			l, err := rt.IssueLease(grants, nil)
 			if err != nil {
-				setLeaseErr(&e, err)
+				setErr(&e, err)
 			} else {
 				lease = l
 			}
@@ -350,7 +341,7 @@ func RunHostScenario(t *vectorfmt.HostScenarioTest) ([]vectorfmt.HostExpect, err
 			if lease == nil {
 				return nil, fmt.Errorf("step %d: no lease was issued", i+1)
 			}
-			setLeaseErr(&e, rt.ActivateLease(lease))
+			setErr(&e, rt.ActivateLease(lease))
 		case vectorfmt.HostOpDeactivateLease:
 			rt.DeactivateLease()
 		case vectorfmt.HostOpSetAuditCapacity, vectorfmt.HostOpClearAudit:
@@ -517,30 +508,6 @@ func auditEventsOf(events []host.AuditEvent) []vectorfmt.HostAuditEvent {
 	return out
 }
 
-func setRegistrationErr(e *vectorfmt.HostExpect, err error) {
-	if err == nil {
-		return
-	}
-	var re *host.RegistrationError
-	if errors.As(err, &re) {
-		e.Error = re.Kind.String()
-		return
-	}
-	e.Error = "Unclassified"
-}
-
-func setLeaseErr(e *vectorfmt.HostExpect, err error) {
-	if err == nil {
-		return
-	}
-	var le *host.LeaseError
-	if errors.As(err, &le) && le.Kind.Valid() {
-		e.Error = le.Kind.String()
-		return
-	}
-	e.Error = "Unclassified"
-}
-
 func deref(s *string) string {
 	if s == nil {
 		return ""
@@ -548,18 +515,12 @@ func deref(s *string) string {
 	return *s
 }
 
-// setErr records an error kind and reports whether the call succeeded.
+// setErr records the kind of err, if any, and reports whether the call succeeded.
 func setErr(e *vectorfmt.HostExpect, err error) bool {
-	if err == nil {
-		return true
+	if err != nil {
+		e.Error = ErrorKindName(err)
 	}
-	var xe *host.ExternalError
-	if errors.As(err, &xe) {
-		e.Error = xe.Kind.String()
-	} else {
-		e.Error = "Unclassified"
-	}
-	return false
+	return err == nil
 }
 
 func setToolErr(e *vectorfmt.HostExpect, err error) {
