@@ -24,6 +24,12 @@ type T struct {
 	Transcript   []string
 	// Keep is how many transcript lines to keep; zero keeps MaxTranscript.
 	Keep int
+	// Deviations are the SHOULD parts of a MUST check that the peer missed; they make a
+	// passing check INFO (FAIL under strict, Result.Settle).
+	Deviations []string
+	// LaunchErr, when set, says that the command under test cannot be started at all: it
+	// stops the run (RunChecks).
+	LaunchErr error
 }
 
 // stopCheck is the panic value with which End stops a check; Guard recovers it.

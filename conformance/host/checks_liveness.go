@@ -98,9 +98,9 @@ func (r *liveSession) answer(m protocol.Message) error {
 func livenessChecks() []*Check {
 	return []*Check{
 		{ID: "CNF-HLIVE-01", Level: must, Requirements: []string{"WFL-041", "WFL-043", "WFL-044", "HDR-042", "HDR-055"},
-			Needs: []string{FeatureInvoke, FeatureRecover},
-			Title: "a step prepared but never delivered settles: the host reconciles first, and only after the worker refuses the unknown key sends the recorded dispatch under the same key, once",
-			run: func(t *T) {
+			Features: []string{FeatureInvoke, FeatureRecover},
+			Title:    "a step prepared but never delivered settles: the host reconciles first, and only after the worker refuses the unknown key sends the recorded dispatch under the same key, once",
+			Run: func(t *T) {
 				j := &journalWorker{records: map[string]journalRecord{}}
 				payload := jsonPayload(`{"value":1}`)
 				// The worker is gone before the host writes the step's dispatch: the write fails

@@ -27,17 +27,13 @@ type T struct {
 	conformance.T
 	frames     []conformance.FrameRecord // the frames the transcript reports, in full
 	frameBytes int                       // bytes kept in frames (bounded by maxCheckFrameBytes)
-	launchErr  error
-	storageKey []byte // the check's storage key, once made (PlaceholderStorageKey)
-	// deviations are the SHOULD parts of a MUST check that the worker missed, such as the
-	// status class of a rejection; they make a passing check INFO (FAIL under --strict).
-	deviations []string
+	storageKey []byte                    // the check's storage key, once made (PlaceholderStorageKey)
 }
 
 // shouldf records a deviation from the SHOULD part of a check and lets the check go on.
 func (t *T) shouldf(expected, actual string) {
 	t.Logf("SHOULD deviation: expected %s; got %s", expected, actual)
-	t.deviations = append(t.deviations, "expected "+expected+"; got "+actual)
+	t.Deviations = append(t.Deviations, "expected "+expected+"; got "+actual)
 	if t.Expected == "" {
 		t.Expected, t.Actual = expected, actual
 	}
@@ -68,7 +64,7 @@ func (t *T) crashf(format string, args ...any) {
 
 // launchFailed ends the check and the run: the worker command cannot be started.
 func (t *T) launchFailed(err error) {
-	t.launchErr = err
+	t.LaunchErr = err
 	t.End(conformance.Fail, err.Error())
 }
 
