@@ -57,38 +57,22 @@ func WriteSummary(w io.Writer, r *Report) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "AREA\tCHECKS\tPASS\tFAIL\tCRASH\tTIMEOUT\tSKIP\tINFO\t")
-	type row struct{ total, pass, fail, crash, timeout, skip, info int }
-	rows := map[string]*row{}
+	byArea := map[string][]Result{}
 	var order []string
 	for _, res := range r.Results {
 		a := AreaOf(res.ID)
-		if rows[a] == nil {
-			rows[a] = &row{}
+		if byArea[a] == nil {
 			order = append(order, a)
 		}
-		x := rows[a]
-		x.total++
-		switch res.Outcome {
-		case Pass:
-			x.pass++
-		case Fail:
-			x.fail++
-		case Crash:
-			x.crash++
-		case Timeout:
-			x.timeout++
-		case Skip:
-			x.skip++
-		case Info:
-			x.info++
-		}
+		byArea[a] = append(byArea[a], res)
+	}
+	row := func(name string, s Summary) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, s.Total, s.Passed, s.Failed, s.Crashed, s.TimedOut, s.Skipped, s.Info)
 	}
 	for _, a := range order {
-		x := rows[a]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", a, x.total, x.pass, x.fail, x.crash, x.timeout, x.skip, x.info)
+		row(a, Summarize(byArea[a]))
 	}
-	s := r.Summary
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", s.Total, s.Passed, s.Failed, s.Crashed, s.TimedOut, s.Skipped, s.Info)
+	row("total", r.Summary)
 	tw.Flush()
 
 	var failing []Result
@@ -122,10 +106,10 @@ func WriteSummary(w io.Writer, r *Report) {
 		strict = " (strict)"
 	}
 	noun := "checks"
-	if s.Total == 1 {
+	if r.Summary.Total == 1 {
 		noun = "check"
 	}
-	fmt.Fprintf(w, "\nsplash-conform: %s%s: %d %s in %s (%s suite %s, catalog %s)\n", verdict, strict, s.Total, noun, r.Duration.Round(time.Millisecond),
+	fmt.Fprintf(w, "\nsplash-conform: %s%s: %d %s in %s (%s suite %s, catalog %s)\n", verdict, strict, r.Summary.Total, noun, r.Duration.Round(time.Millisecond),
 		r.Suite.Name, r.Suite.Version, r.Suite.CatalogDigest)
 }
 
@@ -387,6 +371,17 @@ func (inv *Invocation) Failed(err error) int {
 // Printf prints a line of the run's header after the program's name.
 func (inv *Invocation) Printf(format string, args ...any) {
 	fmt.Fprintf(inv.Stdout, inv.prog+": "+format+"\n", args...)
+}
+
+// Peer returns the command under test: the arguments after the flags, else the bundled
+// reference program (what: "worker", "driver") that reference finds or builds, with the cleanup
+// that removes it.
+func (inv *Invocation) Peer(what string, reference func() ([]string, func(), error)) ([]string, func(), error) {
+	if len(inv.Args) > 0 {
+		return inv.Args, func() {}, nil
+	}
+	inv.Printf("no %s command given; using the bundled reference %s", what, what)
+	return reference()
 }
 
 // Finish ends a run with the report and the error a suite's Run returned: a nil report is a

@@ -100,7 +100,9 @@ func runCheck[X Context](c *Check[X], begin func(*Check[X], time.Time) X, opts R
 		c.Run(t)
 	})
 	t.Close()
-	r := v.Result(c.Entry(), c.Title, c.Needs)
+	e := c.Entry()
+	r := Result{ID: e.ID, Level: e.Level, Title: c.Title, Requirements: e.Requirements, Needs: c.Needs, Outcome: v.Outcome,
+		Duration: time.Since(start), Detail: v.Detail, Expected: v.Expected, Actual: v.Actual}
 	r.Settle(opts.Strict, v.Deviations)
 	t.Keep(&r, r.Outcome != Pass && r.Outcome != Skip || opts.Verbose)
 	return r, v.LaunchErr

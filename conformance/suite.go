@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -123,3 +124,40 @@ type Context interface {
 
 // Core returns v; a suite's T, which embeds T, offers it to the run loop (Context).
 func (v *T) Core() *T { return v }
+
+// RunEnv is what every check of one run shares in each suite: the environment of the programs
+// under test, the time limit of one check, whether the run keeps every transcript, and the
+// run's scratch directory.
+type RunEnv struct {
+	Env     []string
+	Timeout time.Duration
+	Verbose bool
+	Dir     string
+}
+
+// NewRunEnv returns a run's environment: env, or the runner's when nil; limit, or timeout
+// when limit is not positive; and a fresh scratch directory named after prefix in parent (the
+// system's temporary directory when empty), which cleanup removes.
+func NewRunEnv(env []string, limit, timeout time.Duration, verbose bool, parent, prefix string) (run RunEnv, cleanup func(), err error) {
+	if env == nil {
+		env = os.Environ()
+	}
+	if limit <= 0 {
+		limit = timeout
+	}
+	dir, err := os.MkdirTemp(parent, prefix)
+	if err != nil {
+		return RunEnv{}, nil, err
+	}
+	return RunEnv{Env: env, Timeout: limit, Verbose: verbose, Dir: dir}, func() { _ = os.RemoveAll(dir) }, nil
+}
+
+// OrSelf returns command, or, when it is nil, this executable run with the argument sub (the
+// host suite's fake worker, the interop relay).
+func OrSelf(command []string, sub string) ([]string, error) {
+	if command != nil {
+		return command, nil
+	}
+	exe, err := os.Executable()
+	return []string{exe, sub}, err
+}

@@ -86,13 +86,6 @@ func (v *T) Guard(f func()) {
 	f()
 }
 
-// Result is the result of the check e, titled title and needing needs, from what the check
-// found, timed from its start to now; the suite settles it (Result.Settle).
-func (v *T) Result(e CatalogEntry, title string, needs []Need) Result {
-	return Result{ID: e.ID, Level: e.Level, Title: title, Requirements: e.Requirements, Needs: needs, Outcome: v.Outcome,
-		Duration: time.Since(v.Started), Detail: v.Detail, Expected: v.Expected, Actual: v.Actual}
-}
-
 // Cite returns the IDs among ids that the running check lists, as " (ID, ID)", or "" (the
 // function Cite).
 func (v *T) Cite(ids ...string) string { return Cite(v.Requirements, ids...) }

@@ -124,7 +124,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 	t.Logf("driver: commands %d to %d written ahead: %d × %v, the first %s", first, first+uint64(len(cmds))-1, n,
 		opsOf(commands(1)), t.commandText(cmds[0]))
 	begun := time.Now()
-	limitNote := fmt.Sprintf("the check's limit of %v", t.run.timeout)
+	limitNote := fmt.Sprintf("the check's limit of %v", t.run.Timeout)
 	written := make(chan struct{})
 	go func() {
 		defer close(written)

@@ -54,8 +54,8 @@ func (t *T) startInFreshDirs() (*driver.Process, error) {
 		}
 		argv[0] = abs
 	}
-	env := append(slices.Clone(t.run.env), "TMPDIR="+t.tmpDir)
-	if t.run.env == nil {
+	env := append(slices.Clone(t.run.Env), "TMPDIR="+t.tmpDir)
+	if t.run.Env == nil {
 		env = append(os.Environ(), "TMPDIR="+t.tmpDir)
 	}
 	return driver.Start(argv, env, t.workDir)

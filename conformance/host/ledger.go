@@ -70,7 +70,7 @@ func (t *T) restartDriverWith(between func()) {
 	if between != nil {
 		between()
 	}
-	d, err := driver.Start(t.run.driver, t.run.env, "")
+	d, err := driver.Start(t.run.driver, t.run.Env, "")
 	if err != nil {
 		t.End(conformance.Fail, "the driver cannot be started again: "+err.Error())
 	}

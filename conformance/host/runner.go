@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -40,11 +39,8 @@ type Config struct {
 
 // runState is what every check of one run shares.
 type runState struct {
+	conformance.RunEnv
 	driver, fake []string
-	env          []string
-	timeout      time.Duration
-	verbose      bool
-	tempDir      string
 }
 
 // Run executes the selected checks against the driver and returns the report.
@@ -59,30 +55,21 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	if _, err := exec.LookPath(cfg.Driver[0]); err != nil {
 		return nil, &conformance.LaunchError{Err: err}
 	}
-	st := &runState{driver: cfg.Driver, fake: cfg.FakeWorker, env: cfg.Env, timeout: cfg.Timeout, verbose: cfg.Verbose}
-	if st.fake == nil {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		st.fake = []string{exe, FakeWorkerCommand}
-	}
-	if st.env == nil {
-		st.env = os.Environ()
-	}
-	if st.timeout <= 0 {
-		st.timeout = conformance.DefaultTimeout
-	}
-	// Unix socket paths are short: prefer a short parent directory.
-	st.tempDir, err = os.MkdirTemp(cfg.TempDir, "shc-")
+	fake, err := conformance.OrSelf(cfg.FakeWorker, FakeWorkerCommand)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(st.tempDir)
+	// Unix socket paths are short: prefer a short parent directory.
+	env, cleanup, err := conformance.NewRunEnv(cfg.Env, cfg.Timeout, conformance.DefaultTimeout, cfg.Verbose, cfg.TempDir, "shc-")
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	st := &runState{RunEnv: env, driver: cfg.Driver, fake: fake}
 	started := time.Now()
 	opts := conformance.RunOptions{Parallel: cfg.Parallel, Strict: cfg.Strict, Verbose: cfg.Verbose, Progress: cfg.Progress}
 	done, err := conformance.RunChecks(ctx, checks, opts, func(c *Check, start time.Time) *T {
-		return &T{check: c, run: st, deadline: start.Add(st.timeout)}
+		return &T{check: c, run: st, deadline: start.Add(st.Timeout)}
 	})
 	if err != nil {
 		return nil, err
@@ -145,15 +132,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		Start: func(ctx context.Context, inv *conformance.Invocation) int {
 			run := inv.Flags
 			cfg := Config{Driver: inv.Args, Run: run.Run, Strict: run.Strict, Timeout: run.Timeout, Parallel: run.Parallel, Verbose: run.Verbose}
-			if len(cfg.Driver) == 0 {
-				inv.Printf("no driver command given; using the bundled reference driver")
+			command, cleanup, err := inv.Peer("driver", func() ([]string, func(), error) {
 				bin, cleanup, err := conformance.ReferenceDriver()
-				if err != nil {
-					return inv.Failed(err)
-				}
-				defer cleanup()
-				cfg.Driver = []string{bin}
+				return []string{bin}, cleanup, err
+			})
+			if err != nil {
+				return inv.Failed(err)
 			}
+			defer cleanup()
+			cfg.Driver = command
 			inv.Printf("driver: %s", strings.Join(cfg.Driver, " "))
 			inv.Printf("strict: %v; timeout: %v; parallel: %d\n", cfg.Strict, run.Timeout, run.Parallel)
 			cfg.Progress = inv.Stdout

@@ -34,7 +34,7 @@ type T struct {
 // Open starts the driver and asks for its features (HDR-010); the check is SKIP (HDR-011) when
 // the driver does not declare one it needs.
 func (t *T) Open() {
-	side, err := conformance.OpenSideChannel(t.run.tempDir, strings.ToLower(t.check.ID)+"-", "w.sock", 4)
+	side, err := conformance.OpenSideChannel(t.run.Dir, strings.ToLower(t.check.ID)+"-", "w.sock", 4)
 	if err != nil {
 		t.Internal(err)
 	}
@@ -42,7 +42,7 @@ func (t *T) Open() {
 	if slices.Contains(freshDirChecks, t.check.ID) {
 		t.drv, err = t.startInFreshDirs()
 	} else {
-		t.drv, err = driver.Start(t.run.driver, t.run.env, "")
+		t.drv, err = driver.Start(t.run.driver, t.run.Env, "")
 	}
 	if err != nil {
 		t.End(conformance.Fail, "the driver cannot be started: "+err.Error())
@@ -68,13 +68,13 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 	case "dispatch", "reconcile", "step", "compensate", "recover":
 		t.durable.op, t.durable.requestID = op, fmt.Sprint(c["request_id"])
 	}
-	return t.drv.SendFor(&t.T, "driver", c, t.run.verbose)
+	return t.drv.SendFor(&t.T, "driver", c, t.run.Verbose)
 }
 
 // commandText is command c as a transcript shows it: every member, each value bounded
 // (conformance.CommandTranscript).
 func (t *T) commandText(c map[string]any) string {
-	return conformance.CommandTranscript(c, driver.ValueBound(conformance.CommandValueBytes, t.run.verbose))
+	return conformance.CommandTranscript(c, driver.ValueBound(conformance.CommandValueBytes, t.run.Verbose))
 }
 
 // renewDeadline gives the check a whole time limit again from now. A check that takes several
@@ -82,7 +82,7 @@ func (t *T) commandText(c map[string]any) string {
 // 02 eight) holds each step to the limit, so a slow but correct host passes under load while a
 // hung one still fails within one limit.
 func (t *T) renewDeadline() {
-	if limit := time.Now().Add(t.run.timeout); limit.After(t.deadline) {
+	if limit := time.Now().Add(t.run.Timeout); limit.After(t.deadline) {
 		t.deadline = limit
 	}
 }
@@ -97,7 +97,7 @@ func (t *T) awaitUntil(id uint64, deadline time.Time) driver.Outcome {
 
 // accept ends the check when reading the outcome of command id failed, and logs it otherwise.
 func (t *T) accept(id uint64, o driver.Outcome, err error) driver.Outcome {
-	return t.drv.AcceptFor(&t.T, "driver", id, o, err, "one outcome line per command, for the command waited for"+t.Cite("HDR-001", "HDR-002", "HDR-003"), t.run.verbose)
+	return t.drv.AcceptFor(&t.T, "driver", id, o, err, "one outcome line per command, for the command waited for"+t.Cite("HDR-001", "HDR-002", "HDR-003"), t.run.Verbose)
 }
 
 // manifest returns a manifest for a fresh session id with grants.

@@ -1,11 +1,11 @@
 package interop
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -54,9 +54,9 @@ const (
 func (w Implementation) offers(need conformance.Need) bool {
 	switch need {
 	case NeedJournal:
-		return slices.ContainsFunc(w.Command, func(a string) bool { return strings.Contains(a, conformance.PlaceholderJournal) })
+		return conformance.WorkerCommand(w.Command).Has(conformance.PlaceholderJournal)
 	case NeedEffects:
-		return slices.ContainsFunc(w.Command, func(a string) bool { return strings.Contains(a, conformance.PlaceholderEffects) })
+		return conformance.WorkerCommand(w.Command).Has(conformance.PlaceholderEffects)
 	}
 	return slices.Contains(w.Features, string(need))
 }
@@ -100,12 +100,9 @@ const DefaultScope = "iop-tenant"
 
 // runState is what every scenario of one run shares.
 type runState struct {
-	relay   []string
-	env     []string
-	scope   string
-	timeout time.Duration
-	verbose bool
-	tempDir string
+	conformance.RunEnv
+	relay []string
+	scope string
 }
 
 // Run runs the selected scenarios on the pair and returns the report (IOP-005).
@@ -117,31 +114,20 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &runState{relay: cfg.Relay, env: cfg.Env, scope: cfg.Scope, timeout: cfg.Timeout, verbose: cfg.Verbose}
-	if st.relay == nil {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		st.relay = []string{exe, RelayCommand}
-	}
-	if st.env == nil {
-		st.env = os.Environ()
-	}
-	if st.scope == "" {
-		st.scope = DefaultScope
-	}
-	if st.timeout <= 0 {
-		st.timeout = DefaultTimeout
-	}
-	if st.tempDir, err = os.MkdirTemp(cfg.TempDir, "iop-"); err != nil {
+	relay, err := conformance.OrSelf(cfg.Relay, RelayCommand)
+	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(st.tempDir)
+	env, cleanup, err := conformance.NewRunEnv(cfg.Env, cfg.Timeout, DefaultTimeout, cfg.Verbose, cfg.TempDir, "iop-")
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	st := &runState{RunEnv: env, relay: relay, scope: cmp.Or(cfg.Scope, DefaultScope)}
 	started := time.Now()
 	opts := conformance.RunOptions{Parallel: cfg.Parallel, Verbose: cfg.Verbose, Progress: cfg.Progress}
 	done, err := conformance.RunChecks(ctx, scenarios, opts, func(sc *Scenario, start time.Time) *T {
-		return &T{sc: sc, pair: &cfg.Pair, run: st, T: conformance.T{Keep: maxTranscript}, deadline: start.Add(st.timeout)}
+		return &T{sc: sc, pair: &cfg.Pair, run: st, T: conformance.T{Keep: maxTranscript}, deadline: start.Add(st.Timeout)}
 	})
 	if err != nil {
 		return nil, err

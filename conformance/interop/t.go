@@ -59,7 +59,7 @@ func (t *T) Open() {
 			t.Skipf("the worker %s does not offer %q", t.pair.Worker.Name, n)
 		}
 	}
-	side, err := conformance.OpenSideChannel(t.run.tempDir, "s", "r.sock", 8)
+	side, err := conformance.OpenSideChannel(t.run.Dir, "s", "r.sock", 8)
 	if err != nil {
 		t.Internal(err)
 	}
@@ -74,7 +74,7 @@ func (t *T) Open() {
 
 // startDriver starts the host driver and says hello (HDR-010).
 func (t *T) startDriver() {
-	d, err := driver.Start(t.pair.Host.Command, t.run.env, "")
+	d, err := driver.Start(t.pair.Host.Command, t.run.Env, "")
 	if err != nil {
 		t.End(conformance.Fail, "the host driver cannot be started: "+err.Error())
 	}
@@ -106,13 +106,13 @@ func (t *T) call(c map[string]any) driver.Outcome { return t.await(t.send(c)) }
 
 // send writes a command without waiting.
 func (t *T) send(c map[string]any) uint64 {
-	return t.drv.SendFor(&t.T, "host driver", c, t.run.verbose)
+	return t.drv.SendFor(&t.T, "host driver", c, t.run.Verbose)
 }
 
 // await waits for the outcome of command id.
 func (t *T) await(id uint64) driver.Outcome {
 	o, err := t.drv.Await(id, t.deadline)
-	return t.drv.AcceptFor(&t.T, "host driver", id, o, err, "one outcome line per command"+t.Cite("HDR-001"), t.run.verbose)
+	return t.drv.AcceptFor(&t.T, "host driver", id, o, err, "one outcome line per command"+t.Cite("HDR-001"), t.run.Verbose)
 }
 
 // deadlineMS is the exchange deadline given to the driver: long enough for a loaded machine,

@@ -79,15 +79,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			return nil
 		},
 		Start: func(ctx context.Context, inv *conformance.Invocation) int {
-			if len(cfg.Worker) == 0 {
-				inv.Printf("no worker command given; using the bundled reference worker")
-				command, cleanup, err := conformance.ReferenceWorker()
-				if err != nil {
-					return inv.Failed(err)
-				}
-				defer cleanup()
-				cfg.Worker = command
+			command, cleanup, err := inv.Peer("worker", conformance.ReferenceWorker)
+			if err != nil {
+				return inv.Failed(err)
 			}
+			defer cleanup()
+			cfg.Worker = command
 			offered := cfg.Offered()
 			var offers []string
 			for _, n := range AllNeeds {

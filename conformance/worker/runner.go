@@ -52,15 +52,12 @@ type Config struct {
 
 // runState is what every check of one run shares.
 type runState struct {
+	conformance.RunEnv
 	command conformance.WorkerCommand
-	env     []string
-	timeout time.Duration
 	scope   string
 	offers  map[Need]bool
-	verbose bool
 	// fullFrames is Config.FullFrames.
 	fullFrames bool
-	tempDir    string
 	// frameBytes counts the frame records held by running checks and kept results
 	// (bounded by maxRunFrameBytes).
 	frameBytes atomic.Int64
@@ -102,26 +99,14 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	if _, err := exec.LookPath(cfg.Worker[0]); err != nil {
 		return nil, &conformance.LaunchError{Err: err}
 	}
-	st := &runState{
-		command:    conformance.WorkerCommand(cfg.Worker),
-		env:        cfg.Env,
-		timeout:    cfg.Timeout,
-		scope:      cmp.Or(cfg.Scope, DefaultScope),
-		offers:     cfg.Offered(),
-		verbose:    cfg.Verbose,
-		fullFrames: cfg.FullFrames,
-	}
-	if st.env == nil {
-		st.env = os.Environ()
-	}
-	if st.timeout <= 0 {
-		st.timeout = conformance.DefaultTimeout
-	}
-	st.tempDir, err = os.MkdirTemp(cmp.Or(cfg.TempDir, conformance.DefaultScratchDir()), "splash-conform-")
+	env, cleanup, err := conformance.NewRunEnv(cfg.Env, cfg.Timeout, conformance.DefaultTimeout, cfg.Verbose,
+		cmp.Or(cfg.TempDir, conformance.DefaultScratchDir()), "splash-conform-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(st.tempDir)
+	defer cleanup()
+	st := &runState{RunEnv: env, command: conformance.WorkerCommand(cfg.Worker), scope: cmp.Or(cfg.Scope, DefaultScope),
+		offers: cfg.Offered(), fullFrames: cfg.FullFrames}
 	started := time.Now()
 	opts := conformance.RunOptions{Parallel: cfg.Parallel, Strict: cfg.Strict, Verbose: cfg.Verbose, Progress: cfg.Progress}
 	done, err := conformance.RunChecks(ctx, checks, opts, func(c *Check, start time.Time) *T {

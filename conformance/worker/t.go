@@ -70,7 +70,7 @@ func (t *T) launchFailed(err error) {
 
 // limit returns the check's time limit.
 func (t *T) limit() time.Duration {
-	return max(t.run.timeout, t.check.Timeout)
+	return max(t.run.Timeout, t.check.Timeout)
 }
 
 // renewDeadline gives the check its whole time limit again from now; every worker start after
@@ -88,7 +88,7 @@ func (t *T) renewDeadline() {
 // scratch returns the check's scratch directory, creating it on first use.
 func (t *T) scratch() string {
 	if t.dir == "" {
-		dir, err := os.MkdirTemp(t.run.tempDir, strings.ToLower(t.check.ID)+"-")
+		dir, err := os.MkdirTemp(t.run.Dir, strings.ToLower(t.check.ID)+"-")
 		if err != nil {
 			t.Internal(err)
 		}

@@ -135,7 +135,7 @@ func (t *T) launchAs(sid string) *Worker {
 	clear(raw[:])
 
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = t.run.env
+	cmd.Env = t.run.Env
 	childproc.SetGroup(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {

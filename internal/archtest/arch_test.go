@@ -123,6 +123,12 @@ func rules(all map[string]pkg) []rule {
 			}
 			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { s := suiteOf(d); return s == "" || s == own })
 		}},
+		{"a suite is built on the framework", func(p pkg) error {
+			if !slices.Contains(suites, p.Path) || slices.Contains(p.Imports, "conformance") {
+				return nil
+			}
+			return fmt.Errorf("%s does not import conformance", p.Path)
+		}},
 		{"the framework imports no suite", func(p pkg) error {
 			if !under(p.Path, "conformance") || suiteOf(p.Path) != "" {
 				return nil
@@ -362,6 +368,8 @@ func TestRulesCatchViolations(t *testing.T) {
 			"the host side links no worker code (only transport/inprocess runs a worker session): impl/workflow links impl/worker"},
 		{"the interop suite imports the host suite", []pkg{mod("conformance/interop", "conformance/host", "conformance"), mod("conformance/host", "conformance"), mod("conformance")},
 			"a suite never imports another suite: conformance/interop links conformance/host"},
+		{"a suite beside the framework", []pkg{mod("conformance/host", "conformance/driver"), mod("conformance/driver")},
+			"a suite is built on the framework: conformance/host does not import conformance"},
 		{"the framework imports the worker suite", []pkg{mod("conformance", "conformance/worker"), mod("conformance/worker")},
 			"the framework imports no suite: conformance links conformance/worker"},
 		{"childproc imports the module", []pkg{mod("internal/childproc", "impl/protocol"), mod("impl/protocol")},
