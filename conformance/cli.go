@@ -406,7 +406,8 @@ func Main[X any](cmd Command[X], args []string, stdout, stderr io.Writer) int {
 	}
 	catalog := cmd.Catalog()
 	inv.Catalog = catalog.Entries()
-	if code, done := ParseCommandLine(fs, args, stdout, stderr, cmd.Usage, cmd.Unit, NewSuiteInfo(cmd.Suite, inv.Catalog), &inv.Expects); done {
+	suite := NewSuiteInfo(cmd.Suite, inv.Catalog)
+	if code, done := ParseCommandLine(fs, args, stdout, stderr, cmd.Usage, cmd.Unit, suite, &inv.Expects); done {
 		return code
 	}
 	inv.Args = fs.Args()
@@ -431,7 +432,7 @@ func Main[X any](cmd Command[X], args []string, stdout, stderr io.Writer) int {
 	if len(checks) == 0 {
 		return inv.Failed(fmt.Errorf("-run %q selects no %s", run.Run, cmd.Unit))
 	}
-	if inv.Expected, err = inv.Expects.Load(NewSuiteInfo(cmd.Suite, inv.Catalog), inv.Catalog); err != nil {
+	if inv.Expected, err = inv.Expects.Load(suite, inv.Catalog); err != nil {
 		return inv.Failed(err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -10,12 +10,13 @@ import (
 
 // RunOptions are the settings of a run loop.
 type RunOptions struct {
+	// RunEnv gives each check its time limit (Timeout) and, when Verbose, keeps the evidence of
+	// every check, not only of those that did not pass.
+	RunEnv
 	// Parallel is how many checks run at once; zero means DefaultParallel().
 	Parallel int
 	// Strict makes SHOULD checks count (Result.Settle).
 	Strict bool
-	// Verbose keeps the evidence of every check, not only of those that did not pass.
-	Verbose bool
 	// Progress receives one line per finished check; nil prints nothing.
 	Progress io.Writer
 }
@@ -95,6 +96,8 @@ func runCheck[X Context](c *Check[X], begin func(*Check[X], time.Time) X, opts R
 	t := begin(c, start)
 	v := t.Core()
 	v.Requirements, v.Started, v.Outcome = c.Requirements, start, Pass
+	v.Limit = max(opts.Timeout, c.Timeout)
+	v.Deadline = start.Add(v.Limit)
 	v.Guard(func() {
 		t.Open()
 		c.Run(t)

@@ -30,8 +30,8 @@ type Check[X any] struct {
 	// Unreachable, when set, says why no deliberate fault of the reference implementation can
 	// make this check fail (the mutation harnesses accept it instead of a killing fault).
 	Unreachable string
-	// Timeout, when set, overrides the run's time limit of one check (it is a lower bound:
-	// the check gets at least this much).
+	// Timeout, when set, overrides the run's time limit of one check (RunOptions.Timeout) when
+	// it is longer.
 	Timeout time.Duration
 	// Run performs the check, once the suite's context has prepared the peer (Context.Open).
 	Run func(t X)

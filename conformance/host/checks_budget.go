@@ -134,7 +134,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 			}
 		}
 	}()
-	timer := time.NewTimer(time.Until(t.deadline))
+	timer := time.NewTimer(time.Until(t.Deadline))
 	defer timer.Stop()
 	frames, outcomes := 0, 0
 	for frames < n || outcomes < len(cmds) {
@@ -169,12 +169,12 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 			if outcomes++; outcomes == min(paceSample, len(cmds)) {
 				pace := time.Since(begun) / time.Duration(outcomes)
 				limit := begun.Add(min(paceMargin*pace*time.Duration(len(cmds))+time.Second, maxPacedLimit))
-				if limit.After(t.deadline) {
-					t.deadline = limit
+				if limit.After(t.Deadline) {
+					t.Deadline = limit
 					timer.Reset(time.Until(limit))
 				}
 				limitNote = fmt.Sprintf("a limit of %v sized from the driver's measured pace of %v per command over the first %d (%d× margin)",
-					t.deadline.Sub(begun).Round(time.Millisecond), pace.Round(time.Microsecond), outcomes, paceMargin)
+					t.Deadline.Sub(begun).Round(time.Millisecond), pace.Round(time.Microsecond), outcomes, paceMargin)
 				t.Logf("fill: %s", limitNote)
 			}
 		case <-timer.C:

@@ -67,7 +67,7 @@ func cancelWaitChecks() []*Check {
 // send the command whose wait the worker never ends, and expects Indeterminate within the
 // deadline (and a margin), with the worker's whole process group gone (HDR-051).
 func overdue(t *T, what string, wait func(w *fakeWorker) uint64) {
-	t.renewDeadline()
+	t.RenewDeadline()
 	w := cancellableSessionWith(t, []string{"--child"}, echoGrant())
 	id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": echoTool, "payload": rawJSON(text("slow").AppendJSON(nil))})
 	w.recv(protocol.TypeInvoke)

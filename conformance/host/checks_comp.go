@@ -117,7 +117,7 @@ func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCo
 // compensate_operation frame (fakeworker.HoldFlag), with a deadline that outlasts the check, so that the
 // host is still blocked writing the frame when the runner kills it.
 func (t *T) heldSession(wait time.Duration) *fakeWorker {
-	ms := (time.Until(t.deadline) + wait + time.Second).Milliseconds()
+	ms := (time.Until(t.Deadline) + wait + time.Second).Milliseconds()
 	w := t.ledgerSessionWith(map[string]any{"deadline_ms": ms}, fakeworker.HoldFlag)
 	size := len(heldUndo(w).AppendJSON(nil)) >> 10
 	switch {
@@ -166,7 +166,7 @@ func compChecks() []*Check {
 				t.compensateWith("cmp-req-1", key, undo)
 				sent := heldCompensation(t, second, key, wait)
 				t.restartDriver()
-				t.renewDeadline() // the recovery is a step of its own
+				t.RenewDeadline() // the recovery is a step of its own
 				third := t.ledgerSession()
 				id := t.recoverCommand("rec-1")
 				again := checkCompensation(t, third, key, undo, third.recvWithin(protocol.TypeCompensateOperation, wait, nil))

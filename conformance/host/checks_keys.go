@@ -21,7 +21,7 @@ func keyChecks() []*Check {
 			Run: func(t *T) {
 				var keys [][protocol.SessionKeyBytes]byte
 				for range keyLaunches {
-					t.renewDeadline()
+					t.RenewDeadline()
 					w := t.session(echoGrant())
 					raw, err := w.boot.Key.ExposeSecret()
 					if err != nil {

@@ -124,7 +124,7 @@ func livenessChecks() []*Check {
 				crashed.w.exitAndEnd(crashStatus)
 				t.expectError(id, "the worker crashed without answering")
 
-				t.renewDeadline()
+				t.RenewDeadline()
 				refusing := t.liveSession(j)
 				id = t.recoverCommand("rec-2")
 				line, m := refusing.durable("the recovery after a crashed reconciliation")
@@ -140,7 +140,7 @@ func livenessChecks() []*Check {
 				// The refusal survives a restart of the host: the next recover, on a fresh
 				// session, sends the recorded dispatch under the same key.
 				t.restartDriver()
-				t.renewDeadline()
+				t.RenewDeadline()
 				sending := t.liveSession(j)
 				id = t.recoverCommand("rec-3")
 				line, m = sending.durable("the recorded dispatch after a refused reconciliation")
@@ -164,7 +164,7 @@ func livenessChecks() []*Check {
 				}
 
 				// The operation is settled: recover sends nothing, and steps run again.
-				t.renewDeadline()
+				t.RenewDeadline()
 				settled := t.liveSession(j)
 				id = t.recoverCommand("rec-4")
 				settled.w.expectSilence(150*time.Millisecond, "the redispatched operation is settled in the ledger (WFL-043)")

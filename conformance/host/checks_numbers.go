@@ -33,7 +33,7 @@ type numberProbe struct {
 // probeNumber invokes conf.json with {"n":token} on a fresh session and reports what reached
 // the worker; a frame is answered so that the command ends either way.
 func probeNumber(t *T, token string) numberProbe {
-	t.renewDeadline() // each probe starts a worker of its own
+	t.RenewDeadline() // each probe starts a worker of its own
 	w := t.session(jsonGrant())
 	raw := `{"format":"json","value":{"n":` + token + `}}`
 	want, err := protocol.DecodeToolPayload([]byte(raw), canonjson.Preserve)
@@ -42,7 +42,7 @@ func probeNumber(t *T, token string) numberProbe {
 	}
 	pr := numberProbe{token: token, want: want.AppendJSON(nil)}
 	id := t.sendCommand(map[string]any{"op": "invoke", "request_id": "req-1", "tool": jsonTool, "payload": rawJSON(raw)})
-	line, o, done := t.frameOrOutcome(w, id, time.Until(t.deadline))
+	line, o, done := t.frameOrOutcome(w, id, time.Until(t.Deadline))
 	if !done {
 		w.frames++
 		f, err := w.auth.Open(line)

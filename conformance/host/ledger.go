@@ -62,7 +62,7 @@ func (t *T) restartDriver() { t.restartDriverWith(nil) }
 
 // restartDriverWith is restartDriver that runs between (when set) while no driver process runs.
 func (t *T) restartDriverWith(between func()) {
-	t.drv.KillGroup(t.deadline)
+	t.drv.KillGroup(t.Deadline)
 	for _, w := range t.workers {
 		w.stop()
 	}

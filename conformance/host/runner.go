@@ -67,10 +67,8 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	defer cleanup()
 	st := &runState{RunEnv: env, driver: cfg.Driver, fake: fake}
 	started := time.Now()
-	opts := conformance.RunOptions{Parallel: cfg.Parallel, Strict: cfg.Strict, Verbose: cfg.Verbose, Progress: cfg.Progress}
-	done, err := conformance.RunChecks(ctx, checks, opts, func(c *Check, start time.Time) *T {
-		return &T{check: c, run: st, deadline: start.Add(st.Timeout)}
-	})
+	opts := conformance.RunOptions{RunEnv: env, Parallel: cfg.Parallel, Strict: cfg.Strict, Progress: cfg.Progress}
+	done, err := conformance.RunChecks(ctx, checks, opts, func(c *Check, _ time.Time) *T { return &T{check: c, run: st} })
 	if err != nil {
 		return nil, err
 	}

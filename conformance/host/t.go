@@ -16,7 +16,6 @@ import (
 type T struct {
 	check    *Check
 	run      *runState
-	deadline time.Time
 	side     *conformance.SideChannel
 	drv      *driver.Process
 	features []string
@@ -77,18 +76,8 @@ func (t *T) commandText(c map[string]any) string {
 	return conformance.CommandTranscript(c, driver.ValueBound(conformance.CommandValueBytes, t.run.Verbose))
 }
 
-// renewDeadline gives the check a whole time limit again from now. A check that takes several
-// independent steps (CNF-HBOOT-06 starts twelve workers one after another, CNF-HNUMBER-01 and
-// 02 eight) holds each step to the limit, so a slow but correct host passes under load while a
-// hung one still fails within one limit.
-func (t *T) renewDeadline() {
-	if limit := time.Now().Add(t.run.Timeout); limit.After(t.deadline) {
-		t.deadline = limit
-	}
-}
-
 // await waits for the outcome of command id until the check's deadline.
-func (t *T) await(id uint64) driver.Outcome { return t.awaitUntil(id, t.deadline) }
+func (t *T) await(id uint64) driver.Outcome { return t.awaitUntil(id, t.Deadline) }
 
 func (t *T) awaitUntil(id uint64, deadline time.Time) driver.Outcome {
 	o, err := t.drv.Await(id, deadline)

@@ -125,9 +125,9 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	defer cleanup()
 	st := &runState{RunEnv: env, relay: relay, scope: cmp.Or(cfg.Scope, DefaultScope)}
 	started := time.Now()
-	opts := conformance.RunOptions{Parallel: cfg.Parallel, Verbose: cfg.Verbose, Progress: cfg.Progress}
-	done, err := conformance.RunChecks(ctx, scenarios, opts, func(sc *Scenario, start time.Time) *T {
-		return &T{sc: sc, pair: &cfg.Pair, run: st, T: conformance.T{Keep: maxTranscript}, deadline: start.Add(st.Timeout)}
+	opts := conformance.RunOptions{RunEnv: env, Parallel: cfg.Parallel, Progress: cfg.Progress}
+	done, err := conformance.RunChecks(ctx, scenarios, opts, func(sc *Scenario, _ time.Time) *T {
+		return &T{sc: sc, pair: &cfg.Pair, run: st, T: conformance.T{Keep: maxTranscript}}
 	})
 	if err != nil {
 		return nil, err

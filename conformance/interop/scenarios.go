@@ -242,7 +242,7 @@ func (t *T) pipeline(n int, commands func(i int) map[string]any) {
 	}()
 	got := 0
 	for id := range ids {
-		o, err := t.drv.Await(id, t.deadline)
+		o, err := t.drv.Await(id, t.Deadline)
 		if err != nil || !o.OK {
 			t.Failf(fmt.Sprintf("%d commands answered with ok", n), fmt.Sprintf("command %d: %v %s", id, err, conformance.Clip(string(o.Raw()), 200)))
 		}

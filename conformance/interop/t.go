@@ -32,7 +32,6 @@ type T struct {
 	sc       *Scenario
 	pair     *Pair
 	run      *runState
-	deadline time.Time
 	side     *conformance.SideChannel
 	drv      *driver.Process
 	features []string
@@ -111,7 +110,7 @@ func (t *T) send(c map[string]any) uint64 {
 
 // await waits for the outcome of command id.
 func (t *T) await(id uint64) driver.Outcome {
-	o, err := t.drv.Await(id, t.deadline)
+	o, err := t.drv.Await(id, t.Deadline)
 	return t.drv.AcceptFor(&t.T, "host driver", id, o, err, "one outcome line per command"+t.Cite("HDR-001"), t.run.Verbose)
 }
 
@@ -185,7 +184,7 @@ func (t *T) acceptRelay() *relay {
 	var conn net.Conn
 	select {
 	case conn = <-t.side.Conns:
-	case <-time.After(time.Until(t.deadline)):
+	case <-time.After(time.Until(t.Deadline)):
 		t.Failf("the host starts the relay as the worker"+t.Cite("HDR-020"), "no relay within the time limit")
 	}
 	r := &relay{t: t, index: len(t.relays) + 1, conn: conn, enc: json.NewEncoder(conn), changed: make(chan struct{})}
@@ -309,7 +308,7 @@ func (r *relay) waitFor(what string, cond func() bool) {
 		}
 		select {
 		case <-ch:
-		case <-time.After(time.Until(r.t.deadline)):
+		case <-time.After(time.Until(r.t.Deadline)):
 			r.t.End(conformance.Timeout, "waiting for "+what+": the time limit passed")
 		}
 	}

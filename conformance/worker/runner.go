@@ -108,11 +108,9 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	st := &runState{RunEnv: env, command: conformance.WorkerCommand(cfg.Worker), scope: cmp.Or(cfg.Scope, DefaultScope),
 		offers: cfg.Offered(), fullFrames: cfg.FullFrames}
 	started := time.Now()
-	opts := conformance.RunOptions{Parallel: cfg.Parallel, Strict: cfg.Strict, Verbose: cfg.Verbose, Progress: cfg.Progress}
+	opts := conformance.RunOptions{RunEnv: env, Parallel: cfg.Parallel, Strict: cfg.Strict, Progress: cfg.Progress}
 	done, err := conformance.RunChecks(ctx, checks, opts, func(c *Check, start time.Time) *T {
-		t := &T{check: c, run: st, started: start}
-		t.deadline = start.Add(t.limit())
-		return t
+		return &T{check: c, run: st, started: start}
 	})
 	if err != nil {
 		return nil, err
