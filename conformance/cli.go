@@ -332,8 +332,8 @@ type Command[X any] struct {
 	Strict bool
 	// Catalog returns the suite's checks in catalog order.
 	Catalog func() Catalog[X]
-	// Flags, when set, declares the suite's own flags in fs.
-	Flags func(fs *flag.FlagSet)
+	// Flags are the suite's own flags beyond the shared ones.
+	Flags []StringFlag
 	// List prints the selected checks for -list.
 	List func(w io.Writer, checks Catalog[X])
 	// Prepare, when set, checks the suite's own flags before anything is listed or run; it may
@@ -343,6 +343,12 @@ type Command[X any] struct {
 	// Start starts the peer, runs the selected checks and returns the exit status, mostly
 	// through inv.Finish.
 	Start func(ctx context.Context, inv *Invocation) int
+}
+
+// StringFlag is one of a suite's own flags: -Name sets *Value, Default unless given.
+type StringFlag struct {
+	Value                *string
+	Name, Default, Usage string
 }
 
 // Invocation is one parsed command line of a suite.
@@ -401,8 +407,8 @@ func Main[X any](cmd Command[X], args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	inv := &Invocation{Stdout: stdout, Stderr: stderr, prog: cmd.Prog}
 	inv.Flags.Register(fs, cmd.Unit, cmd.Timeout, cmd.Strict)
-	if cmd.Flags != nil {
-		cmd.Flags(fs)
+	for _, f := range cmd.Flags {
+		fs.StringVar(f.Value, f.Name, f.Default, f.Usage)
 	}
 	catalog := cmd.Catalog()
 	inv.Catalog = catalog.Entries()

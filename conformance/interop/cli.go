@@ -3,7 +3,6 @@ package interop
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -47,13 +46,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return conformance.Main(conformance.Command[*T]{
 		Prog: "splash-conform interop", Usage: usageText, Suite: "interop", Unit: "scenario", Timeout: DefaultTimeout,
 		Catalog: Catalog,
-		Flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&matrixPath, "matrix", "", "run every host × worker pair of the implementations `FILE` (docs/interop.md)")
-			fs.StringVar(&hostCmd, "host", "", "the host driver `COMMAND` (split at spaces; default: the bundled reference driver)")
-			fs.StringVar(&hostNums, "host-numbers", NumbersPreserve, "the host's number `MODEL`: preserve or lossy")
-			fs.StringVar(&workerNums, "worker-numbers", NumbersPreserve, "the worker's number `MODEL`: preserve or lossy")
-			fs.StringVar(&workerFeats, "worker-features", strings.Join([]string{NeedDurable, NeedCompensation, NeedCancel}, ","), "comma-separated `FEATURES` the worker offers")
-			fs.StringVar(&scope, "scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope}, given to the host in start)")
+		Flags: []conformance.StringFlag{
+			{Value: &matrixPath, Name: "matrix", Usage: "run every host × worker pair of the implementations `FILE` (docs/interop.md)"},
+			{Value: &hostCmd, Name: "host", Usage: "the host driver `COMMAND` (split at spaces; default: the bundled reference driver)"},
+			{Value: &hostNums, Name: "host-numbers", Default: NumbersPreserve, Usage: "the host's number `MODEL`: preserve or lossy"},
+			{Value: &workerNums, Name: "worker-numbers", Default: NumbersPreserve, Usage: "the worker's number `MODEL`: preserve or lossy"},
+			{Value: &workerFeats, Name: "worker-features", Default: strings.Join([]string{NeedDurable, NeedCompensation, NeedCancel}, ","), Usage: "comma-separated `FEATURES` the worker offers"},
+			{Value: &scope, Name: "scope", Default: DefaultScope, Usage: "journal `SCOPE` of the worker (substituted for {scope}, given to the host in start)"},
 		},
 		List: func(w io.Writer, scenarios conformance.Catalog[*T]) {
 			for _, s := range scenarios {

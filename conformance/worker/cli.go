@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -48,11 +47,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return conformance.Main(conformance.Command[*T]{
 		Prog: "splash-conform", Usage: usageText, Suite: "worker", Unit: "check", Timeout: conformance.DefaultTimeout, Strict: true,
 		Catalog: Catalog,
-		Flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&specBase, "spec-base", conformance.DefaultSpecBase, "`URL` prefix of the specification chapters that the HTML report links requirement IDs to (\"-\": no links)")
-			fs.StringVar(&without, "without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret, effect-fence); their checks are skipped")
-			fs.StringVar(&scope, "scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
-			fs.StringVar(&scratch, "scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")
+		Flags: []conformance.StringFlag{
+			{Value: &specBase, Name: "spec-base", Default: conformance.DefaultSpecBase, Usage: "`URL` prefix of the specification chapters that the HTML report links requirement IDs to (\"-\": no links)"},
+			{Value: &without, Name: "without", Usage: "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret, effect-fence); their checks are skipped"},
+			{Value: &scope, Name: "scope", Default: DefaultScope, Usage: "journal `SCOPE` of the worker (substituted for {scope})"},
+			{Value: &scratch, Name: "scratch", Usage: "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)"},
 		},
 		List: writeList,
 		Prepare: func(inv *conformance.Invocation) error {
