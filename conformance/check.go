@@ -1,12 +1,5 @@
 package conformance
 
-import (
-	"fmt"
-	"regexp"
-	"slices"
-	"strings"
-)
-
 // Level is the conformance level of a check.
 type Level string
 
@@ -44,25 +37,3 @@ func (o Outcome) Failed() bool { return o == Fail || o == Crash || o == Timeout 
 // suite, what the worker command offers (conformance/worker lists them); in the host and interop
 // suites, a feature the peer declares.
 type Need string
-
-// Select returns the checks that pattern selects, where entry gives a check's ID and
-// requirement IDs: a check is selected when its ID starts with pattern, when pattern (a regular
-// expression) matches its ID, or when pattern equals one of its requirement IDs. An empty
-// pattern selects every check.
-func Select[C any](checks []C, pattern string, entry func(C) CatalogEntry) ([]C, error) {
-	if pattern == "" {
-		return checks, nil
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("-run %q is neither an ID prefix nor a valid regular expression: %w", pattern, err)
-	}
-	var out []C
-	for _, c := range checks {
-		e := entry(c)
-		if strings.HasPrefix(e.ID, pattern) || re.MatchString(e.ID) || slices.Contains(e.Requirements, pattern) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}

@@ -95,7 +95,7 @@ func TestCheckBodiesCiteOnlyTheirRequirements(t *testing.T) {
 }
 
 // checkLiteral returns the ID and the run function of a check or scenario literal
-// ({ID: "CNF-…", …, run: func(t *T) {…}}), or a nil body.
+// ({ID: "CNF-…", …, Run: func(t *T) {…}}), or a nil body.
 func checkLiteral(lit *ast.CompositeLit) (string, *ast.FuncLit) {
 	var id string
 	var body *ast.FuncLit
@@ -113,7 +113,7 @@ func checkLiteral(lit *ast.CompositeLit) (string, *ast.FuncLit) {
 			if b, ok := kv.Value.(*ast.BasicLit); ok && b.Kind == token.STRING {
 				id, _ = strconv.Unquote(b.Value)
 			}
-		case "run":
+		case "Run":
 			body, _ = kv.Value.(*ast.FuncLit)
 		}
 	}

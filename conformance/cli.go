@@ -1,9 +1,13 @@
 package conformance
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -53,38 +57,22 @@ func WriteSummary(w io.Writer, r *Report) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "AREA\tCHECKS\tPASS\tFAIL\tCRASH\tTIMEOUT\tSKIP\tINFO\t")
-	type row struct{ total, pass, fail, crash, timeout, skip, info int }
-	rows := map[string]*row{}
+	byArea := map[string][]Result{}
 	var order []string
 	for _, res := range r.Results {
 		a := AreaOf(res.ID)
-		if rows[a] == nil {
-			rows[a] = &row{}
+		if byArea[a] == nil {
 			order = append(order, a)
 		}
-		x := rows[a]
-		x.total++
-		switch res.Outcome {
-		case Pass:
-			x.pass++
-		case Fail:
-			x.fail++
-		case Crash:
-			x.crash++
-		case Timeout:
-			x.timeout++
-		case Skip:
-			x.skip++
-		case Info:
-			x.info++
-		}
+		byArea[a] = append(byArea[a], res)
+	}
+	row := func(name string, s Summary) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", name, s.Total, s.Passed, s.Failed, s.Crashed, s.TimedOut, s.Skipped, s.Info)
 	}
 	for _, a := range order {
-		x := rows[a]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", a, x.total, x.pass, x.fail, x.crash, x.timeout, x.skip, x.info)
+		row(a, Summarize(byArea[a]))
 	}
-	s := r.Summary
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", s.Total, s.Passed, s.Failed, s.Crashed, s.TimedOut, s.Skipped, s.Info)
+	row("total", r.Summary)
 	tw.Flush()
 
 	var failing []Result
@@ -118,10 +106,10 @@ func WriteSummary(w io.Writer, r *Report) {
 		strict = " (strict)"
 	}
 	noun := "checks"
-	if s.Total == 1 {
+	if r.Summary.Total == 1 {
 		noun = "check"
 	}
-	fmt.Fprintf(w, "\nsplash-conform: %s%s: %d %s in %s (%s suite %s, catalog %s)\n", verdict, strict, s.Total, noun, r.Duration.Round(time.Millisecond),
+	fmt.Fprintf(w, "\nsplash-conform: %s%s: %d %s in %s (%s suite %s, catalog %s)\n", verdict, strict, r.Summary.Total, noun, r.Duration.Round(time.Millisecond),
 		r.Suite.Name, r.Suite.Version, r.Suite.CatalogDigest)
 }
 
@@ -325,3 +313,135 @@ func (e *LaunchError) Error() string { return "launch error: " + e.Err.Error() }
 
 // Unwrap returns the cause.
 func (e *LaunchError) Unwrap() error { return e.Err }
+
+// Command describes a suite's command line to Main: the framework owns the flag table, the
+// selection, the listing, the expectations and the ending of a run; the suite names its flags
+// beyond the shared ones and starts its peer.
+type Command[X any] struct {
+	// Prog names the command in every message ("splash-conform host").
+	Prog string
+	// Usage is the text -h prints before the flags.
+	Usage string
+	// Suite is the suite's name ("worker", "host", "interop").
+	Suite string
+	// Unit is what the suite calls a check ("check", "scenario").
+	Unit string
+	// Timeout is the default time limit of one check.
+	Timeout time.Duration
+	// Strict says whether the suite has SHOULD checks: it then takes -strict and -junit.
+	Strict bool
+	// Catalog returns the suite's checks in catalog order.
+	Catalog func() Catalog[X]
+	// Flags are the suite's own flags beyond the shared ones.
+	Flags []StringFlag
+	// List prints the selected checks for -list.
+	List func(w io.Writer, checks Catalog[X])
+	// Prepare, when set, checks the suite's own flags before anything is listed or run; it may
+	// replace inv.Catalog, the entries an expectations file is checked against (the whole
+	// catalog), and inv.Outputs.SpecBase.
+	Prepare func(inv *Invocation) error
+	// Start starts the peer, runs the selected checks and returns the exit status, mostly
+	// through inv.Finish.
+	Start func(ctx context.Context, inv *Invocation) int
+}
+
+// StringFlag is one of a suite's own flags: -Name sets *Value, Default unless given.
+type StringFlag struct {
+	Value                *string
+	Name, Default, Usage string
+}
+
+// Invocation is one parsed command line of a suite.
+type Invocation struct {
+	// Flags are the shared flags; Args the arguments after them (the command under test).
+	Flags RunFlags
+	Args  []string
+	// Expects are the expectations flags, and Expected the file -expect loaded (or nil).
+	Expects  ExpectFlags
+	Expected *expect.File
+	// Catalog is what an expectations file is checked against.
+	Catalog []CatalogEntry
+	// Outputs are the report files to write; SpecBase is DefaultSpecBase unless the suite
+	// changes it.
+	Outputs        RunOutputs
+	Stdout, Stderr io.Writer
+	prog           string
+}
+
+// Failed prints err after the program's name and returns ExitUsage.
+func (inv *Invocation) Failed(err error) int {
+	fmt.Fprintln(inv.Stderr, inv.prog+":", err)
+	return ExitUsage
+}
+
+// Printf prints a line of the run's header after the program's name.
+func (inv *Invocation) Printf(format string, args ...any) {
+	fmt.Fprintf(inv.Stdout, inv.prog+": "+format+"\n", args...)
+}
+
+// Peer returns the command under test: the arguments after the flags, else the bundled
+// reference program (what: "worker", "driver") that reference finds or builds, with the cleanup
+// that removes it.
+func (inv *Invocation) Peer(what string, reference func() ([]string, func(), error)) ([]string, func(), error) {
+	if len(inv.Args) > 0 {
+		return inv.Args, func() {}, nil
+	}
+	inv.Printf("no %s command given; using the bundled reference %s", what, what)
+	return reference()
+}
+
+// Finish ends a run with the report and the error a suite's Run returned: a nil report is a
+// usage or launch error; otherwise FinishRun judges, prints and writes the report.
+func (inv *Invocation) Finish(report *Report, err error) int {
+	if report == nil {
+		return inv.Failed(err)
+	}
+	return FinishRun(inv.prog, report, err, &inv.Expects, inv.Expected, inv.Outputs, inv.Stdout, inv.Stderr)
+}
+
+// Main is the command-line front end of every suite: it parses args (after the program and
+// the subcommand), lists or runs the selected checks through cmd, and returns the exit status
+// (ExitOK, ExitFailures or ExitUsage).
+func Main[X any](cmd Command[X], args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(cmd.Prog, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	inv := &Invocation{Stdout: stdout, Stderr: stderr, prog: cmd.Prog}
+	inv.Flags.Register(fs, cmd.Unit, cmd.Timeout, cmd.Strict)
+	for _, f := range cmd.Flags {
+		fs.StringVar(f.Value, f.Name, f.Default, f.Usage)
+	}
+	catalog := cmd.Catalog()
+	inv.Catalog = catalog.Entries()
+	suite := NewSuiteInfo(cmd.Suite, inv.Catalog)
+	if code, done := ParseCommandLine(fs, args, stdout, stderr, cmd.Usage, cmd.Unit, suite, &inv.Expects); done {
+		return code
+	}
+	inv.Args = fs.Args()
+	run := &inv.Flags
+	if run.Timeout <= 0 || run.Parallel <= 0 {
+		return inv.Failed(errors.New("-timeout and -parallel must be positive"))
+	}
+	inv.Outputs = RunOutputs{JSON: run.JSON, JUnit: run.JUnit, HTML: run.HTML, SpecBase: DefaultSpecBase}
+	if cmd.Prepare != nil {
+		if err := cmd.Prepare(inv); err != nil {
+			return inv.Failed(err)
+		}
+	}
+	checks, err := catalog.Select(run.Run)
+	if err != nil {
+		return inv.Failed(err)
+	}
+	if run.List {
+		cmd.List(stdout, checks)
+		return ExitOK
+	}
+	if len(checks) == 0 {
+		return inv.Failed(fmt.Errorf("-run %q selects no %s", run.Run, cmd.Unit))
+	}
+	if inv.Expected, err = inv.Expects.Load(suite, inv.Catalog); err != nil {
+		return inv.Failed(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return cmd.Start(ctx, inv)
+}

@@ -24,6 +24,16 @@ type T struct {
 	Transcript   []string
 	// Keep is how many transcript lines to keep; zero keeps MaxTranscript.
 	Keep int
+	// Deviations are the SHOULD parts of a MUST check that the peer missed; they make a
+	// passing check INFO (FAIL under strict, Result.Settle).
+	Deviations []string
+	// Limit is the check's time limit (the run's, or the check's own when longer), and Deadline
+	// when it passes: the run loop sets both as the check starts.
+	Limit    time.Duration
+	Deadline time.Time
+	// LaunchErr, when set, says that the command under test cannot be started at all: it
+	// stops the run (RunChecks).
+	LaunchErr error
 }
 
 // stopCheck is the panic value with which End stops a check; Guard recovers it.
@@ -45,6 +55,16 @@ func (v *T) Logf(format string, args ...any) {
 		v.Transcript = append(v.Transcript, fmt.Sprintf("%8s ", "+"+elapsed.String())+fmt.Sprintf(format, args...))
 	case n == keep:
 		v.Transcript = append(v.Transcript, "[transcript truncated]")
+	}
+}
+
+// RenewDeadline gives the check its whole time limit again from now. A check that takes several
+// independent steps (a worker check that restarts the worker, a host check that starts twelve
+// workers one after another) holds each step to the limit, so a slow but correct peer passes
+// under load while a hung one still fails within one limit of its step.
+func (v *T) RenewDeadline() {
+	if renewed := time.Now().Add(v.Limit); renewed.After(v.Deadline) {
+		v.Deadline = renewed
 	}
 }
 
@@ -78,13 +98,6 @@ func (v *T) Guard(f func()) {
 		}
 	}()
 	f()
-}
-
-// Result is the result of the check e, titled title and needing needs, from what the check
-// found, timed from its start to now; the suite settles it (Result.Settle).
-func (v *T) Result(e CatalogEntry, title string, needs []Need) Result {
-	return Result{ID: e.ID, Level: e.Level, Title: title, Requirements: e.Requirements, Needs: needs, Outcome: v.Outcome,
-		Duration: time.Since(v.Started), Detail: v.Detail, Expected: v.Expected, Actual: v.Actual}
 }
 
 // Cite returns the IDs among ids that the running check lists, as " (ID, ID)", or "" (the

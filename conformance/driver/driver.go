@@ -117,6 +117,48 @@ func (d *Process) Send(c map[string]any) (uint64, error) {
 	return d.lastID, err
 }
 
+// SendFor sends command c for the running check v and logs it in v's transcript, each value cut
+// at conformance.CommandValueBytes (far more when verbose); a driver that stopped reading
+// commands ends the check with CRASH. name names the driver in the verdict ("driver", "host
+// driver").
+func (d *Process) SendFor(v *conformance.T, name string, c map[string]any, verbose bool) uint64 {
+	id, err := d.Send(c)
+	if err != nil {
+		v.End(conformance.Crash, fmt.Sprintf("the %s stopped reading commands: %v", name, err))
+	}
+	v.Logf("driver: command %s", conformance.CommandTranscript(c, ValueBound(conformance.CommandValueBytes, verbose)))
+	return id
+}
+
+// ValueBound is how many bytes of one value a transcript line shows: n, or far more when
+// verbose.
+func ValueBound(n int, verbose bool) int {
+	if verbose {
+		return conformance.CommandValueBytesVerbose
+	}
+	return n
+}
+
+// AcceptFor judges, for the running check v, the outcome of command id that Await returned with
+// err: a silent driver ends the check with TIMEOUT, one that exited with CRASH, any other error
+// fails it as not what expected says; an outcome is logged, cut at 200 bytes (far more when
+// verbose, conformance.OutcomeTranscript).
+func (d *Process) AcceptFor(v *conformance.T, name string, id uint64, o Outcome, err error, expected string, verbose bool) Outcome {
+	switch {
+	case err == ErrSilent:
+		v.End(conformance.Timeout, fmt.Sprintf("the %s wrote no outcome for command %d in time", name, id))
+	case err != nil:
+		select {
+		case <-d.Exited():
+			v.End(conformance.Crash, "the "+name+" exited: "+err.Error())
+		case <-time.After(50 * time.Millisecond):
+		}
+		v.Failf(expected, err.Error())
+	}
+	v.Logf("driver: outcome %s", conformance.OutcomeTranscript(o.Raw(), ValueBound(200, verbose)))
+	return o
+}
+
 // LastID is the id of the last command sent (0 before the first).
 func (d *Process) LastID() uint64 { return d.lastID }
 

@@ -1,8 +1,6 @@
 package host
 
 import (
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/splashv5/conform/conformance"
@@ -20,56 +18,22 @@ const (
 	FeatureCancel = "cancel"
 )
 
-// Check is one host conformance check.
-type Check struct {
-	// ID is the permanent identifier, CNF-HAREA-NN.
-	ID string
-	// Level is MUST or SHOULD.
-	Level conformance.Level
-	// Requirements are the spec requirement IDs the check proves.
-	Requirements []string
-	// Title is a one-line description of the expected behaviour.
-	Title string
-	// Needs lists the driver features the check requires (HDR-010, HDR-011).
-	Needs []string
-	// Unreachable, when set, says why no deliberate fault of the reference driver can make
-	// this check fail.
-	Unreachable string
-	run         func(t *T)
-	// freshDirs starts the driver in a fresh working directory with a fresh TMPDIR (HDR-046).
-	freshDirs bool
-}
+// Check is one host conformance check: the framework's check, run in the host suite's T; its
+// Features are the driver features it needs (HDR-010, HDR-011).
+type Check = conformance.Check[*T]
 
 // Catalog returns every host check, ordered by ID.
-func Catalog() []*Check {
-	all := slices.Concat(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks(), durableChecks(), cancelChecks(),
+func Catalog() conformance.Catalog[*T] {
+	return conformance.SortedCatalog(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks(), durableChecks(), cancelChecks(),
 		recoverChecks(), compChecks(), unsupportedChecks(), stateChecks(), budgetChecks(), slotChecks(), fileChecks(), hostileChecks(), keyChecks(), derivationChecks(), cancelWaitChecks(),
 		livenessChecks(), planChecks(), tenantChecks())
-	slices.SortStableFunc(all, func(a, b *Check) int { return strings.Compare(a.ID, b.ID) })
-	return all
-}
-
-// Entry returns what the catalog digest covers of the check.
-func (c *Check) Entry() conformance.CatalogEntry {
-	return conformance.CatalogEntry{ID: c.ID, Level: c.Level, Requirements: slices.Clone(c.Requirements)}
 }
 
 // CatalogEntries returns the digest entries of the host suite's catalog.
-func CatalogEntries() []conformance.CatalogEntry {
-	var out []conformance.CatalogEntry
-	for _, c := range Catalog() {
-		out = append(out, c.Entry())
-	}
-	return out
-}
+func CatalogEntries() []conformance.CatalogEntry { return Catalog().Entries() }
 
 // Suite describes the host suite: its version and catalog digest.
 func Suite() conformance.SuiteInfo { return conformance.NewSuiteInfo("host", CatalogEntries()) }
-
-// Select returns the checks whose ID starts with or matches pattern, or that cite it.
-func Select(checks []*Check, pattern string) ([]*Check, error) {
-	return conformance.Select(checks, pattern, (*Check).Entry)
-}
 
 const unreachableKey = "the reference driver never holds the key bytes (impl/transport.StartProcess draws, writes and " +
 	"closes them), so no fault of it can leak or reuse a key; TestHostileDrivers proves the check with a driver that does"

@@ -25,10 +25,10 @@ const (
 
 func bootChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HBOOT-01", Level: must, Requirements: []string{"BOOT-001", "BOOT-016", "BOOT-024", "HDR-020"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HBOOT-01", Level: must, Requirements: []string{"BOOT-001", "BOOT-016", "BOOT-024", "HDR-020"}, Features: []string{FeatureInvoke},
 			Title:       "the worker's standard input starts with the exact bootstrap for the manifest's session",
 			Unreachable: unreachableBootstrap,
-			run: func(t *T) {
+			Run: func(t *T) {
 				m := t.manifest(echoGrant())
 				w, id := t.startWorker(m)
 				want := bootstrap.Size(len(m.SessionID))
@@ -41,9 +41,9 @@ func bootChecks() []*Check {
 				w.recv(protocol.TypeOpenSession)
 				t.await(id)
 			}},
-		{ID: "CNF-HBOOT-02", Level: must, Requirements: []string{"FRM-041", "TRN-093", "HDR-024"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HBOOT-02", Level: must, Requirements: []string{"FRM-041", "TRN-093", "HDR-024"}, Features: []string{FeatureInvoke},
 			Title: "every launch gets a fresh session key", Unreachable: unreachableKey,
-			run: func(t *T) {
+			Run: func(t *T) {
 				first := t.session(echoGrant())
 				t.call(map[string]any{"op": "close"})
 				first.exit(3)
@@ -55,10 +55,10 @@ func bootChecks() []*Check {
 					t.Failf("two launches with two different keys", "the same key twice")
 				}
 			}},
-		{ID: "CNF-HBOOT-03", Level: must, Requirements: []string{"FRM-040", "FRM-043", "BOOT-017", "HDR-025"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HBOOT-03", Level: must, Requirements: []string{"FRM-040", "FRM-043", "BOOT-017", "HDR-025"}, Features: []string{FeatureInvoke},
 			Title:       "the key never appears in the worker's argv or environment, nor in the driver's output",
 			Unreachable: unreachableKey,
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(echoGrant())
 				roundTrip(t, w, "req-1")
 				t.call(map[string]any{"op": "close"})
@@ -73,9 +73,9 @@ func bootChecks() []*Check {
 					t.Failf("no encoding of the session key outside the bootstrap", "the key in "+where)
 				}
 			}},
-		{ID: "CNF-HBOOT-04", Level: must, Requirements: []string{"HDR-020"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HBOOT-04", Level: must, Requirements: []string{"HDR-020"}, Features: []string{FeatureInvoke},
 			Title: "the driver runs the given worker command line unchanged, once per start",
-			run: func(t *T) {
+			Run: func(t *T) {
 				m := t.manifest(echoGrant())
 				w, id := t.startWorker(m)
 				want := append(slices.Clone(t.run.fake), t.side.Sock)
@@ -97,7 +97,7 @@ func openChecks() []*Check {
 	return []*Check{
 		{ID: "CNF-HOPEN-04", Level: must, Requirements: []string{"HDR-012", "HDR-002", "HDR-054"},
 			Title: "the driver answers an unknown command with Unsupported and keeps serving",
-			run: func(t *T) {
+			Run: func(t *T) {
 				if o := t.call(map[string]any{"op": "conformance.unknown", "extra": 1}); o.OK || o.Error != "Unsupported" {
 					t.Failf(`{"ok":false,"error":"Unsupported"}`, string(o.Raw()))
 				}
@@ -105,9 +105,9 @@ func openChecks() []*Check {
 					t.Failf("hello answered with ok after the unknown command", string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HOPEN-01", Level: must, Requirements: []string{"TRN-011", "FRM-019", "HDR-020"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HOPEN-01", Level: must, Requirements: []string{"TRN-011", "FRM-019", "HDR-020"}, Features: []string{FeatureInvoke},
 			Title: "the first frame is open_session, sequence 1, with the manifest given",
-			run: func(t *T) {
+			Run: func(t *T) {
 				m := t.manifest(echoGrant(), jsonGrant())
 				w, id := t.startWorker(m)
 				got := w.recv(protocol.TypeOpenSession).(protocol.OpenSessionMessage)
@@ -121,9 +121,9 @@ func openChecks() []*Check {
 					t.Failf("start answered with ok", string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HOPEN-02", Level: must, Requirements: []string{"FRM-019", "FRM-021", "HDR-023", "CAN-022", "WRK-022"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HOPEN-02", Level: must, Requirements: []string{"FRM-019", "FRM-021", "HDR-023", "CAN-022", "WRK-022"}, Features: []string{FeatureInvoke},
 			Title: "host sequences run 1, 2, 3 … through invocations; close ends an ordinary session by ending the input, with no close_session",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(echoGrant())
 				roundTrip(t, w, "req-1")
 				roundTrip(t, w, "req-2")
@@ -140,9 +140,9 @@ func openChecks() []*Check {
 					t.Failf(`{"ok":true,"exit_code":0}: the worker ended cleanly`+t.Cite("HDR-024"), string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HOPEN-05", Level: must, Requirements: []string{"HDR-023", "CAN-009", "TRN-043"}, Needs: []string{FeatureInvoke, FeatureCancel},
+		{ID: "CNF-HOPEN-05", Level: must, Requirements: []string{"HDR-023", "CAN-009", "TRN-043"}, Features: []string{FeatureInvoke, FeatureCancel},
 			Title: "close ends a cancellable session with close_session, then ends the input",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := cancellableSession(t, echoGrant())
 				id := t.sendCommand(map[string]any{"op": "close"})
 				w.recv(protocol.TypeCloseSession)
@@ -152,9 +152,9 @@ func openChecks() []*Check {
 					t.Failf("close answered with ok (HDR-023)", string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HOPEN-03", Level: must, Requirements: []string{"HDR-021", "FRM-005"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HOPEN-03", Level: must, Requirements: []string{"HDR-021", "FRM-005"}, Features: []string{FeatureInvoke},
 			Title: "an invoke frame carries the session, request id, tool and payload given",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(echoGrant(), jsonGrant())
 				p := jsonPayload(`{"b":[1,2.5,"x"],"a":null}`)
 				id := t.invoke("req-7", jsonTool, p)
@@ -177,8 +177,8 @@ func frameChecks() []*Check {
 		return w.result(inv.Invocation.RequestID, text("pong"))
 	}
 	c := func(id, title string, reqs []string, answer func(w *fakeWorker, inv protocol.InvokeMessage) []byte) *Check {
-		return &Check{ID: id, Level: must, Requirements: append(reqs, "FRM-036", "TRN-003", "TRN-012"), Needs: []string{FeatureInvoke},
-			Title: title, run: func(t *T) { hostile(t, title, answer) }}
+		return &Check{ID: id, Level: must, Requirements: append(reqs, "FRM-036", "TRN-003", "TRN-012"), Features: []string{FeatureInvoke},
+			Title: title, Run: func(t *T) { hostile(t, title, answer) }}
 	}
 	return []*Check{
 		c("CNF-HFRAME-01", "an answer with a tampered tag is rejected and poisons the session", []string{"FRM-025", "FRM-017"},
@@ -219,9 +219,9 @@ func frameChecks() []*Check {
 			}),
 		c("CNF-HFRAME-07", "a garbage answer line is rejected", []string{"FRM-002"},
 			func(w *fakeWorker, inv protocol.InvokeMessage) []byte { return []byte("not json at all\n") }),
-		{ID: "CNF-HFRAME-08", Level: must, Requirements: []string{"FRM-026", "FRM-036"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HFRAME-08", Level: must, Requirements: []string{"FRM-026", "FRM-036"}, Features: []string{FeatureInvoke},
 			Title: "a replayed sequence is rejected and poisons the session, even when the rest of the answer is right for the request",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(echoGrant())
 				id := t.invoke("req-1", echoTool, text("ping"))
 				w.recv(protocol.TypeInvoke)
@@ -251,8 +251,8 @@ func withReason(c *Check, reason string) *Check {
 func resultChecks() []*Check {
 	c := func(id, title string, reqs []string, grant protocol.CapabilityGrant, input protocol.ToolPayload,
 		answer func(w *fakeWorker, inv protocol.InvokeMessage) protocol.Message) *Check {
-		return &Check{ID: id, Level: must, Requirements: append(reqs, "AUZ-021"), Needs: []string{FeatureInvoke}, Title: title,
-			run: func(t *T) {
+		return &Check{ID: id, Level: must, Requirements: append(reqs, "AUZ-021"), Features: []string{FeatureInvoke}, Title: title,
+			Run: func(t *T) {
 				w := t.session(grant)
 				id := t.invoke("req-1", grant.Tool, input)
 				inv := w.recv(protocol.TypeInvoke).(protocol.InvokeMessage)
@@ -275,9 +275,9 @@ func resultChecks() []*Check {
 			func(w *fakeWorker, inv protocol.InvokeMessage) protocol.Message {
 				return w.result("req-1", jsonPayload(strings.Repeat("[", 70)+strings.Repeat("]", 70)))
 			}),
-		{ID: "CNF-HRESULT-05", Level: must, Requirements: []string{"AUZ-023"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HRESULT-05", Level: must, Requirements: []string{"AUZ-023"}, Features: []string{FeatureInvoke},
 			Title: "a second result for an answered request id is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(echoGrant())
 				roundTrip(t, w, "req-1")
 				w.send(w.result("req-1", text("again")))
@@ -285,9 +285,9 @@ func resultChecks() []*Check {
 				id := t.invoke("req-2", echoTool, text("ping"))
 				t.expectError(id, "the host refuses the repeated result for req-1")
 			}},
-		{ID: "CNF-HRESULT-06", Level: must, Requirements: []string{"HDR-021", "HDR-022"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HRESULT-06", Level: must, Requirements: []string{"HDR-021", "HDR-022"}, Features: []string{FeatureInvoke},
 			Title: "an invocation the manifest does not grant fails with Denied and sends no frame",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(echoGrant())
 				id := t.invoke("req-1", "conf.unknown", text("x"))
 				if o := t.expectError(id, "the host refuses the ungranted tool"); o.Error != "Denied" {
@@ -322,9 +322,9 @@ const unreachableOpValidation = "the operation result is validated by impl/trans
 func durableChecks() []*Check {
 	done := protocol.Succeeded(jsonPayload(`{"value":1}`))
 	return []*Check{
-		{ID: "CNF-HDURABLE-01", Level: must, Requirements: []string{"HDR-026"}, Needs: []string{FeatureInvoke, FeatureDurable},
+		{ID: "CNF-HDURABLE-01", Level: must, Requirements: []string{"HDR-026"}, Features: []string{FeatureInvoke, FeatureDurable},
 			Title: "a dispatch carries the operation key, tool and payload given, and the worker's status is the outcome",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(durableGrant())
 				id := t.dispatch("req-1", "op-1", jsonPayload(`{"value":1}`))
 				req := w.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
@@ -337,18 +337,18 @@ func durableChecks() []*Check {
 					t.Failf("ok with the status "+string(done.AppendJSON(nil)), string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HDURABLE-02", Level: must, Requirements: []string{"AUZ-022"}, Needs: []string{FeatureInvoke, FeatureDurable},
+		{ID: "CNF-HDURABLE-02", Level: must, Requirements: []string{"AUZ-022"}, Features: []string{FeatureInvoke, FeatureDurable},
 			Title: "an operation result bound to another operation key is rejected", Unreachable: unreachableOpValidation,
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(durableGrant())
 				id := t.dispatch("req-1", "op-1", jsonPayload(`{"value":1}`))
 				req := w.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
 				w.send(w.operationResult(req, "op-2", done))
 				t.expectError(id, "the host refuses a result for another operation")
 			}},
-		{ID: "CNF-HDURABLE-03", Level: must, Requirements: []string{"TRN-113"}, Needs: []string{FeatureInvoke, FeatureDurable},
+		{ID: "CNF-HDURABLE-03", Level: must, Requirements: []string{"TRN-113"}, Features: []string{FeatureInvoke, FeatureDurable},
 			Title: "a session carries one durable exchange: a second dispatch on it fails without a frame",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(durableGrant())
 				id := t.dispatch("req-1", "op-1", jsonPayload(`{"value":1}`))
 				req := w.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
@@ -358,9 +358,9 @@ func durableChecks() []*Check {
 				t.expectError(id, "the second exchange is refused")
 				w.expectSilence(150*time.Millisecond, "the one-shot session is consumed")
 			}},
-		{ID: "CNF-HDURABLE-04", Level: must, Requirements: []string{"RUN-187", "TRN-113", "HDR-027", "FRM-041"}, Needs: []string{FeatureInvoke, FeatureDurable},
+		{ID: "CNF-HDURABLE-04", Level: must, Requirements: []string{"RUN-187", "TRN-113", "HDR-027", "FRM-041"}, Features: []string{FeatureInvoke, FeatureDurable},
 			Title: "after a worker dies mid-dispatch, recovery reconciles the same operation key under a fresh session, never dispatching again",
-			run: func(t *T) {
+			Run: func(t *T) {
 				first := t.session(durableGrant())
 				id := t.dispatch("req-1", "op-1", jsonPayload(`{"value":1}`))
 				first.recv(protocol.TypeDispatchOperation)
@@ -444,9 +444,9 @@ func (t *T) finish() driver.Outcome {
 func cancelChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureCancel}
 	return []*Check{
-		{ID: "CNF-HCANCEL-01", Level: must, Requirements: []string{"TRN-042", "TRN-046", "TRN-052", "HDR-028"}, Needs: needs,
+		{ID: "CNF-HCANCEL-01", Level: must, Requirements: []string{"TRN-042", "TRN-046", "TRN-052", "HDR-028"}, Features: needs,
 			Title: "a cancel names the running invocation and the cancellation id given; an acknowledgement cancels it",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w, inv := cancellable(t)
 				id, req := cancelRequest(t, w, "cancel-1")
 				if req.CancellationID != "cancel-1" || req.RequestID != inv.RequestID || req.Tool != inv.Tool || req.SessionID != inv.SessionID {
@@ -460,9 +460,9 @@ func cancelChecks() []*Check {
 					t.Failf(`finish {"ok":true,"cancelled":true}`, string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HCANCEL-02", Level: must, Requirements: []string{"AUZ-016", "TRN-042"}, Needs: needs, Unreachable: unreachableCoordinator,
+		{ID: "CNF-HCANCEL-02", Level: must, Requirements: []string{"AUZ-016", "TRN-042"}, Features: needs, Unreachable: unreachableCoordinator,
 			Title: "one cancel per target: a second cancel of the same invocation fails without a frame",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w, _ := cancellable(t)
 				id, req := cancelRequest(t, w, "cancel-1")
 				w.send(w.disposition(req, protocol.OutcomeUnsupported))
@@ -471,9 +471,9 @@ func cancelChecks() []*Check {
 				t.expectError(id, "a second cancel of req-1 is refused")
 				w.expectSilence(150*time.Millisecond, "one cancel per target (AUZ-016)")
 			}},
-		{ID: "CNF-HCANCEL-03", Level: must, Requirements: []string{"AUZ-019", "TRN-051", "TRN-053"}, Needs: needs,
+		{ID: "CNF-HCANCEL-03", Level: must, Requirements: []string{"AUZ-019", "TRN-051", "TRN-053"}, Features: needs,
 			Title: "a result that wins the race is kept: too_late, and the result is the outcome",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w, _ := cancellable(t)
 				id, req := cancelRequest(t, w, "cancel-1")
 				w.send(w.result("req-1", text("done")))
@@ -485,18 +485,18 @@ func cancelChecks() []*Check {
 					t.Failf(`finish with the result "done"`, string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HCANCEL-04", Level: must, Requirements: []string{"AUZ-019", "TRN-057"}, Needs: needs, Unreachable: unreachableCoordinator,
+		{ID: "CNF-HCANCEL-04", Level: must, Requirements: []string{"AUZ-019", "TRN-057"}, Features: needs, Unreachable: unreachableCoordinator,
 			Title: "an acknowledgement after the result is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w, _ := cancellable(t)
 				id, req := cancelRequest(t, w, "cancel-1")
 				w.send(w.result("req-1", text("done")))
 				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
 				t.expectError(id, "the host refuses an acknowledgement that follows the result")
 			}},
-		{ID: "CNF-HCANCEL-05", Level: must, Requirements: []string{"AUZ-020", "TRN-055"}, Needs: needs, Unreachable: unreachableCoordinator,
+		{ID: "CNF-HCANCEL-05", Level: must, Requirements: []string{"AUZ-020", "TRN-055"}, Features: needs, Unreachable: unreachableCoordinator,
 			Title: "a result after an acknowledgement is rejected and stops the session",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w, _ := cancellable(t)
 				id, req := cancelRequest(t, w, "cancel-1")
 				w.send(w.disposition(req, protocol.OutcomeAcknowledged))
@@ -508,17 +508,17 @@ func cancelChecks() []*Check {
 				t.expectError(id, "the session stopped at the late result")
 				w.expectSilence(150*time.Millisecond, "no invoke on a stopped session")
 			}},
-		{ID: "CNF-HCANCEL-06", Level: must, Requirements: []string{"TRN-054", "AUZ-019"}, Needs: needs,
+		{ID: "CNF-HCANCEL-06", Level: must, Requirements: []string{"TRN-054", "AUZ-019"}, Features: needs,
 			Title: "unsupported leaves the invocation running: its later result is the outcome",
-			run:   func(t *T) { afterUnsupported(t, nil) }},
+			Run:   func(t *T) { afterUnsupported(t, nil) }},
 	}
 }
 
 func deadlineChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "TRN-094", "HDR-022", "HDR-054"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "TRN-094", "HDR-022", "HDR-054"}, Features: []string{FeatureInvoke},
 			Title: "a worker that never answers is contained within the deadline, reported Indeterminate: its whole process group is gone when the outcome comes",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.childSession()
 				start := time.Now()
 				id := t.invoke("req-1", echoTool, text("ping"))
@@ -529,18 +529,18 @@ func deadlineChecks() []*Check {
 				}
 				w.expectGone("the worker and its child gone once the deadline's outcome came: contained, not only reported (RUN-200, TRN-094)")
 			}},
-		{ID: "CNF-HDEADLINE-02", Level: must, Requirements: []string{"TRN-094", "TRN-096"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HDEADLINE-02", Level: must, Requirements: []string{"TRN-094", "TRN-096"}, Features: []string{FeatureInvoke},
 			Title: "an elapsed deadline kills the worker's whole process group",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.childSession()
 				id := t.invoke("req-1", echoTool, text("ping"))
 				w.recv(protocol.TypeInvoke)
 				t.expectError(id, "the deadline elapses")
 				w.expectGone("the worker and its child gone after the deadline")
 			}},
-		{ID: "CNF-HDEADLINE-03", Level: must, Requirements: []string{"TRN-110", "TRN-012"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HDEADLINE-03", Level: must, Requirements: []string{"TRN-110", "TRN-012"}, Features: []string{FeatureInvoke},
 			Title: "after an elapsed deadline the session is unusable: a late answer is never accepted",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(echoGrant())
 				id := t.invoke("req-1", echoTool, text("ping"))
 				w.recv(protocol.TypeInvoke)

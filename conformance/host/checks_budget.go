@@ -17,9 +17,9 @@ import (
 func budgetChecks() []*Check {
 	return []*Check{
 		{ID: "CNF-HBUDGET-01", Level: must, Requirements: []string{"AUZ-005", "AUZ-007", "AUZ-008", "AUZ-010", "HDR-021", "HDR-022", "HDR-023"},
-			Needs: []string{FeatureInvoke},
-			Title: "an invocation the host refuses (input too large, wrong format, ungranted tool, duplicate id) sends no frame, reserves no id and spends no call; max_calls is enforced before sending",
-			run: func(t *T) {
+			Features: []string{FeatureInvoke},
+			Title:    "an invocation the host refuses (input too large, wrong format, ungranted tool, duplicate id) sends no frame, reserves no id and spends no call; max_calls is enforced before sending",
+			Run: func(t *T) {
 				g := echoGrant()
 				g.MaxCalls, g.MaxInputBytes = 2, 8
 				w := t.session(g)
@@ -53,9 +53,9 @@ func budgetChecks() []*Check {
 				t.await(id)
 			}},
 		{ID: "CNF-HBUDGET-02", Level: must, Requirements: []string{"AUZ-006", "AUZ-007", "AUZ-024", "HDR-022", "HDR-023"},
-			Needs: []string{FeatureInvoke},
-			Title: "the host reserves at most 1,024 identities: the 1,025th distinct request id is Denied without a frame",
-			run: func(t *T) {
+			Features: []string{FeatureInvoke},
+			Title:    "the host reserves at most 1,024 identities: the 1,025th distinct request id is Denied without a frame",
+			Run: func(t *T) {
 				g := echoGrant()
 				g.MaxCalls = 2 * protocol.MaxSessionRequestIDs
 				w := t.session(g)
@@ -73,9 +73,9 @@ func budgetChecks() []*Check {
 				t.await(id)
 			}},
 		{ID: "CNF-HBUDGET-03", Level: must, Requirements: []string{"AUZ-011", "AUZ-008", "HDR-028"},
-			Needs: []string{FeatureInvoke, FeatureCancel},
-			Title: "a charged call is never refunded: after its invocation was cancelled, a call over max_calls fails without a frame",
-			run: func(t *T) {
+			Features: []string{FeatureInvoke, FeatureCancel},
+			Title:    "a charged call is never refunded: after its invocation was cancelled, a call over max_calls fails without a frame",
+			Run: func(t *T) {
 				g := echoGrant()
 				g.MaxCalls = 1
 				w := cancellableSession(t, g)
@@ -124,7 +124,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 	t.Logf("driver: commands %d to %d written ahead: %d × %v, the first %s", first, first+uint64(len(cmds))-1, n,
 		opsOf(commands(1)), t.commandText(cmds[0]))
 	begun := time.Now()
-	limitNote := fmt.Sprintf("the check's limit of %v", t.run.timeout)
+	limitNote := fmt.Sprintf("the check's limit of %v", t.run.Timeout)
 	written := make(chan struct{})
 	go func() {
 		defer close(written)
@@ -134,7 +134,7 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 			}
 		}
 	}()
-	timer := time.NewTimer(time.Until(t.deadline))
+	timer := time.NewTimer(time.Until(t.Deadline))
 	defer timer.Stop()
 	frames, outcomes := 0, 0
 	for frames < n || outcomes < len(cmds) {
@@ -169,12 +169,12 @@ func fill(t *T, w *fakeWorker, n int, commands func(i int) []map[string]any) {
 			if outcomes++; outcomes == min(paceSample, len(cmds)) {
 				pace := time.Since(begun) / time.Duration(outcomes)
 				limit := begun.Add(min(paceMargin*pace*time.Duration(len(cmds))+time.Second, maxPacedLimit))
-				if limit.After(t.deadline) {
-					t.deadline = limit
+				if limit.After(t.Deadline) {
+					t.Deadline = limit
 					timer.Reset(time.Until(limit))
 				}
 				limitNote = fmt.Sprintf("a limit of %v sized from the driver's measured pace of %v per command over the first %d (%d× margin)",
-					t.deadline.Sub(begun).Round(time.Millisecond), pace.Round(time.Microsecond), outcomes, paceMargin)
+					t.Deadline.Sub(begun).Round(time.Millisecond), pace.Round(time.Microsecond), outcomes, paceMargin)
 				t.Logf("fill: %s", limitNote)
 			}
 		case <-timer.C:

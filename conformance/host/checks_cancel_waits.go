@@ -13,9 +13,9 @@ import (
 func cancelWaitChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureCancel}
 	return []*Check{
-		{ID: "CNF-HCANCEL-09", Level: must, Requirements: []string{"HDR-051", "HDR-028"}, Needs: needs,
+		{ID: "CNF-HCANCEL-09", Level: must, Requirements: []string{"HDR-051", "HDR-028"}, Features: needs,
 			Title: "a cancellable session's deadline bounds each wait, not the invocation: finish, sent after more than the deadline since begin, still gets a result that comes soon",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w, _ := cancellable(t)
 				time.Sleep(deadlineMS*time.Millisecond + 200*time.Millisecond)
 				id := t.sendCommand(map[string]any{"op": "finish", "request_id": "req-1"})
@@ -25,9 +25,9 @@ func cancelWaitChecks() []*Check {
 					t.Failf(`finish with the result "done": the deadline runs from finish (HDR-051)`, string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HCANCEL-10", Level: must, Requirements: []string{"HDR-052", "TRN-043"}, Needs: needs,
+		{ID: "CNF-HCANCEL-10", Level: must, Requirements: []string{"HDR-052", "TRN-043"}, Features: needs,
 			Title: "close on a cancellable session writes close_session and answers once the worker's output ends, without waiting for its exit",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := cancellableSession(t, echoGrant())
 				id := t.sendCommand(map[string]any{"op": "close"})
 				w.recv(protocol.TypeCloseSession)
@@ -40,9 +40,9 @@ func cancelWaitChecks() []*Check {
 					t.Failf("close answered with ok once the worker's output ended, before the deadline (HDR-052)", string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HCANCEL-11", Level: must, Requirements: []string{"HDR-051", "HDR-052", "HDR-054", "TRN-094"}, Needs: needs,
+		{ID: "CNF-HCANCEL-11", Level: must, Requirements: []string{"HDR-051", "HDR-052", "HDR-054", "TRN-094"}, Features: needs,
 			Title: "a wait that passes the deadline answers Indeterminate and stops the worker's process group: a cancel never answered, a finish never answered, a close whose output never ends",
-			run: func(t *T) {
+			Run: func(t *T) {
 				overdue(t, "a cancel the worker never answers", func(w *fakeWorker) uint64 {
 					id, _ := cancelRequest(t, w, "cancel-1")
 					return id
@@ -67,7 +67,7 @@ func cancelWaitChecks() []*Check {
 // send the command whose wait the worker never ends, and expects Indeterminate within the
 // deadline (and a margin), with the worker's whole process group gone (HDR-051).
 func overdue(t *T, what string, wait func(w *fakeWorker) uint64) {
-	t.renewDeadline()
+	t.RenewDeadline()
 	w := cancellableSessionWith(t, []string{"--child"}, echoGrant())
 	id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": echoTool, "payload": rawJSON(text("slow").AppendJSON(nil))})
 	w.recv(protocol.TypeInvoke)

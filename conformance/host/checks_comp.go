@@ -117,7 +117,7 @@ func finishCompensation(t *T, w *fakeWorker, id uint64, req protocol.OperationCo
 // compensate_operation frame (fakeworker.HoldFlag), with a deadline that outlasts the check, so that the
 // host is still blocked writing the frame when the runner kills it.
 func (t *T) heldSession(wait time.Duration) *fakeWorker {
-	ms := (time.Until(t.deadline) + wait + time.Second).Milliseconds()
+	ms := (time.Until(t.Deadline) + wait + time.Second).Milliseconds()
 	w := t.ledgerSessionWith(map[string]any{"deadline_ms": ms}, fakeworker.HoldFlag)
 	size := len(heldUndo(w).AppendJSON(nil)) >> 10
 	switch {
@@ -154,9 +154,9 @@ func heldCompensation(t *T, w *fakeWorker, key string, wait time.Duration) strin
 func compChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureRecover, FeatureCompensate}
 	return []*Check{
-		{ID: "CNF-HCOMP-01", Level: must, Requirements: []string{"WFL-011", "WFL-022", "WFL-026", "HDR-043", "HDR-050"}, Needs: needs,
+		{ID: "CNF-HCOMP-01", Level: must, Requirements: []string{"WFL-011", "WFL-022", "WFL-026", "HDR-043", "HDR-050"}, Features: needs,
 			Title: "intent before frame: a host killed while still writing a compensation frame (to a pipe or a socket) recovers it from its recorded intent, same cmp- key and input",
-			run: func(t *T) {
+			Run: func(t *T) {
 				first := t.ledgerSession()
 				began := time.Now()
 				key := t.succeededStep(first, "req-1")
@@ -166,7 +166,7 @@ func compChecks() []*Check {
 				t.compensateWith("cmp-req-1", key, undo)
 				sent := heldCompensation(t, second, key, wait)
 				t.restartDriver()
-				t.renewDeadline() // the recovery is a step of its own
+				t.RenewDeadline() // the recovery is a step of its own
 				third := t.ledgerSession()
 				id := t.recoverCommand("rec-1")
 				again := checkCompensation(t, third, key, undo, third.recvWithin(protocol.TypeCompensateOperation, wait, nil))
@@ -175,9 +175,9 @@ func compChecks() []*Check {
 				}
 				finishCompensation(t, third, id, again)
 			}},
-		{ID: "CNF-HCOMP-02", Level: must, Requirements: []string{"WFL-011", "WFL-023", "HDR-044", "HDR-022", "HDR-043"}, Needs: needs,
+		{ID: "CNF-HCOMP-02", Level: must, Requirements: []string{"WFL-011", "WFL-023", "HDR-044", "HDR-022", "HDR-043"}, Features: needs,
 			Title: "one approval: a second compensation of the same operation is Denied and sends no frame, on a fresh session of a restarted host",
-			run: func(t *T) {
+			Run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
 				second := t.ledgerSession()
 				id := t.compensateCommand("cmp-req-1", key)
@@ -190,9 +190,9 @@ func compChecks() []*Check {
 				}
 				third.expectSilence(150*time.Millisecond, "at most one compensation per operation (WFL-011)")
 			}},
-		{ID: "CNF-HCOMP-03", Level: must, Requirements: []string{"WFL-026", "WFL-010", "HDR-042", "HDR-043", "TRN-101"}, Needs: needs,
+		{ID: "CNF-HCOMP-03", Level: must, Requirements: []string{"WFL-026", "WFL-010", "HDR-042", "HDR-043", "TRN-101"}, Features: needs,
 			Title: "an ambiguous compensation delivery is recovered under a fresh session with the same cmp- key and input, never a fresh key",
-			run: func(t *T) {
+			Run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
 				second := t.ledgerSession()
 				id := t.compensateCommand("cmp-req-1", key)
@@ -207,9 +207,9 @@ func compChecks() []*Check {
 				}
 				finishCompensation(t, third, id, again)
 			}},
-		{ID: "CNF-HCOMP-05", Level: must, Requirements: []string{"HDR-050", "HDR-056", "WFL-026"}, Needs: needs,
+		{ID: "CNF-HCOMP-05", Level: must, Requirements: []string{"HDR-050", "HDR-056", "WFL-026"}, Features: needs,
 			Title: "a lost input is never sent: with the input store emptied across a restart, recover of a compensation whose answer was lost sends no frame and answers an error",
-			run: func(t *T) {
+			Run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
 				second := t.ledgerSession()
 				id := t.compensateCommand("cmp-req-1", key)

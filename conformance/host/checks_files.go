@@ -18,10 +18,10 @@ const maxScannedFile = 16 << 20
 // fileChecks judge the files a host leaves: the key must never be written to one.
 func fileChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HBOOT-05", Level: must, Requirements: []string{"FRM-040", "HDR-025", "HDR-046"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HBOOT-05", Level: must, Requirements: []string{"FRM-040", "HDR-025", "HDR-046"}, Features: []string{FeatureInvoke},
 			Title:       "the key never appears in a file under the driver's working directory or TMPDIR",
-			Unreachable: unreachableKey, freshDirs: true,
-			run: func(t *T) {
+			Unreachable: unreachableKey,
+			Run: func(t *T) {
 				w := t.session(echoGrant())
 				t.keyNotInFiles(w.boot.Key, "after start")
 				roundTrip(t, w, "req-1")
@@ -32,6 +32,10 @@ func fileChecks() []*Check {
 			}},
 	}
 }
+
+// freshDirChecks are the checks whose driver starts in a fresh working directory with a fresh
+// TMPDIR (HDR-046).
+var freshDirChecks = []string{"CNF-HBOOT-05"}
 
 // startInFreshDirs starts the driver in a fresh empty working directory with TMPDIR set to
 // another (HDR-046). A relative program path is made absolute first.
@@ -50,8 +54,8 @@ func (t *T) startInFreshDirs() (*driver.Process, error) {
 		}
 		argv[0] = abs
 	}
-	env := append(slices.Clone(t.run.env), "TMPDIR="+t.tmpDir)
-	if t.run.env == nil {
+	env := append(slices.Clone(t.run.Env), "TMPDIR="+t.tmpDir)
+	if t.run.Env == nil {
 		env = append(os.Environ(), "TMPDIR="+t.tmpDir)
 	}
 	return driver.Start(argv, env, t.workDir)

@@ -17,9 +17,9 @@ import (
 // applied only after the whole line was read.
 func hostileChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HDEADLINE-04", Level: must, Requirements: []string{"HDR-024", "TRN-094", "TRN-096"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HDEADLINE-04", Level: must, Requirements: []string{"HDR-024", "TRN-094", "TRN-096"}, Features: []string{FeatureInvoke},
 			Title: "a worker that ignores the end of its input is waited for at most the deadline, then its whole process group is killed",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.childSession()
 				t.call(map[string]any{"op": "close"}) // the fake worker reads the end of its input and stays
 				start := time.Now()
@@ -30,9 +30,9 @@ func hostileChecks() []*Check {
 				t.Logf("wait answered after %v", time.Since(start).Round(time.Millisecond))
 				w.expectGone("the worker and its child gone when wait answered -1 (TRN-094, TRN-096)")
 			}},
-		{ID: "CNF-HRESULT-07", Level: must, Requirements: []string{"AUZ-021", "AUZ-010", "HDR-021", "HDR-048"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HRESULT-07", Level: must, Requirements: []string{"AUZ-021", "AUZ-010", "HDR-021", "HDR-048"}, Features: []string{FeatureInvoke},
 			Title: "max_output_bytes counts UTF-8 bytes: a text result of 33 two-byte characters (66 bytes) is rejected under a limit of 64",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(echoGrant()) // max_output_bytes 64
 				exact := text(strings.Repeat("é", 32))
 				id := t.invoke("req-1", echoTool, text("ping"))
@@ -46,9 +46,9 @@ func hostileChecks() []*Check {
 				w.send(w.result("req-2", text(strings.Repeat("é", 33))))
 				t.expectError(id, "the host refuses a result of 66 UTF-8 bytes (33 characters, 33 UTF-16 code units) under max_output_bytes 64")
 			}},
-		{ID: "CNF-HBUDGET-04", Level: must, Requirements: []string{"AUZ-005", "AUZ-010", "HDR-048", "HDR-022"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HBUDGET-04", Level: must, Requirements: []string{"AUZ-005", "AUZ-010", "HDR-048", "HDR-022"}, Features: []string{FeatureInvoke},
 			Title: "max_input_bytes counts UTF-8 bytes: a text of 5 two-byte characters (10 bytes) is Denied without a frame under a limit of 8",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := echoGrant()
 				g.MaxInputBytes = 8
 				w := t.session(g)
@@ -66,9 +66,9 @@ func hostileChecks() []*Check {
 				}
 				w.expectSilence(150*time.Millisecond, "a refused invocation sends no frame")
 			}},
-		{ID: "CNF-HOPEN-06", Level: must, Requirements: []string{"FRM-005", "ENC-003", "ENC-005", "ENC-006", "ENC-007", "HDR-021"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HOPEN-06", Level: must, Requirements: []string{"FRM-005", "ENC-003", "ENC-005", "ENC-006", "ENC-007", "HDR-021"}, Features: []string{FeatureInvoke},
 			Title: "the host seals canonically: keys in code point order (an astral key after U+FF61), lower-case \\u00XX escapes, U+2028 and DEL unescaped",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(jsonGrant())
 				p := jsonPayload(`{"\ud83d\ude00":1,"\uff61":2,"a\u001fb":"x\u2028y\u007f\u0000\/\"\\\n"}`)
 				id := t.invoke("req-1", jsonTool, p)
@@ -79,9 +79,9 @@ func hostileChecks() []*Check {
 				w.send(w.result("req-1", jsonPayload(`{}`)))
 				t.await(id)
 			}},
-		{ID: "CNF-HOPEN-07", Level: must, Requirements: []string{"HDR-053", "HDR-020"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HOPEN-07", Level: must, Requirements: []string{"HDR-053", "HDR-020"}, Features: []string{FeatureInvoke},
 			Title: "a new start stops the running worker's process group first, writing it no frame, and the new session works",
-			run: func(t *T) {
+			Run: func(t *T) {
 				first := t.childSession()
 				second := t.session(echoGrant())
 				if line, why := first.next(time.Second); line != nil || !strings.Contains(why, "closed") {
@@ -90,9 +90,9 @@ func hostileChecks() []*Check {
 				first.expectGone("the replaced worker and its child gone once the new start answered (HDR-053)")
 				roundTrip(t, second, "req-1")
 			}},
-		{ID: "CNF-HFRAME-09", Level: must, Requirements: []string{"FRM-003", "FRM-032", "TRN-098"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HFRAME-09", Level: must, Requirements: []string{"FRM-003", "FRM-032", "TRN-098"}, Features: []string{FeatureInvoke},
 			Title: "an answer line that never ends is refused once it passes 1 MiB, counted in bytes (its text is three-byte characters, fewer than 1 Mi of them), long before the deadline, and the driver stays alive",
-			run: func(t *T) {
+			Run: func(t *T) {
 				const ms = 6000
 				m := t.manifest(echoGrant())
 				w, id := t.startWorkerWithin(m, ms)

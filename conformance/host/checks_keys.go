@@ -15,13 +15,13 @@ const keyLaunches = 12
 // that repeat or that differ in a few bits only.
 func keyChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HBOOT-06", Level: must, Requirements: []string{"FRM-041", "TRN-093", "HDR-020"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HBOOT-06", Level: must, Requirements: []string{"FRM-041", "TRN-093", "HDR-020"}, Features: []string{FeatureInvoke},
 			Title:       fmt.Sprintf("session keys are unpredictable: %d launches give distinct keys that pass a simple randomness test", keyLaunches),
 			Unreachable: unreachableKey,
-			run: func(t *T) {
+			Run: func(t *T) {
 				var keys [][protocol.SessionKeyBytes]byte
 				for range keyLaunches {
-					t.renewDeadline()
+					t.RenewDeadline()
 					w := t.session(echoGrant())
 					raw, err := w.boot.Key.ExposeSecret()
 					if err != nil {

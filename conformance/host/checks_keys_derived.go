@@ -90,9 +90,9 @@ func (t *T) expectedCompensationKey(req protocol.OperationCompensationRequest, n
 func derivationChecks() []*Check {
 	return []*Check{
 		{ID: "CNF-HCOMP-04", Level: must, Requirements: []string{"WFL-001", "WFL-010", "WFL-045", "HDR-041", "HDR-043", "HDR-049"},
-			Needs: []string{FeatureInvoke, FeatureRecover, FeatureCompensate},
-			Title: "the keys follow the spec's derivations from the inputs the commands give: the plan fingerprint from the plan's steps; op- from plan, step, tool, input and nonce; cmp- from plan, operation, tool, tenant, grant, input and nonce",
-			run: func(t *T) {
+			Features: []string{FeatureInvoke, FeatureRecover, FeatureCompensate},
+			Title:    "the keys follow the spec's derivations from the inputs the commands give: the plan fingerprint from the plan's steps; op- from plan, step, tool, input and nonce; cmp- from plan, operation, tool, tenant, grant, input and nonce",
+			Run: func(t *T) {
 				w := t.ledgerSession()
 				key := t.succeededStep(w, "req-1")
 				if want := t.expectedOperationKey(durableTool, jsonPayload(`{"value":1}`), operationNonce("req-1")); key != want {

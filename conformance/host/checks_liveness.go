@@ -98,9 +98,9 @@ func (r *liveSession) answer(m protocol.Message) error {
 func livenessChecks() []*Check {
 	return []*Check{
 		{ID: "CNF-HLIVE-01", Level: must, Requirements: []string{"WFL-041", "WFL-043", "WFL-044", "HDR-042", "HDR-055"},
-			Needs: []string{FeatureInvoke, FeatureRecover},
-			Title: "a step prepared but never delivered settles: the host reconciles first, and only after the worker refuses the unknown key sends the recorded dispatch under the same key, once",
-			run: func(t *T) {
+			Features: []string{FeatureInvoke, FeatureRecover},
+			Title:    "a step prepared but never delivered settles: the host reconciles first, and only after the worker refuses the unknown key sends the recorded dispatch under the same key, once",
+			Run: func(t *T) {
 				j := &journalWorker{records: map[string]journalRecord{}}
 				payload := jsonPayload(`{"value":1}`)
 				// The worker is gone before the host writes the step's dispatch: the write fails
@@ -124,7 +124,7 @@ func livenessChecks() []*Check {
 				crashed.w.exitAndEnd(crashStatus)
 				t.expectError(id, "the worker crashed without answering")
 
-				t.renewDeadline()
+				t.RenewDeadline()
 				refusing := t.liveSession(j)
 				id = t.recoverCommand("rec-2")
 				line, m := refusing.durable("the recovery after a crashed reconciliation")
@@ -140,7 +140,7 @@ func livenessChecks() []*Check {
 				// The refusal survives a restart of the host: the next recover, on a fresh
 				// session, sends the recorded dispatch under the same key.
 				t.restartDriver()
-				t.renewDeadline()
+				t.RenewDeadline()
 				sending := t.liveSession(j)
 				id = t.recoverCommand("rec-3")
 				line, m = sending.durable("the recorded dispatch after a refused reconciliation")
@@ -164,7 +164,7 @@ func livenessChecks() []*Check {
 				}
 
 				// The operation is settled: recover sends nothing, and steps run again.
-				t.renewDeadline()
+				t.RenewDeadline()
 				settled := t.liveSession(j)
 				id = t.recoverCommand("rec-4")
 				settled.w.expectSilence(150*time.Millisecond, "the redispatched operation is settled in the ledger (WFL-043)")

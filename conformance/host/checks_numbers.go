@@ -33,7 +33,7 @@ type numberProbe struct {
 // probeNumber invokes conf.json with {"n":token} on a fresh session and reports what reached
 // the worker; a frame is answered so that the command ends either way.
 func probeNumber(t *T, token string) numberProbe {
-	t.renewDeadline() // each probe starts a worker of its own
+	t.RenewDeadline() // each probe starts a worker of its own
 	w := t.session(jsonGrant())
 	raw := `{"format":"json","value":{"n":` + token + `}}`
 	want, err := protocol.DecodeToolPayload([]byte(raw), canonjson.Preserve)
@@ -42,7 +42,7 @@ func probeNumber(t *T, token string) numberProbe {
 	}
 	pr := numberProbe{token: token, want: want.AppendJSON(nil)}
 	id := t.sendCommand(map[string]any{"op": "invoke", "request_id": "req-1", "tool": jsonTool, "payload": rawJSON(raw)})
-	line, o, done := t.frameOrOutcome(w, id, time.Until(t.deadline))
+	line, o, done := t.frameOrOutcome(w, id, time.Until(t.Deadline))
 	if !done {
 		w.frames++
 		f, err := w.auth.Open(line)
@@ -85,9 +85,9 @@ func (t *T) frameOrOutcome(w *fakeWorker, id uint64, wait time.Duration) ([]byte
 
 func numberChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HNUMBER-01", Level: should, Requirements: []string{"ENC-034", "ENC-037", "ENC-039", "FRM-022"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HNUMBER-01", Level: should, Requirements: []string{"ENC-034", "ENC-037", "ENC-039", "FRM-022"}, Features: []string{FeatureInvoke},
 			Title: "the host sends only portable numbers: a payload number the other number model reads differently, in any spelling, is refused or never sent as is",
-			run: func(t *T) {
+			Run: func(t *T) {
 				for _, tok := range disputedNumbers {
 					pr := probeNumber(t, tok)
 					if pr.sent == nil {
@@ -98,18 +98,18 @@ func numberChecks() []*Check {
 					}
 				}
 			}},
-		{ID: "CNF-HNUMBER-02", Level: must, Requirements: []string{"ENC-024", "ENC-025", "ENC-037", "HDR-021", "HDR-047"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HNUMBER-02", Level: must, Requirements: []string{"ENC-024", "ENC-025", "ENC-037", "HDR-021", "HDR-047"}, Features: []string{FeatureInvoke},
 			Title: "the host never rewrites a payload number: each disputed spelling is refused or sent exactly as the Preserve rules write it (1e2 never becomes 100)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				for _, tok := range disputedNumbers {
 					if pr := probeNumber(t, tok); pr.sent != nil && !bytes.Equal(pr.sent, pr.want) {
 						t.Failf(fmt.Sprintf("for %s a refusal or the payload %s (HDR-047)", tok, pr.want), "the host sent "+string(pr.sent))
 					}
 				}
 			}},
-		{ID: "CNF-HNUMBER-03", Level: must, Requirements: []string{"ENC-035", "HDR-021", "HDR-047"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HNUMBER-03", Level: must, Requirements: []string{"ENC-035", "HDR-021", "HDR-047"}, Features: []string{FeatureInvoke},
 			Title: "a payload of portable numbers given in a command reaches the worker byte for byte",
-			run: func(t *T) {
+			Run: func(t *T) {
 				p := jsonPayload(portableNumbers)
 				if tok, bad := canonjson.FirstNonPortableNumber(string(p.AppendJSON(nil))); bad {
 					t.Internal(fmt.Errorf("the runner's portable payload holds %s", tok))
@@ -125,9 +125,9 @@ func numberChecks() []*Check {
 				w.send(w.result("req-1", jsonPayload(`{}`)))
 				t.await(id)
 			}},
-		{ID: "CNF-HNUMBER-04", Level: must, Requirements: []string{"ENC-036", "ENC-039", "HDR-021", "HDR-047"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HNUMBER-04", Level: must, Requirements: []string{"ENC-036", "ENC-039", "HDR-021", "HDR-047"}, Features: []string{FeatureInvoke},
 			Title: "received numbers are reported as received: a result holding 0.10 and 1e+2 comes back in the outcome unchanged",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(jsonGrant())
 				id := t.invoke("req-1", jsonTool, jsonPayload(`{}`))
 				w.recv(protocol.TypeInvoke)
@@ -138,9 +138,9 @@ func numberChecks() []*Check {
 					t.Failf("ok with the payload "+string(kept.AppendJSON(nil))+" as received (ENC-036, HDR-021, HDR-047)", string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HNUMBER-05", Level: must, Requirements: []string{"ENC-035", "ENC-036", "HDR-028", "HDR-047"}, Needs: []string{FeatureInvoke, FeatureCancel},
+		{ID: "CNF-HNUMBER-05", Level: must, Requirements: []string{"ENC-035", "ENC-036", "HDR-028", "HDR-047"}, Features: []string{FeatureInvoke, FeatureCancel},
 			Title: "begin's payload of portable numbers reaches the worker byte for byte, and finish reports a result holding 0.10 and 1e+2 as received",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := cancellableSession(t, jsonGrant())
 				p := portablePayload(t)
 				id := t.sendCommand(map[string]any{"op": "begin", "request_id": "req-1", "tool": jsonTool, "payload": rawJSON(p.AppendJSON(nil))})
@@ -159,9 +159,9 @@ func numberChecks() []*Check {
 				}
 			}},
 		{ID: "CNF-HNUMBER-06", Level: must, Requirements: []string{"ENC-035", "ENC-036", "HDR-041", "HDR-043", "HDR-047"},
-			Needs: []string{FeatureInvoke, FeatureRecover, FeatureCompensate},
-			Title: "step's and compensate's payloads of portable numbers reach the worker byte for byte, and the statuses they report keep 0.10 and 1e+2 as received",
-			run: func(t *T) {
+			Features: []string{FeatureInvoke, FeatureRecover, FeatureCompensate},
+			Title:    "step's and compensate's payloads of portable numbers reach the worker byte for byte, and the statuses they report keep 0.10 and 1e+2 as received",
+			Run: func(t *T) {
 				p, kept := portablePayload(t), protocol.Succeeded(keptNumbers())
 				w := t.ledgerSession()
 				id := t.stepCommand("req-1", p)

@@ -14,9 +14,9 @@ func (t *T) otherPlan() planCommand {
 
 func planChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HPLAN-01", Level: must, Requirements: []string{"WFL-040", "WFL-045", "HDR-049"}, Needs: []string{FeatureInvoke, FeatureRecover},
+		{ID: "CNF-HPLAN-01", Level: must, Requirements: []string{"WFL-040", "WFL-045", "HDR-049"}, Features: []string{FeatureInvoke, FeatureRecover},
 			Title: "the plan is the host's trusted input: after its step's source is edited, a start on the same ledger answers ok but no step runs and no frame is sent, until the original plan is given again",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.ledgerSession()
 				t.succeededStep(w, "req-1")
 				edited := t.ledgerSessionWith(map[string]any{"plan": t.otherPlan()})
@@ -26,9 +26,9 @@ func planChecks() []*Check {
 				again := t.ledgerSession()
 				t.succeededStep(again, "req-3")
 			}},
-		{ID: "CNF-HPLAN-02", Level: must, Requirements: []string{"HDR-020", "WFL-020"}, Needs: []string{FeatureInvoke},
+		{ID: "CNF-HPLAN-02", Level: must, Requirements: []string{"HDR-020", "WFL-020"}, Features: []string{FeatureInvoke},
 			Title: "a start whose scope is not an identifier token is refused, and no worker is started",
-			run: func(t *T) {
+			Run: func(t *T) {
 				c := t.startCommand(t.manifest(durableGrant()), map[string]any{"scope": "Tenant A"})
 				if o := t.call(c); o.OK {
 					t.Failf(`an error for the scope "Tenant A", which is not a token`+t.Cite("HDR-020", "MSG-002"), string(o.Raw()))
@@ -47,9 +47,9 @@ const otherScope = "hconf-other-tenant"
 
 func tenantChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HTENANT-01", Level: must, Requirements: []string{"HDR-043", "WFL-026"}, Needs: []string{FeatureInvoke, FeatureRecover, FeatureCompensate},
+		{ID: "CNF-HTENANT-01", Level: must, Requirements: []string{"HDR-043", "WFL-026"}, Features: []string{FeatureInvoke, FeatureRecover, FeatureCompensate},
 			Title: "a compensation whose answer was lost is resent under the tenant its intent recorded: a session of another scope sends nothing, a session of the recorded scope gets the same cmp- key",
-			run: func(t *T) {
+			Run: func(t *T) {
 				key := t.succeededStep(t.ledgerSession(), "req-1")
 				lost := t.ledgerSession()
 				id := t.compensateCommand("cmp-req-1", key)

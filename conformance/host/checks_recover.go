@@ -32,9 +32,9 @@ func recoverChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureRecover}
 	done := protocol.Succeeded(jsonPayload(`{"value":1}`))
 	return []*Check{
-		{ID: "CNF-HRECOVER-01", Level: must, Requirements: []string{"RUN-187", "WFL-007", "WFL-041", "HDR-041", "HDR-042", "TRN-101"}, Needs: needs,
+		{ID: "CNF-HRECOVER-01", Level: must, Requirements: []string{"RUN-187", "WFL-007", "WFL-041", "HDR-041", "HDR-042", "TRN-101"}, Features: needs,
 			Title: "after a worker dies mid-step, the host recovers by itself: it reconciles the step's key under a fresh session, never dispatching again",
-			run: func(t *T) {
+			Run: func(t *T) {
 				first := t.ledgerSession()
 				id := t.stepCommand("req-1", jsonPayload(`{"value":1}`))
 				req := first.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
@@ -55,9 +55,9 @@ func recoverChecks() []*Check {
 					t.Failf("recover of a settled ledger answered with ok", string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HRECOVER-02", Level: must, Requirements: []string{"WFL-001", "WFL-040", "WFL-041", "HDR-040", "HDR-050"}, Needs: needs,
+		{ID: "CNF-HRECOVER-02", Level: must, Requirements: []string{"WFL-001", "WFL-040", "WFL-041", "HDR-040", "HDR-050"}, Features: needs,
 			Title: "the ledger survives a host restart: a new driver process on the same state reconciles the interrupted step",
-			run: func(t *T) {
+			Run: func(t *T) {
 				first := t.ledgerSession()
 				t.stepCommand("req-1", jsonPayload(`{"value":1}`))
 				req := first.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request

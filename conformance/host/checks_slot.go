@@ -12,9 +12,9 @@ import (
 func slotChecks() []*Check {
 	return []*Check{
 		{ID: "CNF-HCANCEL-08", Level: must, Requirements: []string{"TRN-112", "AUZ-006", "AUZ-015", "HDR-045"},
-			Needs: []string{FeatureInvoke, FeatureCancel},
-			Title: "an invocation begun with an identity slot kept can be cancelled; a cancel of one begun on the last slot is refused without a frame and the worker is contained",
-			run: func(t *T) {
+			Features: []string{FeatureInvoke, FeatureCancel},
+			Title:    "an invocation begun with an identity slot kept can be cancelled; a cancel of one begun on the last slot is refused without a frame and the worker is contained",
+			Run: func(t *T) {
 				g := echoGrant()
 				g.MaxCalls = 2 * protocol.MaxSessionRequestIDs
 				w := cancellableSessionWith(t, []string{"--child"}, g)

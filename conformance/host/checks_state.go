@@ -12,9 +12,9 @@ import (
 func stateChecks() []*Check {
 	return []*Check{
 		{ID: "CNF-HSTATE-01", Level: must, Requirements: []string{"ENC-051", "ENC-050", "HDR-026", "HDR-027"},
-			Needs: []string{FeatureInvoke, FeatureDurable},
-			Title: "a durable answer whose state tag is the variant index, tagged over the string form, is accepted as that status",
-			run: func(t *T) {
+			Features: []string{FeatureInvoke, FeatureDurable},
+			Title:    "a durable answer whose state tag is the variant index, tagged over the string form, is accepted as that status",
+			Run: func(t *T) {
 				done := protocol.Succeeded(jsonPayload(`{"value":1}`))
 				w := t.session(durableGrant())
 				id := t.dispatch("req-1", "op-1", jsonPayload(`{"value":1}`))

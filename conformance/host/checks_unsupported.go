@@ -12,9 +12,9 @@ import (
 func unsupportedChecks() []*Check {
 	return []*Check{
 		{ID: "CNF-HCANCEL-07", Level: must, Requirements: []string{"CAN-021", "AUZ-016", "AUZ-019", "TRN-054"},
-			Needs: []string{FeatureInvoke, FeatureCancel},
-			Title: "after unsupported a second cancel of the target is refused without a frame, and the invocation still runs to its result",
-			run: func(t *T) {
+			Features: []string{FeatureInvoke, FeatureCancel},
+			Title:    "after unsupported a second cancel of the target is refused without a frame, and the invocation still runs to its result",
+			Run: func(t *T) {
 				afterUnsupported(t, func(w *fakeWorker) {
 					id := t.sendCommand(map[string]any{"op": "cancel", "request_id": "req-1", "cancellation_id": "cancel-2"})
 					t.expectError(id, "one cancellation per target, whatever the first one's outcome (AUZ-016)")

@@ -53,7 +53,7 @@ func TestCatalog(t *testing.T) {
 			t.Errorf("%s defined twice", c.ID)
 		}
 		seen[c.ID] = true
-		if len(c.Requirements) == 0 || c.Title == "" || c.run == nil || (c.Level != conformance.Must && c.Level != conformance.Should) {
+		if len(c.Requirements) == 0 || c.Title == "" || c.Run == nil || (c.Level != conformance.Must && c.Level != conformance.Should) {
 			t.Errorf("%s is incomplete", c.ID)
 		}
 	}

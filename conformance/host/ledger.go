@@ -62,7 +62,7 @@ func (t *T) restartDriver() { t.restartDriverWith(nil) }
 
 // restartDriverWith is restartDriver that runs between (when set) while no driver process runs.
 func (t *T) restartDriverWith(between func()) {
-	t.drv.KillGroup(t.deadline)
+	t.drv.KillGroup(t.Deadline)
 	for _, w := range t.workers {
 		w.stop()
 	}
@@ -70,7 +70,7 @@ func (t *T) restartDriverWith(between func()) {
 	if between != nil {
 		between()
 	}
-	d, err := driver.Start(t.run.driver, t.run.env, "")
+	d, err := driver.Start(t.run.driver, t.run.Env, "")
 	if err != nil {
 		t.End(conformance.Fail, "the driver cannot be started again: "+err.Error())
 	}

@@ -3,12 +3,9 @@ package host
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -42,12 +39,8 @@ type Config struct {
 
 // runState is what every check of one run shares.
 type runState struct {
+	conformance.RunEnv
 	driver, fake []string
-	env          []string
-	timeout      time.Duration
-	strict       bool
-	verbose      bool
-	tempDir      string
 }
 
 // Run executes the selected checks against the driver and returns the report.
@@ -55,70 +48,36 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	if len(cfg.Driver) == 0 {
 		return nil, errors.New("no driver command")
 	}
-	checks, err := Select(Catalog(), cfg.Run)
+	checks, err := Catalog().Pick(cfg.Run, "check")
 	if err != nil {
 		return nil, err
-	}
-	if len(checks) == 0 {
-		return nil, fmt.Errorf("-run %q selects no check", cfg.Run)
 	}
 	if _, err := exec.LookPath(cfg.Driver[0]); err != nil {
 		return nil, &conformance.LaunchError{Err: err}
 	}
-	st := &runState{driver: cfg.Driver, fake: cfg.FakeWorker, env: cfg.Env, timeout: cfg.Timeout, strict: cfg.Strict, verbose: cfg.Verbose}
-	if st.fake == nil {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		st.fake = []string{exe, FakeWorkerCommand}
-	}
-	if st.env == nil {
-		st.env = os.Environ()
-	}
-	if st.timeout <= 0 {
-		st.timeout = conformance.DefaultTimeout
-	}
-	// Unix socket paths are short: prefer a short parent directory.
-	st.tempDir, err = os.MkdirTemp(cfg.TempDir, "shc-")
+	fake, err := conformance.OrSelf(cfg.FakeWorker, FakeWorkerCommand)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(st.tempDir)
-	parallel := cfg.Parallel
-	if parallel <= 0 {
-		parallel = conformance.DefaultParallel()
+	// Unix socket paths are short: prefer a short parent directory.
+	env, cleanup, err := conformance.NewRunEnv(cfg.Env, cfg.Timeout, conformance.DefaultTimeout, cfg.Verbose, cfg.TempDir, "shc-")
+	if err != nil {
+		return nil, err
 	}
+	defer cleanup()
+	st := &runState{RunEnv: env, driver: cfg.Driver, fake: fake}
 	started := time.Now()
-	done := conformance.RunEach(ctx, len(checks), parallel, conformance.Schedule{}, func(i int) conformance.Result {
-		return runCheck(st, checks[i])
-	}, cfg.Progress, st.verbose)
-	return conformance.NewReport(Suite(), cfg.Driver, st.strict, started, done), ctx.Err()
-}
-
-// runCheck runs one check with its own driver and returns its result.
-func runCheck(st *runState, c *Check) conformance.Result {
-	start := time.Now()
-	t := &T{check: c, run: st, T: conformance.T{Requirements: c.Requirements, Started: start, Outcome: conformance.Pass}, deadline: start.Add(st.timeout)}
-	t.Guard(func() {
-		t.open()
-		c.run(t)
-	})
-	t.teardown()
-	r := t.Result(c.Entry(), c.Title, nil)
-	r.Settle(st.strict, nil)
-	if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip || st.verbose {
-		r.Transcript = t.Transcript
-		if t.drv != nil {
-			r.Stderr, _ = t.drv.Texts()
-		}
+	opts := conformance.RunOptions{RunEnv: env, Parallel: cfg.Parallel, Strict: cfg.Strict, Progress: cfg.Progress}
+	done, err := conformance.RunChecks(ctx, checks, opts, func(c *Check, _ time.Time) *T { return &T{check: c, run: st} })
+	if err != nil {
+		return nil, err
 	}
-	return r
+	return conformance.NewReport(Suite(), cfg.Driver, cfg.Strict, started, done), ctx.Err()
 }
 
-// teardown kills every fake worker's process group and the driver's, and removes the scratch
+// Close kills every fake worker's process group and the driver's, and removes the scratch
 // directory; it is bounded (HDR-031).
-func (t *T) teardown() {
+func (t *T) Close() {
 	for _, w := range t.workers {
 		w.stop()
 	}
@@ -126,6 +85,16 @@ func (t *T) teardown() {
 		t.drv.Kill()
 	}
 	t.side.Close()
+}
+
+// Keep adds the transcript and the driver's standard error to r when keep.
+func (t *T) Keep(r *conformance.Result, keep bool) {
+	if keep {
+		r.Transcript = t.Transcript
+		if t.drv != nil {
+			r.Stderr, _ = t.drv.Texts()
+		}
+	}
 }
 
 const usageText = `usage: splash-conform host [flags] [-- DRIVER-COMMAND [ARGS...]]
@@ -149,62 +118,31 @@ const DriverPackage = "./cmd/splash-host-driver"
 // Main is the command-line front end of "splash-conform host": it parses args (after "host"),
 // runs the suite and returns the exit status (conformance.ExitOK, ExitFailures or ExitUsage).
 func Main(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("splash-conform host", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		run     conformance.RunFlags
-		expects conformance.ExpectFlags
-	)
-	run.Register(fs, "check", conformance.DefaultTimeout, true)
-	if code, done := conformance.ParseCommandLine(fs, args, stdout, stderr, usageText, "check", Suite(), &expects); done {
-		return code
-	}
-	expected, err := expects.Load(Suite(), CatalogEntries())
-	if err != nil {
-		fmt.Fprintln(stderr, "splash-conform host:", err)
-		return conformance.ExitUsage
-	}
-	if run.Timeout <= 0 || run.Parallel <= 0 {
-		fmt.Fprintln(stderr, "splash-conform host: -timeout and -parallel must be positive")
-		return conformance.ExitUsage
-	}
-	cfg := Config{Driver: fs.Args(), Run: run.Run, Strict: run.Strict, Timeout: run.Timeout, Parallel: run.Parallel, Verbose: run.Verbose}
-	checks, err := Select(Catalog(), cfg.Run)
-	if err != nil {
-		fmt.Fprintln(stderr, "splash-conform host:", err)
-		return conformance.ExitUsage
-	}
-	if run.List {
-		for _, c := range checks {
-			fmt.Fprintf(stdout, "%-17s %-6s %-28s %s\n", c.ID, c.Level, strings.Join(c.Requirements, ","), c.Title)
-		}
-		fmt.Fprintf(stdout, "%d checks\n", len(checks))
-		return conformance.ExitOK
-	}
-	if len(checks) == 0 {
-		fmt.Fprintf(stderr, "splash-conform host: -run %q selects no check\n", cfg.Run)
-		return conformance.ExitUsage
-	}
-	if len(cfg.Driver) == 0 {
-		fmt.Fprintln(stdout, "splash-conform host: no driver command given; using the bundled reference driver")
-		bin, cleanup, err := conformance.ReferenceDriver()
-		if err != nil {
-			fmt.Fprintln(stderr, "splash-conform host:", err)
-			return conformance.ExitUsage
-		}
-		defer cleanup()
-		cfg.Driver = []string{bin}
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	fmt.Fprintf(stdout, "splash-conform host: driver: %s\n", strings.Join(cfg.Driver, " "))
-	fmt.Fprintf(stdout, "splash-conform host: strict: %v; timeout: %v; parallel: %d\n\n", cfg.Strict, run.Timeout, run.Parallel)
-	cfg.Progress = stdout
-	report, err := Run(ctx, cfg)
-	if report == nil {
-		fmt.Fprintln(stderr, "splash-conform host:", err)
-		return conformance.ExitUsage
-	}
-	return conformance.FinishRun("splash-conform host", report, err, &expects, expected,
-		conformance.RunOutputs{JSON: run.JSON, JUnit: run.JUnit, HTML: run.HTML, SpecBase: conformance.DefaultSpecBase}, stdout, stderr)
+	return conformance.Main(conformance.Command[*T]{
+		Prog: "splash-conform host", Usage: usageText, Suite: "host", Unit: "check", Timeout: conformance.DefaultTimeout, Strict: true,
+		Catalog: Catalog,
+		List: func(w io.Writer, checks conformance.Catalog[*T]) {
+			for _, c := range checks {
+				fmt.Fprintf(w, "%-17s %-6s %-28s %s\n", c.ID, c.Level, strings.Join(c.Requirements, ","), c.Title)
+			}
+			fmt.Fprintf(w, "%d checks\n", len(checks))
+		},
+		Start: func(ctx context.Context, inv *conformance.Invocation) int {
+			run := inv.Flags
+			cfg := Config{Driver: inv.Args, Run: run.Run, Strict: run.Strict, Timeout: run.Timeout, Parallel: run.Parallel, Verbose: run.Verbose}
+			command, cleanup, err := inv.Peer("driver", func() ([]string, func(), error) {
+				bin, cleanup, err := conformance.ReferenceDriver()
+				return []string{bin}, cleanup, err
+			})
+			if err != nil {
+				return inv.Failed(err)
+			}
+			defer cleanup()
+			cfg.Driver = command
+			inv.Printf("driver: %s", strings.Join(cfg.Driver, " "))
+			inv.Printf("strict: %v; timeout: %v; parallel: %d\n", cfg.Strict, run.Timeout, run.Parallel)
+			cfg.Progress = inv.Stdout
+			return inv.Finish(Run(ctx, cfg))
+		},
+	}, args, stdout, stderr)
 }

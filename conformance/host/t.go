@@ -16,12 +16,11 @@ import (
 type T struct {
 	check    *Check
 	run      *runState
-	deadline time.Time
 	side     *conformance.SideChannel
 	drv      *driver.Process
 	features []string
 	workers  []*fakeWorker
-	// workDir and tmpDir are the driver's fresh working directory and TMPDIR (freshDirs).
+	// workDir and tmpDir are the driver's fresh working directory and TMPDIR (freshDirChecks).
 	workDir, tmpDir string
 	sessions        int
 	// durable is the last durable command sent (dispatch, reconcile, step, compensate or
@@ -31,18 +30,18 @@ type T struct {
 	conformance.T
 }
 
-// open starts the driver and asks for its features (HDR-010); the check is SKIP (HDR-011) when the
-// driver does not declare one of its needs.
-func (t *T) open() {
-	side, err := conformance.OpenSideChannel(t.run.tempDir, strings.ToLower(t.check.ID)+"-", "w.sock", 4)
+// Open starts the driver and asks for its features (HDR-010); the check is SKIP (HDR-011) when
+// the driver does not declare one it needs.
+func (t *T) Open() {
+	side, err := conformance.OpenSideChannel(t.run.Dir, strings.ToLower(t.check.ID)+"-", "w.sock", 4)
 	if err != nil {
 		t.Internal(err)
 	}
 	t.side = side
-	if t.check.freshDirs {
+	if slices.Contains(freshDirChecks, t.check.ID) {
 		t.drv, err = t.startInFreshDirs()
 	} else {
-		t.drv, err = driver.Start(t.run.driver, t.run.env, "")
+		t.drv, err = driver.Start(t.run.driver, t.run.Env, "")
 	}
 	if err != nil {
 		t.End(conformance.Fail, "the driver cannot be started: "+err.Error())
@@ -52,7 +51,7 @@ func (t *T) open() {
 		t.Failf("hello answered with ok"+t.Cite("HDR-010"), string(o.Raw()))
 	}
 	t.features = o.Features
-	for _, n := range t.check.Needs {
+	for _, n := range t.check.Features {
 		if !slices.Contains(t.features, n) {
 			t.Skipf("the driver does not declare the feature %q", n)
 		}
@@ -68,40 +67,17 @@ func (t *T) sendCommand(c map[string]any) uint64 {
 	case "dispatch", "reconcile", "step", "compensate", "recover":
 		t.durable.op, t.durable.requestID = op, fmt.Sprint(c["request_id"])
 	}
-	id, err := t.drv.Send(c)
-	if err != nil {
-		t.End(conformance.Crash, fmt.Sprintf("the driver stopped reading commands: %v", err))
-	}
-	t.Logf("driver: command %s", t.commandText(c))
-	return id
+	return t.drv.SendFor(&t.T, "driver", c, t.run.Verbose)
 }
 
 // commandText is command c as a transcript shows it: every member, each value bounded
 // (conformance.CommandTranscript).
 func (t *T) commandText(c map[string]any) string {
-	return conformance.CommandTranscript(c, t.valueBound(conformance.CommandValueBytes))
-}
-
-// valueBound is how many bytes of one value a transcript line shows: n, or far more under -v.
-func (t *T) valueBound(n int) int {
-	if t.run.verbose {
-		return conformance.CommandValueBytesVerbose
-	}
-	return n
-}
-
-// renewDeadline gives the check a whole time limit again from now. A check that takes several
-// independent steps (CNF-HBOOT-06 starts twelve workers one after another, CNF-HNUMBER-01 and
-// 02 eight) holds each step to the limit, so a slow but correct host passes under load while a
-// hung one still fails within one limit.
-func (t *T) renewDeadline() {
-	if limit := time.Now().Add(t.run.timeout); limit.After(t.deadline) {
-		t.deadline = limit
-	}
+	return conformance.CommandTranscript(c, driver.ValueBound(conformance.CommandValueBytes, t.run.Verbose))
 }
 
 // await waits for the outcome of command id until the check's deadline.
-func (t *T) await(id uint64) driver.Outcome { return t.awaitUntil(id, t.deadline) }
+func (t *T) await(id uint64) driver.Outcome { return t.awaitUntil(id, t.Deadline) }
 
 func (t *T) awaitUntil(id uint64, deadline time.Time) driver.Outcome {
 	o, err := t.drv.Await(id, deadline)
@@ -110,19 +86,7 @@ func (t *T) awaitUntil(id uint64, deadline time.Time) driver.Outcome {
 
 // accept ends the check when reading the outcome of command id failed, and logs it otherwise.
 func (t *T) accept(id uint64, o driver.Outcome, err error) driver.Outcome {
-	switch {
-	case err == driver.ErrSilent:
-		t.End(conformance.Timeout, fmt.Sprintf("the driver wrote no outcome for command %d in time", id))
-	case err != nil:
-		select {
-		case <-t.drv.Exited():
-			t.End(conformance.Crash, "the driver exited: "+err.Error())
-		case <-time.After(50 * time.Millisecond):
-		}
-		t.Failf("one outcome line per command, for the command waited for"+t.Cite("HDR-001", "HDR-002", "HDR-003"), err.Error())
-	}
-	t.Logf("driver: outcome %s", conformance.OutcomeTranscript(o.Raw(), t.valueBound(200)))
-	return o
+	return t.drv.AcceptFor(&t.T, "driver", id, o, err, "one outcome line per command, for the command waited for"+t.Cite("HDR-001", "HDR-002", "HDR-003"), t.run.Verbose)
 }
 
 // manifest returns a manifest for a fresh session id with grants.

@@ -89,14 +89,14 @@ func (t *T) acceptWorker(why string) *fakeWorker {
 	var conn net.Conn
 	select {
 	case conn = <-t.side.Conns:
-	case <-time.After(time.Until(t.deadline)):
+	case <-time.After(time.Until(t.Deadline)):
 		t.Failf(why, "the driver started no worker within the time limit")
 	}
 	w := &fakeWorker{t: t, index: len(t.workers) + 1, conn: conn, enc: json.NewEncoder(conn), lines: make(chan fakeEvent, 64),
 		fed: make(chan struct{}, 1), state: protocol.WorkerState{Kind: protocol.BaselineSession}}
 	t.workers = append(t.workers, w)
 	br := bufio.NewReader(conn)
-	_ = conn.SetReadDeadline(t.deadline)
+	_ = conn.SetReadDeadline(t.Deadline)
 	line, err := br.ReadBytes('\n')
 	if err != nil || json.Unmarshal(line, &w.hello) != nil {
 		t.Failf("the fake worker's report", fmt.Sprintf("no report (%v): the driver did not run the given command line unchanged"+t.Cite("HDR-020"), err))
@@ -132,7 +132,7 @@ func (t *T) acceptWorker(why string) *fakeWorker {
 // next returns the next line the host wrote, or nil with the reason when its input ended or
 // wait passed.
 func (w *fakeWorker) next(wait time.Duration) ([]byte, string) {
-	wait = min(wait, time.Until(w.t.deadline))
+	wait = min(wait, time.Until(w.t.Deadline))
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
@@ -152,7 +152,7 @@ func (w *fakeWorker) next(wait time.Duration) ([]byte, string) {
 // the frame arrives whole it returns it, judged as recv judges it, with held false.
 func (w *fakeWorker) recvHeld(wait time.Duration) (b fakeworker.HeldBinding, whole protocol.Message, held bool) {
 	t := w.t
-	timer := time.NewTimer(min(wait, time.Until(t.deadline)))
+	timer := time.NewTimer(min(wait, time.Until(t.Deadline)))
 	defer timer.Stop()
 	for {
 		w.watchMu.Lock()
@@ -187,14 +187,14 @@ func (w *fakeWorker) recvHeld(wait time.Duration) (b fakeworker.HeldBinding, who
 
 // recv reads the next host frame, which must verify, be canonical and carry a want message.
 func (w *fakeWorker) recv(want protocol.MessageType) protocol.Message {
-	return w.recvWithin(want, time.Until(w.t.deadline), nil)
+	return w.recvWithin(want, time.Until(w.t.Deadline), nil)
 }
 
 // recvWithin is recv that waits at most wait (and never past the check's deadline); when no
 // frame comes it calls none (if set) before the check fails.
 func (w *fakeWorker) recvWithin(want protocol.MessageType, wait time.Duration, none func()) protocol.Message {
 	t := w.t
-	wait = min(wait, time.Until(t.deadline))
+	wait = min(wait, time.Until(t.Deadline))
 	line, why := w.next(wait)
 	if line == nil && none != nil {
 		none()
@@ -295,7 +295,7 @@ func (w *fakeWorker) sent(m protocol.Message) {
 // expectEnd waits for the end of the worker's input at a frame boundary; a frame instead is
 // judged as a real worker would judge it, and fails the check.
 func (w *fakeWorker) expectEnd(why string) {
-	line, reason := w.next(time.Until(w.t.deadline))
+	line, reason := w.next(time.Until(w.t.Deadline))
 	if line == nil {
 		if !strings.Contains(reason, "closed") {
 			w.t.Failf("the end of the worker's input: "+why, reason)
@@ -354,7 +354,7 @@ func (w *fakeWorker) exit(code int) { _ = w.enc.Encode(fakeworker.Relay{Exit: co
 // machine runs the fake worker to its exit.
 func (w *fakeWorker) exitAndEnd(code int) {
 	w.exit(code)
-	until := time.Now().Add(min(exitGrace, time.Until(w.t.deadline)))
+	until := time.Now().Add(min(exitGrace, time.Until(w.t.Deadline)))
 	for !childproc.Ended(w.hello.Pid) && time.Now().Before(until) {
 		time.Sleep(2 * time.Millisecond)
 	}

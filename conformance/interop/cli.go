@@ -2,17 +2,15 @@ package interop
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/splashv5/conform/conformance"
-	"github.com/splashv5/conform/conformance/expect"
 )
 
 const usageText = `usage: splash-conform interop [flags] [-- WORKER-COMMAND [ARGS...]]
@@ -41,137 +39,102 @@ flags:
 // one pair or a matrix and returns the exit status (conformance.ExitOK, ExitFailures or
 // ExitUsage).
 func Main(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("splash-conform interop", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var (
-		matrixPath  = fs.String("matrix", "", "run every host × worker pair of the implementations `FILE` (docs/interop.md)")
-		hostCmd     = fs.String("host", "", "the host driver `COMMAND` (split at spaces; default: the bundled reference driver)")
-		hostNums    = fs.String("host-numbers", NumbersPreserve, "the host's number `MODEL`: preserve or lossy")
-		workerNums  = fs.String("worker-numbers", NumbersPreserve, "the worker's number `MODEL`: preserve or lossy")
-		workerFeats = fs.String("worker-features", strings.Join([]string{NeedDurable, NeedCompensation, NeedCancel}, ","), "comma-separated `FEATURES` the worker offers")
-		scope       = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope}, given to the host in start)")
-		run         conformance.RunFlags
-		expects     conformance.ExpectFlags
+		matrixPath, hostCmd, hostNums, workerNums, workerFeats, scope string
+		m                                                             *Matrix
 	)
-	run.Register(fs, "scenario", DefaultTimeout, false)
-	if code, done := conformance.ParseCommandLine(fs, args, stdout, stderr, usageText, "scenario", Suite(), &expects); done {
-		return code
-	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "splash-conform interop: "+format+"\n", a...)
-		return conformance.ExitUsage
-	}
-	if run.Timeout <= 0 || run.Parallel <= 0 {
-		return usage("-timeout and -parallel must be positive")
-	}
-	scenarios, err := Select(Catalog(), run.Run)
-	if err != nil {
-		return usage("%v", err)
-	}
-	if run.List {
-		for _, s := range scenarios {
-			fmt.Fprintf(stdout, "%-19s %-40s %s\n", s.ID, strings.Join(s.Requirements, ","), s.Title)
-		}
-		fmt.Fprintf(stdout, "%d scenarios\n", len(scenarios))
-		return conformance.ExitOK
-	}
-	var m *Matrix
-	if *matrixPath != "" {
-		if fs.NArg() > 0 || *hostCmd != "" {
-			return usage("-matrix takes neither -host nor a worker command")
-		}
-		if m, err = loadMatrixFile(*matrixPath); err != nil {
-			return usage("%v", err)
-		}
-	} else {
-		m = &Matrix{
-			Hosts:   []Implementation{{Name: "host", Command: strings.Fields(*hostCmd), Numbers: *hostNums}},
-			Workers: []Implementation{{Name: "worker", Command: fs.Args(), Numbers: *workerNums, Features: strings.Split(*workerFeats, ",")}},
-		}
-		if len(m.Hosts[0].Command) == 0 {
-			m.Hosts[0].Command = []string{TokenReferenceHost}
-		}
-		if len(m.Workers[0].Command) == 0 {
-			m.Workers[0].Command = slices.Concat([]string{TokenReferenceWorker}, conformance.ReferenceWorkerArgs)
-		}
-		for _, impl := range slices.Concat(m.Hosts, m.Workers) {
-			if impl.Numbers != NumbersPreserve && impl.Numbers != NumbersLossy {
-				return usage("number models are %q or %q", NumbersPreserve, NumbersLossy)
+	return conformance.Main(conformance.Command[*T]{
+		Prog: "splash-conform interop", Usage: usageText, Suite: "interop", Unit: "scenario", Timeout: DefaultTimeout,
+		Catalog: Catalog,
+		Flags: []conformance.StringFlag{
+			{Value: &matrixPath, Name: "matrix", Usage: "run every host × worker pair of the implementations `FILE` (docs/interop.md)"},
+			{Value: &hostCmd, Name: "host", Usage: "the host driver `COMMAND` (split at spaces; default: the bundled reference driver)"},
+			{Value: &hostNums, Name: "host-numbers", Default: NumbersPreserve, Usage: "the host's number `MODEL`: preserve or lossy"},
+			{Value: &workerNums, Name: "worker-numbers", Default: NumbersPreserve, Usage: "the worker's number `MODEL`: preserve or lossy"},
+			{Value: &workerFeats, Name: "worker-features", Default: strings.Join([]string{NeedDurable, NeedCompensation, NeedCancel}, ","), Usage: "comma-separated `FEATURES` the worker offers"},
+			{Value: &scope, Name: "scope", Default: DefaultScope, Usage: "journal `SCOPE` of the worker (substituted for {scope}, given to the host in start)"},
+		},
+		List: func(w io.Writer, scenarios conformance.Catalog[*T]) {
+			for _, s := range scenarios {
+				fmt.Fprintf(w, "%-19s %-40s %s\n", s.ID, strings.Join(s.Requirements, ","), s.Title)
 			}
-		}
-	}
-	catalog := CatalogEntries()
-	if *matrixPath != "" {
-		catalog = MatrixEntries(m)
-	}
-	expected, err := expects.Load(Suite(), catalog)
-	if err != nil {
-		return usage("%v", err)
-	}
-	cleanup, err := resolveTokens(m)
-	defer cleanup()
-	if err != nil {
-		return usage("%v", err)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	cfg := Config{Run: run.Run, Timeout: run.Timeout, Parallel: run.Parallel, Verbose: run.Verbose, Scope: *scope}
-	if *matrixPath == "" {
-		return runPair(ctx, cfg, m, &expects, expected, run.JSON, run.HTML, stdout, stderr)
-	}
-	cfg.Progress = stdout
+			fmt.Fprintf(w, "%d scenarios\n", len(scenarios))
+		},
+		Prepare: func(inv *conformance.Invocation) (err error) {
+			if matrixPath != "" {
+				if len(inv.Args) > 0 || hostCmd != "" {
+					return errors.New("-matrix takes neither -host nor a worker command")
+				}
+				if m, err = loadMatrixFile(matrixPath); err != nil {
+					return err
+				}
+				inv.Catalog = MatrixEntries(m)
+				return nil
+			}
+			m = &Matrix{
+				Hosts:   []Implementation{{Name: "host", Command: strings.Fields(hostCmd), Numbers: hostNums}},
+				Workers: []Implementation{{Name: "worker", Command: inv.Args, Numbers: workerNums, Features: strings.Split(workerFeats, ",")}},
+			}
+			if len(m.Hosts[0].Command) == 0 {
+				m.Hosts[0].Command = []string{TokenReferenceHost}
+			}
+			if len(m.Workers[0].Command) == 0 {
+				m.Workers[0].Command = slices.Concat([]string{TokenReferenceWorker}, conformance.ReferenceWorkerArgs)
+			}
+			for _, impl := range slices.Concat(m.Hosts, m.Workers) {
+				if impl.Numbers != NumbersPreserve && impl.Numbers != NumbersLossy {
+					return fmt.Errorf("number models are %q or %q", NumbersPreserve, NumbersLossy)
+				}
+			}
+			return nil
+		},
+		Start: func(ctx context.Context, inv *conformance.Invocation) int {
+			cleanup, err := resolveTokens(m)
+			defer cleanup()
+			if err != nil {
+				return inv.Failed(err)
+			}
+			run := inv.Flags
+			cfg := Config{Run: run.Run, Timeout: run.Timeout, Parallel: run.Parallel, Verbose: run.Verbose, Scope: scope, Progress: inv.Stdout}
+			if matrixPath == "" {
+				cfg.Pair = Pair{Host: m.Hosts[0], Worker: m.Workers[0]}
+				inv.Printf("host: %s", strings.Join(cfg.Pair.Host.Command, " "))
+				inv.Printf("worker: %s\n", strings.Join(cfg.Pair.Worker.Command, " "))
+				return inv.Finish(Run(ctx, cfg))
+			}
+			return runMatrix(ctx, inv, m, cfg)
+		},
+	}, args, stdout, stderr)
+}
+
+// runMatrix runs every pair of m, prints the matrix and writes its reports.
+func runMatrix(ctx context.Context, inv *conformance.Invocation, m *Matrix, cfg Config) int {
 	res, err := RunMatrix(ctx, m, cfg)
-	judged, jerr := res.Judge(&expects, expected)
+	judged, jerr := res.Judge(&inv.Expects, inv.Expected)
 	if jerr != nil {
-		fmt.Fprintln(stderr, "splash-conform interop: writing the expectations:", jerr)
-		return conformance.ExitUsage
+		return inv.Failed(fmt.Errorf("writing the expectations: %w", jerr))
 	}
-	fmt.Fprintln(stdout)
-	res.WriteText(stdout)
-	conformance.WriteExpectationSummary(stdout, judged)
+	fmt.Fprintln(inv.Stdout)
+	res.WriteText(inv.Stdout)
+	conformance.WriteExpectationSummary(inv.Stdout, judged)
 	status := judged.ExitCode()
 	if res.Failing() {
 		status = conformance.ExitFailures
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "splash-conform interop: interrupted:", err)
+		fmt.Fprintln(inv.Stderr, "splash-conform interop: interrupted:", err)
 		status = conformance.ExitUsage
 	}
-	if !writeReports(stderr, map[string]func(io.Writer) error{run.JSON: res.WriteJSON, run.HTML: res.WriteHTML}) {
-		status = conformance.ExitUsage
-	}
-	return status
-}
-
-// writeReports writes each report to its path (an empty path is skipped) and reports whether
-// every one was written.
-func writeReports(stderr io.Writer, outputs map[string]func(io.Writer) error) bool {
-	ok := true
-	for path, write := range outputs {
+	for path, write := range map[string]func(io.Writer) error{inv.Outputs.JSON: res.WriteJSON, inv.Outputs.HTML: res.WriteHTML} {
 		if path == "" {
 			continue
 		}
 		if err := conformance.WriteReportFile(path, write); err != nil {
-			fmt.Fprintln(stderr, "splash-conform interop: writing a report:", err)
-			ok = false
+			fmt.Fprintln(inv.Stderr, "splash-conform interop: writing a report:", err)
+			status = conformance.ExitUsage
 		}
 	}
-	return ok
-}
-
-// runPair runs the one pair of m and prints it as the other suites print a run.
-func runPair(ctx context.Context, cfg Config, m *Matrix, expects *conformance.ExpectFlags, expected *expect.File, jsonPath, htmlPath string, stdout, stderr io.Writer) int {
-	cfg.Pair = Pair{Host: m.Hosts[0], Worker: m.Workers[0]}
-	cfg.Progress = stdout
-	fmt.Fprintf(stdout, "splash-conform interop: host: %s\nsplash-conform interop: worker: %s\n\n",
-		strings.Join(cfg.Pair.Host.Command, " "), strings.Join(cfg.Pair.Worker.Command, " "))
-	report, err := Run(ctx, cfg)
-	if report == nil {
-		fmt.Fprintln(stderr, "splash-conform interop:", err)
-		return conformance.ExitUsage
-	}
-	return conformance.FinishRun("splash-conform interop", report, err, expects, expected,
-		conformance.RunOutputs{JSON: jsonPath, HTML: htmlPath, SpecBase: conformance.DefaultSpecBase}, stdout, stderr)
+	return status
 }
 
 // resolveTokens replaces the bundled-program tokens of every command of m with the programs,

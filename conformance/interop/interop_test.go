@@ -163,7 +163,7 @@ func TestCatalog(t *testing.T) {
 			t.Errorf("%s: defined twice or not a CNF-IOP ID", s.ID)
 		}
 		seen[s.ID] = true
-		if len(s.Requirements) == 0 || s.Title == "" || s.run == nil {
+		if len(s.Requirements) == 0 || s.Title == "" || s.Run == nil {
 			t.Errorf("%s is incomplete", s.ID)
 		}
 	}

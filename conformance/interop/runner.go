@@ -1,11 +1,11 @@
 package interop
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -51,14 +51,14 @@ const (
 
 // offers reports whether a worker offers need: journal and effects by their placeholders,
 // the others by Features.
-func (w Implementation) offers(need string) bool {
+func (w Implementation) offers(need conformance.Need) bool {
 	switch need {
 	case NeedJournal:
-		return slices.ContainsFunc(w.Command, func(a string) bool { return strings.Contains(a, conformance.PlaceholderJournal) })
+		return conformance.WorkerCommand(w.Command).Has(conformance.PlaceholderJournal)
 	case NeedEffects:
-		return slices.ContainsFunc(w.Command, func(a string) bool { return strings.Contains(a, conformance.PlaceholderEffects) })
+		return conformance.WorkerCommand(w.Command).Has(conformance.PlaceholderEffects)
 	}
-	return slices.Contains(w.Features, need)
+	return slices.Contains(w.Features, string(need))
 }
 
 // Pair is one cell of the matrix: a host driver and a worker.
@@ -100,12 +100,9 @@ const DefaultScope = "iop-tenant"
 
 // runState is what every scenario of one run shares.
 type runState struct {
-	relay   []string
-	env     []string
-	scope   string
-	timeout time.Duration
-	verbose bool
-	tempDir string
+	conformance.RunEnv
+	relay []string
+	scope string
 }
 
 // Run runs the selected scenarios on the pair and returns the report (IOP-005).
@@ -113,70 +110,53 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	if len(cfg.Pair.Host.Command) == 0 || len(cfg.Pair.Worker.Command) == 0 {
 		return nil, errors.New("the pair needs a host driver command and a worker command")
 	}
-	scenarios, err := Select(Catalog(), cfg.Run)
+	scenarios, err := Catalog().Pick(cfg.Run, "scenario")
 	if err != nil {
 		return nil, err
 	}
-	if len(scenarios) == 0 {
-		return nil, fmt.Errorf("-run %q selects no scenario", cfg.Run)
-	}
-	st := &runState{relay: cfg.Relay, env: cfg.Env, scope: cfg.Scope, timeout: cfg.Timeout, verbose: cfg.Verbose}
-	if st.relay == nil {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		st.relay = []string{exe, RelayCommand}
-	}
-	if st.env == nil {
-		st.env = os.Environ()
-	}
-	if st.scope == "" {
-		st.scope = DefaultScope
-	}
-	if st.timeout <= 0 {
-		st.timeout = DefaultTimeout
-	}
-	if st.tempDir, err = os.MkdirTemp(cfg.TempDir, "iop-"); err != nil {
+	relay, err := conformance.OrSelf(cfg.Relay, RelayCommand)
+	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(st.tempDir)
-	parallel := cfg.Parallel
-	if parallel <= 0 {
-		parallel = conformance.DefaultParallel()
+	env, cleanup, err := conformance.NewRunEnv(cfg.Env, cfg.Timeout, DefaultTimeout, cfg.Verbose, cfg.TempDir, "iop-")
+	if err != nil {
+		return nil, err
 	}
+	defer cleanup()
+	st := &runState{RunEnv: env, relay: relay, scope: cmp.Or(cfg.Scope, DefaultScope)}
 	started := time.Now()
-	done := conformance.RunEach(ctx, len(scenarios), parallel, conformance.Schedule{}, func(i int) conformance.Result {
-		return runScenario(st, &cfg.Pair, scenarios[i])
-	}, cfg.Progress, st.verbose)
+	opts := conformance.RunOptions{RunEnv: env, Parallel: cfg.Parallel, Progress: cfg.Progress}
+	done, err := conformance.RunChecks(ctx, scenarios, opts, func(sc *Scenario, _ time.Time) *T {
+		return &T{sc: sc, pair: &cfg.Pair, run: st, T: conformance.T{Keep: maxTranscript}}
+	})
+	if err != nil {
+		return nil, err
+	}
 	peer := slices.Concat(cfg.Pair.Host.Command, []string{"×"}, cfg.Pair.Worker.Command)
 	return conformance.NewReport(Suite(), peer, false, started, done), ctx.Err()
 }
 
-// runScenario runs one scenario with its own driver and relays and returns its result, judged
-// at both ends by the scenario and on the wire by the relays (IOP-002, IOP-005).
-func runScenario(st *runState, pair *Pair, sc *Scenario) conformance.Result {
-	start := time.Now()
-	t := &T{sc: sc, pair: pair, run: st, T: conformance.T{Requirements: sc.Requirements, Started: start, Outcome: conformance.Pass, Keep: maxTranscript}, deadline: start.Add(st.timeout)}
-	t.Guard(func() {
-		t.open()
-		sc.run(t)
-	})
+// Close collects what every relay saw, tears the scenario down and judges it at both ends and
+// on the wire (IOP-002, IOP-005); a passing scenario that met a documented hazard is INFO.
+func (t *T) Close() {
 	ev := t.evidence()
 	t.teardown()
 	t.judgeSides(ev)
-	r := t.Result(sc.Entry(), sc.Title, nil)
-	if r.Outcome == conformance.Pass && t.hazard != "" {
-		r.Outcome, r.Detail = conformance.Info, "documented hazard: "+t.hazard
+	if t.Outcome == conformance.Pass && t.hazard != "" {
+		t.Outcome, t.Detail = conformance.Info, "documented hazard: "+t.hazard
 	}
-	r.Settle(false, nil)
-	if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip || st.verbose {
+}
+
+// Keep adds the scenario's and the relays' transcript and the driver's standard error to r
+// when keep. An interop result lists no needs: the worker's are the pair's, not the report's.
+func (t *T) Keep(r *conformance.Result, keep bool) {
+	r.Needs = nil
+	if keep {
 		r.Transcript = t.fullTranscript()
 		if t.drv != nil {
 			r.Stderr, _ = t.drv.Texts()
 		}
 	}
-	return r
 }
 
 // relayEvidence is what one relay saw of its session when the scenario ended, before the

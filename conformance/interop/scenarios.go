@@ -3,7 +3,6 @@ package interop
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/splashv5/conform/conformance"
@@ -13,47 +12,20 @@ import (
 )
 
 // Scenario is one interop scenario: a session driven through the host against the real worker,
-// judged at both ends and on the wire.
-type Scenario struct {
-	// ID is the permanent identifier, CNF-IOP-AREA-NN.
-	ID string
-	// Title is a one-line description of what both sides must agree on.
-	Title string
-	// Requirements are the spec requirement IDs the scenario exercises across the pair.
-	Requirements []string
-	// HostNeeds are the driver features it needs (HDR-010); WorkerNeeds the worker's.
-	HostNeeds, WorkerNeeds []string
-	run                    func(t *T)
-}
+// judged at both ends and on the wire. Every scenario is a MUST; its Features are the driver
+// features it needs (HDR-010) and its Needs the worker's (IOP-008).
+type Scenario = conformance.Check[*T]
 
 // Catalog returns every scenario, ordered by ID.
-func Catalog() []*Scenario {
-	all := slices.Concat(echoScenarios(), numberScenarios(), budgetScenarios(), durableScenarios(), cancelScenarios(), closeScenarios())
-	slices.SortStableFunc(all, func(a, b *Scenario) int { return strings.Compare(a.ID, b.ID) })
-	return all
-}
-
-// Entry returns what the catalog digest covers of the scenario: every scenario is a MUST.
-func (s *Scenario) Entry() conformance.CatalogEntry {
-	return conformance.CatalogEntry{ID: s.ID, Level: conformance.Must, Requirements: slices.Clone(s.Requirements)}
+func Catalog() conformance.Catalog[*T] {
+	return conformance.SortedCatalog(echoScenarios(), numberScenarios(), budgetScenarios(), durableScenarios(), cancelScenarios(), closeScenarios())
 }
 
 // CatalogEntries returns the digest entries of the scenario catalog.
-func CatalogEntries() []conformance.CatalogEntry {
-	var out []conformance.CatalogEntry
-	for _, s := range Catalog() {
-		out = append(out, s.Entry())
-	}
-	return out
-}
+func CatalogEntries() []conformance.CatalogEntry { return Catalog().Entries() }
 
 // Suite describes the interop suite: its version and the digest of its scenario catalog.
 func Suite() conformance.SuiteInfo { return conformance.NewSuiteInfo("interop", CatalogEntries()) }
-
-// Select returns the scenarios whose ID starts with or matches pattern, or that cite it.
-func Select(all []*Scenario, pattern string) ([]*Scenario, error) {
-	return conformance.Select(all, pattern, (*Scenario).Entry)
-}
 
 // Tools of the conformance profile (PRF-001) the scenarios grant.
 const (
@@ -138,8 +110,8 @@ func echoScenarios() []*Scenario {
 	}
 	return []*Scenario{
 		{ID: "CNF-IOP-ECHO-01", Title: "text echo corpus: Unicode, escapes and control characters come back unchanged",
-			Requirements: []string{"PRF-003", "ENC-001", "HDR-021", "IOP-002"}, HostNeeds: []string{featureInvoke},
-			run: func(t *T) {
+			Requirements: []string{"PRF-003", "ENC-001", "HDR-021", "IOP-002"}, Features: []string{featureInvoke},
+			Run: func(t *T) {
 				r := t.start(protocol.BaselineSession, nil, grant(toolTextEcho, protocol.FormatText))
 				for i, s := range texts {
 					p := protocol.TextPayload(s)
@@ -148,8 +120,8 @@ func echoScenarios() []*Scenario {
 				t.closeClean(r)
 			}},
 		{ID: "CNF-IOP-ECHO-02", Title: "JSON echo corpus: key order, escapes, depth and portable numbers come back in canonical form",
-			Requirements: []string{"PRF-004", "ENC-034", "ENC-035", "HDR-021", "IOP-002"}, HostNeeds: []string{featureInvoke},
-			run: func(t *T) {
+			Requirements: []string{"PRF-004", "ENC-034", "ENC-035", "HDR-021", "IOP-002"}, Features: []string{featureInvoke},
+			Run: func(t *T) {
 				r := t.start(protocol.BaselineSession, nil, grant(toolJSONEcho, protocol.FormatJSON))
 				for i, v := range values {
 					p := protocol.JSONPayload(jsonValue(v))
@@ -167,8 +139,8 @@ var disputedNumbers = []string{"1e2", "0.10", "1.50", "-0", "1844674407370955161
 func numberScenarios() []*Scenario {
 	return []*Scenario{
 		{ID: "CNF-IOP-NUMBER-01", Title: "number spellings the reference builds disagree on are refused by the host or kept verbatim, never silently altered",
-			Requirements: []string{"ENC-034", "ENC-036", "ENC-037", "ENC-053", "ENC-055", "IOP-007"}, HostNeeds: []string{featureInvoke},
-			run: numberHazard},
+			Requirements: []string{"ENC-034", "ENC-036", "ENC-037", "ENC-053", "ENC-055", "IOP-007"}, Features: []string{featureInvoke},
+			Run: numberHazard},
 	}
 }
 
@@ -213,8 +185,8 @@ func numberHazard(t *T) {
 func budgetScenarios() []*Scenario {
 	return []*Scenario{
 		{ID: "CNF-IOP-BUDGET-01", Title: "the host enforces the grant's limits before sending: refused invocations reach no worker, spend nothing, and the session goes on",
-			Requirements: []string{"AUZ-008", "AUZ-010", "HDR-022", "IOP-005"}, HostNeeds: []string{featureInvoke},
-			run: func(t *T) {
+			Requirements: []string{"AUZ-008", "AUZ-010", "HDR-022", "IOP-005"}, Features: []string{featureInvoke},
+			Run: func(t *T) {
 				g := grant(toolTextEcho, protocol.FormatText)
 				g.MaxCalls, g.MaxInputBytes = 2, 8
 				r := t.start(protocol.BaselineSession, nil, g)
@@ -232,8 +204,8 @@ func budgetScenarios() []*Scenario {
 				}
 			}},
 		{ID: "CNF-IOP-BUDGET-02", Title: "1,024 identities per session: the worker answers all 1,024, the host refuses the 1,025th before sending",
-			Requirements: []string{"AUZ-006", "AUZ-024", "IOP-005"}, HostNeeds: []string{featureInvoke},
-			run: func(t *T) {
+			Requirements: []string{"AUZ-006", "AUZ-024", "IOP-005"}, Features: []string{featureInvoke},
+			Run: func(t *T) {
 				g := grant(toolTextEcho, protocol.FormatText)
 				g.MaxCalls = 2 * protocol.MaxSessionRequestIDs
 				r := t.start(protocol.BaselineSession, nil, g)
@@ -270,7 +242,7 @@ func (t *T) pipeline(n int, commands func(i int) map[string]any) {
 	}()
 	got := 0
 	for id := range ids {
-		o, err := t.drv.Await(id, t.deadline)
+		o, err := t.drv.Await(id, t.Deadline)
 		if err != nil || !o.OK {
 			t.Failf(fmt.Sprintf("%d commands answered with ok", n), fmt.Sprintf("command %d: %v %s", id, err, conformance.Clip(string(o.Raw()), 200)))
 		}

@@ -120,12 +120,12 @@ func (r *relay) waitCut() { r.waitFor("the worker killed at its answer", func() 
 func durableScenarios() []*Scenario {
 	durable := []string{featureInvoke, featureDurable}
 	ledger := []string{featureInvoke, featureRecover}
-	workerDurable := []string{NeedDurable, NeedJournal, NeedEffects}
-	workerComp := []string{NeedDurable, NeedCompensation, NeedJournal, NeedEffects}
+	workerDurable := []conformance.Need{NeedDurable, NeedJournal, NeedEffects}
+	workerComp := []conformance.Need{NeedDurable, NeedCompensation, NeedJournal, NeedEffects}
 	return []*Scenario{
 		{ID: "CNF-IOP-DURABLE-01", Title: "a durable dispatch performs one effect; a refused second exchange and a failed dispatch perform none",
-			Requirements: []string{"HDR-026", "TRN-113", "PRF-008", "PRF-010", "IOP-005"}, HostNeeds: durable, WorkerNeeds: workerDurable,
-			run: func(t *T) {
+			Requirements: []string{"HDR-026", "TRN-113", "PRF-008", "PRF-010", "IOP-005"}, Features: durable, Needs: workerDurable,
+			Run: func(t *T) {
 				t.start(protocol.BaselineSession, nil, durableGrant())
 				t.expectStatus("the dispatch of op-1", t.dispatch("req-1", "op-1", `{"value":1}`), succeeded("op-1", "1"))
 				if o := t.dispatch("req-2", "op-2", `{"value":2}`); o.OK {
@@ -138,8 +138,8 @@ func durableScenarios() []*Scenario {
 				t.expectEffects("after one dispatch, a refused one and a failed one", "effect op-1")
 			}},
 		{ID: "CNF-IOP-DURABLE-02", Title: "an exact duplicate dispatch on a fresh session is answered from the journal, with no second effect",
-			Requirements: []string{"WRK-041", "HDR-026", "IOP-005"}, HostNeeds: durable, WorkerNeeds: workerDurable,
-			run: func(t *T) {
+			Requirements: []string{"WRK-041", "HDR-026", "IOP-005"}, Features: durable, Needs: workerDurable,
+			Run: func(t *T) {
 				for i := 1; i <= 2; i++ {
 					t.start(protocol.BaselineSession, nil, durableGrant())
 					t.expectStatus(fmt.Sprintf("dispatch %d of op-1", i), t.dispatch(fmt.Sprintf("req-%d", i), "op-1", `{"value":1}`), succeeded("op-1", "1"))
@@ -147,8 +147,8 @@ func durableScenarios() []*Scenario {
 				t.expectEffects("after a dispatch and its exact duplicate", "effect op-1")
 			}},
 		{ID: "CNF-IOP-DURABLE-03", Title: "after the worker is killed with its answer lost, reconciliation on a fresh session reports the effect, which happened once",
-			Requirements: []string{"HDR-027", "RUN-187", "PRF-013", "IOP-005"}, HostNeeds: durable, WorkerNeeds: workerDurable,
-			run: func(t *T) {
+			Requirements: []string{"HDR-027", "RUN-187", "PRF-013", "IOP-005"}, Features: durable, Needs: workerDurable,
+			Run: func(t *T) {
 				r := t.start(protocol.BaselineSession, nil, durableGrant())
 				r.cutNextAnswer()
 				if o := t.dispatch("req-1", "op-1", `{"value":1}`); o.OK {
@@ -166,8 +166,8 @@ func durableScenarios() []*Scenario {
 				t.expectEffects("after the lost answer and its reconciliation", "effect op-1")
 			}},
 		{ID: "CNF-IOP-RECOVER-01", Title: "a host killed while its step's answer is lost recovers from its ledger by reconciling, never dispatching again",
-			Requirements: []string{"HDR-040", "HDR-041", "HDR-042", "WFL-041", "IOP-005"}, HostNeeds: ledger, WorkerNeeds: workerDurable,
-			run: func(t *T) {
+			Requirements: []string{"HDR-040", "HDR-041", "HDR-042", "WFL-041", "IOP-005"}, Features: ledger, Needs: workerDurable,
+			Run: func(t *T) {
 				r := t.ledgerSession()
 				r.cutNextAnswer()
 				t.send(map[string]any{"op": "step", "request_id": "req-1", "tool": toolDurable, "payload": payloadJSON(protocol.JSONPayload(jsonValue(`{"value":1}`)))})
@@ -184,8 +184,8 @@ func durableScenarios() []*Scenario {
 				t.expectEffects("after the host's recovery", t.effectsOfOneStep()...)
 			}},
 		{ID: "CNF-IOP-RECOVER-02", Title: "a step whose dispatch never reached the worker settles: the worker refuses to reconcile the unknown key, and the host then sends the recorded dispatch under the same key, with one effect",
-			Requirements: []string{"WFL-043", "WFL-044", "HDR-055", "JRN-017", "WRK-060", "IOP-005"}, HostNeeds: ledger, WorkerNeeds: workerDurable,
-			run: func(t *T) {
+			Requirements: []string{"WFL-043", "WFL-044", "HDR-055", "JRN-017", "WRK-060", "IOP-005"}, Features: ledger, Needs: workerDurable,
+			Run: func(t *T) {
 				r := t.ledgerSession()
 				r.waitLines(HostSide, protocol.TypeOpenSession, 1)
 				r.dropNextHostLine()
@@ -226,8 +226,8 @@ func durableScenarios() []*Scenario {
 				t.expectEffects("after the next step", "effect "+key, "effect "+next)
 			}},
 		{ID: "CNF-IOP-COMP-01", Title: "a compensation performs one compensation effect bound to the worker's scope; a second one is refused by the host",
-			Requirements: []string{"HDR-043", "HDR-044", "JRN-008", "PRF-015", "IOP-005"}, HostNeeds: []string{featureInvoke, featureRecover, featureCompensate}, WorkerNeeds: workerComp,
-			run: func(t *T) {
+			Requirements: []string{"HDR-043", "HDR-044", "JRN-008", "PRF-015", "IOP-005"}, Features: []string{featureInvoke, featureRecover, featureCompensate}, Needs: workerComp,
+			Run: func(t *T) {
 				t.ledgerSession()
 				key, o := t.step("req-1", `{"value":1}`)
 				t.expectStatus("the step", o, succeeded(key, "1"))
@@ -245,8 +245,8 @@ func durableScenarios() []*Scenario {
 				t.expectEffects("after one compensation", "effect "+key, "compensation "+key+" "+cmpKey)
 			}},
 		{ID: "CNF-IOP-COMP-02", Title: "a compensation whose answer was lost is delivered again under its key, and the worker answers the duplicate without a second effect",
-			Requirements: []string{"WFL-026", "HDR-042", "PRF-015", "IOP-005"}, HostNeeds: []string{featureInvoke, featureRecover, featureCompensate}, WorkerNeeds: workerComp,
-			run: func(t *T) {
+			Requirements: []string{"WFL-026", "HDR-042", "PRF-015", "IOP-005"}, Features: []string{featureInvoke, featureRecover, featureCompensate}, Needs: workerComp,
+			Run: func(t *T) {
 				t.ledgerSession()
 				key, o := t.step("req-1", `{"value":1}`)
 				t.expectStatus("the step", o, succeeded(key, "1"))

@@ -3,6 +3,8 @@ package interop
 import (
 	"fmt"
 
+	"github.com/splashv5/conform/conformance"
+
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -10,8 +12,8 @@ func cancelScenarios() []*Scenario {
 	needs := []string{featureInvoke, featureCancel}
 	return []*Scenario{
 		{ID: "CNF-IOP-CANCEL-01", Title: "a cancel of a running cancellable invocation is acknowledged, no result follows, and close ends the session cleanly",
-			Requirements: []string{"CAN-016", "PRF-016", "HDR-028", "HDR-023", "IOP-005"}, HostNeeds: needs, WorkerNeeds: []string{NeedCancel},
-			run: func(t *T) {
+			Requirements: []string{"CAN-016", "PRF-016", "HDR-028", "HDR-023", "IOP-005"}, Features: needs, Needs: []conformance.Need{NeedCancel},
+			Run: func(t *T) {
 				r := t.start(protocol.CancellableSession, nil, grant(toolCancellable, protocol.FormatText))
 				t.expectOK(t.call(map[string]any{"op": "begin", "request_id": "req-1", "tool": toolCancellable, "payload": payloadJSON(protocol.TextPayload("1500"))}), "begin")
 				r.waitLines(HostSide, protocol.TypeInvoke, 1)
@@ -27,8 +29,8 @@ func cancelScenarios() []*Scenario {
 				}
 			}},
 		{ID: "CNF-IOP-CANCEL-02", Title: "a cancel that comes too late keeps the result: too_late, and the result is the outcome",
-			Requirements: []string{"CAN-015", "PRF-017", "HDR-028", "IOP-005"}, HostNeeds: needs, WorkerNeeds: []string{NeedCancel},
-			run: func(t *T) {
+			Requirements: []string{"CAN-015", "PRF-017", "HDR-028", "IOP-005"}, Features: needs, Needs: []conformance.Need{NeedCancel},
+			Run: func(t *T) {
 				r := t.start(protocol.CancellableSession, nil, grant(toolUncooperative, protocol.FormatText))
 				t.expectOK(t.call(map[string]any{"op": "begin", "request_id": "req-1", "tool": toolUncooperative, "payload": payloadJSON(protocol.TextPayload("300"))}), "begin")
 				r.waitLines(HostSide, protocol.TypeInvoke, 1)
@@ -47,8 +49,8 @@ func cancelScenarios() []*Scenario {
 func closeScenarios() []*Scenario {
 	return []*Scenario{
 		{ID: "CNF-IOP-CLOSE-01", Title: "both sides agree how an ordinary session ends: the host ends the input without a frame, the worker exits 0",
-			Requirements: []string{"HDR-023", "WRK-022", "CAN-022", "WRK-092", "IOP-005"}, HostNeeds: []string{featureInvoke},
-			run: func(t *T) {
+			Requirements: []string{"HDR-023", "WRK-022", "CAN-022", "WRK-092", "IOP-005"}, Features: []string{featureInvoke},
+			Run: func(t *T) {
 				r := t.start(protocol.BaselineSession, nil, grant(toolTextEcho, protocol.FormatText))
 				t.expectPayload("the echo", t.invoke("req-1", toolTextEcho, protocol.TextPayload("ping")), protocol.TextPayload("ping"))
 				t.closeClean(r)
@@ -61,8 +63,8 @@ func closeScenarios() []*Scenario {
 				}
 			}},
 		{ID: "CNF-IOP-CLOSE-02", Title: "both sides agree how a cancellable session ends: close_session, then the end of the input, and the worker exits 0",
-			Requirements: []string{"HDR-023", "CAN-009", "CAN-024", "IOP-005"}, HostNeeds: []string{featureInvoke, featureCancel}, WorkerNeeds: []string{NeedCancel},
-			run: func(t *T) {
+			Requirements: []string{"HDR-023", "CAN-009", "CAN-024", "IOP-005"}, Features: []string{featureInvoke, featureCancel}, Needs: []conformance.Need{NeedCancel},
+			Run: func(t *T) {
 				r := t.start(protocol.CancellableSession, nil, grant(toolCancellable, protocol.FormatText))
 				t.expectOK(t.call(map[string]any{"op": "begin", "request_id": "req-1", "tool": toolCancellable, "payload": payloadJSON(protocol.TextPayload("0"))}), "begin")
 				if o := t.call(map[string]any{"op": "finish", "request_id": "req-1"}); !o.OK || o.Cancelled {

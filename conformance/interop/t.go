@@ -32,7 +32,6 @@ type T struct {
 	sc       *Scenario
 	pair     *Pair
 	run      *runState
-	deadline time.Time
 	side     *conformance.SideChannel
 	drv      *driver.Process
 	features []string
@@ -51,21 +50,21 @@ func (t *T) failBlaming(side Side, why, expected, actual string) {
 	t.Failf(expected, actual)
 }
 
-// open prepares the scenario's directory and side channel, starts the driver and asks for its
+// Open prepares the scenario's directory and side channel, starts the driver and asks for its
 // features; the scenario is SKIP when a side lacks one it needs (IOP-008).
-func (t *T) open() {
-	for _, n := range t.sc.WorkerNeeds {
+func (t *T) Open() {
+	for _, n := range t.sc.Needs {
 		if !t.pair.Worker.offers(n) {
 			t.Skipf("the worker %s does not offer %q", t.pair.Worker.Name, n)
 		}
 	}
-	side, err := conformance.OpenSideChannel(t.run.tempDir, "s", "r.sock", 8)
+	side, err := conformance.OpenSideChannel(t.run.Dir, "s", "r.sock", 8)
 	if err != nil {
 		t.Internal(err)
 	}
 	t.side = side
 	t.startDriver()
-	for _, n := range t.sc.HostNeeds {
+	for _, n := range t.sc.Features {
 		if !slices.Contains(t.features, n) {
 			t.Skipf("the host %s does not declare the feature %q", t.pair.Host.Name, n)
 		}
@@ -74,7 +73,7 @@ func (t *T) open() {
 
 // startDriver starts the host driver and says hello (HDR-010).
 func (t *T) startDriver() {
-	d, err := driver.Start(t.pair.Host.Command, t.run.env, "")
+	d, err := driver.Start(t.pair.Host.Command, t.run.Env, "")
 	if err != nil {
 		t.End(conformance.Fail, "the host driver cannot be started: "+err.Error())
 	}
@@ -106,38 +105,13 @@ func (t *T) call(c map[string]any) driver.Outcome { return t.await(t.send(c)) }
 
 // send writes a command without waiting.
 func (t *T) send(c map[string]any) uint64 {
-	id, err := t.drv.Send(c)
-	if err != nil {
-		t.End(conformance.Crash, fmt.Sprintf("the host driver stopped reading commands: %v", err))
-	}
-	bound := conformance.CommandValueBytes
-	if t.run.verbose {
-		bound = conformance.CommandValueBytesVerbose
-	}
-	t.Logf("driver: command %s", conformance.CommandTranscript(c, bound))
-	return id
+	return t.drv.SendFor(&t.T, "host driver", c, t.run.Verbose)
 }
 
 // await waits for the outcome of command id.
 func (t *T) await(id uint64) driver.Outcome {
-	o, err := t.drv.Await(id, t.deadline)
-	switch {
-	case err == driver.ErrSilent:
-		t.End(conformance.Timeout, fmt.Sprintf("the host driver wrote no outcome for command %d in time", id))
-	case err != nil:
-		select {
-		case <-t.drv.Exited():
-			t.End(conformance.Crash, "the host driver exited: "+err.Error())
-		case <-time.After(50 * time.Millisecond):
-		}
-		t.Failf("one outcome line per command"+t.Cite("HDR-001"), err.Error())
-	}
-	bound := 200
-	if t.run.verbose {
-		bound = conformance.CommandValueBytesVerbose
-	}
-	t.Logf("driver: outcome %s", conformance.OutcomeTranscript(o.Raw(), bound))
-	return o
+	o, err := t.drv.Await(id, t.Deadline)
+	return t.drv.AcceptFor(&t.T, "host driver", id, o, err, "one outcome line per command"+t.Cite("HDR-001"), t.run.Verbose)
 }
 
 // deadlineMS is the exchange deadline given to the driver: long enough for a loaded machine,
@@ -210,7 +184,7 @@ func (t *T) acceptRelay() *relay {
 	var conn net.Conn
 	select {
 	case conn = <-t.side.Conns:
-	case <-time.After(time.Until(t.deadline)):
+	case <-time.After(time.Until(t.Deadline)):
 		t.Failf("the host starts the relay as the worker"+t.Cite("HDR-020"), "no relay within the time limit")
 	}
 	r := &relay{t: t, index: len(t.relays) + 1, conn: conn, enc: json.NewEncoder(conn), changed: make(chan struct{})}
@@ -334,7 +308,7 @@ func (r *relay) waitFor(what string, cond func() bool) {
 		}
 		select {
 		case <-ch:
-		case <-time.After(time.Until(r.t.deadline)):
+		case <-time.After(time.Until(r.t.Deadline)):
 			r.t.End(conformance.Timeout, "waiting for "+what+": the time limit passed")
 		}
 	}

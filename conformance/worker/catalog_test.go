@@ -51,7 +51,7 @@ func TestCatalogIsWellFormed(t *testing.T) {
 		if c.Title == "" || strings.Contains(c.Title, "\n") {
 			t.Errorf("%s: title must be one line", c.ID)
 		}
-		if c.run == nil {
+		if c.Run == nil {
 			t.Errorf("%s: no run function", c.ID)
 		}
 		if len(c.Requirements) == 0 {
@@ -123,15 +123,15 @@ func TestSelect(t *testing.T) {
 		}
 		return out
 	}
-	got, err := Select(all, "CNF-BOOT-0")
+	got, err := all.Select("CNF-BOOT-0")
 	if err != nil || len(got) != 9 {
 		t.Errorf("prefix CNF-BOOT-0 selected %v (%v); want the nine checks CNF-BOOT-01..09", ids(got), err)
 	}
-	got, err = Select(all, "FRAME-0[12]$")
+	got, err = all.Select("FRAME-0[12]$")
 	if err != nil || !slices.Equal(ids(got), []string{"CNF-FRAME-01", "CNF-FRAME-02"}) {
 		t.Errorf("regexp selected %v (%v)", ids(got), err)
 	}
-	got, err = Select(all, "FRM-026")
+	got, err = all.Select("FRM-026")
 	if err != nil || len(got) == 0 {
 		t.Fatalf("requirement FRM-026 selected nothing (%v)", err)
 	}
@@ -140,10 +140,10 @@ func TestSelect(t *testing.T) {
 			t.Errorf("requirement FRM-026 selected %s, which does not cite it", c.ID)
 		}
 	}
-	if _, err := Select(all, "CNF-("); err == nil {
+	if _, err := all.Select("CNF-("); err == nil {
 		t.Error("an invalid regular expression was accepted")
 	}
-	if got, _ := Select(all, ""); len(got) != len(all) {
+	if got, _ := all.Select(""); len(got) != len(all) {
 		t.Error("an empty pattern does not select everything")
 	}
 }

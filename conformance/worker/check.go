@@ -3,8 +3,6 @@ package worker
 import (
 	"regexp"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/splashv5/conform/conformance"
 )
@@ -67,36 +65,8 @@ func ParseNeed(name string) (Need, bool) {
 	return "", false
 }
 
-// Check is one conformance check.
-type Check struct {
-	// ID is the permanent identifier, CNF-AREA-NN.
-	ID string
-	// Level is MUST or SHOULD.
-	Level conformance.Level
-	// Requirements are the spec requirement IDs the check proves.
-	Requirements []string
-	// Title is a one-line description of the expected behaviour.
-	Title string
-	// Needs lists what the worker must offer for the check to run.
-	Needs []Need
-	// Unreachable, when set, says why no deliberate fault of the reference worker can make
-	// this check fail (the mutation harness accepts it instead of a killing fault).
-	Unreachable string
-	// Timeout, when set, overrides the run's per-check time limit (it is a lower bound: the
-	// check gets at least this much).
-	Timeout time.Duration
-	// run performs the check.
-	run func(t *T)
-}
-
-// Area returns the AREA part of the check's ID.
-func (c *Check) Area() string {
-	parts := strings.Split(c.ID, "-")
-	if len(parts) != 3 {
-		return ""
-	}
-	return parts[1]
-}
+// Check is one check of the worker suite: the framework's check, run in the worker suite's T.
+type Check = conformance.Check[*T]
 
 // Area is one area of the catalog: its name (the AREA of its check IDs), what it covers and
 // the constructor of its checks.
@@ -141,35 +111,22 @@ var idPattern = regexp.MustCompile(`^CNF-[A-Z]+-[0-9]{2}$`)
 // catalog is every check, area by area in the order of Areas and by ID within an area.
 var catalog = buildCatalog()
 
-func buildCatalog() []*Check {
-	var all []*Check
+func buildCatalog() conformance.Catalog[*T] {
+	var all conformance.Catalog[*T]
 	for _, a := range Areas {
-		checks := slices.Clone(a.Checks())
-		slices.SortStableFunc(checks, func(x, y *Check) int { return strings.Compare(x.ID, y.ID) })
-		all = append(all, checks...)
+		all = append(all, conformance.SortedCatalog(a.Checks())...)
 	}
 	return all
 }
 
 // Catalog returns every check, ordered by area (in the order of Areas) and then by ID.
-func Catalog() []*Check { return slices.Clone(catalog) }
+func Catalog() conformance.Catalog[*T] { return slices.Clone(catalog) }
 
 // Lookup returns the check with the given ID.
-func Lookup(id string) (*Check, bool) {
-	for _, c := range catalog {
-		if c.ID == id {
-			return c, true
-		}
-	}
-	return nil, false
-}
+func Lookup(id string) (*Check, bool) { return catalog.Lookup(id) }
 
-// Select returns the checks of the catalog that pattern selects (conformance.Select).
-func Select(checks []*Check, pattern string) ([]*Check, error) {
-	return conformance.Select(checks, pattern, (*Check).Entry)
-}
+// CatalogEntries returns the digest entries of the worker suite's catalog.
+func CatalogEntries() []conformance.CatalogEntry { return catalog.Entries() }
 
-// Entry returns what the catalog digest covers of the check.
-func (c *Check) Entry() conformance.CatalogEntry {
-	return conformance.CatalogEntry{ID: c.ID, Level: c.Level, Requirements: slices.Clone(c.Requirements)}
-}
+// Suite describes the worker suite: its version and catalog digest.
+func Suite() conformance.SuiteInfo { return conformance.NewSuiteInfo("worker", CatalogEntries()) }

@@ -24,7 +24,7 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-01", Level: conformance.Must, Requirements: []string{"AUZ-008", "WRK-030", "WRK-091", "WRK-096", "WRK-097"},
 			Title: "an invocation of a tool the manifest does not grant is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(textGrant(toolTextEcho))
 				w.sendInvoke(toolJSONEcho, jsonPayload(`{}`))
 				w.expectExit(exitRejected, "an invoke of conf.json.echo, which is not granted")
@@ -33,7 +33,7 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-02", Level: conformance.Must, Requirements: []string{"AUZ-008", "MSG-012"},
 			Title: "a JSON payload for a text grant is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.sendInvoke(toolTextEcho, jsonPayload(`{"text":"hello"}`))
 				w.expectExit(exitRejected, "a json payload for the text tool conf.text.echo")
@@ -42,7 +42,7 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-03", Level: conformance.Must, Requirements: []string{"AUZ-008", "AUZ-010", "MSG-039"},
 			Title: "an input one byte over max_input_bytes is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(limitedGrant(toolTextEcho, protocol.FormatText, 10, 16, 64))
 				w.sendInvoke(toolTextEcho, text(repeat("a", 17)))
 				w.expectExit(exitRejected, "17 bytes of input under max_input_bytes 16")
@@ -51,7 +51,7 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-04", Level: conformance.Must, Requirements: []string{"AUZ-010", "MSG-039"},
 			Title: "an input of exactly max_input_bytes is accepted",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(limitedGrant(toolTextEcho, protocol.FormatText, 10, 16, 64))
 				t.expectPayload("the echo", text(repeat("a", 16)), w.invoke(toolTextEcho, text(repeat("a", 16))))
 				w.endInput()
@@ -60,7 +60,7 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-05", Level: conformance.Must, Requirements: []string{"MSG-013", "AUZ-008", "AUZ-010"},
 			Title: "text input size counts UTF-8 bytes: 6 bytes pass a limit of 6, 7 bytes do not",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(limitedGrant(toolTextEcho, protocol.FormatText, 10, 6, 64))
 				t.expectPayload("the echo", text("é😀"), w.invoke(toolTextEcho, text("é😀")))
 				w.sendInvoke(toolTextEcho, text("é😀a"))
@@ -70,7 +70,7 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-06", Level: conformance.Must, Requirements: []string{"AUZ-008", "AUZ-011"},
 			Title: "a call beyond max_calls is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(limitedGrant(toolTextEcho, protocol.FormatText, 2, 64, 64))
 				w.invoke(toolTextEcho, text("1"))
 				w.invoke(toolTextEcho, text("2"))
@@ -81,7 +81,7 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-07", Level: conformance.Must, Requirements: []string{"AUZ-005", "AUZ-003"},
 			Title: "a request id used twice in one session is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.send(w.invocation("req-dup", toolTextEcho, text("first")))
 				t.expectPayload("the echo", text("first"), w.expectResult("req-dup"))
@@ -93,7 +93,7 @@ func AuthzChecks() []*Check {
 			ID: "CNF-AUTHZ-08", Level: conformance.Must, Requirements: []string{"AUZ-005", "AUZ-009"},
 			Needs: []Need{NeedDurable},
 			Title: "invocations and durable dispatches share one request-id namespace",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.send(w.invocation("req-shared", toolTextEcho, text("first")))
 				w.expectResult("req-shared")
@@ -107,7 +107,7 @@ func AuthzChecks() []*Check {
 			// 1,025 round trips: under a loaded machine they need more than the default limit.
 			Timeout: 10 * time.Second,
 			Title:   "a session retains at most 1,024 request ids: request 1,025 is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(limitedGrant(toolTextEcho, protocol.FormatText, 2000, 64, 64))
 				for i := 1; i <= 1024; i++ {
 					id := w.sendInvoke(toolTextEcho, text("n"))
@@ -120,7 +120,7 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-10", Level: conformance.Must, Requirements: []string{"MSG-035", "MSG-032", "AUZ-008"},
 			Title: "a scalar JSON payload reaches the authorizer and is refused there (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.sendInvoke(toolJSONEcho, jsonPayload(`5`))
 				w.expectExit(exitRejected, "the JSON payload 5")
@@ -129,7 +129,7 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-11", Level: conformance.Must, Requirements: []string{"MSG-036", "MSG-032", "AUZ-008"},
 			Title: "a JSON payload nested 33 levels deep is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.sendInvoke(toolJSONEcho, jsonPayload(nestedArrays(33, "")))
 				w.expectExit(exitRejected, "33 nested arrays")
@@ -138,7 +138,7 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-12", Level: conformance.Must, Requirements: []string{"WRK-030", "WRK-003", "PRF-006"},
 			Title: "an adapter that declares no invocation safety is never invoked (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.sendInvoke(toolUndeclared, text("hello"))
 				w.expectExit(exitRejected, "an invoke of conf.text.undeclared")
@@ -148,7 +148,7 @@ func AuthzChecks() []*Check {
 			ID: "CNF-AUTHZ-13", Level: conformance.Must, Requirements: []string{"AUZ-009", "AUZ-011"},
 			Needs: []Need{NeedDurable},
 			Title: "durable dispatches spend the tool's max_calls like invocations",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(0)
 				g.MaxCalls = 1
 				w := t.session(g)
@@ -161,7 +161,7 @@ func AuthzChecks() []*Check {
 			ID: "CNF-AUTHZ-14", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"AUZ-012", "WRK-060"},
 			Needs: []Need{NeedDurable},
 			Title: "reconciliation spends no call budget",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(0)
 				g.MaxCalls = 1
 				w := t.session(g)
@@ -176,7 +176,7 @@ func AuthzChecks() []*Check {
 			ID: "CNF-AUTHZ-15", Level: conformance.Must, Requirements: []string{"WRK-040", "WRK-003"},
 			Needs: []Need{NeedDurable},
 			Title: "a durable dispatch to a tool without a durable contract is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.sendDispatch(toolTextEcho, "op-1", text("hello"))
 				w.expectExit(exitRejected, "a dispatch_operation for conf.text.echo")
@@ -187,7 +187,7 @@ func AuthzChecks() []*Check {
 			ID: "CNF-AUTHZ-16", Level: conformance.Must, Requirements: []string{"AUZ-009", "AUZ-010", "WRK-040", "WRK-091", "MSG-038"},
 			Needs: durableEffects,
 			Title: "a dispatch input one byte over max_input_bytes is refused (status 5) before any effect",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(0)
 				g.MaxInputBytes = 12 // {"value":"x"} has 13 bytes canonically
 				w := t.session(g)
@@ -200,7 +200,7 @@ func AuthzChecks() []*Check {
 			ID: "CNF-AUTHZ-17", Level: conformance.Must, Requirements: []string{"AUZ-005", "AUZ-012", "WRK-060"},
 			Needs: durable,
 			Title: "a reconcile_operation that reuses a dispatch's request id is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				dispatched := w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":1}`))
 				t.expectStatus("the status", succeededRecord("op-1", "1"), w.expectOperationResult(dispatched))

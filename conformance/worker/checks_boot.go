@@ -35,7 +35,7 @@ func BootChecks() []*Check {
 		&Check{
 			ID: "CNF-BOOT-01", Level: conformance.Must, Requirements: []string{"BOOT-006", "BOOT-019", "BOOT-020", "WRK-092", "ERR-013"},
 			Title: "a bootstrap with a wrong magic ends the worker with status 3 before any frame is read",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.writeRaw([]byte("SPLPBOOX"))
 				// A frame after the bad preamble must not be acted on.
@@ -46,63 +46,63 @@ func BootChecks() []*Check {
 		&Check{
 			ID: "CNF-BOOT-02", Level: conformance.Must, Requirements: []string{"BOOT-007", "WRK-092"},
 			Title: "a bootstrap version other than 1 is refused as soon as the version byte is read",
-			run: func(t *T) {
+			Run: func(t *T) {
 				badBootstrap(t, []byte("SPLPBOOT\x02"), false, "version byte 2 (input left open)")
 			},
 		},
 		&Check{
 			ID: "CNF-BOOT-03", Level: conformance.Must, Requirements: []string{"BOOT-008", "WRK-092"},
 			Title: "a session-id length of 0 is refused before anything else is read",
-			run: func(t *T) {
+			Run: func(t *T) {
 				badBootstrap(t, []byte("SPLPBOOT\x01\x00"), false, "session-id length 0 (input left open)")
 			},
 		},
 		&Check{
 			ID: "CNF-BOOT-04", Level: conformance.Must, Requirements: []string{"BOOT-008", "BOOT-014", "WRK-092"},
 			Title: "a session-id length of 129 is refused before any session-id byte is read",
-			run: func(t *T) {
+			Run: func(t *T) {
 				badBootstrap(t, []byte("SPLPBOOT\x01\x81"), false, "session-id length 129 (input left open)")
 			},
 		},
 		&Check{
 			ID: "CNF-BOOT-05", Level: conformance.Must, Requirements: []string{"BOOT-009", "WRK-092"},
 			Title: "a session id that is not UTF-8 is refused",
-			run: func(t *T) {
+			Run: func(t *T) {
 				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 6, "conf-\xff", testKey), false, "a session id that is not UTF-8")
 			},
 		},
 		&Check{
 			ID: "CNF-BOOT-06", Level: conformance.Must, Requirements: []string{"BOOT-010", "MSG-002", "WRK-092"},
 			Title: "a session id that is not a token is refused before the key is read",
-			run: func(t *T) {
+			Run: func(t *T) {
 				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 7, "Conf Id", nil), false, `session id "Conf Id" and no key (input left open)`)
 			},
 		},
 		&Check{
 			ID: "CNF-BOOT-07", Level: conformance.Must, Requirements: []string{"BOOT-011", "FRM-039", "WRK-092"},
 			Title: "an all-zero session key is refused",
-			run: func(t *T) {
+			Run: func(t *T) {
 				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 9, "session-1", make([]byte, 32)), false, "an all-zero key")
 			},
 		},
 		&Check{
 			ID: "CNF-BOOT-08", Level: conformance.Must, Requirements: []string{"BOOT-005", "WRK-092"},
 			Title: "a bootstrap cut off inside the key is refused at end of input",
-			run: func(t *T) {
+			Run: func(t *T) {
 				badBootstrap(t, rawBootstrap("SPLPBOOT", 1, 9, "session-1", testKey[:16]), true, "a key of 16 bytes followed by end of input")
 			},
 		},
 		&Check{
 			ID: "CNF-BOOT-09", Level: conformance.Must, Requirements: []string{"BOOT-005", "WRK-092"},
 			Title: "an empty standard input is a bootstrap failure",
-			run: func(t *T) {
+			Run: func(t *T) {
 				badBootstrap(t, nil, true, "an empty input")
 			},
 		},
 		&Check{
 			ID: "CNF-BOOT-10", Level: conformance.Must, Requirements: []string{"BOOT-016", "BOOT-017", "BOOT-019", "WRK-092"},
 			Title: "a JSON frame in place of the bootstrap is refused as a bootstrap failure",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)}))
 				w.expectExit(exitBootstrap, "an open_session frame without a bootstrap")
@@ -111,7 +111,7 @@ func BootChecks() []*Check {
 		&Check{
 			ID: "CNF-BOOT-11", Unreachable: unreachableLibrary, Level: conformance.Must, Requirements: []string{"BOOT-012", "BOOT-013", "WRK-090"},
 			Title: "bytes that follow the bootstrap in the same write are read as the first frame",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				data := w.bootstrapBytes()
 				data = append(data, w.seal(protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)})...)

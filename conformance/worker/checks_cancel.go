@@ -52,7 +52,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-01", Level: conformance.Must, Requirements: []string{"CAN-006", "CAN-016", "CAN-020", "PRF-016", "AUZ-019", "CAN-021"},
 			Needs: cancelNeeds,
 			Title: "a cancel of a running cooperative invocation is acknowledged, and no result ever follows",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				target := w.sendInvoke(toolCancellable, text("3000"))
 				c := w.cancelRequest(target, toolCancellable)
@@ -78,7 +78,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-02", Level: conformance.Must, Requirements: []string{"CAN-015", "PRF-017", "AUZ-019", "CAN-021"},
 			Needs: cancelNeeds,
 			Title: "a cancel that loses the race gets the result first, then too_late",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				target := w.sendInvoke(toolUncooperative, text("300"))
 				c := w.cancelRequest(target, toolUncooperative)
@@ -98,7 +98,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-03", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"CAN-007", "AUZ-017", "AUZ-019"},
 			Needs: cancelNeeds,
 			Title: "a cancel of an invocation that already answered is answered too_late",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				target := w.sendInvoke(toolCancellable, text("0"))
 				w.expectResult(target)
@@ -113,7 +113,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-04", Level: conformance.Must, Requirements: []string{"CAN-012", "AUZ-016", "CAN-007"},
 			Needs: cancelNeeds,
 			Title: "a second cancel of the same invocation is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				target := w.sendInvoke(toolCancellable, text("0"))
 				w.expectResult(target)
@@ -128,7 +128,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-05", Level: conformance.Must, Requirements: []string{"CAN-006", "AUZ-015", "CAN-019"},
 			Needs: cancelNeeds,
 			Title: "a cancel naming the wrong tool for the running invocation is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				target := w.sendInvoke(toolCancellable, text("3000"))
 				w.send(protocol.CancelMessage{Request: w.cancelRequest(target, toolUncooperative)})
@@ -138,7 +138,7 @@ func CancelChecks() []*Check {
 		&Check{
 			ID: "CNF-CANCEL-06", Level: conformance.Must, Requirements: []string{"CAN-022", "WRK-022"},
 			Title: "a cancel in a baseline (non-cancellable) session is an unexpected message (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				target := w.sendInvoke(toolTextEcho, text("x"))
 				w.expectResult(target)
@@ -150,7 +150,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-07", Level: conformance.Must, Requirements: []string{"CAN-008"},
 			Needs: cancelNeeds,
 			Title: "a cancel before any invocation is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				w.send(protocol.CancelMessage{Request: w.cancelRequest("req-none", toolCancellable)})
 				w.expectExit(exitRejected, "a cancel with no invocation to target")
@@ -160,7 +160,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-08", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"CAN-009", "CAN-024", "WRK-092"},
 			Needs: cancelNeeds,
 			Title: "close_session in an idle cancellable session ends it cleanly (status 0, no frame)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				w.expectResult(w.sendInvoke(toolCancellable, text("1")))
 				w.closeSession()
@@ -171,7 +171,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-09", Level: conformance.Must, Requirements: []string{"CAN-010", "CAN-019", "CAN-024"},
 			Needs: cancelNeeds,
 			Title: "close_session while an invocation runs is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				w.sendInvoke(toolCancellable, text("3000"))
 				w.closeSession()
@@ -182,7 +182,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-10", Level: conformance.Must, Requirements: []string{"CAN-005", "CAN-002"},
 			Needs: cancelNeeds,
 			Title: "a second invoke while one runs is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				w.sendInvoke(toolCancellable, text("3000"))
 				w.sendInvoke(toolCancellable, text("0"))
@@ -192,7 +192,7 @@ func CancelChecks() []*Check {
 		&Check{
 			ID: "CNF-CANCEL-11", Level: conformance.Must, Requirements: []string{"CAN-022", "WRK-022"},
 			Title: "close_session in a baseline session is an unexpected message (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.closeSession()
 				w.expectExit(exitRejected, "close_session in a baseline session")
@@ -202,7 +202,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-12", Level: conformance.Must, Requirements: []string{"CAN-019", "CAN-024", "CAN-013"},
 			Needs: cancelNeeds, Timeout: 6*time.Second + maxFatalWait,
 			Title: "a fatal error while an uncooperative adapter runs ends the worker only after the adapter returned",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				wait := fatalWait(w.roundTrips(3))
 				ms := strconv.FormatInt(wait.Milliseconds(), 10)
@@ -216,7 +216,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-13", Level: conformance.Must, Requirements: []string{"MSG-015", "AUZ-015", "CAN-013"},
 			Needs: cancelNeeds,
 			Title: "a cancel whose cancellation id equals its target id is rejected (status 4: it does not decode)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				target := w.sendInvoke(toolCancellable, text("3000"))
 				c := w.cancelRequest(target, toolCancellable)
@@ -229,7 +229,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-14", Level: conformance.Must, Requirements: []string{"CAN-023", "CAN-011"},
 			Needs: []Need{NeedCancel, NeedDurable},
 			Title: "a durable dispatch in a cancellable session is an unexpected message (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				w.sendDispatch(toolCancellable, "op-1", text("0"))
 				w.expectExit(exitRejected, "a dispatch_operation in a cancellable session")
@@ -239,7 +239,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-15", Level: conformance.Must, Requirements: []string{"CAN-013", "WRK-092", "CAN-019"},
 			Needs: cancelNeeds,
 			Title: "end of input while an invocation runs is a transport failure (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				w.sendInvoke(toolCancellable, text("3000"))
 				w.closeInput()
@@ -250,7 +250,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-16", Level: conformance.Must, Requirements: []string{"CAN-018", "PRF-016"},
 			Needs: cancelNeeds,
 			Title: "an adapter error in a cancellable session is never answered (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				w.sendInvoke(toolCancellable, text("soon"))
 				w.expectExit(exitAdapter, `the slow-tool input "soon"`)
@@ -260,7 +260,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-17", Level: conformance.Must, Requirements: []string{"CAN-014", "AUZ-021"},
 			Needs: cancelNeeds,
 			Title: "an output over max_output_bytes in a cancellable session is never sent (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(limitedGrant(toolCancellable, protocol.FormatText, 10, 64, 5))
 				w.sendInvoke(toolCancellable, text("0"))
 				w.expectExit(exitAdapter, `the answer "done 0" (6 bytes) under max_output_bytes 5`)
@@ -270,7 +270,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-18", Level: conformance.Must, Requirements: []string{"CAN-006", "AUZ-015", "AUZ-005"},
 			Needs: cancelNeeds,
 			Title: "a cancel whose cancellation id was already used is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				first := w.sendInvoke(toolCancellable, text("0"))
 				w.expectResult(first)
@@ -285,7 +285,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-19", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"CAN-001", "CAN-023"},
 			Needs: cancelNeeds,
 			Title: "a session granting only cancellable tools runs the cancellable driver (close_session accepted)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(textGrant(toolCancellable))
 				w.expectRunning(50*time.Millisecond, "an open session waiting for input")
 				w.closeSession()
@@ -296,7 +296,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-20", Level: conformance.Must, Requirements: []string{"MSG-015", "MSG-021", "ENC-044"},
 			Needs: cancelNeeds,
 			Title: "a cancel with a member beyond its five fields is rejected (status 4: the structure denies unknown fields)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				target := w.sendInvoke(toolCancellable, text("3000"))
 				c := w.cancelRequest(target, toolCancellable)
@@ -311,7 +311,7 @@ func CancelChecks() []*Check {
 			// time, CAN-002): about 0.2 s on a quiet machine, many seconds under heavy load.
 			Timeout: 25 * time.Second,
 			Title:   "a cancellation id takes an identity slot: after an invoke took the 1,024th, a cancel is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(limitedGrant(toolCancellable, protocol.FormatText, 2000, 64, 64), textGrant(toolUncooperative))
 				for i := 1; i < 1024; i++ {
 					w.expectResult(w.sendInvoke(toolCancellable, text("0")))
@@ -325,7 +325,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-22", Level: conformance.Must, Requirements: []string{"CAN-006", "FRM-014", "WRK-091"},
 			Needs: cancelNeeds,
 			Title: "a cancel whose tag does not verify is never acted on: no acknowledgement, no frame, status 4",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.cancellable()
 				target := w.sendInvoke(toolCancellable, text("3000"))
 				w.writeLine(flipTagDigit(w.seal(protocol.CancelMessage{Request: w.cancelRequest(target, toolCancellable)})))

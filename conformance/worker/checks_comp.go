@@ -50,7 +50,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-01", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"WRK-050", "WRK-052", "PRF-015", "JRN-020", "AUZ-013"},
 			Needs: comp,
 			Title: "a granted compensation of a succeeded operation answers compensation_result succeeded",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				w := t.session(g)
 				w.dispatch("op-1", `{"value":1}`)
@@ -63,7 +63,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-02", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-015", "PRF-018", "PRF-014"},
 			Needs: compEffects,
 			Title: "a compensation appends one canonical compensation line to the effect log",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				w := t.session(g)
 				w.dispatch("op-1", `{"value":1}`)
@@ -76,7 +76,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-03", Level: conformance.Must, Requirements: []string{"AUZ-013", "MAN-004"},
 			Needs: comp,
 			Title: "a compensation under a grant with max_compensations 0 is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(0)
 				compRejected(t, g, "a compensation that the grant does not allow",
 					func(w *Worker) { w.dispatch("op-1", `{"value":1}`) },
@@ -89,7 +89,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-04", Level: conformance.Must, Requirements: []string{"AUZ-013", "AUZ-014"},
 			Needs: comp,
 			Title: "a compensation beyond max_compensations is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				compRejected(t, g, "a second compensation under max_compensations 1",
 					func(w *Worker) {
@@ -106,7 +106,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-05", Level: conformance.Must, Requirements: []string{"AUZ-013", "FP-001"},
 			Needs: comp,
 			Title: "a compensation whose grant fingerprint does not match the live grant is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				other := g
 				other.MaxCalls++
@@ -121,7 +121,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-06", Level: conformance.Must, Requirements: []string{"JRN-020", "WRK-050"},
 			Needs: comp,
 			Title: "a compensation of a failed operation is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				compRejected(t, g, "a compensation of an operation that failed",
 					func(w *Worker) { w.dispatch("op-1", `{"mode":"fail"}`) },
@@ -134,7 +134,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-07", Level: conformance.Must, Requirements: []string{"JRN-020", "WRK-050"},
 			Needs: comp,
 			Title: "a compensation of an operation the journal does not hold is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				compRejected(t, g, "a compensation of an unknown operation",
 					func(*Worker) {},
@@ -147,7 +147,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-08", Level: conformance.Must, Requirements: []string{"JRN-021", "JRN-020"},
 			Needs: comp,
 			Title: "a second compensation key for one operation is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(2)
 				compRejected(t, g, "compensation key cmp-2 for an operation already compensated by cmp-1",
 					func(w *Worker) {
@@ -163,7 +163,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-09", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"WRK-051", "AUZ-014", "JRN-020"},
 			Needs: comp,
 			Title: "an exact duplicate compensation is answered from the journal and spends no budget",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				w := t.session(g)
 				w.dispatch("op-1", `{"value":1}`)
@@ -177,7 +177,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-10", Level: conformance.Must, Requirements: []string{"WRK-051", "PRF-014", "PRF-015"},
 			Needs: compEffects,
 			Title: "an exact duplicate compensation never runs the compensation handler again",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				w := t.session(g)
 				w.dispatch("op-1", `{"value":1}`)
@@ -191,7 +191,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-11", Level: conformance.Must, Requirements: []string{"JRN-020", "WRK-050", "JRN-008"},
 			Needs: comp,
 			Title: "a compensation for another tenant scope than the journal's is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				compRejected(t, g, "a compensation for tenant scope other-tenant",
 					func(w *Worker) { w.dispatch("op-1", `{"value":1}`) },
@@ -204,7 +204,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-12", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-015", "WRK-052"},
 			Needs: comp,
 			Title: "a compensation in mode fail answers failed with the absence message",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				w := t.session(g)
 				w.dispatch("op-1", `{"value":1}`)
@@ -217,7 +217,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-13", Level: conformance.Must, Requirements: []string{"PRF-015", "WRK-052", "WRK-044"},
 			Needs: comp,
 			Title: "a compensation handler error is never answered (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				w := t.session(g)
 				w.dispatch("op-1", `{"value":1}`)
@@ -229,7 +229,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-14", Level: conformance.Must, Requirements: []string{"JRN-020", "FP-001"},
 			Needs: comp,
 			Title: "reusing a compensation key with different input is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(2)
 				compRejected(t, g, "compensation key cmp-1 again with a different input",
 					func(w *Worker) {
@@ -245,7 +245,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-15", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"WRK-052", "WRK-051", "WRK-073"},
 			Needs: []Need{NeedDurable, NeedCompensation, NeedJournal},
 			Title: "after a restart, an exact duplicate compensation is answered from the journal",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				w1 := t.session(g)
 				w1.dispatch("op-1", `{"value":1}`)
@@ -261,7 +261,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-16", Level: conformance.Must, Requirements: []string{"AUZ-013", "AUZ-010", "WRK-050", "WRK-091"},
 			Needs: compEffects,
 			Title: "a compensation input one byte over max_input_bytes is refused (status 5) before any effect",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				g.MaxInputBytes = 12 // {"value":1} has 11 bytes, {"value":"x"} has 13
 				w := t.session(g)
@@ -275,7 +275,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-17", Level: conformance.Must, Requirements: []string{"MSG-004", "MSG-018"},
 			Needs: comp,
 			Title: "a compensation key without the cmp- prefix is refused (status 4: it does not decode)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				w := t.session(g)
 				w.dispatch("op-1", `{"value":1}`)
@@ -288,7 +288,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-18", Level: conformance.Must, Requirements: []string{"WRK-052", "WRK-071", "PRF-021"},
 			Needs: compStoreFault,
 			Title: "a compensation whose admission cannot be persisted runs no handler and is never answered (status 7)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				w1 := t.session(g)
 				w1.dispatch("op-1", `{"value":1}`)
@@ -308,7 +308,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-19", Level: conformance.Must, Requirements: []string{"WRK-052", "WRK-046", "WRK-071", "PRF-021", "WRK-096"},
 			Needs: compStoreFault,
 			Title: "a compensation whose observation cannot be persisted is never answered (status 7); its inverse effect happened once",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w2 := compensationLosingObservation(t)
 				w2.expectExit(exitPersistence, "a compensation whose observation write fails after its admission was persisted")
 				t.expectEffects("a compensation admitted and performed whose observation was never persisted",
@@ -322,7 +322,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-20", Level: conformance.Must, Requirements: []string{"WRK-071", "WRK-020", "WRK-091", "PRF-021"},
 			Needs: compStoreFault,
 			Title: "a failed observation write poisons the session: a frame sent after the compensation is not answered either",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w2 := compensationLosingObservation(t)
 				w2.sendInvoke(toolTextEcho, text("after the failed write"))
 				w2.expectExit(exitPersistence, "a compensation whose observation write failed, then an echo")
@@ -332,7 +332,7 @@ func CompChecks() []*Check {
 			ID: "CNF-COMP-21", Level: conformance.Must, Requirements: []string{"WRK-051", "WRK-052", "JRN-021", "WRK-073", "PRF-021"},
 			Needs: compStoreFault,
 			Title: "after a compensation whose observation was lost, a restarted worker neither runs it again nor accepts it under a new key",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(1)
 				w2 := compensationLosingObservation(t)
 				w2.expectExit(exitPersistence, "a compensation whose observation write fails after its admission was persisted")

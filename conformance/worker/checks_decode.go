@@ -91,19 +91,19 @@ func DecodeChecks() []*Check {
 		&Check{
 			ID: "CNF-DECODE-01", Level: conformance.Must, Requirements: []string{"ENC-003", "FRM-010", "PRF-004"},
 			Title: "object keys are ordered by UTF-8 bytes, not UTF-16 code units: U+E000 sorts before U+1F600",
-			run: func(t *T) {
+			Run: func(t *T) {
 				echoSpelled(t, utf16Canonical, "{\"\U0001F600\":2,\"\ue000\":1}")
 			},
 		},
 		&Check{
 			ID: "CNF-DECODE-02", Level: conformance.Should, Requirements: []string{"ENC-024", "ENC-025", "ENC-052", "FRM-010", "ENC-039"},
 			Title: "numbers are normalized before the tag: the wire carries 1E2, 1e02 and -0, the tag covers 1e+2, 1e+02 and 0",
-			run:   func(t *T) { echoSpelled(t, numberCanonical, numberWire) },
+			Run:   func(t *T) { echoSpelled(t, numberCanonical, numberWire) },
 		},
 		&Check{
 			ID: "CNF-DECODE-03", Level: conformance.Should, Requirements: []string{"ENC-026", "ENC-039", "FRM-010"},
 			Title: `{"$serde_json::private::Number":"1E5"} is read as the number 1e+5 (Preserve mode)`,
-			run: func(t *T) {
+			Run: func(t *T) {
 				echoSpelled(t, `{"n":1e+5}`, `{"n":{"$serde_json::private::Number":"1E5"}}`)
 			},
 		},
@@ -111,7 +111,7 @@ func DecodeChecks() []*Check {
 			ID: "CNF-DECODE-04", Level: conformance.Must, Requirements: []string{"ENC-044", "MSG-016", "MSG-021"},
 			Needs: durable,
 			Title: "a dispatch_operation with an unknown member is rejected (status 4: the structure denies unknown fields)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				req := w.dispatchRequest(w.nextRequestID(), toolDurable, "op-1", jsonPayload(`{"mode":"fail"}`))
 				w.writeLine(w.respell(protocol.DispatchOperationMessage{Request: req}, `"operation_key":`, `"x_extra":true,"operation_key":`))
@@ -121,7 +121,7 @@ func DecodeChecks() []*Check {
 		&Check{
 			ID: "CNF-DECODE-05", Level: conformance.Must, Requirements: []string{"ENC-045"},
 			Title: "a structure with a repeated field is rejected (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				refusedSpelling(t, "an invocation naming its tool twice",
 					`"tool":"conf.text.echo"`, `"tool":"conf.text.echo","tool":"conf.text.echo"`)
 			},
@@ -129,14 +129,14 @@ func DecodeChecks() []*Check {
 		&Check{
 			ID: "CNF-DECODE-06", Level: conformance.Must, Requirements: []string{"ENC-042"},
 			Title: "5.0 is not an integer: an invocation with protocol_version 5.0 is rejected (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				refusedSpelling(t, "an invocation with protocol_version 5.0", `"protocol_version":5,`, `"protocol_version":5.0,`)
 			},
 		},
 		&Check{
 			ID: "CNF-DECODE-07", Level: conformance.Should, Requirements: []string{"ENC-043", "ENC-039"},
 			Title: "the integer -0 inside a message body reads as 0: a manifest with max_compensations -0 opens (Preserve mode)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				w.writeLine(w.respell(protocol.OpenSessionMessage{Manifest: w.manifest(textGrant(toolTextEcho))}, `"max_compensations":0`, `"max_compensations":-0`))
@@ -147,7 +147,7 @@ func DecodeChecks() []*Check {
 		&Check{
 			ID: "CNF-DECODE-08", Level: conformance.Must, Requirements: []string{"ENC-049", "FRM-010", "FRM-011"},
 			Title: "a structure in positional (array) form is accepted: an invocation written as an array is answered",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(textGrant(toolTextEcho))
 				id := w.nextRequestID()
 				m := w.invocation(id, toolTextEcho, text("positional"))
@@ -161,7 +161,7 @@ func DecodeChecks() []*Check {
 		&Check{
 			ID: "CNF-DECODE-09", Level: conformance.Must, Requirements: []string{"ENC-021", "ENC-044"},
 			Title: "nesting is limited to 128 levels inside a message body, also in an ignored unknown member (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				refusedSpelling(t, fmt.Sprintf("an invocation with an unknown member nested %d levels deep", deepLevels),
 					`"tool":`, `"x_deep":`+nestedArrays(deepLevels, "")+`,"tool":`)
 			},
@@ -169,7 +169,7 @@ func DecodeChecks() []*Check {
 		&Check{
 			ID: "CNF-DECODE-10", Level: conformance.Must, Requirements: []string{"ENC-004", "ENC-048", "FRM-010", "FRM-011"},
 			Title: "an open_session whose resource selectors arrive unsorted opens: the tag covers the sorted set",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				g := withSelectors(textGrant(toolTextEcho), 2)
@@ -184,7 +184,7 @@ func DecodeChecks() []*Check {
 			ID: "CNF-DECODE-11", Level: conformance.Must, Requirements: []string{"FRM-012", "FRM-013"},
 			Needs: durable,
 			Title: "a frame line within 1 MiB whose tag input exceeds 1 MiB is rejected (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(protocol.CapabilityGrant{Tool: toolDurable, Format: protocol.FormatJSON, MaxCalls: 10, MaxInputBytes: 2 << 20, MaxOutputBytes: 64 << 10})
 				seq := w.host.NextOutgoing()
 				head := w.dispatchRequest(w.nextRequestID(), toolDurable, "op-big", jsonPayload(`{"mode":"fail","value":"x"}`))
@@ -205,7 +205,7 @@ func DecodeChecks() []*Check {
 			ID: "CNF-DECODE-12", Level: conformance.Must, Requirements: []string{"ENC-049", "ENC-050", "FRM-010", "FRM-011"},
 			Needs: durable,
 			Title: "a tool payload in positional form [format, value] is accepted: text and json invocations and a dispatch are answered",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(textGrant(toolTextEcho), jsonGrant(toolJSONEcho), durableGrant(0))
 				for _, c := range []struct {
 					tool string
@@ -229,7 +229,7 @@ func DecodeChecks() []*Check {
 		&Check{
 			ID: "CNF-DECODE-13", Level: conformance.Must, Requirements: []string{"ENC-049", "MAN-001", "FRM-010", "FRM-011"},
 			Title: "a manifest, its grants and their selectors in positional form, trailing defaults left out, open a session",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				echo := textGrant(toolTextEcho)

@@ -61,7 +61,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-01", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"WRK-040", "WRK-047", "PRF-008", "JRN-013"},
 			Needs: durable,
 			Title: "a first dispatch runs the adapter and answers operation_result succeeded",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				t.expectStatus("the status", succeededRecord("op-1", `{"n":1}`), w.dispatch("op-1", `{"value":{"n":1}}`))
 				w.endInput()
@@ -71,7 +71,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-02", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-014", "PRF-018", "PRF-019", "PRF-002"},
 			Needs: durableEffects,
 			Title: "a dispatch performs exactly one effect, logged as one canonical effect line",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				w.dispatch("op-1", `{"value":{"b":[1,2],"a":"x"},"mode":"succeed","ignored":true}`)
 				t.expectEffects("one dispatch", effectLine("op-1", `{"a":"x","b":[1,2]}`))
@@ -82,7 +82,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-03", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"WRK-041", "JRN-013", "AUZ-005"},
 			Needs: durable,
 			Title: "an exact duplicate dispatch is answered from the journal under its new request id",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				first := w.dispatch("op-1", `{"value":7}`)
 				t.expectStatus("the status", succeededRecord("op-1", "7"), first)
@@ -94,7 +94,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-04", Level: conformance.Must, Requirements: []string{"WRK-041", "PRF-014", "JRN-013"},
 			Needs: durableEffects,
 			Title: "an exact duplicate dispatch never runs the adapter again (one effect line)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				w.dispatch("op-1", `{"value":7}`)
 				w.dispatch("op-1", `{"value":7}`)
@@ -107,7 +107,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-05", Level: conformance.Must, Requirements: []string{"JRN-013", "WRK-040"},
 			Needs: durable,
 			Title: "a dispatch that reuses an operation key with different input is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				w.dispatch("op-1", `{"value":1}`)
 				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":2}`))
@@ -118,7 +118,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-06", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-009", "PRF-013", "JRN-018", "WRK-060", "WRK-041"},
 			Needs: durable,
 			Title: "mode running answers running; reconciliation then reports succeeded, and so does a duplicate",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				t.expectStatus("the status", protocol.Running(), w.dispatch("op-1", `{"value":"r","mode":"running"}`))
 				t.expectStatus("the reconciled status", succeededRecord("op-1", `"r"`), w.reconcile("op-1"))
@@ -130,7 +130,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-07", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-010", "WRK-047"},
 			Needs: durable,
 			Title: "mode fail answers failed with the absence message",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				t.expectStatus("the status", protocol.Failed(absenceMessage), w.dispatch("op-1", `{"mode":"fail"}`))
 				w.endInput()
@@ -140,7 +140,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-08", Level: conformance.Must, Requirements: []string{"PRF-012", "WRK-044", "WRK-091"},
 			Needs: durable,
 			Title: "an adapter error in a dispatch is never answered (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"mode":"error"}`))
 				w.expectExit(exitAdapter, "a dispatch in mode error")
@@ -150,7 +150,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-09", Level: conformance.Must, Requirements: []string{"PRF-011", "WRK-043", "WRK-046"},
 			Needs: durable,
 			Title: "an indeterminate dispatch is never reported as a status (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":1,"mode":"indeterminate"}`))
 				w.expectExit(exitAdapter, "a dispatch in mode indeterminate")
@@ -160,7 +160,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-10", Level: conformance.Must, Requirements: []string{"PRF-007", "WRK-044"},
 			Needs: durable,
 			Title: "a dispatch with an unknown mode fails with InvalidJsonInput (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"mode":"maybe"}`))
 				w.expectExit(exitAdapter, `a dispatch in mode "maybe"`)
@@ -170,7 +170,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-11", Level: conformance.Must, Requirements: []string{"PRF-007", "WRK-044"},
 			Needs: durableEffects,
 			Title: "a dispatch whose input is not an object fails and performs no effect",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				w.sendDispatch(toolDurable, "op-1", jsonPayload(`[1,2]`))
 				w.expectExit(exitAdapter, "a dispatch whose input is an array")
@@ -181,7 +181,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-12", Level: conformance.Must, Requirements: []string{"WRK-060", "JRN-017"},
 			Needs: durable,
 			Title: "reconciling an operation key the journal does not hold is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				w.sendReconcile(toolDurable, "op-never")
 				w.expectExit(exitRejected, "a reconcile_operation for an unknown key")
@@ -191,7 +191,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-13", Level: conformance.Must, Requirements: []string{"WRK-061"},
 			Needs: durable,
 			Title: "a tool is reconciled at most 16 times per session: the 17th is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				w.dispatch("op-1", `{"value":1}`)
 				for range 16 {
@@ -205,7 +205,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-14", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"WRK-073", "WRK-094", "JRN-013", "WRK-081"},
 			Needs: durableJournal,
 			Title: "after a restart, a fresh session answers an exact duplicate from the stored journal",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w1 := t.durableSession(0)
 				want := succeededRecord("op-1", `{"k":"v"}`)
 				t.expectStatus("the status", want, w1.dispatch("op-1", `{"value":{"k":"v"}}`))
@@ -219,7 +219,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-15", Level: conformance.Must, Requirements: []string{"WRK-041", "PRF-014", "PRF-020", "WRK-073"},
 			Needs: durableBoth,
 			Title: "after a restart, an exact duplicate performs no second effect",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w1 := t.durableSession(0)
 				w1.dispatch("op-1", `{"value":1}`)
 				w1.endInput()
@@ -233,7 +233,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-16", Level: conformance.Must, Requirements: []string{"WRK-041", "WRK-043", "WRK-042", "PRF-011", "PRF-013", "WRK-073"},
 			Needs: durableBoth,
 			Title: "pending is never reported: indeterminate, restart, duplicate refused, reconcile succeeded",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w1 := t.durableSession(0)
 				w1.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":5,"mode":"indeterminate"}`))
 				w1.expectExit(exitAdapter, "a dispatch in mode indeterminate")
@@ -252,7 +252,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-17", Level: conformance.Must, Requirements: []string{"WRK-044", "WRK-041", "PRF-012", "PRF-013"},
 			Needs: durableJournal,
 			Title: "an adapter error leaves the record pending; reconciliation after a restart reports failed",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w1 := t.durableSession(0)
 				w1.sendDispatch(toolDurable, "op-1", jsonPayload(`{"mode":"error"}`))
 				w1.expectExit(exitAdapter, "a dispatch in mode error")
@@ -268,7 +268,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-18", Level: conformance.Must, Requirements: []string{"WRK-015", "WRK-094"},
 			Needs: durableJournal,
 			Title: "a session id already admitted for the journal is refused after a restart (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w1 := t.durableSession(0)
 				w1.endInput()
 				w2 := t.launchAs(w1.SessionID)
@@ -281,7 +281,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-19", Level: conformance.Must, Requirements: []string{"WRK-083", "WRK-042", "WRK-015", "STO-028", "WRK-092"},
 			Needs: durableBoth,
 			Title: "a superseded worker cannot persist: its dispatch fails (status 7) before any effect",
-			run: func(t *T) {
+			Run: func(t *T) {
 				older := t.durableSession(0)
 				// The older worker is admitted once it has answered.
 				t.expectStatus("the older worker's status", succeededRecord("op-a", "1"), older.dispatch("op-a", `{"value":1}`))
@@ -297,7 +297,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-20", Level: conformance.Must, Requirements: []string{"JRN-013", "WRK-073"},
 			Needs: durableJournal,
 			Title: "after a restart, reusing an operation key with different input is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w1 := t.durableSession(0)
 				w1.dispatch("op-1", `{"value":1}`)
 				w1.endInput()
@@ -310,7 +310,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-21", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"WRK-018", "WRK-061", "WRK-073"},
 			Needs: durableJournal,
 			Title: "the reconciliation budget belongs to the session: a fresh session starts at zero",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w1 := t.durableSession(0)
 				w1.dispatch("op-1", `{"value":1}`)
 				for range 16 {
@@ -326,7 +326,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-22", Level: conformance.Must, Requirements: []string{"PRF-010", "PRF-014"},
 			Needs: durableEffects,
 			Title: "modes fail and error perform no effect; succeed and running perform one each",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.durableSession(0)
 				w.dispatch("op-1", `{"value":1,"mode":"fail"}`)
 				w.dispatch("op-2", `{"value":2,"mode":"running"}`)
@@ -340,7 +340,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-23", Level: conformance.Must, Requirements: []string{"WRK-045", "JRN-016", "WRK-072", "AUZ-022"},
 			Needs: durableEffects,
 			Title: "a dispatch status the grant rejects is never answered (status 6), though the effect happened",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(0)
 				g.MaxOutputBytes = 20 // the success payload {"operation_key":"op-1","value":"x"} has 34 bytes
 				w := t.session(g)
@@ -353,7 +353,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-24", Level: conformance.Must, Requirements: []string{"WRK-062", "WRK-060", "JRN-017"},
 			Needs: durable,
 			Title: "a reconciled status the grant rejects is never answered (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				g := durableGrant(0)
 				g.MaxOutputBytes = 20
 				w := t.session(g)
@@ -366,7 +366,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-25", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-020", "PRF-018", "PRF-002"},
 			Needs: durableEffects,
 			Title: "at start a torn final effect-log line is cut off, and a malformed line makes the worker refuse to start (status 7)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w1 := t.durableSession(0)
 				w1.dispatch("op-1", `{"value":1}`)
 				w1.endInput()
@@ -389,13 +389,13 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-26", Level: conformance.Must, Requirements: []string{"WRK-048", "ENC-054", "WRK-041", "WRK-060"},
 			Needs: durableBoth,
 			Title: "an admitted dispatch holding non-portable numbers is answered, reconciled in a fresh session and answered again as a duplicate",
-			run:   durableNumbers,
+			Run:   durableNumbers,
 		},
 		&Check{
 			ID: "CNF-DURABLE-27", Level: conformance.Must, Requirements: []string{"WRK-049", "WRK-041", "JRN-013", "WRK-096"},
 			Needs: durableJournal,
 			Title: "an exact duplicate is checked against the live grant: a smaller max_output_bytes or another format refuses it",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w1 := t.durableSession(0)
 				want := succeededRecord("op-1", `"a value of some length"`)
 				t.expectStatus("the status", want, w1.dispatch("op-1", `{"value":"a value of some length"}`))
@@ -414,7 +414,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-28", Level: conformance.Must, Requirements: []string{"WRK-042", "WRK-071", "PRF-021", "WRK-096"},
 			Needs: storeFault,
 			Title: "a dispatch whose admission cannot be persisted performs no effect and is never answered (status 7)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				t.armStoreFault(-1)
 				w1 := t.durableSession(0)
 				w1.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":1}`))
@@ -431,7 +431,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-29", Level: conformance.Must, Requirements: []string{"WRK-046", "WRK-071", "WRK-041", "PRF-021"},
 			Needs: storeFault,
 			Title: "a dispatch whose observation cannot be persisted is never answered; a fresh session reconciles it",
-			run: func(t *T) {
+			Run: func(t *T) {
 				t.armStoreFault(1)
 				w1 := t.durableSession(0)
 				w1.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":1}`))
@@ -447,7 +447,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-30", Level: conformance.Must, Requirements: []string{"WRK-062", "WRK-071", "PRF-021"},
 			Needs: storeFault,
 			Title: "a reconciliation whose observation cannot be persisted is never answered; a later one is",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w1 := t.durableSession(0)
 				t.expectStatus("the status", protocol.Running(), w1.dispatch("op-1", `{"mode":"running","value":1}`))
 				t.armStoreFault(-1)
@@ -463,7 +463,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-31", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-022", "WRK-040"},
 			Needs: durableEffects,
 			Title: "the durable tool receives the exact operation key: the effect line carries it unchanged",
-			run: func(t *T) {
+			Run: func(t *T) {
 				const key = "op.-_exact.key-0042_z"
 				w := t.durableSession(0)
 				t.expectStatus("the status", succeededRecord(key, "1"), w.dispatch(key, `{"value":1}`))
@@ -476,7 +476,7 @@ func DurableChecks() []*Check {
 			Needs:   []Need{NeedDurable, NeedJournal, NeedEffects, NeedEffectFence},
 			Timeout: 20 * time.Second,
 			Title:   "a superseded worker's effect is refused once a newer worker reconciled the operation as failed: the session's fencing token reaches the effect log",
-			run: func(t *T) {
+			Run: func(t *T) {
 				older := t.durableSession(0)
 				older.sendDispatch(toolDurable, "op-held", jsonPayload(fmt.Sprintf(`{"value":1,"wait_ms":%d}`, heldMillis)))
 				// The adapter runs once the admission is persisted, and a held call shows its token
@@ -499,7 +499,7 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-33", Level: conformance.Must, Requirements: []string{"STO-071", "STO-026", "STO-028", "WRK-083", "WRK-094"},
 			Needs: durableBoth,
 			Title: "three workers opened at once on one journal each dispatch: exactly one persists and answers, the others stop with status 7 before any effect",
-			run: func(t *T) {
+			Run: func(t *T) {
 				ws := []*Worker{t.durableSession(0), t.durableSession(0), t.durableSession(0)}
 				// A session has reserved its fence once it answered an echo.
 				for _, w := range ws {

@@ -29,7 +29,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-01", Level: conformance.Must, Requirements: withFrameReqs("FRM-025", "FRM-014", "FRM-029"),
 			Title: "a frame whose payload was altered after sealing is rejected without an answer",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "an invoke whose text was changed after sealing", func(w *Worker) []byte {
 					line := w.seal(w.invocation("req-1", toolTextEcho, text("hello")))
 					return bytes.Replace(line, []byte(`"hello"`), []byte(`"hellp"`), 1)
@@ -39,7 +39,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-02", Level: conformance.Must, Requirements: withFrameReqs("FRM-025", "FRM-017"),
 			Title: "a frame with one wrong tag digit is rejected without an answer",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "an invoke with one tag digit changed", func(w *Worker) []byte {
 					return flipTagDigit(w.seal(w.invocation("req-1", toolTextEcho, text("hello"))))
 				})
@@ -48,7 +48,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-03", Level: conformance.Must, Requirements: withFrameReqs("FRM-027", "FRM-014"),
 			Title: "a frame sealed under another key is rejected without an answer",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "an invoke sealed under another key", func(w *Worker) []byte {
 					other := otherAuthenticator(t, w.SessionID, protocol.RoleHost, 2)
 					defer other.Close()
@@ -63,7 +63,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-04", Level: conformance.Must, Requirements: withFrameReqs("FRM-028", "FRM-008"),
 			Title: "a host frame sealed with the worker role as sender is rejected without an answer",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "an invoke sealed as sender \"worker\"", func(w *Worker) []byte {
 					m := w.invocation("req-1", toolTextEcho, text("hello"))
 					tag, err := protocol.ComputeTag(w.key, w.SessionID, protocol.RoleWorker, 2, m)
@@ -77,7 +77,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-05", Level: conformance.Must, Requirements: withFrameReqs("FRM-028"),
 			Title: "the worker's own answer reflected back to it is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				id := w.sendInvoke(toolTextEcho, text("mirror"))
 				ev := w.next("a result for " + id)
@@ -95,7 +95,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-06", Level: conformance.Must, Requirements: withFrameReqs("FRM-026"),
 			Title: "a replayed frame is rejected: the first copy is answered, the second is not",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				id := w.nextRequestID()
 				line := w.seal(w.invocation(id, toolTextEcho, text("once")))
@@ -108,7 +108,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-07", Level: conformance.Must, Requirements: withFrameReqs("FRM-026", "FRM-025"),
 			Title: "a frame that skips a sequence number is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "an invoke at sequence 3 where 2 is expected", func(w *Worker) []byte {
 					return w.forge(3, w.invocation("req-1", toolTextEcho, text("gap")))
 				})
@@ -117,7 +117,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-08", Level: conformance.Must, Requirements: withFrameReqs("FRM-002"),
 			Title: "a frame with sequence 0 is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "an invoke at sequence 0", func(w *Worker) []byte {
 					return w.forge(0, w.invocation("req-1", toolTextEcho, text("zero")))
 				})
@@ -126,7 +126,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-09", Level: conformance.Must, Requirements: withFrameReqs("FRM-027", "FRM-009"),
 			Title: "a frame sealed for another session under the same key is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "an invoke sealed by another session's authenticator", func(w *Worker) []byte {
 					other := w.SessionID + "-other"
 					raw, err := w.key.ExposeSecret()
@@ -157,7 +157,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-10", Level: conformance.Must, Requirements: withFrameReqs("FRM-027", "FRM-025", "MSG-028"),
 			Title: "a correctly tagged frame whose message names another session is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "an invoke for another session tagged under the worker's session", func(w *Worker) []byte {
 					m := w.invocation("req-1", toolTextEcho, text("hello"))
 					m.Invocation.SessionID = w.SessionID + "-other"
@@ -168,7 +168,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-11", Level: conformance.Must, Requirements: withFrameReqs("FRM-032", "FRM-003", "MSG-041"),
 			Title: "a frame line longer than 1 MiB is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "a 1 MiB + 200 byte invoke line", func(w *Worker) []byte {
 					m := w.invocation("req-1", toolTextEcho, text(repeat("x", protocol.MaxWireFrameBytes+1)))
 					tag := [protocol.AuthTagBytes]byte{}
@@ -179,7 +179,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-12", Level: conformance.Must, Requirements: withFrameReqs("FRM-032"),
 			Title: "an over-long line is detected while reading, without waiting for its line feed",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				t.Logf("→ worker 1: 1,048,577 bytes of x without a line feed")
 				w.write(bytes.Repeat([]byte("x"), protocol.MaxWireFrameBytes+1))
@@ -190,7 +190,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-13", Level: conformance.Must, Requirements: withFrameReqs("FRM-034"),
 			Title: "a complete frame without its line feed, then end of input, is not acted on",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.writeRaw(w.seal(w.invocation("req-1", toolTextEcho, text("no newline"))))
 				w.closeInput()
@@ -200,28 +200,28 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-14", Level: conformance.Must, Requirements: withFrameReqs("FRM-003"),
 			Title: "a line that is not JSON is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "a line of text", func(*Worker) []byte { return []byte("this is not a frame") })
 			},
 		},
 		&Check{
 			ID: "CNF-FRAME-15", Level: conformance.Must, Requirements: withFrameReqs("FRM-033"),
 			Title: "a line that is not UTF-8 is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "a line of bytes that are not UTF-8", func(*Worker) []byte { return []byte("{\"sequence\":2,\xff\xfe}") })
 			},
 		},
 		&Check{
 			ID: "CNF-FRAME-16", Level: conformance.Must, Requirements: withFrameReqs("FRM-037"),
 			Title: "an empty line is a frame that does not decode, not a line to skip",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "an empty line", func(*Worker) []byte { return nil })
 			},
 		},
 		&Check{
 			ID: "CNF-FRAME-17", Level: conformance.Must, Requirements: withFrameReqs("MSG-001"),
 			Title: "a correctly tagged message with protocol_version 4 is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "a version-4 invoke", func(w *Worker) []byte {
 					m := w.invocation("req-1", toolTextEcho, text("v4"))
 					m.Invocation.ProtocolVersion = 4
@@ -232,7 +232,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-18", Level: conformance.Must, Requirements: withFrameReqs("MSG-027", "MSG-025"),
 			Title: "a message of an unknown type is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, `a message of type "ping"`, func(w *Worker) []byte {
 					return fmt.Appendf(nil, `{"sequence":2,"message":{"type":"ping","protocol_version":5,"session_id":%q},"auth_tag":"%s"}`, w.SessionID, repeat("0", 64))
 				})
@@ -241,7 +241,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-19", Level: conformance.Must, Requirements: withFrameReqs("FRM-016"),
 			Title: "a tag written in uppercase hexadecimal is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "an invoke whose correct tag is written in uppercase", func(w *Worker) []byte {
 					line := w.seal(w.invocation("req-1", toolTextEcho, text("hello")))
 					i := bytes.LastIndex(line, []byte(`"auth_tag":"`)) + len(`"auth_tag":"`)
@@ -256,7 +256,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-20", Unreachable: unreachableLibrary, Level: conformance.Must, Requirements: []string{"FRM-035", "FRM-031"},
 			Title: "a frame line ending in CR LF is accepted",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				id := w.nextRequestID()
 				w.writeRaw(append(w.seal(w.invocation(id, toolTextEcho, text("crlf"))), '\r', '\n'))
@@ -267,7 +267,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-21", Unreachable: unreachableLibrary, Level: conformance.Must, Requirements: []string{"FRM-011", "FRM-010", "FRM-001", "ENC-044", "ENC-050"},
 			Title: "a frame spelled non-canonically (spaces, member order, unknown members) is accepted",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				id := w.nextRequestID()
 				// The tag covers the canonical form (FRM-010), whatever the spelling on the wire.
@@ -288,7 +288,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-22", Level: conformance.Must, Requirements: []string{"FRM-007", "FRM-008", "FRM-015", "FRM-019", "FRM-031", "WRK-023", "FRM-005"},
 			Title: "answers are canonical frames tagged by the worker at outgoing sequences 1, 2, 3",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				for i := 1; i <= 3; i++ {
 					id := w.sendInvoke(toolTextEcho, text(fmt.Sprintf("answer %d", i)))
@@ -317,7 +317,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-23", Level: conformance.Must, Requirements: withFrameReqs("FRM-003", "FRM-031"),
 			Title: "a line holding a frame followed by other text is rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "a valid invoke followed by ` x` on the same line", func(w *Worker) []byte {
 					return append(w.seal(w.invocation("req-1", toolTextEcho, text("hello"))), " x"...)
 				})
@@ -326,7 +326,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-24", Level: conformance.Must, Requirements: withFrameReqs("FRM-031", "FRM-003"),
 			Title: "two frames on one line are rejected",
-			run: func(t *T) {
+			Run: func(t *T) {
 				rejectedFrame(t, "two invoke frames on one line", func(w *Worker) []byte {
 					a := w.seal(w.invocation("req-1", toolTextEcho, text("one")))
 					b := w.seal(w.invocation("req-2", toolTextEcho, text("two")))
@@ -338,7 +338,7 @@ func FrameChecks() []*Check {
 			ID: "CNF-FRAME-25", Level: conformance.Must, Requirements: withFrameReqs("MSG-031", "MSG-040", "MSG-035", "MSG-036", "MSG-033"),
 			Needs: durableEffects,
 			Title: "a dispatch_operation whose JSON payload is a scalar or 33 levels deep does not decode (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				for _, c := range []struct{ why, payload string }{
 					{"a dispatch whose JSON payload is 5", `5`},
 					{"a dispatch whose JSON payload is 33 nested arrays", nestedArrays(33, "")},
@@ -355,7 +355,7 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-26", Unreachable: unreachableLibrary, Level: conformance.Must, Requirements: []string{"FRM-011", "FRM-010", "ENC-052", "ENC-023", "ENC-005"},
 			Title: "a JSON payload spelled non-canonically (key order, spaces, escapes, a repeated key) is accepted and echoed canonically",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				id := w.nextRequestID()
 				// The host tags the canonical form; the wire carries another spelling of the same

@@ -39,24 +39,24 @@ func NumberChecks() []*Check {
 			ID: "CNF-NUMBER-01", Unreachable: unreachableNumberMode, Level: conformance.Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
 			Needs: durable,
 			Title: "a host frame whose payload holds the number 1e+2 (a text-keeping host's form of 1e2) is verified and answered",
-			run:   func(t *T) { numberCheck(t, "1e2") },
+			Run:   func(t *T) { numberCheck(t, "1e2") },
 		},
 		&Check{
 			ID: "CNF-NUMBER-02", Unreachable: unreachableNumberMode, Level: conformance.Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
 			Needs: durable,
 			Title: "a host frame whose payload holds the number 0.10 is verified and answered",
-			run:   func(t *T) { numberCheck(t, "0.10") },
+			Run:   func(t *T) { numberCheck(t, "0.10") },
 		},
 		&Check{
 			ID: "CNF-NUMBER-03", Unreachable: unreachableNumberMode, Level: conformance.Should, Requirements: []string{"ENC-039", "ENC-036", "FRM-010", "ENC-034"},
 			Needs: durable,
 			Title: "a host frame whose payload holds the 20-digit integer 99999999999999999999 is verified and answered",
-			run:   func(t *T) { numberCheck(t, "99999999999999999999") },
+			Run:   func(t *T) { numberCheck(t, "99999999999999999999") },
 		},
 		&Check{
 			ID: "CNF-NUMBER-04", Level: conformance.Should, Requirements: []string{"ENC-053", "ENC-036", "ENC-039"},
 			Title: "the JSON echo answers numbers only a text-keeping host writes (0.10, 1e+2, 1e+400, 20-digit integers) as received",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(jsonGrant(toolJSONEcho))
 				t.expectPayload("the echo", jsonPayload(preserveOnlyCanonical), w.invoke(toolJSONEcho, jsonPayload(preserveOnlyInput)))
 				w.endInput()
@@ -65,7 +65,7 @@ func NumberChecks() []*Check {
 		&Check{
 			ID: "CNF-NUMBER-05", Level: conformance.Should, Requirements: []string{"ENC-053", "ENC-037", "ENC-039", "WRK-048", "ERR-004"},
 			Title: "a number a lossy writer also writes (1.4651248189898814e+246) proves nothing: its echo is withheld (status 6); after 0.10 it is answered",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(jsonGrant(toolJSONEcho))
 				w.sendInvoke(toolJSONEcho, jsonPayload(lossyWrittenNonPortable))
 				w.expectExit(exitAdapter, "an echo of "+lossyWrittenNonPortable+", whose number a lossy writer also writes, so it proves nothing")

@@ -16,7 +16,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-01", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"BOOT-018", "WRK-011", "WRK-092", "PRF-001"},
 			Title: "a session granting every profile tool opens, and end of input then exits with status 0",
-			run: func(t *T) {
+			Run: func(t *T) {
 				grants := append(baselineGrants(), textGrant(toolCancellable), textGrant(toolUncooperative))
 				w := t.session(grants...)
 				t.expectPayload("the echo", text("open"), w.invoke(toolTextEcho, text("open")))
@@ -26,7 +26,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-02", Level: conformance.Must, Requirements: []string{"WRK-012", "BOOT-018", "WRK-091"},
 			Title: "an authenticated first frame that is not open_session is rejected (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				w.send(w.invocation("req-1", toolTextEcho, text("too early")))
@@ -36,7 +36,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-03", Level: conformance.Must, Requirements: []string{"WRK-011", "FRM-025", "FRM-014"},
 			Title: "an open_session whose tag does not verify is rejected (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				line := w.seal(protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)})
@@ -47,7 +47,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-04", Level: conformance.Must, Requirements: []string{"WRK-011", "FRM-025", "FRM-026"},
 			Title: "an open_session at sequence 2 is rejected (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				w.writeLine(w.forge(2, protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)}))
@@ -57,7 +57,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-05", Level: conformance.Must, Requirements: []string{"WRK-011", "FRM-027", "MSG-028"},
 			Title: "an open_session whose manifest names another session is rejected (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				m := w.manifest(baselineGrants()...)
@@ -69,7 +69,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-06", Level: conformance.Must, Requirements: []string{"WRK-014", "WRK-017"},
 			Title: "a manifest granting a tool without an adapter is refused (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(textGrant(toolTextEcho), textGrant("conf.not.registered"))
 				w.expectExit(exitRejected, "a grant for conf.not.registered")
 			},
@@ -77,7 +77,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-07", Level: conformance.Must, Requirements: []string{"MAN-006", "MSG-031", "MSG-041", "WRK-013"},
 			Title: "a manifest with 129 grants is refused (status 4: it does not decode)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				var grants []protocol.CapabilityGrant
@@ -91,7 +91,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-08", Level: conformance.Must, Requirements: []string{"MAN-007", "MSG-031"},
 			Title: "a manifest granting one tool twice is refused (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(textGrant(toolTextEcho), textGrant(toolTextEcho))}))
@@ -101,7 +101,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-09", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"MAN-008", "CAN-023", "WRK-092"},
 			Title: "a manifest with no grant opens a valid session; end of input exits with status 0",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session()
 				w.expectRunning(50*time.Millisecond, "an open session waiting for input")
 				w.endInput()
@@ -110,7 +110,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-10", Level: conformance.Must, Requirements: []string{"MAN-001", "MAN-002", "MSG-031"},
 			Title: "a grant with max_calls 0 is refused (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				g := textGrant(toolTextEcho)
@@ -122,7 +122,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-11", Level: conformance.Must, Requirements: []string{"MAN-003", "MSG-041"},
 			Title: "a grant with 65 distinct resource selectors is refused (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(withSelectors(textGrant(toolTextEcho), 65))}))
@@ -132,7 +132,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-12", Unreachable: unreachableLibrary, Level: conformance.Must, Requirements: []string{"MAN-003", "MSG-041", "MAN-001"},
 			Title: "a grant with 64 opaque resource selectors is accepted and usable",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(withSelectors(textGrant(toolTextEcho), 64))
 				t.expectPayload("the echo", text("ok"), w.invoke(toolTextEcho, text("ok")))
 				w.endInput()
@@ -141,7 +141,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-13", Level: conformance.Must, Requirements: []string{"WRK-092", "FRM-034"},
 			Title: "end of input after the bootstrap, before the opening frame, exits with status 4",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				w.closeInput()
@@ -151,7 +151,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-14", Level: conformance.Must, Requirements: []string{"WRK-022", "WRK-091"},
 			Title: "a second open_session in an open session is an unexpected message (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.send(protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)})
 				w.expectExit(exitRejected, "a second open_session")
@@ -160,7 +160,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-15", Level: conformance.Must, Requirements: []string{"MAN-006", "MSG-001"},
 			Title: "a manifest with protocol_version 4 is refused (status 4)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				m := w.manifest(baselineGrants()...)
@@ -172,7 +172,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-16", Level: conformance.Must, Requirements: []string{"MSG-006", "ENC-051", "WRK-011"},
 			Title: "a grant whose format is neither text nor json is refused (status 4: it does not decode)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				w.writeLine(w.forgeReplaced(protocol.OpenSessionMessage{Manifest: w.manifest(textGrant(toolTextEcho))}, `"format":"text"`, `"format":"xml"`))
@@ -182,7 +182,7 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-17", Level: conformance.Must, Requirements: []string{"MSG-006", "MSG-007", "ENC-051"},
 			Title: "a resource selector of a kind outside the four is refused (status 4: it does not decode)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.launch()
 				w.bootstrap()
 				g := withSelectors(textGrant(toolTextEcho), 1)
@@ -194,7 +194,7 @@ func OpenChecks() []*Check {
 			ID: "CNF-OPEN-18", Level: conformance.Must, Requirements: []string{"CAN-023", "CAN-025", "CAN-022"},
 			Needs: cancelNeeds,
 			Title: "a manifest mixing cancellable and ordinary tools opens a baseline session: slow tools answer, cancel is unexpected (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(textGrant(toolTextEcho), textGrant(toolCancellable))
 				t.expectPayload("the echo", text("mixed"), w.invoke(toolTextEcho, text("mixed")))
 				t.expectPayload("the slow tool's answer", text("done 0"), w.invoke(toolCancellable, text("0")))

@@ -11,7 +11,7 @@ func OutputChecks() []*Check {
 		&Check{
 			ID: "CNF-OUTPUT-01", Level: conformance.Must, Requirements: []string{"WRK-030", "AUZ-021", "WRK-091"},
 			Title: "an output one byte over max_output_bytes is never sent (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(limitedGrant(toolTextEcho, protocol.FormatText, 10, 64, 4))
 				w.sendInvoke(toolTextEcho, text("12345"))
 				w.expectExit(exitAdapter, "an echo of 5 bytes under max_output_bytes 4")
@@ -20,7 +20,7 @@ func OutputChecks() []*Check {
 		&Check{
 			ID: "CNF-OUTPUT-02", Level: conformance.Must, Requirements: []string{"AUZ-010", "AUZ-021"},
 			Title: "an output of exactly max_output_bytes is sent",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(limitedGrant(toolTextEcho, protocol.FormatText, 10, 64, 4))
 				t.expectPayload("the echo", text("1234"), w.invoke(toolTextEcho, text("1234")))
 				w.endInput()
@@ -29,7 +29,7 @@ func OutputChecks() []*Check {
 		&Check{
 			ID: "CNF-OUTPUT-03", Level: conformance.Must, Requirements: []string{"WRK-030", "AUZ-021", "MSG-038"},
 			Title: "a JSON output over max_output_bytes (canonical size) is never sent (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(limitedGrant(toolJSONEcho, protocol.FormatJSON, 10, 64, 16))
 				// {"a":"123456789"} is 17 bytes canonically.
 				w.sendInvoke(toolJSONEcho, jsonPayload(`{"a":"123456789"}`))
@@ -39,7 +39,7 @@ func OutputChecks() []*Check {
 		&Check{
 			ID: "CNF-OUTPUT-04", Level: conformance.Must, Requirements: []string{"PRF-005", "WRK-030", "WRK-091", "WRK-092"},
 			Title: "an adapter failure is never answered; the worker exits with status 6",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.sendInvoke(toolTextFail, text("fail"))
 				w.expectExit(exitAdapter, "an invoke of conf.text.fail")
@@ -48,7 +48,7 @@ func OutputChecks() []*Check {
 		&Check{
 			ID: "CNF-OUTPUT-05", Level: conformance.Must, Requirements: []string{"AUZ-021", "MSG-038", "AUZ-010"},
 			Title: "a JSON output of exactly max_output_bytes (canonical size) is sent",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(limitedGrant(toolJSONEcho, protocol.FormatJSON, 10, 64, 17))
 				t.expectPayload("the echo", jsonPayload(`{"a":"123456789"}`), w.invoke(toolJSONEcho, jsonPayload(`{"a":"123456789"}`)))
 				w.endInput()

@@ -14,7 +14,7 @@ func ProcChecks() []*Check {
 		&Check{
 			ID: "CNF-PROC-01", Level: conformance.Must, Requirements: []string{"WRK-093", "WRK-092"},
 			Title: "a rejected frame leaves one diagnostic on standard error naming the class and the error kind",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				w.writeLine(flipTagDigit(w.seal(w.invocation("req-1", toolTextEcho, text("hello")))))
 				w.expectExit(exitTransport, "an invoke with a wrong tag")
@@ -30,7 +30,7 @@ func ProcChecks() []*Check {
 		&Check{
 			ID: "CNF-PROC-02", Level: conformance.Must, Requirements: []string{"WRK-093", "FRM-040", "BOOT-021", "FRM-043", "BOOT-017"},
 			Title: "no output of a worker (standard error, frames, journal, effect log) ever contains its session key or its storage key, in any encoding, whatever it rejects",
-			run: func(t *T) {
+			Run: func(t *T) {
 				// After every check the runner looks for the session key and, when it gave the
 				// worker one with {storage-key}, the storage key, in every encoding it knows, in
 				// the worker's standard error and frames and in the journal and effect log the
@@ -52,7 +52,7 @@ func ProcChecks() []*Check {
 		&Check{
 			ID: "CNF-PROC-03", Level: conformance.Must, Requirements: []string{"WRK-090", "WRK-091", "FRM-031"},
 			Title: "the answer to each frame is flushed before the worker reads again, and nothing else is written",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				for _, s := range []string{"a", "b", "c"} {
 					t.expectPayload("the echo", text(s), w.invoke(toolTextEcho, text(s)))

@@ -17,7 +17,7 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-01", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-003", "WRK-030", "WRK-090"},
 			Title: "conf.text.echo returns ASCII text unchanged, answering before more input arrives",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				t.expectPayload("the echo", text("hello, worker"), w.invoke(toolTextEcho, text("hello, worker")))
 				w.endInput()
@@ -26,7 +26,7 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-02", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-003", "ENC-012", "MSG-013"},
 			Title: "conf.text.echo returns Unicode, control characters and escapes unchanged",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				t.expectPayload("the echo", text(trickyText), w.invoke(toolTextEcho, text(trickyText)))
 				w.endInput()
@@ -35,7 +35,7 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-03", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-003"},
 			Title: "conf.text.echo returns the empty text",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				t.expectPayload("the echo", text(""), w.invoke(toolTextEcho, text("")))
 				w.endInput()
@@ -44,7 +44,7 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-04", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-004", "ENC-012"},
 			Title: "conf.json.echo returns an object with Unicode keys, escapes and nesting, keys sorted",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				in := `{"zeta":{"b":[true,false,null],"a":"\u0000\"\\/\n"},"é":"😀","":{},"A":[],"\u2028":"line separator"}`
 				got := w.invoke(toolJSONEcho, jsonPayload(in))
@@ -55,7 +55,7 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-05", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-004", "ENC-035"},
 			Title: "conf.json.echo returns an array of portable numbers unchanged",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				in := `[0,1,-1,18446744073709551615,-9223372036854775808,1.5,-2.5,0.1,123.456,1e+16,1e-7,0.0]`
 				t.expectPayload("the echo", jsonPayload(in), w.invoke(toolJSONEcho, jsonPayload(in)))
@@ -65,7 +65,7 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-06", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-004", "MSG-036"},
 			Title: "conf.json.echo accepts and returns a payload exactly 32 levels deep",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				in := nestedArrays(31, "7")
 				t.expectPayload("the echo", jsonPayload(in), w.invoke(toolJSONEcho, jsonPayload(in)))
@@ -75,7 +75,7 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-07", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-016", "WRK-002", "CAN-023"},
 			Title: "a slow tool in a baseline session waits and completes with \"done N\"",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(textGrant(toolTextEcho), textGrant(toolCancellable), textGrant(toolUncooperative))
 				t.expectPayload("the answer", text("done 20"), w.invoke(toolCancellable, text("20")))
 				t.expectPayload("the answer", text("done 007"), w.invoke(toolUncooperative, text("007")))
@@ -85,7 +85,7 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-08", Level: conformance.Must, Requirements: []string{"PRF-016", "WRK-030"},
 			Title: "a slow tool refuses input that is not a decimal wait time (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(textGrant(toolTextEcho), textGrant(toolCancellable))
 				w.sendInvoke(toolCancellable, text("-1"))
 				w.expectExit(exitAdapter, `the slow-tool input "-1"`)
@@ -94,7 +94,7 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-09", Level: conformance.Must, Requirements: []string{"PRF-016"},
 			Title: "a slow tool refuses a wait time above 60,000 ms (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(textGrant(toolTextEcho), textGrant(toolCancellable))
 				w.sendInvoke(toolCancellable, text("60001"))
 				w.expectExit(exitAdapter, `the slow-tool input "60001"`)
@@ -103,7 +103,7 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-10", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-003", "MSG-039"},
 			Title: "conf.text.echo returns a 60 KiB text unchanged",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				big := repeat("0123456789abcdef", 60*64)
 				t.expectPayload("the echo", text(big), w.invoke(toolTextEcho, text(big)))
@@ -113,7 +113,7 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-11", Level: conformance.Must, Requirements: []string{"PRF-001", "WRK-022", "WRK-023"},
 			Title: "a worker answers many invocations in one session, one answer per frame",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.baseline()
 				for i := range 20 {
 					p := text(repeat("x", i))
@@ -131,7 +131,7 @@ func ProfileChecks() []*Check {
 			ID: "CNF-PROFILE-12", Unreachable: unreachableAcceptance, Level: conformance.Must, Needs: []Need{NeedTypedJSON},
 			Requirements: []string{"PRF-031", "WRK-005", "WRK-030"},
 			Title:        "conf.json.typed answers a well-typed input with its typed output, in canonical form",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(jsonGrant(toolTyped))
 				for _, c := range []struct{ in, want string }{
 					{`{"text":"ab","repeat":3}`, `{"count":3,"text":"ababab"}`},
@@ -147,19 +147,19 @@ func ProfileChecks() []*Check {
 			ID: "CNF-PROFILE-14", Level: conformance.Must, Needs: []Need{NeedTypedJSON},
 			Requirements: []string{"PRF-032", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
 			Title:        "conf.json.typed refuses a member of the wrong type: a number as text, a string or 2.0 as repeat (InvalidJsonInput, status 6)",
-			run:          typedRefusals("InvalidJsonInput", `{"text":5,"repeat":2}`, `{"text":"ab","repeat":"2"}`, `{"text":"ab","repeat":2.0}`),
+			Run:          typedRefusals("InvalidJsonInput", `{"text":5,"repeat":2}`, `{"text":"ab","repeat":"2"}`, `{"text":"ab","repeat":2.0}`),
 		},
 		&Check{
 			ID: "CNF-PROFILE-16", Level: conformance.Must, Needs: []Need{NeedTypedJSON},
 			Requirements: []string{"PRF-025", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
 			Title:        "conf.json.typed never answers its null output for repeat 0 (InvalidJsonOutput, status 6)",
-			run:          typedRefusals("InvalidJsonOutput", `{"repeat":0,"text":"ab"}`),
+			Run:          typedRefusals("InvalidJsonOutput", `{"repeat":0,"text":"ab"}`),
 		},
 		&Check{
 			ID: "CNF-PROFILE-17", Level: conformance.Must, Needs: []Need{NeedTypedJSON},
 			Requirements: []string{"PRF-026", "WRK-005", "WRK-040", "WRK-096", "WRK-097"},
 			Title:        "a dispatch_operation for conf.json.typed is refused: the typed helper serves invoke only (status 5)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(jsonGrant(toolTyped))
 				t.expectPayload("the typed answer", jsonPayload(`{"count":2,"text":"abab"}`),
 					w.invoke(toolTyped, jsonPayload(`{"repeat":2,"text":"ab"}`)))
@@ -171,7 +171,7 @@ func ProfileChecks() []*Check {
 			ID: "CNF-PROFILE-18", Level: conformance.Must, Needs: []Need{NeedTypedJSON},
 			Requirements: []string{"PRF-031", "PRF-032", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
 			Title:        "conf.json.typed answers the positional form [\"ab\",2] and refuses other arrays: a wrapped object, three elements, swapped members (InvalidJsonInput, status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(jsonGrant(toolTyped))
 				t.expectPayload("the typed answer to the positional form", jsonPayload(`{"count":2,"text":"abab"}`), w.invoke(toolTyped, jsonPayload(`["ab",2]`)))
 				w.endInput()
@@ -182,13 +182,13 @@ func ProfileChecks() []*Check {
 			ID: "CNF-PROFILE-19", Level: conformance.Must, Needs: []Need{NeedTypedJSON},
 			Requirements: []string{"PRF-032", "PRF-027", "WRK-005", "WRK-096", "WRK-097"},
 			Title:        "conf.json.typed refuses a missing member, an unknown member and a repeat above 255 (InvalidJsonInput, status 6)",
-			run:          typedRefusals("InvalidJsonInput", `{"repeat":2}`, `{"extra":true,"repeat":2,"text":"ab"}`, `{"repeat":256,"text":"ab"}`),
+			Run:          typedRefusals("InvalidJsonInput", `{"repeat":2}`, `{"extra":true,"repeat":2,"text":"ab"}`, `{"repeat":256,"text":"ab"}`),
 		},
 		&Check{
 			ID: "CNF-PROFILE-20", Unreachable: unreachableAcceptance, Level: conformance.Must, Needs: []Need{NeedTypedJSON},
 			Requirements: []string{"PRF-031", "ENC-022", "WRK-005"},
 			Title:        "conf.json.typed answers repeat counts up to 255, and a member repeated in the input by its last occurrence",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(jsonGrant(toolTyped))
 				t.expectPayload("the typed answer for repeat 17", jsonPayload(`{"count":17,"text":"xxxxxxxxxxxxxxxxx"}`),
 					w.invoke(toolTyped, jsonPayload(`{"repeat":17,"text":"x"}`)))

@@ -154,7 +154,7 @@ func SecretChecks() []*Check {
 			ID: "CNF-SECRET-01", Level: conformance.Must, Needs: secretNeeds,
 			Requirements: []string{"PRF-028", "PRF-029", "SEC-003", "SEC-009", "WRK-030"},
 			Title:        "conf.secret.sign answers the keyed hash under the stub secret when its grant carries the selector, and no frame holds the secret",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(secretGrant(selector(protocol.ResourceFileRoot, "conf.root"), stubSelector, selector(protocol.ResourceSecret, "conf.secret.other")),
 					textGrant(toolTextEcho))
 				for _, in := range []string{"hello", "", trickyText} {
@@ -169,13 +169,13 @@ func SecretChecks() []*Check {
 			ID: "CNF-SECRET-02", Level: conformance.Must, Needs: secretNeeds,
 			Requirements: []string{"PRF-030", "SEC-003", "SEC-007", "SEC-010", "SEC-011", "WRK-096", "WRK-097"},
 			Title:        "conf.secret.sign under a grant without selectors is refused (status 6), and the diagnostic holds no trace of the secret and does not name its identifier",
-			run:          secretRefused("under a grant without selectors", []protocol.CapabilityGrant{secretGrant(), textGrant(toolTextEcho)}),
+			Run:          secretRefused("under a grant without selectors", []protocol.CapabilityGrant{secretGrant(), textGrant(toolTextEcho)}),
 		},
 		&Check{
 			ID: "CNF-SECRET-03", Level: conformance.Must, Needs: secretNeeds,
 			Requirements: []string{"PRF-030", "SEC-003", "SEC-007", "SEC-010", "SEC-011"},
 			Title:        "a selector of another kind with the secret's id grants nothing: file_root, executable, network_origin (status 6)",
-			run: secretRefused("under a grant whose selector has another kind",
+			Run: secretRefused("under a grant whose selector has another kind",
 				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceFileRoot, stubSecretID))},
 				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceExecutable, stubSecretID))},
 				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceNetworkOrigin, stubSecretID))}),
@@ -184,7 +184,7 @@ func SecretChecks() []*Check {
 			ID: "CNF-SECRET-04", Level: conformance.Must, Needs: secretNeeds,
 			Requirements: []string{"PRF-030", "SEC-003", "SEC-007", "SEC-010", "SEC-011"},
 			Title:        "a secret selector with another id grants nothing: another secret, a prefix, an extension (status 6)",
-			run: secretRefused("under a grant whose secret selector has another id",
+			Run: secretRefused("under a grant whose secret selector has another id",
 				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceSecret, "conf.secret.other"))},
 				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceSecret, "conf.secret"))},
 				[]protocol.CapabilityGrant{secretGrant(selector(protocol.ResourceSecret, stubSecretID+".x"))}),
@@ -193,7 +193,7 @@ func SecretChecks() []*Check {
 			ID: "CNF-SECRET-05", Level: conformance.Must, Needs: secretNeeds,
 			Requirements: []string{"SEC-008", "PRF-030", "SEC-003", "SEC-007", "SEC-011", "WRK-030"},
 			Title:        "the secret resolves only under the active grant: a selector granted to another tool of the manifest does not count (status 6)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				echo := textGrant(toolTextEcho)
 				echo.Resources = []protocol.ResourceSelector{stubSelector}
 				w := t.session(echo, secretGrant())
@@ -212,7 +212,7 @@ func SecretChecks() []*Check {
 			ID: "CNF-SECRET-06", Level: conformance.Must, Needs: secretEffectsNeeds,
 			Requirements: []string{"SEC-010", "PRF-028"},
 			Title:        "using the secret writes nothing to the effect log: no line, no trace of the secret",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(secretGrant(stubSelector))
 				for _, in := range []string{"hello", "again"} {
 					if got := w.sign(in); got != signature(in) {
@@ -234,7 +234,7 @@ func SecretChecks() []*Check {
 			ID: "CNF-SECRET-07", Level: conformance.Must, Needs: secretSourceNeeds,
 			Requirements: []string{"SEC-005", "SEC-006", "PRF-029", "PRF-033", "SEC-011"},
 			Title:        "the broker delivers a secret of 1 or 65,536 bytes and refuses an empty one and one of 65,537 bytes that its provider returns (status 6, no answer)",
-			run: func(t *T) {
+			Run: func(t *T) {
 				w := t.session(secretGrant(stubSelector))
 				for _, n := range []int{1, maxSecretValueBytes} {
 					value := secretValue(n)
@@ -263,7 +263,7 @@ func SecretChecks() []*Check {
 			ID: "CNF-SECRET-08", Level: conformance.Must, Needs: secretSourceNeeds,
 			Requirements: []string{"SEC-007", "SEC-003", "PRF-033", "SEC-011"},
 			Title:        "a provider's failure ends the invocation (status 6) and its detail appears nowhere: not in frames, diagnostics, journal or effect log",
-			run: func(t *T) {
+			Run: func(t *T) {
 				marker, err := randomToken("conf-provider-detail-")
 				if err != nil {
 					t.Internal(err)

@@ -2,11 +2,8 @@ package worker
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"text/tabwriter"
 
@@ -43,97 +40,63 @@ flags:
 // Main is the command-line front end: it parses args (without the program name), runs the
 // suite and returns the exit status (ExitOK, ExitFailures or ExitUsage).
 func Main(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("splash-conform", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var (
-		run      conformance.RunFlags
-		specBase = fs.String("spec-base", conformance.DefaultSpecBase, "`URL` prefix of the specification chapters that the HTML report links requirement IDs to (\"-\": no links)")
-		without  = fs.String("without", "", "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret, effect-fence); their checks are skipped")
-		scope    = fs.String("scope", DefaultScope, "journal `SCOPE` of the worker (substituted for {scope})")
-		scratch  = fs.String("scratch", "", "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)")
-		expects  conformance.ExpectFlags
+		specBase, without, scope, scratch string
+		cfg                               Config
 	)
-	run.Register(fs, "check", conformance.DefaultTimeout, true)
-	if code, done := conformance.ParseCommandLine(fs, args, stdout, stderr, usageText, "check", Suite(), &expects); done {
-		return code
-	}
-	expected, err := expects.Load(Suite(), CatalogEntries())
-	if err != nil {
-		fmt.Fprintln(stderr, "splash-conform:", err)
-		return conformance.ExitUsage
-	}
-	cfg := Config{
-		Worker: fs.Args(), Run: run.Run, Strict: run.Strict, Timeout: run.Timeout,
-		Parallel: run.Parallel, Verbose: run.Verbose, Scope: *scope, TempDir: *scratch,
-		FullFrames: run.Verbose || run.JSON != "",
-	}
-	if run.Timeout <= 0 {
-		fmt.Fprintln(stderr, "splash-conform: -timeout must be positive")
-		return conformance.ExitUsage
-	}
-	if run.Parallel <= 0 {
-		fmt.Fprintln(stderr, "splash-conform: -parallel must be positive")
-		return conformance.ExitUsage
-	}
-	if err := conformance.CheckSpecBase(*specBase); err != nil {
-		fmt.Fprintln(stderr, "splash-conform: -spec-base:", err)
-		return conformance.ExitUsage
-	}
-	if *without != "" {
-		for _, name := range strings.Split(*without, ",") {
-			n, ok := ParseNeed(strings.TrimSpace(name))
-			if !ok {
-				fmt.Fprintf(stderr, "splash-conform: -without: unknown need %q (known: %s)\n", name, needNames())
-				return conformance.ExitUsage
+	return conformance.Main(conformance.Command[*T]{
+		Prog: "splash-conform", Usage: usageText, Suite: "worker", Unit: "check", Timeout: conformance.DefaultTimeout, Strict: true,
+		Catalog: Catalog,
+		Flags: []conformance.StringFlag{
+			{Value: &specBase, Name: "spec-base", Default: conformance.DefaultSpecBase, Usage: "`URL` prefix of the specification chapters that the HTML report links requirement IDs to (\"-\": no links)"},
+			{Value: &without, Name: "without", Usage: "comma-separated `NEEDS` the worker does not offer (durable, compensation, cancel, typed-json, secret, effect-fence); their checks are skipped"},
+			{Value: &scope, Name: "scope", Default: DefaultScope, Usage: "journal `SCOPE` of the worker (substituted for {scope})"},
+			{Value: &scratch, Name: "scratch", Usage: "parent `DIR` of the per-check journals and effect logs (default $TMPDIR, else /dev/shm, else the system temporary directory)"},
+		},
+		List: writeList,
+		Prepare: func(inv *conformance.Invocation) error {
+			run := inv.Flags
+			cfg = Config{
+				Worker: inv.Args, Run: run.Run, Strict: run.Strict, Timeout: run.Timeout,
+				Parallel: run.Parallel, Verbose: run.Verbose, Scope: scope, TempDir: scratch,
+				FullFrames: run.Verbose || run.JSON != "",
 			}
-			cfg.Without = append(cfg.Without, n)
-		}
-	}
-	checks, err := Select(Catalog(), cfg.Run)
-	if err != nil {
-		fmt.Fprintln(stderr, "splash-conform:", err)
-		return conformance.ExitUsage
-	}
-	if run.List {
-		writeList(stdout, checks)
-		return conformance.ExitOK
-	}
-	if len(checks) == 0 {
-		fmt.Fprintf(stderr, "splash-conform: -run %q selects no check\n", cfg.Run)
-		return conformance.ExitUsage
-	}
-
-	if len(cfg.Worker) == 0 {
-		fmt.Fprintln(stdout, "splash-conform: no worker command given; using the bundled reference worker")
-		command, cleanup, err := conformance.ReferenceWorker()
-		if err != nil {
-			fmt.Fprintln(stderr, "splash-conform:", err)
-			return conformance.ExitUsage
-		}
-		defer cleanup()
-		cfg.Worker = command
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	offered := cfg.Offered()
-	var offers []string
-	for _, n := range AllNeeds {
-		if offered[n] {
-			offers = append(offers, string(n))
-		}
-	}
-	fmt.Fprintf(stdout, "splash-conform: worker: %s\n", strings.Join(cfg.Worker, " "))
-	fmt.Fprintf(stdout, "splash-conform: offers: %s; strict: %v; timeout: %v; parallel: %d\n\n",
-		conformance.OrDash(strings.Join(offers, ", ")), cfg.Strict, run.Timeout, run.Parallel)
-	cfg.Progress = stdout
-	report, err := Run(ctx, cfg)
-	if report == nil {
-		fmt.Fprintln(stderr, "splash-conform:", err)
-		return conformance.ExitUsage
-	}
-	return conformance.FinishRun("splash-conform", report, err, &expects, expected,
-		conformance.RunOutputs{JSON: run.JSON, JUnit: run.JUnit, HTML: run.HTML, SpecBase: *specBase}, stdout, stderr)
+			if err := conformance.CheckSpecBase(specBase); err != nil {
+				return fmt.Errorf("-spec-base: %w", err)
+			}
+			inv.Outputs.SpecBase = specBase
+			if without == "" {
+				return nil
+			}
+			for _, name := range strings.Split(without, ",") {
+				n, ok := ParseNeed(strings.TrimSpace(name))
+				if !ok {
+					return fmt.Errorf("-without: unknown need %q (known: %s)", name, needNames())
+				}
+				cfg.Without = append(cfg.Without, n)
+			}
+			return nil
+		},
+		Start: func(ctx context.Context, inv *conformance.Invocation) int {
+			command, cleanup, err := inv.Peer("worker", conformance.ReferenceWorker)
+			if err != nil {
+				return inv.Failed(err)
+			}
+			defer cleanup()
+			cfg.Worker = command
+			offered := cfg.Offered()
+			var offers []string
+			for _, n := range AllNeeds {
+				if offered[n] {
+					offers = append(offers, string(n))
+				}
+			}
+			inv.Printf("worker: %s", strings.Join(cfg.Worker, " "))
+			inv.Printf("offers: %s; strict: %v; timeout: %v; parallel: %d\n", conformance.OrDash(strings.Join(offers, ", ")), cfg.Strict, cfg.Timeout, cfg.Parallel)
+			cfg.Progress = inv.Stdout
+			return inv.Finish(Run(ctx, cfg))
+		},
+	}, args, stdout, stderr)
 }
 
 func needNames() string {
@@ -145,7 +108,7 @@ func needNames() string {
 }
 
 // writeList prints the catalog.
-func writeList(w io.Writer, checks []*Check) {
+func writeList(w io.Writer, checks conformance.Catalog[*T]) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tLEVEL\tNEEDS\tREQUIREMENTS\tDESCRIPTION")
 	for _, c := range checks {

@@ -5,8 +5,9 @@
 // to.
 //
 // The catalog is returned by Catalog, one file per area (checks_<area>.go, listed by Areas);
-// Run executes a selection of it and returns a conformance.Report; Main is the command-line
-// front end used by cmd/splash-conform.
+// Run executes a selection of it on the framework's run loop and returns a conformance.Report;
+// Main is the framework's command line (conformance.Main) with the suite's own flags, used by
+// cmd/splash-conform.
 //
 // The worker command may contain the placeholders {journal}, {effects} and {scope}. The runner
 // replaces them with a journal path, an effect-log path (chapter 15) and the journal scope of

@@ -1,14 +1,13 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,16 +52,12 @@ type Config struct {
 
 // runState is what every check of one run shares.
 type runState struct {
+	conformance.RunEnv
 	command conformance.WorkerCommand
-	env     []string
-	timeout time.Duration
 	scope   string
 	offers  map[Need]bool
-	strict  bool
-	verbose bool
 	// fullFrames is Config.FullFrames.
 	fullFrames bool
-	tempDir    string
 	// frameBytes counts the frame records held by running checks and kept results
 	// (bounded by maxRunFrameBytes).
 	frameBytes atomic.Int64
@@ -97,110 +92,64 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	if len(cfg.Worker) == 0 {
 		return nil, errors.New("no worker command")
 	}
-	checks, err := Select(Catalog(), cfg.Run)
+	checks, err := catalog.Pick(cfg.Run, "check")
 	if err != nil {
 		return nil, err
-	}
-	if len(checks) == 0 {
-		return nil, fmt.Errorf("-run %q selects no check", cfg.Run)
 	}
 	if _, err := exec.LookPath(cfg.Worker[0]); err != nil {
 		return nil, &conformance.LaunchError{Err: err}
 	}
-	st := &runState{
-		command:    conformance.WorkerCommand(cfg.Worker),
-		env:        cfg.Env,
-		timeout:    cfg.Timeout,
-		scope:      cfg.Scope,
-		offers:     cfg.Offered(),
-		strict:     cfg.Strict,
-		verbose:    cfg.Verbose,
-		fullFrames: cfg.FullFrames,
-	}
-	if st.env == nil {
-		st.env = os.Environ()
-	}
-	if st.timeout <= 0 {
-		st.timeout = conformance.DefaultTimeout
-	}
-	if st.scope == "" {
-		st.scope = DefaultScope
-	}
-	parent := cfg.TempDir
-	if parent == "" {
-		parent = conformance.DefaultScratchDir()
-	}
-	st.tempDir, err = os.MkdirTemp(parent, "splash-conform-")
+	env, cleanup, err := conformance.NewRunEnv(cfg.Env, cfg.Timeout, conformance.DefaultTimeout, cfg.Verbose,
+		cmp.Or(cfg.TempDir, conformance.DefaultScratchDir()), "splash-conform-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(st.tempDir)
-
-	parallel := cfg.Parallel
-	if parallel <= 0 {
-		parallel = conformance.DefaultParallel()
-	}
-	// The long checks (those that declare a longer time limit) start first, so that none of
-	// them is left running alone at the end; results keep the catalog order.
-	order := make([]int, 0, len(checks))
-	for i, c := range checks {
-		if c.Timeout > 0 {
-			order = append(order, i)
-		}
-	}
-	for i, c := range checks {
-		if c.Timeout == 0 {
-			order = append(order, i)
-		}
-	}
-	var (
-		mu        sync.Mutex
-		launchErr error
-	)
-	launchFailed := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return launchErr != nil
-	}
+	defer cleanup()
+	st := &runState{RunEnv: env, command: conformance.WorkerCommand(cfg.Worker), scope: cmp.Or(cfg.Scope, DefaultScope),
+		offers: cfg.Offered(), fullFrames: cfg.FullFrames}
 	started := time.Now()
-	done := conformance.RunEach(ctx, len(checks), parallel, conformance.Schedule{Order: order, Stop: launchFailed}, func(i int) conformance.Result {
-		r, lerr := runCheck(st, checks[i])
-		if lerr != nil {
-			mu.Lock()
-			if launchErr == nil {
-				launchErr = lerr
-			}
-			mu.Unlock()
+	opts := conformance.RunOptions{RunEnv: env, Parallel: cfg.Parallel, Strict: cfg.Strict, Progress: cfg.Progress}
+	done, err := conformance.RunChecks(ctx, checks, opts, func(c *Check, start time.Time) *T {
+		return &T{check: c, run: st, started: start}
+	})
+	if err != nil {
+		return nil, err
+	}
+	report := conformance.NewReport(Suite(), cfg.Worker, cfg.Strict, started, done)
+	report.AreaDescriptions = areaDescriptions()
+	for _, n := range AllNeeds {
+		if st.offers[n] {
+			report.Offered = append(report.Offered, n)
 		}
-		return r
-	}, cfg.Progress, st.verbose)
-	if launchErr != nil {
-		return nil, &conformance.LaunchError{Err: launchErr}
 	}
-	report := newReport(cfg, st, done, started)
-	if err := ctx.Err(); err != nil {
-		return report, err
-	}
-	return report, nil
+	return report, ctx.Err()
 }
 
-// runCheck runs one check and returns its result; the error is a launch failure.
-func runCheck(st *runState, c *Check) (conformance.Result, error) {
-	start := time.Now()
-	t := &T{check: c, run: st, T: conformance.T{Requirements: c.Requirements, Started: start, Outcome: conformance.Pass}}
-	t.deadline = start.Add(t.limit())
-	t.Guard(func() {
-		var missing []string
-		for _, n := range c.Needs {
-			if !st.offers[n] {
-				missing = append(missing, string(n))
-			}
+// areaDescriptions says what each area of the catalog covers.
+func areaDescriptions() map[string]string {
+	out := make(map[string]string, len(Areas))
+	for _, a := range Areas {
+		out[a.Name] = a.Description
+	}
+	return out
+}
+
+// Open skips the check when the worker command does not offer one of its needs.
+func (t *T) Open() {
+	var missing []string
+	for _, n := range t.check.Needs {
+		if !t.run.offers[n] {
+			missing = append(missing, string(n))
 		}
-		if len(missing) > 0 {
-			t.Skipf("the worker command does not offer %s", strings.Join(missing, ", "))
-		}
-		c.run(t)
-	})
+	}
+	if len(missing) > 0 {
+		t.Skipf("the worker command does not offer %s", strings.Join(missing, ", "))
+	}
+}
+
+// Close stops the check's workers, looks for the storage key in their output and removes the
+// check's scratch directory.
+func (t *T) Close() {
 	for _, w := range t.workers {
 		w.stop()
 	}
@@ -208,14 +157,16 @@ func runCheck(st *runState, c *Check) (conformance.Result, error) {
 	if t.dir != "" {
 		_ = os.RemoveAll(t.dir)
 	}
-	r := t.Result(c.Entry(), c.Title, c.Needs)
-	r.Settle(st.strict, t.deviations)
-	if r.Outcome != conformance.Pass && r.Outcome != conformance.Skip || st.verbose {
+}
+
+// Keep adds the workers' standard error, the transcript and the frames to r when keep, and
+// otherwise gives the frames back to the run's bound.
+func (t *T) Keep(r *conformance.Result, keep bool) {
+	if keep {
 		r.Stderr = t.stderrExcerpt()
 		r.Transcript = t.Transcript
 		r.Frames = t.frames
 	} else {
-		st.frameBytes.Add(-int64(t.frameBytes))
+		t.run.frameBytes.Add(-int64(t.frameBytes))
 	}
-	return r, t.launchErr
 }

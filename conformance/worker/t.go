@@ -17,27 +17,22 @@ import (
 // T is the context of one running check: its deadline, its scratch directory, the workers it
 // launched and its verdict. Checks are defined inside this package.
 type T struct {
-	check    *Check
-	run      *runState
-	started  time.Time
-	deadline time.Time
-	dir      string
-	workers  []*Worker
+	check   *Check
+	run     *runState
+	started time.Time
+	dir     string
+	workers []*Worker
 
 	conformance.T
 	frames     []conformance.FrameRecord // the frames the transcript reports, in full
 	frameBytes int                       // bytes kept in frames (bounded by maxCheckFrameBytes)
-	launchErr  error
-	storageKey []byte // the check's storage key, once made (PlaceholderStorageKey)
-	// deviations are the SHOULD parts of a MUST check that the worker missed, such as the
-	// status class of a rejection; they make a passing check INFO (FAIL under --strict).
-	deviations []string
+	storageKey []byte                    // the check's storage key, once made (PlaceholderStorageKey)
 }
 
 // shouldf records a deviation from the SHOULD part of a check and lets the check go on.
 func (t *T) shouldf(expected, actual string) {
 	t.Logf("SHOULD deviation: expected %s; got %s", expected, actual)
-	t.deviations = append(t.deviations, "expected "+expected+"; got "+actual)
+	t.Deviations = append(t.Deviations, "expected "+expected+"; got "+actual)
 	if t.Expected == "" {
 		t.Expected, t.Actual = expected, actual
 	}
@@ -54,9 +49,9 @@ func (t *T) clipFrame(s string, n int) string {
 
 // timeoutf ends the check with TIMEOUT.
 func (t *T) timeoutf(format string, args ...any) {
-	limit := fmt.Sprintf("time limit of %v reached: ", t.limit())
+	limit := fmt.Sprintf("time limit of %v reached: ", t.Limit)
 	if n := len(t.workers); n > 1 {
-		limit = fmt.Sprintf("time limit of %v since the start of worker %d reached (each start renews it): ", t.limit(), n)
+		limit = fmt.Sprintf("time limit of %v since the start of worker %d reached (each start renews it): ", t.Limit, n)
 	}
 	t.End(conformance.Timeout, limit+fmt.Sprintf(format, args...))
 }
@@ -68,31 +63,14 @@ func (t *T) crashf(format string, args ...any) {
 
 // launchFailed ends the check and the run: the worker command cannot be started.
 func (t *T) launchFailed(err error) {
-	t.launchErr = err
+	t.LaunchErr = err
 	t.End(conformance.Fail, err.Error())
-}
-
-// limit returns the check's time limit.
-func (t *T) limit() time.Duration {
-	return max(t.run.timeout, t.check.Timeout)
-}
-
-// renewDeadline gives the check its whole time limit again from now; every worker start after
-// the first does. A check that restarts the worker (CNF-COMP-21 starts four) pays each start's
-// cost: a start opens the journal, reads the effect log and answers open_session, which a
-// loaded machine or a slower language makes take a good part of the limit. Holding each start
-// to the limit, as the host suite holds each step of a check that starts several workers, lets
-// a slow but correct worker pass, while a hung one still fails within one limit of its start.
-func (t *T) renewDeadline() {
-	if renewed := time.Now().Add(t.limit()); renewed.After(t.deadline) {
-		t.deadline = renewed
-	}
 }
 
 // scratch returns the check's scratch directory, creating it on first use.
 func (t *T) scratch() string {
 	if t.dir == "" {
-		dir, err := os.MkdirTemp(t.run.tempDir, strings.ToLower(t.check.ID)+"-")
+		dir, err := os.MkdirTemp(t.run.Dir, strings.ToLower(t.check.ID)+"-")
 		if err != nil {
 			t.Internal(err)
 		}

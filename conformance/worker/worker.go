@@ -135,7 +135,7 @@ func (t *T) launchAs(sid string) *Worker {
 	clear(raw[:])
 
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = t.run.env
+	cmd.Env = t.run.Env
 	childproc.SetGroup(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -164,7 +164,10 @@ func (t *T) launchAs(sid string) *Worker {
 	t.workers = append(t.workers, w)
 	t.Logf("worker %d started (pid %d): %s", w.index, cmd.Process.Pid, strings.Join(args, " "))
 	if w.index > 1 {
-		t.renewDeadline()
+		// Each start after the first gets the whole limit: a start opens the journal, reads the
+		// effect log and answers open_session, which a loaded machine or a slower language
+		// makes take a good part of it (CNF-COMP-21 starts four workers).
+		t.RenewDeadline()
 	}
 
 	go w.readStdout()
@@ -246,7 +249,7 @@ func (w *Worker) write(p []byte) {
 	if w.writeErr != nil || w.inputClosed {
 		return
 	}
-	_ = w.stdin.SetWriteDeadline(w.t.deadline)
+	_ = w.stdin.SetWriteDeadline(w.t.Deadline)
 	_, err := w.stdin.Write(p)
 	if err == nil {
 		return
@@ -313,7 +316,7 @@ func (w *Worker) next(waitingFor string) lineEvent {
 	if w.outputEnded {
 		return lineEvent{err: w.endErr}
 	}
-	timer := time.NewTimer(time.Until(w.t.deadline))
+	timer := time.NewTimer(time.Until(w.t.Deadline))
 	defer timer.Stop()
 	select {
 	case ev := <-w.lines:
@@ -393,7 +396,7 @@ func (w *Worker) describeEnd(err error) string {
 
 // waitExit waits up to d (and never past the deadline) for the process to exit.
 func (w *Worker) waitExit(d time.Duration) bool {
-	if until := time.Until(w.t.deadline); until < d {
+	if until := time.Until(w.t.Deadline); until < d {
 		d = until
 	}
 	if d < 0 {
@@ -424,7 +427,7 @@ func (w *Worker) expectRunning(grace time.Duration, state string) {
 			w.t.Failf(state, fmt.Sprintf("the worker exited with %s leaving %d bytes of its input unread%s", w.exitText(), n, conformance.LastStderrLine(w.stderr.Excerpt())))
 		case <-time.After(5 * time.Millisecond):
 		}
-		if time.Now().After(w.t.deadline) {
+		if time.Now().After(w.t.Deadline) {
 			w.t.timeoutf("waiting for worker %d to read its input", w.index)
 		}
 	}
@@ -494,7 +497,7 @@ func (w *Worker) expectExit(code int, why string) {
 	}
 	w.expectEndOfOutput(want)
 	w.t.Logf("worker %d: end of output", w.index)
-	if !w.waitExit(time.Until(w.t.deadline)) {
+	if !w.waitExit(time.Until(w.t.Deadline)) {
 		w.t.timeoutf("worker %d ended its output but did not exit (expected exit %s)", w.index, describeExit(code))
 	}
 	w.t.Logf("worker %d: exited with %s", w.index, w.exitText())
@@ -517,7 +520,7 @@ func (w *Worker) expectExit(code int, why string) {
 func (w *Worker) expectRefused(why string) {
 	want := "no answer to " + why + ", end of output and a non-zero exit"
 	w.expectEndOfOutput(want)
-	if !w.waitExit(time.Until(w.t.deadline)) {
+	if !w.waitExit(time.Until(w.t.Deadline)) {
 		w.t.timeoutf("worker %d ended its output but did not exit", w.index)
 	}
 	w.t.Logf("worker %d: exited with %s", w.index, w.exitText())

@@ -37,6 +37,9 @@ const inProcess = "impl/transport/inprocess"
 // checks and its peer.
 var suites = []string{"conformance/worker", "conformance/host", "conformance/interop", "conformance/explore"}
 
+// checkSuites are the suites whose checks run on the framework's run loop and command line.
+var checkSuites = suites[:3]
+
 // suiteOf returns the suite that holds path, or "".
 func suiteOf(path string) string {
 	for _, s := range suites {
@@ -122,6 +125,18 @@ func rules(all map[string]pkg) []rule {
 				return nil
 			}
 			return only(p, moduleDeps(p, all, p.Deps), func(d string) bool { s := suiteOf(d); return s == "" || s == own })
+		}},
+		{"a suite is built on the framework", func(p pkg) error {
+			if !slices.Contains(suites, p.Path) || slices.Contains(p.Imports, "conformance") {
+				return nil
+			}
+			return fmt.Errorf("%s does not import conformance", p.Path)
+		}},
+		{"a check suite imports no flag package (the framework's Main holds the one flag table)", func(p pkg) error {
+			if !slices.Contains(checkSuites, p.Path) || !slices.Contains(p.Imports, "flag") {
+				return nil
+			}
+			return fmt.Errorf("%s imports flag", p.Path)
 		}},
 		{"the framework imports no suite", func(p pkg) error {
 			if !under(p.Path, "conformance") || suiteOf(p.Path) != "" {
@@ -362,6 +377,10 @@ func TestRulesCatchViolations(t *testing.T) {
 			"the host side links no worker code (only transport/inprocess runs a worker session): impl/workflow links impl/worker"},
 		{"the interop suite imports the host suite", []pkg{mod("conformance/interop", "conformance/host", "conformance"), mod("conformance/host", "conformance"), mod("conformance")},
 			"a suite never imports another suite: conformance/interop links conformance/host"},
+		{"a suite beside the framework", []pkg{mod("conformance/host", "conformance/driver"), mod("conformance/driver")},
+			"a suite is built on the framework: conformance/host does not import conformance"},
+		{"a suite parses its own flags", []pkg{{Path: "conformance/interop", Module: true, Deps: []string{"conformance", "flag"}, Imports: []string{"conformance", "flag"}}, mod("conformance"), ext("flag")},
+			"a check suite imports no flag package (the framework's Main holds the one flag table): conformance/interop imports flag"},
 		{"the framework imports the worker suite", []pkg{mod("conformance", "conformance/worker"), mod("conformance/worker")},
 			"the framework imports no suite: conformance links conformance/worker"},
 		{"childproc imports the module", []pkg{mod("internal/childproc", "impl/protocol"), mod("impl/protocol")},
