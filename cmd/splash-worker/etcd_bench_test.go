@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -280,30 +279,33 @@ func (f *etcdFloor) open(b *testing.B) {
 }
 
 // written returns, per transaction the worker committed since the last call, the size of the
-// record delta (or base) it wrote.
+// record delta (or base) it wrote. Each transaction is read at its own revision, so that one
+// whose keys a later transaction deleted (a record rebased onto a new base) still counts.
 func (f *etcdFloor) written(b *testing.B) []int {
-	resp, err := f.cli.Get(context.Background(), "/splash/bench/", clientv3.WithPrefix(), clientv3.WithMinModRev(f.seen+1))
+	ctx := context.Background()
+	now, err := f.cli.Get(ctx, "/splash/bench/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		b.Fatal(err)
 	}
-	f.seen = resp.Header.Revision
-	sizes := map[int64]int{}
-	for _, kv := range resp.Kvs {
-		if strings.Contains(string(kv.Key), "/chain/") {
-			sizes[kv.ModRevision] = len(kv.Value)
-		} else if _, ok := sizes[kv.ModRevision]; !ok {
-			sizes[kv.ModRevision] = 0
+	var out []int
+	for rev := f.seen + 1; f.seen > 0 && rev <= now.Header.Revision; rev++ {
+		resp, err := f.cli.Get(ctx, "/splash/bench/", clientv3.WithPrefix(), clientv3.WithRev(rev),
+			clientv3.WithMinModRev(rev), clientv3.WithMaxModRev(rev))
+		if err != nil {
+			b.Fatal(err)
 		}
+		if len(resp.Kvs) == 0 {
+			continue // a write of the floor's, under its own prefix
+		}
+		size := 0
+		for _, kv := range resp.Kvs {
+			if strings.Contains(string(kv.Key), "/chain/") {
+				size = len(kv.Value)
+			}
+		}
+		out = append(out, size)
 	}
-	revs := make([]int64, 0, len(sizes))
-	for r := range sizes {
-		revs = append(revs, r)
-	}
-	slices.Sort(revs)
-	out := make([]int, len(revs))
-	for i, r := range revs {
-		out[i] = sizes[r]
-	}
+	f.seen = now.Header.Revision
 	return out
 }
 
