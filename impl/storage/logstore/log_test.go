@@ -448,3 +448,53 @@ func TestLogKeepingSwapKeepsTheBytes(t *testing.T) {
 		}
 	}
 }
+
+// Reading frames rebuilds a key's records in memory no one else holds: a snapshot handed out
+// keeps its bytes while later frames of the key are read, and every record reads back as
+// written.
+//
+// Spec: STO-020, STO-067
+func TestLogReadingFramesLeavesSnapshotsAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.log")
+	writer, reader := openAt(t, path, nil), openAt(t, path, nil)
+	key := storagetest.TestKey
+	token, err := writer.ReserveFence(ctxb(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(i int) []byte { return fmt.Appendf(bytes.Repeat([]byte("journal "), 100), "record %03d", i) }
+	var expected *uint64
+	write := func(i int) {
+		t.Helper()
+		out, err := writer.CompareAndSwapFenced(ctxb(), key, expected, storage.StoredRecord{Revision: uint64(i), Bytes: record(i)}, token)
+		if err != nil || !out.Stored {
+			t.Fatalf("write %d: %+v, %v", i, out, err)
+		}
+		expected = storage.ExpectRevision(uint64(i))
+	}
+	var held []storage.Snapshot
+	for i := 1; i <= 12; i++ {
+		write(i)
+		if i%4 == 0 {
+			if _, err := reader.Load(ctxb(), key); err != nil { // reads the new frames
+				t.Fatal(err)
+			}
+			snap, ok := reader.RememberedSnapshot(key, token)
+			if !ok || !bytes.Equal(snap.Record.Bytes, record(i)) {
+				t.Fatalf("after write %d the reader remembers %+v (%v)", i, snap, ok)
+			}
+			held = append(held, snap)
+		}
+	}
+	if _, err := reader.CurrentFence(ctxb(), key); err != nil {
+		t.Fatal(err)
+	}
+	for k, snap := range held {
+		if want := record(4 * (k + 1)); !bytes.Equal(snap.Record.Bytes, want) {
+			t.Fatalf("a snapshot of record %d changed to %q while later frames were read", 4*(k+1), snap.Record.Bytes[:20])
+		}
+	}
+	if got, err := openAt(t, path, nil).Load(ctxb(), key); err != nil || !bytes.Equal(got.Record.Bytes, record(12)) {
+		t.Fatalf("read afresh: %v", err)
+	}
+}
