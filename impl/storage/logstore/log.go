@@ -396,10 +396,14 @@ func (b *Backend) apply(body []byte) error {
 				return errors.New("record delta without a previous record")
 			}
 			// Reading a log rebuilds a key's record at every frame: the record of the state
-			// before last is rebuilt over, when no one else holds it.
+			// before last is rebuilt over, when no one else holds it. A journal's record
+			// grows a little at each step, so new memory is taken with room to spare.
 			var spare []byte
 			if !prev.shared {
 				spare = prev.spare
+			}
+			if cap(spare) < size {
+				spare = make([]byte, 0, size+size/4)
 			}
 			rec, err := delta.ApplyInto(spare, prev.record, r.rest(), size)
 			if err != nil {
