@@ -95,11 +95,6 @@ type entry struct {
 	// checked says matches is known: whether the record matches the commitment, judged once
 	// per state (when it is first loaded, or by the write that made it), not at every load.
 	checked, matches bool
-	// shared says record's memory may be held outside the backend (a remembered snapshot, or
-	// bytes a caller handed over); spare is memory no one else holds, the record of a state
-	// before, that the next frame read for the key rebuilds its record in.
-	shared bool
-	spare  []byte
 }
 
 // Backend is a durable storage.Backend in one log file. Its methods are safe for concurrent
@@ -395,24 +390,11 @@ func (b *Backend) apply(body []byte) error {
 			if prev == nil || !prev.hasRecord {
 				return errors.New("record delta without a previous record")
 			}
-			// Reading a log rebuilds a key's record at every frame: the record of the state
-			// before last is rebuilt over, when no one else holds it. A journal's record
-			// grows a little at each step, so new memory is taken with room to spare.
-			var spare []byte
-			if !prev.shared {
-				spare = prev.spare
-			}
-			if cap(spare) < size {
-				spare = make([]byte, 0, size+size/4)
-			}
-			rec, err := delta.ApplyInto(spare, prev.record, r.rest(), size)
+			rec, err := delta.Apply(prev.record, r.rest(), size)
 			if err != nil {
 				return err
 			}
 			e.record = rec
-			if !prev.shared {
-				e.spare = prev.record
-			}
 		} else {
 			e.record = bytes.Clone(r.bytes(size))
 		}
@@ -748,7 +730,6 @@ func (b *Backend) RememberedSnapshot(key storage.RecordKey, token uint64) (stora
 	snap := storage.Snapshot{RevisionFloor: e.floor}
 	if e.hasRecord {
 		snap.Record = &storage.StoredRecord{Revision: e.rev, Bytes: e.record}
-		e.shared = true
 	}
 	return snap, true
 }
@@ -796,7 +777,7 @@ func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uin
 		}
 		return &entry{
 			fence: e.fence, floor: revision, commitment: &commitment,
-			hasRecord: true, rev: revision, record: record, checked: true, matches: true, shared: keep,
+			hasRecord: true, rev: revision, record: record, checked: true, matches: true,
 		}, nil
 	})
 	if err != nil {

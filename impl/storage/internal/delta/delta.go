@@ -145,15 +145,8 @@ func tailPrefix(a, b []byte) int {
 var ErrBadDelta = errors.New("record delta does not apply to the previous record")
 
 // Apply rebuilds the size bytes a delta describes from prev.
-func Apply(prev, delta []byte, size int) ([]byte, error) { return ApplyInto(nil, prev, delta, size) }
-
-// ApplyInto is Apply that builds the bytes in buf's memory when it holds size bytes; buf must
-// not overlap prev.
-func ApplyInto(buf, prev, delta []byte, size int) ([]byte, error) {
-	out := buf[:0]
-	if cap(out) < size {
-		out = make([]byte, 0, size)
-	}
+func Apply(prev, delta []byte, size int) ([]byte, error) {
+	out := make([]byte, 0, size)
 	for len(delta) > 0 {
 		op, k := binary.Uvarint(delta)
 		if k <= 0 {
