@@ -340,7 +340,11 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 //
 // The log is the worker's journal file format; the bbolt run is the format of earlier
 // releases, which the worker still opens. The etcd runs use a one-member cluster on loopback
-// (the splashetcd build), with the machine's witness file and without it.
+// (the splashetcd build), with the machine's witness file and without it. With the witness
+// a second floor follows in the same iteration: the same transactions, each followed by the
+// witness's step (a record of about 190 bytes appended to a preallocated local file and made
+// durable with fdatasync), around the same effect line (floor-witness-p50-µs, …, and the
+// ratios x-floor-witness-p50 and x-floor-witness-p99).
 //
 // SPLASH_DURABLE_DIR puts the journal, the effect log and the floor's files in a directory
 // of that file system instead of the system's temporary directory. SPLASH_DURABLE_BASELINE=PATH
@@ -598,6 +602,13 @@ func (r *durableRun) report(b *testing.B, prefix string) {
 	}
 	if e, ok := r.kind.(journalEtcd); ok {
 		e.rec.report(b)
+		if w := e.rec.withWitness; len(w) > 0 {
+			slices.Sort(w)
+			b.ReportMetric(percentile(w, 0.50), "floor-witness-p50-µs")
+			b.ReportMetric(percentile(w, 0.99), "floor-witness-p99-µs")
+			b.ReportMetric(percentile(r.lat, 0.50)/percentile(w, 0.50), "x-floor-witness-p50")
+			b.ReportMetric(percentile(r.lat, 0.99)/percentile(w, 0.99), "x-floor-witness-p99")
+		}
 	}
 }
 

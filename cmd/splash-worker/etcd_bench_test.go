@@ -230,7 +230,12 @@ func (j journalEtcd) args(b *testing.B) []string {
 	return []string{"--etcd-witness", w}
 }
 
-func (j journalEtcd) prepare(b *testing.B, _ string) { j.rec.open(b) }
+func (j journalEtcd) prepare(b *testing.B, _ string) {
+	j.rec.open(b)
+	if j.witness {
+		j.rec.witness = newSyncFloor(b, b.TempDir())
+	}
+}
 
 func (j journalEtcd) steps(b *testing.B) []int { return j.rec.written(b) }
 
@@ -249,8 +254,24 @@ func (j journalEtcd) floor(b *testing.B, steps []int, effect func()) time.Durati
 	j.rec.txn(b, steps[0])
 	effect()
 	j.rec.txn(b, steps[1])
-	return time.Since(start)
+	took := time.Since(start)
+	if j.witness {
+		// The same steps with the witness's: after each transaction, one record appended to
+		// a preallocated local file and made durable with fdatasync.
+		start := time.Now()
+		j.rec.txn(b, steps[0])
+		j.rec.witness.step(b, witnessRecordBytes)
+		effect()
+		j.rec.txn(b, steps[1])
+		j.rec.witness.step(b, witnessRecordBytes)
+		j.rec.withWitness = append(j.rec.withWitness, time.Since(start))
+	}
+	return took
 }
+
+// witnessRecordBytes is about the size of one raise appended to the witness: a 16-byte head
+// and a JSON body naming the prefix, cluster, revision, record, fence and floor.
+const witnessRecordBytes = 190
 
 // etcdFloor reads back the transactions the worker committed and replays transactions of
 // the same sizes under another prefix of the same member.
@@ -267,6 +288,10 @@ type etcdFloor struct {
 	bytes  [perScope][]int64
 	pid    int
 	before int64
+	// witness, for a run with the witness file, performs the witness's appends in a second
+	// floor, whose latencies are withWitness.
+	witness     *syncFloor
+	withWitness []time.Duration
 }
 
 func (f *etcdFloor) open(b *testing.B) {
