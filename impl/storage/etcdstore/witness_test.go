@@ -355,3 +355,25 @@ func TestWitnessSurvivesKilledWriter(t *testing.T) {
 		t.Fatal("the writer acknowledged no raise")
 	}
 }
+
+// One raise of a record's floor: one frame appended and made durable. SPLASH_BENCH_DIR puts
+// the witness elsewhere (a tmpfs, to leave the sync out).
+func BenchmarkWitnessRaise(b *testing.B) {
+	dir := os.Getenv("SPLASH_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	} else {
+		var err error
+		if dir, err = os.MkdirTemp(dir, "bench"); err != nil {
+			b.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+	}
+	w := openWitnessT(b, filepath.Join(dir, "witness"))
+	floor := uint64(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		floor++
+		raiseTo(b, w, "aa", int64(floor), 1, floor)
+	}
+}
