@@ -492,8 +492,11 @@ func (w *Witness) refresh() (uint64, error) {
 	seq := w.seq
 	named, err := os.Stat(w.path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) && w.f == nil:
+	case errors.Is(err, fs.ErrNotExist) && w.f == nil && !w.stale:
 		return seq, nil
+	case errors.Is(err, fs.ErrNotExist):
+		// Removed since it was read: what the disk holds is nothing, as at the first raise.
+		return 0, w.read()
 	case err != nil:
 		return seq, err
 	}

@@ -377,3 +377,24 @@ func BenchmarkWitnessRaise(b *testing.B) {
 		raiseTo(b, w, "aa", int64(floor), 1, floor)
 	}
 }
+
+// A witness file removed while a process holds it open is written again at the next raise,
+// from what the disk holds (nothing) and that raise, as a first raise writes it.
+//
+// Spec: STO-087
+func TestWitnessRemovedIsWrittenAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "witness")
+	w := openWitnessT(t, path)
+	raiseTo(t, w, "aa", 1, 1, 5)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	raiseTo(t, w, "bb", 2, 1, 1)
+	again := openWitnessT(t, path)
+	if m, _ := markOf(again, "bb"); m != (Mark{1, 1}) {
+		t.Fatalf("after the file was removed the raise reads back as %+v", m)
+	}
+	if m, _ := markOf(again, "aa"); m != (Mark{}) {
+		t.Fatalf("a removed witness came back with %+v for a record it no longer held", m)
+	}
+}
