@@ -51,9 +51,10 @@ var ErrClusterMoved = errors.New("etcdstore: the cluster changed since it was co
 // other processes appended since, and makes it durable (fdatasync) before it returns; so
 // several workers may share one witness. A backend raises it after each read that saw more
 // and before each write it committed reports success. Lowering it (the operator's
-// acceptance), reading a format 1 file (JSON, as earlier versions wrote it) and a log grown
-// well past its state rewrite the file atomically: the state as frame 1 of a temporary file,
-// fsynced, renamed over the witness, then the directory fsynced. A restore of both the
+// acceptance), the first raise (no file yet, or a format 1 file: JSON, as earlier versions
+// wrote it, which is read as it is) and a raise on a log grown well past its state write the
+// file atomically instead: the state as frame 1 of a temporary file, fsynced, renamed over
+// the witness, then the directory fsynced. A restore of both the
 // witness and the cluster to matching older copies stays undetectable, as does a loss that no
 // process of this machine ever read or wrote.
 type Witness struct {
