@@ -340,16 +340,25 @@ func BenchmarkInvokeRoundTrip(b *testing.B) {
 //
 // The log is the worker's journal file format; the bbolt run is the format of earlier
 // releases, which the worker still opens. The etcd runs use a one-member cluster on loopback
-// (the splashetcd build), with the machine's witness file and without it.
+// (the splashetcd build), with the machine's witness file and without it. With the witness
+// a second floor follows in the same iteration: the same transactions, each followed by the
+// witness's step (a record of about 190 bytes appended to a preallocated local file and made
+// durable with fdatasync), around the same effect line (floor-witness-p50-µs, …, and the
+// ratios x-floor-witness-p50 and x-floor-witness-p99).
 //
 // SPLASH_DURABLE_DIR puts the journal, the effect log and the floor's files in a directory
-// of that file system instead of the system's temporary directory.
+// of that file system instead of the system's temporary directory. SPLASH_DURABLE_BASELINE=PATH
+// runs the worker binary at PATH in the same iterations as the one under test (log and bbolt
+// only), on a journal of its own, the two taking turns to go first, each dispatch followed by
+// its own floor: it reports the baseline's figures (baseline-…) and the ratios of the p50 and
+// p99 to it (x-baseline-p50, x-baseline-p99), so that a change is measured before and after
+// under the same load.
 func BenchmarkDurableDispatch(b *testing.B) {
 	b.Run("log", func(b *testing.B) {
-		durableDispatch(b, workerBinary, filepath.Join(durableDir(b), "journal.log"), journalLog)
+		durableDispatch(b, workerBinary, filepath.Join(durableDir(b), "journal.log"), &journalFile{})
 	})
 	b.Run("bolt", func(b *testing.B) {
-		durableDispatch(b, workerBinary, filepath.Join(durableDir(b), "journal.db"), journalBolt)
+		durableDispatch(b, workerBinary, filepath.Join(durableDir(b), "journal.db"), &journalFile{bolt: true})
 	})
 	b.Run("etcd", func(b *testing.B) { durableEtcd(b, true) })
 	b.Run("etcd-no-witness", func(b *testing.B) { durableEtcd(b, false) })
@@ -404,11 +413,6 @@ type journalFile struct {
 	sync   *syncFloor
 }
 
-var (
-	journalLog  = &journalFile{}
-	journalBolt = &journalFile{bolt: true}
-)
-
 func (j *journalFile) args(*testing.B) []string { return nil }
 
 func (j *journalFile) prepare(b *testing.B, journal string) {
@@ -443,104 +447,171 @@ func (j *journalFile) floor(b *testing.B, steps []int, effect func()) time.Durat
 }
 
 func durableDispatch(b *testing.B, bin, journal string, kind journalKind) {
+	run := newDurableRun(b, bin, journal, kind)
+	// SPLASH_DURABLE_BASELINE runs a second worker binary in the same iterations, on a journal
+	// of its own in another directory of the same file system, the two taking turns to go
+	// first, so that a change is measured before and after under the same load.
+	var base *durableRun
+	if path := os.Getenv("SPLASH_DURABLE_BASELINE"); path != "" {
+		if j, ok := kind.(*journalFile); ok {
+			base = newDurableRun(b, path, filepath.Join(durableDir(b), filepath.Base(journal)), &journalFile{bolt: j.bolt})
+		}
+	}
+	rnd := rand.New(rand.NewPCG(11, 12))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		value := strconv.Quote(randomText(rnd, 100))
+		// The order changes every iteration, and every scope, so that the first dispatches
+		// of new processes (the slowest) too go first as often for each.
+		baseFirst := (i+i/perScope)%2 == 1
+		if base != nil && baseFirst {
+			base.one(b, value)
+		}
+		run.one(b, value)
+		if base != nil && !baseFirst {
+			base.one(b, value)
+		}
+	}
+	b.StopTimer()
+	run.report(b, "")
+	if base != nil {
+		base.report(b, "baseline-")
+		b.ReportMetric(percentile(run.lat, 0.50)/percentile(base.lat, 0.50), "x-baseline-p50")
+		b.ReportMetric(percentile(run.lat, 0.99)/percentile(base.lat, 0.99), "x-baseline-p99")
+	}
+}
+
+// durableRun is one worker binary under BenchmarkDurableDispatch: its journal, effect log,
+// current process and what was measured.
+type durableRun struct {
+	bin, journal, effects string
+	kind                  journalKind
+	floorEffects          *os.File
+	effectBuf             []byte
+	effectSize            int64
+	p                     *proc
+	usage                 childUsage
+	sessions, n           int
+	lat, floorLat         []time.Duration
+	byIndex               [][]time.Duration
+}
+
+func newDurableRun(b *testing.B, bin, journal string, kind journalKind) *durableRun {
 	dir := durableDir(b)
-	effects := filepath.Join(dir, "effects.log")
+	r := &durableRun{bin: bin, journal: journal, effects: filepath.Join(dir, "effects.log"), kind: kind,
+		effectBuf: make([]byte, 64<<10), byIndex: make([][]time.Duration, perScope),
+		lat: make([]time.Duration, 0, b.N), floorLat: make([]time.Duration, 0, b.N)}
 	kind.prepare(b, journal)
-	floorEffects, err := os.OpenFile(filepath.Join(dir, "floor.effects"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	var err error
+	r.floorEffects, err = os.OpenFile(filepath.Join(dir, "floor.effects"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { floorEffects.Close() })
-	effectBuf := make([]byte, 64<<10)
-	rnd := rand.New(rand.NewPCG(11, 12))
-	var effectSize int64
-	var p *proc
-	var usage childUsage
-	sessions, n := 0, 0
-	restart := func() {
-		if p != nil {
-			usage.stop()
-			p.end()
-		}
-		sessions++
-		sc := "bench-" + strconv.Itoa(sessions)
-		args := append([]string{"--journal", journal, "--effect-log", effects, "--scope", sc}, kind.args(b)...)
-		p = start(b, bin, mustHost(b, sc), args...)
-		p.write(p.host.Bootstrap())
-		p.open(grant(recordTool, perScope, 0), grant(echoTool, 1, 0))
-		// The opening has no answer: an echo waits until the session is open (admitted).
-		p.call(p.host.Invoke("warm", echoTool, text("w")), "result text:w")
-		n = 0
-		kind.steps(b)
-		effectSize = fileSize(b, effects)
-		usage.start(p.cmd.Process.Pid)
+	b.Cleanup(func() { r.floorEffects.Close() })
+	r.restart(b)
+	return r
+}
+
+// restart starts a new worker with a new scope on the same journal, with the timer stopped.
+func (r *durableRun) restart(b *testing.B) {
+	b.StopTimer()
+	defer b.StartTimer()
+	if r.p != nil {
+		r.usage.stop()
+		r.p.end()
 	}
-	restart()
-	lat := make([]time.Duration, 0, b.N)
-	floorLat := make([]time.Duration, 0, b.N)
-	byIndex := make([][]time.Duration, perScope)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if n == perScope {
-			b.StopTimer()
-			restart()
-			b.StartTimer()
-		}
-		value := strconv.Quote(randomText(rnd, 100))
-		observer, observed := kind.(dispatchObserver)
-		if observed {
-			observer.before(b)
-		}
-		start := time.Now()
-		key := "op-" + strconv.Itoa(n)
-		p.send(p.host.Dispatch("d"+strconv.Itoa(n), recordTool, key, workertest.Record("succeed", value)))
-		line, err := readLine(p.stdout, 10*time.Second)
-		if err != nil {
-			b.Fatalf("no answer: %v (stderr: %s)", err, p.stderr)
-		}
-		if _, err := p.host.Open(line); err != nil {
+	r.sessions++
+	sc := "bench-" + strconv.Itoa(r.sessions)
+	args := append([]string{"--journal", r.journal, "--effect-log", r.effects, "--scope", sc}, r.kind.args(b)...)
+	r.p = start(b, r.bin, mustHost(b, sc), args...)
+	r.p.write(r.p.host.Bootstrap())
+	r.p.open(grant(recordTool, perScope, 0), grant(echoTool, 1, 0))
+	// The opening has no answer: an echo waits until the session is open (admitted).
+	r.p.call(r.p.host.Invoke("warm", echoTool, text("w")), "result text:w")
+	r.n = 0
+	r.kind.steps(b)
+	r.effectSize = fileSize(b, r.effects)
+	r.usage.start(r.p.cmd.Process.Pid)
+}
+
+// one runs one dispatch with result value, then its floor.
+func (r *durableRun) one(b *testing.B, value string) {
+	if r.n == perScope {
+		r.restart(b)
+	}
+	observer, observed := r.kind.(dispatchObserver)
+	if observed {
+		observer.before(b)
+	}
+	p := r.p
+	start := time.Now()
+	key := "op-" + strconv.Itoa(r.n)
+	p.send(p.host.Dispatch("d"+strconv.Itoa(r.n), recordTool, key, workertest.Record("succeed", value)))
+	line, err := readLine(p.stdout, 10*time.Second)
+	if err != nil {
+		b.Fatalf("no answer: %v (stderr: %s)", err, p.stderr)
+	}
+	if _, err := p.host.Open(line); err != nil {
+		b.Fatal(err)
+	}
+	d := time.Since(start)
+	if observed {
+		observer.after(b, r.n)
+	}
+	r.lat = append(r.lat, d)
+	r.byIndex[r.n] = append(r.byIndex[r.n], d)
+	r.n++
+
+	// The floor, with the sizes this dispatch wrote.
+	steps := r.kind.steps(b)
+	size := fileSize(b, r.effects)
+	effect := int(size - r.effectSize)
+	r.effectSize = size
+	r.floorLat = append(r.floorLat, r.kind.floor(b, steps, func() {
+		r.effectBuf[0]++
+		if _, err := r.floorEffects.Write(r.effectBuf[:effect]); err != nil {
 			b.Fatal(err)
 		}
-		d := time.Since(start)
-		if observed {
-			observer.after(b, n)
+		if err := r.floorEffects.Sync(); err != nil {
+			b.Fatal(err)
 		}
-		lat = append(lat, d)
-		byIndex[n] = append(byIndex[n], d)
-		n++
+	}))
+}
 
-		// The floor, with the sizes this dispatch wrote.
-		steps := kind.steps(b)
-		size := fileSize(b, effects)
-		effect := int(size - effectSize)
-		effectSize = size
-		floorLat = append(floorLat, kind.floor(b, steps, func() {
-			effectBuf[0]++
-			if _, err := floorEffects.Write(effectBuf[:effect]); err != nil {
-				b.Fatal(err)
-			}
-			if err := floorEffects.Sync(); err != nil {
-				b.Fatal(err)
-			}
-		}))
+// report ends the worker and reports what was measured, each metric's name prefixed.
+func (r *durableRun) report(b *testing.B, prefix string) {
+	r.usage.stop()
+	r.p.end()
+	if prefix == "" {
+		reportLatencies(b, r.lat)
+	} else {
+		slices.Sort(r.lat)
+		b.ReportMetric(percentile(r.lat, 0.50), prefix+"p50-µs")
+		b.ReportMetric(percentile(r.lat, 0.99), prefix+"p99-µs")
 	}
-	b.StopTimer()
-	usage.stop()
-	p.end()
-	reportLatencies(b, lat)
-	usage.report(b, "worker")
-	slices.Sort(floorLat)
-	f50, f99 := percentile(floorLat, 0.50), percentile(floorLat, 0.99)
-	b.ReportMetric(f50, "floor-p50-µs")
-	b.ReportMetric(f99, "floor-p99-µs")
-	b.ReportMetric(percentile(lat, 0.50)/f50, "x-floor-p50")
-	b.ReportMetric(percentile(lat, 0.99)/f99, "x-floor-p99")
-	reportByIndex(b, byIndex)
-	if j, ok := kind.(*journalFile); ok && j.frames != nil {
+	r.usage.report(b, prefix+"worker")
+	slices.Sort(r.floorLat)
+	f50, f99 := percentile(r.floorLat, 0.50), percentile(r.floorLat, 0.99)
+	b.ReportMetric(f50, prefix+"floor-p50-µs")
+	b.ReportMetric(f99, prefix+"floor-p99-µs")
+	b.ReportMetric(percentile(r.lat, 0.50)/f50, prefix+"x-floor-p50")
+	b.ReportMetric(percentile(r.lat, 0.99)/f99, prefix+"x-floor-p99")
+	if prefix != "" {
+		return
+	}
+	reportByIndex(b, r.byIndex)
+	if j, ok := r.kind.(*journalFile); ok && j.frames != nil {
 		b.ReportMetric(float64(j.frames.total)/float64(j.frames.count), "frame-B")
 	}
-	if e, ok := kind.(journalEtcd); ok {
+	if e, ok := r.kind.(journalEtcd); ok {
 		e.rec.report(b)
+		if w := e.rec.withWitness; len(w) > 0 {
+			slices.Sort(w)
+			b.ReportMetric(percentile(w, 0.50), "floor-witness-p50-µs")
+			b.ReportMetric(percentile(w, 0.99), "floor-witness-p99-µs")
+			b.ReportMetric(percentile(r.lat, 0.50)/percentile(w, 0.50), "x-floor-witness-p50")
+			b.ReportMetric(percentile(r.lat, 0.99)/percentile(w, 0.99), "x-floor-witness-p99")
+		}
 	}
 }
 

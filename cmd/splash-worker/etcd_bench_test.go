@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -231,7 +230,12 @@ func (j journalEtcd) args(b *testing.B) []string {
 	return []string{"--etcd-witness", w}
 }
 
-func (j journalEtcd) prepare(b *testing.B, _ string) { j.rec.open(b) }
+func (j journalEtcd) prepare(b *testing.B, _ string) {
+	j.rec.open(b)
+	if j.witness {
+		j.rec.witness = newSyncFloor(b, b.TempDir())
+	}
+}
 
 func (j journalEtcd) steps(b *testing.B) []int { return j.rec.written(b) }
 
@@ -250,8 +254,24 @@ func (j journalEtcd) floor(b *testing.B, steps []int, effect func()) time.Durati
 	j.rec.txn(b, steps[0])
 	effect()
 	j.rec.txn(b, steps[1])
-	return time.Since(start)
+	took := time.Since(start)
+	if j.witness {
+		// The same steps with the witness's: after each transaction, one record appended to
+		// a preallocated local file and made durable with fdatasync.
+		start := time.Now()
+		j.rec.txn(b, steps[0])
+		j.rec.witness.step(b, witnessRecordBytes)
+		effect()
+		j.rec.txn(b, steps[1])
+		j.rec.witness.step(b, witnessRecordBytes)
+		j.rec.withWitness = append(j.rec.withWitness, time.Since(start))
+	}
+	return took
 }
+
+// witnessRecordBytes is about the size of one raise appended to the witness: a 16-byte head
+// and a JSON body naming the prefix, cluster, revision, record, fence and floor.
+const witnessRecordBytes = 190
 
 // etcdFloor reads back the transactions the worker committed and replays transactions of
 // the same sizes under another prefix of the same member.
@@ -268,6 +288,10 @@ type etcdFloor struct {
 	bytes  [perScope][]int64
 	pid    int
 	before int64
+	// witness, for a run with the witness file, performs the witness's appends in a second
+	// floor, whose latencies are withWitness.
+	witness     *syncFloor
+	withWitness []time.Duration
 }
 
 func (f *etcdFloor) open(b *testing.B) {
@@ -280,30 +304,33 @@ func (f *etcdFloor) open(b *testing.B) {
 }
 
 // written returns, per transaction the worker committed since the last call, the size of the
-// record delta (or base) it wrote.
+// record delta (or base) it wrote. Each transaction is read at its own revision, so that one
+// whose keys a later transaction deleted (a record rebased onto a new base) still counts.
 func (f *etcdFloor) written(b *testing.B) []int {
-	resp, err := f.cli.Get(context.Background(), "/splash/bench/", clientv3.WithPrefix(), clientv3.WithMinModRev(f.seen+1))
+	ctx := context.Background()
+	now, err := f.cli.Get(ctx, "/splash/bench/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		b.Fatal(err)
 	}
-	f.seen = resp.Header.Revision
-	sizes := map[int64]int{}
-	for _, kv := range resp.Kvs {
-		if strings.Contains(string(kv.Key), "/chain/") {
-			sizes[kv.ModRevision] = len(kv.Value)
-		} else if _, ok := sizes[kv.ModRevision]; !ok {
-			sizes[kv.ModRevision] = 0
+	var out []int
+	for rev := f.seen + 1; f.seen > 0 && rev <= now.Header.Revision; rev++ {
+		resp, err := f.cli.Get(ctx, "/splash/bench/", clientv3.WithPrefix(), clientv3.WithRev(rev),
+			clientv3.WithMinModRev(rev), clientv3.WithMaxModRev(rev))
+		if err != nil {
+			b.Fatal(err)
 		}
+		if len(resp.Kvs) == 0 {
+			continue // a write of the floor's, under its own prefix
+		}
+		size := 0
+		for _, kv := range resp.Kvs {
+			if strings.Contains(string(kv.Key), "/chain/") {
+				size = len(kv.Value)
+			}
+		}
+		out = append(out, size)
 	}
-	revs := make([]int64, 0, len(sizes))
-	for r := range sizes {
-		revs = append(revs, r)
-	}
-	slices.Sort(revs)
-	out := make([]int, len(revs))
-	for i, r := range revs {
-		out[i] = sizes[r]
-	}
+	f.seen = now.Header.Revision
 	return out
 }
 

@@ -93,6 +93,26 @@ type StateRememberer interface {
 	RememberedSnapshot(key RecordKey, token uint64) (Snapshot, bool)
 }
 
+// RecordKeeper is a Backend whose fenced compare-and-swap can keep the replacement's bytes
+// as its state instead of a copy of them. AuthenticatedStore uses it for the envelopes it
+// seals, whose bytes nothing changes afterwards; the backend then also hands the same bytes
+// back in its snapshots, which the store recognizes without comparing them byte by byte.
+type RecordKeeper interface {
+	Backend
+	// CompareAndSwapFencedKeeping is CompareAndSwapFenced, except that the backend may keep
+	// replacement.Bytes, which the caller must never change afterwards.
+	CompareAndSwapFencedKeeping(ctx context.Context, key RecordKey, expected *uint64, replacement StoredRecord, token uint64) (CASOutcome, error)
+}
+
+// swapFencedKeeping is a fenced compare-and-swap of bytes the caller never changes: kept by a
+// RecordKeeper, copied by any other backend.
+func swapFencedKeeping(ctx context.Context, b Backend, key RecordKey, expected *uint64, replacement StoredRecord, token uint64) (CASOutcome, error) {
+	if k, ok := b.(RecordKeeper); ok {
+		return k.CompareAndSwapFencedKeeping(ctx, key, expected, replacement, token)
+	}
+	return b.CompareAndSwapFenced(ctx, key, expected, replacement, token)
+}
+
 // CheckFence applies the fencing rule of a compare-and-swap, for backends: a
 // fenced write needs a nonzero token equal to the current fence; a plain
 // write needs an unfenced record.

@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
+	"slices"
 	"strconv"
 )
 
@@ -15,6 +16,34 @@ const (
 // payloadEncoding is base64 with the standard alphabet, no padding, and
 // nonzero trailing bits rejected.
 var payloadEncoding = base64.RawStdEncoding.Strict()
+
+// base64Pairs maps twelve bits to the two characters of the standard alphabet that encode
+// them, the first in the low byte.
+var base64Pairs = func() (t [1 << 12]uint16) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := range t {
+		t[i] = uint16(alphabet[i>>6]) | uint16(alphabet[i&63])<<8
+	}
+	return t
+}()
+
+// appendBase64 appends payloadEncoding's encoding of src to dst: the same bytes as
+// payloadEncoding.AppendEncode, six input bytes to eight characters at a time, by pairs.
+func appendBase64(dst, src []byte) []byte {
+	n := len(dst)
+	dst = slices.Grow(dst, payloadEncoding.EncodedLen(len(src)))[:n+payloadEncoding.EncodedLen(len(src))]
+	out := dst[n:]
+	si, di := 0, 0
+	for ; si+8 <= len(src); si, di = si+6, di+8 {
+		v := binary.BigEndian.Uint64(src[si:])
+		binary.LittleEndian.PutUint64(out[di:], uint64(base64Pairs[v>>52&0xfff])|
+			uint64(base64Pairs[v>>40&0xfff])<<16|
+			uint64(base64Pairs[v>>28&0xfff])<<32|
+			uint64(base64Pairs[v>>16&0xfff])<<48)
+	}
+	payloadEncoding.Encode(out[di:], src[si:])
+	return dst
+}
 
 // appendLengthPrefixed appends u64be(len(b)) || b.
 func appendLengthPrefixed(dst, b []byte) []byte {
@@ -85,7 +114,7 @@ func sealEnvelope(key Key, keyID KeyID, record RecordKey, revision uint64, paylo
 	out = append(out, `","revision":`...)
 	out = strconv.AppendUint(out, revision, 10)
 	out = append(out, `,"payload":"`...)
-	out = payloadEncoding.AppendEncode(out, payload)
+	out = appendBase64(out, payload)
 	out = append(out, `","auth_tag":"`...)
 	for _, b := range tag {
 		out = append(out, hexDigits[b>>4], hexDigits[b&0x0f])

@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -268,5 +269,23 @@ func TestLoadCheck11CanonicalBase64(t *testing.T) {
 	walk("", 5)
 	if count < 1000 {
 		t.Fatalf("only %d strings decoded; the walk is not exercising the decoder", count)
+	}
+}
+
+// The envelope's base64 is exactly the standard library's (standard alphabet, no padding) at
+// every length, whatever the bytes, appended after what dst holds.
+//
+// Spec: STO-011
+func TestAppendBase64MatchesTheStandardEncoding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	src := make([]byte, 700)
+	for i := range src {
+		src[i] = byte(rng.IntN(256))
+	}
+	for n := range len(src) {
+		want := payloadEncoding.AppendEncode([]byte("prefix"), src[:n])
+		if got := appendBase64([]byte("prefix"), src[:n]); !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes: %q, want %q", n, got, want)
+		}
 	}
 }

@@ -229,7 +229,7 @@ func (s *AuthenticatedStore) SwapFenced(ctx context.Context, key RecordKey, expe
 	if err != nil {
 		return Record{}, err
 	}
-	outcome, err := s.backend.CompareAndSwapFenced(ctx, key, expected, replacement, token)
+	outcome, err := swapFencedKeeping(ctx, s.backend, key, expected, replacement, token)
 	if err != nil {
 		return Record{}, &Error{Kind: ErrBackend, Err: err}
 	}
@@ -256,7 +256,7 @@ func (s *AuthenticatedStore) swapRemembered(ctx context.Context, key RecordKey, 
 	if err != nil {
 		return Record{}, false, nil
 	}
-	outcome, err := sr.CompareAndSwapFenced(ctx, key, expected, replacement, token)
+	outcome, err := swapFencedKeeping(ctx, sr, key, expected, replacement, token)
 	if err != nil {
 		return Record{}, true, &Error{Kind: ErrBackend, Err: err}
 	}

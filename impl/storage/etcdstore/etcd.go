@@ -855,17 +855,23 @@ func (b *Backend) peek(key storage.RecordKey) (state, bool) {
 
 // CompareAndSwap implements storage.Backend.CompareAndSwap as one guarded transaction.
 func (b *Backend) CompareAndSwap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord) (storage.CASOutcome, error) {
-	return b.swap(ctx, key, expected, replacement, false, 0)
+	return b.swap(ctx, key, expected, replacement, false, 0, false)
 }
 
 // CompareAndSwapFenced implements storage.Backend.CompareAndSwapFenced: the fence is checked
 // against the anchor the guarded transaction compares, so the check and the swap commit
 // together.
 func (b *Backend) CompareAndSwapFenced(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, token uint64) (storage.CASOutcome, error) {
-	return b.swap(ctx, key, expected, replacement, true, token)
+	return b.swap(ctx, key, expected, replacement, true, token, false)
 }
 
-func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, fenced bool, token uint64) (storage.CASOutcome, error) {
+// CompareAndSwapFencedKeeping implements storage.RecordKeeper: CompareAndSwapFenced that
+// remembers replacement.Bytes as the record's envelope instead of a copy.
+func (b *Backend) CompareAndSwapFencedKeeping(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, token uint64) (storage.CASOutcome, error) {
+	return b.swap(ctx, key, expected, replacement, true, token, true)
+}
+
+func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, fenced bool, token uint64, keep bool) (storage.CASOutcome, error) {
 	ctx, cancel, err := b.begin(ctx, key)
 	if err != nil {
 		return storage.CASOutcome{}, err
@@ -901,7 +907,11 @@ func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uin
 		}
 		if resp.Succeeded {
 			rev := resp.Header.Revision
-			b.remember(key, state{anchor: anchor, record: record, anchorMod: rev, recordMod: rev, a: next, envelope: bytes.Clone(replacement.Bytes)})
+			envelope := replacement.Bytes
+			if !keep {
+				envelope = bytes.Clone(envelope)
+			}
+			b.remember(key, state{anchor: anchor, record: record, anchorMod: rev, recordMod: rev, a: next, envelope: envelope})
 			return storage.CASOutcome{Stored: true, RevisionFloor: revision}, b.witness.raise(b.prefix, resp.Header.ClusterId, rev, keyPart(key), next)
 		}
 		if remembered && attempt == 1 {

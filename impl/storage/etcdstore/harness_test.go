@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 	if storagetest.IsChild() {
 		storagetest.Main(m, openDurable)
 	}
+	if os.Getenv(witnessChildEnv) != "" {
+		os.Exit(witnessChildMain())
+	}
 	dir, err := os.MkdirTemp("", "etcdstore-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

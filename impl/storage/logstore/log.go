@@ -736,16 +736,22 @@ func (b *Backend) RememberedSnapshot(key storage.RecordKey, token uint64) (stora
 
 // CompareAndSwap implements storage.Backend.CompareAndSwap.
 func (b *Backend) CompareAndSwap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord) (storage.CASOutcome, error) {
-	return b.swap(ctx, key, expected, replacement, false, 0)
+	return b.swap(ctx, key, expected, replacement, false, 0, false)
 }
 
 // CompareAndSwapFenced implements storage.Backend.CompareAndSwapFenced: the fence check and
 // the swap are decided under one lock and written in one frame.
 func (b *Backend) CompareAndSwapFenced(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, token uint64) (storage.CASOutcome, error) {
-	return b.swap(ctx, key, expected, replacement, true, token)
+	return b.swap(ctx, key, expected, replacement, true, token, false)
 }
 
-func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, fenced bool, token uint64) (storage.CASOutcome, error) {
+// CompareAndSwapFencedKeeping implements storage.RecordKeeper: CompareAndSwapFenced that
+// keeps replacement.Bytes as the record instead of a copy.
+func (b *Backend) CompareAndSwapFencedKeeping(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, token uint64) (storage.CASOutcome, error) {
+	return b.swap(ctx, key, expected, replacement, true, token, true)
+}
+
+func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord, fenced bool, token uint64, keep bool) (storage.CASOutcome, error) {
 	if err := b.begin(ctx, key); err != nil {
 		return storage.CASOutcome{}, err
 	}
@@ -765,9 +771,13 @@ func (b *Backend) swap(ctx context.Context, key storage.RecordKey, expected *uin
 		}
 		commitment := storage.RecordCommitment(key, revision, replacement.Bytes)
 		outcome = storage.CASOutcome{Stored: true, RevisionFloor: revision}
+		record := replacement.Bytes
+		if !keep {
+			record = bytes.Clone(record)
+		}
 		return &entry{
 			fence: e.fence, floor: revision, commitment: &commitment,
-			hasRecord: true, rev: revision, record: bytes.Clone(replacement.Bytes), checked: true, matches: true,
+			hasRecord: true, rev: revision, record: record, checked: true, matches: true,
 		}, nil
 	})
 	if err != nil {

@@ -401,3 +401,50 @@ func TestLogLockTimeout(t *testing.T) {
 		t.Fatalf("reserve after the lock was released: %d, %v", token, err)
 	}
 }
+
+// A fenced swap that keeps its bytes holds the caller's envelope as the record (its
+// remembered snapshot shares it, and a load still copies it); the plain fenced swap keeps a
+// copy. Both write the same frame: the log read afresh holds the record.
+//
+// Spec: STO-020, STO-067
+func TestLogKeepingSwapKeepsTheBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.log")
+	b := openAt(t, path, nil)
+	token, err := b.ReserveFence(ctxb(), storagetest.TestKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []bool{false, true} {
+		data := []byte(fmt.Sprintf("record kept %v", keep))
+		var expected *uint64
+		rev := uint64(1)
+		if keep {
+			expected, rev = storage.ExpectRevision(1), 2
+		}
+		replacement := storage.StoredRecord{Revision: rev, Bytes: data}
+		var out storage.CASOutcome
+		if keep {
+			out, err = b.CompareAndSwapFencedKeeping(ctxb(), storagetest.TestKey, expected, replacement, token)
+		} else {
+			out, err = b.CompareAndSwapFenced(ctxb(), storagetest.TestKey, expected, replacement, token)
+		}
+		if err != nil || !out.Stored {
+			t.Fatalf("keep %v: %+v, %v", keep, out, err)
+		}
+		snap, ok := b.RememberedSnapshot(storagetest.TestKey, token)
+		if !ok || !bytes.Equal(snap.Record.Bytes, data) {
+			t.Fatalf("keep %v: remembered %+v (%v)", keep, snap, ok)
+		}
+		if shared := &snap.Record.Bytes[0] == &data[0]; shared != keep {
+			t.Fatalf("keep %v: the remembered record shares the caller's bytes: %v", keep, shared)
+		}
+		loaded, err := b.Load(ctxb(), storagetest.TestKey)
+		if err != nil || &loaded.Record.Bytes[0] == &data[0] {
+			t.Fatalf("keep %v: a load returned the caller's bytes, not a copy (%v)", keep, err)
+		}
+		fresh := openAt(t, path, nil)
+		if got, err := fresh.Load(ctxb(), storagetest.TestKey); err != nil || !bytes.Equal(got.Record.Bytes, data) {
+			t.Fatalf("keep %v: read afresh: %+v, %v", keep, got, err)
+		}
+	}
+}

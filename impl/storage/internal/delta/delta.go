@@ -3,8 +3,10 @@
 package delta
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/bits"
 )
 
 // A delta rebuilds a record's new bytes from its previous bytes. It is a sequence of
@@ -36,17 +38,9 @@ func Append(dst, prev, cur []byte) ([]byte, bool) {
 		if i-lit >= giveUpAfter {
 			break
 		}
-		best, bestOff := 0, 0
-		for _, base := range [2]int{shift, tail} {
-			for d := -maxShift; d <= maxShift; d++ {
-				off := i + base + d
-				if off < 0 || off >= len(prev) || prev[off] != cur[i] {
-					continue
-				}
-				if n := commonPrefix(prev[off:], cur[i:]); n > best {
-					best, bestOff = n, off
-				}
-			}
+		best, bestOff := longest(prev, cur, i, i+shift, 0, 0)
+		if tail != shift {
+			best, bestOff = longest(prev, cur, i, i+tail, best, bestOff)
 		}
 		if best < minCopy {
 			i++
@@ -62,6 +56,45 @@ func Append(dst, prev, cur []byte) ([]byte, bool) {
 	return dst, len(dst)-start < len(cur)*3/4
 }
 
+// longest returns the longest run of prev at an offset within maxShift of at that matches
+// cur from i, if longer than best at bestOff (the first of equal runs is kept). Most offsets
+// do not match cur[i] at all, so the window's bytes are compared with it eight at a time.
+func longest(prev, cur []byte, i, at, best, bestOff int) (int, int) {
+	lo, hi := max(at-maxShift, 0), min(at+maxShift+1, len(prev))
+	if lo >= hi {
+		return best, bestOff
+	}
+	c := cur[i]
+	for lo < hi {
+		var hits uint64
+		n := min(hi-lo, 8)
+		if n == 8 {
+			hits = equalBytes(binary.LittleEndian.Uint64(prev[lo:]), c)
+		} else if prev[lo] == c {
+			hits, n = 0x80, 1
+		} else {
+			n = 1
+		}
+		for hits != 0 {
+			off := lo + bits.TrailingZeros64(hits)/8
+			hits &= hits - 1
+			if k := commonPrefix(prev[off:], cur[i:]); k > best {
+				best, bestOff = k, off
+			}
+		}
+		lo += n
+	}
+	return best, bestOff
+}
+
+// equalBytes returns the word with the top bit of each byte of w that equals c set, and no
+// other bit.
+func equalBytes(w uint64, c byte) uint64 {
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	x := w ^ (0x0101010101010101 * uint64(c))
+	return ^((x&low7 + low7) | x | low7)
+}
+
 func appendLiteral(dst, lit []byte) []byte {
 	if len(lit) == 0 {
 		return dst
@@ -70,13 +103,39 @@ func appendLiteral(dst, lit []byte) []byte {
 	return append(dst, lit...)
 }
 
+// commonPrefix returns the length of the longest common prefix of a and b. A copy usually
+// runs for most of a record, so after the first words it compares blocks with bytes.Equal
+// (vectorized), then words, then bytes, where the blocks differ.
 func commonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
+	a, b = a[:n], b[:n]
 	i := 0
-	for i+8 <= n && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[i:]) {
-		i += 8
+	for ; i < 32; i += 8 {
+		if i+8 > n {
+			return i + tailPrefix(a[i:], b[i:])
+		}
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
 	}
-	for i < n && a[i] == b[i] {
+	for i+prefixBlock <= n && bytes.Equal(a[i:i+prefixBlock], b[i:i+prefixBlock]) {
+		i += prefixBlock
+	}
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	return i + tailPrefix(a[i:], b[i:])
+}
+
+// prefixBlock is the block commonPrefix compares at once.
+const prefixBlock = 256
+
+// tailPrefix is commonPrefix of a and b of equal length, one byte at a time.
+func tailPrefix(a, b []byte) int {
+	i := 0
+	for i < len(a) && a[i] == b[i] {
 		i++
 	}
 	return i
