@@ -23,7 +23,9 @@ func runSuite(t testing.TB, driver []string, run string, env []string) *conforma
 		limit = 10 * time.Second
 	}
 	report, err := Run(context.Background(), Config{
-		Driver: driver, FakeWorker: fakeWorkerCommand(t), Run: run, Env: env, TempDir: t.TempDir(), Timeout: limit,
+		RunConfig:  conformance.RunConfig{Run: run, Env: env, TempDir: t.TempDir(), Timeout: limit},
+		Driver:     driver,
+		FakeWorker: fakeWorkerCommand(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -94,8 +96,9 @@ func TestHostileDrivers(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			start := time.Now()
 			report, err := Run(context.Background(), Config{
-				Driver: []string{exe, hostileDriverCommand, tc.mode}, FakeWorker: fakeWorkerCommand(t),
-				Run: tc.run, Timeout: limit, Env: append(os.Environ(), "HOSTCONF_PIDS="+pids), TempDir: t.TempDir(),
+				RunConfig:  conformance.RunConfig{Run: tc.run, Timeout: limit, Env: append(os.Environ(), "HOSTCONF_PIDS="+pids), TempDir: t.TempDir()},
+				Driver:     []string{exe, hostileDriverCommand, tc.mode},
+				FakeWorker: fakeWorkerCommand(t),
 			})
 			took := time.Since(start)
 			if err != nil {
@@ -141,7 +144,9 @@ func BenchmarkHostSuite(b *testing.B) {
 // after the manifest never reached.
 func TestVerboseTranscriptShowsStartFields(t *testing.T) {
 	report, err := Run(context.Background(), Config{
-		Driver: []string{referenceDriver(t)}, FakeWorker: fakeWorkerCommand(t), Run: "^CNF-HCOMP-02$", TempDir: t.TempDir(), Verbose: true,
+		RunConfig:  conformance.RunConfig{Run: "^CNF-HCOMP-02$", TempDir: t.TempDir(), Verbose: true},
+		Driver:     []string{referenceDriver(t)},
+		FakeWorker: fakeWorkerCommand(t),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"github.com/splashv5/conform/conformance"
 	"os"
 	"regexp"
 	"slices"
@@ -112,8 +113,12 @@ func TestHostMutationHarness(t *testing.T) {
 	killedBy := map[string][]string{}
 	caught := 0
 	for _, f := range hostFaults {
-		cfg := Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t), Strict: true,
-			Env: append(os.Environ(), "SPLASH_HOST_FAULT="+f.name), TempDir: t.TempDir()}
+		cfg := Config{
+			RunConfig:  conformance.RunConfig{Env: append(os.Environ(), "SPLASH_HOST_FAULT="+f.name), TempDir: t.TempDir()},
+			Driver:     []string{bin},
+			FakeWorker: fakeWorkerCommand(t),
+			Strict:     true,
+		}
 		if !full {
 			var quoted []string
 			for _, id := range f.killers {

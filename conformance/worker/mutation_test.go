@@ -355,7 +355,7 @@ func proxyConfig(t *testing.T, mutation string) Config {
 		t.Fatal(err)
 	}
 	return Config{
-		Worker: append([]string{exe}, conformance.ReferenceWorkerArgs...),
-		Env:    append(os.Environ(), fakeEnv+"=proxy-"+mutation, realWorkerEnv+"="+referenceWorkerBinary(t)),
+		RunConfig: conformance.RunConfig{Env: append(os.Environ(), fakeEnv+"=proxy-"+mutation, realWorkerEnv+"="+referenceWorkerBinary(t))},
+		Worker:    append([]string{exe}, conformance.ReferenceWorkerArgs...),
 	}
 }
