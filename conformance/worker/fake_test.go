@@ -238,7 +238,7 @@ func runFakeSuite(t *testing.T, mode, pattern string, timeout time.Duration, env
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	checkCitations(t, report)
+	conformancetest.CheckCitations(t, report)
 	return report
 }
 
