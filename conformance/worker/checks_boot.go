@@ -35,13 +35,11 @@ func BootChecks() []*Check {
 		&Check{
 			ID: "CNF-BOOT-01", Level: conformance.Must, Requirements: []string{"BOOT-006", "BOOT-019", "BOOT-020", "WRK-092", "ERR-013"},
 			Title: "a bootstrap with a wrong magic ends the worker with status 3 before any frame is read",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitBootstrap, "the magic SPLPBOOX", (*T).launch, func(w *Worker) {
 				w.writeRaw([]byte("SPLPBOOX"))
 				// A frame after the bad preamble must not be acted on.
 				w.writeLine([]byte(`{"sequence":1,"message":{"type":"close_session","protocol_version":5,"session_id":"x"},"auth_tag":"` + repeat("0", 64) + `"}`))
-				w.expectExit(exitBootstrap, "the magic SPLPBOOX")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-BOOT-02", Level: conformance.Must, Requirements: []string{"BOOT-007", "WRK-092"},
@@ -102,11 +100,9 @@ func BootChecks() []*Check {
 		&Check{
 			ID: "CNF-BOOT-10", Level: conformance.Must, Requirements: []string{"BOOT-016", "BOOT-017", "BOOT-019", "WRK-092"},
 			Title: "a JSON frame in place of the bootstrap is refused as a bootstrap failure",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitBootstrap, "an open_session frame without a bootstrap", (*T).launch, func(w *Worker) {
 				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)}))
-				w.expectExit(exitBootstrap, "an open_session frame without a bootstrap")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-BOOT-11", Unreachable: unreachableLibrary, Level: conformance.Must, Requirements: []string{"BOOT-012", "BOOT-013", "WRK-090"},

@@ -111,12 +111,10 @@ func DecodeChecks() []*Check {
 			ID: "CNF-DECODE-04", Level: conformance.Must, Requirements: []string{"ENC-044", "MSG-016", "MSG-021"},
 			Needs: durable,
 			Title: "a dispatch_operation with an unknown member is rejected (status 4: the structure denies unknown fields)",
-			Run: func(t *T) {
-				w := t.durableSession(0)
+			Run: exits(exitTransport, "a dispatch_operation with the unknown member x_extra", func(t *T) *Worker { return t.durableSession(0) }, func(w *Worker) {
 				req := w.dispatchRequest(w.nextRequestID(), toolDurable, "op-1", jsonPayload(`{"mode":"fail"}`))
 				w.writeLine(w.respell(protocol.DispatchOperationMessage{Request: req}, `"operation_key":`, `"x_extra":true,"operation_key":`))
-				w.expectExit(exitTransport, "a dispatch_operation with the unknown member x_extra")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-DECODE-05", Level: conformance.Must, Requirements: []string{"ENC-045"},

@@ -190,12 +190,10 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-13", Level: conformance.Must, Requirements: withFrameReqs("FRM-034"),
 			Title: "a complete frame without its line feed, then end of input, is not acted on",
-			Run: func(t *T) {
-				w := t.baseline()
+			Run: exits(exitTransport, "a valid invoke without a line feed followed by end of input", (*T).baseline, func(w *Worker) {
 				w.writeRaw(w.seal(w.invocation("req-1", toolTextEcho, text("no newline"))))
 				w.closeInput()
-				w.expectExit(exitTransport, "a valid invoke without a line feed followed by end of input")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-14", Level: conformance.Must, Requirements: withFrameReqs("FRM-003"),
