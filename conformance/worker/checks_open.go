@@ -66,16 +66,14 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-07", Level: conformance.Must, Requirements: []string{"MAN-006", "MSG-031", "MSG-041", "WRK-013"},
 			Title: "a manifest with 129 grants is refused (status 4: it does not decode)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, "a manifest with 129 grants", (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				var grants []protocol.CapabilityGrant
 				for i := range 129 {
 					grants = append(grants, textGrant(fmt.Sprintf("conf.tool.%03d", i)))
 				}
 				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(grants...)}))
-				w.expectExit(exitTransport, "a manifest with 129 grants")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-08", Level: conformance.Must, Requirements: []string{"MAN-007", "MSG-031"},
