@@ -3,9 +3,11 @@ package childproc
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,7 +102,7 @@ func TestKillGroupEndsTheGroup(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	if !Alive(child) {
+	if !Alive(child) || !GroupExists(cmd.Process.Pid) {
 		t.Fatal("the group's child is not running")
 	}
 	ended, err := KillGroupAndWait(cmd.Process.Pid, done, time.Now().Add(10*time.Second))
@@ -110,6 +112,11 @@ func TestKillGroupEndsTheGroup(t *testing.T) {
 	<-done
 	if !AwaitEnd(child, nil, time.Now().Add(10*time.Second)) || !Ended(child) {
 		t.Fatal("the group's child outlived the kill")
+	}
+	for deadline := time.Now().Add(10 * time.Second); GroupExists(cmd.Process.Pid); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("GroupExists still sees the group after the kill")
+		}
 	}
 	if err := KillGroup(cmd.Process.Pid); err != nil {
 		t.Fatalf("killing a group that is gone: %v", err)
@@ -133,5 +140,41 @@ func TestBuildAndModuleRoot(t *testing.T) {
 	err = Build(root, "./no/such/package", filepath.Join(t.TempDir(), "x"))
 	if err == nil || !strings.Contains(err.Error(), "./no/such/package") {
 		t.Fatalf("building a missing package: %v", err)
+	}
+}
+
+// TestDieWithParentEndsTheChild starts a child with DieWithParent from a thread that then ends:
+// the child is killed with it, in its own process group.
+func TestDieWithParentEndsTheChild(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil || runtime.GOOS != "linux" {
+		t.Skip("no sleep program, or a system that cannot tie a child to its parent")
+	}
+	cmd := exec.Command(sleep, "60")
+	SetGroup(cmd)
+	DieWithParent(cmd)
+	started := make(chan error, 1)
+	go func() {
+		// The thread stays locked to this goroutine, so it ends when the goroutine returns.
+		runtime.LockOSThread()
+		started <- cmd.Start()
+	}()
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	if !GroupExists(cmd.Process.Pid) {
+		t.Fatal("DieWithParent dropped the process group")
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || Classify(ee.ProcessState).Signal != "killed" {
+			t.Fatalf("the child ended with %v, not killed", err)
+		}
+	case <-time.After(10 * time.Second):
+		_ = KillGroup(cmd.Process.Pid)
+		t.Fatal("the child outlived the thread that started it")
 	}
 }

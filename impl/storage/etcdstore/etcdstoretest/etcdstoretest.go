@@ -165,7 +165,7 @@ func (c *Cluster) start(i int, state string) error {
 		"--logger", "zap", "--log-outputs", "stderr"}, c.extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// The member dies with the test process even if the test cannot stop it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	childproc.DieWithParent(cmd)
 	childproc.SetGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
