@@ -36,11 +36,8 @@ func TestHCOMP01CatchesLateIntentEveryRun(t *testing.T) {
 	}{{"intent-late", conformance.Fail}, {"", conformance.Pass}} {
 		got := 0
 		for range lateIntentRuns {
-			report, err := Run(context.Background(), Config{
-				RunConfig:  conformance.RunConfig{Run: "CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_FAULT="+c.fault), TempDir: tmp},
-				Driver:     []string{bin},
-				FakeWorker: fakeWorkerCommand(t),
-			})
+			report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t),
+				RunConfig: conformance.RunConfig{Run: "CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_FAULT="+c.fault), TempDir: tmp}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,11 +134,8 @@ func TestHCOMP01HoldsASocketInput(t *testing.T) {
 		want  conformance.Outcome
 	}{{"", conformance.Pass}, {"intent-late", conformance.Fail}} {
 		for range socketRuns {
-			report, err := Run(context.Background(), Config{
-				RunConfig:  conformance.RunConfig{Verbose: true, Run: "CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_SOCKETPAIR=1", "SPLASH_HOST_FAULT="+c.fault), TempDir: tmp},
-				Driver:     []string{bin},
-				FakeWorker: fakeWorkerCommand(t),
-			})
+			report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t),
+				RunConfig: conformance.RunConfig{Verbose: true, Run: "CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_SOCKETPAIR=1", "SPLASH_HOST_FAULT="+c.fault), TempDir: tmp}})
 			if err != nil {
 				t.Fatal(err)
 			}

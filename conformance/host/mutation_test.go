@@ -113,12 +113,8 @@ func TestHostMutationHarness(t *testing.T) {
 	killedBy := map[string][]string{}
 	caught := 0
 	for _, f := range hostFaults {
-		cfg := Config{
-			RunConfig:  conformance.RunConfig{Env: append(os.Environ(), "SPLASH_HOST_FAULT="+f.name), TempDir: t.TempDir()},
-			Driver:     []string{bin},
-			FakeWorker: fakeWorkerCommand(t),
-			Strict:     true,
-		}
+		cfg := Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t), Strict: true,
+			RunConfig: conformance.RunConfig{Env: append(os.Environ(), "SPLASH_HOST_FAULT="+f.name), TempDir: t.TempDir()}}
 		if !full {
 			var quoted []string
 			for _, id := range f.killers {

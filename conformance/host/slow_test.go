@@ -18,11 +18,8 @@ func TestSlowDriverPassesPacedChecks(t *testing.T) {
 		t.Skip("builds the test driver and runs two long checks")
 	}
 	bin := conformancetest.Program(t, conformancetest.DriverPackage, "splashfaults")
-	report, err := Run(context.Background(), Config{
-		RunConfig:  conformance.RunConfig{Run: "CNF-HBUDGET-02|CNF-HCANCEL-08|CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_FAULT=slow"), TempDir: t.TempDir()},
-		Driver:     []string{bin},
-		FakeWorker: fakeWorkerCommand(t),
-	})
+	report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t),
+		RunConfig: conformance.RunConfig{Run: "CNF-HBUDGET-02|CNF-HCANCEL-08|CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_FAULT=slow"), TempDir: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}

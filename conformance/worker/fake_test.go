@@ -230,10 +230,8 @@ func runFakeSuite(t *testing.T, mode, pattern string, timeout time.Duration, env
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{
-		RunConfig: conformance.RunConfig{Run: pattern, Timeout: timeout, Parallel: 4, Env: append(append(os.Environ(), fakeEnv+"="+mode), env...), TempDir: t.TempDir()},
-		Worker:    []string{exe},
-	}
+	cfg := Config{Worker: []string{exe},
+		RunConfig: conformance.RunConfig{Run: pattern, Timeout: timeout, Parallel: 4, Env: append(append(os.Environ(), fakeEnv+"="+mode), env...), TempDir: t.TempDir()}}
 	report, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -452,11 +450,8 @@ func TestSkipWithoutPlaceholders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := Run(context.Background(), Config{
-		RunConfig: conformance.RunConfig{Run: "^CNF-(DURABLE-1[45]|CANCEL-01)$", Env: append(os.Environ(), fakeEnv+"=exit-early"), TempDir: t.TempDir()},
-		Worker:    []string{exe},
-		Without:   []Need{NeedCancel},
-	})
+	report, err := Run(context.Background(), Config{Worker: []string{exe}, Without: []Need{NeedCancel},
+		RunConfig: conformance.RunConfig{Run: "^CNF-(DURABLE-1[45]|CANCEL-01)$", Env: append(os.Environ(), fakeEnv+"=exit-early"), TempDir: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}

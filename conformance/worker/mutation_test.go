@@ -355,8 +355,6 @@ func proxyConfig(t *testing.T, mutation string) Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{
-		RunConfig: conformance.RunConfig{Env: append(os.Environ(), fakeEnv+"=proxy-"+mutation, realWorkerEnv+"="+referenceWorkerBinary(t))},
-		Worker:    append([]string{exe}, conformance.ReferenceWorkerArgs...),
-	}
+	return Config{Worker: append([]string{exe}, conformance.ReferenceWorkerArgs...),
+		RunConfig: conformance.RunConfig{Env: append(os.Environ(), fakeEnv+"=proxy-"+mutation, realWorkerEnv+"="+referenceWorkerBinary(t))}}
 }
