@@ -3,7 +3,7 @@ package childproc
 import (
 	"bufio"
 	"bytes"
-	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,38 +143,35 @@ func TestBuildAndModuleRoot(t *testing.T) {
 	}
 }
 
-// TestDieWithParentEndsTheChild starts a child with DieWithParent from a thread that then ends:
-// the child is killed with it, in its own process group.
+// TestDieWithParentEndsTheChild runs this test binary as a helper that starts a child with
+// DieWithParent, in its own process group, and exits at once: the child is killed with it.
 func TestDieWithParentEndsTheChild(t *testing.T) {
-	sleep, err := exec.LookPath("sleep")
-	if err != nil || runtime.GOOS != "linux" {
+	if os.Getenv("CHILDPROC_HELPER") == "die-with-parent" {
+		cmd := exec.Command("sleep", "60")
+		SetGroup(cmd)
+		DieWithParent(cmd)
+		if err := cmd.Start(); err != nil {
+			os.Exit(2)
+		}
+		fmt.Println(cmd.Process.Pid, GroupExists(cmd.Process.Pid))
+		os.Exit(0)
+	}
+	if _, err := exec.LookPath("sleep"); err != nil || runtime.GOOS != "linux" {
 		t.Skip("no sleep program, or a system that cannot tie a child to its parent")
 	}
-	cmd := exec.Command(sleep, "60")
-	SetGroup(cmd)
-	DieWithParent(cmd)
-	started := make(chan error, 1)
-	go func() {
-		// The thread stays locked to this goroutine, so it ends when the goroutine returns.
-		runtime.LockOSThread()
-		started <- cmd.Start()
-	}()
-	if err := <-started; err != nil {
-		t.Fatal(err)
+	helper := exec.Command(os.Args[0], "-test.run=^TestDieWithParentEndsTheChild$")
+	helper.Env = append(os.Environ(), "CHILDPROC_HELPER=die-with-parent")
+	out, err := helper.Output()
+	if err != nil {
+		t.Fatalf("helper: %v", err)
 	}
-	if !GroupExists(cmd.Process.Pid) {
-		t.Fatal("DieWithParent dropped the process group")
+	var pid int
+	var group bool
+	if _, err := fmt.Sscan(string(out), &pid, &group); err != nil || !group {
+		t.Fatalf("helper printed %q: want the child's pid and its process group", out)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case err := <-waited:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || Classify(ee.ProcessState).Signal != "killed" {
-			t.Fatalf("the child ended with %v, not killed", err)
-		}
-	case <-time.After(10 * time.Second):
-		_ = KillGroup(cmd.Process.Pid)
-		t.Fatal("the child outlived the thread that started it")
+	if !AwaitEnd(pid, nil, time.Now().Add(10*time.Second)) {
+		_ = KillGroup(pid)
+		t.Fatal("the child outlived the process that started it")
 	}
 }
