@@ -45,6 +45,13 @@ func (w *Worker) roundTrips(n int) time.Duration {
 	return slowest
 }
 
+// whileRunning is the body of a check that starts conf.slow.cancellable for 3,000 ms in a
+// cancellable session, lets send act while that invocation (target) runs, and expects the
+// worker to exit with status code, for why.
+func whileRunning(code int, why string, send func(w *Worker, target string)) func(*T) {
+	return exits(code, why, (*T).cancellable, func(w *Worker) { send(w, w.sendInvoke(toolCancellable, text("3000"))) })
+}
+
 // CancelChecks returns the checks of area CANCEL: cooperative cancellation.
 func CancelChecks() []*Check {
 	return []*Check{
@@ -128,8 +135,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-05", Level: conformance.Must, Requirements: []string{"CAN-006", "AUZ-015", "CAN-019"},
 			Needs: cancelNeeds,
 			Title: "a cancel naming the wrong tool for the running invocation is refused (status 5)",
-			Run: exits(exitRejected, "a cancel whose tool differs from the running invocation's", (*T).cancellable, func(w *Worker) {
-				target := w.sendInvoke(toolCancellable, text("3000"))
+			Run: whileRunning(exitRejected, "a cancel whose tool differs from the running invocation's", func(w *Worker, target string) {
 				w.send(protocol.CancelMessage{Request: w.cancelRequest(target, toolUncooperative)})
 			}),
 		},
@@ -163,19 +169,13 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-09", Level: conformance.Must, Requirements: []string{"CAN-010", "CAN-019", "CAN-024"},
 			Needs: cancelNeeds,
 			Title: "close_session while an invocation runs is refused (status 5)",
-			Run: exits(exitRejected, "close_session while an invocation runs", (*T).cancellable, func(w *Worker) {
-				w.sendInvoke(toolCancellable, text("3000"))
-				w.closeSession()
-			}),
+			Run:   whileRunning(exitRejected, "close_session while an invocation runs", func(w *Worker, _ string) { w.closeSession() }),
 		},
 		&Check{
 			ID: "CNF-CANCEL-10", Level: conformance.Must, Requirements: []string{"CAN-005", "CAN-002"},
 			Needs: cancelNeeds,
 			Title: "a second invoke while one runs is refused (status 5)",
-			Run: exits(exitRejected, "an invoke while another invocation runs", (*T).cancellable, func(w *Worker) {
-				w.sendInvoke(toolCancellable, text("3000"))
-				w.sendInvoke(toolCancellable, text("0"))
-			}),
+			Run:   whileRunning(exitRejected, "an invoke while another invocation runs", func(w *Worker, _ string) { w.sendInvoke(toolCancellable, text("0")) }),
 		},
 		&Check{
 			ID: "CNF-CANCEL-11", Level: conformance.Must, Requirements: []string{"CAN-022", "WRK-022"},
@@ -202,8 +202,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-13", Level: conformance.Must, Requirements: []string{"MSG-015", "AUZ-015", "CAN-013"},
 			Needs: cancelNeeds,
 			Title: "a cancel whose cancellation id equals its target id is rejected (status 4: it does not decode)",
-			Run: exits(exitTransport, "a cancel whose cancellation id is the target's request id", (*T).cancellable, func(w *Worker) {
-				target := w.sendInvoke(toolCancellable, text("3000"))
+			Run: whileRunning(exitTransport, "a cancel whose cancellation id is the target's request id", func(w *Worker, target string) {
 				c := w.cancelRequest(target, toolCancellable)
 				c.CancellationID = target
 				w.writeLine(w.forge(w.host.NextOutgoing(), protocol.CancelMessage{Request: c}))
@@ -221,10 +220,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-15", Level: conformance.Must, Requirements: []string{"CAN-013", "WRK-092", "CAN-019"},
 			Needs: cancelNeeds,
 			Title: "end of input while an invocation runs is a transport failure (status 4)",
-			Run: exits(exitTransport, "end of input while an invocation runs", (*T).cancellable, func(w *Worker) {
-				w.sendInvoke(toolCancellable, text("3000"))
-				w.closeInput()
-			}),
+			Run:   whileRunning(exitTransport, "end of input while an invocation runs", func(w *Worker, _ string) { w.closeInput() }),
 		},
 		&Check{
 			ID: "CNF-CANCEL-16", Level: conformance.Must, Requirements: []string{"CAN-018", "PRF-016"},
@@ -270,8 +266,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-20", Level: conformance.Must, Requirements: []string{"MSG-015", "MSG-021", "ENC-044"},
 			Needs: cancelNeeds,
 			Title: "a cancel with a member beyond its five fields is rejected (status 4: the structure denies unknown fields)",
-			Run: exits(exitTransport, "a cancel with the unknown member x_extra", (*T).cancellable, func(w *Worker) {
-				target := w.sendInvoke(toolCancellable, text("3000"))
+			Run: whileRunning(exitTransport, "a cancel with the unknown member x_extra", func(w *Worker, target string) {
 				c := w.cancelRequest(target, toolCancellable)
 				w.writeLine(w.respell(protocol.CancelMessage{Request: c}, `"tool":`, `"x_extra":true,"tool":`))
 			}),
@@ -297,8 +292,7 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-22", Level: conformance.Must, Requirements: []string{"CAN-006", "FRM-014", "WRK-091"},
 			Needs: cancelNeeds,
 			Title: "a cancel whose tag does not verify is never acted on: no acknowledgement, no frame, status 4",
-			Run: exits(exitTransport, "a cancel with one tag digit changed while conf.slow.cancellable runs", (*T).cancellable, func(w *Worker) {
-				target := w.sendInvoke(toolCancellable, text("3000"))
+			Run: whileRunning(exitTransport, "a cancel with one tag digit changed while conf.slow.cancellable runs", func(w *Worker, target string) {
 				w.writeLine(flipTagDigit(w.seal(protocol.CancelMessage{Request: w.cancelRequest(target, toolCancellable)})))
 			}),
 		},
