@@ -95,10 +95,10 @@ func TestCheckBodiesCiteOnlyTheirRequirements(t *testing.T) {
 }
 
 // checkLiteral returns the ID and the run function of a check or scenario literal
-// ({ID: "CNF-…", …, Run: func(t *T) {…}}), or a nil body.
-func checkLiteral(lit *ast.CompositeLit) (string, *ast.FuncLit) {
+// ({ID: "CNF-…", …, Run: func(t *T) {…}}, or Run: a call that builds it), or a nil body.
+func checkLiteral(lit *ast.CompositeLit) (string, ast.Expr) {
 	var id string
-	var body *ast.FuncLit
+	var body ast.Expr
 	for _, elt := range lit.Elts {
 		kv, ok := elt.(*ast.KeyValueExpr)
 		if !ok {
@@ -114,7 +114,7 @@ func checkLiteral(lit *ast.CompositeLit) (string, *ast.FuncLit) {
 				id, _ = strconv.Unquote(b.Value)
 			}
 		case "Run":
-			body, _ = kv.Value.(*ast.FuncLit)
+			body = kv.Value
 		}
 	}
 	return id, body

@@ -91,6 +91,28 @@ type PageAssets struct {
 	Script        template.JS
 }
 
+// pageHead is the start of every HTML page of the suites, up to its opening body tag.
+var pageHead = template.Must(template.New("head").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{.A.CSP}}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="{{.Generator}}">
+<title>{{.Title}}</title>
+<script>{{.A.OnErrorScript}}</script>
+<style>{{.A.Style}}</style>
+</head>
+<body>`))
+
+// Head returns the start of a page that uses a, named after its generator and titled title,
+// up to its opening body tag.
+func (a PageAssets) Head(generator, title string) (template.HTML, error) {
+	var b strings.Builder
+	err := pageHead.Execute(&b, map[string]any{"A": a, "Generator": generator, "Title": title})
+	return template.HTML(b.String()), err
+}
+
 // HTMLAssets returns the assets of the HTML pages.
 func HTMLAssets() PageAssets {
 	return PageAssets{
@@ -135,28 +157,25 @@ func (r *Report) WriteHTML(w io.Writer, opts HTMLOptions) error {
 }
 
 type htmlPage struct {
-	Verdict         string
-	Conforms        bool
-	Strict          bool
-	Summary         Summary
-	Counts          []htmlCount
-	Worker          string
-	Offered         string
-	Started         string
-	Duration        string
-	ExitCode        int
-	Outcomes        []Outcome
-	Areas           []htmlArea
-	Totals          []int
-	Checks          []*htmlCheck
-	Omitted         int
-	Budget          int
-	SpecBase        string
-	ReplayTestKey   string
-	CSP             string
-	Style           template.CSS
-	OnErrorScript   template.JS
-	Script          template.JS
+	Verdict       string
+	Conforms      bool
+	Strict        bool
+	Summary       Summary
+	Counts        []htmlCount
+	Worker        string
+	Offered       string
+	Started       string
+	Duration      string
+	ExitCode      int
+	Outcomes      []Outcome
+	Areas         []htmlArea
+	Totals        []int
+	Checks        []*htmlCheck
+	Omitted       int
+	Budget        int
+	SpecBase      string
+	ReplayTestKey string
+	PageAssets
 	FormatVersion   int
 	ProtocolVersion int
 	Suite           SuiteInfo
@@ -399,10 +418,7 @@ func newHTMLPage(r *Report, opts HTMLOptions) *htmlPage {
 		Budget:          opts.Budget,
 		SpecBase:        base,
 		ReplayTestKey:   ReplayTestKey,
-		Style:           assets.Style,
-		OnErrorScript:   assets.OnErrorScript,
-		Script:          assets.Script,
-		CSP:             assets.CSP,
+		PageAssets:      assets,
 		FormatVersion:   ReportFormatVersion,
 		ProtocolVersion: r.Suite.ProtocolVersion,
 		Suite:           r.Suite,

@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"cmp"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -135,21 +137,51 @@ type RunEnv struct {
 	Dir     string
 }
 
-// NewRunEnv returns a run's environment: env, or the runner's when nil; limit, or timeout
-// when limit is not positive; and a fresh scratch directory named after prefix in parent (the
-// system's temporary directory when empty), which cleanup removes.
-func NewRunEnv(env []string, limit, timeout time.Duration, verbose bool, parent, prefix string) (run RunEnv, cleanup func(), err error) {
+// RunConfig is what every suite's Config holds: which checks run, their time limit, how many
+// run at once, the transcripts kept, where progress goes, the environment of the programs under
+// test and the parent of the run's scratch directory.
+type RunConfig struct {
+	// Run selects checks by ID prefix, regular expression or cited requirement; empty selects
+	// all.
+	Run string
+	// Timeout is the time limit of one check; 0 means the suite's default.
+	Timeout time.Duration
+	// Parallel is the number of checks run at once; 0 means DefaultParallel().
+	Parallel int
+	// Verbose keeps the transcript of every check, not only of those that did not pass.
+	Verbose bool
+	// Progress receives one line per finished check; nil prints nothing.
+	Progress io.Writer
+	// Env is the environment of the programs under test; nil means the runner's.
+	Env []string
+	// TempDir is the parent of the run's scratch directory; empty means the suite's default.
+	TempDir string
+}
+
+// Config returns the RunConfig the shared flags set.
+func (f RunFlags) Config() RunConfig {
+	return RunConfig{Run: f.Run, Timeout: f.Timeout, Parallel: f.Parallel, Verbose: f.Verbose}
+}
+
+// Options returns the options of a run of c: its environment (c.Env, or the runner's when nil),
+// its time limit (c.Timeout, or timeout when not positive), strict, and a fresh scratch
+// directory named after prefix in c.TempDir (parent when empty, then the system's temporary
+// directory), which cleanup removes.
+func (c RunConfig) Options(timeout time.Duration, parent, prefix string, strict bool) (opts RunOptions, cleanup func(), err error) {
+	env := c.Env
 	if env == nil {
 		env = os.Environ()
 	}
-	if limit <= 0 {
-		limit = timeout
+	if c.Timeout > 0 {
+		timeout = c.Timeout
 	}
-	dir, err := os.MkdirTemp(parent, prefix)
+	dir, err := os.MkdirTemp(cmp.Or(c.TempDir, parent), prefix)
 	if err != nil {
-		return RunEnv{}, nil, err
+		return RunOptions{}, nil, err
 	}
-	return RunEnv{Env: env, Timeout: limit, Verbose: verbose, Dir: dir}, func() { _ = os.RemoveAll(dir) }, nil
+	opts = RunOptions{RunEnv: RunEnv{Env: env, Timeout: timeout, Verbose: c.Verbose, Dir: dir},
+		Parallel: c.Parallel, Strict: strict, Progress: c.Progress}
+	return opts, func() { _ = os.RemoveAll(dir) }, nil
 }
 
 // OrSelf returns command, or, when it is nil, this executable run with the argument sub (the

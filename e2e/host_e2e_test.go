@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/splashv5/conform/impl/transport/transporttest"
 	"github.com/splashv5/conform/impl/worker"
 	"github.com/splashv5/conform/impl/worker/workertest"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // scriptSession returns a runtime configured by cfg and a script session over it.
@@ -336,8 +336,8 @@ func TestScriptExternalToolDeadlineKillIsIndeterminate(t *testing.T) {
 	if !s.Poisoned() {
 		t.Fatal("the session is still usable after the kill")
 	}
-	if err := syscall.Kill(-proc.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
-		t.Fatalf("the worker's process group %d is still there: %v", proc.Pid(), err)
+	if childproc.GroupExists(proc.Pid()) {
+		t.Fatalf("the worker's process group %d is still there", proc.Pid())
 	}
 	// Indeterminate is not cancelled: nothing was applied to the runtime.
 	if info, _ := rt.Operation(id); info.State != host.StateCancellationRequested || info.Err != nil {
@@ -571,7 +571,7 @@ func dispatchBrokenThenReconciled(t *testing.T, rt *host.Runtime, sess *host.Scr
 		done <- err
 	}()
 	stderr1.WaitFor(t, "fault: paused "+pause)
-	if err := syscall.Kill(-p1.Pid(), syscall.SIGKILL); err != nil {
+	if err := childproc.KillGroup(p1.Pid()); err != nil {
 		t.Fatal(err)
 	}
 	err := <-done

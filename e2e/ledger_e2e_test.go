@@ -7,7 +7,6 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"lukechampine.com/blake3"
@@ -21,6 +20,7 @@ import (
 	"github.com/splashv5/conform/impl/script"
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/transport"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // ledgerPlan is the trusted plan of the ledger tests: one step that records a durable value.
@@ -231,7 +231,7 @@ func TestLedgerReconciliationAfterBrokenConnection(t *testing.T) {
 		done <- err
 	}()
 	stderr1.WaitFor(t, "fault: paused after-adapter")
-	if err := syscall.Kill(-p1.Pid(), syscall.SIGKILL); err != nil {
+	if err := childproc.KillGroup(p1.Pid()); err != nil {
 		t.Fatal(err)
 	}
 	err = <-done

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/splashv5/conform/impl/transport"
 	"github.com/splashv5/conform/impl/worker/workertest"
 	"github.com/splashv5/conform/impl/workflow"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // wfGrant is the worker grant of the durable tool in the workflow run: a few calls and one
@@ -61,7 +61,7 @@ func exchangeKilled(t *testing.T, p *transport.Process, stderr *workertest.Outpu
 		done <- err
 	}()
 	stderr.WaitFor(t, "fault: paused "+pause)
-	if err := syscall.Kill(-p.Pid(), syscall.SIGKILL); err != nil {
+	if err := childproc.KillGroup(p.Pid()); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; !errors.Is(err, transport.ErrIndeterminate) && !errors.Is(err, transport.ErrChannel) {

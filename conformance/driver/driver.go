@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"time"
 
 	"github.com/splashv5/conform/conformance"
@@ -128,6 +129,36 @@ func (d *Process) SendFor(v *conformance.T, name string, c map[string]any, verbo
 	}
 	v.Logf("driver: command %s", conformance.CommandTranscript(c, ValueBound(conformance.CommandValueBytes, verbose)))
 	return id
+}
+
+// Opened returns d for the running check v, or ends v with FAIL when starting the driver
+// (named name, as in SendFor) failed with err.
+func Opened(v *conformance.T, name string, d *Process, err error) *Process {
+	if err != nil {
+		v.End(conformance.Fail, "the "+name+" cannot be started: "+err.Error())
+	}
+	return d
+}
+
+// Hello says hello through call, which sends a command and awaits its outcome, and returns the
+// features the driver declares; a hello not answered with ok fails the running check v
+// (HDR-010).
+func Hello(v *conformance.T, call func(map[string]any) Outcome) []string {
+	o := call(map[string]any{"op": "hello"})
+	if !o.OK {
+		v.Failf("hello answered with ok"+v.Cite("HDR-010"), string(o.Raw()))
+	}
+	return o.Features
+}
+
+// RequireFeatures makes the running check v SKIP (HDR-011) when declared lacks a feature of
+// needed; who names the driver in the reason.
+func RequireFeatures(v *conformance.T, who string, declared, needed []string) {
+	for _, n := range needed {
+		if !slices.Contains(declared, n) {
+			v.Skipf("%s does not declare the feature %q", who, n)
+		}
+	}
 }
 
 // ValueBound is how many bytes of one value a transcript line shows: n, or far more when

@@ -82,6 +82,18 @@ func recvCompensation(t *T, w *fakeWorker, key string, d time.Duration) protocol
 	return checkCompensation(t, w, key, undoPayload(), w.recvWithin(protocol.TypeCompensateOperation, d, nil))
 }
 
+// lostCompensation records a succeeded step and starts its compensation on a fresh session whose
+// worker dies before answering; it returns the step's key and the compensation the worker got.
+func (t *T) lostCompensation() (string, protocol.OperationCompensationRequest) {
+	key := t.succeededStep(t.ledgerSession(), "req-1")
+	lost := t.ledgerSession()
+	id := t.compensateCommand("cmp-req-1", key)
+	req := recvCompensation(t, lost, key, recoverWait)
+	lost.exit(1)
+	t.expectError(id, "the worker died without answering the compensation")
+	return key, req
+}
+
 // checkCompensation checks that m, a compensate_operation that w received, compensates key with
 // a cmp- key and the inverse input p on w's session, and returns its request.
 func checkCompensation(t *T, w *fakeWorker, key string, p protocol.ToolPayload, m protocol.Message) protocol.OperationCompensationRequest {
@@ -193,14 +205,9 @@ func compChecks() []*Check {
 		{ID: "CNF-HCOMP-03", Level: must, Requirements: []string{"WFL-026", "WFL-010", "HDR-042", "HDR-043", "TRN-101"}, Features: needs,
 			Title: "an ambiguous compensation delivery is recovered under a fresh session with the same cmp- key and input, never a fresh key",
 			Run: func(t *T) {
-				key := t.succeededStep(t.ledgerSession(), "req-1")
-				second := t.ledgerSession()
-				id := t.compensateCommand("cmp-req-1", key)
-				sent := recvCompensation(t, second, key, recoverWait)
-				second.exit(1)
-				t.expectError(id, "the worker died without answering the compensation")
+				key, sent := t.lostCompensation()
 				third := t.ledgerSession()
-				id = t.recoverCommand("rec-1")
+				id := t.recoverCommand("rec-1")
 				again := recvCompensation(t, third, key, recoverWait)
 				if again.CompensationKey != sent.CompensationKey || again.GrantFingerprint != sent.GrantFingerprint || again.TenantScope != sent.TenantScope {
 					t.Failf("the same cmp- key "+sent.CompensationKey+" on the fresh session (WFL-026)", again.CompensationKey)
@@ -210,15 +217,10 @@ func compChecks() []*Check {
 		{ID: "CNF-HCOMP-05", Level: must, Requirements: []string{"HDR-050", "HDR-056", "WFL-026"}, Features: needs,
 			Title: "a lost input is never sent: with the input store emptied across a restart, recover of a compensation whose answer was lost sends no frame and answers an error",
 			Run: func(t *T) {
-				key := t.succeededStep(t.ledgerSession(), "req-1")
-				second := t.ledgerSession()
-				id := t.compensateCommand("cmp-req-1", key)
-				recvCompensation(t, second, key, recoverWait)
-				second.exit(1)
-				t.expectError(id, "the worker died without answering the compensation")
+				t.lostCompensation()
 				t.restartDriverWith(t.loseInputs)
 				third := t.ledgerSession()
-				id = t.recoverCommand("rec-1")
+				id := t.recoverCommand("rec-1")
 				line, o, done := t.frameOrOutcome(third, id, recoverWait)
 				if !done {
 					t.Failf("no frame: the compensation's inverse input is lost, and a host sends nothing it cannot load and check (HDR-050; "+

@@ -50,14 +50,9 @@ func tenantChecks() []*Check {
 		{ID: "CNF-HTENANT-01", Level: must, Requirements: []string{"HDR-043", "WFL-026"}, Features: []string{FeatureInvoke, FeatureRecover, FeatureCompensate},
 			Title: "a compensation whose answer was lost is resent under the tenant its intent recorded: a session of another scope sends nothing, a session of the recorded scope gets the same cmp- key",
 			Run: func(t *T) {
-				key := t.succeededStep(t.ledgerSession(), "req-1")
-				lost := t.ledgerSession()
-				id := t.compensateCommand("cmp-req-1", key)
-				req := recvCompensation(t, lost, key, recoverWait)
-				lost.exit(1)
-				t.expectError(id, "the worker died without answering the compensation")
+				key, req := t.lostCompensation()
 				other := t.ledgerSessionWith(map[string]any{"scope": otherScope})
-				id = t.recoverCommand("rec-1")
+				id := t.recoverCommand("rec-1")
 				other.expectSilence(150*time.Millisecond, "the intent was recorded for tenant "+workerScope+", not "+otherScope+": it is never rebound (HDR-043)")
 				t.expectError(id, "a compensation of another tenant than the session's scope is refused without a frame (HDR-043)")
 				again := t.ledgerSession()

@@ -37,7 +37,7 @@ func TestHCOMP01CatchesLateIntentEveryRun(t *testing.T) {
 		got := 0
 		for range lateIntentRuns {
 			report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t),
-				Run: "CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_FAULT="+c.fault), TempDir: tmp})
+				RunConfig: conformance.RunConfig{Run: "CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_FAULT="+c.fault), TempDir: tmp}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,8 +134,8 @@ func TestHCOMP01HoldsASocketInput(t *testing.T) {
 		want  conformance.Outcome
 	}{{"", conformance.Pass}, {"intent-late", conformance.Fail}} {
 		for range socketRuns {
-			report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t), Verbose: true,
-				Run: "CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_SOCKETPAIR=1", "SPLASH_HOST_FAULT="+c.fault), TempDir: tmp})
+			report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t),
+				RunConfig: conformance.RunConfig{Verbose: true, Run: "CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_SOCKETPAIR=1", "SPLASH_HOST_FAULT="+c.fault), TempDir: tmp}})
 			if err != nil {
 				t.Fatal(err)
 			}

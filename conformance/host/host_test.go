@@ -22,9 +22,8 @@ func runSuite(t testing.TB, driver []string, run string, env []string) *conforma
 	if raceBuild {
 		limit = 10 * time.Second
 	}
-	report, err := Run(context.Background(), Config{
-		Driver: driver, FakeWorker: fakeWorkerCommand(t), Run: run, Env: env, TempDir: t.TempDir(), Timeout: limit,
-	})
+	report, err := Run(context.Background(), Config{Driver: driver, FakeWorker: fakeWorkerCommand(t),
+		RunConfig: conformance.RunConfig{Run: run, Env: env, TempDir: t.TempDir(), Timeout: limit}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +92,8 @@ func TestHostileDrivers(t *testing.T) {
 			var before runtime.MemStats
 			runtime.ReadMemStats(&before)
 			start := time.Now()
-			report, err := Run(context.Background(), Config{
-				Driver: []string{exe, hostileDriverCommand, tc.mode}, FakeWorker: fakeWorkerCommand(t),
-				Run: tc.run, Timeout: limit, Env: append(os.Environ(), "HOSTCONF_PIDS="+pids), TempDir: t.TempDir(),
-			})
+			report, err := Run(context.Background(), Config{Driver: []string{exe, hostileDriverCommand, tc.mode}, FakeWorker: fakeWorkerCommand(t),
+				RunConfig: conformance.RunConfig{Run: tc.run, Timeout: limit, Env: append(os.Environ(), "HOSTCONF_PIDS="+pids), TempDir: t.TempDir()}})
 			took := time.Since(start)
 			if err != nil {
 				t.Fatal(err)
@@ -140,9 +137,8 @@ func BenchmarkHostSuite(b *testing.B) {
 // driver: its transcript must show the start command's plan, scope and state, which a line cut
 // after the manifest never reached.
 func TestVerboseTranscriptShowsStartFields(t *testing.T) {
-	report, err := Run(context.Background(), Config{
-		Driver: []string{referenceDriver(t)}, FakeWorker: fakeWorkerCommand(t), Run: "^CNF-HCOMP-02$", TempDir: t.TempDir(), Verbose: true,
-	})
+	report, err := Run(context.Background(), Config{Driver: []string{referenceDriver(t)}, FakeWorker: fakeWorkerCommand(t),
+		RunConfig: conformance.RunConfig{Run: "^CNF-HCOMP-02$", TempDir: t.TempDir(), Verbose: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

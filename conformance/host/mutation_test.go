@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"github.com/splashv5/conform/conformance"
 	"os"
 	"regexp"
 	"slices"
@@ -113,7 +114,7 @@ func TestHostMutationHarness(t *testing.T) {
 	caught := 0
 	for _, f := range hostFaults {
 		cfg := Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t), Strict: true,
-			Env: append(os.Environ(), "SPLASH_HOST_FAULT="+f.name), TempDir: t.TempDir()}
+			RunConfig: conformance.RunConfig{Env: append(os.Environ(), "SPLASH_HOST_FAULT="+f.name), TempDir: t.TempDir()}}
 		if !full {
 			var quoted []string
 			for _, id := range f.killers {

@@ -14,27 +14,16 @@ import (
 
 // Config describes one run of the host suite.
 type Config struct {
+	// RunConfig holds what every suite's configuration holds; an empty TempDir means
+	// os.TempDir(), a zero Timeout conformance.DefaultTimeout.
+	conformance.RunConfig
 	// Driver is the host driver command and its arguments. It must not be empty.
 	Driver []string
 	// FakeWorker is the command that runs the fake worker (the runner appends the socket path);
 	// nil means this executable with the argument "fake-worker".
 	FakeWorker []string
-	// Run selects checks as in the worker suite; empty selects all.
-	Run string
 	// Strict makes SHOULD checks count.
 	Strict bool
-	// Timeout is the time limit of one check; 0 means conformance.DefaultTimeout.
-	Timeout time.Duration
-	// Parallel is the number of checks run at once; 0 means conformance.DefaultParallel().
-	Parallel int
-	// Verbose keeps the transcript of every check.
-	Verbose bool
-	// Progress receives one line per finished check; nil prints nothing.
-	Progress io.Writer
-	// Env is the environment of the driver; nil means the runner's.
-	Env []string
-	// TempDir is the parent of the run's scratch directory; empty means os.TempDir().
-	TempDir string
 }
 
 // runState is what every check of one run shares.
@@ -60,14 +49,13 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 		return nil, err
 	}
 	// Unix socket paths are short: prefer a short parent directory.
-	env, cleanup, err := conformance.NewRunEnv(cfg.Env, cfg.Timeout, conformance.DefaultTimeout, cfg.Verbose, cfg.TempDir, "shc-")
+	opts, cleanup, err := cfg.Options(conformance.DefaultTimeout, "", "shc-", cfg.Strict)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	st := &runState{RunEnv: env, driver: cfg.Driver, fake: fake}
+	st := &runState{RunEnv: opts.RunEnv, driver: cfg.Driver, fake: fake}
 	started := time.Now()
-	opts := conformance.RunOptions{RunEnv: env, Parallel: cfg.Parallel, Strict: cfg.Strict, Progress: cfg.Progress}
 	done, err := conformance.RunChecks(ctx, checks, opts, func(c *Check, _ time.Time) *T { return &T{check: c, run: st} })
 	if err != nil {
 		return nil, err
@@ -129,7 +117,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		},
 		Start: func(ctx context.Context, inv *conformance.Invocation) int {
 			run := inv.Flags
-			cfg := Config{Driver: inv.Args, Run: run.Run, Strict: run.Strict, Timeout: run.Timeout, Parallel: run.Parallel, Verbose: run.Verbose}
+			cfg := Config{RunConfig: run.Config(), Driver: inv.Args, Strict: run.Strict}
 			command, cleanup, err := inv.Peer("driver", func() ([]string, func(), error) {
 				bin, cleanup, err := conformance.ReferenceDriver()
 				return []string{bin}, cleanup, err

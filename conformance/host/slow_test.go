@@ -19,7 +19,7 @@ func TestSlowDriverPassesPacedChecks(t *testing.T) {
 	}
 	bin := conformancetest.Program(t, conformancetest.DriverPackage, "splashfaults")
 	report, err := Run(context.Background(), Config{Driver: []string{bin}, FakeWorker: fakeWorkerCommand(t),
-		Run: "CNF-HBUDGET-02|CNF-HCANCEL-08|CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_FAULT=slow"), TempDir: t.TempDir()})
+		RunConfig: conformance.RunConfig{Run: "CNF-HBUDGET-02|CNF-HCANCEL-08|CNF-HCOMP-01", Env: append(os.Environ(), "SPLASH_HOST_FAULT=slow"), TempDir: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}

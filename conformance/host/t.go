@@ -38,24 +38,15 @@ func (t *T) Open() {
 		t.Internal(err)
 	}
 	t.side = side
+	var d *driver.Process
 	if slices.Contains(freshDirChecks, t.check.ID) {
-		t.drv, err = t.startInFreshDirs()
+		d, err = t.startInFreshDirs()
 	} else {
-		t.drv, err = driver.Start(t.run.driver, t.run.Env, "")
+		d, err = driver.Start(t.run.driver, t.run.Env, "")
 	}
-	if err != nil {
-		t.End(conformance.Fail, "the driver cannot be started: "+err.Error())
-	}
-	o := t.call(map[string]any{"op": "hello"})
-	if !o.OK {
-		t.Failf("hello answered with ok"+t.Cite("HDR-010"), string(o.Raw()))
-	}
-	t.features = o.Features
-	for _, n := range t.check.Features {
-		if !slices.Contains(t.features, n) {
-			t.Skipf("the driver does not declare the feature %q", n)
-		}
-	}
+	t.drv = driver.Opened(&t.T, "driver", d, err)
+	t.features = driver.Hello(&t.T, t.call)
+	driver.RequireFeatures(&t.T, "the driver", t.features, t.check.Features)
 }
 
 // call sends a command and waits for its outcome.

@@ -116,18 +116,7 @@ func clip(s string, n int) string {
 var page = template.Must(template.New("implreport").Funcs(template.FuncMap{
 	"reason": gapReason,
 	"join":   strings.Join,
-}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{.Assets.CSP}}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="splash-conform report">
-<title>splash-conform: implementation report</title>
-<script>{{.Assets.OnErrorScript}}</script>
-<style>{{.Assets.Style}}</style>
-</head>
-<body>
+}).Parse(`{{.Assets.Head "splash-conform report" "splash-conform: implementation report"}}
 <p id="script-error" class="script-error" hidden>The page's script failed: <span id="script-error-text"></span>.</p>
 <header id="summary" class="summary conforms">
 <h1>Implementation report</h1>

@@ -95,7 +95,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 				return inv.Failed(err)
 			}
 			run := inv.Flags
-			cfg := Config{Run: run.Run, Timeout: run.Timeout, Parallel: run.Parallel, Verbose: run.Verbose, Scope: scope, Progress: inv.Stdout}
+			cfg := Config{RunConfig: run.Config(), Scope: scope}
+			cfg.Progress = inv.Stdout
 			if matrixPath == "" {
 				cfg.Pair = Pair{Host: m.Hosts[0], Worker: m.Workers[0]}
 				inv.Printf("host: %s", strings.Join(cfg.Pair.Host.Command, " "))

@@ -69,7 +69,7 @@ func TestScenariosSkipWhatASideLacks(t *testing.T) {
 			pair := referencePair(t)
 			tc.lack(&pair)
 			run := "^(" + strings.Join(tc.skipped, "|") + "|CNF-IOP-ECHO-01)$"
-			report, err := Run(t.Context(), Config{Pair: pair, Relay: relayCommand(t), Run: run, Verbose: true, Parallel: 2})
+			report, err := Run(t.Context(), Config{RunConfig: conformance.RunConfig{Run: run, Verbose: true, Parallel: 2}, Pair: pair, Relay: relayCommand(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +178,7 @@ func BenchmarkBundledMatrix(b *testing.B) {
 	lossy.Command = append(slices.Clone(lossy.Command), "--number-mode", "lossy")
 	m := &Matrix{Hosts: []Implementation{pair.Host}, Workers: []Implementation{pair.Worker, lossy}}
 	for b.Loop() {
-		res, err := RunMatrix(b.Context(), m, Config{Relay: relayCommand(b), TempDir: b.TempDir()})
+		res, err := RunMatrix(b.Context(), m, Config{RunConfig: conformance.RunConfig{TempDir: b.TempDir()}, Relay: relayCommand(b)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -85,7 +85,7 @@ func referencePair(t testing.TB) Pair {
 // runPairT runs the pair's scenarios selected by run.
 func runPairT(t testing.TB, pair Pair, run string, timeout time.Duration, env []string) *conformance.Report {
 	t.Helper()
-	report, err := Run(t.Context(), Config{Pair: pair, Relay: relayCommand(t), Run: run, Timeout: timeout, Env: env, Parallel: 2})
+	report, err := Run(t.Context(), Config{RunConfig: conformance.RunConfig{Run: run, Timeout: timeout, Env: env, Parallel: 2}, Pair: pair, Relay: relayCommand(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -332,18 +332,7 @@ var matrixPage = template.Must(template.New("matrix").Funcs(template.FuncMap{
 	"lower":   strings.ToLower,
 	"join":    strings.Join,
 	"verdict": func(v string) string { return verdictClasses[v] },
-}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{.Assets.CSP}}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="splash-conform interop">
-<title>Splash interop matrix: {{if .Failing}}FAILS{{else}}PASSES{{end}}</title>
-<script>{{.Assets.OnErrorScript}}</script>
-<style>{{.Assets.Style}}</style>
-</head>
-<body>
+}).Parse(`{{.Assets.Head "splash-conform interop" (print "Splash interop matrix: " (or (and .Failing "FAILS") "PASSES"))}}
 <p id="script-error" class="script-error" hidden>The page's script failed: <span id="script-error-text"></span>.</p>
 <header id="summary" class="summary {{if .Failing}}fails{{else}}conforms{{end}}">
 <h1>Splash interop matrix <span id="verdict" class="verdict">{{if .Failing}}FAILS{{else}}PASSES{{end}}</span></h1>

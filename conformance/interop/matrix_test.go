@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"html"
 	"os"
 	"regexp"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/conformancetest"
 	"github.com/splashv5/conform/conformance/expect"
 )
 
@@ -81,8 +81,6 @@ func TestMatrixOutputs(t *testing.T) {
 }
 
 var (
-	tagRE   = regexp.MustCompile(`<(/?)([a-zA-Z][a-zA-Z0-9]*)([^>]*)>`)
-	idRE    = regexp.MustCompile(`\sid="([^"]*)"`)
 	hrefRE  = regexp.MustCompile(`\shref="([^"]*)"`)
 	rawText = regexp.MustCompile(`(?s)<(script|style)>(.*?)</(script|style)>`)
 )
@@ -117,39 +115,11 @@ func TestMatrixHTML(t *testing.T) {
 	if len(raw) != 3 || raw[0][2] != string(assets.OnErrorScript) || raw[1][2] != string(assets.Style) || raw[2][2] != string(assets.Script) {
 		t.Fatalf("the page does not carry exactly the report's scripts and style (%d raw texts)", len(raw))
 	}
-	if !strings.Contains(page, `<meta http-equiv="Content-Security-Policy" content="`+html.EscapeString(assets.CSP)+`">`) {
-		t.Error("the page lacks the report's content security policy")
-	}
+	conformancetest.CheckPage(t, page)
 	body := rawText.ReplaceAllString(page, "<$1></$3>")
-	var stack []string
-	for _, m := range tagRE.FindAllStringSubmatch(body, -1) {
-		name := strings.ToLower(m[2])
-		switch {
-		case name == "meta" || name == "br":
-		case m[1] == "":
-			stack = append(stack, name)
-		case len(stack) == 0 || stack[len(stack)-1] != name:
-			t.Fatalf("</%s> closes %v", name, stack)
-		default:
-			stack = stack[:len(stack)-1]
-		}
-		if strings.Contains(m[3], "style=") || strings.Contains(m[3], "src=") || strings.Contains(m[3], " on") {
-			t.Errorf("a tag with a style, resource or handler attribute: %s", m[0])
-		}
-	}
-	if len(stack) != 0 {
-		t.Errorf("unclosed elements %v", stack)
-	}
-	ids := map[string]bool{}
-	for _, m := range idRE.FindAllStringSubmatch(body, -1) {
-		if ids[m[1]] {
-			t.Errorf("id %q is not unique", m[1])
-		}
-		ids[m[1]] = true
-	}
 	for _, m := range hrefRE.FindAllStringSubmatch(body, -1) {
-		if target, ok := strings.CutPrefix(m[1], "#"); !ok || !ids[target] {
-			t.Errorf("link %q has no target on the page", m[1])
+		if !strings.HasPrefix(m[1], "#") {
+			t.Errorf("link %q leaves the page", m[1])
 		}
 	}
 	if strings.Contains(body, "<b>") || strings.Count(body, "<script>") != 2 {

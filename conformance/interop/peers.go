@@ -113,18 +113,8 @@ func peerWorker(mode string, wrapped []string) int {
 // refuseNumbers runs the wrapped worker and passes its input on until the input holds a
 // refused number: then it stops the worker, says why on standard error and exits 1.
 func refuseNumbers(wrapped []string) int {
-	if len(wrapped) == 0 {
-		fmt.Fprintln(os.Stderr, "splash-conform peer: refuse-numbers wraps a worker command")
-		return 2
-	}
-	cmd := exec.Command(wrapped[0], wrapped[1:]...)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return 2
-	}
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "splash-conform peer:", err)
+	cmd, in := startWrapped(wrapped, "refuse-numbers wraps a worker command")
+	if cmd == nil {
 		return 2
 	}
 	refused := make(chan string, 1)
@@ -155,6 +145,27 @@ func refuseNumbers(wrapped []string) int {
 	case code := <-exited:
 		return code
 	}
+}
+
+// startWrapped starts the wrapped command with its output passed through and returns it and
+// the pipe to its input; it says why on standard error (missing when there is no command) and
+// returns nil when it cannot.
+func startWrapped(wrapped []string, missing string) (*exec.Cmd, io.WriteCloser) {
+	if len(wrapped) == 0 {
+		fmt.Fprintln(os.Stderr, "splash-conform peer: "+missing)
+		return nil, nil
+	}
+	cmd := exec.Command(wrapped[0], wrapped[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	in, err := cmd.StdinPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "splash-conform peer:", err)
+		return nil, nil
+	}
+	return cmd, in
 }
 
 // exitCode is the status a wrapper exits with for err of a wrapped command's Wait.
@@ -224,22 +235,12 @@ func peerHost(mode string, wrapped []string) int {
 // wrapDriver runs the wrapped host driver with every start command rewritten to run the
 // worker command behind a shim of mode, and passes everything else through unchanged.
 func wrapDriver(mode string, wrapped []string) int {
-	if len(wrapped) == 0 {
-		fmt.Fprintln(os.Stderr, "splash-conform peer: a wrapping host needs the driver command after --")
-		return 2
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return 2
 	}
-	cmd := exec.Command(wrapped[0], wrapped[1:]...)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return 2
-	}
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "splash-conform peer:", err)
+	cmd, in := startWrapped(wrapped, "a wrapping host needs the driver command after --")
+	if cmd == nil {
 		return 2
 	}
 	sc := bufio.NewScanner(os.Stdin)

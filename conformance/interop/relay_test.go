@@ -172,8 +172,8 @@ func TestKeyStaysInMemoryEndToEnd(t *testing.T) {
 	}
 	record := t.TempDir()
 	pair.Worker.Command = slices.Concat([]string{exe, hostileWorkerCommand, "tee", "--"}, pair.Worker.Command)
-	report, err := Run(t.Context(), Config{Pair: pair, Relay: relayCommand(t), Run: "^CNF-IOP-ECHO-01$", Verbose: true, Parallel: 1,
-		Env: append(os.Environ(), "IOP_RECORD="+record)})
+	report, err := Run(t.Context(), Config{Pair: pair, Relay: relayCommand(t),
+		RunConfig: conformance.RunConfig{Run: "^CNF-IOP-ECHO-01$", Verbose: true, Parallel: 1, Env: append(os.Environ(), "IOP_RECORD="+record)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 	"strconv"
@@ -68,27 +67,16 @@ type Pair struct {
 
 // Config describes one interop run of a pair.
 type Config struct {
+	// RunConfig holds what every suite's configuration holds (Run selects scenarios); an
+	// empty TempDir means os.TempDir(), a zero Timeout DefaultTimeout.
+	conformance.RunConfig
 	// Pair is the host and the worker.
 	Pair Pair
 	// Relay is the command that runs the relay (the runner appends its arguments); nil means
 	// this executable with the argument "relay".
 	Relay []string
-	// Run selects scenarios by ID prefix or regular expression; empty selects all.
-	Run string
-	// Timeout is the time limit of one scenario; 0 means DefaultTimeout.
-	Timeout time.Duration
-	// Parallel is the number of scenarios run at once; 0 means conformance.DefaultParallel().
-	Parallel int
-	// Verbose keeps every scenario's transcript.
-	Verbose bool
 	// Scope is the worker's journal scope; empty means DefaultScope.
 	Scope string
-	// Env is the environment of the driver; nil means the runner's.
-	Env []string
-	// TempDir is the parent of the run's scratch directory; empty means os.TempDir().
-	TempDir string
-	// Progress receives one line per finished scenario; nil prints nothing.
-	Progress io.Writer
 }
 
 // DefaultTimeout is the time limit of one scenario.
@@ -118,14 +106,13 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, cleanup, err := conformance.NewRunEnv(cfg.Env, cfg.Timeout, DefaultTimeout, cfg.Verbose, cfg.TempDir, "iop-")
+	opts, cleanup, err := cfg.Options(DefaultTimeout, "", "iop-", false)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	st := &runState{RunEnv: env, relay: relay, scope: cmp.Or(cfg.Scope, DefaultScope)}
+	st := &runState{RunEnv: opts.RunEnv, relay: relay, scope: cmp.Or(cfg.Scope, DefaultScope)}
 	started := time.Now()
-	opts := conformance.RunOptions{RunEnv: env, Parallel: cfg.Parallel, Progress: cfg.Progress}
 	done, err := conformance.RunChecks(ctx, scenarios, opts, func(sc *Scenario, _ time.Time) *T {
 		return &T{sc: sc, pair: &cfg.Pair, run: st, T: conformance.T{Keep: maxTranscript}}
 	})

@@ -64,25 +64,14 @@ func (t *T) Open() {
 	}
 	t.side = side
 	t.startDriver()
-	for _, n := range t.sc.Features {
-		if !slices.Contains(t.features, n) {
-			t.Skipf("the host %s does not declare the feature %q", t.pair.Host.Name, n)
-		}
-	}
+	driver.RequireFeatures(&t.T, "the host "+t.pair.Host.Name, t.features, t.sc.Features)
 }
 
 // startDriver starts the host driver and says hello (HDR-010).
 func (t *T) startDriver() {
 	d, err := driver.Start(t.pair.Host.Command, t.run.Env, "")
-	if err != nil {
-		t.End(conformance.Fail, "the host driver cannot be started: "+err.Error())
-	}
-	t.drv = d
-	o := t.call(map[string]any{"op": "hello"})
-	if !o.OK {
-		t.Failf("hello answered with ok"+t.Cite("HDR-010"), string(o.Raw()))
-	}
-	t.features = o.Features
+	t.drv = driver.Opened(&t.T, "host driver", d, err)
+	t.features = driver.Hello(&t.T, t.call)
 	if restrict := t.pair.Host.Features; len(restrict) > 0 {
 		// The implementations file restricts what the driver declares.
 		t.features = slices.DeleteFunc(slices.Clone(t.features), func(f string) bool { return !slices.Contains(restrict, f) })

@@ -68,6 +68,19 @@ func ParseNeed(name string) (Need, bool) {
 // Check is one check of the worker suite: the framework's check, run in the worker suite's T.
 type Check = conformance.Check[*T]
 
+// exits is the body of the many checks that open a worker, send it something and expect it to
+// end: it opens the worker with open, lets send (when not nil) send to it and expects the
+// worker to exit with status code, for why.
+func exits(code int, why string, open func(*T) *Worker, send func(w *Worker)) func(*T) {
+	return func(t *T) {
+		w := open(t)
+		if send != nil {
+			send(w)
+		}
+		w.expectExit(code, why)
+	}
+}
+
 // Area is one area of the catalog: its name (the AREA of its check IDs), what it covers and
 // the constructor of its checks.
 type Area struct {

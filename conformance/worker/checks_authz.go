@@ -24,29 +24,23 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-01", Level: conformance.Must, Requirements: []string{"AUZ-008", "WRK-030", "WRK-091", "WRK-096", "WRK-097"},
 			Title: "an invocation of a tool the manifest does not grant is refused (status 5)",
-			Run: func(t *T) {
-				w := t.session(textGrant(toolTextEcho))
+			Run: exits(exitRejected, "an invoke of conf.json.echo, which is not granted", func(t *T) *Worker { return t.session(textGrant(toolTextEcho)) }, func(w *Worker) {
 				w.sendInvoke(toolJSONEcho, jsonPayload(`{}`))
-				w.expectExit(exitRejected, "an invoke of conf.json.echo, which is not granted")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-AUTHZ-02", Level: conformance.Must, Requirements: []string{"AUZ-008", "MSG-012"},
 			Title: "a JSON payload for a text grant is refused (status 5)",
-			Run: func(t *T) {
-				w := t.baseline()
+			Run: exits(exitRejected, "a json payload for the text tool conf.text.echo", (*T).baseline, func(w *Worker) {
 				w.sendInvoke(toolTextEcho, jsonPayload(`{"text":"hello"}`))
-				w.expectExit(exitRejected, "a json payload for the text tool conf.text.echo")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-AUTHZ-03", Level: conformance.Must, Requirements: []string{"AUZ-008", "AUZ-010", "MSG-039"},
 			Title: "an input one byte over max_input_bytes is refused (status 5)",
-			Run: func(t *T) {
-				w := t.session(limitedGrant(toolTextEcho, protocol.FormatText, 10, 16, 64))
+			Run: exits(exitRejected, "17 bytes of input under max_input_bytes 16", func(t *T) *Worker { return t.session(limitedGrant(toolTextEcho, protocol.FormatText, 10, 16, 64)) }, func(w *Worker) {
 				w.sendInvoke(toolTextEcho, text(repeat("a", 17)))
-				w.expectExit(exitRejected, "17 bytes of input under max_input_bytes 16")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-AUTHZ-04", Level: conformance.Must, Requirements: []string{"AUZ-010", "MSG-039"},
@@ -70,13 +64,11 @@ func AuthzChecks() []*Check {
 		&Check{
 			ID: "CNF-AUTHZ-06", Level: conformance.Must, Requirements: []string{"AUZ-008", "AUZ-011"},
 			Title: "a call beyond max_calls is refused (status 5)",
-			Run: func(t *T) {
-				w := t.session(limitedGrant(toolTextEcho, protocol.FormatText, 2, 64, 64))
+			Run: exits(exitRejected, "a third call under max_calls 2", func(t *T) *Worker { return t.session(limitedGrant(toolTextEcho, protocol.FormatText, 2, 64, 64)) }, func(w *Worker) {
 				w.invoke(toolTextEcho, text("1"))
 				w.invoke(toolTextEcho, text("2"))
 				w.sendInvoke(toolTextEcho, text("3"))
-				w.expectExit(exitRejected, "a third call under max_calls 2")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-AUTHZ-07", Level: conformance.Must, Requirements: []string{"AUZ-005", "AUZ-003"},
@@ -93,56 +85,46 @@ func AuthzChecks() []*Check {
 			ID: "CNF-AUTHZ-08", Level: conformance.Must, Requirements: []string{"AUZ-005", "AUZ-009"},
 			Needs: []Need{NeedDurable},
 			Title: "invocations and durable dispatches share one request-id namespace",
-			Run: func(t *T) {
-				w := t.baseline()
+			Run: exits(exitRejected, "a dispatch that reuses the invocation's request id", (*T).baseline, func(w *Worker) {
 				w.send(w.invocation("req-shared", toolTextEcho, text("first")))
 				w.expectResult("req-shared")
 				req := w.dispatchRequest("req-shared", toolDurable, "op-1", jsonPayload(`{"value":1}`))
 				w.send(protocol.DispatchOperationMessage{Request: req})
-				w.expectExit(exitRejected, "a dispatch that reuses the invocation's request id")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-AUTHZ-09", Level: conformance.Must, Requirements: []string{"AUZ-006", "AUZ-007"},
 			// 1,025 round trips: under a loaded machine they need more than the default limit.
 			Timeout: 10 * time.Second,
 			Title:   "a session retains at most 1,024 request ids: request 1,025 is refused (status 5)",
-			Run: func(t *T) {
-				w := t.session(limitedGrant(toolTextEcho, protocol.FormatText, 2000, 64, 64))
+			Run: exits(exitRejected, "request 1,025 of the session", func(t *T) *Worker { return t.session(limitedGrant(toolTextEcho, protocol.FormatText, 2000, 64, 64)) }, func(w *Worker) {
 				for i := 1; i <= 1024; i++ {
 					id := w.sendInvoke(toolTextEcho, text("n"))
 					w.expectResult(id)
 				}
 				w.sendInvoke(toolTextEcho, text("one too many"))
-				w.expectExit(exitRejected, "request 1,025 of the session")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-AUTHZ-10", Level: conformance.Must, Requirements: []string{"MSG-035", "MSG-032", "AUZ-008"},
 			Title: "a scalar JSON payload reaches the authorizer and is refused there (status 5)",
-			Run: func(t *T) {
-				w := t.baseline()
+			Run: exits(exitRejected, "the JSON payload 5", (*T).baseline, func(w *Worker) {
 				w.sendInvoke(toolJSONEcho, jsonPayload(`5`))
-				w.expectExit(exitRejected, "the JSON payload 5")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-AUTHZ-11", Level: conformance.Must, Requirements: []string{"MSG-036", "MSG-032", "AUZ-008"},
 			Title: "a JSON payload nested 33 levels deep is refused (status 5)",
-			Run: func(t *T) {
-				w := t.baseline()
+			Run: exits(exitRejected, "33 nested arrays", (*T).baseline, func(w *Worker) {
 				w.sendInvoke(toolJSONEcho, jsonPayload(nestedArrays(33, "")))
-				w.expectExit(exitRejected, "33 nested arrays")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-AUTHZ-12", Level: conformance.Must, Requirements: []string{"WRK-030", "WRK-003", "PRF-006"},
 			Title: "an adapter that declares no invocation safety is never invoked (status 5)",
-			Run: func(t *T) {
-				w := t.baseline()
+			Run: exits(exitRejected, "an invoke of conf.text.undeclared", (*T).baseline, func(w *Worker) {
 				w.sendInvoke(toolUndeclared, text("hello"))
-				w.expectExit(exitRejected, "an invoke of conf.text.undeclared")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-AUTHZ-13", Level: conformance.Must, Requirements: []string{"AUZ-009", "AUZ-011"},
@@ -176,11 +158,9 @@ func AuthzChecks() []*Check {
 			ID: "CNF-AUTHZ-15", Level: conformance.Must, Requirements: []string{"WRK-040", "WRK-003"},
 			Needs: []Need{NeedDurable},
 			Title: "a durable dispatch to a tool without a durable contract is refused (status 5)",
-			Run: func(t *T) {
-				w := t.baseline()
+			Run: exits(exitRejected, "a dispatch_operation for conf.text.echo", (*T).baseline, func(w *Worker) {
 				w.sendDispatch(toolTextEcho, "op-1", text("hello"))
-				w.expectExit(exitRejected, "a dispatch_operation for conf.text.echo")
-			},
+			}),
 		},
 
 		&Check{

@@ -45,6 +45,13 @@ func (w *Worker) roundTrips(n int) time.Duration {
 	return slowest
 }
 
+// whileRunning is the body of a check that starts conf.slow.cancellable for 3,000 ms in a
+// cancellable session, lets send act while that invocation (target) runs, and expects the
+// worker to exit with status code, for why.
+func whileRunning(code int, why string, send func(w *Worker, target string)) func(*T) {
+	return exits(code, why, (*T).cancellable, func(w *Worker) { send(w, w.sendInvoke(toolCancellable, text("3000"))) })
+}
+
 // CancelChecks returns the checks of area CANCEL: cooperative cancellation.
 func CancelChecks() []*Check {
 	return []*Check{
@@ -128,75 +135,54 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-05", Level: conformance.Must, Requirements: []string{"CAN-006", "AUZ-015", "CAN-019"},
 			Needs: cancelNeeds,
 			Title: "a cancel naming the wrong tool for the running invocation is refused (status 5)",
-			Run: func(t *T) {
-				w := t.cancellable()
-				target := w.sendInvoke(toolCancellable, text("3000"))
+			Run: whileRunning(exitRejected, "a cancel whose tool differs from the running invocation's", func(w *Worker, target string) {
 				w.send(protocol.CancelMessage{Request: w.cancelRequest(target, toolUncooperative)})
-				w.expectExit(exitRejected, "a cancel whose tool differs from the running invocation's")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-06", Level: conformance.Must, Requirements: []string{"CAN-022", "WRK-022"},
 			Title: "a cancel in a baseline (non-cancellable) session is an unexpected message (status 5)",
-			Run: func(t *T) {
-				w := t.baseline()
+			Run: exits(exitRejected, "a cancel in a baseline session", (*T).baseline, func(w *Worker) {
 				target := w.sendInvoke(toolTextEcho, text("x"))
 				w.expectResult(target)
 				w.send(protocol.CancelMessage{Request: w.cancelRequest(target, toolTextEcho)})
-				w.expectExit(exitRejected, "a cancel in a baseline session")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-07", Level: conformance.Must, Requirements: []string{"CAN-008"},
 			Needs: cancelNeeds,
 			Title: "a cancel before any invocation is refused (status 5)",
-			Run: func(t *T) {
-				w := t.cancellable()
+			Run: exits(exitRejected, "a cancel with no invocation to target", (*T).cancellable, func(w *Worker) {
 				w.send(protocol.CancelMessage{Request: w.cancelRequest("req-none", toolCancellable)})
-				w.expectExit(exitRejected, "a cancel with no invocation to target")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-08", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"CAN-009", "CAN-024", "WRK-092"},
 			Needs: cancelNeeds,
 			Title: "close_session in an idle cancellable session ends it cleanly (status 0, no frame)",
-			Run: func(t *T) {
-				w := t.cancellable()
+			Run: exits(exitClean, "close_session", (*T).cancellable, func(w *Worker) {
 				w.expectResult(w.sendInvoke(toolCancellable, text("1")))
 				w.closeSession()
-				w.expectExit(exitClean, "close_session")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-09", Level: conformance.Must, Requirements: []string{"CAN-010", "CAN-019", "CAN-024"},
 			Needs: cancelNeeds,
 			Title: "close_session while an invocation runs is refused (status 5)",
-			Run: func(t *T) {
-				w := t.cancellable()
-				w.sendInvoke(toolCancellable, text("3000"))
-				w.closeSession()
-				w.expectExit(exitRejected, "close_session while an invocation runs")
-			},
+			Run:   whileRunning(exitRejected, "close_session while an invocation runs", func(w *Worker, _ string) { w.closeSession() }),
 		},
 		&Check{
 			ID: "CNF-CANCEL-10", Level: conformance.Must, Requirements: []string{"CAN-005", "CAN-002"},
 			Needs: cancelNeeds,
 			Title: "a second invoke while one runs is refused (status 5)",
-			Run: func(t *T) {
-				w := t.cancellable()
-				w.sendInvoke(toolCancellable, text("3000"))
-				w.sendInvoke(toolCancellable, text("0"))
-				w.expectExit(exitRejected, "an invoke while another invocation runs")
-			},
+			Run:   whileRunning(exitRejected, "an invoke while another invocation runs", func(w *Worker, _ string) { w.sendInvoke(toolCancellable, text("0")) }),
 		},
 		&Check{
 			ID: "CNF-CANCEL-11", Level: conformance.Must, Requirements: []string{"CAN-022", "WRK-022"},
 			Title: "close_session in a baseline session is an unexpected message (status 5)",
-			Run: func(t *T) {
-				w := t.baseline()
+			Run: exits(exitRejected, "close_session in a baseline session", (*T).baseline, func(w *Worker) {
 				w.closeSession()
-				w.expectExit(exitRejected, "close_session in a baseline session")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-12", Level: conformance.Must, Requirements: []string{"CAN-019", "CAN-024", "CAN-013"},
@@ -216,55 +202,41 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-13", Level: conformance.Must, Requirements: []string{"MSG-015", "AUZ-015", "CAN-013"},
 			Needs: cancelNeeds,
 			Title: "a cancel whose cancellation id equals its target id is rejected (status 4: it does not decode)",
-			Run: func(t *T) {
-				w := t.cancellable()
-				target := w.sendInvoke(toolCancellable, text("3000"))
+			Run: whileRunning(exitTransport, "a cancel whose cancellation id is the target's request id", func(w *Worker, target string) {
 				c := w.cancelRequest(target, toolCancellable)
 				c.CancellationID = target
 				w.writeLine(w.forge(w.host.NextOutgoing(), protocol.CancelMessage{Request: c}))
-				w.expectExit(exitTransport, "a cancel whose cancellation id is the target's request id")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-14", Level: conformance.Must, Requirements: []string{"CAN-023", "CAN-011"},
 			Needs: []Need{NeedCancel, NeedDurable},
 			Title: "a durable dispatch in a cancellable session is an unexpected message (status 5)",
-			Run: func(t *T) {
-				w := t.cancellable()
+			Run: exits(exitRejected, "a dispatch_operation in a cancellable session", (*T).cancellable, func(w *Worker) {
 				w.sendDispatch(toolCancellable, "op-1", text("0"))
-				w.expectExit(exitRejected, "a dispatch_operation in a cancellable session")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-15", Level: conformance.Must, Requirements: []string{"CAN-013", "WRK-092", "CAN-019"},
 			Needs: cancelNeeds,
 			Title: "end of input while an invocation runs is a transport failure (status 4)",
-			Run: func(t *T) {
-				w := t.cancellable()
-				w.sendInvoke(toolCancellable, text("3000"))
-				w.closeInput()
-				w.expectExit(exitTransport, "end of input while an invocation runs")
-			},
+			Run:   whileRunning(exitTransport, "end of input while an invocation runs", func(w *Worker, _ string) { w.closeInput() }),
 		},
 		&Check{
 			ID: "CNF-CANCEL-16", Level: conformance.Must, Requirements: []string{"CAN-018", "PRF-016"},
 			Needs: cancelNeeds,
 			Title: "an adapter error in a cancellable session is never answered (status 6)",
-			Run: func(t *T) {
-				w := t.cancellable()
+			Run: exits(exitAdapter, `the slow-tool input "soon"`, (*T).cancellable, func(w *Worker) {
 				w.sendInvoke(toolCancellable, text("soon"))
-				w.expectExit(exitAdapter, `the slow-tool input "soon"`)
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-17", Level: conformance.Must, Requirements: []string{"CAN-014", "AUZ-021"},
 			Needs: cancelNeeds,
 			Title: "an output over max_output_bytes in a cancellable session is never sent (status 6)",
-			Run: func(t *T) {
-				w := t.session(limitedGrant(toolCancellable, protocol.FormatText, 10, 64, 5))
+			Run: exits(exitAdapter, `the answer "done 0" (6 bytes) under max_output_bytes 5`, func(t *T) *Worker { return t.session(limitedGrant(toolCancellable, protocol.FormatText, 10, 64, 5)) }, func(w *Worker) {
 				w.sendInvoke(toolCancellable, text("0"))
-				w.expectExit(exitAdapter, `the answer "done 0" (6 bytes) under max_output_bytes 5`)
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-18", Level: conformance.Must, Requirements: []string{"CAN-006", "AUZ-015", "AUZ-005"},
@@ -285,24 +257,19 @@ func CancelChecks() []*Check {
 			ID: "CNF-CANCEL-19", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"CAN-001", "CAN-023"},
 			Needs: cancelNeeds,
 			Title: "a session granting only cancellable tools runs the cancellable driver (close_session accepted)",
-			Run: func(t *T) {
-				w := t.session(textGrant(toolCancellable))
+			Run: exits(exitClean, "close_session right after opening", func(t *T) *Worker { return t.session(textGrant(toolCancellable)) }, func(w *Worker) {
 				w.expectRunning(50*time.Millisecond, "an open session waiting for input")
 				w.closeSession()
-				w.expectExit(exitClean, "close_session right after opening")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-20", Level: conformance.Must, Requirements: []string{"MSG-015", "MSG-021", "ENC-044"},
 			Needs: cancelNeeds,
 			Title: "a cancel with a member beyond its five fields is rejected (status 4: the structure denies unknown fields)",
-			Run: func(t *T) {
-				w := t.cancellable()
-				target := w.sendInvoke(toolCancellable, text("3000"))
+			Run: whileRunning(exitTransport, "a cancel with the unknown member x_extra", func(w *Worker, target string) {
 				c := w.cancelRequest(target, toolCancellable)
 				w.writeLine(w.respell(protocol.CancelMessage{Request: c}, `"tool":`, `"x_extra":true,"tool":`))
-				w.expectExit(exitTransport, "a cancel with the unknown member x_extra")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-21", Level: conformance.Must, Requirements: []string{"AUZ-005", "AUZ-006", "AUZ-015"},
@@ -311,26 +278,23 @@ func CancelChecks() []*Check {
 			// time, CAN-002): about 0.2 s on a quiet machine, many seconds under heavy load.
 			Timeout: 25 * time.Second,
 			Title:   "a cancellation id takes an identity slot: after an invoke took the 1,024th, a cancel is refused (status 5)",
-			Run: func(t *T) {
-				w := t.session(limitedGrant(toolCancellable, protocol.FormatText, 2000, 64, 64), textGrant(toolUncooperative))
+			Run: exits(exitRejected, "a cancel after the invoke that took identity 1,024", func(t *T) *Worker {
+				return t.session(limitedGrant(toolCancellable, protocol.FormatText, 2000, 64, 64), textGrant(toolUncooperative))
+			}, func(w *Worker) {
 				for i := 1; i < 1024; i++ {
 					w.expectResult(w.sendInvoke(toolCancellable, text("0")))
 				}
 				target := w.sendInvoke(toolCancellable, text("3000"))
 				w.send(protocol.CancelMessage{Request: w.cancelRequest(target, toolCancellable)})
-				w.expectExit(exitRejected, "a cancel after the invoke that took identity 1,024")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-CANCEL-22", Level: conformance.Must, Requirements: []string{"CAN-006", "FRM-014", "WRK-091"},
 			Needs: cancelNeeds,
 			Title: "a cancel whose tag does not verify is never acted on: no acknowledgement, no frame, status 4",
-			Run: func(t *T) {
-				w := t.cancellable()
-				target := w.sendInvoke(toolCancellable, text("3000"))
+			Run: whileRunning(exitTransport, "a cancel with one tag digit changed while conf.slow.cancellable runs", func(w *Worker, target string) {
 				w.writeLine(flipTagDigit(w.seal(protocol.CancelMessage{Request: w.cancelRequest(target, toolCancellable)})))
-				w.expectExit(exitTransport, "a cancel with one tag digit changed while conf.slow.cancellable runs")
-			},
+			}),
 		},
 	}
 }

@@ -50,24 +50,26 @@ func (w *Worker) respell(m protocol.Message, canonical, wire string) []byte {
 	return bytes.Replace(line, []byte(canonical), []byte(wire), 1)
 }
 
-// echoSpelled sends a conf.json.echo invocation whose payload is canonical in the tag and
-// spelled on the wire, and expects the canonical echo.
-func echoSpelled(t *T, canonical, spelled string) {
-	w := t.session(jsonGrant(toolJSONEcho))
-	id := w.nextRequestID()
-	w.writeLine(w.respell(w.invocation(id, toolJSONEcho, jsonPayload(canonical)), canonical, spelled))
-	t.expectPayload("the canonical echo", jsonPayload(canonical), w.expectResult(id))
-	w.endInput()
+// echoSpelled is the body of a check that sends a conf.json.echo invocation whose payload is
+// canonical in the tag and spelled on the wire, and expects the canonical echo.
+func echoSpelled(canonical, spelled string) func(*T) {
+	return func(t *T) {
+		w := t.session(jsonGrant(toolJSONEcho))
+		id := w.nextRequestID()
+		w.writeLine(w.respell(w.invocation(id, toolJSONEcho, jsonPayload(canonical)), canonical, spelled))
+		t.expectPayload("the canonical echo", jsonPayload(canonical), w.expectResult(id))
+		w.endInput()
+	}
 }
 
-// refusedSpelling sends an invoke of conf.text.echo whose invocation is respelled from
-// canonical to wire, expects the rejection with status 4, and checks that a worker which
-// accepted it would have been seen: it would answer the frame.
-func refusedSpelling(t *T, why, canonical, wire string) {
-	w := t.session(textGrant(toolTextEcho))
-	id := w.nextRequestID()
-	w.writeLine(w.respell(w.invocation(id, toolTextEcho, text("spelled")), canonical, wire))
-	w.expectExit(exitTransport, why)
+// refusedSpelling is the body of a check that sends an invoke of conf.text.echo whose
+// invocation is respelled from canonical to wire, expects the rejection with status 4, and checks
+// that a worker which accepted it would have been seen: it would answer the frame.
+func refusedSpelling(why, canonical, wire string) func(*T) {
+	open := func(t *T) *Worker { return t.session(textGrant(toolTextEcho)) }
+	return exits(exitTransport, why, open, func(w *Worker) {
+		w.writeLine(w.respell(w.invocation(w.nextRequestID(), toolTextEcho, text("spelled")), canonical, wire))
+	})
 }
 
 // Spellings of the decoding checks.
@@ -91,47 +93,37 @@ func DecodeChecks() []*Check {
 		&Check{
 			ID: "CNF-DECODE-01", Level: conformance.Must, Requirements: []string{"ENC-003", "FRM-010", "PRF-004"},
 			Title: "object keys are ordered by UTF-8 bytes, not UTF-16 code units: U+E000 sorts before U+1F600",
-			Run: func(t *T) {
-				echoSpelled(t, utf16Canonical, "{\"\U0001F600\":2,\"\ue000\":1}")
-			},
+			Run:   echoSpelled(utf16Canonical, "{\"\U0001F600\":2,\"\ue000\":1}"),
 		},
 		&Check{
 			ID: "CNF-DECODE-02", Level: conformance.Should, Requirements: []string{"ENC-024", "ENC-025", "ENC-052", "FRM-010", "ENC-039"},
 			Title: "numbers are normalized before the tag: the wire carries 1E2, 1e02 and -0, the tag covers 1e+2, 1e+02 and 0",
-			Run:   func(t *T) { echoSpelled(t, numberCanonical, numberWire) },
+			Run:   echoSpelled(numberCanonical, numberWire),
 		},
 		&Check{
 			ID: "CNF-DECODE-03", Level: conformance.Should, Requirements: []string{"ENC-026", "ENC-039", "FRM-010"},
 			Title: `{"$serde_json::private::Number":"1E5"} is read as the number 1e+5 (Preserve mode)`,
-			Run: func(t *T) {
-				echoSpelled(t, `{"n":1e+5}`, `{"n":{"$serde_json::private::Number":"1E5"}}`)
-			},
+			Run:   echoSpelled(`{"n":1e+5}`, `{"n":{"$serde_json::private::Number":"1E5"}}`),
 		},
 		&Check{
 			ID: "CNF-DECODE-04", Level: conformance.Must, Requirements: []string{"ENC-044", "MSG-016", "MSG-021"},
 			Needs: durable,
 			Title: "a dispatch_operation with an unknown member is rejected (status 4: the structure denies unknown fields)",
-			Run: func(t *T) {
-				w := t.durableSession(0)
+			Run: exits(exitTransport, "a dispatch_operation with the unknown member x_extra", func(t *T) *Worker { return t.durableSession(0) }, func(w *Worker) {
 				req := w.dispatchRequest(w.nextRequestID(), toolDurable, "op-1", jsonPayload(`{"mode":"fail"}`))
 				w.writeLine(w.respell(protocol.DispatchOperationMessage{Request: req}, `"operation_key":`, `"x_extra":true,"operation_key":`))
-				w.expectExit(exitTransport, "a dispatch_operation with the unknown member x_extra")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-DECODE-05", Level: conformance.Must, Requirements: []string{"ENC-045"},
 			Title: "a structure with a repeated field is rejected (status 4)",
-			Run: func(t *T) {
-				refusedSpelling(t, "an invocation naming its tool twice",
-					`"tool":"conf.text.echo"`, `"tool":"conf.text.echo","tool":"conf.text.echo"`)
-			},
+			Run: refusedSpelling("an invocation naming its tool twice",
+				`"tool":"conf.text.echo"`, `"tool":"conf.text.echo","tool":"conf.text.echo"`),
 		},
 		&Check{
 			ID: "CNF-DECODE-06", Level: conformance.Must, Requirements: []string{"ENC-042"},
 			Title: "5.0 is not an integer: an invocation with protocol_version 5.0 is rejected (status 4)",
-			Run: func(t *T) {
-				refusedSpelling(t, "an invocation with protocol_version 5.0", `"protocol_version":5,`, `"protocol_version":5.0,`)
-			},
+			Run:   refusedSpelling("an invocation with protocol_version 5.0", `"protocol_version":5,`, `"protocol_version":5.0,`),
 		},
 		&Check{
 			ID: "CNF-DECODE-07", Level: conformance.Should, Requirements: []string{"ENC-043", "ENC-039"},
@@ -161,10 +153,8 @@ func DecodeChecks() []*Check {
 		&Check{
 			ID: "CNF-DECODE-09", Level: conformance.Must, Requirements: []string{"ENC-021", "ENC-044"},
 			Title: "nesting is limited to 128 levels inside a message body, also in an ignored unknown member (status 4)",
-			Run: func(t *T) {
-				refusedSpelling(t, fmt.Sprintf("an invocation with an unknown member nested %d levels deep", deepLevels),
-					`"tool":`, `"x_deep":`+nestedArrays(deepLevels, "")+`,"tool":`)
-			},
+			Run: refusedSpelling(fmt.Sprintf("an invocation with an unknown member nested %d levels deep", deepLevels),
+				`"tool":`, `"x_deep":`+nestedArrays(deepLevels, "")+`,"tool":`),
 		},
 		&Check{
 			ID: "CNF-DECODE-10", Level: conformance.Must, Requirements: []string{"ENC-004", "ENC-048", "FRM-010", "FRM-011"},

@@ -107,12 +107,10 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-05", Level: conformance.Must, Requirements: []string{"JRN-013", "WRK-040"},
 			Needs: durable,
 			Title: "a dispatch that reuses an operation key with different input is refused (status 5)",
-			Run: func(t *T) {
-				w := t.durableSession(0)
+			Run: exits(exitRejected, "operation key op-1 again with a different input", func(t *T) *Worker { return t.durableSession(0) }, func(w *Worker) {
 				w.dispatch("op-1", `{"value":1}`)
 				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":2}`))
-				w.expectExit(exitRejected, "operation key op-1 again with a different input")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-DURABLE-06", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-009", "PRF-013", "JRN-018", "WRK-060", "WRK-041"},
@@ -140,31 +138,25 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-08", Level: conformance.Must, Requirements: []string{"PRF-012", "WRK-044", "WRK-091"},
 			Needs: durable,
 			Title: "an adapter error in a dispatch is never answered (status 6)",
-			Run: func(t *T) {
-				w := t.durableSession(0)
+			Run: exits(exitAdapter, "a dispatch in mode error", func(t *T) *Worker { return t.durableSession(0) }, func(w *Worker) {
 				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"mode":"error"}`))
-				w.expectExit(exitAdapter, "a dispatch in mode error")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-DURABLE-09", Level: conformance.Must, Requirements: []string{"PRF-011", "WRK-043", "WRK-046"},
 			Needs: durable,
 			Title: "an indeterminate dispatch is never reported as a status (status 6)",
-			Run: func(t *T) {
-				w := t.durableSession(0)
+			Run: exits(exitAdapter, "a dispatch in mode indeterminate", func(t *T) *Worker { return t.durableSession(0) }, func(w *Worker) {
 				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"value":1,"mode":"indeterminate"}`))
-				w.expectExit(exitAdapter, "a dispatch in mode indeterminate")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-DURABLE-10", Level: conformance.Must, Requirements: []string{"PRF-007", "WRK-044"},
 			Needs: durable,
 			Title: "a dispatch with an unknown mode fails with InvalidJsonInput (status 6)",
-			Run: func(t *T) {
-				w := t.durableSession(0)
+			Run: exits(exitAdapter, `a dispatch in mode "maybe"`, func(t *T) *Worker { return t.durableSession(0) }, func(w *Worker) {
 				w.sendDispatch(toolDurable, "op-1", jsonPayload(`{"mode":"maybe"}`))
-				w.expectExit(exitAdapter, `a dispatch in mode "maybe"`)
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-DURABLE-11", Level: conformance.Must, Requirements: []string{"PRF-007", "WRK-044"},
@@ -181,25 +173,21 @@ func DurableChecks() []*Check {
 			ID: "CNF-DURABLE-12", Level: conformance.Must, Requirements: []string{"WRK-060", "JRN-017"},
 			Needs: durable,
 			Title: "reconciling an operation key the journal does not hold is refused (status 5)",
-			Run: func(t *T) {
-				w := t.durableSession(0)
+			Run: exits(exitRejected, "a reconcile_operation for an unknown key", func(t *T) *Worker { return t.durableSession(0) }, func(w *Worker) {
 				w.sendReconcile(toolDurable, "op-never")
-				w.expectExit(exitRejected, "a reconcile_operation for an unknown key")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-DURABLE-13", Level: conformance.Must, Requirements: []string{"WRK-061"},
 			Needs: durable,
 			Title: "a tool is reconciled at most 16 times per session: the 17th is refused (status 5)",
-			Run: func(t *T) {
-				w := t.durableSession(0)
+			Run: exits(exitRejected, "a 17th reconciliation of conf.durable.record", func(t *T) *Worker { return t.durableSession(0) }, func(w *Worker) {
 				w.dispatch("op-1", `{"value":1}`)
 				for range 16 {
 					w.reconcile("op-1")
 				}
 				w.sendReconcile(toolDurable, "op-1")
-				w.expectExit(exitRejected, "a 17th reconciliation of conf.durable.record")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-DURABLE-14", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"WRK-073", "WRK-094", "JRN-013", "WRK-081"},

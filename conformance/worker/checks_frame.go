@@ -10,12 +10,11 @@ import (
 	"github.com/splashv5/conform/impl/protocol"
 )
 
-// rejectedFrame opens a baseline session, writes line as the next frame and expects the
-// worker to end the session without an answer and with status 4.
-func rejectedFrame(t *T, why string, build func(w *Worker) []byte) {
-	w := t.baseline()
-	w.writeLine(build(w))
-	w.expectExit(exitTransport, why)
+// rejectedFrame is the body of a check that opens a baseline session, writes the line build
+// makes as the next frame and expects the worker to end the session without an answer and with
+// status 4.
+func rejectedFrame(why string, build func(w *Worker) []byte) func(*T) {
+	return exits(exitTransport, why, (*T).baseline, func(w *Worker) { w.writeLine(build(w)) })
 }
 
 // frameRequirements are cited by every check of a frame the worker must reject.
@@ -29,50 +28,42 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-01", Level: conformance.Must, Requirements: withFrameReqs("FRM-025", "FRM-014", "FRM-029"),
 			Title: "a frame whose payload was altered after sealing is rejected without an answer",
-			Run: func(t *T) {
-				rejectedFrame(t, "an invoke whose text was changed after sealing", func(w *Worker) []byte {
-					line := w.seal(w.invocation("req-1", toolTextEcho, text("hello")))
-					return bytes.Replace(line, []byte(`"hello"`), []byte(`"hellp"`), 1)
-				})
-			},
+			Run: rejectedFrame("an invoke whose text was changed after sealing", func(w *Worker) []byte {
+				line := w.seal(w.invocation("req-1", toolTextEcho, text("hello")))
+				return bytes.Replace(line, []byte(`"hello"`), []byte(`"hellp"`), 1)
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-02", Level: conformance.Must, Requirements: withFrameReqs("FRM-025", "FRM-017"),
 			Title: "a frame with one wrong tag digit is rejected without an answer",
-			Run: func(t *T) {
-				rejectedFrame(t, "an invoke with one tag digit changed", func(w *Worker) []byte {
-					return flipTagDigit(w.seal(w.invocation("req-1", toolTextEcho, text("hello"))))
-				})
-			},
+			Run: rejectedFrame("an invoke with one tag digit changed", func(w *Worker) []byte {
+				return flipTagDigit(w.seal(w.invocation("req-1", toolTextEcho, text("hello"))))
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-03", Level: conformance.Must, Requirements: withFrameReqs("FRM-027", "FRM-014"),
 			Title: "a frame sealed under another key is rejected without an answer",
-			Run: func(t *T) {
-				rejectedFrame(t, "an invoke sealed under another key", func(w *Worker) []byte {
-					other := otherAuthenticator(t, w.SessionID, protocol.RoleHost, 2)
-					defer other.Close()
-					_, line, err := other.Seal(w.invocation("req-1", toolTextEcho, text("hello")))
-					if err != nil {
-						t.Internal(err)
-					}
-					return line
-				})
-			},
+			Run: rejectedFrame("an invoke sealed under another key", func(w *Worker) []byte {
+				other := otherAuthenticator(w.t, w.SessionID, protocol.RoleHost, 2)
+				defer other.Close()
+				_, line, err := other.Seal(w.invocation("req-1", toolTextEcho, text("hello")))
+				if err != nil {
+					w.t.Internal(err)
+				}
+				return line
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-04", Level: conformance.Must, Requirements: withFrameReqs("FRM-028", "FRM-008"),
 			Title: "a host frame sealed with the worker role as sender is rejected without an answer",
-			Run: func(t *T) {
-				rejectedFrame(t, "an invoke sealed as sender \"worker\"", func(w *Worker) []byte {
-					m := w.invocation("req-1", toolTextEcho, text("hello"))
-					tag, err := protocol.ComputeTag(w.key, w.SessionID, protocol.RoleWorker, 2, m)
-					if err != nil {
-						t.Internal(err)
-					}
-					return protocol.Frame{Sequence: 2, Message: m, Tag: tag}.AppendJSON(nil)
-				})
-			},
+			Run: rejectedFrame("an invoke sealed as sender \"worker\"", func(w *Worker) []byte {
+				m := w.invocation("req-1", toolTextEcho, text("hello"))
+				tag, err := protocol.ComputeTag(w.key, w.SessionID, protocol.RoleWorker, 2, m)
+				if err != nil {
+					w.t.Internal(err)
+				}
+				return protocol.Frame{Sequence: 2, Message: m, Tag: tag}.AppendJSON(nil)
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-05", Level: conformance.Must, Requirements: withFrameReqs("FRM-028"),
@@ -108,73 +99,63 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-07", Level: conformance.Must, Requirements: withFrameReqs("FRM-026", "FRM-025"),
 			Title: "a frame that skips a sequence number is rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, "an invoke at sequence 3 where 2 is expected", func(w *Worker) []byte {
-					return w.forge(3, w.invocation("req-1", toolTextEcho, text("gap")))
-				})
-			},
+			Run: rejectedFrame("an invoke at sequence 3 where 2 is expected", func(w *Worker) []byte {
+				return w.forge(3, w.invocation("req-1", toolTextEcho, text("gap")))
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-08", Level: conformance.Must, Requirements: withFrameReqs("FRM-002"),
 			Title: "a frame with sequence 0 is rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, "an invoke at sequence 0", func(w *Worker) []byte {
-					return w.forge(0, w.invocation("req-1", toolTextEcho, text("zero")))
-				})
-			},
+			Run: rejectedFrame("an invoke at sequence 0", func(w *Worker) []byte {
+				return w.forge(0, w.invocation("req-1", toolTextEcho, text("zero")))
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-09", Level: conformance.Must, Requirements: withFrameReqs("FRM-027", "FRM-009"),
 			Title: "a frame sealed for another session under the same key is rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, "an invoke sealed by another session's authenticator", func(w *Worker) []byte {
-					other := w.SessionID + "-other"
-					raw, err := w.key.ExposeSecret()
-					if err != nil {
-						t.Internal(err)
-					}
-					key, err := protocol.NewSessionKey(raw[:])
-					clear(raw[:])
-					if err != nil {
-						t.Internal(err)
-					}
-					defer key.Close()
-					a, err := protocol.NewAuthenticator(other, key, protocol.RoleHost, canonjson.Preserve, protocol.WithSequences(2, 1))
-					if err != nil {
-						t.Internal(err)
-					}
-					defer a.Close()
-					m := w.invocation("req-1", toolTextEcho, text("hello"))
-					m.Invocation.SessionID = other
-					_, line, err := a.Seal(m)
-					if err != nil {
-						t.Internal(err)
-					}
-					return line
-				})
-			},
+			Run: rejectedFrame("an invoke sealed by another session's authenticator", func(w *Worker) []byte {
+				other := w.SessionID + "-other"
+				raw, err := w.key.ExposeSecret()
+				if err != nil {
+					w.t.Internal(err)
+				}
+				key, err := protocol.NewSessionKey(raw[:])
+				clear(raw[:])
+				if err != nil {
+					w.t.Internal(err)
+				}
+				defer key.Close()
+				a, err := protocol.NewAuthenticator(other, key, protocol.RoleHost, canonjson.Preserve, protocol.WithSequences(2, 1))
+				if err != nil {
+					w.t.Internal(err)
+				}
+				defer a.Close()
+				m := w.invocation("req-1", toolTextEcho, text("hello"))
+				m.Invocation.SessionID = other
+				_, line, err := a.Seal(m)
+				if err != nil {
+					w.t.Internal(err)
+				}
+				return line
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-10", Level: conformance.Must, Requirements: withFrameReqs("FRM-027", "FRM-025", "MSG-028"),
 			Title: "a correctly tagged frame whose message names another session is rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, "an invoke for another session tagged under the worker's session", func(w *Worker) []byte {
-					m := w.invocation("req-1", toolTextEcho, text("hello"))
-					m.Invocation.SessionID = w.SessionID + "-other"
-					return w.forge(2, m)
-				})
-			},
+			Run: rejectedFrame("an invoke for another session tagged under the worker's session", func(w *Worker) []byte {
+				m := w.invocation("req-1", toolTextEcho, text("hello"))
+				m.Invocation.SessionID = w.SessionID + "-other"
+				return w.forge(2, m)
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-11", Level: conformance.Must, Requirements: withFrameReqs("FRM-032", "FRM-003", "MSG-041"),
 			Title: "a frame line longer than 1 MiB is rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, "a 1 MiB + 200 byte invoke line", func(w *Worker) []byte {
-					m := w.invocation("req-1", toolTextEcho, text(repeat("x", protocol.MaxWireFrameBytes+1)))
-					tag := [protocol.AuthTagBytes]byte{}
-					return protocol.Frame{Sequence: 2, Message: m, Tag: tag}.AppendJSON(nil)
-				})
-			},
+			Run: rejectedFrame("a 1 MiB + 200 byte invoke line", func(w *Worker) []byte {
+				m := w.invocation("req-1", toolTextEcho, text(repeat("x", protocol.MaxWireFrameBytes+1)))
+				tag := [protocol.AuthTagBytes]byte{}
+				return protocol.Frame{Sequence: 2, Message: m, Tag: tag}.AppendJSON(nil)
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-12", Level: conformance.Must, Requirements: withFrameReqs("FRM-032"),
@@ -190,68 +171,54 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-13", Level: conformance.Must, Requirements: withFrameReqs("FRM-034"),
 			Title: "a complete frame without its line feed, then end of input, is not acted on",
-			Run: func(t *T) {
-				w := t.baseline()
+			Run: exits(exitTransport, "a valid invoke without a line feed followed by end of input", (*T).baseline, func(w *Worker) {
 				w.writeRaw(w.seal(w.invocation("req-1", toolTextEcho, text("no newline"))))
 				w.closeInput()
-				w.expectExit(exitTransport, "a valid invoke without a line feed followed by end of input")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-14", Level: conformance.Must, Requirements: withFrameReqs("FRM-003"),
 			Title: "a line that is not JSON is rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, "a line of text", func(*Worker) []byte { return []byte("this is not a frame") })
-			},
+			Run:   rejectedFrame("a line of text", func(*Worker) []byte { return []byte("this is not a frame") }),
 		},
 		&Check{
 			ID: "CNF-FRAME-15", Level: conformance.Must, Requirements: withFrameReqs("FRM-033"),
 			Title: "a line that is not UTF-8 is rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, "a line of bytes that are not UTF-8", func(*Worker) []byte { return []byte("{\"sequence\":2,\xff\xfe}") })
-			},
+			Run:   rejectedFrame("a line of bytes that are not UTF-8", func(*Worker) []byte { return []byte("{\"sequence\":2,\xff\xfe}") }),
 		},
 		&Check{
 			ID: "CNF-FRAME-16", Level: conformance.Must, Requirements: withFrameReqs("FRM-037"),
 			Title: "an empty line is a frame that does not decode, not a line to skip",
-			Run: func(t *T) {
-				rejectedFrame(t, "an empty line", func(*Worker) []byte { return nil })
-			},
+			Run:   rejectedFrame("an empty line", func(*Worker) []byte { return nil }),
 		},
 		&Check{
 			ID: "CNF-FRAME-17", Level: conformance.Must, Requirements: withFrameReqs("MSG-001"),
 			Title: "a correctly tagged message with protocol_version 4 is rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, "a version-4 invoke", func(w *Worker) []byte {
-					m := w.invocation("req-1", toolTextEcho, text("v4"))
-					m.Invocation.ProtocolVersion = 4
-					return w.forge(2, m)
-				})
-			},
+			Run: rejectedFrame("a version-4 invoke", func(w *Worker) []byte {
+				m := w.invocation("req-1", toolTextEcho, text("v4"))
+				m.Invocation.ProtocolVersion = 4
+				return w.forge(2, m)
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-18", Level: conformance.Must, Requirements: withFrameReqs("MSG-027", "MSG-025"),
 			Title: "a message of an unknown type is rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, `a message of type "ping"`, func(w *Worker) []byte {
-					return fmt.Appendf(nil, `{"sequence":2,"message":{"type":"ping","protocol_version":5,"session_id":%q},"auth_tag":"%s"}`, w.SessionID, repeat("0", 64))
-				})
-			},
+			Run: rejectedFrame(`a message of type "ping"`, func(w *Worker) []byte {
+				return fmt.Appendf(nil, `{"sequence":2,"message":{"type":"ping","protocol_version":5,"session_id":%q},"auth_tag":"%s"}`, w.SessionID, repeat("0", 64))
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-19", Level: conformance.Must, Requirements: withFrameReqs("FRM-016"),
 			Title: "a tag written in uppercase hexadecimal is rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, "an invoke whose correct tag is written in uppercase", func(w *Worker) []byte {
-					line := w.seal(w.invocation("req-1", toolTextEcho, text("hello")))
-					i := bytes.LastIndex(line, []byte(`"auth_tag":"`)) + len(`"auth_tag":"`)
-					upper := strings.ToUpper(string(line[i : i+64]))
-					if upper == string(line[i:i+64]) { // all digits: make one letter uppercase impossible; flip instead
-						return flipTagDigit(line)
-					}
-					return append(append(bytes.Clone(line[:i]), upper...), line[i+64:]...)
-				})
-			},
+			Run: rejectedFrame("an invoke whose correct tag is written in uppercase", func(w *Worker) []byte {
+				line := w.seal(w.invocation("req-1", toolTextEcho, text("hello")))
+				i := bytes.LastIndex(line, []byte(`"auth_tag":"`)) + len(`"auth_tag":"`)
+				upper := strings.ToUpper(string(line[i : i+64]))
+				if upper == string(line[i:i+64]) { // all digits: make one letter uppercase impossible; flip instead
+					return flipTagDigit(line)
+				}
+				return append(append(bytes.Clone(line[:i]), upper...), line[i+64:]...)
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-20", Unreachable: unreachableLibrary, Level: conformance.Must, Requirements: []string{"FRM-035", "FRM-031"},
@@ -317,22 +284,18 @@ func FrameChecks() []*Check {
 		&Check{
 			ID: "CNF-FRAME-23", Level: conformance.Must, Requirements: withFrameReqs("FRM-003", "FRM-031"),
 			Title: "a line holding a frame followed by other text is rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, "a valid invoke followed by ` x` on the same line", func(w *Worker) []byte {
-					return append(w.seal(w.invocation("req-1", toolTextEcho, text("hello"))), " x"...)
-				})
-			},
+			Run: rejectedFrame("a valid invoke followed by ` x` on the same line", func(w *Worker) []byte {
+				return append(w.seal(w.invocation("req-1", toolTextEcho, text("hello"))), " x"...)
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-24", Level: conformance.Must, Requirements: withFrameReqs("FRM-031", "FRM-003"),
 			Title: "two frames on one line are rejected",
-			Run: func(t *T) {
-				rejectedFrame(t, "two invoke frames on one line", func(w *Worker) []byte {
-					a := w.seal(w.invocation("req-1", toolTextEcho, text("one")))
-					b := w.seal(w.invocation("req-2", toolTextEcho, text("two")))
-					return append(a, b...)
-				})
-			},
+			Run: rejectedFrame("two invoke frames on one line", func(w *Worker) []byte {
+				a := w.seal(w.invocation("req-1", toolTextEcho, text("one")))
+				b := w.seal(w.invocation("req-2", toolTextEcho, text("two")))
+				return append(a, b...)
+			}),
 		},
 		&Check{
 			ID: "CNF-FRAME-25", Level: conformance.Must, Requirements: withFrameReqs("MSG-031", "MSG-040", "MSG-035", "MSG-036", "MSG-033"),

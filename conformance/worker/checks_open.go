@@ -26,77 +26,62 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-02", Level: conformance.Must, Requirements: []string{"WRK-012", "BOOT-018", "WRK-091"},
 			Title: "an authenticated first frame that is not open_session is rejected (status 5)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitRejected, "an invoke as the first frame", (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				w.send(w.invocation("req-1", toolTextEcho, text("too early")))
-				w.expectExit(exitRejected, "an invoke as the first frame")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-03", Level: conformance.Must, Requirements: []string{"WRK-011", "FRM-025", "FRM-014"},
 			Title: "an open_session whose tag does not verify is rejected (status 4)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, "an open_session with a wrong tag", (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				line := w.seal(protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)})
 				w.writeLine(flipTagDigit(line))
-				w.expectExit(exitTransport, "an open_session with a wrong tag")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-04", Level: conformance.Must, Requirements: []string{"WRK-011", "FRM-025", "FRM-026"},
 			Title: "an open_session at sequence 2 is rejected (status 4)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, "an open_session at sequence 2", (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				w.writeLine(w.forge(2, protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)}))
-				w.expectExit(exitTransport, "an open_session at sequence 2")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-05", Level: conformance.Must, Requirements: []string{"WRK-011", "FRM-027", "MSG-028"},
 			Title: "an open_session whose manifest names another session is rejected (status 4)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, "a manifest for another session, tagged under the worker's session", (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				m := w.manifest(baselineGrants()...)
 				m.SessionID = w.SessionID + "-other"
 				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: m}))
-				w.expectExit(exitTransport, "a manifest for another session, tagged under the worker's session")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-06", Level: conformance.Must, Requirements: []string{"WRK-014", "WRK-017"},
 			Title: "a manifest granting a tool without an adapter is refused (status 5)",
-			Run: func(t *T) {
-				w := t.session(textGrant(toolTextEcho), textGrant("conf.not.registered"))
-				w.expectExit(exitRejected, "a grant for conf.not.registered")
-			},
+			Run:   exits(exitRejected, "a grant for conf.not.registered", func(t *T) *Worker { return t.session(textGrant(toolTextEcho), textGrant("conf.not.registered")) }, nil),
 		},
 		&Check{
 			ID: "CNF-OPEN-07", Level: conformance.Must, Requirements: []string{"MAN-006", "MSG-031", "MSG-041", "WRK-013"},
 			Title: "a manifest with 129 grants is refused (status 4: it does not decode)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, "a manifest with 129 grants", (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				var grants []protocol.CapabilityGrant
 				for i := range 129 {
 					grants = append(grants, textGrant(fmt.Sprintf("conf.tool.%03d", i)))
 				}
 				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(grants...)}))
-				w.expectExit(exitTransport, "a manifest with 129 grants")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-08", Level: conformance.Must, Requirements: []string{"MAN-007", "MSG-031"},
 			Title: "a manifest granting one tool twice is refused (status 4)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, "two grants for conf.text.echo", (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(textGrant(toolTextEcho), textGrant(toolTextEcho))}))
-				w.expectExit(exitTransport, "two grants for conf.text.echo")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-09", Unreachable: unreachableAcceptance, Level: conformance.Must, Requirements: []string{"MAN-008", "CAN-023", "WRK-092"},
@@ -110,24 +95,20 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-10", Level: conformance.Must, Requirements: []string{"MAN-001", "MAN-002", "MSG-031"},
 			Title: "a grant with max_calls 0 is refused (status 4)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, "a grant with max_calls 0", (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				g := textGrant(toolTextEcho)
 				g.MaxCalls = 0
 				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(g)}))
-				w.expectExit(exitTransport, "a grant with max_calls 0")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-11", Level: conformance.Must, Requirements: []string{"MAN-003", "MSG-041"},
 			Title: "a grant with 65 distinct resource selectors is refused (status 4)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, "a grant with 65 selectors", (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: w.manifest(withSelectors(textGrant(toolTextEcho), 65))}))
-				w.expectExit(exitTransport, "a grant with 65 selectors")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-12", Unreachable: unreachableLibrary, Level: conformance.Must, Requirements: []string{"MAN-003", "MSG-041", "MAN-001"},
@@ -141,54 +122,44 @@ func OpenChecks() []*Check {
 		&Check{
 			ID: "CNF-OPEN-13", Level: conformance.Must, Requirements: []string{"WRK-092", "FRM-034"},
 			Title: "end of input after the bootstrap, before the opening frame, exits with status 4",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, "end of input before open_session", (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				w.closeInput()
-				w.expectExit(exitTransport, "end of input before open_session")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-14", Level: conformance.Must, Requirements: []string{"WRK-022", "WRK-091"},
 			Title: "a second open_session in an open session is an unexpected message (status 5)",
-			Run: func(t *T) {
-				w := t.baseline()
+			Run: exits(exitRejected, "a second open_session", (*T).baseline, func(w *Worker) {
 				w.send(protocol.OpenSessionMessage{Manifest: w.manifest(baselineGrants()...)})
-				w.expectExit(exitRejected, "a second open_session")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-15", Level: conformance.Must, Requirements: []string{"MAN-006", "MSG-001"},
 			Title: "a manifest with protocol_version 4 is refused (status 4)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, "a version-4 manifest", (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				m := w.manifest(baselineGrants()...)
 				m.ProtocolVersion = 4
 				w.writeLine(w.forge(1, protocol.OpenSessionMessage{Manifest: m}))
-				w.expectExit(exitTransport, "a version-4 manifest")
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-16", Level: conformance.Must, Requirements: []string{"MSG-006", "ENC-051", "WRK-011"},
 			Title: "a grant whose format is neither text nor json is refused (status 4: it does not decode)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, `a grant with format "xml"`, (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				w.writeLine(w.forgeReplaced(protocol.OpenSessionMessage{Manifest: w.manifest(textGrant(toolTextEcho))}, `"format":"text"`, `"format":"xml"`))
-				w.expectExit(exitTransport, `a grant with format "xml"`)
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-17", Level: conformance.Must, Requirements: []string{"MSG-006", "MSG-007", "ENC-051"},
 			Title: "a resource selector of a kind outside the four is refused (status 4: it does not decode)",
-			Run: func(t *T) {
-				w := t.launch()
+			Run: exits(exitTransport, `a selector of kind "database"`, (*T).launch, func(w *Worker) {
 				w.bootstrap()
 				g := withSelectors(textGrant(toolTextEcho), 1)
 				w.writeLine(w.forgeReplaced(protocol.OpenSessionMessage{Manifest: w.manifest(g)}, `"kind":"secret"`, `"kind":"database"`))
-				w.expectExit(exitTransport, `a selector of kind "database"`)
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-OPEN-18", Level: conformance.Must, Requirements: []string{"CAN-023", "CAN-025", "CAN-022"},

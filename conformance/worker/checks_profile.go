@@ -85,20 +85,16 @@ func ProfileChecks() []*Check {
 		&Check{
 			ID: "CNF-PROFILE-08", Level: conformance.Must, Requirements: []string{"PRF-016", "WRK-030"},
 			Title: "a slow tool refuses input that is not a decimal wait time (status 6)",
-			Run: func(t *T) {
-				w := t.session(textGrant(toolTextEcho), textGrant(toolCancellable))
+			Run: exits(exitAdapter, `the slow-tool input "-1"`, func(t *T) *Worker { return t.session(textGrant(toolTextEcho), textGrant(toolCancellable)) }, func(w *Worker) {
 				w.sendInvoke(toolCancellable, text("-1"))
-				w.expectExit(exitAdapter, `the slow-tool input "-1"`)
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-PROFILE-09", Level: conformance.Must, Requirements: []string{"PRF-016"},
 			Title: "a slow tool refuses a wait time above 60,000 ms (status 6)",
-			Run: func(t *T) {
-				w := t.session(textGrant(toolTextEcho), textGrant(toolCancellable))
+			Run: exits(exitAdapter, `the slow-tool input "60001"`, func(t *T) *Worker { return t.session(textGrant(toolTextEcho), textGrant(toolCancellable)) }, func(w *Worker) {
 				w.sendInvoke(toolCancellable, text("60001"))
-				w.expectExit(exitAdapter, `the slow-tool input "60001"`)
-			},
+			}),
 		},
 		&Check{
 			ID: "CNF-PROFILE-10", Unreachable: unreachableAdapter, Level: conformance.Must, Requirements: []string{"PRF-003", "MSG-039"},

@@ -7,20 +7,6 @@ import (
 	"github.com/splashv5/conform/conformance"
 )
 
-// checkCitations fails the test for every verdict of report that cites a requirement ID its
-// check does not list (Result.StrayCitations). The suites' tests call it on every run against
-// a faulty or misbehaving worker, so that each failure path they reach is held to the rule.
-func checkCitations(t testing.TB, report *conformance.Report) {
-	t.Helper()
-	for i := range report.Results {
-		r := &report.Results[i]
-		if stray := r.StrayCitations(); len(stray) > 0 {
-			t.Errorf("%s %s cites %s, which the check does not list (%s): %s", r.ID, r.Outcome,
-				strings.Join(stray, ", "), strings.Join(r.Requirements, ", "), conformance.Clip(r.Detail, 600))
-		}
-	}
-}
-
 // TestStrayCitations checks what counts as a stray citation: an ID of the spec's prefixes in
 // the detail, expected or actual text that the check does not list, once each.
 func TestStrayCitations(t *testing.T) {

@@ -56,11 +56,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		List: writeList,
 		Prepare: func(inv *conformance.Invocation) error {
 			run := inv.Flags
-			cfg = Config{
-				Worker: inv.Args, Run: run.Run, Strict: run.Strict, Timeout: run.Timeout,
-				Parallel: run.Parallel, Verbose: run.Verbose, Scope: scope, TempDir: scratch,
-				FullFrames: run.Verbose || run.JSON != "",
-			}
+			cfg = Config{RunConfig: run.Config(), Worker: inv.Args, Strict: run.Strict, Scope: scope,
+				FullFrames: run.Verbose || run.JSON != ""}
+			cfg.TempDir = scratch
 			if err := conformance.CheckSpecBase(specBase); err != nil {
 				return fmt.Errorf("-spec-base: %w", err)
 			}

@@ -230,19 +230,13 @@ func runFakeSuite(t *testing.T, mode, pattern string, timeout time.Duration, env
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{
-		Worker:   []string{exe},
-		Run:      pattern,
-		Timeout:  timeout,
-		Parallel: 4,
-		Env:      append(append(os.Environ(), fakeEnv+"="+mode), env...),
-		TempDir:  t.TempDir(),
-	}
+	cfg := Config{Worker: []string{exe},
+		RunConfig: conformance.RunConfig{Run: pattern, Timeout: timeout, Parallel: 4, Env: append(append(os.Environ(), fakeEnv+"="+mode), env...), TempDir: t.TempDir()}}
 	report, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	checkCitations(t, report)
+	conformancetest.CheckCitations(t, report)
 	return report
 }
 
@@ -410,7 +404,7 @@ func TestKeysTravelOnlyInTheBootstrap(t *testing.T) {
 
 // TestLaunchError checks that a worker command that cannot start is a launch error.
 func TestLaunchError(t *testing.T) {
-	_, err := Run(context.Background(), Config{Worker: []string{"/nonexistent/splash-worker"}, TempDir: t.TempDir()})
+	_, err := Run(context.Background(), Config{RunConfig: conformance.RunConfig{TempDir: t.TempDir()}, Worker: []string{"/nonexistent/splash-worker"}})
 	if _, ok := err.(*conformance.LaunchError); !ok {
 		t.Fatalf("err = %v; want a *LaunchError", err)
 	}
@@ -456,10 +450,8 @@ func TestSkipWithoutPlaceholders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := Run(context.Background(), Config{
-		Worker: []string{exe}, Run: "^CNF-(DURABLE-1[45]|CANCEL-01)$", Without: []Need{NeedCancel},
-		Env: append(os.Environ(), fakeEnv+"=exit-early"), TempDir: t.TempDir(),
-	})
+	report, err := Run(context.Background(), Config{Worker: []string{exe}, Without: []Need{NeedCancel},
+		RunConfig: conformance.RunConfig{Run: "^CNF-(DURABLE-1[45]|CANCEL-01)$", Env: append(os.Environ(), fakeEnv+"=exit-early"), TempDir: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,10 +474,10 @@ func TestNoCheckPassesVacuously(t *testing.T) {
 	}
 	for _, mode := range []string{"exit-zero", "exit-early"} {
 		report, err := Run(context.Background(), Config{
+			RunConfig: conformance.RunConfig{Timeout: 10 * time.Second, Parallel: 8, Env: append(os.Environ(), fakeEnv+"="+mode), TempDir: t.TempDir()},
 			Worker: []string{exe, "--journal", conformance.PlaceholderJournal, "--effects", conformance.PlaceholderEffects, "--write-trigger", conformance.PlaceholderStoreFault,
 				"--storage-key-file", conformance.PlaceholderStorageKey, "--secret-source", conformance.PlaceholderSecretSource},
-			Timeout: 10 * time.Second, Parallel: 8, Strict: true,
-			Env: append(os.Environ(), fakeEnv+"="+mode), TempDir: t.TempDir(),
+			Strict: true,
 		})
 		if err != nil {
 			t.Fatal(err)

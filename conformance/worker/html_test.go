@@ -2,8 +2,6 @@ package worker
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/conformancetest"
 	"github.com/splashv5/conform/internal/childproc"
 )
 
@@ -57,86 +56,6 @@ func renderHTML(t *testing.T, r *conformance.Report, opts conformance.HTMLOption
 	return out.String()
 }
 
-var (
-	tagRE      = regexp.MustCompile(`<(/?)([a-zA-Z][a-zA-Z0-9]*)([^>]*)>`)
-	quotedRE   = regexp.MustCompile(`"[^"]*"`)
-	idRE       = regexp.MustCompile(`\sid="([^"]*)"`)
-	hrefRE     = regexp.MustCompile(`\shref="([^"]*)"`)
-	scriptRE   = regexp.MustCompile(`(?s)<script>(.*?)</script>`)
-	styleRE    = regexp.MustCompile(`(?s)<style>(.*?)</style>`)
-	voidTags   = map[string]bool{"meta": true, "input": true, "br": true, "hr": true, "img": true, "link": true}
-	rawTextTag = regexp.MustCompile(`(?s)<(script|style)>.*?</(script|style)>`)
-)
-
-// checkHTMLStructure checks what holds for every page: balanced elements, unique ids, in-page
-// links that resolve, no external resource, and a content security policy that admits exactly
-// the page's own script and style.
-func checkHTMLStructure(t *testing.T, page string) map[string]bool {
-	t.Helper()
-	if !strings.HasPrefix(page, "<!DOCTYPE html>\n<html lang=\"en\">") {
-		t.Errorf("page starts %q", conformance.Clip(page, 60))
-	}
-	body := rawTextTag.ReplaceAllString(page, "<$1></$2>")
-	var stack []string
-	for _, m := range tagRE.FindAllStringSubmatch(body, -1) {
-		name := strings.ToLower(m[2])
-		switch {
-		case voidTags[name]:
-		case m[1] == "":
-			stack = append(stack, name)
-		case len(stack) == 0 || stack[len(stack)-1] != name:
-			t.Fatalf("</%s> closes %v", name, stack)
-		default:
-			stack = stack[:len(stack)-1]
-		}
-	}
-	if len(stack) != 0 {
-		t.Errorf("unclosed elements %v", stack)
-	}
-	ids := map[string]bool{}
-	for _, m := range idRE.FindAllStringSubmatch(body, -1) {
-		if ids[m[1]] {
-			t.Errorf("id %q is not unique", m[1])
-		}
-		ids[m[1]] = true
-	}
-	for _, m := range hrefRE.FindAllStringSubmatch(body, -1) {
-		if target, ok := strings.CutPrefix(m[1], "#"); ok && !ids[target] {
-			t.Errorf("link %q has no target", m[1])
-		}
-	}
-	for _, m := range tagRE.FindAllStringSubmatch(body, -1) {
-		attrs := strings.ToLower(quotedRE.ReplaceAllString(m[3], `""`))
-		switch name := strings.ToLower(m[2]); {
-		case name == "img" || name == "link" || name == "iframe" || name == "object" || name == "embed" || name == "svg":
-			t.Errorf("the page embeds <%s>", name)
-		case strings.Contains(attrs, "src=") || strings.Contains(attrs, "style=") || strings.Contains(attrs, " on"):
-			t.Errorf("the page has a tag with a resource, style or handler attribute: %s", m[0])
-		}
-	}
-	if strings.Contains(page, "url(") || strings.Contains(page, "@import") {
-		t.Error("the style loads something")
-	}
-	scripts, styles := scriptRE.FindAllStringSubmatch(page, -1), styleRE.FindAllStringSubmatch(page, -1)
-	if len(scripts) != 2 || len(styles) != 1 {
-		t.Fatalf("%d scripts and %d styles; want the page's 2 and 1", len(scripts), len(styles))
-	}
-	csp := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="([^"]*)">`).FindStringSubmatch(page)
-	if csp == nil {
-		t.Fatal("no content security policy")
-	}
-	policy := html.UnescapeString(csp[1])
-	hash := func(s string) string {
-		sum := sha256.Sum256([]byte(s))
-		return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-	}
-	want := "default-src 'none'; script-src " + hash(scripts[0][1]) + " " + hash(scripts[1][1]) + "; style-src " + hash(styles[0][1]) + "; base-uri 'none'; form-action 'none'"
-	if policy != want {
-		t.Errorf("content security policy\n %s\nwant\n %s", policy, want)
-	}
-	return ids
-}
-
 // TestHTMLStructure checks the page's structure: the summary, the table of areas, one row and
 // anchor per check, records under failing checks (open) and under checks kept with -v
 // (closed), requirement links to the chapters, frames with their own anchors and the replay
@@ -144,7 +63,7 @@ func checkHTMLStructure(t *testing.T, page string) map[string]bool {
 func TestHTMLStructure(t *testing.T) {
 	r := htmlSample(t)
 	page := renderHTML(t, r, conformance.HTMLOptions{})
-	ids := checkHTMLStructure(t, page)
+	ids := conformancetest.CheckPage(t, page)
 	for _, res := range r.Results {
 		if !ids[res.ID] {
 			t.Errorf("no anchor for %s", res.ID)
@@ -197,7 +116,7 @@ func TestHTMLStructure(t *testing.T) {
 	if strings.Contains(none, `class="req" href=`) || !strings.Contains(none, `<span class="req" title="MUST: `) {
 		t.Error(`SpecBase "-" still links requirements`)
 	}
-	checkHTMLStructure(t, none)
+	conformancetest.CheckPage(t, none)
 }
 
 // TestHTMLEscapesWorkerOutput feeds markup through every text a worker controls (frames,
@@ -208,7 +127,7 @@ func TestHTMLEscapesWorkerOutput(t *testing.T) {
 		t.Errorf("a javascript: spec base gives %v", err)
 	}
 	page := renderHTML(t, r, conformance.HTMLOptions{})
-	checkHTMLStructure(t, page)
+	conformancetest.CheckPage(t, page)
 	for _, bad := range []string{"<script>document", "<script>alert", "<img", "<svg", "</pre><script", "</pre><img", "\x00", "\x1b"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("the page contains %q", bad)
@@ -258,7 +177,7 @@ func TestHTMLSizeIsBounded(t *testing.T) {
 	}
 	const budget = 2 << 20
 	page := renderHTML(t, r, conformance.HTMLOptions{Budget: budget})
-	checkHTMLStructure(t, page)
+	conformancetest.CheckPage(t, page)
 	// Markup, cut notices and replay notes cost a few KiB per check.
 	if limit := budget + checks*frames*4096 + 64<<10; len(page) > limit {
 		t.Errorf("a page over %d bytes of texts is %d bytes; the bound is %d", input, len(page), limit)
@@ -378,7 +297,7 @@ func TestHTMLFromARealRun(t *testing.T) {
 		t.Skip("builds and runs the reference worker")
 	}
 	page, results := realRunPage(t)
-	checkHTMLStructure(t, page)
+	conformancetest.CheckPage(t, page)
 	failed := 0
 	for _, res := range results {
 		if res.Outcome != string(conformance.Fail) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance"
+	"github.com/splashv5/conform/conformance/conformancetest"
 	"github.com/splashv5/conform/spec"
 )
 
@@ -107,7 +108,7 @@ func TestMutationHarness(t *testing.T) {
 			if err != nil {
 				return
 			}
-			checkCitations(t, report)
+			conformancetest.CheckCitations(t, report)
 			for _, r := range report.Results {
 				if r.Outcome.Failed() {
 					results[i].failed = append(results[i].failed, r.ID)
@@ -354,8 +355,6 @@ func proxyConfig(t *testing.T, mutation string) Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{
-		Worker: append([]string{exe}, conformance.ReferenceWorkerArgs...),
-		Env:    append(os.Environ(), fakeEnv+"=proxy-"+mutation, realWorkerEnv+"="+referenceWorkerBinary(t)),
-	}
+	return Config{Worker: append([]string{exe}, conformance.ReferenceWorkerArgs...),
+		RunConfig: conformance.RunConfig{Env: append(os.Environ(), fakeEnv+"=proxy-"+mutation, realWorkerEnv+"="+referenceWorkerBinary(t))}}
 }

@@ -43,7 +43,7 @@ func faultyConfig(t testing.TB, extra ...string) Config {
 
 func workerConfig(bin string, extra ...string) Config {
 	worker := append([]string{bin}, conformance.ReferenceWorkerArgs...)
-	return Config{Worker: append(worker, extra...), Strict: true, Parallel: 4, Timeout: 10 * time.Second}
+	return Config{RunConfig: conformance.RunConfig{Parallel: 4, Timeout: 10 * time.Second}, Worker: append(worker, extra...), Strict: true}
 }
 
 // Spec: WRK-090, WRK-091, WRK-092, WRK-093, WRK-094, CAN-024, PRF-001, PRF-002

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -20,19 +19,14 @@ const DefaultScope = "conformance"
 
 // Config describes one run of the suite.
 type Config struct {
+	// RunConfig holds what every suite's configuration holds; an empty TempDir means
+	// DefaultScratchDir(), a zero Timeout DefaultTimeout.
+	conformance.RunConfig
 	// Worker is the worker command and its arguments, possibly with the placeholders
 	// {journal}, {effects} and {scope}. It must not be empty.
 	Worker []string
-	// Run selects checks (see Select); empty selects all.
-	Run string
 	// Strict makes SHOULD checks count.
 	Strict bool
-	// Timeout is the time limit of one check; 0 means DefaultTimeout.
-	Timeout time.Duration
-	// Parallel is the number of checks run at once; 0 means DefaultParallel().
-	Parallel int
-	// Verbose keeps the transcript of every check, not only of failed ones.
-	Verbose bool
 	// FullFrames writes every frame in full in the transcripts (within the per-check bound of
 	// frame records), so that a frame can be copied from them and replayed; otherwise a
 	// transcript line shows the first 300 bytes. The command sets it for -v and -json.
@@ -41,13 +35,6 @@ type Config struct {
 	Without []Need
 	// Scope is the journal scope of the worker; empty means DefaultScope.
 	Scope string
-	// Progress receives one line per finished check; nil prints nothing.
-	Progress io.Writer
-	// Env is the environment of the worker processes; nil means the runner's environment.
-	Env []string
-	// TempDir is the parent of the run's scratch directory (journals, effect logs); empty
-	// means DefaultScratchDir().
-	TempDir string
 }
 
 // runState is what every check of one run shares.
@@ -99,16 +86,14 @@ func Run(ctx context.Context, cfg Config) (*conformance.Report, error) {
 	if _, err := exec.LookPath(cfg.Worker[0]); err != nil {
 		return nil, &conformance.LaunchError{Err: err}
 	}
-	env, cleanup, err := conformance.NewRunEnv(cfg.Env, cfg.Timeout, conformance.DefaultTimeout, cfg.Verbose,
-		cmp.Or(cfg.TempDir, conformance.DefaultScratchDir()), "splash-conform-")
+	opts, cleanup, err := cfg.Options(conformance.DefaultTimeout, conformance.DefaultScratchDir(), "splash-conform-", cfg.Strict)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	st := &runState{RunEnv: env, command: conformance.WorkerCommand(cfg.Worker), scope: cmp.Or(cfg.Scope, DefaultScope),
+	st := &runState{RunEnv: opts.RunEnv, command: conformance.WorkerCommand(cfg.Worker), scope: cmp.Or(cfg.Scope, DefaultScope),
 		offers: cfg.Offered(), fullFrames: cfg.FullFrames}
 	started := time.Now()
-	opts := conformance.RunOptions{RunEnv: env, Parallel: cfg.Parallel, Strict: cfg.Strict, Progress: cfg.Progress}
 	done, err := conformance.RunChecks(ctx, checks, opts, func(c *Check, start time.Time) *T {
 		return &T{check: c, run: st, started: start}
 	})

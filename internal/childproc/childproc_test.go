@@ -3,9 +3,11 @@ package childproc
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -100,7 +102,7 @@ func TestKillGroupEndsTheGroup(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	if !Alive(child) {
+	if !Alive(child) || !GroupExists(cmd.Process.Pid) {
 		t.Fatal("the group's child is not running")
 	}
 	ended, err := KillGroupAndWait(cmd.Process.Pid, done, time.Now().Add(10*time.Second))
@@ -110,6 +112,11 @@ func TestKillGroupEndsTheGroup(t *testing.T) {
 	<-done
 	if !AwaitEnd(child, nil, time.Now().Add(10*time.Second)) || !Ended(child) {
 		t.Fatal("the group's child outlived the kill")
+	}
+	for deadline := time.Now().Add(10 * time.Second); GroupExists(cmd.Process.Pid); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("GroupExists still sees the group after the kill")
+		}
 	}
 	if err := KillGroup(cmd.Process.Pid); err != nil {
 		t.Fatalf("killing a group that is gone: %v", err)
@@ -133,5 +140,38 @@ func TestBuildAndModuleRoot(t *testing.T) {
 	err = Build(root, "./no/such/package", filepath.Join(t.TempDir(), "x"))
 	if err == nil || !strings.Contains(err.Error(), "./no/such/package") {
 		t.Fatalf("building a missing package: %v", err)
+	}
+}
+
+// TestDieWithParentEndsTheChild runs this test binary as a helper that starts a child with
+// DieWithParent, in its own process group, and exits at once: the child is killed with it.
+func TestDieWithParentEndsTheChild(t *testing.T) {
+	if os.Getenv("CHILDPROC_HELPER") == "die-with-parent" {
+		cmd := exec.Command("sleep", "60")
+		SetGroup(cmd)
+		DieWithParent(cmd)
+		if err := cmd.Start(); err != nil {
+			os.Exit(2)
+		}
+		fmt.Println(cmd.Process.Pid, GroupExists(cmd.Process.Pid))
+		os.Exit(0)
+	}
+	if _, err := exec.LookPath("sleep"); err != nil || runtime.GOOS != "linux" {
+		t.Skip("no sleep program, or a system that cannot tie a child to its parent")
+	}
+	helper := exec.Command(os.Args[0], "-test.run=^TestDieWithParentEndsTheChild$")
+	helper.Env = append(os.Environ(), "CHILDPROC_HELPER=die-with-parent")
+	out, err := helper.Output()
+	if err != nil {
+		t.Fatalf("helper: %v", err)
+	}
+	var pid int
+	var group bool
+	if _, err := fmt.Sscan(string(out), &pid, &group); err != nil || !group {
+		t.Fatalf("helper printed %q: want the child's pid and its process group", out)
+	}
+	if !AwaitEnd(pid, nil, time.Now().Add(10*time.Second)) {
+		_ = KillGroup(pid)
+		t.Fatal("the child outlived the process that started it")
 	}
 }

@@ -33,3 +33,6 @@ func Exists(pid int) bool {
 	_, err := os.FindProcess(pid)
 	return err == nil
 }
+
+// GroupExists reports whether process pid can be found where process groups are not available.
+func GroupExists(pid int) bool { return Exists(pid) }

@@ -46,3 +46,6 @@ func Kill(pid int) error {
 
 // Exists reports whether process pid exists, a zombie included.
 func Exists(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
+
+// GroupExists reports whether any process of the group led by pid exists, zombies included.
+func GroupExists(pid int) bool { return pid > 0 && syscall.Kill(-pid, 0) == nil }

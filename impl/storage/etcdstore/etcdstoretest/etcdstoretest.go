@@ -165,7 +165,7 @@ func (c *Cluster) start(i int, state string) error {
 		"--logger", "zap", "--log-outputs", "stderr"}, c.extra...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// The member dies with the test process even if the test cannot stop it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	childproc.DieWithParent(cmd)
 	childproc.SetGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -325,18 +325,22 @@ func (c *Cluster) RestoreSnapshot(path string) error {
 	return nil
 }
 
-// Kill stops member i with SIGKILL and waits for it to exit.
-func (c *Cluster) Kill(i int) { c.signal(i, syscall.SIGKILL) }
+// Kill kills member i's process group and waits for the member to exit.
+func (c *Cluster) Kill(i int) {
+	c.stop(i, func(p *os.Process) { _ = childproc.KillGroup(p.Pid) })
+}
 
 // StopMember stops member i with SIGTERM and waits for it to exit.
-func (c *Cluster) StopMember(i int) { c.signal(i, syscall.SIGTERM) }
+func (c *Cluster) StopMember(i int) {
+	c.stop(i, func(p *os.Process) { _ = p.Signal(syscall.SIGTERM) })
+}
 
-func (c *Cluster) signal(i int, sig syscall.Signal) {
+func (c *Cluster) stop(i int, end func(*os.Process)) {
 	m := c.Members[i]
 	if m.cmd == nil {
 		return
 	}
-	_ = m.cmd.Process.Signal(sig)
+	end(m.cmd.Process)
 	<-m.exited
 	m.cmd = nil
 }
