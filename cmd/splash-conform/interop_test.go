@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/splashv5/conform/conformance/interop"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 // TestInteropRunsFromAnEmptyDirectory builds the three released programs into one directory
@@ -20,14 +21,10 @@ func TestInteropRunsFromAnEmptyDirectory(t *testing.T) {
 		t.Skip("builds three executables")
 	}
 	bin := t.TempDir()
-	pkgs := make([]string, len(interop.Programs))
-	for i, p := range interop.Programs {
-		pkgs[i] = "./cmd/" + p
-	}
-	build := exec.Command("go", append([]string{"build", "-o", bin + "/"}, pkgs...)...)
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	for _, p := range interop.Programs {
+		if err := childproc.Build(root, "./cmd/"+p, filepath.Join(bin, p)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// No go tool, no module around: a program that is not beside the runner cannot be built.
 	env := []string{"PATH=" + t.TempDir(), "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}
