@@ -713,7 +713,8 @@ func (b *Backend) EstablishFenceAndLoad(ctx context.Context, key storage.RecordK
 // read or wrote (without reading what other processes appended since): a fenced swap decides
 // under the lock, on the current state, so a swap decided on a stale snapshot is refused by
 // its fence or conflicts on its revision. The snapshot shares the record's bytes, which are
-// never changed in place.
+// never changed in place. A state without a record (a fence reserved for a new key) is
+// remembered too: there is no record to judge, as Load judges none.
 func (b *Backend) RememberedSnapshot(key storage.RecordKey, token uint64) (storage.Snapshot, bool) {
 	if key.Validate() != nil {
 		return storage.Snapshot{}, false
@@ -724,7 +725,7 @@ func (b *Backend) RememberedSnapshot(key storage.RecordKey, token uint64) (stora
 		return storage.Snapshot{}, false
 	}
 	e := b.states[keyBytes(key)]
-	if e == nil || e.fence != token || checkAnchor(*e) != nil || !e.checked || !e.matches || len(e.record) > storage.MaxRecordBytes {
+	if e == nil || e.fence != token || checkAnchor(*e) != nil || (e.hasRecord && (!e.checked || !e.matches)) || len(e.record) > storage.MaxRecordBytes {
 		return storage.Snapshot{}, false
 	}
 	snap := storage.Snapshot{RevisionFloor: e.floor}
