@@ -506,3 +506,40 @@ func TestLogFirstFencedWriteOfANewKeyIsRemembered(t *testing.T) {
 	storagetest.WantKind(t, err, storage.ErrWriteConflict)
 	storagetest.WantLoaded(t, other, key, 1, "storage-v1", "theirs")
 }
+
+// Opening a log makes the zeroed room the next frames need, so that no write of a session
+// grows the file (and no write's sync commits a new size): a new log has it before its first
+// write, and a log whose room ran low (here: cut off after its last frame) gets it back when
+// it is opened again, with its state intact.
+//
+// Spec: STO-067
+func TestLogOpenMakesRoom(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.log")
+	size := func() int64 {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Size()
+	}
+	b := openAt(t, path, nil)
+	if got := size(); got < headerBytes+openRoom || got%growChunk != 0 {
+		t.Fatalf("a new log is %d bytes after opening, want a multiple of %d of at least %d", got, growChunk, headerBytes+openRoom)
+	}
+	opened := size()
+	s := storage.NewAuthenticatedStore(b, storagetest.Keyring(t))
+	if _, err := s.Create(ctxb(), storagetest.TestKey, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	if got := size(); got != opened {
+		t.Fatalf("the first write changed the file's size from %d to %d", opened, got)
+	}
+	if err := os.Truncate(path, b.end+10); err != nil {
+		t.Fatal(err)
+	}
+	again := openAt(t, path, nil)
+	if got := size(); got < again.end+openRoom {
+		t.Fatalf("a log with %d bytes of room was opened with %d, want at least %d", size()-again.end, got-again.end, openRoom)
+	}
+	storagetest.WantLoaded(t, storage.NewAuthenticatedStore(again, storagetest.Keyring(t)), storagetest.TestKey, 1, "storage-v1", "first")
+}
