@@ -728,3 +728,35 @@ func (f *syncFloor) step(b *testing.B, size int) {
 	}
 	f.off += int64(size)
 }
+
+// BenchmarkSyncAfterPause measures the floor's step (a frame of 437 bytes written into a
+// preallocated file and made durable with fdatasync) right after another step and after
+// pauses of 0.2, 1 and 5 ms (sync-after-PAUSE-p50-µs, and p90). On some machines (virtual
+// disks, devices that idle) a sync costs more the longer the device was left alone: the
+// floor of BenchmarkDurableDispatch runs its syncs back to back, right after the dispatch's,
+// while a dispatch's first sync follows the host's and the worker's work, and the first
+// dispatch of a new worker follows its start. SPLASH_DURABLE_DIR applies as there.
+func BenchmarkSyncAfterPause(b *testing.B) {
+	f := newSyncFloor(b, durableDir(b))
+	pauses := []time.Duration{0, 200 * time.Microsecond, time.Millisecond, 5 * time.Millisecond}
+	lat := make([][]time.Duration, len(pauses))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k, pause := range pauses {
+			f.step(b, 437)
+			if pause > 0 {
+				time.Sleep(pause)
+			}
+			start := time.Now()
+			f.step(b, 437)
+			lat[k] = append(lat[k], time.Since(start))
+		}
+	}
+	b.StopTimer()
+	for k, pause := range pauses {
+		slices.Sort(lat[k])
+		name := "sync-after-" + strconv.FormatFloat(pause.Seconds()*1e3, 'f', -1, 64) + "ms"
+		b.ReportMetric(percentile(lat[k], 0.50), name+"-p50-µs")
+		b.ReportMetric(percentile(lat[k], 0.90), name+"-p90-µs")
+	}
+}

@@ -15,7 +15,9 @@
 // crash was never acknowledged, and the next write overwrites it.
 //
 // The file is grown in zeroed chunks ahead of the frames, so that writing a frame overwrites
-// allocated blocks and its fdatasync does not also commit a change of the file's size.
+// allocated blocks and its fdatasync does not also commit a change of the file's size. Open
+// makes room for about a thousand frames of a journal step, so that a session's writes rarely
+// grow the file themselves.
 //
 // # Processes
 //
@@ -66,6 +68,9 @@ const (
 	maxBody = storage.MaxRecordBytes + 1024
 	// growChunk is how much zeroed room the file is grown by at a time.
 	growChunk = 1 << 20
+	// openRoom is the zeroed room Open makes past the last frame: about a thousand journal
+	// steps of a worker, so that a session rarely grows the file.
+	openRoom = growChunk / 2
 )
 
 // DefaultLockTimeout is how long an operation waits for another process to release the file.
@@ -143,7 +148,14 @@ func Open(path string, opts *Options) (*Backend, error) {
 	if err := b.reopen(); err != nil {
 		return nil, err
 	}
-	err := b.locked(func() error { return nil })
+	// The room the next frames need is made when the log is opened, before any operation:
+	// otherwise the write that first runs out of room would grow the file, and its sync
+	// would commit the chunk of zeros and the new size. It is made as far as it can be: a
+	// disk too full for it fails the write that needs the room, as before, not the opening.
+	err := b.locked(func() error {
+		_ = b.makeRoom(b.end + openRoom)
+		return nil
+	})
 	if err != nil {
 		b.f.Close()
 		return nil, err
@@ -500,27 +512,8 @@ func (b *Backend) commit(k string, e *entry) error {
 	binary.BigEndian.PutUint64(frame[8:], b.seq+1)
 	binary.BigEndian.PutUint32(frame[4:], frameCRC(frame[8:16], body))
 	need := b.end + int64(len(frame))
-	if need > b.size {
-		// Another process may have grown the file already.
-		info, err := b.f.Stat()
-		if err != nil {
-			return err
-		}
-		b.size = max(b.size, info.Size())
-	}
-	if need > b.size {
-		grown := need + growChunk - need%growChunk
-		if err := b.f.Truncate(grown); err != nil {
-			return err
-		}
-		// Write the zeros, so the frames later overwrite allocated blocks.
-		zeros := make([]byte, 64<<10)
-		for off := b.size; off < grown; off += int64(len(zeros)) {
-			if _, err := b.f.WriteAt(zeros[:min(int64(len(zeros)), grown-off)], off); err != nil {
-				return err
-			}
-		}
-		b.size = grown
+	if err := b.makeRoom(need); err != nil {
+		return err
 	}
 	if _, err := b.f.WriteAt(frame, b.end); err != nil {
 		return err
@@ -533,6 +526,36 @@ func (b *Backend) commit(k string, e *entry) error {
 		// The change is durable; a failed compaction leaves the log as it was.
 		_ = b.compact()
 	}
+	return nil
+}
+
+// makeRoom grows the file in zeroed chunks until it holds need bytes (b.mu and the file lock
+// held). The zeros are written, so that frames later overwrite allocated blocks and their
+// fdatasync commits no change of the file's size or its blocks.
+func (b *Backend) makeRoom(need int64) error {
+	if need > b.size {
+		// Another process may have grown the file already.
+		info, err := b.f.Stat()
+		if err != nil {
+			return err
+		}
+		b.size = max(b.size, info.Size())
+	}
+	if need <= b.size {
+		return nil
+	}
+	grown := need + growChunk - need%growChunk
+	if err := b.f.Truncate(grown); err != nil {
+		return err
+	}
+	zeros := make([]byte, 64<<10)
+	for off := b.size; off < grown; off += int64(len(zeros)) {
+		if _, err := b.f.WriteAt(zeros[:min(int64(len(zeros)), grown-off)], off); err != nil {
+			return err
+		}
+	}
+	b.size = grown
+	b.unsynced = true
 	return nil
 }
 
@@ -713,7 +736,8 @@ func (b *Backend) EstablishFenceAndLoad(ctx context.Context, key storage.RecordK
 // read or wrote (without reading what other processes appended since): a fenced swap decides
 // under the lock, on the current state, so a swap decided on a stale snapshot is refused by
 // its fence or conflicts on its revision. The snapshot shares the record's bytes, which are
-// never changed in place.
+// never changed in place. A state without a record (a fence reserved for a new key) is
+// remembered too: there is no record to judge, as Load judges none.
 func (b *Backend) RememberedSnapshot(key storage.RecordKey, token uint64) (storage.Snapshot, bool) {
 	if key.Validate() != nil {
 		return storage.Snapshot{}, false
@@ -724,7 +748,7 @@ func (b *Backend) RememberedSnapshot(key storage.RecordKey, token uint64) (stora
 		return storage.Snapshot{}, false
 	}
 	e := b.states[keyBytes(key)]
-	if e == nil || e.fence != token || checkAnchor(*e) != nil || !e.checked || !e.matches || len(e.record) > storage.MaxRecordBytes {
+	if e == nil || e.fence != token || checkAnchor(*e) != nil || (e.hasRecord && (!e.checked || !e.matches)) || len(e.record) > storage.MaxRecordBytes {
 		return storage.Snapshot{}, false
 	}
 	snap := storage.Snapshot{RevisionFloor: e.floor}

@@ -448,3 +448,98 @@ func TestLogKeepingSwapKeepsTheBytes(t *testing.T) {
 		}
 	}
 }
+
+// countingLog counts the reads that establish the fence, the full way of a fenced write.
+type countingLog struct {
+	*Backend
+	establishes int
+}
+
+func (c *countingLog) EstablishFenceAndLoad(ctx context.Context, key storage.RecordKey, token uint64) (storage.Snapshot, error) {
+	c.establishes++
+	return c.Backend.EstablishFenceAndLoad(ctx, key, token)
+}
+
+// The first fenced write of a new key, right after its fence was reserved (a worker's first
+// dispatch in a new scope), is decided on the remembered state, which holds no record: one
+// locked step, without a read that establishes the fence first. When another process wrote
+// the record in between, the write decided on the remembered state conflicts under the lock
+// and the full way refuses it as a write conflict.
+//
+// Spec: STO-067
+func TestLogFirstFencedWriteOfANewKeyIsRemembered(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.log")
+	b := &countingLog{Backend: openAt(t, path, nil)}
+	s := storage.NewAuthenticatedStore(b, storagetest.Keyring(t))
+	token, err := s.ReserveFence(ctxb(), storagetest.TestKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, ok := b.RememberedSnapshot(storagetest.TestKey, token)
+	if !ok || snap.Record != nil || snap.RevisionFloor != 0 {
+		t.Fatalf("remembered state after the reservation: %+v (%v), want no record at floor 0", snap, ok)
+	}
+	if _, ok := b.RememberedSnapshot(storagetest.TestKey, token+1); ok {
+		t.Fatal("a state was remembered for a token that is not its fence")
+	}
+	frames := b.seq
+	rec, err := s.SwapFenced(ctxb(), storagetest.TestKey, nil, []byte("first"), token)
+	if err != nil || rec.Revision != 1 {
+		t.Fatalf("first fenced write: revision %d, %v; want revision 1", rec.Revision, err)
+	}
+	if b.establishes != 0 || b.seq != frames+1 {
+		t.Fatalf("first fenced write: %d establishing reads and %d frames, want 0 and 1 (decided on the remembered state)", b.establishes, b.seq-frames)
+	}
+	storagetest.WantLoaded(t, storage.NewAuthenticatedStore(openAt(t, path, nil), storagetest.Keyring(t)), storagetest.TestKey, 1, "storage-v1", "first")
+
+	// Another process writes the record of a second new key after this one reserved its fence.
+	key := storage.RecordKey{Namespace: storagetest.TestKey.Namespace, Name: storagetest.TestKey.Name + "-2"}
+	token, err = s.ReserveFence(ctxb(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := storage.NewAuthenticatedStore(openAt(t, path, nil), storagetest.Keyring(t))
+	if _, err := other.SwapFenced(ctxb(), key, nil, []byte("theirs"), token); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.SwapFenced(ctxb(), key, nil, []byte("mine"), token)
+	storagetest.WantKind(t, err, storage.ErrWriteConflict)
+	storagetest.WantLoaded(t, other, key, 1, "storage-v1", "theirs")
+}
+
+// Opening a log makes the zeroed room the next frames need, so that no write of a session
+// grows the file (and no write's sync commits a new size): a new log has it before its first
+// write, and a log whose room ran low (here: cut off after its last frame) gets it back when
+// it is opened again, with its state intact.
+//
+// Spec: STO-067
+func TestLogOpenMakesRoom(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.log")
+	size := func() int64 {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Size()
+	}
+	b := openAt(t, path, nil)
+	if got := size(); got < headerBytes+openRoom || got%growChunk != 0 {
+		t.Fatalf("a new log is %d bytes after opening, want a multiple of %d of at least %d", got, growChunk, headerBytes+openRoom)
+	}
+	opened := size()
+	s := storage.NewAuthenticatedStore(b, storagetest.Keyring(t))
+	if _, err := s.Create(ctxb(), storagetest.TestKey, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	if got := size(); got != opened {
+		t.Fatalf("the first write changed the file's size from %d to %d", opened, got)
+	}
+	if err := os.Truncate(path, b.end+10); err != nil {
+		t.Fatal(err)
+	}
+	again := openAt(t, path, nil)
+	if got := size(); got < again.end+openRoom {
+		t.Fatalf("a log with %d bytes of room was opened with %d, want at least %d", size()-again.end, got-again.end, openRoom)
+	}
+	storagetest.WantLoaded(t, storage.NewAuthenticatedStore(again, storagetest.Keyring(t)), storagetest.TestKey, 1, "storage-v1", "first")
+}
