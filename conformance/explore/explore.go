@@ -279,9 +279,51 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 	batch := max(cfg.Parallel, 1)
 	// The transition cover of the reference machine first: every transition taken once from
 	// the shortest word that reaches its state, so that each answer and each end the reference
-	// gives is checked; then random sessions.
+	// gives is checked; then random sessions. Probe sessions (EXP-018) take every other turn:
+	// the probe cover first, then random probe sessions.
 	cover := transitionCover(art.Reference)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
+	symbols := probeSymbols(cfg)
+	probes := probeCover(symbols)
+	pr := rand.New(rand.NewPCG(cfg.Seed, 0x70726f62))
+	var probeFailing []alphabet.Name
+	var probeProblem string
+	probeRuns := 0
+	for turn := 0; time.Now().Before(deadline) && ctx.Err() == nil; turn++ {
+		if turn%2 == 1 && cfg.Reference != nil {
+			ws := make([][]alphabet.Name, batch)
+			for i := range ws {
+				if len(probes) > 0 {
+					ws[i], probes = probes[0], probes[1:]
+					continue
+				}
+				ws[i] = probeWord(pr, symbols)
+			}
+			var wg sync.WaitGroup
+			for _, w := range ws {
+				if len(w) == 0 {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					p, adv := checkProbe(ctx, cfg, w)
+					mu.Lock()
+					defer mu.Unlock()
+					probeRuns++
+					if adv != "" && advice == "" {
+						advice = fmt.Sprintf("after probe session %s: %s", words(w), adv)
+					}
+					if p != "" && probeFailing == nil {
+						probeFailing, probeProblem = w, p
+					}
+				}()
+			}
+			wg.Wait()
+			if probeFailing != nil {
+				break
+			}
+			continue
+		}
 		ws := make([][]alphabet.Name, batch)
 		for i := range ws {
 			if len(cover) > 0 {
@@ -312,8 +354,10 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 			break
 		}
 	}
-	res.Transcript = []string{fmt.Sprintf("%d sessions: the %d words of the reference machine's transition cover, then random sessions of up to %d steps (seed %d)", runs, len(transitionCover(art.Reference)), length, cfg.Seed)}
-	if failing != nil {
+	res.Transcript = []string{fmt.Sprintf("%d sessions: the %d words of the reference machine's transition cover, then random sessions of up to %d steps (seed %d)", runs, len(transitionCover(art.Reference)), length, cfg.Seed),
+		fmt.Sprintf("%d probe sessions judged against the reference worker run the same way: the %d words of the probe cover, then random probe sessions", probeRuns, len(probeCover(symbols)))}
+	switch {
+	case failing != nil:
 		cfg.progress("walk: a session fails; shrinking %d steps", len(failing))
 		sr, _ := shrink.Shrink(failing, func(w []walkStep) bool { return checkWalk(ctx, cfg, art.Reference, w) != "" }, shrink.Config[walkStep]{MaxCalls: 200})
 		shrunk := sr.Steps
@@ -332,6 +376,23 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 				res.Detail += "; replay file: " + path
 			}
 		}
+	case probeFailing != nil:
+		cfg.progress("walk: a probe session fails; shrinking %d steps", len(probeFailing))
+		sr, _ := shrink.Shrink(probeFailing, func(w []walkStep) bool {
+			m, _ := checkProbe(ctx, cfg, w)
+			return m != ""
+		}, shrink.Config[walkStep]{MaxCalls: 24})
+		shrunk, p := sr.Steps, ""
+		if len(shrunk) > 0 {
+			p, _ = checkProbe(ctx, cfg, shrunk)
+		}
+		if p == "" {
+			shrunk, p = probeFailing, probeProblem
+		}
+		res.Outcome = conformance.Fail
+		res.Expected = "what the reference worker does in the same probe session, and the session invariants"
+		res.Actual = fmt.Sprintf("in probe session %s (shrunk from %d steps): %s", words(shrunk), len(probeFailing), p)
+		res.Detail = "expected " + res.Expected + "; got " + res.Actual
 	}
 	res.Duration = time.Since(start)
 	resShould.Duration = res.Duration
