@@ -52,7 +52,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		dotDir    = fs.String("dot", "", "write both machines as DOT and SVG into `DIR` (default: next to the HTML report)")
 		methods   = fs.String("methods", "learn,walk,fuzz", "comma-separated `METHODS` to run")
 		liveRef   = fs.Bool("learn-reference", false, "learn the reference worker's machine live instead of using the committed one")
-		needs     = fs.String("needs", "durable,cancel,compensation,store-fault,typed-json,secret", "comma-separated `NEEDS` the worker declares (durable, cancel, compensation, store-fault, typed-json, secret)")
+		needs     = fs.String("needs", "durable,cancel,compensation,store-fault,typed-json,secret,effect-fence", "comma-separated `NEEDS` the worker declares (durable, cancel, compensation, store-fault, typed-json, secret, effect-fence)")
 		lossy     = fs.Bool("lossy-numbers", false, "open the worker's frames in the lossy number model")
 		quiet     = fs.Duration("quiet", DefaultQuiet, "how long a step that the reference answers with nothing waits for an answer")
 		scope     = fs.String("scope", "explore", "journal `SCOPE` substituted for {scope}")

@@ -141,8 +141,6 @@ func replaceTable(path, table string) error {
 // explore judges. The table prints the reason of every fault explore missed, and flags a
 // missed fault without one.
 var missReasons = map[string]string{
-	"ignore-fence":           "a superseded worker's late write shows only while two workers run on one journal at once; every session runs one process at a time",
-	"unfenced-effects":       "a superseded worker's late effect shows only while two workers run on one journal at once; every session runs one process at a time",
 	"detach-on-fatal":        "the faulty worker ends sooner after a fatal error while an uncooperative adapter runs, in the same status; explore judges how a process ends, not when",
 	"typed-unchecked-output": "the scalar output the faulty helper passes on is still refused by the runtime's output check, in the same status (6); only the diagnostic's error kind differs, and explore compares no diagnostic text",
 }

@@ -196,6 +196,18 @@ func (l *Launcher) probeTrace(ctx context.Context, word []alphabet.Name) (*Trace
 				return nil, err
 			}
 		}
+		if len(a.Supersede) > 0 {
+			newer, err := l.supersede(ctx, s, a.Supersede, args, &outBuf, newKey, &procs)
+			if err != nil {
+				return nil, err
+			}
+			obs := p.observe(ctx, max(a.Pause, quiet), quiet/4)
+			out := s.Abstract(obs)
+			out.Answers = strings.Trim(newer+"+"+out.Answers, "+")
+			tr.Outputs = append(tr.Outputs, out)
+			gone = out.Exit != alphabet.Running
+			continue
+		}
 		switch {
 		case a.Fault == alphabet.StoreFault && a.Write == nil:
 			if err := os.WriteFile(values[conformance.PlaceholderStoreFault], []byte("0\n"), 0o600); err != nil {
@@ -264,6 +276,66 @@ func (l *Launcher) probeTrace(ctx context.Context, word []alphabet.Name) (*Trace
 		tr.Files = append(tr.Files, readBoundedFile(f, maxTraceOutput)...)
 	}
 	return tr, nil
+}
+
+// supersede runs names on a newer worker process on the same journal, in a session forked
+// from s, while the older process keeps running; it ends the newer one's input and returns what
+// it did, as "newer[answers end]".
+func (l *Launcher) supersede(ctx context.Context, s *alphabet.Session, names []alphabet.Name, args []string, out *bytes.Buffer,
+	newKey func() (*protocol.SessionKey, string, error), procs *[]*proc) (string, error) {
+	key, sid, err := newKey()
+	if err != nil {
+		return "", err
+	}
+	f, err := s.Fork(sid, key, l.Mode)
+	if err != nil {
+		return "", err
+	}
+	q, err := l.start(args, out)
+	if err != nil {
+		return "", err
+	}
+	*procs = append(*procs, q)
+	if err := f.WriteBootstrap(q.stdin); err != nil {
+		q.stdin.Close()
+	}
+	quiet := orDefault(l.Quiet, DefaultQuiet)
+	answerWait := orDefault(l.AnswerWait, DefaultAnswerWait)
+	var parts []string
+	end := alphabet.Running
+	for i, n := range names {
+		a, err := f.Concretize(n)
+		if err != nil {
+			return "", err
+		}
+		_, _ = q.stdin.Write(append(a.Line, '\n'))
+		wait := answerWait
+		if alphabet.Quiet(n) {
+			wait = quiet
+		}
+		if i == 0 && !alphabet.Opening(n) {
+			wait = max(StartQuiet, wait)
+		}
+		o := f.Abstract(q.observe(ctx, wait, quiet/4))
+		if o.Answers != "" {
+			parts = append(parts, o.Answers)
+		}
+		if end = o.Exit; end != alphabet.Running {
+			break
+		}
+	}
+	if end == alphabet.Running {
+		q.stdin.Close()
+		o := f.Abstract(q.observe(ctx, answerWait, quiet/4))
+		if o.Answers != "" {
+			parts = append(parts, o.Answers)
+		}
+		end = o.Exit
+	}
+	if end != alphabet.Running {
+		parts = append(parts, end.String())
+	}
+	return "newer[" + strings.Join(parts, " ") + "]", nil
 }
 
 // orDefault returns d, or def when d is not positive.
@@ -467,6 +539,8 @@ func probeCover(symbols map[alphabet.Name]bool) [][]alphabet.Name {
 		{O, alphabet.LineOverCap},
 		{alphabet.OpenProbeCancel, alphabet.InvokeSlowShort, alphabet.CancelCurrent, alphabet.Pause, E},
 		{alphabet.OpenProbeCancel, alphabet.InvokeUncoopShort, alphabet.CancelCurrent, alphabet.Pause, E},
+		{O, alphabet.Invoke, alphabet.Supersede, D, E},
+		{O, alphabet.DispatchHeld, alphabet.SupersedeReconcile, E},
 	}
 	var out [][]alphabet.Name
 	for _, w := range all {

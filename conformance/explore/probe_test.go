@@ -91,7 +91,8 @@ func TestProbeSessionsClean(t *testing.T) {
 }
 
 // Spec: EXP-018 — probe sessions find faults the learned alphabet cannot reach: a reflected
-// role, an exact duplicate dispatch run again, the secret in the answer (MUST), and a scalar
+// role, an exact duplicate dispatch run again, the secret in the answer, a superseded worker
+// that still persists (MUST), and a scalar
 // JSON input authorized, then refused by the adapter in another failure class (SHOULD).
 func TestProbeSessionsFindFaults(t *testing.T) {
 	if testing.Short() {
@@ -106,6 +107,7 @@ func TestProbeSessionsFindFaults(t *testing.T) {
 		{"accept-reflected-role", []alphabet.Name{alphabet.OpenProbe, alphabet.InvokeReflected}, "expected exit 4", "MUST"},
 		{"rerun-duplicate-dispatch", []alphabet.Name{alphabet.OpenProbe, alphabet.Dispatch, alphabet.DispatchAgain, alphabet.EndOfInput}, "effect log", "MUST"},
 		{"secret-in-result", []alphabet.Name{alphabet.OpenProbe, alphabet.InvokeSecret, alphabet.EndOfInput}, "secret", "MUST"},
+		{"ignore-fence", []alphabet.Name{alphabet.OpenProbe, alphabet.Invoke, alphabet.Supersede, alphabet.Dispatch, alphabet.EndOfInput}, "expected result+newer[result exit 0] exit 7", "MUST"},
 		{"accept-scalar-json", []alphabet.Name{alphabet.OpenProbe, alphabet.InvokeJSONScalar}, "expected exit 5, observed exit 6", "SHOULD"},
 	} {
 		port := referenceLauncher(t, "splashfaults")

@@ -28,6 +28,9 @@ const (
 	NeedSecret       Need = "secret"
 	NeedEffects      Need = "effects"
 	NeedSecretSource Need = "secret-source"
+	// NeedEffectFence: the durable tool shows the session's fencing token to the effect log and
+	// takes wait_ms (PRF-034, PRF-035).
+	NeedEffectFence Need = "effect-fence"
 )
 
 // The probe symbols.
@@ -76,6 +79,9 @@ const (
 	RestartBadVersion  Name = "restart_bad_bootstrap" // a fresh process given a bootstrap of version 2
 	RestartBadHeader   Name = "restart_bad_header"    // a fresh process given only a bad bootstrap header
 	Pause              Name = "pause"                 // the host sends nothing for a while
+	DispatchHeld       Name = "dispatch_held"         // a dispatch whose adapter waits 3 s
+	Supersede          Name = "supersede"             // a newer worker on the journal opens and echoes
+	SupersedeReconcile Name = "supersede_reconcile"   // a newer worker opens and reconciles the last operation
 )
 
 // Probe describes a probe symbol.
@@ -142,6 +148,9 @@ var Probes = []Probe{
 	{Name: RestartBadVersion, Ends: true, Spec: []string{"BOOT-002", "WRK-092"}},
 	{Name: RestartBadHeader, Ends: true, Terminal: true, Spec: []string{"BOOT-006"}},
 	{Name: Pause, Spec: []string{"CAN-015", "CAN-016"}},
+	{Name: DispatchHeld, Needs: []Need{NeedDurable, NeedEffectFence}, Spec: []string{"PRF-034", "STO-073"}},
+	{Name: Supersede, Needs: []Need{NeedDurable}, Spec: []string{"STO-071", "WRK-070", "WRK-083"}},
+	{Name: SupersedeReconcile, Needs: []Need{NeedDurable, NeedEffectFence}, Spec: []string{"STO-072", "STO-073", "WRK-082"}},
 }
 
 // LookupProbe returns the probe named n.
@@ -174,7 +183,7 @@ func ProbesFor(numbers bool, needs ...Need) []Probe {
 func Quiet(n Name) bool {
 	switch n {
 	case OpenBaseline, OpenCancellable, OpenAgain, InvokeSlow, StoreFault, Restart,
-		InvokeSlowShort, InvokeUncoopShort, StoreFaultAfterOne, RestartSameSession, Pause:
+		InvokeSlowShort, InvokeUncoopShort, StoreFaultAfterOne, RestartSameSession, Pause, DispatchHeld:
 		return true
 	}
 	p, ok := LookupProbe(n)
@@ -198,6 +207,9 @@ const (
 	slowShortMillis = "1500"
 	uncoopMillis    = "300"
 	reconcileBurst  = 17 // one more than the reference worker's per-tool reconciliation budget
+	heldMillis      = 3000
+	// HeldPause is how long a driver waits, after a newer worker acted, for the held adapter.
+	HeldPause = 4 * time.Second
 )
 
 // The tools of the profile the probes use.
@@ -483,6 +495,16 @@ func (s *Session) concretizeProbe(p Probe) (Action, error) {
 		return Action{Fault: Restart}, nil
 	case Pause:
 		return Action{Pause: 2 * time.Second}, nil
+	case DispatchHeld:
+		payload, perr := jsonPayload(`{"value":"explore","wait_ms":` + strconv.Itoa(heldMillis) + `}`)
+		if perr != nil {
+			return Action{}, perr
+		}
+		return s.concretizeDispatch(payload)
+	case Supersede:
+		return Action{Supersede: []Name{OpenProbe, Invoke}}, nil
+	case SupersedeReconcile:
+		return Action{Supersede: []Name{OpenProbe, Reconcile}, Pause: HeldPause}, nil
 	default:
 		return Action{}, fmt.Errorf("%w: no rule for probe %q", ErrConcretize, p.Name)
 	}
@@ -490,6 +512,18 @@ func (s *Session) concretizeProbe(p Probe) (Action, error) {
 		return Action{}, err
 	}
 	return Action{Line: line}, nil
+}
+
+// Fork returns the session of a newer worker on the same journal: its own id, key and
+// sequences, the worker's scope, and the last operation and dispatch, so that it names the
+// same operation. The caller keeps and closes key.
+func (s *Session) Fork(id string, key *protocol.SessionKey, mode canonjson.Mode) (*Session, error) {
+	f, err := NewSession(id, key, mode, s.needs...)
+	if err != nil {
+		return nil, err
+	}
+	f.scope, f.operation, f.lastDispatch, f.requests = s.scope, s.operation, s.lastDispatch, s.requests
+	return f, nil
 }
 
 // concretizeDispatch dispatches payload to the durable tool under a fresh operation key.

@@ -13,7 +13,7 @@ import (
 )
 
 var probeNeeds = []alphabet.Need{alphabet.NeedDurable, alphabet.NeedCancel, alphabet.NeedCompensation, alphabet.NeedStoreFault,
-	alphabet.NeedTypedJSON, alphabet.NeedSecret}
+	alphabet.NeedTypedJSON, alphabet.NeedSecret, alphabet.NeedEffectFence}
 
 // open concretizes n and opens every frame line it writes with the worker's authenticator.
 func open(t *testing.T, s *alphabet.Session, w *protocol.Authenticator, n alphabet.Name) []protocol.Message {

@@ -46,8 +46,12 @@ type Action struct {
 	Write *FileWrite
 	// NoNewline says to write Line without the line feed that ends a frame.
 	NoNewline bool
-	// Pause is how long the step waits for output when it writes nothing.
+	// Pause is how long the step waits for output when it writes nothing, or, with
+	// Supersede, for the older worker after the newer one acted.
 	Pause time.Duration
+	// Supersede, when set, are the symbols a newer worker process on the same journal runs,
+	// in a session of its own, while the session's process keeps running.
+	Supersede []Name
 }
 
 // Session is the host side of one explored worker session: it remembers what the concretizer
