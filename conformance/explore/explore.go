@@ -522,8 +522,19 @@ func fuzzPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 	var problems []string
 	runs := 0
 	deadline := start.Add(budget)
+	symbols := probeSymbols(cfg)
 	for time.Now().Before(deadline) && ctx.Err() == nil && len(problems) == 0 {
 		w := walk.Word(r, art.Reference, walk.Config[alphabet.Output]{Length: 6, Ends: ends, EndChance: 0})
+		// Every other session is a random probe session (EXP-018), so that mutations reach
+		// the frames only probes send: numbers, JSON inputs, secrets, compensations.
+		probe := cfg.Reference != nil && runs%2 == 1
+		if probe {
+			if pw := probeWord(r, symbols); len(pw) > 0 {
+				w = pw
+			} else {
+				probe = false
+			}
+		}
 		at := r.IntN(len(w))
 		seed := r.Uint64()
 		// Even seeds mutate the message and tag it again, so the worker judges the message;
@@ -556,23 +567,32 @@ func fuzzPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 		var port, refTr *Trace
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); port, _ = cfg.Port.Trace(ctx, w, edit) }()
-		go func() {
-			defer wg.Done()
-			refTr, _ = cfg.Reference.Trace(ctx, w, func(k int, line []byte, s *alphabet.Session) []byte {
-				if k != at {
-					return line
-				}
-				_, out := mutateLine(line, s)
-				return out
-			})
-		}()
+		refEdit := func(k int, line []byte, s *alphabet.Session) []byte {
+			if k != at {
+				return line
+			}
+			_, out := mutateLine(line, s)
+			return out
+		}
+		trace := func(l *Launcher, e func(int, []byte, *alphabet.Session) []byte) (*Trace, error) {
+			if probe {
+				return l.probeTrace(ctx, w, e)
+			}
+			return l.Trace(ctx, w, e)
+		}
+		go func() { defer wg.Done(); port, _ = trace(cfg.Port, edit) }()
+		go func() { defer wg.Done(); refTr, _ = trace(cfg.Reference, refEdit) }()
 		wg.Wait()
 		runs++
 		if port == nil || refTr == nil || kind == "" {
 			continue
 		}
-		ps := alphabet.JudgeMutated(alphabet.MutatedStep{Reference: refTr.Outputs[at], Port: port.Outputs[at], PortOutput: port.Output}, port.Secrets...)
+		step := alphabet.MutatedStep{Reference: refTr.Outputs[at], Port: port.Outputs[at], PortOutput: port.Output}
+		if probe {
+			// A probe session's step is judged with what its process did from the step on.
+			step.Reference, step.Port = fromStep(w, refTr.Outputs, at), fromStep(w, port.Outputs, at)
+		}
+		ps := alphabet.JudgeMutated(step, port.Secrets...)
 		if len(ps) > 0 {
 			problems = append(problems, fmt.Sprintf("after %s, the frame of step %d (%s) mutated by %s (seed %d, retagged %v): %s", words(w[:at]), at+1, w[at], kind, seed, retag, strings.Join(ps, "; ")))
 		}
@@ -591,7 +611,7 @@ func fuzzPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 			}
 		}
 	}
-	res.Transcript = []string{fmt.Sprintf("%d sessions with one mutated frame (seed %d); %d inputs reached a new signature", runs, cfg.Seed, art.Kept)}
+	res.Transcript = []string{fmt.Sprintf("%d sessions with one mutated frame, every other one a probe session (seed %d); %d inputs reached a new signature", runs, cfg.Seed, art.Kept)}
 	if len(problems) > 0 {
 		res.Outcome = conformance.Fail
 		res.Expected = "the reference worker's refusals, no crash, hang, overlong line or leak (EXP-011)"

@@ -77,8 +77,9 @@ func isRestart(n alphabet.Name) bool {
 
 // probeTrace runs a probe word in fresh processes, as Trace runs a word, with what probes add:
 // a restart starts a fresh process even after the last one ended, a probe may have a file
-// written first, write a line without its line feed or only wait.
-func (l *Launcher) probeTrace(ctx context.Context, word []alphabet.Name) (*Trace, error) {
+// written first, write a line without its line feed or only wait. edit, when set, may change
+// the frame line of step k before it is written, as in Trace.
+func (l *Launcher) probeTrace(ctx context.Context, word []alphabet.Name, edit func(k int, line []byte, s *alphabet.Session) []byte) (*Trace, error) {
 	l.words.Add(1)
 	l.symbols.Add(int64(len(word)))
 	bound := orDefault(l.Bound, DefaultWordBound)
@@ -163,7 +164,7 @@ func (l *Launcher) probeTrace(ctx context.Context, word []alphabet.Name) (*Trace
 		alphabet.FileSecretSource: values[conformance.PlaceholderSecretSource],
 	}
 	gone, fresh := false, true
-	for _, sym := range word {
+	for k, sym := range word {
 		a, isSource := sourceAction(sym)
 		if !isSource {
 			if a, err = s.Concretize(sym); err != nil {
@@ -217,6 +218,9 @@ func (l *Launcher) probeTrace(ctx context.Context, word []alphabet.Name) (*Trace
 			p.stdin.Close()
 		case a.Line != nil:
 			line := a.Line
+			if edit != nil {
+				line = edit(k, bytes.Clone(line), s)
+			}
 			if !a.NoNewline {
 				line = append(line, '\n')
 			}
@@ -445,10 +449,10 @@ func probeRun(ctx context.Context, cfg Config, word []alphabet.Name) (ref, port 
 	done := make(chan error, 1)
 	go func() {
 		var e error
-		ref, e = cfg.Reference.probeTrace(ctx, word)
+		ref, e = cfg.Reference.probeTrace(ctx, word, nil)
 		done <- e
 	}()
-	port, err = cfg.Port.probeTrace(ctx, word)
+	port, err = cfg.Port.probeTrace(ctx, word, nil)
 	if e := <-done; err == nil {
 		err = e
 	}
@@ -625,4 +629,25 @@ func probeWord(r *rand.Rand, symbols map[alphabet.Name]bool) []alphabet.Name {
 		}
 	}
 	return append(w, alphabet.EndOfInput)
+}
+
+// fromStep returns what the process running at step k did from that step on: its answers and
+// its end, however they fall into steps.
+func fromStep(word []alphabet.Name, outs []alphabet.Output, k int) alphabet.Output {
+	o := alphabet.Output{Exit: alphabet.Running}
+	var answers []string
+	for i := k; i < len(outs); i++ {
+		if i > k && isRestart(word[i]) {
+			break
+		}
+		if outs[i].Answers != "" {
+			answers = append(answers, outs[i].Answers)
+		}
+		if outs[i].Exit != alphabet.Running && outs[i].Exit != alphabet.Gone {
+			o.Exit = outs[i].Exit
+			break
+		}
+	}
+	o.Answers = strings.Join(answers, "+")
+	return o
 }
