@@ -279,8 +279,7 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 	batch := max(cfg.Parallel, 1)
 	// The transition cover of the reference machine first: every transition taken once from
 	// the shortest word that reaches its state, so that each answer and each end the reference
-	// gives is checked; then random sessions. Probe sessions (EXP-018) take every other turn:
-	// the probe cover first, then random probe sessions.
+	// gives is checked; then random sessions.
 	cover := transitionCover(art.Reference)
 	symbols := probeSymbols(cfg)
 	probes := probeCover(symbols)
@@ -288,41 +287,54 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 	var probeFailing []alphabet.Name
 	var probeProblem string
 	probeRuns := 0
-	for turn := 0; time.Now().Before(deadline) && ctx.Err() == nil; turn++ {
-		if turn%2 == 1 && cfg.Reference != nil {
-			ws := make([][]alphabet.Name, batch)
-			for i := range ws {
-				if len(probes) > 0 {
-					ws[i], probes = probes[0], probes[1:]
-					continue
+	// Probe sessions (EXP-018) run alongside, as many at once as the walk's: the probe cover
+	// first, then random probe sessions. Their processes mostly wait, for answers and quiet
+	// periods, so running both at once costs little more than either.
+	nextProbe := func() []alphabet.Name {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case failing != nil || probeFailing != nil:
+			return nil
+		case len(probes) > 0:
+			w := probes[0]
+			probes = probes[1:]
+			return w
+		}
+		return probeWord(pr, symbols)
+	}
+	var probeWG sync.WaitGroup
+	for range batch {
+		if cfg.Reference == nil {
+			break
+		}
+		probeWG.Add(1)
+		go func() {
+			defer probeWG.Done()
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				w := nextProbe()
+				if w == nil {
+					return
 				}
-				ws[i] = probeWord(pr, symbols)
-			}
-			var wg sync.WaitGroup
-			for _, w := range ws {
-				if len(w) == 0 {
-					continue
+				p, adv := checkProbe(ctx, cfg, w)
+				mu.Lock()
+				probeRuns++
+				if adv != "" && advice == "" {
+					advice = fmt.Sprintf("after probe session %s: %s", words(w), adv)
 				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					p, adv := checkProbe(ctx, cfg, w)
-					mu.Lock()
-					defer mu.Unlock()
-					probeRuns++
-					if adv != "" && advice == "" {
-						advice = fmt.Sprintf("after probe session %s: %s", words(w), adv)
-					}
-					if p != "" && probeFailing == nil {
-						probeFailing, probeProblem = w, p
-					}
-				}()
+				if p != "" && probeFailing == nil {
+					probeFailing, probeProblem = w, p
+				}
+				mu.Unlock()
 			}
-			wg.Wait()
-			if probeFailing != nil {
-				break
-			}
-			continue
+		}()
+	}
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		mu.Lock()
+		stop := probeFailing != nil
+		mu.Unlock()
+		if stop {
+			break
 		}
 		ws := make([][]alphabet.Name, batch)
 		for i := range ws {
@@ -354,6 +366,7 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 			break
 		}
 	}
+	probeWG.Wait()
 	res.Transcript = []string{fmt.Sprintf("%d sessions: the %d words of the reference machine's transition cover, then random sessions of up to %d steps (seed %d)", runs, len(transitionCover(art.Reference)), length, cfg.Seed),
 		fmt.Sprintf("%d probe sessions judged against the reference worker run the same way: the %d words of the probe cover, then random probe sessions", probeRuns, len(probeCover(symbols)))}
 	switch {

@@ -501,6 +501,10 @@ func probeCover(symbols map[alphabet.Name]bool) [][]alphabet.Name {
 		SF = alphabet.StoreFaultAfterOne
 	)
 	all := [][]alphabet.Name{
+		// The longest sessions first, so that they run while the short ones do.
+		{alphabet.OpenProbeCancel, alphabet.InvokeSlowShort, alphabet.CancelCurrent, alphabet.Pause, E},
+		{alphabet.OpenProbeCancel, alphabet.InvokeUncoopShort, alphabet.CancelCurrent, alphabet.Pause, E},
+		{O, alphabet.DispatchHeld, alphabet.SupersedeReconcile, E},
 		{O, alphabet.InvokeAtLimit, E},
 		{O, alphabet.InvokeReflected},
 		{O, alphabet.InvokeVersion4},
@@ -541,10 +545,7 @@ func probeCover(symbols map[alphabet.Name]bool) [][]alphabet.Name {
 		{O, alphabet.RestartBadVersion, O},
 		{O, alphabet.RestartBadHeader},
 		{O, alphabet.LineOverCap},
-		{alphabet.OpenProbeCancel, alphabet.InvokeSlowShort, alphabet.CancelCurrent, alphabet.Pause, E},
-		{alphabet.OpenProbeCancel, alphabet.InvokeUncoopShort, alphabet.CancelCurrent, alphabet.Pause, E},
 		{O, alphabet.Invoke, alphabet.Supersede, D, E},
-		{O, alphabet.DispatchHeld, alphabet.SupersedeReconcile, E},
 	}
 	var out [][]alphabet.Name
 	for _, w := range all {
