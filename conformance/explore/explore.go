@@ -459,6 +459,11 @@ func checkWalkLevels(ctx context.Context, cfg Config, ref *Machine, w []alphabet
 					return "", should
 				}
 			}
+			// And on the port: an answer or an end that missed its step's quiet period once,
+			// under load, is not a difference.
+			if again, err := cfg.Port.Run(ctx, w[:i+1]); err == nil && alphabet.Compare(want[i], again[i]) != alphabet.Violation {
+				return "", should
+			}
 			return fmt.Sprintf("step %d (%s): expected %s, observed %s", i+1, w[i], want[i], tr.Outputs[i]), should
 		}
 	}
