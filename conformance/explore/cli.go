@@ -52,7 +52,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		dotDir    = fs.String("dot", "", "write both machines as DOT and SVG into `DIR` (default: next to the HTML report)")
 		methods   = fs.String("methods", "learn,walk,fuzz", "comma-separated `METHODS` to run")
 		liveRef   = fs.Bool("learn-reference", false, "learn the reference worker's machine live instead of using the committed one")
-		needs     = fs.String("needs", "durable,cancel,compensation,store-fault", "comma-separated `NEEDS` the worker declares (durable, cancel, compensation, store-fault)")
+		needs     = fs.String("needs", "durable,cancel,compensation,store-fault,typed-json,secret,effect-fence", "comma-separated `NEEDS` the worker declares (durable, cancel, compensation, store-fault, typed-json, secret, effect-fence)")
 		lossy     = fs.Bool("lossy-numbers", false, "open the worker's frames in the lossy number model")
 		scope     = fs.String("scope", "explore", "journal `SCOPE` substituted for {scope}")
 		scratch   = fs.String("scratch", "", "parent `DIR` of the words' scratch directories")
@@ -141,7 +141,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		Alphabet: alphabet.For(ns...), Methods: ms, Seed: *seed, Duration: *duration,
 		Parallel: run.Parallel, ReplayDir: *replayDir, Corpus: *corpus, Progress: stdout,
 	}
-	if !*liveRef && slices.Equal(sortedNeeds(ns), sortedNeeds(allNeeds)) {
+	if !*liveRef && slices.Equal(alphabet.For(ns...), alphabet.For(allNeeds...)) {
 		if cfg.ReferenceMachine, err = ReferenceMachine(); err != nil {
 			return fail("the committed reference machine: %v", err)
 		}
@@ -189,11 +189,4 @@ func methodOf(id string) Method {
 		return MethodFuzz
 	}
 	return MethodLearn
-}
-
-// sortedNeeds returns the needs sorted.
-func sortedNeeds(ns []alphabet.Need) []alphabet.Need {
-	out := slices.Clone(ns)
-	slices.Sort(out)
-	return out
 }

@@ -38,7 +38,7 @@ const (
 var catalog = []conformance.Result{
 	{ID: IDStateMust, Level: conformance.Must, Title: "The learned session machine has no MUST difference from the reference worker's", Requirements: []string{"EXP-004", "EXP-005", "EXP-006", "EXP-007", "EXP-014"}},
 	{ID: IDStateShould, Level: conformance.Should, Title: "The learned session machine ends the process in the reference worker's exit classes", Requirements: []string{"EXP-005", "WRK-097"}},
-	{ID: IDWalk, Level: conformance.Must, Title: "Long random sessions agree step by step with the reference worker and keep the invariants", Requirements: []string{"EXP-009", "EXP-010", "WRK-041", "WRK-071", "WRK-093"}},
+	{ID: IDWalk, Level: conformance.Must, Title: "Long random sessions agree step by step with the reference worker and keep the invariants; probe sessions agree with the reference worker run the same way", Requirements: []string{"EXP-009", "EXP-010", "EXP-019", "WRK-041", "WRK-071", "WRK-093"}},
 	{ID: IDWalkShould, Level: conformance.Should, Title: "Random sessions end the process in the reference worker's exit classes", Requirements: []string{"EXP-005", "WRK-097"}},
 	{ID: IDFuzz, Level: conformance.Must, Title: "Mutated frames inside live sessions are refused as the reference refuses them, without crash, hang, overlong line or leak", Requirements: []string{"EXP-011", "EXP-012", "EXP-013"}},
 }
@@ -281,7 +281,61 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 	// the shortest word that reaches its state, so that each answer and each end the reference
 	// gives is checked; then random sessions.
 	cover := transitionCover(art.Reference)
+	symbols := probeSymbols(cfg)
+	probes := probeCover(symbols)
+	pr := rand.New(rand.NewPCG(cfg.Seed, 0x70726f62))
+	var probeFailing []alphabet.Name
+	var probeProblem string
+	probeRuns := 0
+	// Probe sessions (EXP-019) run alongside, as many at once as the walk's: the probe cover
+	// first, then random probe sessions. Their processes mostly wait, for answers and quiet
+	// periods, so running both at once costs little more than either.
+	nextProbe := func() []alphabet.Name {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case failing != nil || probeFailing != nil:
+			return nil
+		case len(probes) > 0:
+			w := probes[0]
+			probes = probes[1:]
+			return w
+		}
+		return probeWord(pr, symbols)
+	}
+	var probeWG sync.WaitGroup
+	for range batch {
+		if cfg.Reference == nil {
+			break
+		}
+		probeWG.Add(1)
+		go func() {
+			defer probeWG.Done()
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				w := nextProbe()
+				if w == nil {
+					return
+				}
+				p, adv := checkProbe(ctx, cfg, w)
+				mu.Lock()
+				probeRuns++
+				if adv != "" && advice == "" {
+					advice = fmt.Sprintf("after probe session %s: %s", words(w), adv)
+				}
+				if p != "" && probeFailing == nil {
+					probeFailing, probeProblem = w, p
+				}
+				mu.Unlock()
+			}
+		}()
+	}
 	for time.Now().Before(deadline) && ctx.Err() == nil {
+		mu.Lock()
+		stop := probeFailing != nil
+		mu.Unlock()
+		if stop {
+			break
+		}
 		ws := make([][]alphabet.Name, batch)
 		for i := range ws {
 			if len(cover) > 0 {
@@ -312,8 +366,11 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 			break
 		}
 	}
-	res.Transcript = []string{fmt.Sprintf("%d sessions: the %d words of the reference machine's transition cover, then random sessions of up to %d steps (seed %d)", runs, len(transitionCover(art.Reference)), length, cfg.Seed)}
-	if failing != nil {
+	probeWG.Wait()
+	res.Transcript = []string{fmt.Sprintf("%d sessions: the %d words of the reference machine's transition cover, then random sessions of up to %d steps (seed %d)", runs, len(transitionCover(art.Reference)), length, cfg.Seed),
+		fmt.Sprintf("%d probe sessions judged against the reference worker run the same way: the %d words of the probe cover, then random probe sessions", probeRuns, len(probeCover(symbols)))}
+	switch {
+	case failing != nil:
 		cfg.progress("walk: a session fails; shrinking %d steps", len(failing))
 		sr, _ := shrink.Shrink(failing, func(w []walkStep) bool { return checkWalk(ctx, cfg, art.Reference, w) != "" }, shrink.Config[walkStep]{MaxCalls: 200})
 		shrunk := sr.Steps
@@ -332,6 +389,23 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 				res.Detail += "; replay file: " + path
 			}
 		}
+	case probeFailing != nil:
+		cfg.progress("walk: a probe session fails; shrinking %d steps", len(probeFailing))
+		sr, _ := shrink.Shrink(probeFailing, func(w []walkStep) bool {
+			m, _ := checkProbe(ctx, cfg, w)
+			return m != ""
+		}, shrink.Config[walkStep]{MaxCalls: 24})
+		shrunk, p := sr.Steps, ""
+		if len(shrunk) > 0 {
+			p, _ = checkProbe(ctx, cfg, shrunk)
+		}
+		if p == "" {
+			shrunk, p = probeFailing, probeProblem
+		}
+		res.Outcome = conformance.Fail
+		res.Expected = "what the reference worker does in the same probe session, and the session invariants"
+		res.Actual = fmt.Sprintf("in probe session %s (shrunk from %d steps): %s", words(shrunk), len(probeFailing), p)
+		res.Detail = "expected " + res.Expected + "; got " + res.Actual
 	}
 	res.Duration = time.Since(start)
 	resShould.Duration = res.Duration
@@ -384,6 +458,11 @@ func checkWalkLevels(ctx context.Context, cfg Config, ref *Machine, w []alphabet
 				if live, err := cfg.Reference.Run(ctx, w[:i+1]); err == nil && alphabet.Compare(live[i], tr.Outputs[i]) != alphabet.Violation {
 					return "", should
 				}
+			}
+			// And on the port: an answer or an end that missed its step's quiet period once,
+			// under load, is not a difference.
+			if again, err := cfg.Port.Run(ctx, w[:i+1]); err == nil && alphabet.Compare(want[i], again[i]) != alphabet.Violation {
+				return "", should
 			}
 			return fmt.Sprintf("step %d (%s): expected %s, observed %s", i+1, w[i], want[i], tr.Outputs[i]), should
 		}
@@ -461,8 +540,19 @@ func fuzzPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 	var problems []string
 	runs := 0
 	deadline := start.Add(budget)
+	symbols := probeSymbols(cfg)
 	for time.Now().Before(deadline) && ctx.Err() == nil && len(problems) == 0 {
 		w := walk.Word(r, art.Reference, walk.Config[alphabet.Output]{Length: 6, Ends: ends, EndChance: 0})
+		// Every other session is a random probe session (EXP-019), so that mutations reach
+		// the frames only probes send: numbers, JSON inputs, secrets, compensations.
+		probe := cfg.Reference != nil && runs%2 == 1
+		if probe {
+			if pw := probeWord(r, symbols); len(pw) > 0 {
+				w = pw
+			} else {
+				probe = false
+			}
+		}
 		at := r.IntN(len(w))
 		seed := r.Uint64()
 		// Even seeds mutate the message and tag it again, so the worker judges the message;
@@ -495,23 +585,32 @@ func fuzzPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 		var port, refTr *Trace
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); port, _ = cfg.Port.Trace(ctx, w, edit) }()
-		go func() {
-			defer wg.Done()
-			refTr, _ = cfg.Reference.Trace(ctx, w, func(k int, line []byte, s *alphabet.Session) []byte {
-				if k != at {
-					return line
-				}
-				_, out := mutateLine(line, s)
-				return out
-			})
-		}()
+		refEdit := func(k int, line []byte, s *alphabet.Session) []byte {
+			if k != at {
+				return line
+			}
+			_, out := mutateLine(line, s)
+			return out
+		}
+		trace := func(l *Launcher, e func(int, []byte, *alphabet.Session) []byte) (*Trace, error) {
+			if probe {
+				return l.probeTrace(ctx, w, e)
+			}
+			return l.Trace(ctx, w, e)
+		}
+		go func() { defer wg.Done(); port, _ = trace(cfg.Port, edit) }()
+		go func() { defer wg.Done(); refTr, _ = trace(cfg.Reference, refEdit) }()
 		wg.Wait()
 		runs++
 		if port == nil || refTr == nil || kind == "" {
 			continue
 		}
-		ps := alphabet.JudgeMutated(alphabet.MutatedStep{Reference: refTr.Outputs[at], Port: port.Outputs[at], PortOutput: port.Output}, port.Secrets...)
+		step := alphabet.MutatedStep{Reference: refTr.Outputs[at], Port: port.Outputs[at], PortOutput: port.Output}
+		if probe {
+			// A probe session's step is judged with what its process did from the step on.
+			step.Reference, step.Port = fromStep(w, refTr.Outputs, at), fromStep(w, port.Outputs, at)
+		}
+		ps := alphabet.JudgeMutated(step, port.Secrets...)
 		if len(ps) > 0 {
 			problems = append(problems, fmt.Sprintf("after %s, the frame of step %d (%s) mutated by %s (seed %d, retagged %v): %s", words(w[:at]), at+1, w[at], kind, seed, retag, strings.Join(ps, "; ")))
 		}
@@ -530,7 +629,7 @@ func fuzzPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 			}
 		}
 	}
-	res.Transcript = []string{fmt.Sprintf("%d sessions with one mutated frame (seed %d); %d inputs reached a new signature", runs, cfg.Seed, art.Kept)}
+	res.Transcript = []string{fmt.Sprintf("%d sessions with one mutated frame, every other one a probe session (seed %d); %d inputs reached a new signature", runs, cfg.Seed, art.Kept)}
 	if len(problems) > 0 {
 		res.Outcome = conformance.Fail
 		res.Expected = "the reference worker's refusals, no crash, hang, overlong line or leak (EXP-011)"

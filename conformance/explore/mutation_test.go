@@ -43,7 +43,9 @@ func faults(t *testing.T, bin string) []fault {
 }
 
 // mutationBudget is the per-fault budget of the random methods in the mutation proof.
-const mutationBudget = 24 * time.Second
+const mutationBudget = DefaultDuration
+
+var _ = time.Second
 
 // Spec: EXP-009, EXP-011 — the mutation proof: explore alone, by the random sessions and the
 // fuzzing against the committed reference machine, runs against the faulty reference worker
@@ -61,6 +63,11 @@ func TestExploreMutationProof(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := faults(t, cmd[0])
+	if only := os.Getenv("EXPLORE_FAULT"); only != "" {
+		// One fault or a comma-separated few, for working on them; the table is not rewritten.
+		fs = slices.DeleteFunc(fs, func(f fault) bool { return !slices.Contains(strings.Split(only, ","), f.Name) })
+		mode = "1"
+	}
 	found := make([]string, len(fs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
@@ -130,53 +137,12 @@ func replaceTable(path, table string) error {
 	return os.WriteFile(path, out, 0o644)
 }
 
-// missReasons say why explore cannot see a fault: what the fault changes lies outside the
-// alphabet's reach. Each is checked: a fault listed here that explore finds fails the proof's
-// table in update mode no more than a missing reason does, since the table prints both.
+// missReasons say why explore cannot see a fault: what the fault changes lies outside what
+// explore judges. The table prints the reason of every fault explore missed, and flags a
+// missed fault without one.
 var missReasons = map[string]string{
-	"accept-reflected-role":           "no symbol sends a frame tagged with the worker role, and a mutation cannot compute such a tag",
-	"rerun-duplicate-dispatch":        "dispatch always uses a fresh operation key; no symbol repeats a dispatch",
-	"persist-after-effect":            "the order of effect and persistence shows only across a crash between them, which no symbol causes",
-	"pending-as-success":              "a pending record needs a crash during an operation and a repeated dispatch, which no symbol causes",
-	"result-after-ack":                "the slow tool's late result comes after its 60-second wait, beyond any step",
-	"too-late-before-result":          "no symbol makes a cancel race the result of its target",
-	"accept-version-4":                "only a retagged number mutation that lands on protocol_version could show it; none did within the budget",
-	"admit-replayed-session":          "restart opens the fresh process under a fresh session id; no symbol replays one",
-	"wrong-bootstrap-status":          "every session starts with a valid bootstrap; no symbol sends a bad one",
-	"late-bootstrap-checks":           "every session starts with a valid bootstrap; no symbol sends a bad one",
-	"no-line-cap":                     "only a huge_string mutation reaches the line cap, and the frame it builds stays under 8 MiB",
-	"skip-output-validation":          "the echo's output never exceeds the grant; no symbol asks for an output over the limit",
-	"limit-off-by-one":                "invoke_over_limit sends one byte over the limit, not exactly at it",
-	"ignore-call-budget":              "the alphabet's grants allow 1,000 calls; no session comes near",
-	"accept-scalar-json":              "no symbol invokes a JSON tool with a scalar or deeply nested input, and mutations that build one rarely keep the frame otherwise valid",
-	"undeclared-safety-ok":            "every tool the alphabet invokes declares its safety",
-	"refuse-non-portable-answers":     "no symbol carries a number, so the number model never matters",
-	"non-portable-is-proof":           "no symbol carries a number, so the number model never matters",
-	"withheld-result-internal":        "no symbol carries a number, so the number model never matters",
-	"typed-ignore-decode-error":       "no symbol invokes the typed JSON helper's tools",
-	"typed-unchecked-output":          "no symbol invokes the typed JSON helper's tools",
-	"typed-serves-dispatch":           "no symbol invokes the typed JSON helper's tools",
-	"secret-ignore-selector":          "no symbol invokes the secret tool",
-	"secret-any-kind":                 "no symbol invokes the secret tool",
-	"secret-any-secret":               "no symbol invokes the secret tool",
-	"secret-manifest-selectors":       "no symbol invokes the secret tool",
-	"secret-in-diagnostic":            "no symbol invokes the secret tool",
-	"secret-in-result":                "no symbol invokes the secret tool",
-	"secret-in-effect-log":            "no symbol invokes the secret tool",
-	"secret-value-unbounded":          "no symbol invokes the secret tool",
-	"secret-provider-detail":          "no symbol invokes the secret tool",
-	"secret-id-in-error":              "no symbol invokes the secret tool",
-	"detach-on-fatal":                 "the fault shows only in the timing of the process end after a fatal error, which abstract outputs leave out",
-	"no-reconcile-budget":             "the reconciliation budgets (WRK-061) are beyond a random session's length",
-	"no-compensation-budget":          "the only compensation symbol uses the wrong scope, refused before the budget",
-	"skip-fingerprint-check":          "the only compensation symbol uses the wrong scope, refused before the fingerprint",
-	"accept-second-compensation-key":  "no symbol compensates in the right scope",
-	"rerun-duplicate-compensation":    "no symbol compensates in the right scope",
-	"rerun-pending-compensation":      "no symbol compensates in the right scope",
-	"answer-unpersisted-compensation": "no symbol compensates in the right scope",
-	"unfenced-effects":                "two workers never run on one journal at once in a session",
-	"ignore-fence":                    "two workers never run on one journal at once in a session",
-	"unchecked-duplicate":             "a dispatch is never repeated under a changed grant",
+	"detach-on-fatal":        "the faulty worker ends sooner after a fatal error while an uncooperative adapter runs, in the same status; explore judges how a process ends, not when",
+	"typed-unchecked-output": "the scalar output the faulty helper passes on is still refused by the runtime's output check, in the same status (6); only the diagnostic's error kind differs, and explore compares no diagnostic text",
 }
 
 // missReason explains a fault explore did not find, or is empty for a found one.

@@ -2,7 +2,8 @@
 // 32): the host inputs as data, the concretizer that turns an abstract input into the exact
 // bytes a worker reads (sealed by impl/protocol, so no second copy of the wire rules exists),
 // the abstraction of what the worker does in answer, and the machine the specification implies
-// for an alphabet, derived from the worker rules of impl/protocol.
+// for an alphabet, derived from the worker rules of impl/protocol. The probes (probe.go) are
+// symbols that random sessions add and the learner never uses.
 //
 // Nothing here starts a process: a driver writes the bytes Concretize returns and hands what it
 // read back to Abstract.

@@ -15,6 +15,12 @@ import (
 // then judges the message itself instead of refusing the tag. The key is used inside and never
 // returned.
 func (s *Session) Retag(line []byte, change func(message []byte) []byte) ([]byte, error) {
+	return s.retag(line, protocol.RoleHost, change)
+}
+
+// retag is Retag with the tag computed for the given sender role: a frame tagged with the
+// worker role is one a reflecting attacker could send (FRM-028).
+func (s *Session) retag(line []byte, sender protocol.Role, change func(message []byte) []byte) ([]byte, error) {
 	const seqField, msgField, tagField = `{"sequence":`, `,"message":`, `,"auth_tag":"`
 	if !bytes.HasPrefix(line, []byte(seqField)) {
 		return nil, fmt.Errorf("%w: not a frame this session sealed", ErrConcretize)
@@ -30,7 +36,7 @@ func (s *Session) Retag(line []byte, change func(message []byte) []byte) ([]byte
 	}
 	msg := change(bytes.Clone(line[m+len(msgField) : t]))
 	// The tag input of chapter 3 with the changed message text in place of the message.
-	input := protocol.AppendTagInput(nil, s.id, protocol.RoleHost, seq, protocol.CloseSessionMessage{})
+	input := protocol.AppendTagInput(nil, s.id, sender, seq, protocol.CloseSessionMessage{})
 	head := bytes.LastIndex(input, []byte(`,"message":`)) + len(`,"message":`)
 	input = append(append(input[:head:head], msg...), '}')
 	raw, err := s.key.ExposeSecret()

@@ -6,8 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -41,6 +41,17 @@ type Action struct {
 	EndInput bool
 	// Fault names the fault to stage ("store_fault" or "restart"); empty for none.
 	Fault Name
+	// Write, when set, is a file the driver writes before the step (a probe's store fault
+	// count or secret source); a driver that cannot write it skips the word.
+	Write *FileWrite
+	// NoNewline says to write Line without the line feed that ends a frame.
+	NoNewline bool
+	// Pause is how long the step waits for output when it writes nothing, or, with
+	// Supersede, for the older worker after the newer one acted.
+	Pause time.Duration
+	// Supersede, when set, are the symbols a newer worker process on the same journal runs,
+	// in a session of its own, while the session's process keeps running.
+	Supersede []Name
 }
 
 // Session is the host side of one explored worker session: it remembers what the concretizer
@@ -61,21 +72,39 @@ type Session struct {
 	finished  string // last invocation that completed with a result
 	operation string // last operation key dispatched
 	opened    bool
+
+	scope            string                     // the journal scope compensations name
+	granted          []protocol.CapabilityGrant // the grants of the open session
+	currentTool      string                     // the tool of the running invocation
+	lastDispatch     *protocol.OperationDispatchRequest
+	lastCompensation *protocol.OperationCompensationRequest
+	boot             Name // the bootstrap variant of the next process: a restart probe's
 }
 
 // NewSession returns a session with the given id and key (the session takes no copy of the
 // key: the caller keeps and closes it), for a worker with the given needs, opening the
 // worker's frames in mode.
 func NewSession(id string, key *protocol.SessionKey, mode canonjson.Mode, needs ...Need) (*Session, error) {
-	host, err := protocol.NewAuthenticator(id, key, protocol.RoleHost, mode)
+	host, err := newHost(id, key, mode)
 	if err != nil {
 		return nil, err
 	}
 	return &Session{id: id, key: key, host: host, needs: needs}, nil
 }
 
-// WriteBootstrap writes the private-pipe bootstrap of the session to w.
-func (s *Session) WriteBootstrap(w io.Writer) error { return bootstrap.Write(w, s.id, s.key) }
+// newHost returns the host's authenticator of a session. In the preserve number model the host
+// is one that keeps number text, as the Rust host build is: it seals the numbers only such a
+// host writes, which the number probes send.
+func newHost(id string, key *protocol.SessionKey, mode canonjson.Mode) (*protocol.Authenticator, error) {
+	if mode == canonjson.Preserve {
+		return protocol.NewAuthenticator(id, key, protocol.RoleHost, mode, protocol.AllowNonPortableNumbers())
+	}
+	return protocol.NewAuthenticator(id, key, protocol.RoleHost, mode)
+}
+
+// WriteBootstrap writes the private-pipe bootstrap of the session to w (a bad one when a
+// restart probe asked for it).
+func (s *Session) WriteBootstrap(w io.Writer) error { return s.writeBootstrap(w) }
 
 // String describes the session without its key.
 func (s *Session) String() string { return "alphabet.Session(" + s.id + ")" }
@@ -162,8 +191,12 @@ func (s *Session) forge(seq uint64, m protocol.Message) ([]byte, error) {
 // cancel builds a cancel naming target under a fresh cancellation id.
 func (s *Session) cancel(target string) protocol.CancelMessage {
 	id := s.nextID()
+	tool := toolCancellable
+	if target == s.current && s.currentTool != "" {
+		tool = s.currentTool
+	}
 	return protocol.CancelMessage{Request: protocol.WorkerCancellationRequest{
-		ProtocolVersion: protocol.ProtocolVersion, SessionID: s.id, CancellationID: id, RequestID: target, Tool: toolCancellable}}
+		ProtocolVersion: protocol.ProtocolVersion, SessionID: s.id, CancellationID: id, RequestID: target, Tool: tool}}
 }
 
 // Concretize returns the action for the abstract input n in the session's current state.
@@ -173,6 +206,9 @@ func (s *Session) cancel(target string) protocol.CancelMessage {
 func (s *Session) Concretize(n Name) (Action, error) {
 	sym, ok := Lookup(n)
 	if !ok {
+		if p, isProbe := LookupProbe(n); isProbe {
+			return s.concretizeProbe(p)
+		}
 		return Action{}, fmt.Errorf("%w: unknown symbol %q", ErrConcretize, n)
 	}
 	var line []byte
@@ -190,7 +226,7 @@ func (s *Session) Concretize(n Name) (Action, error) {
 		}
 		line, err = s.seal(protocol.OpenSessionMessage{Manifest: s.manifest(kind)})
 		if !s.opened {
-			s.kind, s.opened = kind, true
+			s.kind, s.opened, s.granted = kind, true, s.grants(kind)
 		}
 	case Invoke:
 		tool, p := s.quickTool()
@@ -251,10 +287,7 @@ func (s *Session) Concretize(n Name) (Action, error) {
 	case EndOfInput:
 		return Action{EndInput: true}, nil
 	case Dispatch:
-		s.operation = "op-" + strconv.Itoa(s.requests+1)
-		line, err = s.seal(protocol.DispatchOperationMessage{Request: protocol.OperationDispatchRequest{
-			ProtocolVersion: protocol.ProtocolVersion, SessionID: s.id, RequestID: s.nextID(), Tool: toolDurable,
-			OperationKey: s.operation, Payload: recordInput()}})
+		return s.concretizeDispatch(recordInput())
 	case Reconcile:
 		key := s.operation
 		if key == "" {
@@ -327,13 +360,13 @@ func (s *Session) answer(m protocol.Message) string {
 	switch m := m.(type) {
 	case protocol.ResultMessage:
 		if m.Result.RequestID == s.current {
-			s.current = ""
+			s.current, s.currentTool = "", ""
 		}
 		s.finished = m.Result.RequestID
 		return string(m.Type())
 	case protocol.CancellationResultMessage:
 		if m.Result.Outcome == protocol.OutcomeAcknowledged && m.Result.RequestID == s.current {
-			s.current = ""
+			s.current, s.currentTool = "", ""
 		}
 		return string(m.Type()) + ":" + m.Result.Outcome.String()
 	case protocol.OperationResultMessage:
@@ -360,11 +393,16 @@ func errorKind(err error) string {
 // so reconcile still names the operation dispatched before the restart. The caller keeps and
 // closes key.
 func (s *Session) Restart(id string, key *protocol.SessionKey, mode canonjson.Mode) error {
-	host, err := protocol.NewAuthenticator(id, key, protocol.RoleHost, mode)
+	if s.boot == Restart {
+		// restart_same_session: the fresh process is given the session id and key again.
+		id, key, s.boot = s.id, s.key, ""
+	}
+	host, err := newHost(id, key, mode)
 	if err != nil {
 		return err
 	}
 	s.id, s.key, s.host = id, key, host
 	s.kind, s.opened, s.current, s.finished = 0, false, "", ""
+	s.granted, s.currentTool = nil, ""
 	return nil
 }
