@@ -51,7 +51,8 @@ var _ = time.Second
 // fuzzing against the committed reference machine, runs against the faulty reference worker
 // once per fault, and the table of docs/explore.md says which method found each fault. It runs
 // only when EXPLORE_MUTATION is set (about twelve minutes); EXPLORE_MUTATION=update
-// rewrites the table.
+// rewrites the table. A fault missed without a recorded reason, a reason left for a fault found,
+// or a score under 90 % fails it.
 func TestExploreMutationProof(t *testing.T) {
 	mode := os.Getenv("EXPLORE_MUTATION")
 	if mode == "" {
@@ -115,6 +116,18 @@ func TestExploreMutationProof(t *testing.T) {
 	}
 	fmt.Fprintf(&table, "\n%d of %d faults found (%d %%), %v of random sessions and fuzzing per fault, seed 1.\n", n, len(fs), 100*n/len(fs), mutationBudget)
 	t.Logf("mutation score: %d of %d faults", n, len(fs))
+	for i, f := range fs {
+		_, explained := missReasons[f.Name]
+		switch {
+		case found[i] == "" && !explained:
+			t.Errorf("%s: explore did not find the fault within %v, and no reason in missReasons says why it cannot", f.Name, mutationBudget)
+		case found[i] != "" && explained:
+			t.Errorf("%s: explore found the fault (by %s), but missReasons still says it cannot; remove the reason", f.Name, found[i])
+		}
+	}
+	if n*10 < len(fs)*9 && len(fs) == len(faults(t, cmd[0])) {
+		t.Errorf("explore found %d of %d faults, below the 90 %% the mutation proof requires", n, len(fs))
+	}
 	if mode == "update" {
 		if err := replaceTable("../../docs/explore.md", table.String()); err != nil {
 			t.Fatal(err)
