@@ -40,6 +40,7 @@ const (
 	howHang     = "hang"        // (close) the worker never ends its output after close_session
 	howOther    = "otherscope"  // (start) a second journal scope
 	howPatient  = "patient"     // (start) a long exchange deadline, for an answer line that takes time to judge
+	howFlood    = "flood"       // (invoke, begin) the session's identities filled in one step (AUZ-006, TRN-112)
 )
 
 // Symbol is one abstract command of a host-exploration sequence: a driver command (or
@@ -82,7 +83,7 @@ var exchangeHows = []string{howAnswer, howAnswer, howAnswer, howAnswer, howAnswe
 // entries is the alphabet (EXP-015), in its order.
 var entries = []entry{
 	{"start", featInvoke, 3, []string{"", "", "", "", howBadScope, howOther}, []string{howPatient}},
-	{"invoke", featInvoke, 3, append(slices.Clone(exchangeHows), howDenied, howTooBig), []string{howOverlong}},
+	{"invoke", featInvoke, 3, append(slices.Clone(exchangeHows), howDenied, howTooBig), []string{howOverlong, howFlood}},
 	{"close", featInvoke, 2, []string{""}, []string{howHang}},
 	{"wait", featInvoke, 1, []string{""}, nil},
 	{"bogus", featInvoke, 1, []string{""}, nil},
@@ -93,7 +94,7 @@ var entries = []entry{
 	{"restart", featRecover, 2, []string{"", "", howLose}, nil},
 	{"compensate", featCompensate, 3, []string{howAnswer, howAnswer, howSilent, howExit}, nil},
 	{"start", featCancel, 2, []string{howCancel}, nil},
-	{"begin", featCancel, 2, []string{howAnswer}, nil},
+	{"begin", featCancel, 2, []string{howAnswer}, []string{howFlood}},
 	{"cancel", featCancel, 2, []string{howAck, howAck, howTooLate, howSilent}, nil},
 	{"finish", featCancel, 2, []string{howAnswer, howAnswer, howAnswer, howSilent}, nil},
 }
@@ -128,7 +129,12 @@ func Draw(seed uint64, stream uint64, features []string, n int) []Symbol {
 	out := []Symbol{{Op: "start"}}
 	admitted := chainsFor(features)
 	if len(admitted) > 0 {
-		out = admitted[(seed+stream)%uint64(len(admitted))].build(rng, out)
+		// The chain's own start, when it opens with one, is the sequence's.
+		if first := admitted[(seed+stream)%uint64(len(admitted))].build(rng, nil); first[0].Op == "start" {
+			out = first
+		} else {
+			out = append(out, first...)
+		}
 	}
 	cancellable := slices.Contains(features, featCancel)
 	for len(out) < n && total > 0 {
@@ -256,20 +262,34 @@ var chains = []chain{
 		}
 		return append(out, Symbol{"compensate", howAnswer})
 	}},
-	{"compensate-lost", []string{featCompensate, featRecover}, func(rng *rand.Rand, out []Symbol) []Symbol {
-		// A compensation whose answer was lost, recovered on a session of another scope or
-		// after its input was lost (WFL-026, HDR-043, HDR-050).
+	{"compensate-input-lost", []string{featCompensate, featRecover}, func(rng *rand.Rand, out []Symbol) []Symbol {
+		// A compensation whose answer was lost, and its input lost over a restart: its
+		// recovery sends nothing (HDR-050, HDR-056).
 		out = append(out, syms("start", "step:answer", "start")...)
 		out = append(out, Symbol{"compensate", one(rng, howSilent, howExit)})
-		if rng.IntN(2) == 0 {
-			return append(out, syms("restart:lose", "start", "recover:answer")...)
-		}
+		return append(out, syms("restart:lose", "start", "recover:answer")...)
+	}},
+	{"compensate-other-scope", []string{featCompensate, featRecover}, func(rng *rand.Rand, out []Symbol) []Symbol {
+		// A compensation whose answer was lost, recovered on a session of another scope: it
+		// keeps its key and tenant (WFL-026, HDR-043).
+		out = append(out, syms("start", "step:answer", "start")...)
+		out = append(out, Symbol{"compensate", one(rng, howSilent, howExit)})
 		return append(out, syms("start:otherscope", "recover:answer")...)
 	}},
 	{"refund", []string{featCancel}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// A cancelled call stays charged: the call over max_calls is refused (AUZ-011).
 		out = append(out, Symbol{"start", howCancel})
 		return append(out, repeat(echoMaxCalls+1, "begin:answer", "cancel:ack")...)
+	}},
+	{"identities", []string{featCancel}, func(rng *rand.Rand, out []Symbol) []Symbol {
+		// The session's identities filled: the last invocation past them refused unsent
+		// (AUZ-006); on a cancellable session the invocation begun on the last free identity
+		// has no slot for its cancellation, which is refused and the worker contained
+		// (TRN-112, HDR-045).
+		if rng.IntN(2) == 0 {
+			return append(out, syms("start", "invoke:flood")...)
+		}
+		return append(out, syms("start:cancellable", "begin:flood", "begin:answer", "cancel:ack", "finish:answer", "begin:answer", "cancel:ack")...)
 	}},
 	{"second-cancel", []string{featCancel}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// A second cancel of one target is refused without a frame and leaves the worker
@@ -300,7 +320,7 @@ func simpler(s Symbol) []Symbol {
 		return []Symbol{{Op: s.Op}}
 	case howOther, howPatient, howHang:
 		return []Symbol{{Op: s.Op}}
-	case howDenied, howAck, howTooLate, howBigNum, howHugeNum, howIndex, howTooBig, howOverlong:
+	case howDenied, howAck, howTooLate, howBigNum, howHugeNum, howIndex, howTooBig, howOverlong, howFlood:
 		return []Symbol{{s.Op, howAnswer}}
 	}
 	if s.Op == "restart" || s.Op == "start" {

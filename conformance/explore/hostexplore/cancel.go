@@ -124,7 +124,7 @@ func (ex *exchangeState) judgeClose(o driver.Outcome, took time.Duration) *Viola
 		}
 		return nil
 	}
-	if w.poisoned != "" || w.ended || w.state.Active || !o.OK {
+	if !ex.wasHealthy || w.state.Active || !o.OK {
 		return nil
 	}
 	if ex.outputClosed.IsZero() {

@@ -223,6 +223,12 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 	m.reqs++
 	req := fmt.Sprintf("hx-r%d", m.reqs)
 	switch s.Op {
+	case "invoke", "begin":
+		if s.How == howFlood {
+			return m.flood(s, req)
+		}
+	}
+	switch s.Op {
 	case "invoke":
 		tool, payload := echoTool, invokePayload
 		switch s.How {
@@ -305,8 +311,8 @@ var explorePlan = map[string]any{"steps": []map[string]string{{"id": exploreStep
 // deniedTool is a tool no manifest of the explorer grants.
 const deniedTool = "conf.not.granted"
 
-// operationInput is the input of dispatch n: portable numbers that a binary64 reader rewrites
-// (1.0, 2.5e-7, 2^64-1, HDR-047); under howBigNum it holds 2^64 and under howHugeNum 1e400,
+// operationInput is the input of dispatch n: a portable number that a binary64 reader rewrites
+// (1.0 as 1, HDR-047), and no other, so that a host that rewrites it still sends it; under howBigNum it holds 2^64 and under howHugeNum 1e400,
 // numbers the other number model reads differently, which a host refuses or never sends
 // (ENC-034, ENC-037).
 func operationInput(n int, how string) []byte {
@@ -316,7 +322,7 @@ func operationInput(n int, how string) []byte {
 	case howHugeNum:
 		return jsonValue(fmt.Sprintf(`{"value":%d,"huge":1e400}`, n))
 	}
-	return jsonValue(fmt.Sprintf(`{"value":%d,"ratio":1.0,"small":2.5e-7,"wide":18446744073709551615}`, n))
+	return jsonValue(fmt.Sprintf(`{"value":%d,"ratio":1.0}`, n))
 }
 
 // stepInput is the input of step n: an object of integers, the inputs of the plan's step
@@ -391,9 +397,14 @@ func (ex *exchangeState) authorizeFrame(w *worker, inv protocol.ToolInvocation) 
 	if ex.want.admit != nil || w.authz == nil {
 		return nil
 	}
-	if _, err := w.authz.Authorize(inv); err != nil {
+	// The slot rule of TRN-112: the invocation keeps an identity for its cancellation when one
+	// is left after its own.
+	w.slotKept = w.authz.ReservedRequestIDs()+1 < protocol.MaxSessionRequestIDs
+	a, err := w.authz.Authorize(inv)
+	if err != nil {
 		return violation("authorized", "no frame: the session's authorizer refuses the invocation ("+err.Error()+")", "invoke of "+inv.RequestID)
 	}
+	w.keepToken(a)
 	return nil
 }
 
@@ -425,7 +436,7 @@ func (m *machine) manifest() (protocol.CapabilityManifest, error) {
 	m.sessions++
 	echo := protocol.TextGrant(echoTool)
 	echo.MaxCalls, echo.MaxInputBytes, echo.MaxOutputBytes = echoMaxCalls, echoMaxInput, 64
-	grants := []protocol.CapabilityGrant{echo}
+	grants := []protocol.CapabilityGrant{echo, floodGrant()}
 	if slices.Contains(m.features, featDurable) || slices.Contains(m.features, featRecover) {
 		d := protocol.JSONGrant(durableTool)
 		d.MaxCalls, d.MaxCompensations = 8, 2
@@ -757,6 +768,10 @@ func (ex *exchangeState) asGiven(msg protocol.Message) *Violation {
 		return nil
 	case protocol.CancelMessage:
 		reqID, key = r.Request.RequestID, r.Request.CancellationID
+		if t, ok := ex.m.w.tokens[reqID]; ok {
+			// The cancellation reserves its id, as the host's authorizer does (AUZ-015).
+			_, _ = ex.m.w.authz.AuthorizeCancellation(r.Request, t)
+		}
 	case protocol.InvokeMessage:
 		reqID, tool, payload = r.Invocation.RequestID, r.Invocation.Tool, r.Invocation.Payload.AppendJSON(nil)
 		if v := ex.authorizeFrame(ex.m.w, r.Invocation); v != nil {
@@ -795,7 +810,8 @@ func (ex *exchangeState) asGiven(msg protocol.Message) *Violation {
 // the nonce given (WFL-010, HDR-049).
 func (ex *exchangeState) compensationDerived(req protocol.OperationCompensationRequest) *Violation {
 	m := ex.m
-	if ex.want.nonce == "" || m.w == nil || m.w.authz == nil {
+	if _, again := m.compensation[req.OperationKey]; again || ex.want.nonce == "" || m.w == nil || m.w.authz == nil {
+		// A second compensation of an operation is judged by compensate-once.
 		return nil
 	}
 	var fp string
@@ -1098,9 +1114,18 @@ func (ex *exchangeState) judgeUnsent(o driver.Outcome) *Violation {
 // session: a refusal with an identity slot kept stops nothing, the worker keeps running
 // (AUZ-016, HDR-045).
 func (ex *exchangeState) judgeRefusedCancel(o driver.Outcome) *Violation {
-	w := ex.m.w
-	if o.OK || !ex.wasHealthy || w == nil || w.state.Kind != protocol.CancellableSession || w.authz == nil ||
-		w.authz.ReservedRequestIDs() > protocol.MaxSessionRequestIDs/2 {
+	m, w := ex.m, ex.m.w
+	if o.OK || !ex.wasHealthy || w == nil || w.state.Kind != protocol.CancellableSession || w.authz == nil {
+		return nil
+	}
+	if !w.slotKept && w.state.Active && m.inv.id == ex.requestID && !m.inv.cancelled && !m.inv.resulted {
+		// No identity was kept for this cancellation (TRN-112): the host must contain the
+		// worker instead, its whole group (HDR-045).
+		w.poisoned = ex.sym.String()
+		if !w.gone(m.cfg.grace()) {
+			return violation("contained", "the worker's process group gone after a cancel refused for want of a kept identity slot (TRN-112, HDR-045)",
+				fmt.Sprintf("worker %d still runs", w.index))
+		}
 		return nil
 	}
 	if w.dying(150 * time.Millisecond) {

@@ -43,6 +43,10 @@ type worker struct {
 	// authz is the session's authorizer as the host library keeps it, fed the invocations the
 	// commands ask for: what the host must send and must refuse (AUZ-005 to AUZ-011).
 	authz *authorizer.SessionAuthorizer
+	// tokens are the authorizations of the invocations begun, for their cancellations';
+	// slotKept says that the last one kept an identity for its cancellation (TRN-112).
+	tokens   map[string]authorizer.AuthorizedInvocation
+	slotKept bool
 	// durable says that the session's one durable exchange was sent (TRN-113).
 	durable bool
 	// poisoned names the failed exchange after which the host must send no frame.
