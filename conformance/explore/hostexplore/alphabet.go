@@ -218,6 +218,17 @@ var chains = []chain{
 		}
 		return append(out, Symbol{"start", howCancel}, Symbol{"close", how})
 	}},
+	{"ordinary-ends", []string{featInvoke}, func(rng *rand.Rand, out []Symbol) []Symbol {
+		// An ordinary session's ends: an exchange the worker never answers in time, stopped at
+		// the deadline (RUN-200); a worker that exits by itself, or at the end of its input,
+		// whose status wait reports (HDR-024).
+		out = append(out, Symbol{Op: "start"}, Symbol{"invoke", one(rng, howSilent, howLate)})
+		return append(out, syms("start", "invoke:exit3", "wait", "start", "close", "wait")...)
+	}},
+	{"second-durable", []string{featDurable, featRecover}, func(rng *rand.Rand, out []Symbol) []Symbol {
+		// Two durable commands on one session: the second is refused unsent (TRN-113).
+		return append(out, Symbol{Op: "start"}, Symbol{one(rng, "dispatch", "step"), howAnswer}, Symbol{one(rng, "dispatch", "reconcile", "step", "recover"), howAnswer})
+	}},
 	{"poisoned-reuse", []string{featInvoke}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// A failed exchange whose worker stays alive, then another request on the session
 		// (FRM-036, TRN-003).
@@ -236,7 +247,7 @@ var chains = []chain{
 	{"numbers", []string{featDurable}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// Inputs with numbers a reformatting host changes or must refuse (ENC-034, HDR-047),
 		// and an answer whose state tag is its variant index (ENC-051).
-		return append(out, Symbol{Op: "start"}, Symbol{"dispatch", one(rng, howAnswer, howHugeNum, howBigNum)}, Symbol{Op: "start"}, Symbol{"dispatch", howIndex})
+		return append(out, syms("start", "dispatch:hugenum", "start", "dispatch:bignum", "start", "dispatch:index")...)
 	}},
 	{"lost-step", []string{featRecover}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// An uncertain step whose kept input is lost over a restart: its recovery sends
@@ -248,19 +259,23 @@ var chains = []chain{
 		// recorded dispatch (WFL-043, HDR-055).
 		return append(out, append([]Symbol{{Op: "start"}, {"step", one(rng, howSilent, howExit)}}, syms("start", "recover:refuse", "restart", "start", "recover:answer")...)...)
 	}},
+	{"reconcile-failed", []string{featRecover}, func(rng *rand.Rand, out []Symbol) []Symbol {
+		// A reconciliation that failed without a refusal (no answer, or an exit with another
+		// status): the next recover reconciles again (WFL-043, HDR-055).
+		out = append(out, Symbol{Op: "start"}, Symbol{"step", one(rng, howSilent, howExit)}, Symbol{Op: "start"}, Symbol{"recover", one(rng, howSilent, howExit)})
+		return append(out, syms("start", "recover:answer")...)
+	}},
 	{"step-index", []string{featRecover}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// A step answered with a variant-index state tag, reported as its status (ENC-051).
 		return append(out, syms("start", "step:index")...)
 	}},
 	{"compensate-twice", []string{featCompensate, featRecover}, func(rng *rand.Rand, out []Symbol) []Symbol {
+		// One compensation per operation (WFL-011, HDR-044).
+		return append(out, syms("start", "step:answer", "start", "compensate:answer", "start", "compensate:answer")...)
+	}},
+	{"compensate-after-restart", []string{featCompensate, featRecover}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// One compensation per operation, even from a restarted driver (WFL-011, HDR-044).
-		out = append(out, syms("start", "step:answer", "start", "compensate:answer")...)
-		if rng.IntN(2) == 0 {
-			out = append(out, syms("restart", "start")...)
-		} else {
-			out = append(out, Symbol{Op: "start"})
-		}
-		return append(out, Symbol{"compensate", howAnswer})
+		return append(out, syms("start", "step:answer", "start", "compensate:answer", "restart", "start", "compensate:answer")...)
 	}},
 	{"compensate-input-lost", []string{featCompensate, featRecover}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// A compensation whose answer was lost, and its input lost over a restart: its
@@ -297,6 +312,7 @@ var chains = []chain{
 		return append(out, append(syms("start:cancellable", "begin:answer"), Symbol{"cancel", one(rng, howAck, howTooLate)}, Symbol{"cancel", howAck})...)
 	}},
 }
+
 // chainsFor returns the chains whose commands features admit.
 func chainsFor(features []string) []chain {
 	var out []chain

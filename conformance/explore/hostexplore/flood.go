@@ -153,4 +153,3 @@ func (w *worker) keepToken(a authorizer.AuthorizedInvocation) {
 	}
 	w.tokens[a.Invocation().RequestID] = a
 }
-

@@ -783,15 +783,8 @@ func (ex *exchangeState) asGiven(msg protocol.Message) *Violation {
 		reqID, tool, key = r.Request.RequestID, r.Request.Tool, r.Request.OperationKey
 	case protocol.CompensateOperationMessage:
 		reqID, key, payload = r.Request.RequestID, r.Request.OperationKey, r.Request.Payload.AppendJSON(nil)
-		if v := ex.compensationDerived(r.Request); v != nil {
-			return v
-		}
 	}
 	w := ex.want
-	if w.derived != "" && key != w.derived {
-		return violation("keys-derived", fmt.Sprintf("%s under the operation key %s, derived from the plan's fingerprint %s, the step, tool, input and nonce given", typ, w.derived, planFingerprint),
-			"operation key "+key)
-	}
 	switch {
 	case reqID != ex.requestID:
 		return violation("request-as-given", fmt.Sprintf("%s with the request id %q given", typ, ex.requestID), fmt.Sprintf("request id %q", reqID))
@@ -801,6 +794,13 @@ func (ex *exchangeState) asGiven(msg protocol.Message) *Violation {
 		return violation("request-as-given", fmt.Sprintf("%s of operation key %q given", typ, w.key), fmt.Sprintf("operation key %q", key))
 	case w.payload != nil && payload != nil && !bytes.Equal(payload, w.payload):
 		return violation("request-as-given", fmt.Sprintf("%s with the payload as given: %s", typ, w.payload), "payload "+conformance.Clip(string(payload), 200))
+	}
+	if w.derived != "" && key != w.derived {
+		return violation("keys-derived", fmt.Sprintf("%s under the operation key %s, derived from the plan's fingerprint %s, the step, tool, input and nonce given", typ, w.derived, planFingerprint),
+			"operation key "+key)
+	}
+	if r, ok := msg.(protocol.CompensateOperationMessage); ok {
+		return ex.compensationDerived(r.Request)
 	}
 	return nil
 }
@@ -820,8 +820,11 @@ func (ex *exchangeState) compensationDerived(req protocol.OperationCompensationR
 			fp, _ = g.CompensationFingerprint()
 		}
 	}
+	if req.TenantScope != m.scope {
+		return nil // the tenant invariant judges the scope; the key follows from it
+	}
 	expected := req
-	expected.TenantScope, expected.GrantFingerprint = m.scope, fp
+	expected.GrantFingerprint = fp
 	if want := compensationKey(expected, ex.want.payload, ex.want.nonce); req.CompensationKey != want {
 		return violation("keys-derived", "the compensation key "+want+" derived from the plan, operation, tool, scope, grant, input and nonce given", "compensation key "+req.CompensationKey)
 	}
