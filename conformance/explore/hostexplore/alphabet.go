@@ -207,7 +207,7 @@ var chains = []chain{
 	{"cancel-unanswered", []string{featCancel}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// A cancel or finish whose worker never answers: the wait passes the deadline and the
 		// worker's whole group must be stopped (HDR-045, HDR-051).
-		return append(out, append(syms("start:cancellable", "begin:answer"), Symbol{one(rng, "cancel", "finish"), howSilent})...)
+		return append(out, syms("start:cancellable", "begin:answer", "cancel:silent", "start:cancellable", "begin:answer", "finish:silent")...)
 	}},
 	{"close-cancellable", []string{featCancel}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// close_session, and the close answered once the output ended or, when it never

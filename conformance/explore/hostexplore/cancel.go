@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/conformance/fakeworker"
 	"github.com/splashv5/conform/impl/protocol"
@@ -116,6 +117,9 @@ func (ex *exchangeState) judgeClose(o driver.Outcome, took time.Duration) *Viola
 		// The output never ended: the close answers within the deadline and the worker's
 		// whole group is stopped (HDR-052, HDR-045).
 		w.poisoned = ex.sym.String()
+		if o.OK {
+			return violation("cancel", "an error outcome: the worker's output never ended after close_session", "ok "+conformance.Clip(string(o.Raw()), 200))
+		}
 		if deadline := ex.m.deadline(); took > deadline+ex.m.cfg.grace() {
 			return violation("deadline", fmt.Sprintf("the close outcome within the exchange deadline (%v)", deadline), fmt.Sprintf("after %v", took.Round(time.Millisecond)))
 		}
