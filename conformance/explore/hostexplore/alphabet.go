@@ -210,13 +210,10 @@ var chains = []chain{
 		return append(out, syms("start:cancellable", "begin:answer", "cancel:silent", "start:cancellable", "begin:answer", "finish:silent")...)
 	}},
 	{"close-cancellable", []string{featCancel}, func(rng *rand.Rand, out []Symbol) []Symbol {
-		// close_session, and the close answered once the output ended or, when it never
-		// ends, the worker contained at the deadline (HDR-023, HDR-052).
-		how := one(rng, "", howHang)
-		if rng.IntN(2) == 0 {
-			return append(out, append(syms("start:cancellable", "begin:answer", "finish:answer"), Symbol{"close", how})...)
-		}
-		return append(out, Symbol{"start", howCancel}, Symbol{"close", how})
+		// close_session whose output never ends: the close answers an error within the
+		// deadline with the worker's group stopped; then a close after a finished invocation,
+		// answered once the output ended (HDR-023, HDR-052).
+		return append(out, syms("start:cancellable", "close:hang", "start:cancellable", "begin:answer", "finish:answer", "close")...)
 	}},
 	{"ordinary-ends", []string{featInvoke}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// An ordinary session's ends: an exchange the worker never answers in time, stopped at
@@ -296,14 +293,13 @@ var chains = []chain{
 		out = append(out, Symbol{"start", howCancel})
 		return append(out, repeat(echoMaxCalls+1, "begin:answer", "cancel:ack")...)
 	}},
-	{"identities", []string{featCancel}, func(rng *rand.Rand, out []Symbol) []Symbol {
-		// The session's identities filled: the last invocation past them refused unsent
-		// (AUZ-006); on a cancellable session the invocation begun on the last free identity
-		// has no slot for its cancellation, which is refused and the worker contained
-		// (TRN-112, HDR-045).
-		if rng.IntN(2) == 0 {
-			return append(out, syms("start", "invoke:flood")...)
-		}
+	{"identities", []string{featInvoke}, func(rng *rand.Rand, out []Symbol) []Symbol {
+		// The session's identities filled: the invocation past them refused unsent (AUZ-006).
+		return append(out, syms("start", "invoke:flood")...)
+	}},
+	{"identities-cancellable", []string{featCancel}, func(rng *rand.Rand, out []Symbol) []Symbol {
+		// On a cancellable session the invocation begun on the last free identity has no slot
+		// for its cancellation, which is refused and the worker contained (TRN-112, HDR-045).
 		return append(out, syms("start:cancellable", "begin:flood", "begin:answer", "cancel:ack", "finish:answer", "begin:answer", "cancel:ack")...)
 	}},
 	{"second-cancel", []string{featCancel}, func(rng *rand.Rand, out []Symbol) []Symbol {
