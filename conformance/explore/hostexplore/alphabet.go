@@ -224,17 +224,17 @@ var chains = []chain{
 	}},
 	{"second-durable", []string{featDurable, featRecover}, func(rng *rand.Rand, out []Symbol) []Symbol {
 		// Two durable commands on one session: the second is refused unsent (TRN-113).
-		return append(out, Symbol{Op: "start"}, Symbol{one(rng, "dispatch", "step"), howAnswer}, Symbol{one(rng, "dispatch", "reconcile", "step", "recover"), howAnswer})
+		return append(out, Symbol{Op: "start"}, Symbol{one(rng, "dispatch", "step"), howAnswer}, Symbol{one(rng, "dispatch", "reconcile", "step"), howAnswer})
 	}},
 	{"poisoned-reuse", []string{featInvoke}, func(rng *rand.Rand, out []Symbol) []Symbol {
-		// A failed exchange whose worker stays alive, then another request on the session
-		// (FRM-036, TRN-003).
-		return append(out, Symbol{Op: "start"}, Symbol{"invoke", one(rng, howForged, howWrongSeq, howInvalid, howLate)}, Symbol{"invoke", howAnswer}, Symbol{"invoke", howAnswer})
+		// A failed exchange whose worker the host need not stop (a forged or out-of-sequence
+		// answer), then more requests on the session (FRM-036, TRN-003).
+		return append(out, Symbol{Op: "start"}, Symbol{"invoke", one(rng, howForged, howWrongSeq)}, Symbol{"invoke", howAnswer}, Symbol{"invoke", howAnswer})
 	}},
 	{"budget", []string{featInvoke}, func(rng *rand.Rand, out []Symbol) []Symbol {
-		// A refused invocation spends no call; max_calls is enforced before sending
-		// (AUZ-007, AUZ-008).
-		out = append(out, Symbol{Op: "start"}, Symbol{"invoke", one(rng, howTooBig, howDenied)})
+		// An invocation of a granted tool refused for its size spends no call; max_calls is
+		// enforced before sending (AUZ-007, AUZ-008, AUZ-010).
+		out = append(out, syms("start", "invoke:toobig")...)
 		return append(out, repeat(echoMaxCalls+1, "invoke:answer")...)
 	}},
 	{"overlong-line", []string{featInvoke}, func(rng *rand.Rand, out []Symbol) []Symbol {
