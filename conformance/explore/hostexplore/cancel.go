@@ -2,8 +2,10 @@ package hostexplore
 
 import (
 	"bytes"
+	"fmt"
 	"time"
 
+	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/driver"
 	"github.com/splashv5/conform/conformance/fakeworker"
 	"github.com/splashv5/conform/impl/protocol"
@@ -109,9 +111,24 @@ func (ex *exchangeState) judgeFinish(o driver.Outcome, took time.Duration) *Viol
 
 // judgeClose checks close on a healthy cancellable session with no invocation running: it
 // sends close_session and answers only once the worker's output ended (HDR-023, HDR-052).
-func (ex *exchangeState) judgeClose(o driver.Outcome) *Violation {
+func (ex *exchangeState) judgeClose(o driver.Outcome, took time.Duration) *Violation {
 	w := ex.m.w
-	if w.poisoned != "" || w.ended || w.state.Active || !o.OK {
+	if ex.hung {
+		// The output never ended: the close answers within the deadline and the worker's
+		// whole group is stopped (HDR-052, HDR-045).
+		w.poisoned = ex.sym.String()
+		if o.OK {
+			return violation("cancel", "an error outcome: the worker's output never ended after close_session", "ok "+conformance.Clip(string(o.Raw()), 200))
+		}
+		if deadline := ex.m.deadline(); took > deadline+ex.m.cfg.grace() {
+			return violation("deadline", fmt.Sprintf("the close outcome within the exchange deadline (%v)", deadline), fmt.Sprintf("after %v", took.Round(time.Millisecond)))
+		}
+		if !w.gone(ex.m.cfg.grace()) {
+			return violation("contained", "the worker's process group gone once close's wait passed the deadline", fmt.Sprintf("worker %d still runs", w.index))
+		}
+		return nil
+	}
+	if !ex.wasHealthy || w.state.Active || !o.OK {
 		return nil
 	}
 	if ex.outputClosed.IsZero() {

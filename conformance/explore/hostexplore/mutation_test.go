@@ -30,14 +30,21 @@ func hostFaultNames(t *testing.T) []string {
 }
 
 // TestHostExploreMutation explores the splashfaults build of the reference driver once per
-// fault, with the budget EXPLORE_HOST_MUTATION names (60s is the command's default), and
-// prints which faults explore alone finds and by which invariant. It requires that at least
+// fault, with the budget EXPLORE_HOST_MUTATION names (60s is the command's default) and the
+// seed EXPLORE_HOST_SEED names (default 1), and prints which faults explore alone finds and by
+// which invariant. It requires that at least
 // EXPLORE_HOST_MUTATION_MIN percent (default 90) are found; docs/explore-host.md explains
 // every miss. It takes up to the budget per missed fault, so it is opt-in.
 func TestHostExploreMutation(t *testing.T) {
 	budget, err := time.ParseDuration(os.Getenv("EXPLORE_HOST_MUTATION"))
 	if err != nil {
 		t.Skip("set EXPLORE_HOST_MUTATION to a budget per fault (60s is the command's default) to run the explorer against every driver fault")
+	}
+	seed := uint64(1)
+	if v := os.Getenv("EXPLORE_HOST_SEED"); v != "" {
+		if _, err := fmt.Sscan(v, &seed); err != nil {
+			t.Fatalf("EXPLORE_HOST_SEED=%q: %v", v, err)
+		}
 	}
 	names := hostFaultNames(t)
 	if only := os.Getenv("EXPLORE_HOST_FAULTS"); only != "" {
@@ -57,7 +64,7 @@ func TestHostExploreMutation(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			cfg := testConfig(t, bin, "SPLASH_HOST_FAULT="+name)
-			cfg.Seed, cfg.Duration, cfg.Parallel, cfg.ShrinkRuns = 1, budget, 2, -1
+			cfg.Seed, cfg.Duration, cfg.Parallel, cfg.ShrinkRuns = seed, budget, 2, -1
 			started := time.Now()
 			res, err := Explore(t.Context(), cfg)
 			if err != nil {
@@ -89,7 +96,7 @@ func TestHostExploreMutation(t *testing.T) {
 		}
 	}
 	score := 100 * caught / len(results)
-	fmt.Printf("host explore mutation score: %d/%d faults found (%d%%) with a budget of %v each\n", caught, len(results), score, budget)
+	fmt.Printf("host explore mutation score: %d/%d faults found (%d%%) with a budget of %v each, seed %d\n", caught, len(results), score, budget, seed)
 	minimum := 90
 	if v := os.Getenv("EXPLORE_HOST_MUTATION_MIN"); v != "" {
 		_, _ = fmt.Sscan(v, &minimum)

@@ -14,8 +14,12 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/driver"
+	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
+	"github.com/splashv5/conform/impl/jsonline"
+	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/workflow"
 )
 
 // Tools and scope of the explorer's sessions.
@@ -23,6 +27,12 @@ const (
 	echoTool    = "conf.echo"
 	durableTool = "conf.durable.record"
 	scope       = "hx-tenant"
+	otherScope  = "hx-other"
+	// echoMaxCalls and echoMaxInput are the echo grant's call budget and input limit.
+	echoMaxCalls = 4
+	echoMaxInput = 32
+	// patientMS is the exchange deadline of start:patient.
+	patientMS = 3000
 )
 
 // Violation is a broken invariant: the step at which it was seen, what the invariant expected
@@ -62,6 +72,9 @@ type machine struct {
 	reqs     int
 	ops      int
 	step     int
+	// scope and deadlineMS are those the last start gave.
+	scope      string
+	deadlineMS int
 
 	// dispatched counts the dispatch_operation frames of each operation key, refusals the
 	// refused reconciliations of a recover (each allows one more dispatch, HDR-055), and
@@ -73,6 +86,8 @@ type machine struct {
 	// whose answer the host reported.
 	compensation map[string]string
 	answered     map[string]bool
+	// cmpScope is the tenant each compensation key was first sent under.
+	cmpScope map[string]string
 	// inv is the invocation of the last begin on a cancellable session.
 	inv struct {
 		id                            string
@@ -102,7 +117,8 @@ func (m *machine) logf(format string, args ...any) {
 // it. A non-nil error means the run could not be made (no scratch directory, no driver).
 func Run(cfg *Config, syms []Symbol) (Sequence, error) {
 	m := &machine{cfg: cfg, dispatched: map[string]int{}, refusals: map[string]int{}, refused: map[string]bool{},
-		compensation: map[string]string{}, answered: map[string]bool{},
+		compensation: map[string]string{}, answered: map[string]bool{}, cmpScope: map[string]string{},
+		scope: scope, deadlineMS: cfg.deadlineMS(),
 		uncertain: map[string]bool{}, lost: map[string]bool{}}
 	var err error
 	if m.side, err = conformance.OpenSideChannel(cfg.tempDir(), "hx-", "w.sock", 8); err != nil {
@@ -207,13 +223,23 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 	m.reqs++
 	req := fmt.Sprintf("hx-r%d", m.reqs)
 	switch s.Op {
-	case "invoke":
-		tool := echoTool
-		if s.How == howDenied {
-			tool = deniedTool
+	case "invoke", "begin":
+		if s.How == howFlood {
+			return m.flood(s, req)
 		}
-		p := invokePayload.AppendJSON(nil)
-		return m.exchange(s, map[string]any{"op": "invoke", "request_id": req, "tool": tool, "payload": rawJSON(p)}, req, want{tool: tool, payload: p})
+	}
+	switch s.Op {
+	case "invoke":
+		tool, payload := echoTool, invokePayload
+		switch s.How {
+		case howDenied:
+			tool = deniedTool
+		case howTooBig:
+			payload = protocol.TextPayload(strings.Repeat("x", echoMaxInput+1))
+		}
+		p := payload.AppendJSON(nil)
+		return m.exchange(s, map[string]any{"op": "invoke", "request_id": req, "tool": tool, "payload": rawJSON(p)}, req,
+			want{tool: tool, payload: p, admit: m.admit(req, tool, payload)})
 	case "dispatch":
 		m.ops++
 		key, p := fmt.Sprintf("op-hx-%d", m.ops), operationInput(m.ops, s.How)
@@ -224,17 +250,26 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 		return m.exchange(s, map[string]any{"op": "reconcile", "request_id": req, "tool": durableTool, "key": key}, req, want{tool: durableTool, key: key})
 	case "step":
 		m.ops++
-		p := operationInput(m.ops, s.How)
-		return m.exchange(s, map[string]any{"op": "step", "request_id": req, "tool": durableTool, "payload": rawJSON(p), "nonce": "nonce-" + req}, req,
-			want{tool: durableTool, payload: p})
+		p := stepInput(m.ops, s.How)
+		nonce := "nonce-" + req
+		return m.exchange(s, map[string]any{"op": "step", "request_id": req, "tool": durableTool, "payload": rawJSON(p), "nonce": nonce}, req,
+			want{tool: durableTool, payload: p, derived: operationKey(durableTool, p, nonce)})
 	case "recover":
 		return m.exchange(s, map[string]any{"op": "recover", "request_id": req}, req, want{})
 	case "compensate":
 		if len(m.succeeded) == 0 {
 			return "skipped", nil
 		}
-		key, p := m.succeeded[len(m.succeeded)-1], jsonValue(`{"undo":true}`)
-		return m.exchange(s, map[string]any{"op": "compensate", "request_id": req, "key": key, "payload": rawJSON(p)}, req, want{key: key, payload: p})
+		key, p := m.succeeded[len(m.succeeded)-1], jsonValue(compensateInput)
+		// Every compensate gives the same input, which the host may keep again before it
+		// refuses anything (HDR-056): a lost compensation input is lost no longer.
+		for k := range m.lost {
+			if strings.HasPrefix(k, protocol.CompensationKeyPrefix) {
+				delete(m.lost, k)
+			}
+		}
+		return m.exchange(s, map[string]any{"op": "compensate", "request_id": req, "key": key, "payload": rawJSON(p), "nonce": "nonce-" + req}, req,
+			want{key: key, payload: p, nonce: "nonce-" + req})
 	case "close", "wait":
 		return m.exchange(s, map[string]any{"op": s.Op}, "", want{})
 	case "begin":
@@ -252,7 +287,7 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 			return "skipped", nil
 		}
 		// The time between begin and finish is the runner's (HDR-051): more than a deadline.
-		time.Sleep(time.Until(m.inv.at.Add(time.Duration(m.cfg.deadlineMS())*time.Millisecond + 100*time.Millisecond)))
+		time.Sleep(time.Until(m.inv.at.Add(m.deadline() + 100*time.Millisecond)))
 		return m.exchange(s, map[string]any{"op": "finish", "request_id": m.inv.id}, m.inv.id, want{})
 	}
 	return "skipped", nil
@@ -263,21 +298,114 @@ func (m *machine) run(s Symbol) (string, *Violation) {
 // rewrites (HDR-047).
 var invokePayload = protocol.TextPayload("ping\x1f \u00e9")
 
+// The one step of the explorer's plan: its ID and source.
+const (
+	exploreStep   = "explore"
+	exploreSource = "// splash-conform explore host\nlet out = tool.call(\"" + durableTool + "\", input);\n"
+)
+
 // explorePlan is the workflow plan every start with a state directory gives (HDR-049): one
 // step that calls the durable tool with its input.
-var explorePlan = map[string]any{"steps": []map[string]string{{"id": "explore",
-	"source": "// splash-conform explore host\nlet out = tool.call(\"" + durableTool + "\", input);\n"}}}
+var explorePlan = map[string]any{"steps": []map[string]string{{"id": exploreStep, "source": exploreSource}}}
 
 // deniedTool is a tool no manifest of the explorer grants.
 const deniedTool = "conf.not.granted"
 
-// operationInput is the input of durable operation n; under howBigNum it holds 2^64, a number
-// a binary64 reader changes, which a host refuses or never sends (ENC-037, HDR-047).
+// operationInput is the input of dispatch n: a portable number that a binary64 reader rewrites
+// (1.0 as 1, HDR-047), and no other, so that a host that rewrites it still sends it; under howBigNum it holds 2^64 and under howHugeNum 1e400,
+// numbers the other number model reads differently, which a host refuses or never sends
+// (ENC-034, ENC-037).
 func operationInput(n int, how string) []byte {
+	switch how {
+	case howBigNum:
+		return jsonValue(fmt.Sprintf(`{"value":%d,"big":18446744073709551616}`, n))
+	case howHugeNum:
+		return jsonValue(fmt.Sprintf(`{"value":%d,"huge":1e400}`, n))
+	}
+	return jsonValue(fmt.Sprintf(`{"value":%d,"ratio":1.0}`, n))
+}
+
+// stepInput is the input of step n: an object of integers, the inputs of the plan's step
+// (EXP-015); under howBigNum it holds 2^64.
+func stepInput(n int, how string) []byte {
 	if how == howBigNum {
 		return jsonValue(fmt.Sprintf(`{"value":%d,"big":18446744073709551616}`, n))
 	}
 	return jsonValue(fmt.Sprintf(`{"value":%d}`, n))
+}
+
+// compensateInput is the inverse input of every compensate: a portable number a binary64
+// reader rewrites (HDR-047).
+const compensateInput = `{"ratio":1.0,"undo":true}`
+
+// planFingerprint is the fingerprint of explorePlan (WFL-045), by the derivation the host's
+// step engine uses.
+var planFingerprint = workflow.PlanFingerprint([]workflow.PlanStep{{ID: exploreStep, Source: exploreSource}})
+
+// operationKey is the operation key of a step of tool with input p and nonce under
+// explorePlan (WFL-001, HDR-049), by the ledger's derivation.
+func operationKey(tool string, p []byte, nonce string) string {
+	payload, err := protocol.DecodeToolPayload(p, canonjson.Preserve)
+	if err != nil {
+		return ""
+	}
+	input, err := protocol.CanonicalOperationInputBytes(payload)
+	if err != nil {
+		return ""
+	}
+	return ledger.DeriveOperationKey(planFingerprint, exploreStep, tool, input, []byte(nonce))
+}
+
+// compensationKey is the compensation key of the compensation req binds, with the input p and
+// nonce, under explorePlan and the session's durable grant (WFL-010, HDR-049), by the
+// ledger's derivation.
+func compensationKey(req protocol.OperationCompensationRequest, p []byte, nonce string) string {
+	payload, err := protocol.DecodeToolPayload(p, canonjson.Preserve)
+	if err != nil {
+		return ""
+	}
+	input, err := protocol.CanonicalOperationInputBytes(payload)
+	if err != nil {
+		return ""
+	}
+	return ledger.DeriveCompensationKey(planFingerprint, req.OperationKey, req.Tool, req.TenantScope, req.GrantFingerprint, input, []byte(nonce))
+}
+
+// admit is what the session's authorizer decides for the invocation an invoke command asks
+// for on a healthy ordinary session (AUZ-005 to AUZ-011): the host must send it when the
+// authorizer admits it and must not when it refuses. The runner's authorizer is the host
+// library's, fed the same manifest and every invocation the host's own authorizer sees. A
+// cancellable session's invocations are charged as their frames come (see authorizeFrame).
+func (m *machine) admit(requestID, tool string, p protocol.ToolPayload) *admission {
+	w := m.w
+	if w == nil || w.authz == nil || w.state.Kind != protocol.BaselineSession || w.poisoned != "" || w.ended || w.inputEnded {
+		return nil
+	}
+	inv, err := protocol.NewToolInvocation(w.boot.SessionID, requestID, tool, p)
+	if err == nil {
+		_, err = w.authz.Authorize(inv)
+	}
+	return &admission{err: err}
+}
+
+// admission is the runner's authorizer's decision on an invoke command's invocation.
+type admission struct{ err error }
+
+// authorizeFrame charges an invoke frame no command decision covers (a cancellable session's)
+// to the session's authorizer: a frame it refuses is one the host had to refuse unsent.
+func (ex *exchangeState) authorizeFrame(w *worker, inv protocol.ToolInvocation) *Violation {
+	if ex.want.admit != nil || w.authz == nil {
+		return nil
+	}
+	// The slot rule of TRN-112: the invocation keeps an identity for its cancellation when one
+	// is left after its own.
+	w.slotKept = w.authz.ReservedRequestIDs()+1 < protocol.MaxSessionRequestIDs
+	a, err := w.authz.Authorize(inv)
+	if err != nil {
+		return violation("authorized", "no frame: the session's authorizer refuses the invocation ("+err.Error()+")", "invoke of "+inv.RequestID)
+	}
+	w.keepToken(a)
+	return nil
 }
 
 // want is what the request frame of a command must carry, as the command gave it (zero: not
@@ -285,6 +413,12 @@ func operationInput(n int, how string) []byte {
 type want struct {
 	tool, key string
 	payload   []byte
+	// nonce is a compensate's nonce, from which its compensation key is derived; admit the
+	// authorizer's decision on an invocation.
+	nonce string
+	admit *admission
+	// derived is the operation key a step's dispatch must carry (HDR-049).
+	derived string
 }
 
 // needOf returns the feature a command needs.
@@ -301,8 +435,8 @@ func needOf(op string) string {
 func (m *machine) manifest() (protocol.CapabilityManifest, error) {
 	m.sessions++
 	echo := protocol.TextGrant(echoTool)
-	echo.MaxCalls, echo.MaxOutputBytes = 8, 64
-	grants := []protocol.CapabilityGrant{echo}
+	echo.MaxCalls, echo.MaxInputBytes, echo.MaxOutputBytes = echoMaxCalls, echoMaxInput, 64
+	grants := []protocol.CapabilityGrant{echo, floodGrant()}
 	if slices.Contains(m.features, featDurable) || slices.Contains(m.features, featRecover) {
 		d := protocol.JSONGrant(durableTool)
 		d.MaxCalls, d.MaxCompensations = 8, 2
@@ -319,7 +453,14 @@ func (m *machine) start(how string) (string, *Violation) {
 		return "", violation("start", "a manifest", err.Error())
 	}
 	argv := append(slices.Clone(m.cfg.fake()), m.side.Sock, "--child")
-	cmd := map[string]any{"op": "start", "command": argv, "manifest": rawJSON(man.AppendJSON(nil)), "deadline_ms": m.cfg.deadlineMS(), "scope": scope}
+	sc, ms := scope, m.cfg.deadlineMS()
+	switch how {
+	case howOther:
+		sc = otherScope
+	case howPatient:
+		ms = patientMS
+	}
+	cmd := map[string]any{"op": "start", "command": argv, "manifest": rawJSON(man.AppendJSON(nil)), "deadline_ms": ms, "scope": sc}
 	if slices.Contains(m.features, featRecover) {
 		cmd["state"], cmd["inputs"] = filepath.Join(m.dir, "state"), filepath.Join(m.dir, "inputs")
 		cmd["plan"] = explorePlan
@@ -343,6 +484,12 @@ func (m *machine) start(how string) (string, *Violation) {
 		return out, v
 	}
 	m.inv.id = ""
+	if m.w != old && m.w != nil {
+		m.scope, m.deadlineMS = sc, ms
+		if m.w.authz, err = authorizer.New(man); err != nil {
+			return out, violation("start", "a manifest the authorizer takes", err.Error())
+		}
+	}
 	if m.w != old && m.w != nil && !slices.Equal(m.w.hello.Argv[1:], argv[1:]) {
 		return out, violation("start", fmt.Sprintf("the worker command line %q as given", argv[1:]), fmt.Sprintf("%q", m.w.hello.Argv[1:]))
 	}
@@ -393,6 +540,7 @@ func (m *machine) exchange(s Symbol, cmd map[string]any, requestID string, wt wa
 	}
 	m.logf("driver: command %s", conformance.CommandTranscript(cmd, 200))
 	ex := &exchangeState{m: m, sym: s, requestID: requestID, began: began, want: wt}
+	ex.wasHealthy = ex.healthy()
 	if s.Op == "finish" {
 		ex.finish()
 	}
@@ -421,7 +569,7 @@ func (m *machine) exchange(s Symbol, cmd map[string]any, requestID string, wt wa
 			done = true
 		case <-limit.C:
 			if ex.waits() || s.Op == "wait" {
-				return ex.text("none"), violation("deadline", fmt.Sprintf("an outcome within the exchange deadline (%d ms)", m.cfg.deadlineMS()),
+				return ex.text("none"), violation("deadline", fmt.Sprintf("an outcome within the exchange deadline (%d ms)", m.deadlineMS),
 					fmt.Sprintf("none after %v", m.cfg.limit()))
 			}
 			return ex.text("none"), violation("driver-lines", "an outcome for "+s.Op, fmt.Sprintf("none after %v", m.cfg.limit()))
@@ -476,6 +624,10 @@ type exchangeState struct {
 	outcomeAt, outputClosed time.Time
 	outcomeOK               bool
 	v                       *Violation
+	// hung says that the worker withheld the end of its output after close_session, overlong
+	// that it wrote an answer line past 1 MiB; wasHealthy that the session could carry an
+	// exchange when the command was sent.
+	hung, overlong, wasHealthy bool
 }
 
 // text is the abstract output of the exchange: the frames' kinds, then the outcome.
@@ -600,6 +752,9 @@ func (ex *exchangeState) asGiven(msg protocol.Message) *Violation {
 	if ex.sym.How == howDenied {
 		return violation("authorized", "no frame: the manifest grants no "+deniedTool, string(typ))
 	}
+	if a := ex.want.admit; a != nil && a.err != nil && typ == protocol.TypeInvoke {
+		return violation("authorized", "no frame: the session's authorizer refuses the invocation ("+a.err.Error()+")", string(typ))
+	}
 	if want, ok := requestType[op]; !ok || want != typ {
 		return violation("request-as-given", fmt.Sprintf("%s sends %s", op, requestType[op]), fmt.Sprintf("%s during %s", typ, op))
 	}
@@ -613,8 +768,15 @@ func (ex *exchangeState) asGiven(msg protocol.Message) *Violation {
 		return nil
 	case protocol.CancelMessage:
 		reqID, key = r.Request.RequestID, r.Request.CancellationID
+		if t, ok := ex.m.w.tokens[reqID]; ok {
+			// The cancellation reserves its id, as the host's authorizer does (AUZ-015).
+			_, _ = ex.m.w.authz.AuthorizeCancellation(r.Request, t)
+		}
 	case protocol.InvokeMessage:
 		reqID, tool, payload = r.Invocation.RequestID, r.Invocation.Tool, r.Invocation.Payload.AppendJSON(nil)
+		if v := ex.authorizeFrame(ex.m.w, r.Invocation); v != nil {
+			return v
+		}
 	case protocol.DispatchOperationMessage:
 		reqID, tool, key, payload = r.Request.RequestID, r.Request.Tool, r.Request.OperationKey, r.Request.Payload.AppendJSON(nil)
 	case protocol.ReconcileOperationMessage:
@@ -632,6 +794,39 @@ func (ex *exchangeState) asGiven(msg protocol.Message) *Violation {
 		return violation("request-as-given", fmt.Sprintf("%s of operation key %q given", typ, w.key), fmt.Sprintf("operation key %q", key))
 	case w.payload != nil && payload != nil && !bytes.Equal(payload, w.payload):
 		return violation("request-as-given", fmt.Sprintf("%s with the payload as given: %s", typ, w.payload), "payload "+conformance.Clip(string(payload), 200))
+	}
+	if w.derived != "" && key != w.derived {
+		return violation("keys-derived", fmt.Sprintf("%s under the operation key %s, derived from the plan's fingerprint %s, the step, tool, input and nonce given", typ, w.derived, planFingerprint),
+			"operation key "+key)
+	}
+	if r, ok := msg.(protocol.CompensateOperationMessage); ok {
+		return ex.compensationDerived(r.Request)
+	}
+	return nil
+}
+
+// compensationDerived judges the compensation key of a compensate command's frame: the
+// derivation from the plan, the operation, tool, the session's scope and grant, the input and
+// the nonce given (WFL-010, HDR-049).
+func (ex *exchangeState) compensationDerived(req protocol.OperationCompensationRequest) *Violation {
+	m := ex.m
+	if _, again := m.compensation[req.OperationKey]; again || ex.want.nonce == "" || m.w == nil || m.w.authz == nil {
+		// A second compensation of an operation is judged by compensate-once.
+		return nil
+	}
+	var fp string
+	for _, g := range m.w.authz.Manifest().Grants {
+		if g.Tool == req.Tool {
+			fp, _ = g.CompensationFingerprint()
+		}
+	}
+	if req.TenantScope != m.scope {
+		return nil // the tenant invariant judges the scope; the key follows from it
+	}
+	expected := req
+	expected.GrantFingerprint = fp
+	if want := compensationKey(expected, ex.want.payload, ex.want.nonce); req.CompensationKey != want {
+		return violation("keys-derived", "the compensation key "+want+" derived from the plan, operation, tool, scope, grant, input and nonce given", "compensation key "+req.CompensationKey)
 	}
 	return nil
 }
@@ -661,10 +856,20 @@ func (ex *exchangeState) durable(w *worker, msg protocol.Message) *Violation {
 		}
 	case protocol.CompensateOperationMessage:
 		reqID, key = r.Request.RequestID, r.Request.OperationKey
-		if r.Request.TenantScope != scope {
-			return violation("tenant", "tenant_scope "+scope+", the scope given in start", "tenant_scope "+r.Request.TenantScope)
-		}
 		cmp := r.Request.CompensationKey
+		tenant, recorded := m.scope, ""
+		if ex.sym.Op == "recover" {
+			// A recovered compensation keeps the tenant it was first sent under (WFL-026).
+			if tenant, recorded = m.cmpScope[cmp], " it was first sent under"; tenant == "" {
+				tenant = r.Request.TenantScope
+			}
+		}
+		if r.Request.TenantScope != tenant {
+			return violation("tenant", "tenant_scope "+tenant+", the scope given in start"+recorded, "tenant_scope "+r.Request.TenantScope)
+		}
+		if m.cmpScope[cmp] == "" {
+			m.cmpScope[cmp] = tenant
+		}
 		switch prev, ok := m.compensation[key]; {
 		case ok && prev != cmp:
 			return violation("compensate-once", "no second compensation of "+key+" (its compensation is "+prev+")", "compensate_operation under "+cmp)
@@ -720,6 +925,11 @@ func (ex *exchangeState) respond(w *worker, msg protocol.Message) *Violation {
 	case protocol.CancelMessage:
 		return ex.cancel(w, r.Request)
 	case protocol.CloseSessionMessage:
+		if ex.sym.How == howHang {
+			// The worker never ends its output: the host contains it at the deadline (HDR-052).
+			ex.hung = true
+			return nil
+		}
 		// The worker ends its output a little later (CAN-009): close answers only then (HDR-052).
 		ex.outputClosed = time.Now().Add(closeDelay)
 		time.AfterFunc(closeDelay, func() { w.closeOutput() })
@@ -746,12 +956,22 @@ func (ex *exchangeState) respond(w *worker, msg protocol.Message) *Violation {
 		how = howAnswer // a refusal is a reconciliation's only
 	}
 	switch how {
-	case howAnswer, "":
+	case howAnswer, "", howBigNum, howHugeNum, howTooBig, howDenied:
 		ex.answer, ex.answeredAt = answer, time.Now()
 		w.write(w.seal(answer))
+	case howIndex:
+		// The state tag given as its variant index, the tag over the canonical form: a
+		// well-formed answer a host must read as the same status (ENC-051).
+		ex.answer, ex.answeredAt = answer, time.Now()
+		w.write(indexState(w.seal(answer)))
+	case howOverlong:
+		// An answer line that passes 1 MiB in bytes, a third of it in characters, and never
+		// ends: the host must refuse it at the bound (FRM-003).
+		w.write(bytes.Repeat([]byte("\u20ac"), (jsonline.MaxLineBytes+64<<10)/3))
+		ex.hostileDid, ex.overlong = true, true
 	case howLate:
 		line := w.seal(answer)
-		delay := time.Duration(m.cfg.deadlineMS())*time.Millisecond + lateBy
+		delay := m.deadline() + lateBy
 		time.AfterFunc(delay, func() { w.write(line) })
 		ex.hostileDid = true
 	case howSilent:
@@ -789,6 +1009,18 @@ func (ex *exchangeState) respond(w *worker, msg protocol.Message) *Violation {
 	return nil
 }
 
+// indexState returns a sealed answer line with its state tag replaced by the variant index
+// (running 0, succeeded 1, as vectors/messages.json pins them).
+func indexState(line []byte) []byte {
+	for name, index := range map[string]string{"running": "0", "succeeded": "1"} {
+		from := []byte(`"state":"` + name + `"`)
+		if bytes.Count(line, from) == 1 {
+			return bytes.Replace(line, from, []byte(`"state":`+index), 1)
+		}
+	}
+	return line
+}
+
 // invalidAnswer is answer made invalid for its request while well sealed: a result larger
 // than the grant's 64 output bytes (66 UTF-8 bytes, 33 UTF-16 units, HDR-048), an operation
 // result for another operation key.
@@ -816,7 +1048,7 @@ const lateBy = 600 * time.Millisecond
 // judge judges the outcome of an exchange.
 func (ex *exchangeState) judge(o driver.Outcome, took time.Duration) *Violation {
 	m, w := ex.m, ex.m.w
-	deadline := time.Duration(m.cfg.deadlineMS()) * time.Millisecond
+	deadline := m.deadline()
 	switch {
 	case ex.sym.Op == "start" && ex.sym.How == howBadScope:
 		if o.OK || ex.accepted {
@@ -844,11 +1076,13 @@ func (ex *exchangeState) judge(o driver.Outcome, took time.Duration) *Violation 
 	case ex.sym.Op == "finish":
 		return ex.judgeFinish(o, took)
 	case ex.sym.Op == "close" && w != nil && w.state.Kind == protocol.CancellableSession:
-		return ex.judgeClose(o)
+		return ex.judgeClose(o, took)
 	case ex.sym.Op == "recover" && ex.request == nil:
 		return ex.judgeSettled(o)
+	case ex.sym.Op == "cancel" && ex.request == nil:
+		return ex.judgeRefusedCancel(o)
 	case ex.request == nil:
-		return nil
+		return ex.judgeUnsent(o)
 	case ex.hostileDid:
 		return ex.judgeHostile(o, took)
 	case ex.answer != nil:
@@ -868,13 +1102,52 @@ func (ex *exchangeState) judge(o driver.Outcome, took time.Duration) *Violation 
 	return nil
 }
 
+// judgeUnsent checks a command that sent no request frame: an invocation the session's
+// authorizer admits on a healthy ordinary session must have been sent (AUZ-007, AUZ-008,
+// HDR-021).
+func (ex *exchangeState) judgeUnsent(o driver.Outcome) *Violation {
+	if a := ex.want.admit; a == nil || a.err != nil || ex.sym.Op != "invoke" {
+		return nil
+	}
+	return violation("authorized", "the invoke frame: the session's authorizer admits the invocation (a refused call spends nothing, AUZ-007, AUZ-008)",
+		"no frame; "+conformance.Clip(string(o.Raw()), 200))
+}
+
+// judgeRefusedCancel checks a cancel the host refused without a frame on a healthy cancellable
+// session: a refusal with an identity slot kept stops nothing, the worker keeps running
+// (AUZ-016, HDR-045).
+func (ex *exchangeState) judgeRefusedCancel(o driver.Outcome) *Violation {
+	m, w := ex.m, ex.m.w
+	if o.OK || !ex.wasHealthy || w == nil || w.state.Kind != protocol.CancellableSession || w.authz == nil {
+		return nil
+	}
+	if !w.slotKept && w.state.Active && m.inv.id == ex.requestID && !m.inv.cancelled && !m.inv.resulted {
+		// No identity was kept for this cancellation (TRN-112): the host must contain the
+		// worker instead, its whole group (HDR-045).
+		w.poisoned = ex.sym.String()
+		if !w.gone(m.cfg.grace()) {
+			return violation("contained", "the worker's process group gone after a cancel refused for want of a kept identity slot (TRN-112, HDR-045)",
+				fmt.Sprintf("worker %d still runs", w.index))
+		}
+		return nil
+	}
+	if w.dying(150 * time.Millisecond) {
+		return violation("cancel", "the worker still running after a cancel refused without a frame (AUZ-016, HDR-045)", "the worker ended; "+string(o.Raw()))
+	}
+	return nil
+}
+
 // judgeHostile checks the outcome of an exchange the worker failed: an error, within the
 // deadline when the worker never answered, and its process group gone then.
 func (ex *exchangeState) judgeHostile(o driver.Outcome, took time.Duration) *Violation {
 	m, w := ex.m, ex.m.w
-	deadline := time.Duration(m.cfg.deadlineMS()) * time.Millisecond
+	deadline := m.deadline()
 	if o.OK {
 		return violation("hostile-refused", "an error outcome after the worker's "+ex.sym.How, "ok "+conformance.Clip(string(o.Raw()), 200))
+	}
+	if ex.overlong && took > deadline/2 {
+		return violation("line-bound", fmt.Sprintf("the answer line refused once it passed %d bytes, long before the deadline (%v)", jsonline.MaxLineBytes, deadline),
+			fmt.Sprintf("the error after %v", took.Round(time.Millisecond)))
 	}
 	if ex.refusedKey != "" {
 		m.refusals[ex.refusedKey]++
@@ -988,6 +1261,9 @@ func (ex *exchangeState) judgeWait(o driver.Outcome) *Violation {
 	}
 	return nil
 }
+
+// deadline is the exchange deadline of the current session.
+func (m *machine) deadline() time.Duration { return time.Duration(m.deadlineMS) * time.Millisecond }
 
 // rawJSON marks bytes as JSON for encoding/json.
 type rawJSON []byte

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/splashv5/conform/conformance/fakeworker"
+	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/jsonline"
@@ -39,6 +40,13 @@ type worker struct {
 	opened bool
 	// state decides what a real worker accepts (protocol.WorkerState.Admit).
 	state protocol.WorkerState
+	// authz is the session's authorizer as the host library keeps it, fed the invocations the
+	// commands ask for: what the host must send and must refuse (AUZ-005 to AUZ-011).
+	authz *authorizer.SessionAuthorizer
+	// tokens are the authorizations of the invocations begun, for their cancellations';
+	// slotKept says that the last one kept an identity for its cancellation (TRN-112).
+	tokens   map[string]authorizer.AuthorizedInvocation
+	slotKept bool
 	// durable says that the session's one durable exchange was sent (TRN-113).
 	durable bool
 	// poisoned names the failed exchange after which the host must send no frame.
