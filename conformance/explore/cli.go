@@ -129,6 +129,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "splash-conform explore: no worker command given; exploring the bundled reference worker")
 		port = refCmd
 	}
+	ns, dropped := servableNeeds(ns, port)
+	for _, n := range allNeeds {
+		if p, ok := dropped[n]; ok {
+			fmt.Fprintf(stdout, "splash-conform explore: need %s left out: the worker command has no %s placeholder\n", n, p)
+		}
+	}
 	mode := canonjson.Preserve
 	if *lossy {
 		mode = canonjson.Lossy

@@ -2,6 +2,8 @@ package explore
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,5 +104,27 @@ func TestMainFlags(t *testing.T) {
 	out.Reset()
 	if code := Main([]string{"-list", "-run", "CNF-EXP-LEARN"}, &out, &errOut); code != conformance.ExitOK || strings.Contains(out.String(), IDWalk) || !strings.Contains(out.String(), IDStateShould) {
 		t.Errorf("-list -run CNF-EXP-LEARN: status %d:\n%s", code, out.String())
+	}
+}
+
+// Spec: EXP-001 — a need whose placeholder the worker command lacks is left out, so that a store
+// fault the worker is never told about is not read as a worker ignoring it.
+func TestServableNeeds(t *testing.T) {
+	all := []alphabet.Need{alphabet.NeedDurable, alphabet.NeedCancel, alphabet.NeedCompensation, alphabet.NeedStoreFault, alphabet.NeedEffectFence}
+	for _, c := range []struct {
+		cmd     []string
+		kept    []alphabet.Need
+		dropped map[alphabet.Need]string
+	}{
+		{[]string{"w", "--journal", "{journal}", "--effect-log", "{effects}", "--store-fault", "{store-fault}"}, all, nil},
+		{[]string{"w", "--journal={journal}"}, []alphabet.Need{alphabet.NeedDurable, alphabet.NeedCancel, alphabet.NeedCompensation},
+			map[alphabet.Need]string{alphabet.NeedStoreFault: "{store-fault}", alphabet.NeedEffectFence: "{effects}"}},
+		{[]string{"w"}, []alphabet.Need{alphabet.NeedCancel},
+			map[alphabet.Need]string{alphabet.NeedDurable: "{journal}", alphabet.NeedCompensation: "{journal}", alphabet.NeedStoreFault: "{journal}", alphabet.NeedEffectFence: "{journal}"}},
+	} {
+		kept, dropped := servableNeeds(all, conformance.WorkerCommand(c.cmd))
+		if !slices.Equal(kept, c.kept) || !maps.Equal(dropped, c.dropped) {
+			t.Errorf("%q: kept %v, left out %v; want %v and %v", c.cmd, kept, dropped, c.kept, c.dropped)
+		}
 	}
 }
