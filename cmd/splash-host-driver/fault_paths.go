@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/splashv5/conform/impl/ledger"
+	"github.com/splashv5/conform/impl/opkey"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/storage"
 	"github.com/splashv5/conform/impl/transport"
@@ -24,7 +25,7 @@ var memory = storage.NewMemoryBackend()
 // persists after sending would, and the answer after it.
 func (s *session) unrecorded(e *workflow.Engine, tg workflow.Target, p protocol.ToolPayload, input []byte, nonce string, record bool) (json.RawMessage, error) {
 	auth := s.proc.HostAuthenticator()
-	cmpKey := ledger.DeriveCompensationKey(s.plan.Fingerprint, tg.OperationKey, tg.Policy.Tool(), s.scope, tg.Policy.GrantFingerprint(), input, []byte(nonce))
+	cmpKey := opkey.CompensationKey(s.plan.Fingerprint, tg.OperationKey, tg.Policy.Tool(), s.scope, tg.Policy.GrantFingerprint(), input, []byte(nonce))
 	b, _ := protocol.NewOperationCompensationBinding(tg.Policy.Tool(), tg.OperationKey, cmpKey, s.scope, tg.Policy.GrantFingerprint())
 	req, _ := protocol.NewOperationCompensationRequest(auth.SessionID(), nonce, b, p)
 	_, line, _ := auth.Seal(protocol.CompensateOperationMessage{Request: req})

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/splashv5/conform/impl/host"
+	"github.com/splashv5/conform/impl/opkey"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -123,7 +124,7 @@ func deriveOperationKey(plan Plan, stepID, tool string, input, nonce []byte) (st
 	case len(nonce) > MaxOperationNonceBytes:
 		return "", &Error{Kind: ErrOperationNonceTooLarge, Actual: uint64(len(nonce)), Maximum: MaxOperationNonceBytes}
 	}
-	return DeriveOperationKey(plan.Fingerprint, stepID, tool, input, nonce), nil
+	return opkey.OperationKey(plan.Fingerprint, stepID, tool, input, nonce), nil
 }
 
 // validateBinding checks a ledger record against a step, tool and canonical input.

@@ -1,28 +1,8 @@
 package ledger
 
 import (
-	"encoding/hex"
-
 	"github.com/splashv5/conform/impl/protocol"
-	"lukechampine.com/blake3"
 )
-
-const ledgerCompensationKeyDomain = "splash-workflow-compensation-key-v1"
-
-// DeriveCompensationKey returns the durable compensation key of the inverse of an operation:
-// "cmp-" and the lowercase hex of BLAKE3 over the domain
-// "splash-workflow-compensation-key-v1" followed by the length-prefixed plan fingerprint,
-// original operation key, tool, tenant scope, grant fingerprint, canonical compensation input
-// and host nonce (WFL-010). It checks nothing; Ledger.RecordCompensation checks the record.
-func DeriveCompensationKey(planFingerprint, operationKey, tool, tenantScope, grantFingerprint string, input, nonce []byte) string {
-	b := append(make([]byte, 0, 512+len(input)+len(nonce)), ledgerCompensationKeyDomain...)
-	for _, part := range [][]byte{[]byte(planFingerprint), []byte(operationKey), []byte(tool),
-		[]byte(tenantScope), []byte(grantFingerprint), input, nonce} {
-		b = appendLP(b, part)
-	}
-	sum := blake3.Sum256(b)
-	return protocol.CompensationKeyPrefix + hex.EncodeToString(sum[:])
-}
 
 // RecordCompensation records the one compensation intent of the succeeded operation key, for
 // tool, tenant scope and grant fingerprint, under compensationKey and the canonical inverse

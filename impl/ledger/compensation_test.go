@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/splashv5/conform/impl/opkey"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -32,10 +33,10 @@ func TestDeriveCompensationKey(t *testing.T) {
 	input, nonce := []byte("text\x00\x00\x00\x00\x00\x00\x00\x04undo"), []byte("run-1:undo")
 	want := "cmp-" + hashParts([]byte("splash-workflow-compensation-key-v1"), lp([]byte(planFP)), lp([]byte("op-1")),
 		lp([]byte("remote")), lp([]byte("tenant-a")), lp([]byte(grantFP)), lp(input), lp(nonce))
-	if got := DeriveCompensationKey(planFP, "op-1", "remote", "tenant-a", grantFP, input, nonce); got != want {
+	if got := opkey.CompensationKey(planFP, "op-1", "remote", "tenant-a", grantFP, input, nonce); got != want {
 		t.Fatalf("key %s, want %s", got, want)
 	}
-	if DeriveCompensationKey(planFP, "op-1", "remote", "tenant-b", grantFP, input, nonce) == want {
+	if opkey.CompensationKey(planFP, "op-1", "remote", "tenant-b", grantFP, input, nonce) == want {
 		t.Fatal("the tenant scope does not reach the key")
 	}
 }

@@ -7,23 +7,23 @@ import (
 	"strconv"
 	"strings"
 
+	"lukechampine.com/blake3"
+
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/derive"
 	"github.com/splashv5/conform/impl/errkind"
 	"github.com/splashv5/conform/impl/protocol"
-	"lukechampine.com/blake3"
 )
 
 // Workflow operation ledger bounds (format 2).
 const (
-	FormatVersion            = 2
-	MaxOperations            = 64
-	MaxBytes                 = 64 * 1024
-	MaxInputBytes            = 256 * 1024
-	MaxOperationNonceBytes   = 128
-	MaxStepIDBytes           = 128
-	ledgerInputDomain        = "splash-workflow-operation-input-v1"
-	ledgerOperationKeyDomain = "splash-workflow-operation-key-v1"
+	FormatVersion          = 2
+	MaxOperations          = 64
+	MaxBytes               = 64 * 1024
+	MaxInputBytes          = 256 * 1024
+	MaxOperationNonceBytes = 128
+	MaxStepIDBytes         = 128
+	ledgerInputDomain      = "splash-workflow-operation-input-v1"
 )
 
 // State is the lifecycle state a ledger records for an operation or a compensation.
@@ -316,26 +316,6 @@ func InputFingerprint(input []byte) string {
 	b = append(b, input...)
 	sum := blake3.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-func appendLP(b []byte, part []byte) []byte {
-	b = binary.BigEndian.AppendUint64(b, uint64(len(part)))
-	return append(b, part...)
-}
-
-// DeriveOperationKey returns "op-" + hex(BLAKE3("splash-workflow-operation-key-v1" ||
-// lp(plan fingerprint) || lp(step) || lp(tool) || lp(input) || lp(nonce))). It does not check
-// its arguments; PrepareNextExternalOperation does.
-func DeriveOperationKey(planFingerprint, stepID, tool string, input, nonce []byte) string {
-	b := make([]byte, 0, len(ledgerOperationKeyDomain)+40+len(planFingerprint)+len(stepID)+len(tool)+len(input)+len(nonce))
-	b = append(b, ledgerOperationKeyDomain...)
-	b = appendLP(b, []byte(planFingerprint))
-	b = appendLP(b, []byte(stepID))
-	b = appendLP(b, []byte(tool))
-	b = appendLP(b, input)
-	b = appendLP(b, nonce)
-	sum := blake3.Sum256(b)
-	return "op-" + hex.EncodeToString(sum[:])
 }
 
 func isStepID(s string) bool { return protocol.IsToken(s) }

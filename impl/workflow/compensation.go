@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/splashv5/conform/impl/ledger"
+	"github.com/splashv5/conform/impl/opkey"
 	"github.com/splashv5/conform/impl/protocol"
 )
 
@@ -180,7 +181,7 @@ func (e *Engine) RecordCompensation(ctx context.Context, t Target, input, nonce 
 	case len(nonce) > ledger.MaxOperationNonceBytes:
 		return "", &ledger.Error{Kind: ledger.ErrOperationNonceTooLarge, Actual: uint64(len(nonce)), Maximum: ledger.MaxOperationNonceBytes}
 	}
-	key := ledger.DeriveCompensationKey(e.plan.Fingerprint, op.OperationKey, op.Tool, t.Policy.tenantScope,
+	key := opkey.CompensationKey(e.plan.Fingerprint, op.OperationKey, op.Tool, t.Policy.tenantScope,
 		t.Policy.grantFingerprint, input, nonce)
 	next := e.ledger.Clone()
 	if err := next.RecordCompensation(op.OperationKey, t.Policy.tool, t.Policy.tenantScope, t.Policy.grantFingerprint, key, input); err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/ledger"
+	"github.com/splashv5/conform/impl/opkey"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/workflow"
 )
@@ -34,7 +35,7 @@ func TestDurableStepOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := ledger.DeriveOperationKey(planFP, "publish", record, input, []byte("run-42:publish:0")); c.OperationKey() != want {
+	if want := opkey.OperationKey(planFP, "publish", record, input, []byte("run-42:publish:0")); c.OperationKey() != want {
 		t.Fatalf("key %s, want the plan-bound key %s", c.OperationKey(), want)
 	}
 	d, err := f.e.SealDispatch("dispatch-1", f.host)

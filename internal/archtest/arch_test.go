@@ -183,7 +183,7 @@ func rules(all map[string]pkg) []rule {
 			}
 			return only(p, moduleDeps(p, all, p.Deps), inWireCore)
 		}},
-		{"conformance links only the wire core and the spec text (the interop relay also the host authorizer)", func(p pkg) error {
+		{"conformance links only the wire core and the spec text (the interop relay and the host explorer also the host authorizer and key derivations)", func(p pkg) error {
 			if !under(p.Path, "conformance") {
 				return nil
 			}
@@ -197,7 +197,7 @@ func rules(all map[string]pkg) []rule {
 			}
 			return only(p, p.Deps, func(d string) bool {
 				q := all[d]
-				return q.Standard || inWireCore(d) || under(d, "conformance") || d == "spec" || d == childproc || d == relayAuthorizer ||
+				return q.Standard || inWireCore(d) || under(d, "conformance") || d == "spec" || d == childproc || slices.Contains(judgeLinks, d) ||
 					slices.ContainsFunc(runnerExternals, func(e string) bool { return under(d, e) })
 			})
 		}},
@@ -348,11 +348,11 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"model imports impl", []pkg{mod("model/flow", "impl/protocol"), mod("impl/protocol")},
 			"model imports nothing of the module outside model: model/flow links impl/protocol"},
 		{"conformance imports storage", []pkg{mod("conformance", "impl/storage"), mod("impl/storage")},
-			"conformance links only the wire core and the spec text (the interop relay also the host authorizer): conformance links impl/storage"},
+			"conformance links only the wire core and the spec text (the interop relay and the host explorer also the host authorizer and key derivations): conformance links impl/storage"},
 		{"the host suite imports the authorizer", []pkg{mod("conformance/host", "impl/authorizer"), mod("impl/authorizer")},
-			"conformance links only the wire core and the spec text (the interop relay also the host authorizer): conformance/host links impl/authorizer"},
+			"conformance links only the wire core and the spec text (the interop relay and the host explorer also the host authorizer and key derivations): conformance/host links impl/authorizer"},
 		{"the interop relay imports the worker", []pkg{mod("conformance/interop", "impl/worker"), mod("impl/worker")},
-			"conformance links only the wire core and the spec text (the interop relay also the host authorizer): conformance/interop links impl/worker"},
+			"conformance links only the wire core and the spec text (the interop relay and the host explorer also the host authorizer and key derivations): conformance/interop links impl/worker"},
 		{"the runner links SQLite", []pkg{mod("cmd/splash-conform", "conformance", "modernc.org/sqlite"), mod("conformance"), ext("modernc.org/sqlite")},
 			"splash-conform links the runner, the wire core, the spec text, the standard library and BLAKE3 only: cmd/splash-conform links modernc.org/sqlite"},
 		{"the worker links SQLite", []pkg{mod("cmd/splash-worker", "modernc.org/sqlite"), ext("modernc.org/sqlite")},
@@ -416,14 +416,15 @@ func TestEtcdWorkerBuild(t *testing.T) {
 	}
 }
 
-// relayAuthorizer is the one package beyond the wire core that the interop relay links: it
-// judges each host request by the reference's own authorization rules (IOP-003), which are
-// pure functions of the manifest and the session's counters.
-const relayAuthorizer = "impl/authorizer"
+// judgeLinks are the packages beyond the wire core that a judge of the host may link: the
+// authorizer, whose rules are pure functions of the manifest and the session's counters
+// (IOP-003, the host explorer's authorized invariant), and the key derivations, pure functions
+// of the plan and a step's inputs (the host explorer's keys-derived invariant).
+var judgeLinks = []string{"impl/authorizer", "impl/opkey"}
 
 // relayMayLink reports whether package p of the conformance tree may link d beyond the wire
-// core: only the interop package, and only the authorizer. The worker and host suites judge
-// their peer with the wire core alone.
+// core: only the interop package and the host explorer, and only judgeLinks. The worker and
+// host suites judge their peer with the wire core alone.
 func relayMayLink(p, d string) bool {
-	return under(p, "conformance/interop") && d == relayAuthorizer
+	return (under(p, "conformance/interop") || under(p, "conformance/explore/hostexplore")) && slices.Contains(judgeLinks, d)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/host"
 	"github.com/splashv5/conform/impl/ledger"
+	"github.com/splashv5/conform/impl/opkey"
 	"github.com/splashv5/conform/impl/protocol"
 	"github.com/splashv5/conform/impl/workflow"
 	"github.com/splashv5/conform/vectors/vectorfmt"
@@ -104,7 +105,7 @@ func checkLedgerOperationKey(t *vectorfmt.LedgerTest) []string {
 		if t.OperationKey == nil || t.Fingerprint == nil {
 			return []string{"a valid key test must give operation_key and fingerprint"}
 		}
-		problems = append(problems, compare("operation key", *t.OperationKey, ledger.DeriveOperationKey(plan.Fingerprint, step, tool, input, nonce))...)
+		problems = append(problems, compare("operation key", *t.OperationKey, opkey.OperationKey(plan.Fingerprint, step, tool, input, nonce))...)
 		problems = append(problems, compare("input fingerprint", *t.Fingerprint, ledger.InputFingerprint(input))...)
 	}
 	key, err := plan.OperationKey(step, tool, input, nonce)
@@ -290,7 +291,7 @@ func checkCompensationKey(t *vectorfmt.LedgerTest) []string {
 	if t.Result != vectorfmt.Valid || t.CompensationKey == nil {
 		return []string{"a compensation key test must be valid and give compensation_key"}
 	}
-	got := ledger.DeriveCompensationKey(*t.PlanFingerprint, *t.OperationKey, *t.Tool, *t.TenantScope, *t.GrantFingerprint, input, nonce)
+	got := opkey.CompensationKey(*t.PlanFingerprint, *t.OperationKey, *t.Tool, *t.TenantScope, *t.GrantFingerprint, input, nonce)
 	return compare("compensation key", *t.CompensationKey, got)
 }
 
@@ -438,7 +439,7 @@ func checkPlanFingerprint(t *vectorfmt.LedgerTest) []string {
 	for i := range steps {
 		steps[i] = workflow.PlanStep{ID: t.PlanSteps[i], Source: t.PlanSources[i]}
 	}
-	problems := compare("plan fingerprint", *t.PlanFingerprint, workflow.PlanFingerprint(steps))
+	problems := compare("plan fingerprint", *t.PlanFingerprint, opkey.PlanFingerprint(steps))
 	if len(steps) > 0 {
 		p := workflow.NewPlan(steps)
 		problems = append(problems, compare("plan fingerprint of NewPlan", *t.PlanFingerprint, p.Fingerprint)...)

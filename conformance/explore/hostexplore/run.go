@@ -17,9 +17,8 @@ import (
 	"github.com/splashv5/conform/impl/authorizer"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/jsonline"
-	"github.com/splashv5/conform/impl/ledger"
+	"github.com/splashv5/conform/impl/opkey"
 	"github.com/splashv5/conform/impl/protocol"
-	"github.com/splashv5/conform/impl/workflow"
 )
 
 // Tools and scope of the explorer's sessions.
@@ -340,7 +339,7 @@ const compensateInput = `{"ratio":1.0,"undo":true}`
 
 // planFingerprint is the fingerprint of explorePlan (WFL-045), by the derivation the host's
 // step engine uses.
-var planFingerprint = workflow.PlanFingerprint([]workflow.PlanStep{{ID: exploreStep, Source: exploreSource}})
+var planFingerprint = opkey.PlanFingerprint([]opkey.Step{{ID: exploreStep, Source: exploreSource}})
 
 // operationKey is the operation key of a step of tool with input p and nonce under
 // explorePlan (WFL-001, HDR-049), by the ledger's derivation.
@@ -353,7 +352,7 @@ func operationKey(tool string, p []byte, nonce string) string {
 	if err != nil {
 		return ""
 	}
-	return ledger.DeriveOperationKey(planFingerprint, exploreStep, tool, input, []byte(nonce))
+	return opkey.OperationKey(planFingerprint, exploreStep, tool, input, []byte(nonce))
 }
 
 // compensationKey is the compensation key of the compensation req binds, with the input p and
@@ -368,7 +367,7 @@ func compensationKey(req protocol.OperationCompensationRequest, p []byte, nonce 
 	if err != nil {
 		return ""
 	}
-	return ledger.DeriveCompensationKey(planFingerprint, req.OperationKey, req.Tool, req.TenantScope, req.GrantFingerprint, input, []byte(nonce))
+	return opkey.CompensationKey(planFingerprint, req.OperationKey, req.Tool, req.TenantScope, req.GrantFingerprint, input, []byte(nonce))
 }
 
 // admit is what the session's authorizer decides for the invocation an invoke command asks
