@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"unicode/utf8"
 
@@ -164,16 +165,38 @@ func NewStoreAdmission(store *storage.AuthenticatedStore, journal *StorageJourna
 	return &StoreAdmission{store: store, journal: journal, key: key}, nil
 }
 
+// admissionAttempts bounds how often Admit reads the admitted ids again after another
+// worker's admission changed them between its read and its write.
+const admissionAttempts = 16
+
 // Admit records manifest's session id as admitted for the journal and returns a freshly
 // reserved fencing token. The id is recorded before the token is reserved, so a replayed
-// opening never moves the fence.
+// opening never moves the fence. Workers opened at once on one journal each get admitted: a
+// write that lost the race to another admission reads the ids again and retries, up to
+// admissionAttempts times before it gives ErrAdmissionConflict.
 func (a *StoreAdmission) Admit(ctx context.Context, manifest protocol.CapabilityManifest, journalScope string) (uint64, error) {
 	if journalScope != a.journal.scope {
 		return 0, ErrAdmissionScope
 	}
+	for range admissionAttempts {
+		err := a.record(ctx, manifest.SessionID)
+		if errors.Is(err, ErrAdmissionConflict) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		return a.journal.ReserveFence(ctx)
+	}
+	return 0, ErrAdmissionConflict
+}
+
+// record adds sessionID to the admitted ids in one compare-and-swap: ErrReplayedSession when
+// it is there already, ErrAdmissionConflict when another admission wrote first.
+func (a *StoreAdmission) record(ctx context.Context, sessionID string) error {
 	rec, err := a.store.Load(ctx, a.key)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	var ids []string
 	var expected *uint64
@@ -181,25 +204,23 @@ func (a *StoreAdmission) Admit(ctx context.Context, manifest protocol.Capability
 		expected = storage.ExpectRevision(rec.Revision)
 		if ids, err = decodeAdmitted(rec.Payload); err != nil {
 			// The record authenticated, so its bytes are what was stored: corrupt, not refused.
-			return 0, &storage.Error{Kind: storage.ErrCorrupt, Err: err}
+			return &storage.Error{Kind: storage.ErrCorrupt, Err: err}
 		}
 	}
-	for _, id := range ids {
-		if id == manifest.SessionID {
-			return 0, ErrReplayedSession
-		}
+	if slices.Contains(ids, sessionID) {
+		return ErrReplayedSession
 	}
-	ids = append(ids, manifest.SessionID)
+	ids = append(ids, sessionID)
 	if len(ids) > MaxAdmittedSessionIDs {
 		ids = ids[len(ids)-MaxAdmittedSessionIDs:]
 	}
 	if _, err := a.store.CompareAndSwap(ctx, a.key, expected, encodeAdmitted(ids)); err != nil {
 		if errors.Is(err, storage.ErrWriteConflict) {
-			return 0, ErrAdmissionConflict
+			return ErrAdmissionConflict
 		}
-		return 0, err
+		return err
 	}
-	return a.journal.ReserveFence(ctx)
+	return nil
 }
 
 // The admission record is {"admitted":["id",...]}, oldest first.

@@ -214,3 +214,57 @@ func TestStoreAdmissionFencesAndRefusesReplays(t *testing.T) {
 		t.Fatalf("admission list holds %d ids", n)
 	}
 }
+
+// racingBackend runs race, once, just before the first compare-and-swap of the admission
+// namespace reaches the backend: another worker's admission that lands between this one's read
+// and its write.
+type racingBackend struct {
+	storage.Backend
+	race func()
+}
+
+func (b *racingBackend) CompareAndSwap(ctx context.Context, key storage.RecordKey, expected *uint64, replacement storage.StoredRecord) (storage.CASOutcome, error) {
+	if key.Namespace == "worker-admission" && b.race != nil {
+		race := b.race
+		b.race = nil
+		race()
+	}
+	return b.Backend.CompareAndSwap(ctx, key, expected, replacement)
+}
+
+// Spec: STO-071, STO-026 — workers opened at once on one journal are each admitted: an
+// admission whose write lost the race to another reads the admitted ids again and retries, so
+// both sessions are admitted, both ids recorded, and the later reservation holds the higher fence.
+func TestStoreAdmissionRetriesARacedWrite(t *testing.T) {
+	ctx := context.Background()
+	inner := storage.NewMemoryBackend()
+	racing := &racingBackend{Backend: inner}
+	js, err := worker.NewStorageJournalStore(authStore(t, racing), "worker-journal", scope, canonjson.Preserve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm, err := worker.NewStoreAdmission(authStore(t, racing), js, "worker-admission")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherJournal, _ := worker.NewStorageJournalStore(authStore(t, inner), "worker-journal", scope, canonjson.Preserve)
+	other, _ := worker.NewStoreAdmission(authStore(t, inner), otherJournal, "worker-admission")
+	var otherFence uint64
+	racing.race = func() {
+		if otherFence, err = other.Admit(ctx, protocol.CapabilityManifest{SessionID: "s-other"}, scope); err != nil {
+			t.Errorf("the racing admission: %v", err)
+		}
+	}
+	fence, err := adm.Admit(ctx, protocol.CapabilityManifest{SessionID: "s-mine"}, scope)
+	if err != nil {
+		t.Fatalf("an admission that lost one race was refused: %v", err)
+	}
+	if fence <= otherFence {
+		t.Fatalf("fence %d not above the racing admission's %d", fence, otherFence)
+	}
+	for _, id := range []string{"s-other", "s-mine"} {
+		if _, err := adm.Admit(ctx, protocol.CapabilityManifest{SessionID: id}, scope); !errors.Is(err, worker.ErrReplayedSession) {
+			t.Errorf("%s admitted again (%v): it was not recorded", id, err)
+		}
+	}
+}
