@@ -1,8 +1,9 @@
 // Package coverage maps every requirement of the specification to what proves it: the checks of
-// the worker and host suites, the scenarios of the interop suite and the golden vectors, which
-// judge a port black-box, and the Go tests, which prove this implementation only. It writes the
-// list of docs/requirements-coverage.md, and its data serves an implementation report: per
-// requirement, the checks, scenarios, vectors and tests that prove it.
+// the worker and host suites, the scenarios of the interop suite, the results of the explorer
+// and the golden vectors, which judge a port black-box, and the Go tests, which prove this
+// implementation only. It writes the list of docs/requirements-coverage.md, and its data serves
+// an implementation report: per requirement, the checks, scenarios, vectors and tests that
+// prove it.
 package coverage
 
 import (
@@ -13,6 +14,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/splashv5/conform/conformance/explore"
+	"github.com/splashv5/conform/conformance/explore/hostexplore"
 	"github.com/splashv5/conform/conformance/host"
 	"github.com/splashv5/conform/conformance/interop"
 	"github.com/splashv5/conform/conformance/worker"
@@ -26,6 +29,9 @@ type Evidence struct {
 	WorkerChecks, HostChecks []string
 	// Scenarios are the IDs of the interop scenarios that list it.
 	Scenarios []string
+	// Explorer are the IDs of the results of `splash-conform explore` (worker and host) that
+	// list it: the explorer judges a port on it, finding by finding.
+	Explorer []string
 	// Vectors are the golden vectors that list it in their requirements, as "file.json#id".
 	Vectors []string
 	// Tests are the places in Go tests (and test-support packages) that cite it, as
@@ -49,10 +55,10 @@ type Entry struct {
 	Evidence
 }
 
-// BlackBox reports whether a port is judged on the requirement: a check, a scenario or a vector
-// proves it.
+// BlackBox reports whether a port is judged on the requirement: a check, a scenario, an explorer
+// result or a vector proves it.
 func (e Entry) BlackBox() bool {
-	return len(e.WorkerChecks)+len(e.HostChecks)+len(e.Scenarios)+len(e.Vectors) > 0
+	return len(e.WorkerChecks)+len(e.HostChecks)+len(e.Scenarios)+len(e.Explorer)+len(e.Vectors) > 0
 }
 
 // Must reports whether the requirement is a MUST or MUST NOT.
@@ -65,7 +71,7 @@ func (e Entry) Gap() bool {
 }
 
 // StaleNeeded reports whether the requirement still says a check or vector is needed although a
-// check, scenario or vector now judges it: the marker should go.
+// check, scenario, explorer result or vector now judges it: the marker should go.
 func (e Entry) StaleNeeded() bool { return e.Needed != "" && e.BlackBox() }
 
 // Coverage is the evidence of every requirement, in the specification's order.
@@ -106,6 +112,11 @@ func Build(root string) (*Coverage, error) {
 	for _, s := range interop.Catalog() {
 		for _, id := range s.Requirements {
 			errs = append(errs, add(id, func(e *Evidence) { e.Scenarios = append(e.Scenarios, s.ID) }))
+		}
+	}
+	for _, r := range slices.Concat(explore.CatalogEntries(), hostexplore.CatalogEntries()) {
+		for _, id := range r.Requirements {
+			errs = append(errs, add(id, func(e *Evidence) { e.Explorer = append(e.Explorer, r.ID) }))
 		}
 	}
 	vectors, err := vectorRequirements(filepath.Join(root, "vectors"))
@@ -154,7 +165,7 @@ func Build(root string) (*Coverage, error) {
 	cov := &Coverage{}
 	for _, r := range reqs {
 		e := ev[r.ID]
-		for _, list := range []*[]string{&e.WorkerChecks, &e.HostChecks, &e.Scenarios, &e.Vectors, &e.Tests, &e.Models} {
+		for _, list := range []*[]string{&e.WorkerChecks, &e.HostChecks, &e.Scenarios, &e.Explorer, &e.Vectors, &e.Tests, &e.Models} {
 			*list = slices.Compact(*list)
 		}
 		cov.Entries = append(cov.Entries, Entry{Requirement: r, Evidence: *e})
@@ -256,8 +267,9 @@ func (c *Coverage) Markdown() []byte {
 
 Every MUST (and MUST NOT) requirement of the specification, and what judges a port on it
 black-box: a check of the worker suite (` + "`splash-conform`" + `) or of the host suite
-(` + "`splash-conform host`" + `), a scenario of the interop suite (` + "`splash-conform interop`" + `), or a
-golden vector (` + "`vectors/`" + `). A requirement that binds only this implementation carries the marker
+(` + "`splash-conform host`" + `), a scenario of the interop suite (` + "`splash-conform interop`" + `), a
+result of the explorer (` + "`splash-conform explore`" + `, worker or host), or a golden vector
+(` + "`vectors/`" + `). A requirement that binds only this implementation carries the marker
 ` + "`[implementation only: reason]`" + ` in the specification (spec/README.md), and the reason is listed
 here. A requirement a port can break observably that nothing judges yet names what would: the
 marker ` + "`[check needed: what to check]`" + ` when only a running worker or host can show it, or
@@ -268,13 +280,13 @@ implementation only; their number is given for reference.
 
 `)
 	fmt.Fprintf(&b, "## Summary\n\n| MUST requirements | Count |\n|---|---|\n")
-	fmt.Fprintf(&b, "| judged black-box (check, scenario or vector) | %d |\n", len(judged))
+	fmt.Fprintf(&b, "| judged black-box (check, scenario, explorer result or vector) | %d |\n", len(judged))
 	fmt.Fprintf(&b, "| binding only this implementation | %d |\n", len(implOnly))
 	fmt.Fprintf(&b, "| awaiting a check or vectors (named below) | %d |\n", len(needed))
 	fmt.Fprintf(&b, "| gaps | %d |\n", len(gaps))
 	fmt.Fprintf(&b, "| total | %d |\n\n", len(musts))
 
-	b.WriteString("## Gaps\n\nMUST requirements that bind a port and that no check, scenario or vector judges.\n\n")
+	b.WriteString("## Gaps\n\nMUST requirements that bind a port and that no check, scenario, explorer result or vector judges.\n\n")
 	if len(gaps) == 0 {
 		b.WriteString("None.\n")
 	}
@@ -323,6 +335,7 @@ func judgedBy(e Entry) string {
 	list(e.WorkerChecks, "worker checks")
 	list(e.HostChecks, "host checks")
 	list(e.Scenarios, "scenarios")
+	list(e.Explorer, "explorer results")
 	if len(e.Vectors) > 0 {
 		counts := map[string]int{}
 		var files []string

@@ -56,7 +56,7 @@ func TestCoverageClassifiesEachMust(t *testing.T) {
 	}}
 	md := string(made.Markdown())
 	for _, want := range []string{
-		"| judged black-box (check, scenario or vector) | 1 |\n| binding only this implementation | 1 |\n| awaiting a check or vectors (named below) | 1 |\n| gaps | 1 |\n| total | 4 |",
+		"| judged black-box (check, scenario, explorer result or vector) | 1 |\n| binding only this implementation | 1 |\n| awaiting a check or vectors (named below) | 1 |\n| gaps | 1 |\n| total | 4 |",
 		"- **ENC-005** ([01-encoding.md](../spec/01-encoding.md#:~:text=ENC-005); cited by Go tests: 1): check needed: send x, expect y",
 		"| ENC-005 | **check needed**: send x, expect y | 1 |",
 		"- **ENC-003** ([01-encoding.md](../spec/01-encoding.md#:~:text=ENC-003); cited by Go tests: 0): nobody judges this",

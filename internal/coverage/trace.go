@@ -3,6 +3,7 @@ package coverage
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -60,7 +61,7 @@ each MUST.
 	}
 	fmt.Fprintf(&b, "## Summary\n\n| Requirements | Count |\n|---|---|\n")
 	fmt.Fprintf(&b, "| in the specification | %d |\n", len(c.Entries))
-	fmt.Fprintf(&b, "| judged black-box (a check, scenario or vector) | %d |\n", counts["black-box"])
+	fmt.Fprintf(&b, "| judged black-box (a check, scenario, explorer result or vector) | %d |\n", counts["black-box"])
 	fmt.Fprintf(&b, "| judged by no single check but by a rule the runner applies in every check | %d |\n", counts["runner"])
 	fmt.Fprintf(&b, "| proved by a model invariant or property | %d |\n", counts["models"])
 	fmt.Fprintf(&b, "| cited by a Go test | %d |\n", counts["tests"])
@@ -78,7 +79,7 @@ each MUST.
 			chapter = e.Chapter
 			fmt.Fprintf(&b, "\n## [%s](../spec/%s)\n\n| ID | Level | Checks | Scenarios | Vectors | Models | Tests |\n|---|---|---|---|---|---|---|\n", chapter, chapter)
 		}
-		checks := cell(append(append([]string{}, e.WorkerChecks...), e.HostChecks...), maxListed)
+		checks := cell(slices.Concat(e.WorkerChecks, e.HostChecks, e.Explorer), maxListed)
 		if checks == "–" && len(e.Runner) > 0 {
 			checks = "every check: " + cell(e.Runner, 2)
 		}
@@ -156,6 +157,7 @@ type traceRecord struct {
 	WorkerChecks       []string `json:"worker_checks"`
 	HostChecks         []string `json:"host_checks"`
 	Scenarios          []string `json:"scenarios"`
+	Explorer           []string `json:"explorer_results"`
 	Vectors            []string `json:"vectors"`
 	Runner             []string `json:"runner"`
 	Models             []string `json:"models"`
@@ -180,7 +182,8 @@ func (c *Coverage) TraceabilityJSON() ([]byte, error) {
 		out.Requirements = append(out.Requirements, traceRecord{
 			ID: e.ID, Level: string(e.Level), Chapter: e.Chapter, ImplementationOnly: e.ImplementationOnly,
 			WorkerChecks: nonNil(e.WorkerChecks), HostChecks: nonNil(e.HostChecks), Scenarios: nonNil(e.Scenarios),
-			Vectors: nonNil(e.Vectors), Runner: nonNil(e.Runner), Models: nonNil(e.Models), Tests: nonNil(e.TestFuncs), ProvedOnlyHere: e.ProvedOnlyHere(),
+			Explorer: nonNil(e.Explorer),
+			Vectors:  nonNil(e.Vectors), Runner: nonNil(e.Runner), Models: nonNil(e.Models), Tests: nonNil(e.TestFuncs), ProvedOnlyHere: e.ProvedOnlyHere(),
 		})
 	}
 	data, err := json.MarshalIndent(out, "", "  ")
