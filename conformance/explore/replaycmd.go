@@ -129,6 +129,12 @@ func ReplayMain(args []string, stdout, stderr io.Writer) int {
 // secret's identifier, a difference counting only when a second run shows it again. It prints
 // each step, the reference's output as expected and the port's as observed, and the problem.
 func replayProbe(ctx context.Context, f replay.File, cfg Config, stdout, stderr io.Writer) int {
+	for _, n := range cfg.Port.Needs {
+		if !slices.Contains(allNeeds, n) {
+			fmt.Fprintf(stderr, "splash-conform replay: the file's need %q is unknown\n", n)
+			return conformance.ExitUsage
+		}
+	}
 	_, dropped := servableNeeds(cfg.Port.Needs, cfg.Port.Command)
 	for _, n := range allNeeds {
 		if p, ok := dropped[n]; ok {

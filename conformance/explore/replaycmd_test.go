@@ -122,8 +122,28 @@ func TestProbeFailureReplayed(t *testing.T) {
 	if !strings.Contains(out.String(), "no longer fails") {
 		t.Errorf("output:\n%s", out.String())
 	}
-	// A worker command that cannot serve the file's needs cannot pass: it is a usage error.
+	// A worker command that cannot serve the file's needs cannot pass: it is a usage error, as
+	// is a need or a symbol the explorer does not know.
 	if code := ReplayMain([]string{path, "--", referenceCommand(t)[0]}, &out, &errOut); code != conformance.ExitUsage {
 		t.Errorf("a worker command without placeholders: status %d, want 2", code)
+	}
+	for name, edit := range map[string]func(f *replay.File){
+		"unknown need":   func(f *replay.File) { f.Needs = append(f.Needs, "teleport") },
+		"unknown symbol": func(f *replay.File) { f.Steps[0].Symbol = "open_teleport" },
+	} {
+		g := f
+		g.Needs, g.Steps = slices.Clone(f.Needs), slices.Clone(f.Steps)
+		edit(&g)
+		b, err := g.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := filepath.Join(t.TempDir(), "bad.json")
+		if err := os.WriteFile(bad, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code := ReplayMain(append([]string{bad, "--"}, faulty...), &out, &errOut); code != conformance.ExitUsage {
+			t.Errorf("%s: status %d, want 2", name, code)
+		}
 	}
 }
