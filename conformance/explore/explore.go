@@ -390,22 +390,7 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 			}
 		}
 	case probeFailing != nil:
-		cfg.progress("walk: a probe session fails; shrinking %d steps", len(probeFailing))
-		sr, _ := shrink.Shrink(probeFailing, func(w []walkStep) bool {
-			m, _ := checkProbe(ctx, cfg, w)
-			return m != ""
-		}, shrink.Config[walkStep]{MaxCalls: 24})
-		shrunk, p := sr.Steps, ""
-		if len(shrunk) > 0 {
-			p, _ = checkProbe(ctx, cfg, shrunk)
-		}
-		if p == "" {
-			shrunk, p = probeFailing, probeProblem
-		}
-		res.Outcome = conformance.Fail
-		res.Expected = "what the reference worker does in the same probe session, and the session invariants"
-		res.Actual = fmt.Sprintf("in probe session %s (shrunk from %d steps): %s", words(shrunk), len(probeFailing), p)
-		res.Detail = "expected " + res.Expected + "; got " + res.Actual
+		probeFailure(ctx, cfg, art, &res, probeFailing, probeProblem)
 	}
 	res.Duration = time.Since(start)
 	resShould.Duration = res.Duration
@@ -416,6 +401,36 @@ func walkPort(ctx context.Context, cfg Config, art *Artifacts, budget time.Durat
 		resShould.Detail = "expected " + resShould.Expected + "; got " + resShould.Actual
 	}
 	return []conformance.Result{res, resShould}
+}
+
+// probeFailure shrinks a failing probe session, reports it in res and writes its replay file
+// into cfg.ReplayDir (EXP-009, EXP-010, EXP-019).
+func probeFailure(ctx context.Context, cfg Config, art *Artifacts, res *conformance.Result, failing []alphabet.Name, problem string) {
+	cfg.progress("walk: a probe session fails; shrinking %d steps", len(failing))
+	sr, _ := shrink.Shrink(failing, func(w []walkStep) bool {
+		m, _ := checkProbe(ctx, cfg, w)
+		return m != ""
+	}, shrink.Config[walkStep]{MaxCalls: 24})
+	shrunk, v := sr.Steps, probeVerdict{}
+	if len(shrunk) > 0 {
+		v, _ = judgeProbeWord(ctx, cfg, shrunk)
+	}
+	p := v.must
+	if p == "" {
+		shrunk, p = failing, problem
+		v, _ = judgeProbeWord(ctx, cfg, shrunk)
+	}
+	res.Outcome = conformance.Fail
+	res.Expected = "what the reference worker does in the same probe session, and the session invariants"
+	res.Actual = fmt.Sprintf("in probe session %s (shrunk from %d steps): %s", words(shrunk), len(failing), p)
+	res.Detail = "expected " + res.Expected + "; got " + res.Actual
+	if f, ok := probeReplayFile(cfg, shrunk, v); ok {
+		art.Replays = append(art.Replays, f)
+		if path, err := writeReplay(cfg.ReplayDir, f); err == nil && path != "" {
+			art.ReplayFiles = append(art.ReplayFiles, path)
+			res.Detail += "; replay file: " + path
+		}
+	}
 }
 
 // transitionCover returns, for every state of m reached by an access word and every input,

@@ -123,7 +123,8 @@ func Figures(art *Artifacts) ([]conformance.Figure, error) {
 	return out, nil
 }
 
-// writeReplay writes f into dir (nothing when dir is empty) and returns its path.
+// writeReplay writes f into dir (nothing when dir is empty) and returns its path: a probe
+// session's file is named replay-SEED-probe-LAST.json, a walk's replay-SEED-LAST.json.
 func writeReplay(dir string, f replay.File) (string, error) {
 	if dir == "" {
 		return "", nil
@@ -135,7 +136,11 @@ func writeReplay(dir string, f replay.File) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	name := fmt.Sprintf("replay-%d-%s.json", f.Seed, strings.ReplaceAll(f.Steps[len(f.Steps)-1].Symbol, "_", "-"))
+	kind := ""
+	if f.Probe() {
+		kind = "probe-"
+	}
+	name := fmt.Sprintf("replay-%d-%s%s.json", f.Seed, kind, strings.ReplaceAll(f.Steps[len(f.Steps)-1].Symbol, "_", "-"))
 	p := filepath.Join(dir, name)
 	return p, os.WriteFile(p, b, 0o644)
 }

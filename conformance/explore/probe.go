@@ -6,6 +6,7 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/splashv5/conform/conformance"
 	"github.com/splashv5/conform/conformance/explore/alphabet"
+	"github.com/splashv5/conform/conformance/explore/replay"
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/protocol"
 )
@@ -463,30 +465,99 @@ func probeRun(ctx context.Context, cfg Config, word []alphabet.Name) (ref, port 
 // shows a difference again and the reference answered the same both times (a word whose
 // outcome depends on timing proves nothing).
 func checkProbe(ctx context.Context, cfg Config, word []alphabet.Name) (must, should string) {
+	v, err := judgeProbeWord(ctx, cfg, word)
+	if err != nil {
+		return "", ""
+	}
+	return v.must, v.should
+}
+
+// probeVerdict is the judgement of a probe word: its confirmed MUST and SHOULD differences,
+// the traces of the last run of both workers, and whether the reference answered the word two
+// ways (so that it proves nothing).
+type probeVerdict struct {
+	must, should string
+	ref, port    *Trace
+	unstable     bool
+}
+
+// judgeProbeWord is checkProbe with the traces, and the error of a run that could not be made.
+func judgeProbeWord(ctx context.Context, cfg Config, word []alphabet.Name) (probeVerdict, error) {
 	effects := cfg.Port.Command.Has(conformance.PlaceholderEffects) && cfg.Reference.Command.Has(conformance.PlaceholderEffects)
 	ref, port, err := probeRun(ctx, cfg, word)
 	if err != nil {
-		return "", ""
+		return probeVerdict{}, err
 	}
-	must, should = judgeProbe(word, ref, port, effects)
-	if must == "" && should == "" {
-		return "", ""
+	v := probeVerdict{ref: ref, port: port}
+	v.must, v.should = judgeProbe(word, ref, port, effects)
+	if v.must == "" && v.should == "" {
+		return v, nil
 	}
 	ref2, port2, err := probeRun(ctx, cfg, word)
 	if err != nil {
-		return "", ""
+		return probeVerdict{}, err
 	}
-	if v, _ := judgeSegments(word, ref.Outputs, ref2.Outputs); v != alphabet.Same {
-		return "", ""
+	v.ref, v.port = ref2, port2
+	if d, _ := judgeSegments(word, ref.Outputs, ref2.Outputs); d != alphabet.Same {
+		v.must, v.should, v.unstable = "", "", true
+		return v, nil
 	}
 	must2, should2 := judgeProbe(word, ref2, port2, effects)
 	if must2 == "" {
-		must = ""
+		v.must = ""
 	}
 	if should2 == "" {
-		should = ""
+		v.should = ""
 	}
-	return must, should
+	return v, nil
+}
+
+// probeReplayFile builds the replay file of a probe word whose MUST difference v confirmed
+// (EXP-010, EXP-019): each step's output on the reference worker as expected and on the port
+// as observed, from the run that confirmed it, and the difference as the problem, its text
+// withheld if it holds a key or secret of the run.
+func probeReplayFile(cfg Config, w []alphabet.Name, v probeVerdict) (replay.File, bool) {
+	if v.must == "" || v.ref == nil || v.port == nil || len(v.ref.Outputs) != len(w) || len(v.port.Outputs) != len(w) {
+		return replay.File{}, false
+	}
+	f := replay.File{Version: replay.Version, Suite: "worker", Session: replay.SessionProbe, Numbers: "preserve", Seed: cfg.Seed, Level: "MUST"}
+	if cfg.Port.Mode == canonjson.Lossy {
+		f.Numbers = "lossy"
+	}
+	for _, n := range cfg.Port.Needs {
+		f.Needs = append(f.Needs, string(n))
+	}
+	spec := map[string]bool{"EXP-019": true}
+	for i, n := range w {
+		if sym, ok := alphabet.Lookup(n); ok {
+			for _, id := range sym.Spec {
+				spec[id] = true
+			}
+		}
+		if p, ok := alphabet.LookupProbe(n); ok {
+			for _, id := range p.Spec {
+				spec[id] = true
+			}
+		}
+		f.Steps = append(f.Steps, replay.Step{Symbol: string(n), Expected: v.ref.Outputs[i].String(), Observed: v.port.Outputs[i].String()})
+	}
+	f.Spec = slices.Sorted(maps.Keys(spec))
+	f.Problem = withheld(v.must, append(slices.Clone(v.port.Secrets), v.ref.Secrets...))
+	return f, f.Validate() == nil
+}
+
+// withheld returns text, or, when any of secrets appears in it in a form LeakForm knows, the
+// text before its first colon with the rest withheld: a replay file holds no key or secret.
+func withheld(text string, secrets [][]byte) string {
+	for _, s := range secrets {
+		if alphabet.LeakForm([]byte(text), s) != "" {
+			if head, _, _ := strings.Cut(text, ":"); head != text && withheld(head, secrets) == head {
+				return head + ": (the rest withheld: it holds a key or a secret of the run)"
+			}
+			return "(withheld: the difference's text holds a key or a secret of the run)"
+		}
+	}
+	return text
 }
 
 // probeCover returns the probe sessions run first: each probe in the shortest session that

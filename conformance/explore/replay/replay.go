@@ -3,6 +3,13 @@
 // holds the recipe of the session (the worker's needs, its number model, the abstract inputs
 // and the mutations of their frames) and what was expected and observed at each step; it holds
 // no frame bytes, so no session key or tag is ever written.
+//
+// A file records one of two sessions. A walk session (no session member) is judged step by
+// step against the reference machine, and only its last step differs. A probe session
+// (EXP-019, session "probe") is judged process by process against the reference worker run
+// the same way; its steps hold the reference's output as expected and the port's as observed,
+// and its problem member says what differed, which may be no step's output at all (the effect
+// log, an invariant, a leak).
 package replay
 
 import (
@@ -11,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Version is the version of the replay format.
@@ -18,6 +26,9 @@ const Version = 1
 
 // MaxBytes bounds a replay file.
 const MaxBytes = 1 << 20
+
+// SessionProbe is the session member of a probe session's file (EXP-019).
+const SessionProbe = "probe"
 
 // Mutation says that the frame of a step is mutated by a mutator of package mutate.
 type Mutation struct {
@@ -31,7 +42,8 @@ type Step struct {
 	Symbol string `json:"symbol"`
 	// Mutation, when present, changes the symbol's frame.
 	Mutation *Mutation `json:"mutation,omitempty"`
-	// Expected and Observed are the abstract outputs (alphabet.Output's text form).
+	// Expected and Observed are the abstract outputs (alphabet.Output's text form); in a probe
+	// session, the reference worker's and the port's.
 	Expected string `json:"expected"`
 	Observed string `json:"observed"`
 }
@@ -41,6 +53,9 @@ type File struct {
 	Version int `json:"version"`
 	// Suite is "worker" or "host".
 	Suite string `json:"suite"`
+	// Session is SessionProbe for a probe session of the worker suite, empty for a walk session
+	// (and for every host session).
+	Session string `json:"session,omitempty"`
 	// Needs are the needs the explored worker declared.
 	Needs []string `json:"needs"`
 	// Numbers is the number model, "preserve" or "lossy".
@@ -51,21 +66,37 @@ type File struct {
 	Level string `json:"level"`
 	// Spec lists the requirement IDs the failing step exercises.
 	Spec []string `json:"spec"`
-	// Steps is the shrunk session; the last step is the first that differs.
+	// Steps is the shrunk session. In a walk session the last step is the first that differs;
+	// in a probe session any step, or none, may differ.
 	Steps []Step `json:"steps"`
+	// Problem, in a probe session only, is the difference found, as the explorer reported it.
+	Problem string `json:"problem,omitempty"`
 }
+
+// Probe reports whether the file records a probe session.
+func (f File) Probe() bool { return f.Session == SessionProbe }
 
 // ErrFile is returned (wrapped) for a file that does not decode or does not hold together.
 var ErrFile = errors.New("replay: bad replay file")
 
-// Validate checks the file: version, suite, number model, level, at least one step, and that
-// the last step, and only the last, shows a difference.
+// Validate checks the file: version, suite, session, number model, level, at least one step;
+// for a walk session, that the last step, and only the last, shows a difference; for a probe
+// session, that it is of the worker suite, names its problem, and that every step has both
+// outputs and no mutation.
 func (f File) Validate() error {
 	switch {
 	case f.Version != Version:
 		return fmt.Errorf("%w: version %d, want %d", ErrFile, f.Version, Version)
 	case f.Suite != "worker" && f.Suite != "host":
 		return fmt.Errorf("%w: suite %q", ErrFile, f.Suite)
+	case f.Session != "" && f.Session != SessionProbe:
+		return fmt.Errorf("%w: session %q", ErrFile, f.Session)
+	case f.Probe() && f.Suite != "worker":
+		return fmt.Errorf("%w: a probe session of the %s suite", ErrFile, f.Suite)
+	case f.Probe() && strings.TrimSpace(f.Problem) == "":
+		return fmt.Errorf("%w: a probe session without its problem", ErrFile)
+	case !f.Probe() && f.Problem != "":
+		return fmt.Errorf("%w: a problem outside a probe session", ErrFile)
 	case f.Numbers != "preserve" && f.Numbers != "lossy":
 		return fmt.Errorf("%w: number model %q", ErrFile, f.Numbers)
 	case f.Level != "MUST" && f.Level != "SHOULD":
@@ -79,6 +110,15 @@ func (f File) Validate() error {
 		}
 		if s.Mutation != nil && s.Mutation.Kind == "" {
 			return fmt.Errorf("%w: step %d has a mutation without a kind", ErrFile, i)
+		}
+		if f.Probe() {
+			switch {
+			case s.Mutation != nil:
+				return fmt.Errorf("%w: step %d of a probe session has a mutation", ErrFile, i)
+			case s.Expected == "" || s.Observed == "":
+				return fmt.Errorf("%w: step %d of a probe session lacks an output", ErrFile, i)
+			}
+			continue
 		}
 		differs := s.Expected != s.Observed
 		if last := i == len(f.Steps)-1; differs != last {

@@ -91,6 +91,8 @@ func TestReplayRefusesInconsistentFiles(t *testing.T) {
 		"early diff":    func(f *replay.File) { f.Steps[1].Observed = "exit 5" },
 		"no diff":       func(f *replay.File) { f.Steps[2].Observed = "exit 5" },
 		"mutation kind": func(f *replay.File) { f.Steps[2].Mutation.Kind = "" },
+		"problem":       func(f *replay.File) { f.Problem = "a walk has no problem member" },
+		"session":       func(f *replay.File) { f.Session = "walk" },
 	}
 	for name, b := range breakers {
 		f := sample()
@@ -107,6 +109,99 @@ func TestReplayRefusesInconsistentFiles(t *testing.T) {
 		"unknown field": strings.Replace(string(data), `"seed": 7,`, `"seed": 7, "frames": [],`, 1),
 		"trailing":      string(data) + "[]",
 		"not json":      "version 1",
+	} {
+		if _, err := replay.Decode([]byte(text)); !errors.Is(err, replay.ErrFile) {
+			t.Errorf("%s: Decode err = %v, want ErrFile", name, err)
+		}
+	}
+}
+
+// probeSample is a probe session whose difference is in the effect log: every step's output
+// is the reference's.
+func probeSample() replay.File {
+	return replay.File{
+		Version: 1, Suite: "worker", Session: replay.SessionProbe, Needs: []string{"durable"}, Numbers: "preserve", Seed: 3,
+		Level: "MUST", Spec: []string{"WRK-041", "EXP-019"},
+		Steps: []replay.Step{
+			{Symbol: "open_probe", Expected: "-", Observed: "-"},
+			{Symbol: "dispatch", Expected: "operation_result", Observed: "operation_result"},
+			{Symbol: "dispatch_again", Expected: "operation_result", Observed: "operation_result"},
+			{Symbol: "end_of_input", Expected: "exit 0", Observed: "exit 0"},
+		},
+		Problem: "the effect log: expected 1 line(s), observed 2 line(s)",
+	}
+}
+
+// Spec: EXP-010, EXP-019 — a probe session's replay file: the session member, the steps with
+// the reference's output as expected and the port's as observed (no step need differ), and
+// the problem; it holds no frame, tag or key either.
+func TestReplayProbeRoundTrip(t *testing.T) {
+	data, err := probeSample().Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, want := range []string{`"session": "probe",`, `"problem": "the effect log: expected 1 line(s), observed 2 line(s)"`, `"spec": [
+    "EXP-019",
+    "WRK-041"
+  ]`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("replay file lacks %s:\n%s", want, text)
+		}
+	}
+	f, err := replay.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Probe() || f.Problem != probeSample().Problem || len(f.Steps) != 4 {
+		t.Fatalf("decoded %+v", f)
+	}
+	if !slices.Equal(f.Symbols(), []string{"open_probe", "dispatch", "dispatch_again", "end_of_input"}) {
+		t.Fatalf("symbols %v", f.Symbols())
+	}
+	again, err := f.Encode()
+	if err != nil || string(again) != text {
+		t.Fatalf("encoded again (%v):\n%s", err, again)
+	}
+	// A walk file has neither member: the version 1 walk format is unchanged.
+	walk, _ := sample().Encode()
+	if strings.Contains(string(walk), `"session"`) || strings.Contains(string(walk), `"problem"`) {
+		t.Fatalf("a walk file:\n%s", walk)
+	}
+	if f, err := replay.Decode(walk); err != nil || f.Probe() {
+		t.Fatalf("a walk file decoded as probe %v (%v)", f.Probe(), err)
+	}
+}
+
+// Spec: EXP-010, EXP-019
+func TestReplayRefusesBadProbeFiles(t *testing.T) {
+	breakers := map[string]func(f *replay.File){
+		"session":       func(f *replay.File) { f.Session = "walk" },
+		"host suite":    func(f *replay.File) { f.Suite = "host" },
+		"no problem":    func(f *replay.File) { f.Problem = "" },
+		"blank problem": func(f *replay.File) { f.Problem = " \n" },
+		"no steps":      func(f *replay.File) { f.Steps = nil },
+		"no symbol":     func(f *replay.File) { f.Steps[1].Symbol = "" },
+		"no expected":   func(f *replay.File) { f.Steps[0].Expected = "" },
+		"no observed":   func(f *replay.File) { f.Steps[3].Observed = "" },
+		"mutation":      func(f *replay.File) { f.Steps[1].Mutation = &replay.Mutation{Kind: "flip", Seed: 1} },
+		"level":         func(f *replay.File) { f.Level = "INFO" },
+	}
+	for name, b := range breakers {
+		f := probeSample()
+		f.Steps = slices.Clone(f.Steps)
+		b(&f)
+		if _, err := f.Encode(); !errors.Is(err, replay.ErrFile) {
+			t.Errorf("%s: Encode err = %v, want ErrFile", name, err)
+		}
+	}
+	data, _ := probeSample().Encode()
+	for name, text := range map[string]string{
+		"session case":  strings.Replace(string(data), `"session": "probe"`, `"session": "Probe"`, 1),
+		"problem type":  strings.Replace(string(data), `"problem": "the effect log`, `"problem": ["the effect log"], "x": "`, 1),
+		"unknown field": strings.Replace(string(data), `"seed": 3,`, `"seed": 3, "frames": [],`, 1),
+		"trailing":      string(data) + "{}",
+		"over 1 MiB":    strings.Replace(string(data), `"problem": "`, `"problem": "`+strings.Repeat("x", replay.MaxBytes), 1),
 	} {
 		if _, err := replay.Decode([]byte(text)); !errors.Is(err, replay.ErrFile) {
 			t.Errorf("%s: Decode err = %v, want ErrFile", name, err)
