@@ -12,7 +12,7 @@ import (
 // SuiteVersion is the version of the conformance suites: the check catalogs of the worker and
 // host suites and the report layouts. conformance/CHANGELOG.md lists what changed in each
 // version; a test holds it to the catalogs.
-const SuiteVersion = "1.3.0"
+const SuiteVersion = "1.4.0"
 
 // ProtocolVersion is the Splash worker protocol version the suites judge.
 const ProtocolVersion = 5

@@ -19,6 +19,7 @@ import (
 	"github.com/splashv5/conform/conformance/explore/replay"
 	"github.com/splashv5/conform/conformance/explore/shrink"
 	"github.com/splashv5/conform/conformance/explore/walk"
+	"github.com/splashv5/conform/impl/canonjson"
 )
 
 // Machine is a session machine over the worker alphabet.
@@ -528,7 +529,7 @@ func replayFile(ctx context.Context, cfg Config, ref *Machine, w []alphabet.Name
 	if k < 0 {
 		return replay.File{}, false
 	}
-	f := replay.File{Version: replay.Version, Suite: "worker", Numbers: "preserve", Seed: cfg.Seed, Level: "MUST"}
+	f := replay.File{Version: replay.Version, Suite: "worker", Numbers: numberModel(cfg.Port.Mode), Seed: cfg.Seed, Level: "MUST"}
 	for _, n := range cfg.Port.Needs {
 		f.Needs = append(f.Needs, string(n))
 	}
@@ -542,6 +543,14 @@ func replayFile(ctx context.Context, cfg Config, ref *Machine, w []alphabet.Name
 		return replay.File{}, false
 	}
 	return f, f.Validate() == nil
+}
+
+// numberModel names a number mode as a replay file does.
+func numberModel(m canonjson.Mode) string {
+	if m == canonjson.Lossy {
+		return "lossy"
+	}
+	return "preserve"
 }
 
 // fuzzPort mutates one frame of random sessions and judges the mutated step (EXP-011); inputs

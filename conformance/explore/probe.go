@@ -520,10 +520,7 @@ func probeReplayFile(cfg Config, w []alphabet.Name, v probeVerdict) (replay.File
 	if v.must == "" || v.ref == nil || v.port == nil || len(v.ref.Outputs) != len(w) || len(v.port.Outputs) != len(w) {
 		return replay.File{}, false
 	}
-	f := replay.File{Version: replay.Version, Suite: "worker", Session: replay.SessionProbe, Numbers: "preserve", Seed: cfg.Seed, Level: "MUST"}
-	if cfg.Port.Mode == canonjson.Lossy {
-		f.Numbers = "lossy"
-	}
+	f := replay.File{Version: replay.Version, Suite: "worker", Session: replay.SessionProbe, Numbers: numberModel(cfg.Port.Mode), Seed: cfg.Seed, Level: "MUST"}
 	for _, n := range cfg.Port.Needs {
 		f.Needs = append(f.Needs, string(n))
 	}
