@@ -1,7 +1,10 @@
 package worker
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -517,8 +520,49 @@ func DurableChecks() []*Check {
 				t.expectEffects("three dispatches of which only the highest fence's persisted", effects...)
 			},
 		},
+		&Check{
+			ID: "CNF-DURABLE-34", Level: conformance.Must, Requirements: []string{"WRK-031"},
+			Needs: durableJournal,
+			Title: "ordinary invokes leave the journal file byte for byte as the last durable request left it",
+			Run: func(t *T) {
+				w := t.durableSession(0)
+				t.expectStatus("the status", succeededRecord("op-1", "1"), w.dispatch("op-1", `{"value":1}`))
+				t.expectPayload("the echo", text("settled"), w.invoke(toolTextEcho, text("settled")))
+				before, ok := fileDigest(t.journalPath())
+				if !ok {
+					t.Failf("a journal file at {journal} once a dispatch was answered", "no readable file")
+				}
+				for _, s := range []string{"a", "b", "c", "d"} {
+					t.expectPayload("the echo", text(s), w.invoke(toolTextEcho, text(s)))
+				}
+				if after, _ := fileDigest(t.journalPath()); after != before {
+					t.Failf("the journal file unchanged by four answered invokes ("+before+"): an invoke neither reads nor writes the journal"+t.Cite("WRK-031"),
+						after+"; make flow A leave the journal alone: only dispatch, compensation and reconciliation write it")
+				}
+				w.endInput()
+			},
+		},
 	}
 }
+
+// fileDigest describes the contents of the file at path by its size and SHA-256, reading at
+// most maxJournalBytes of it; ok is false when it cannot be read.
+func fileDigest(path string) (digest string, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, maxJournalBytes))
+	if err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("%d bytes, SHA-256 %x", n, h.Sum(nil)), true
+}
+
+// maxJournalBytes bounds how much of a journal file fileDigest reads.
+const maxJournalBytes = 256 << 20
 
 // How long CNF-DURABLE-32 holds the older worker's adapter, and how long it waits at most for
 // the adapter's fence line.

@@ -228,6 +228,9 @@ const (
 	// FaultStorageKeyInJournal: the worker process takes the storage key, in hexadecimal, as
 	// the namespace of its journal record, so the key lands in the journal file.
 	FaultStorageKeyInJournal
+	// FaultInvokeWritesJournal: every answered invoke also writes the session's journal, at a
+	// new revision, as a durable request would.
+	FaultInvokeWritesJournal
 
 	faultEnd
 )
@@ -372,6 +375,8 @@ var faultInfos = [...]FaultInfo{
 		"the text echo appends the storage key in base32, after two other bytes, to its answers"},
 	{FaultStorageKeyInJournal, "storage-key-in-journal", "WRK-093", []string{"CNF-PROC-02"},
 		"take the storage key in hexadecimal as the journal's record namespace, so it lands in the journal file"},
+	{FaultInvokeWritesJournal, "invoke-writes-journal", "WRK-031", []string{"CNF-DURABLE-34"},
+		"write the journal again, unchanged, at a new revision after every answered invoke"},
 }
 
 // FaultInfos returns the fault catalog in a fixed order.
@@ -528,6 +533,9 @@ func (f *Faults) detachOnFatal() bool { return f.Has(FaultDetachOnFatal) }
 func (f *Faults) uncheckedDuplicate() bool { return f.Has(FaultUncheckedDuplicate) }
 
 func (f *Faults) ignorePersistFailure() bool { return f.Has(FaultIgnorePersistFailure) }
+
+// invokeWritesJournal makes flow A write the journal (FaultInvokeWritesJournal).
+func (f *Faults) invokeWritesJournal() bool { return f.Has(FaultInvokeWritesJournal) }
 
 // unfencedEffects withholds the session's fencing token from adapters (FaultUnfencedEffects).
 func (f *Faults) unfencedEffects() bool { return f.Has(FaultUnfencedEffects) }

@@ -35,6 +35,8 @@ type testOnlyHooks interface {
 	ignorePersistFailure() bool
 	// poisonOnFailedWrite reports whether a failed journal write poisons the session.
 	poisonOnFailedWrite() bool
+	// invokeWritesJournal reports whether an answered invoke (flow A) also writes the journal.
+	invokeWritesJournal() bool
 	// uncheckedDuplicate reports whether the answer to an exact duplicate dispatch skips the
 	// check against the live grant.
 	uncheckedDuplicate() bool

@@ -273,7 +273,7 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 	}
 	if m == nil { // an invoke, opened without a message around it
 		if (protocol.WorkerState{Kind: protocol.BaselineSession}).Admit(protocol.TypeInvoke) == protocol.Accepted {
-			return s.invoke(inv)
+			return s.flowA(ctx, inv, store)
 		}
 		m = protocol.InvokeMessage{Invocation: inv}
 	}
@@ -287,7 +287,7 @@ func (s *Session) Handle(ctx context.Context, line []byte, store JournalPersiste
 	}
 	switch m := m.(type) {
 	case protocol.InvokeMessage:
-		return s.invoke(m.Invocation)
+		return s.flowA(ctx, m.Invocation, store)
 	case protocol.DispatchOperationMessage:
 		return s.dispatch(ctx, m.Request, store)
 	case protocol.CompensateOperationMessage:
@@ -407,6 +407,18 @@ func adapterFailure(tool string, err error) error {
 		return err
 	}
 	return &Error{Kind: ErrAdapter, Tool: tool, Err: err}
+}
+
+// flowA answers an invocation (flow A), which neither reads nor writes the journal (WRK-031);
+// only the faulty build's invokeWritesJournal hook makes it write.
+func (s *Session) flowA(ctx context.Context, inv protocol.ToolInvocation, store JournalPersister) ([]byte, error) {
+	answer, err := s.invoke(inv)
+	if err == nil && store != nil && s.hooks != nil && s.hooks.invokeWritesJournal() {
+		if err := s.persist(ctx, store, s.journal.Clone()); err != nil {
+			return nil, err
+		}
+	}
+	return answer, err
 }
 
 // persist writes the journal; on failure it restores before and poisons (WRK-070, WRK-071).
