@@ -1,6 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -42,4 +47,25 @@ func TestJournalFileFormatIsChosenByContent(t *testing.T) {
 		t.Fatalf("a bbolt journal opened as %T", j)
 	}
 	j.Close()
+}
+
+// A journal scope or namespace that makes no record key is refused at start, with status 2,
+// before the journal file is created or standard input read.
+//
+// Spec: WRK-080
+func TestInvalidJournalScopeCreatesNoJournal(t *testing.T) {
+	for _, args := range [][]string{{"--scope", "two words"}, {"--scope", ""}, {"--namespace", "bad namespace"}} {
+		journal := filepath.Join(t.TempDir(), "journal")
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(workerBinary, append([]string{"--journal", journal}, args...)...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || stdout.Len() != 0 {
+			t.Errorf("%v: %v, stdout %q, stderr %q; want status 2", args, err, stdout.String(), stderr.String())
+		}
+		if _, err := os.Stat(journal); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%v: the refused start left a journal file (stat: %v)", args, err)
+		}
+	}
 }

@@ -224,6 +224,13 @@ func setUp(o options, stderr io.Writer) (p *process, code int, err error) {
 		fmt.Fprintln(stderr, "splash-worker: warning: the journal is protected by the public test storage key; use --storage-key-file outside tests")
 	}
 
+	// The journal's record keys are checked before any store is opened, so that a refused
+	// scope or namespace leaves no journal file behind (WRK-080).
+	for _, ns := range []string{o.namespace, o.admissionNamespace} {
+		if _, err := worker.JournalRecordKey(ns, o.scope); err != nil {
+			return p, worker.ExitUsage, err
+		}
+	}
 	var backend storage.Backend = storage.NewMemoryBackend()
 	if o.journalPath != "" {
 		durable, err := openJournal(o.journalPath)

@@ -1,11 +1,16 @@
 package worker
 
 import (
+	"os"
 	"strconv"
 	"strings"
 
 	"github.com/splashv5/conform/conformance"
 )
+
+// invalidScope is a journal scope that is not a token (it holds a space), so it makes no
+// record key (WRK-080).
+const invalidScope = "two words"
 
 // ProcChecks returns the checks of area PROC: process behaviour, diagnostics and key hygiene.
 func ProcChecks() []*Check {
@@ -61,6 +66,25 @@ func ProcChecks() []*Check {
 				w.expectExit(exitAdapter, "an adapter failure after three answers")
 				if w.answers != 3 {
 					t.Failf("exactly three frames", strconv.Itoa(w.answers)+" frames")
+				}
+			},
+		},
+		&Check{
+			ID: "CNF-PROC-04", Level: conformance.Must, Requirements: []string{"WRK-080", "WRK-092"},
+			Needs: []Need{NeedJournal},
+			Title: "a worker started under a journal scope that is not a token refuses to run, with no answer to its bootstrap, and creates no journal file",
+			Run: func(t *T) {
+				if !t.run.command.Has(conformance.PlaceholderScope) {
+					t.Skipf("the worker command has no %s placeholder, so the runner cannot start it under another journal scope", conformance.PlaceholderScope)
+				}
+				w := t.launchInScope(invalidScope)
+				// A worker may refuse before it reads anything; one that reads its bootstrap
+				// first gets it.
+				w.writeRaw(w.bootstrapBytes())
+				w.expectExit(exitUsage, "a start under the journal scope "+strconv.Quote(invalidScope)+" (a bootstrap written, input left open)")
+				if _, err := os.Lstat(t.journalPath()); err == nil {
+					t.Failf("no journal file at {journal}: a scope that makes no record key is refused before any store is created"+t.Cite("WRK-080"),
+						"a journal file at {journal}; check the scope before opening or creating the journal")
 				}
 			},
 		},

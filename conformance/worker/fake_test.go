@@ -476,7 +476,7 @@ func TestNoCheckPassesVacuously(t *testing.T) {
 		report, err := Run(context.Background(), Config{
 			RunConfig: conformance.RunConfig{Timeout: 10 * time.Second, Parallel: 8, Env: append(os.Environ(), fakeEnv+"="+mode), TempDir: t.TempDir()},
 			Worker: []string{exe, "--journal", conformance.PlaceholderJournal, "--effects", conformance.PlaceholderEffects, "--write-trigger", conformance.PlaceholderStoreFault,
-				"--storage-key-file", conformance.PlaceholderStorageKey, "--secret-source", conformance.PlaceholderSecretSource},
+				"--storage-key-file", conformance.PlaceholderStorageKey, "--secret-source", conformance.PlaceholderSecretSource, "--scope", conformance.PlaceholderScope},
 			Strict: true,
 		})
 		if err != nil {

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,9 @@ type T struct {
 	frames     []conformance.FrameRecord // the frames the transcript reports, in full
 	frameBytes int                       // bytes kept in frames (bounded by maxCheckFrameBytes)
 	storageKey []byte                    // the check's storage key, once made (PlaceholderStorageKey)
+	// startScope, when not empty, replaces the run's journal scope for {scope} in the next
+	// starts (launchInScope).
+	startScope string
 }
 
 // shouldf records a deviation from the SHOULD part of a check and lets the check go on.
@@ -105,7 +109,14 @@ func (t *T) appendEffectLog(text string) {
 // placeholders returns the values of the placeholders for this check.
 func (t *T) placeholders() map[string]string {
 	t.storageKeyPath() // makes the storage key when the command asks for one
-	return conformance.PlaceholderValues(t.scratch(), t.run.scope)
+	return conformance.PlaceholderValues(t.scratch(), cmp.Or(t.startScope, t.run.scope))
+}
+
+// launchInScope starts a worker whose {scope} is scope instead of the run's journal scope.
+func (t *T) launchInScope(scope string) *Worker {
+	t.startScope = scope
+	defer func() { t.startScope = "" }()
+	return t.launch()
 }
 
 // storeFaultPath is the file substituted for {store-fault}.

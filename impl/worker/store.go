@@ -43,14 +43,25 @@ type StorageJournalStore struct {
 // be a valid journal scope (ErrJournalFormat) and (namespace, scope) a valid record key
 // (ErrStorage). Stored journals are read in number mode m.
 func NewStorageJournalStore(store *storage.AuthenticatedStore, namespace, scope string, m canonjson.Mode) (*StorageJournalStore, error) {
+	key, err := JournalRecordKey(namespace, scope)
+	if err != nil {
+		return nil, err
+	}
+	return &StorageJournalStore{store: store, key: key, scope: scope, mode: m}, nil
+}
+
+// JournalRecordKey returns the one record key of the journal of scope under namespace
+// (WRK-080): an invalid journal scope is ErrJournalFormat, a pair that is no record key
+// ErrStorage. A process checks it before it opens or creates any store.
+func JournalRecordKey(namespace, scope string) (storage.RecordKey, error) {
 	if _, err := journal.New(scope); err != nil {
-		return nil, &Error{Kind: ErrJournalFormat, Err: err}
+		return storage.RecordKey{}, &Error{Kind: ErrJournalFormat, Err: err}
 	}
 	key, err := storage.NewRecordKey(namespace, scope)
 	if err != nil {
-		return nil, &Error{Kind: ErrStorage, Err: err}
+		return storage.RecordKey{}, &Error{Kind: ErrStorage, Err: err}
 	}
-	return &StorageJournalStore{store: store, key: key, scope: scope, mode: m}, nil
+	return key, nil
 }
 
 // RecordKey returns the one record key the store addresses.
