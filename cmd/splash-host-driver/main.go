@@ -226,6 +226,9 @@ func (s *session) close() error {
 		}
 		select {
 		case err := <-done:
+			if k, ok := transport.KindOf(err); ok && k == transport.ErrBusy && fault != "close-busy-input" {
+				return err // refused while an invocation is active: nothing changes (TRN-043, TRN-086)
+			}
 			_ = s.proc.CloseInput()
 			return err
 		case <-time.After(s.deadline):
