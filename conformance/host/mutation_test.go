@@ -28,7 +28,7 @@ var hostFaults = []hostFault{
 	{"nodeadline", "waits an hour instead of the deadline", []string{"CNF-HDEADLINE-01", "CNF-HDEADLINE-02", "CNF-HDEADLINE-03", "CNF-HDEADLINE-04"}},
 	{"reqid", "alters the request id of the invoke frame", []string{"CNF-HBOOT-03", "CNF-HBOOT-05", "CNF-HBUDGET-01", "CNF-HBUDGET-02", "CNF-HBUDGET-04", "CNF-HFRAME-08", "CNF-HNUMBER-04", "CNF-HOPEN-02", "CNF-HOPEN-03", "CNF-HOPEN-07", "CNF-HRESULT-05", "CNF-HRESULT-06", "CNF-HRESULT-07"}},
 	{"authorize-late", "sends the invoke before authorizing it", []string{"CNF-HBOOT-03", "CNF-HBOOT-05", "CNF-HBUDGET-01", "CNF-HBUDGET-02", "CNF-HBUDGET-04", "CNF-HDEADLINE-01", "CNF-HFRAME-08", "CNF-HNUMBER-04", "CNF-HOPEN-02", "CNF-HOPEN-03", "CNF-HOPEN-07", "CNF-HRESULT-05", "CNF-HRESULT-06", "CNF-HRESULT-07"}},
-	{"nopoison", "keeps using the channel after a failed exchange", []string{"CNF-HFRAME-01", "CNF-HFRAME-02", "CNF-HFRAME-03", "CNF-HFRAME-04", "CNF-HFRAME-05", "CNF-HFRAME-06", "CNF-HFRAME-07", "CNF-HFRAME-08"}},
+	{"nopoison", "keeps using the channel after a failed exchange", []string{"CNF-HFRAME-01", "CNF-HFRAME-02", "CNF-HFRAME-03", "CNF-HFRAME-04", "CNF-HFRAME-05", "CNF-HFRAME-06", "CNF-HFRAME-07", "CNF-HFRAME-08", "CNF-HFRAME-10"}},
 	{"novalidate", "accepts a result without validating it", []string{"CNF-HRESULT-01", "CNF-HRESULT-02", "CNF-HRESULT-03", "CNF-HRESULT-04", "CNF-HRESULT-05", "CNF-HRESULT-07"}},
 	{"noclose", "closes a cancellable session's input without close_session", []string{"CNF-HCANCEL-10", "CNF-HOPEN-05"}},
 	{"closeframe", "sends close_session on an ordinary session, which a worker rejects", []string{"CNF-HBUDGET-01", "CNF-HBUDGET-02", "CNF-HOPEN-02"}},
@@ -50,7 +50,7 @@ var hostFaults = []hostFault{
 	{"contain-pid", "contains a cancellable session by killing the worker's process only, not its group (hostfaults_on.go)", []string{"CNF-HCANCEL-08", "CNF-HCANCEL-11"}},
 	{"nocontain-cancel", "answers Indeterminate when a cancel's wait passes the deadline without stopping the worker (hostfaults_on.go)", []string{"CNF-HCANCEL-11"}},
 	{"nocontain-finish", "answers Indeterminate when a finish's wait passes the deadline without stopping the worker (hostfaults_on.go)", []string{"CNF-HCANCEL-11"}},
-	{"nocontain-close", "answers Indeterminate when a close's wait passes the deadline without stopping the worker (hostfaults_on.go)", []string{"CNF-HCANCEL-11"}},
+	{"nocontain-close", "answers Indeterminate when a close's wait passes the deadline without stopping the worker (hostfaults_on.go)", []string{"CNF-HCANCEL-11", "CNF-HCANCEL-13"}},
 	{"refund", "sends a call over max_calls after a cancellation, as if the call were refunded (cancel.go)", []string{"CNF-HBUDGET-03"}},
 
 	// The durable ledger (features recover and compensate, cmd/splash-host-driver/ledger.go).
@@ -93,6 +93,17 @@ var hostFaults = []hostFault{
 	{"keepold", "leaves the running worker alive when a new start replaces it (replace.go)", []string{"CNF-HOPEN-07"}},
 	{"deadline-from-begin", "counts a cancellable invocation's deadline from begin, not from each wait", []string{"CNF-HCANCEL-09"}},
 	{"close-early", "answers close on a cancellable session before the worker's output ended", []string{"CNF-HCANCEL-10", "CNF-HOPEN-05"}},
+
+	// Refusals and failures of the one-shot and multiplexed transports (hostfaults_on.go).
+	{"refusal-spare", "refuses a dispatch of an ungranted tool before its one-shot transport sees it, so the refusal spends nothing", []string{"CNF-HDURABLE-05"}},
+	{"exchange-retry", "runs a later durable exchange on a fresh channel and transport after a failed one", []string{"CNF-HDURABLE-05"}},
+	{"busy-send", "writes the invoke of a begin refused while another invocation is active", []string{"CNF-HCANCEL-12"}},
+	{"refusal-stops", "stops a cancellable session when its transport refuses a begin", []string{"CNF-HCANCEL-12"}},
+	{"close-busy-input", "closes the worker's input when a close is refused while an invocation is active (main.go)", []string{"CNF-HCANCEL-13"}},
+	{"close-active", "writes close_session while an invocation is active", []string{"CNF-HCANCEL-13"}},
+	{"unsolicited-ignore", "drops a cancellation_result that no cancel waits for instead of stopping the session", []string{"CNF-HCANCEL-14"}},
+	{"eof-cancelled", "reports an invocation cancelled when the worker's stream ended while it ran", []string{"CNF-HCANCEL-15"}},
+	{"feature-extra", "declares in hello a feature this revision does not define (main.go)", []string{"CNF-HOPEN-08"}},
 }
 
 // catchAll is the fault that fails nearly every check (no open_session); a check it alone fails
