@@ -63,6 +63,7 @@ func (s *session) cancel(c command) (string, error) {
 	defer stop()
 	res, err := h.Wait(ctx)
 	if err != nil {
+		s.cancelContained(c.RequestID, err)
 		return "", s.contain("cancel", err)
 	}
 	return res.Outcome.String(), nil
@@ -76,7 +77,7 @@ func (s *session) finish(c command) (json.RawMessage, bool, error) {
 	ctx, stop := context.WithTimeout(context.Background(), finishWait(c.RequestID, s.deadline))
 	defer stop()
 	out, err := s.pending[c.RequestID].Wait(ctx)
-	if err != nil && endTakenForCancel(err) {
+	if err != nil && s.endTakenForCancel(c.RequestID, err) {
 		return nil, true, nil
 	}
 	if err != nil {

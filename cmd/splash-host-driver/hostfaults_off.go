@@ -87,4 +87,7 @@ func cancelling(bool) {}
 func muxOutput(r io.Reader) io.Reader { return r }
 
 // endTakenForCancel is false; the test build may take the end of the stream for a cancellation.
-func endTakenForCancel(error) bool { return false }
+func (s *session) endTakenForCancel(string, error) bool { return false }
+
+// cancelContained does nothing; the test build notes a cancel whose wait passed the deadline.
+func (s *session) cancelContained(string, error) {}

@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -310,9 +311,10 @@ func cancelling(on bool) { awaitingDisposition.Store(on) }
 
 // muxOutput returns the worker's output as a cancellable session reads it. Under
 // unsolicited-ignore a port drops every cancellation_result that arrives while no cancel command
-// waits for one, instead of ending the session (TRN-056).
+// waits for one, instead of ending the session (TRN-056); under kind-ignore it drops every frame
+// of a kind other than result and cancellation_result (TRN-058).
 func muxOutput(r io.Reader) io.Reader {
-	if fault != "unsolicited-ignore" {
+	if fault != "unsolicited-ignore" && fault != "kind-ignore" {
 		return r
 	}
 	pr, pw := io.Pipe()
@@ -321,8 +323,9 @@ func muxOutput(r io.Reader) io.Reader {
 		for {
 			line, err := br.ReadBytes('\n')
 			f, derr := protocol.DecodeFrame(bytes.TrimSuffix(line, []byte("\n")), canonjson.Preserve)
-			unsolicited := derr == nil && f.Message.Type() == protocol.TypeCancellationResult && !awaitingDisposition.Load()
-			if !unsolicited {
+			dropped := derr == nil && (fault == "unsolicited-ignore" && f.Message.Type() == protocol.TypeCancellationResult && !awaitingDisposition.Load() ||
+				fault == "kind-ignore" && f.Message.Type() != protocol.TypeResult && f.Message.Type() != protocol.TypeCancellationResult)
+			if !dropped {
 				if _, werr := pw.Write(line); werr != nil {
 					return
 				}
@@ -336,10 +339,30 @@ func muxOutput(r io.Reader) io.Reader {
 	return pr
 }
 
+// cancelLost holds, per session, the invocations whose cancel passed the deadline, for
+// contained-cancelled.
+var cancelLost = map[*session]map[string]bool{}
+
+// cancelContained notes, when its wait failed with err past the deadline, that the cancel of
+// requestID passed the deadline and the worker was contained.
+func (s *session) cancelContained(requestID string, err error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		if cancelLost[s] == nil {
+			cancelLost[s] = map[string]bool{}
+		}
+		cancelLost[s][requestID] = true
+	}
+}
+
 // endTakenForCancel is the eof-cancelled fault: a port that reports an invocation cancelled when
-// the worker's stream ended while it ran (TRN-059, TRN-062).
-func endTakenForCancel(err error) bool {
+// the worker's stream ended while it ran (TRN-059, TRN-062); and the contained-cancelled fault:
+// one that reports it cancelled once its cancel passed the deadline and the worker was
+// stopped (TRN-088).
+func (s *session) endTakenForCancel(requestID string, err error) bool {
 	var e *transport.Error
+	if fault == "contained-cancelled" {
+		return cancelLost[s][requestID]
+	}
 	return fault == "eof-cancelled" && errors.As(err, &e) && e.Kind == transport.ErrUnexpectedMessage &&
 		e.Detail == "unexpected end of worker stream"
 }
