@@ -201,13 +201,7 @@ func frameChecks() []*Check {
 	return []*Check{
 		c("CNF-HFRAME-01", "an answer with a tampered tag is rejected and poisons the session", []string{"FRM-025", "FRM-017", "TRN-013"},
 			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
-				line := w.forge(1, protocol.RoleWorker, w.boot.SessionID, seal(w, inv))
-				i := bytes.LastIndex(line, []byte(`"`)) - 1
-				line[i] ^= 1 // a hex digit becomes another one
-				if line[i] > 'f' || (line[i] > '9' && line[i] < 'a') {
-					line[i] = '0'
-				}
-				return line
+				return tamper(w.forge(1, protocol.RoleWorker, w.boot.SessionID, seal(w, inv)))
 			}),
 		c("CNF-HFRAME-02", "an answer sealed under the host's role is rejected", []string{"FRM-008"},
 			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
@@ -244,6 +238,18 @@ func frameChecks() []*Check {
 					Outcome: protocol.OutcomeAcknowledged}}
 				return w.forge(1, protocol.RoleWorker, w.boot.SessionID, m)
 			}),
+		{ID: "CNF-HFRAME-11", Level: must, Requirements: []string{"TRN-014", "HDR-023"}, Features: []string{FeatureInvoke},
+			Title: "close after a failed exchange (an answer with a tampered tag) writes no frame: it ends the worker's input",
+			Run: func(t *T) {
+				w := t.session(echoGrant())
+				id := t.invoke("req-1", echoTool, text("ping"))
+				w.recv(protocol.TypeInvoke)
+				w.write(tamper(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", text("pong")))))
+				t.expectError(id, "the host rejects an answer with a tampered tag"+t.Cite("FRM-025"))
+				id = t.sendCommand(map[string]any{"op": "close"})
+				w.expectEnd("close discards the failed session's transport, writing nothing" + t.Cite("TRN-014", "HDR-023"))
+				t.await(id)
+			}},
 		{ID: "CNF-HFRAME-08", Level: must, Requirements: []string{"FRM-026", "FRM-036"}, Features: []string{FeatureInvoke},
 			Title: "a replayed sequence is rejected and poisons the session, even when the rest of the answer is right for the request",
 			Run: func(t *T) {
@@ -265,6 +271,16 @@ func frameChecks() []*Check {
 				w.expectSilence(150*time.Millisecond, "the channel is poisoned after the replay")
 			}},
 	}
+}
+
+// tamper changes one hex digit of the tag of a frame line into another one.
+func tamper(line []byte) []byte {
+	i := bytes.LastIndex(line, []byte(`"`)) - 1
+	line[i] ^= 1 // a hex digit becomes another one
+	if line[i] > 'f' || (line[i] > '9' && line[i] < 'a') {
+		line[i] = '0'
+	}
+	return line
 }
 
 // withReason sets the reason why no fault of the reference driver reliably fails c.
@@ -517,7 +533,7 @@ func cancelChecks() []*Check {
 				t.expectError(id, "a second cancel of req-1 is refused")
 				w.expectSilence(150*time.Millisecond, "one cancel per target (AUZ-016)")
 			}},
-		{ID: "CNF-HCANCEL-03", Level: must, Requirements: []string{"AUZ-019", "TRN-051", "TRN-053"}, Features: needs,
+		{ID: "CNF-HCANCEL-03", Level: must, Requirements: []string{"AUZ-019", "TRN-051", "TRN-053", "TRN-075"}, Features: needs,
 			Title: "a result that wins the race is kept: too_late, and the result is the outcome",
 			Run: func(t *T) {
 				w, _ := cancellable(t)

@@ -105,8 +105,70 @@ func muxChecks() []*Check {
 					t.Failf("close failed: a cancellation_result while closing stops the session before the worker's stream ends"+t.Cite("TRN-056"), string(o.Raw()))
 				}
 			}},
-		{ID: "CNF-HCANCEL-15", Level: must, Requirements: []string{"TRN-059", "TRN-062"}, Features: needs,
-			Title: "the end of the worker's stream closes a closing session and stops any other: no later invoke, an active invocation and its pending cancel fail, never cancelled, as after a garbage line",
+		{ID: "CNF-HCANCEL-16", Level: must, Requirements: []string{"TRN-058"}, Features: needs,
+			Title: "a worker frame of a kind the host never accepts (operation_result), or one that fails authentication (a tampered tag), stops the session in every state: idle, active, cancelling, result buffered, closing",
+			Run: func(t *T) {
+				for _, bad := range []struct {
+					what string
+					send func(w *fakeWorker)
+				}{
+					{"an operation_result", func(w *fakeWorker) {
+						w.send(protocol.OperationResultMessage{Result: protocol.OperationReconcileResult{ProtocolVersion: protocol.ProtocolVersion,
+							SessionID: w.boot.SessionID, RequestID: "req-1", Tool: echoTool, OperationKey: "op-1", Status: protocol.Succeeded(text("done"))}})
+					}},
+					{"a result with a tampered tag", func(w *fakeWorker) {
+						w.write(tamper(w.forge(w.auth.NextOutgoing(), protocol.RoleWorker, w.boot.SessionID, w.result("req-1", text("done")))))
+					}},
+				} {
+					// Idle.
+					t.RenewDeadline()
+					w := cancellableSession(t, echoGrant())
+					bad.send(w)
+					time.Sleep(100 * time.Millisecond) // the host reads it before the next command
+					id := t.sendCommand(beginCommand("req-1", echoTool, "x"))
+					t.expectError(id, "a begin after "+bad.what+" in Idle fails: the session stopped"+t.Cite("TRN-058"))
+					w.expectSilence(150*time.Millisecond, "no invoke after "+bad.what+" in Idle"+t.Cite("TRN-058"))
+					// Active: the result that follows is never taken.
+					t.RenewDeadline()
+					w, _ = cancellable(t)
+					bad.send(w)
+					w.send(w.result("req-1", text("done")))
+					notCancelled(t, bad.what+" while req-1 ran stopped the session before its result"+t.Cite("TRN-058"))
+					// Cancelling: the acknowledgement that follows is never taken.
+					t.RenewDeadline()
+					w, _ = cancellable(t)
+					id, req := cancelRequest(t, w, "cancel-1")
+					bad.send(w)
+					w.send(w.disposition(req, protocol.OutcomeAcknowledged))
+					if o := t.await(id); o.OK {
+						t.Failf("the cancel failed: "+bad.what+" while it awaited its disposition stopped the session"+t.Cite("TRN-058"), string(o.Raw()))
+					}
+					notCancelled(t, bad.what+" while a cancel awaited its disposition"+t.Cite("TRN-058"))
+					// Result buffered: the too_late that follows is never taken.
+					t.RenewDeadline()
+					w, _ = cancellable(t)
+					id, req = cancelRequest(t, w, "cancel-1")
+					w.send(w.result("req-1", text("done")))
+					bad.send(w)
+					w.send(w.disposition(req, protocol.OutcomeTooLate))
+					if o := t.await(id); o.OK {
+						t.Failf("the cancel failed: "+bad.what+" after the buffered result stopped the session"+t.Cite("TRN-058"), string(o.Raw()))
+					}
+					notCancelled(t, bad.what+" after the buffered result"+t.Cite("TRN-058"))
+					// Closing: the end of the stream that follows is no clean close.
+					t.RenewDeadline()
+					w = cancellableSession(t, echoGrant())
+					id = t.sendCommand(map[string]any{"op": "close"})
+					w.recv(protocol.TypeCloseSession)
+					bad.send(w)
+					w.closeOutput()
+					if o := t.await(id); o.OK {
+						t.Failf("close failed: "+bad.what+" while closing stops the session before the worker's stream ends"+t.Cite("TRN-058"), string(o.Raw()))
+					}
+				}
+			}},
+		{ID: "CNF-HCANCEL-15", Level: must, Requirements: []string{"TRN-059", "TRN-062", "TRN-088"}, Features: needs,
+			Title: "the end of the worker's stream closes a closing session and stops any other: no later invoke; an active invocation and a pending cancel fail, and neither that, a garbage line, the worker's exit nor an elapsed deadline reports the invocation cancelled",
 			Run: func(t *T) {
 				// Idle.
 				w := cancellableSession(t, echoGrant())
@@ -137,6 +199,7 @@ func muxChecks() []*Check {
 				}{
 					{"the worker's stream ended", (*fakeWorker).closeOutput},
 					{"the worker wrote a garbage line", func(w *fakeWorker) { w.write([]byte("not json at all\n")) }},
+					{"the worker exited", func(w *fakeWorker) { w.exitAndEnd(1) }},
 				} {
 					t.RenewDeadline()
 					w, _ = cancellable(t)
@@ -145,8 +208,17 @@ func muxChecks() []*Check {
 					if o := t.await(id); o.OK {
 						t.Failf("the cancel failed: "+end.what+" before its disposition"+t.Cite("TRN-059", "TRN-062"), string(o.Raw()))
 					}
-					notCancelled(t, end.what+" while a cancel awaited its disposition"+t.Cite("TRN-059", "TRN-062"))
+					notCancelled(t, end.what+" while a cancel awaited its disposition"+t.Cite("TRN-059", "TRN-062", "TRN-088"))
 				}
+				// A cancel whose disposition never comes.
+				t.RenewDeadline()
+				w, _ = cancellable(t)
+				start := time.Now()
+				id, _ = cancelRequest(t, w, "cancel-1")
+				if o := t.awaitUntil(id, start.Add(deadlineMS*time.Millisecond+time.Second)); o.OK {
+					t.Failf("the cancel failed once the deadline passed without a disposition"+t.Cite("HDR-051"), string(o.Raw()))
+				}
+				notCancelled(t, "the deadline passed while a cancel awaited its disposition"+t.Cite("TRN-088", "TRN-062"))
 				// Closing: the end of the stream is the clean close.
 				t.RenewDeadline()
 				w = cancellableSession(t, echoGrant())

@@ -31,7 +31,7 @@ var hostFaults = []hostFault{
 	{"nopoison", "keeps using the channel after a failed exchange", []string{"CNF-HFRAME-01", "CNF-HFRAME-02", "CNF-HFRAME-03", "CNF-HFRAME-04", "CNF-HFRAME-05", "CNF-HFRAME-06", "CNF-HFRAME-07", "CNF-HFRAME-08", "CNF-HFRAME-10"}},
 	{"novalidate", "accepts a result without validating it", []string{"CNF-HRESULT-01", "CNF-HRESULT-02", "CNF-HRESULT-03", "CNF-HRESULT-04", "CNF-HRESULT-05", "CNF-HRESULT-07"}},
 	{"noclose", "closes a cancellable session's input without close_session", []string{"CNF-HCANCEL-10", "CNF-HOPEN-05"}},
-	{"closeframe", "sends close_session on an ordinary session, which a worker rejects", []string{"CNF-HBUDGET-01", "CNF-HBUDGET-02", "CNF-HOPEN-02"}},
+	{"closeframe", "sends close_session on an ordinary session, which a worker rejects", []string{"CNF-HBUDGET-01", "CNF-HBUDGET-02", "CNF-HOPEN-02", "CNF-HFRAME-11"}},
 	{"tenant", "binds compensations to the default tenant, not the scope given in start", []string{"CNF-HCOMP-01", "CNF-HCOMP-02", "CNF-HCOMP-03", "CNF-HCOMP-04"}},
 	{"exitcode", "reports -1 for a worker that exited by itself", []string{"CNF-HBOOT-02", "CNF-HOPEN-02"}},
 	{"nonportable", "seals payload numbers that the other number model reads differently", []string{"CNF-HNUMBER-01"}},
@@ -103,6 +103,8 @@ var hostFaults = []hostFault{
 	{"close-active", "writes close_session while an invocation is active", []string{"CNF-HCANCEL-13"}},
 	{"unsolicited-ignore", "drops a cancellation_result that no cancel waits for instead of stopping the session", []string{"CNF-HCANCEL-14"}},
 	{"eof-cancelled", "reports an invocation cancelled when the worker's stream ended while it ran", []string{"CNF-HCANCEL-15"}},
+	{"contained-cancelled", "reports an invocation cancelled once its cancel passed the deadline and the worker was stopped", []string{"CNF-HCANCEL-15"}},
+	{"kind-ignore", "drops a worker frame of a kind other than result and cancellation_result instead of stopping the session", []string{"CNF-HCANCEL-16"}},
 	{"feature-extra", "declares in hello a feature this revision does not define (main.go)", []string{"CNF-HOPEN-08"}},
 }
 
