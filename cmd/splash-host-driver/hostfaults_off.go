@@ -77,7 +77,7 @@ func (s *session) retried(uint64) {}
 func (s *session) beginRefused(protocol.ToolInvocation, error) {}
 
 // closeWhileActive does nothing; the test build may write close_session while an invocation is
-// active.
+// active or after the session stopped.
 func (s *session) closeWhileActive() {}
 
 // cancelling does nothing; the test build notes when a cancel waits for its disposition.

@@ -292,9 +292,13 @@ func (s *session) beginRefused(inv protocol.ToolInvocation, err error) {
 }
 
 // closeWhileActive is the close-active fault: a port that writes close_session although an
-// invocation is still active, instead of refusing the close (TRN-043, TRN-086).
+// invocation is still active, instead of refusing the close (TRN-043, TRN-086); and the
+// close-stopped fault: one that writes it although a fatal failure stopped the session (TRN-047).
 func (s *session) closeWhileActive() {
-	if fault != "close-active" || s.mux.Phase() == transport.PhaseIdle {
+	switch phase := s.mux.Phase(); {
+	case fault == "close-active" && phase != transport.PhaseIdle && phase != transport.PhaseStopped:
+	case fault == "close-stopped" && phase == transport.PhaseStopped:
+	default:
 		return
 	}
 	if _, line, err := s.proc.HostAuthenticator().Seal(protocol.CloseSessionMessage{ProtocolVersion: protocol.ProtocolVersion,
