@@ -64,6 +64,23 @@ func muxChecks() []*Check {
 				}
 				w.expectGone("the worker and its child gone after the failed close: a failed close terminates the worker" + t.Cite("TRN-086"))
 			}},
+		{ID: "CNF-HCANCEL-17", Level: must, Requirements: []string{"TRN-047", "TRN-086"}, Features: needs,
+			Title: "after a fatal failure of a cancellable session (a garbage line while an invocation runs), cancel, begin and close fail and write no frame, and the invocation fails",
+			Run: func(t *T) {
+				w, _ := cancellable(t)
+				w.write([]byte("not json at all\n"))
+				time.Sleep(100 * time.Millisecond) // the host reads it before the next command
+				id := t.sendCommand(map[string]any{"op": "cancel", "request_id": "req-1", "cancellation_id": "cancel-1"})
+				t.expectError(id, "a cancel on the stopped session fails"+t.Cite("TRN-047"))
+				w.expectSilence(100*time.Millisecond, "no cancel on the stopped session"+t.Cite("TRN-047"))
+				id = t.sendCommand(beginCommand("req-2", echoTool, "x"))
+				t.expectError(id, "a begin on the stopped session fails"+t.Cite("TRN-047"))
+				w.expectSilence(100*time.Millisecond, "no invoke on the stopped session"+t.Cite("TRN-047"))
+				id = t.sendCommand(map[string]any{"op": "close"})
+				t.expectError(id, "a close of the stopped session fails"+t.Cite("TRN-047", "TRN-086"))
+				w.expectSilence(100*time.Millisecond, "no close_session on the stopped session"+t.Cite("TRN-047", "TRN-086", "HDR-023"))
+				notCancelled(t, "the worker wrote a garbage line while req-1 ran"+t.Cite("TRN-062"))
+			}},
 		{ID: "CNF-HCANCEL-14", Level: must, Requirements: []string{"TRN-056"}, Features: needs,
 			Title: "an unsolicited cancellation_result (idle, during an invocation with no cancel, after unsupported, while closing) stops the session: no later invoke, the invocation never cancelled, the close failed",
 			Run: func(t *T) {

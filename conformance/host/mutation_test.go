@@ -101,6 +101,7 @@ var hostFaults = []hostFault{
 	{"refusal-stops", "stops a cancellable session when its transport refuses a begin", []string{"CNF-HCANCEL-12"}},
 	{"close-busy-input", "closes the worker's input when a close is refused while an invocation is active (main.go)", []string{"CNF-HCANCEL-13"}},
 	{"close-active", "writes close_session while an invocation is active", []string{"CNF-HCANCEL-13"}},
+	{"close-stopped", "writes close_session after a fatal failure stopped the session", []string{"CNF-HCANCEL-17"}},
 	{"unsolicited-ignore", "drops a cancellation_result that no cancel waits for instead of stopping the session", []string{"CNF-HCANCEL-14"}},
 	{"eof-cancelled", "reports an invocation cancelled when the worker's stream ended while it ran", []string{"CNF-HCANCEL-15"}},
 	{"contained-cancelled", "reports an invocation cancelled once its cancel passed the deadline and the worker was stopped", []string{"CNF-HCANCEL-15"}},
