@@ -27,6 +27,8 @@ func (s *session) begin(c command) error {
 	if err == nil {
 		s.pending[c.RequestID] = h
 		began(c.RequestID)
+	} else {
+		s.beginRefused(inv, err)
 	}
 	if fault == "refund" && errors.Is(err, protocol.ErrCallBudgetExhausted) {
 		// A host that refunded a cancelled call sends the next one anyway.
@@ -45,6 +47,8 @@ func (s *session) cancel(c command) (string, error) {
 	if fault == "cancel-id" {
 		c.CancellationID += "x"
 	}
+	cancelling(true)
+	defer cancelling(false)
 	h, err := s.pending[c.RequestID].RequestCancellation(c.CancellationID)
 	if err != nil {
 		if (errors.Is(err, transport.ErrCancelSlotUnavailable) && fault != "nocontain") || fault == "refusal-contains" {
@@ -59,6 +63,7 @@ func (s *session) cancel(c command) (string, error) {
 	defer stop()
 	res, err := h.Wait(ctx)
 	if err != nil {
+		s.cancelContained(c.RequestID, err)
 		return "", s.contain("cancel", err)
 	}
 	return res.Outcome.String(), nil
@@ -72,6 +77,9 @@ func (s *session) finish(c command) (json.RawMessage, bool, error) {
 	ctx, stop := context.WithTimeout(context.Background(), finishWait(c.RequestID, s.deadline))
 	defer stop()
 	out, err := s.pending[c.RequestID].Wait(ctx)
+	if err != nil && s.endTakenForCancel(c.RequestID, err) {
+		return nil, true, nil
+	}
 	if err != nil {
 		return nil, false, s.contain("finish", err)
 	}

@@ -20,10 +20,14 @@ func (s *session) operation(c command) (json.RawMessage, error) {
 	if fault == "opkey" {
 		c.Key += "-x"
 	}
+	if s.spared(c.Tool) {
+		return nil, denied{errors.New("tool not granted")}
+	}
 	ops, err := s.oneShot()
 	if err != nil {
 		return nil, err
 	}
+	sealed := s.proc.HostAuthenticator().NextOutgoing()
 	var res protocol.OperationReconcileResult
 	if c.Op == "dispatch" {
 		if fault == "redispatch" && c.Payload == nil {
@@ -38,6 +42,7 @@ func (s *session) operation(c command) (json.RawMessage, error) {
 			return nil, denied{err}
 		}
 		if res, err = ops.DispatchOperation(req); err != nil {
+			s.retried(sealed)
 			return nil, err
 		}
 	} else {
@@ -46,6 +51,7 @@ func (s *session) operation(c command) (json.RawMessage, error) {
 			return nil, denied{err}
 		}
 		if res, err = ops.ReconcileOperation(req); err != nil {
+			s.retried(sealed)
 			return nil, err
 		}
 	}

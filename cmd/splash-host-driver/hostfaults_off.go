@@ -63,3 +63,31 @@ func (s *session) lostInput(_ *workflow.Engine, _ workflow.Target, _ string, err
 
 // planFault returns p; the test build may fix the plan fingerprint instead of deriving it.
 func planFault(p ledger.Plan) ledger.Plan { return p }
+
+// spared is false: a refused durable request spends the session's exchange (TRN-023); the test
+// build may refuse it before the transport.
+func (s *session) spared(string) bool { return false }
+
+// retried does nothing: a failed durable exchange spends the session's exchange (TRN-023); the
+// test build may start a fresh one.
+func (s *session) retried(uint64) {}
+
+// beginRefused does nothing: a refused begin changes nothing (TRN-041); the test build may send
+// it anyway or stop the session.
+func (s *session) beginRefused(protocol.ToolInvocation, error) {}
+
+// closeWhileActive does nothing; the test build may write close_session while an invocation is
+// active or after the session stopped.
+func (s *session) closeWhileActive() {}
+
+// cancelling does nothing; the test build notes when a cancel waits for its disposition.
+func cancelling(bool) {}
+
+// muxOutput returns r, the worker's output; the test build may drop unsolicited dispositions.
+func muxOutput(r io.Reader) io.Reader { return r }
+
+// endTakenForCancel is false; the test build may take the end of the stream for a cancellation.
+func (s *session) endTakenForCancel(string, error) bool { return false }
+
+// cancelContained does nothing; the test build notes a cancel whose wait passed the deadline.
+func (s *session) cancelContained(string, error) {}

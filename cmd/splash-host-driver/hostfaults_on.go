@@ -3,13 +3,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"math"
 	"math/big"
 	"regexp"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf16"
@@ -17,6 +20,7 @@ import (
 	"github.com/splashv5/conform/impl/canonjson"
 	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/transport"
 	"github.com/splashv5/conform/impl/workflow"
 )
 
@@ -243,4 +247,126 @@ func planFault(p ledger.Plan) ledger.Plan {
 		p.Fingerprint = "5f1a5e0000000000000000000000000000000000000000000000000000000030"
 	}
 	return p
+}
+
+// spared is the refusal-spare fault: a port that refuses a durable request for a tool the
+// manifest does not grant in its own code, before its one-shot transport sees it, so that the
+// refusal spends nothing and a later exchange still goes out on the session (TRN-023).
+func (s *session) spared(tool string) bool {
+	if fault != "refusal-spare" {
+		return false
+	}
+	for _, g := range s.auth.Manifest().Grants {
+		if g.Tool == tool {
+			return false
+		}
+	}
+	return true
+}
+
+// retried is the exchange-retry fault: after a durable exchange that failed once its request
+// was sealed (sealed is the host's next outgoing sequence before it), a port builds a fresh
+// channel and one-shot transport on the same worker, as if the failure had not spent the
+// session's exchange (TRN-023).
+func (s *session) retried(sealed uint64) {
+	if fault != "exchange-retry" || s.proc.HostAuthenticator().NextOutgoing() == sealed {
+		return
+	}
+	s.ch = transport.NewChannel(s.proc.Output(), s.proc.Input(), canonjson.Preserve)
+	s.ops = nil
+}
+
+// beginRefused is what a port does when its multiplexed transport refuses a begin: nothing
+// (TRN-041), or under busy-send it writes the invoke anyway while another invocation is
+// active, and under refusal-stops it stops the session, as a port that takes any refusal for
+// a fatal failure does.
+func (s *session) beginRefused(inv protocol.ToolInvocation, err error) {
+	switch k, _ := transport.KindOf(err); {
+	case fault == "busy-send" && k == transport.ErrBusy:
+		if _, line, serr := s.proc.HostAuthenticator().Seal(protocol.InvokeMessage{Invocation: inv}); serr == nil {
+			_, _ = s.proc.Input().Write(append(line, '\n'))
+		}
+	case fault == "refusal-stops":
+		s.mux.Abandon()
+	}
+}
+
+// closeWhileActive is the close-active fault: a port that writes close_session although an
+// invocation is still active, instead of refusing the close (TRN-043, TRN-086); and the
+// close-stopped fault: one that writes it although a fatal failure stopped the session (TRN-047).
+func (s *session) closeWhileActive() {
+	switch phase := s.mux.Phase(); {
+	case fault == "close-active" && phase != transport.PhaseIdle && phase != transport.PhaseStopped:
+	case fault == "close-stopped" && phase == transport.PhaseStopped:
+	default:
+		return
+	}
+	if _, line, err := s.proc.HostAuthenticator().Seal(protocol.CloseSessionMessage{ProtocolVersion: protocol.ProtocolVersion,
+		Session: s.auth.SessionID()}); err == nil {
+		_, _ = s.proc.Input().Write(append(line, '\n'))
+	}
+}
+
+// awaitingDisposition says that a cancel command waits for its disposition (unsolicited-ignore).
+var awaitingDisposition atomic.Bool
+
+// cancelling notes that a cancel command began (true) or ended (false).
+func cancelling(on bool) { awaitingDisposition.Store(on) }
+
+// muxOutput returns the worker's output as a cancellable session reads it. Under
+// unsolicited-ignore a port drops every cancellation_result that arrives while no cancel command
+// waits for one, instead of ending the session (TRN-056); under kind-ignore it drops every frame
+// of a kind other than result and cancellation_result (TRN-058).
+func muxOutput(r io.Reader) io.Reader {
+	if fault != "unsolicited-ignore" && fault != "kind-ignore" {
+		return r
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		br := bufio.NewReader(r)
+		for {
+			line, err := br.ReadBytes('\n')
+			f, derr := protocol.DecodeFrame(bytes.TrimSuffix(line, []byte("\n")), canonjson.Preserve)
+			dropped := derr == nil && (fault == "unsolicited-ignore" && f.Message.Type() == protocol.TypeCancellationResult && !awaitingDisposition.Load() ||
+				fault == "kind-ignore" && f.Message.Type() != protocol.TypeResult && f.Message.Type() != protocol.TypeCancellationResult)
+			if !dropped {
+				if _, werr := pw.Write(line); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+	}()
+	return pr
+}
+
+// cancelLost holds, per session, the invocations whose cancel passed the deadline, for
+// contained-cancelled.
+var cancelLost = map[*session]map[string]bool{}
+
+// cancelContained notes, when its wait failed with err past the deadline, that the cancel of
+// requestID passed the deadline and the worker was contained.
+func (s *session) cancelContained(requestID string, err error) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		if cancelLost[s] == nil {
+			cancelLost[s] = map[string]bool{}
+		}
+		cancelLost[s][requestID] = true
+	}
+}
+
+// endTakenForCancel is the eof-cancelled fault: a port that reports an invocation cancelled when
+// the worker's stream ended while it ran (TRN-059, TRN-062); and the contained-cancelled fault:
+// one that reports it cancelled once its cancel passed the deadline and the worker was
+// stopped (TRN-088).
+func (s *session) endTakenForCancel(requestID string, err error) bool {
+	var e *transport.Error
+	if fault == "contained-cancelled" {
+		return cancelLost[s][requestID]
+	}
+	return fault == "eof-cancelled" && errors.As(err, &e) && e.Kind == transport.ErrUnexpectedMessage &&
+		e.Detail == "unexpected end of worker stream"
 }

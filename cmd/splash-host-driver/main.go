@@ -54,6 +54,9 @@ func main() {
 		switch c.Op {
 		case "hello":
 			o.Features = []string{"invoke", "durable", "cancel", "recover", "compensate"}
+			if fault == "feature-extra" {
+				o.Features = append(o.Features, "stream") // no feature of this revision (HDR-010)
+			}
 		case "start":
 			s.retire()
 			s, err = start(c)
@@ -135,7 +138,7 @@ func start(c command) (*session, error) {
 	s.ch = transport.NewChannel(workerOutput(proc.Output()), workerInput(proc.Input()), canonjson.Preserve)
 	if c.Cancellable {
 		s.pending = map[string]*transport.PendingInvocation{}
-		s.mux, err = transport.NewMultiplexed(m, proc.HostAuthenticator(), proc.Output(), proc.Input())
+		s.mux, err = transport.NewMultiplexed(m, proc.HostAuthenticator(), muxOutput(proc.Output()), proc.Input())
 		return s, err
 	}
 	if fault == "manifest" && len(m.Grants) > 1 {
@@ -219,6 +222,7 @@ func (s *session) close() error {
 		if fault == "noclose" {
 			return s.proc.CloseInput()
 		}
+		s.closeWhileActive()
 		done := make(chan error, 1)
 		go func() { done <- s.mux.Close() }()
 		if fault == "close-early" {
@@ -226,6 +230,9 @@ func (s *session) close() error {
 		}
 		select {
 		case err := <-done:
+			if k, ok := transport.KindOf(err); ok && k == transport.ErrBusy && fault != "close-busy-input" {
+				return err // refused while an invocation is active: nothing changes (TRN-043, TRN-086)
+			}
 			_ = s.proc.CloseInput()
 			return err
 		case <-time.After(s.deadline):

@@ -26,7 +26,7 @@ type Check = conformance.Check[*T]
 func Catalog() conformance.Catalog[*T] {
 	return conformance.SortedCatalog(bootChecks(), openChecks(), frameChecks(), resultChecks(), deadlineChecks(), numberChecks(), durableChecks(), cancelChecks(),
 		recoverChecks(), compChecks(), unsupportedChecks(), stateChecks(), budgetChecks(), slotChecks(), fileChecks(), hostileChecks(), keyChecks(), derivationChecks(), cancelWaitChecks(),
-		livenessChecks(), planChecks(), tenantChecks())
+		livenessChecks(), planChecks(), tenantChecks(), muxChecks())
 }
 
 // CatalogEntries returns the digest entries of the host suite's catalog.

@@ -105,6 +105,24 @@ func openChecks() []*Check {
 					t.Failf("hello answered with ok after the unknown command", string(o.Raw()))
 				}
 			}},
+		{ID: "CNF-HOPEN-08", Level: must, Requirements: []string{"HDR-010"},
+			Title: "hello, the first command, lists in features only this revision's five, each once: invoke, durable, cancel, recover, compensate (compensate only with recover)",
+			Run: func(t *T) {
+				// Open sent hello as the driver's first command and kept its features.
+				known := []string{FeatureInvoke, FeatureDurable, FeatureCancel, FeatureRecover, FeatureCompensate}
+				for i, f := range t.features {
+					switch {
+					case !slices.Contains(known, f):
+						t.Failf(fmt.Sprintf("features among %q", known), fmt.Sprintf("%q in %q: declare only the features this revision defines", f, t.features))
+					case slices.Contains(t.features[:i], f):
+						t.Failf("each feature once", fmt.Sprintf("%q twice in %q", f, t.features))
+					}
+				}
+				if slices.Contains(t.features, FeatureCompensate) && !slices.Contains(t.features, FeatureRecover) {
+					t.Failf(`"recover" declared with "compensate", which needs it`, fmt.Sprintf("%q", t.features))
+				}
+				t.Logf("features %q", t.features)
+			}},
 		{ID: "CNF-HOPEN-01", Level: must, Requirements: []string{"TRN-011", "FRM-019", "HDR-020"}, Features: []string{FeatureInvoke},
 			Title: "the first frame is open_session, sequence 1, with the manifest given",
 			Run: func(t *T) {
@@ -181,15 +199,9 @@ func frameChecks() []*Check {
 			Title: title, Run: func(t *T) { hostile(t, title, answer) }}
 	}
 	return []*Check{
-		c("CNF-HFRAME-01", "an answer with a tampered tag is rejected and poisons the session", []string{"FRM-025", "FRM-017"},
+		c("CNF-HFRAME-01", "an answer with a tampered tag is rejected and poisons the session", []string{"FRM-025", "FRM-017", "TRN-013"},
 			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
-				line := w.forge(1, protocol.RoleWorker, w.boot.SessionID, seal(w, inv))
-				i := bytes.LastIndex(line, []byte(`"`)) - 1
-				line[i] ^= 1 // a hex digit becomes another one
-				if line[i] > 'f' || (line[i] > '9' && line[i] < 'a') {
-					line[i] = '0'
-				}
-				return line
+				return tamper(w.forge(1, protocol.RoleWorker, w.boot.SessionID, seal(w, inv)))
 			}),
 		c("CNF-HFRAME-02", "an answer sealed under the host's role is rejected", []string{"FRM-008"},
 			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
@@ -219,6 +231,25 @@ func frameChecks() []*Check {
 			}),
 		c("CNF-HFRAME-07", "a garbage answer line is rejected", []string{"FRM-002"},
 			func(w *fakeWorker, inv protocol.InvokeMessage) []byte { return []byte("not json at all\n") }),
+		c("CNF-HFRAME-10", "an authentic answer of another kind than result is rejected and poisons the session", []string{"TRN-013"},
+			func(w *fakeWorker, inv protocol.InvokeMessage) []byte {
+				m := protocol.CancellationResultMessage{Result: protocol.WorkerCancellationResult{ProtocolVersion: protocol.ProtocolVersion,
+					SessionID: w.boot.SessionID, CancellationID: "cancel-1", RequestID: inv.Invocation.RequestID, Tool: inv.Invocation.Tool,
+					Outcome: protocol.OutcomeAcknowledged}}
+				return w.forge(1, protocol.RoleWorker, w.boot.SessionID, m)
+			}),
+		{ID: "CNF-HFRAME-11", Level: must, Requirements: []string{"TRN-014", "HDR-023"}, Features: []string{FeatureInvoke},
+			Title: "close after a failed exchange (an answer with a tampered tag) writes no frame: it ends the worker's input",
+			Run: func(t *T) {
+				w := t.session(echoGrant())
+				id := t.invoke("req-1", echoTool, text("ping"))
+				w.recv(protocol.TypeInvoke)
+				w.write(tamper(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.result("req-1", text("pong")))))
+				t.expectError(id, "the host rejects an answer with a tampered tag"+t.Cite("FRM-025"))
+				id = t.sendCommand(map[string]any{"op": "close"})
+				w.expectEnd("close discards the failed session's transport, writing nothing" + t.Cite("TRN-014", "HDR-023"))
+				t.await(id)
+			}},
 		{ID: "CNF-HFRAME-08", Level: must, Requirements: []string{"FRM-026", "FRM-036"}, Features: []string{FeatureInvoke},
 			Title: "a replayed sequence is rejected and poisons the session, even when the rest of the answer is right for the request",
 			Run: func(t *T) {
@@ -240,6 +271,16 @@ func frameChecks() []*Check {
 				w.expectSilence(150*time.Millisecond, "the channel is poisoned after the replay")
 			}},
 	}
+}
+
+// tamper changes one hex digit of the tag of a frame line into another one.
+func tamper(line []byte) []byte {
+	i := bytes.LastIndex(line, []byte(`"`)) - 1
+	line[i] ^= 1 // a hex digit becomes another one
+	if line[i] > 'f' || (line[i] > '9' && line[i] < 'a') {
+		line[i] = '0'
+	}
+	return line
 }
 
 // withReason sets the reason why no fault of the reference driver reliably fails c.
@@ -346,7 +387,7 @@ func durableChecks() []*Check {
 				w.send(w.operationResult(req, "op-2", done))
 				t.expectError(id, "the host refuses a result for another operation")
 			}},
-		{ID: "CNF-HDURABLE-03", Level: must, Requirements: []string{"TRN-113"}, Features: []string{FeatureInvoke, FeatureDurable},
+		{ID: "CNF-HDURABLE-03", Level: must, Requirements: []string{"TRN-113", "TRN-022"}, Features: []string{FeatureInvoke, FeatureDurable},
 			Title: "a session carries one durable exchange: a second dispatch on it fails without a frame",
 			Run: func(t *T) {
 				w := t.session(durableGrant())
@@ -357,6 +398,27 @@ func durableChecks() []*Check {
 				id = t.dispatch("req-2", "op-2", jsonPayload(`{"value":2}`))
 				t.expectError(id, "the second exchange is refused")
 				w.expectSilence(150*time.Millisecond, "the one-shot session is consumed")
+			}},
+		{ID: "CNF-HDURABLE-05", Level: must, Requirements: []string{"TRN-023", "HDR-026"}, Features: []string{FeatureInvoke, FeatureDurable},
+			Title: "a durable exchange the host refuses itself, or one whose answer does not open (sealed under the host's role), spends the session's exchange: a later dispatch on it fails without a frame",
+			Run: func(t *T) {
+				w := t.session(durableGrant())
+				id := t.sendCommand(map[string]any{"op": "dispatch", "request_id": "req-1", "tool": "conf.unknown", "key": "op-1",
+					"payload": rawJSON(jsonPayload(`{"value":1}`).AppendJSON(nil))})
+				t.expectError(id, "the host refuses a dispatch of a tool the manifest does not grant"+t.Cite("TRN-113"))
+				w.expectSilence(100*time.Millisecond, "a dispatch the host refuses is refused before any frame"+t.Cite("TRN-113"))
+				id = t.dispatch("req-2", "op-2", jsonPayload(`{"value":2}`))
+				t.expectError(id, "a dispatch after the host refused one on the session fails: the refusal poisoned the one-shot transport"+t.Cite("TRN-023"))
+				w.expectSilence(150*time.Millisecond, "no dispatch_operation after a host-side refusal: the session's one exchange is spent"+t.Cite("TRN-023", "HDR-026"))
+				t.RenewDeadline()
+				w = t.session(durableGrant())
+				id = t.dispatch("req-1", "op-1", jsonPayload(`{"value":1}`))
+				req := w.recv(protocol.TypeDispatchOperation).(protocol.DispatchOperationMessage).Request
+				w.write(w.forge(1, protocol.RoleHost, w.boot.SessionID, w.operationResult(req, "op-1", done)))
+				t.expectError(id, "the host rejects an answer sealed under its own role"+t.Cite("FRM-008"))
+				id = t.dispatch("req-2", "op-2", jsonPayload(`{"value":2}`))
+				t.expectError(id, "a dispatch after a failed exchange on the session fails: the failure poisoned the one-shot transport"+t.Cite("TRN-023"))
+				w.expectSilence(150*time.Millisecond, "no dispatch_operation after a failed exchange: the session's one exchange is spent"+t.Cite("TRN-023", "HDR-026"))
 			}},
 		{ID: "CNF-HDURABLE-04", Level: must, Requirements: []string{"RUN-187", "TRN-113", "HDR-027", "FRM-041"}, Features: []string{FeatureInvoke, FeatureDurable},
 			Title: "after a worker dies mid-dispatch, recovery reconciles the same operation key under a fresh session, never dispatching again",
@@ -471,7 +533,7 @@ func cancelChecks() []*Check {
 				t.expectError(id, "a second cancel of req-1 is refused")
 				w.expectSilence(150*time.Millisecond, "one cancel per target (AUZ-016)")
 			}},
-		{ID: "CNF-HCANCEL-03", Level: must, Requirements: []string{"AUZ-019", "TRN-051", "TRN-053"}, Features: needs,
+		{ID: "CNF-HCANCEL-03", Level: must, Requirements: []string{"AUZ-019", "TRN-051", "TRN-053", "TRN-075"}, Features: needs,
 			Title: "a result that wins the race is kept: too_late, and the result is the outcome",
 			Run: func(t *T) {
 				w, _ := cancellable(t)

@@ -319,6 +319,25 @@ func (w *fakeWorker) expectSilence(d time.Duration, why string) {
 	}
 }
 
+// expectQuiet fails the check when the host writes a frame within d or ends the worker's input
+// meanwhile: a refusal that changes nothing leaves the session as it was.
+func (w *fakeWorker) expectQuiet(d time.Duration, why string) {
+	line, reason := w.next(d)
+	switch {
+	case line != nil:
+		w.t.Failf("no frame, the worker's input left open: "+why, "the host sent "+conformance.Clip(string(line), 200))
+	case strings.Contains(reason, "closed"):
+		w.t.Failf("no frame, the worker's input left open: "+why, reason)
+	}
+}
+
+// closeOutput ends the fake worker's output (the host reads the end of its stream); the fake
+// worker stays alive.
+func (w *fakeWorker) closeOutput() {
+	w.t.Logf("worker %d: closes its output", w.index)
+	_ = w.enc.Encode(fakeworker.Relay{CloseOutput: true})
+}
+
 // write relays raw bytes to the host.
 func (w *fakeWorker) write(p []byte) {
 	w.t.Logf("worker %d: sends %s", w.index, conformance.Clip(fmt.Sprintf("%q", p), 200))
