@@ -33,7 +33,7 @@ func ProcChecks() []*Check {
 			},
 		},
 		&Check{
-			ID: "CNF-PROC-02", Level: conformance.Must, Requirements: []string{"WRK-093", "FRM-040", "BOOT-021", "FRM-043", "BOOT-017"},
+			ID: "CNF-PROC-02", Level: conformance.Must, Requirements: []string{"WRK-093", "FRM-040", "BOOT-021", "FRM-043", "BOOT-017", "ERR-014"},
 			Title: "no output of a worker (standard error, frames, journal, effect log) ever contains its session key or its storage key, in any encoding, whatever it rejects",
 			Run: func(t *T) {
 				// After every check the runner looks for the session key and, when it gave the
