@@ -41,7 +41,7 @@ var catalog = []conformance.Result{
 	{ID: IDStateShould, Level: conformance.Should, Title: "The learned session machine ends the process in the reference worker's exit classes", Requirements: []string{"EXP-005", "WRK-097"}},
 	{ID: IDWalk, Level: conformance.Must, Title: "Long random sessions agree step by step with the reference worker and keep the invariants; probe sessions agree with the reference worker run the same way", Requirements: []string{"EXP-009", "EXP-010", "EXP-019", "WRK-041", "WRK-071", "WRK-093"}},
 	{ID: IDWalkShould, Level: conformance.Should, Title: "Random sessions end the process in the reference worker's exit classes", Requirements: []string{"EXP-005", "WRK-097"}},
-	{ID: IDFuzz, Level: conformance.Must, Title: "Mutated frames inside live sessions are refused as the reference refuses them, without crash, hang, overlong line or leak", Requirements: []string{"EXP-011", "EXP-012", "EXP-013"}},
+	{ID: IDFuzz, Level: conformance.Must, Title: "Mutated frames inside live sessions are refused as the reference refuses them, without crash, hang, overlong line or leak", Requirements: []string{"EXP-011", "EXP-012", "EXP-013", "ERR-017"}},
 }
 
 // CatalogEntries returns the digest entries of the explorer's results.
