@@ -533,7 +533,7 @@ func cancelChecks() []*Check {
 				t.expectError(id, "a second cancel of req-1 is refused")
 				w.expectSilence(150*time.Millisecond, "one cancel per target (AUZ-016)")
 			}},
-		{ID: "CNF-HCANCEL-03", Level: must, Requirements: []string{"AUZ-019", "TRN-051", "TRN-053", "TRN-075"}, Features: needs,
+		{ID: "CNF-HCANCEL-03", Level: must, Requirements: []string{"AUZ-019", "TRN-045", "TRN-051", "TRN-053", "TRN-075"}, Features: needs,
 			Title: "a result that wins the race is kept: too_late, and the result is the outcome",
 			Run: func(t *T) {
 				w, _ := cancellable(t)
@@ -578,7 +578,7 @@ func cancelChecks() []*Check {
 
 func deadlineChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "TRN-094", "HDR-022", "HDR-054"}, Features: []string{FeatureInvoke},
+		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "TRN-094", "TRN-095", "HDR-022", "HDR-054"}, Features: []string{FeatureInvoke},
 			Title: "a worker that never answers is contained within the deadline, reported Indeterminate: its whole process group is gone when the outcome comes",
 			Run: func(t *T) {
 				w := t.childSession()
