@@ -109,3 +109,6 @@ func unapplied(string, protocol.Frame) (json.RawMessage, bool) { return nil, fal
 func (s *session) reconcileExchange(ops *transport.OperationTransport, req protocol.OperationReconcileRequest) (protocol.OperationReconcileResult, error) {
 	return ops.ReconcileOperation(req)
 }
+
+// closeKilling closes the worker's input; the test build may kill the worker instead.
+func (s *session) closeKilling() error { return s.proc.CloseInput() }

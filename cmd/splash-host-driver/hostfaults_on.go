@@ -444,3 +444,18 @@ func (s *session) reconcileExchange(ops *transport.OperationTransport, req proto
 	return protocol.OperationReconcileResult{ProtocolVersion: protocol.ProtocolVersion, SessionID: req.SessionID, RequestID: req.RequestID,
 		Tool: req.Tool, OperationKey: req.OperationKey, Status: status}, nil
 }
+
+// inputClosed holds the sessions whose worker's input a close already ended, for reclose-kills.
+var inputClosed = map[*session]bool{}
+
+// closeKilling is the close-kills fault: a port that ends an ordinary session by killing its
+// worker instead of closing its input; and the reclose-kills fault: one whose repeated close,
+// once the input is closed, kills the worker instead of doing nothing (TRN-097).
+func (s *session) closeKilling() error {
+	if fault == "close-kills" || inputClosed[s] {
+		_, _ = s.proc.Terminate()
+		return nil
+	}
+	inputClosed[s] = true
+	return s.proc.CloseInput()
+}
