@@ -108,6 +108,8 @@ var hostFaults = []hostFault{
 	{"kind-ignore", "drops a worker frame of a kind other than result and cancellation_result instead of stopping the session", []string{"CNF-HCANCEL-16"}},
 	{"feature-extra", "declares in hello a feature this revision does not define (main.go)", []string{"CNF-HOPEN-08"}},
 	{"result-active", "keeps a cancellable session active after a result, refusing every later begin as Busy", []string{"CNF-HCANCEL-12"}},
+	{"close-kills", "ends an ordinary session by killing its worker instead of closing its input (main.go)", []string{"CNF-HOPEN-09", "CNF-HOPEN-02"}},
+	{"reclose-kills", "kills the worker on a repeated close of an ordinary session (main.go)", []string{"CNF-HOPEN-09"}},
 	{"swap-frames", "hands on a result that arrives while a cancel waits for its disposition only after the next frame", []string{"CNF-HCANCEL-03"}},
 
 	// Durable answers the step engine must open and record (steps.go, compensate.go, redispatch.go, hostfaults_on.go).
