@@ -112,3 +112,7 @@ func (s *session) reconcileExchange(ops *transport.OperationTransport, req proto
 
 // closeKilling closes the worker's input; the test build may kill the worker instead.
 func (s *session) closeKilling() error { return s.proc.CloseInput() }
+
+// advance does nothing: only the host's explicit approval moves the engine to the next step,
+// never a succeeded operation (WFL-005); the test build may take one for an approval.
+func advance(*workflow.Engine) {}
