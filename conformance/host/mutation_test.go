@@ -74,6 +74,7 @@ var hostFaults = []hostFault{
 
 	// The plan and the start's fields (cmd/splash-host-driver/ledger.go, hostfaults_on.go).
 	{"plan-fixed", "keys its ledger by a fixed plan fingerprint instead of the one derived from the steps", []string{"CNF-HCOMP-04", "CNF-HPLAN-01"}},
+	{"advance", "takes a succeeded operation for the approval of its step, moving to the plan's next step (ledger.go)", []string{"CNF-HPLAN-03"}},
 	{"scope-any", "starts a worker for a scope that is not an identifier token", []string{"CNF-HPLAN-02"}},
 	{"rebind", "resends a lost compensation under the current scope's tenant instead of the recorded one", []string{"CNF-HTENANT-01"}},
 
