@@ -23,6 +23,9 @@ func (s *session) begin(c command) error {
 	if err != nil {
 		return denied{err}
 	}
+	if s.stillActive() {
+		return errors.New("Busy")
+	}
 	h, err := s.mux.Start(inv)
 	if err == nil {
 		s.pending[c.RequestID] = h
@@ -86,6 +89,7 @@ func (s *session) finish(c command) (json.RawMessage, bool, error) {
 	if out.Cancelled || fault == "finish-cancelled" {
 		return nil, true, nil
 	}
+	s.resulted()
 	return out.Result.Payload.AppendJSON(nil), false, nil
 }
 

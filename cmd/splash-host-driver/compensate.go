@@ -105,6 +105,9 @@ func (s *session) deliver(e *workflow.Engine, tg workflow.Target, p protocol.Too
 	if err != nil {
 		return nil, err
 	}
+	if status, ok := unapplied("compensate", answer); ok {
+		return status, nil
+	}
 	if _, err := e.ApplyCompensationAnswer(context.Background(), sealed.Request, auth, answer); err != nil {
 		return nil, s.lost(invalidResult{err})
 	}

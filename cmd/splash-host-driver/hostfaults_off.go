@@ -9,6 +9,7 @@ import (
 
 	"github.com/splashv5/conform/impl/ledger"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/impl/transport"
 	"github.com/splashv5/conform/impl/workflow"
 )
 
@@ -91,3 +92,27 @@ func (s *session) endTakenForCancel(string, error) bool { return false }
 
 // cancelContained does nothing; the test build notes a cancel whose wait passed the deadline.
 func (s *session) cancelContained(string, error) {}
+
+// stillActive is false: a result returns a cancellable session to Idle (TRN-050); the test build
+// may keep it active.
+func (s *session) stillActive() bool { return false }
+
+// resulted does nothing; the test build notes that an invocation completed with a result.
+func (s *session) resulted() {}
+
+// unapplied is false: a durable answer (of the command op) is opened and recorded by the step
+// engine before it is reported (RUN-186, WFL-004, WFL-025); the test build may report it as is.
+func unapplied(string, protocol.Frame) (json.RawMessage, bool) { return nil, false }
+
+// reconcileExchange sends the reconciliation req on ops and returns the opened answer (RUN-162);
+// the test build may take an answer that does not open.
+func (s *session) reconcileExchange(ops *transport.OperationTransport, req protocol.OperationReconcileRequest) (protocol.OperationReconcileResult, error) {
+	return ops.ReconcileOperation(req)
+}
+
+// closeKilling closes the worker's input; the test build may kill the worker instead.
+func (s *session) closeKilling() error { return s.proc.CloseInput() }
+
+// advance does nothing: only the host's explicit approval moves the engine to the next step,
+// never a succeeded operation (WFL-005); the test build may take one for an approval.
+func advance(*workflow.Engine) {}

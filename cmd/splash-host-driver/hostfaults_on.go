@@ -316,22 +316,34 @@ func cancelling(on bool) { awaitingDisposition.Store(on) }
 // muxOutput returns the worker's output as a cancellable session reads it. Under
 // unsolicited-ignore a port drops every cancellation_result that arrives while no cancel command
 // waits for one, instead of ending the session (TRN-056); under kind-ignore it drops every frame
-// of a kind other than result and cancellation_result (TRN-058).
+// of a kind other than result and cancellation_result (TRN-058); under swap-frames it hands on a
+// result that arrives while a cancel waits for its disposition only after the next frame, as a
+// port whose reader takes a frame before the previous one was handled does (TRN-045).
 func muxOutput(r io.Reader) io.Reader {
-	if fault != "unsolicited-ignore" && fault != "kind-ignore" {
+	if fault != "unsolicited-ignore" && fault != "kind-ignore" && fault != "swap-frames" {
 		return r
 	}
 	pr, pw := io.Pipe()
 	go func() {
 		br := bufio.NewReader(r)
+		var held []byte
 		for {
 			line, err := br.ReadBytes('\n')
 			f, derr := protocol.DecodeFrame(bytes.TrimSuffix(line, []byte("\n")), canonjson.Preserve)
 			dropped := derr == nil && (fault == "unsolicited-ignore" && f.Message.Type() == protocol.TypeCancellationResult && !awaitingDisposition.Load() ||
 				fault == "kind-ignore" && f.Message.Type() != protocol.TypeResult && f.Message.Type() != protocol.TypeCancellationResult)
+			if fault == "swap-frames" && held == nil && err == nil && derr == nil && f.Message.Type() == protocol.TypeResult && awaitingDisposition.Load() {
+				held, dropped = line, true
+			}
 			if !dropped {
 				if _, werr := pw.Write(line); werr != nil {
 					return
+				}
+				if held != nil && len(line) > 0 {
+					if _, werr := pw.Write(held); werr != nil {
+						return
+					}
+					held = nil
 				}
 			}
 			if err != nil {
@@ -369,4 +381,95 @@ func (s *session) endTakenForCancel(requestID string, err error) bool {
 	}
 	return fault == "eof-cancelled" && errors.As(err, &e) && e.Kind == transport.ErrUnexpectedMessage &&
 		e.Detail == "unexpected end of worker stream"
+}
+
+// resultTaken holds the sessions on which an invocation completed with a result, for
+// result-active.
+var resultTaken = map[*session]bool{}
+
+// resulted notes that an invocation of s completed with a result.
+func (s *session) resulted() { resultTaken[s] = true }
+
+// stillActive is the result-active fault: a port whose session stays active after a result
+// instead of returning to Idle (TRN-050), so that every later begin is refused as Busy.
+func (s *session) stillActive() bool { return fault == "result-active" && resultTaken[s] }
+
+// unapplied is the answer-unapplied fault (op step) and the compensation-unapplied fault (op
+// compensate): a port that reports the status a durable answer carries without having the step
+// engine open it, check its kind and record it (RUN-186, WFL-004, WFL-025).
+func unapplied(op string, f protocol.Frame) (json.RawMessage, bool) {
+	if !(fault == "answer-unapplied" && op == "step" || fault == "compensation-unapplied" && op == "compensate") {
+		return nil, false
+	}
+	status, ok := carriedStatus(f.Message)
+	return status.AppendJSON(nil), ok
+}
+
+// carriedStatus returns the operation status m carries, whatever its kind.
+func carriedStatus(m protocol.Message) (protocol.OperationStatus, bool) {
+	switch m := m.(type) {
+	case protocol.OperationResultMessage:
+		return m.Result.Status, true
+	case protocol.ReconciledOperationMessage:
+		return m.Result.Status, true
+	case protocol.CompensationResultMessage:
+		return m.Result.Status, true
+	}
+	return protocol.OperationStatus{}, false
+}
+
+// reconcileExchange is the reconcile-unopened fault: a port that seals the reconciliation itself
+// and takes the status of any answer line that decodes, unopened and of whatever kind, as the
+// reconciled status (RUN-162).
+func (s *session) reconcileExchange(ops *transport.OperationTransport, req protocol.OperationReconcileRequest) (protocol.OperationReconcileResult, error) {
+	if fault != "reconcile-unopened" {
+		return ops.ReconcileOperation(req)
+	}
+	_, line, err := s.proc.HostAuthenticator().Seal(protocol.ReconcileOperationMessage{Request: req})
+	if err != nil {
+		return protocol.OperationReconcileResult{}, err
+	}
+	answer, err := ops.ExchangeSealed(line)
+	if err != nil {
+		return protocol.OperationReconcileResult{}, err
+	}
+	f, err := protocol.DecodeFrame(answer, canonjson.Preserve)
+	if err != nil {
+		return protocol.OperationReconcileResult{}, err
+	}
+	status, ok := carriedStatus(f.Message)
+	if !ok {
+		return protocol.OperationReconcileResult{}, errors.New("no status")
+	}
+	return protocol.OperationReconcileResult{ProtocolVersion: protocol.ProtocolVersion, SessionID: req.SessionID, RequestID: req.RequestID,
+		Tool: req.Tool, OperationKey: req.OperationKey, Status: status}, nil
+}
+
+// inputClosed holds the sessions whose worker's input a close already ended, for reclose-kills.
+var inputClosed = map[*session]bool{}
+
+// closeKilling is the close-kills fault: a port that ends an ordinary session by killing its
+// worker instead of closing its input; and the reclose-kills fault: one whose repeated close,
+// once the input is closed, kills the worker instead of doing nothing (TRN-097).
+func (s *session) closeKilling() error {
+	if fault == "close-kills" || inputClosed[s] {
+		_, _ = s.proc.Terminate()
+		return nil
+	}
+	inputClosed[s] = true
+	return s.proc.CloseInput()
+}
+
+// advance is the advance fault: a port whose engine takes an authenticated succeeded for the
+// approval of its step (WFL-005), so that, restored, it has moved past one step of the plan per
+// succeeded operation of its ledger.
+func advance(e *workflow.Engine) {
+	if fault != "advance" {
+		return
+	}
+	for _, op := range e.Ledger().Operations() {
+		if op.State == ledger.Succeeded && e.CurrentStep() != "" {
+			_ = e.ApproveStep(e.CurrentStep())
+		}
+	}
 }

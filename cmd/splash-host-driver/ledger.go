@@ -175,6 +175,7 @@ func (s *session) engine() (*workflow.Engine, error) {
 	}
 	s.flow, s.store, s.inputs, s.rt = e, store, inputs, rt
 	resume(e)
+	advance(e)
 	return e, nil
 }
 

@@ -248,6 +248,9 @@ func (s *session) close() error {
 			return err
 		}
 	}
+	if fault == "close-kills" || fault == "reclose-kills" {
+		return s.closeKilling()
+	}
 	return s.proc.CloseInput()
 }
 

@@ -37,7 +37,7 @@ func (s *session) reconcileOrRedispatch(e *workflow.Engine, op ledger.Operation,
 	if err != nil {
 		return nil, denied{err}
 	}
-	res, err := ops.ReconcileOperation(req)
+	res, err := s.reconcileExchange(ops, req)
 	if err != nil {
 		if !s.workerEnd(err).Refused() && fault != "refusal-any" {
 			return nil, s.lost(err)

@@ -44,6 +44,9 @@ func (s *session) step(c command) (string, json.RawMessage, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	if status, ok := unapplied("step", answer); ok {
+		return claimed.OperationKey(), status, nil
+	}
 	if _, err := e.ApplyDispatchAnswer(context.Background(), d.Request, s.proc.HostAuthenticator(), answer); err != nil {
 		return "", nil, s.lost(invalidResult{err})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/splashv5/conform/impl/bootstrap"
 	"github.com/splashv5/conform/impl/jsonline"
 	"github.com/splashv5/conform/impl/protocol"
+	"github.com/splashv5/conform/internal/childproc"
 )
 
 const unreachableBootstrap = "the bootstrap is written by impl/transport.StartProcess with impl/bootstrap, which the " +
@@ -156,6 +157,31 @@ func openChecks() []*Check {
 				w.exitAndEnd(0)
 				if o := t.call(map[string]any{"op": "wait"}); !o.OK || o.ExitCode == nil || *o.ExitCode != 0 {
 					t.Failf(`{"ok":true,"exit_code":0}: the worker ended cleanly`+t.Cite("HDR-024"), string(o.Raw()))
+				}
+			}},
+		{ID: "CNF-HOPEN-09", Level: must, Requirements: []string{"TRN-097", "HDR-023", "HDR-024"}, Features: []string{FeatureInvoke},
+			Title: "close ends an ordinary session's input after every frame written, without killing the worker; a repeated close writes nothing and kills nothing; the worker exits by itself and wait reports its status 0",
+			Run: func(t *T) {
+				w := t.session(echoGrant())
+				roundTrip(t, w, "req-1")
+				alive := func(after string) {
+					time.Sleep(100 * time.Millisecond)
+					if childproc.Ended(w.hello.Pid) {
+						t.Failf("the worker still running "+after+": closing its input ends the session without killing it; a repeated close does nothing"+t.Cite("TRN-097"),
+							"the worker ended before it was told to exit; close the worker's standard input only, never signal it")
+					}
+				}
+				id := t.sendCommand(map[string]any{"op": "close"})
+				w.expectEnd("close ends an ordinary session at a frame boundary, once the frames written before it are delivered" + t.Cite("TRN-097", "HDR-023"))
+				if o := t.await(id); !o.OK {
+					t.Failf("close answered with ok"+t.Cite("HDR-023"), string(o.Raw()))
+				}
+				alive("after close")
+				t.call(map[string]any{"op": "close"}) // its outcome is the driver's: the input is already closed
+				alive("after a second close")
+				w.exitAndEnd(0)
+				if o := t.call(map[string]any{"op": "wait"}); !o.OK || o.ExitCode == nil || *o.ExitCode != 0 {
+					t.Failf(`{"ok":true,"exit_code":0}: the worker exited by itself with status 0`+t.Cite("TRN-097", "HDR-024"), string(o.Raw()))
 				}
 			}},
 		{ID: "CNF-HOPEN-05", Level: must, Requirements: []string{"HDR-023", "CAN-009", "TRN-043"}, Features: []string{FeatureInvoke, FeatureCancel},
@@ -533,7 +559,7 @@ func cancelChecks() []*Check {
 				t.expectError(id, "a second cancel of req-1 is refused")
 				w.expectSilence(150*time.Millisecond, "one cancel per target (AUZ-016)")
 			}},
-		{ID: "CNF-HCANCEL-03", Level: must, Requirements: []string{"AUZ-019", "TRN-051", "TRN-053", "TRN-075"}, Features: needs,
+		{ID: "CNF-HCANCEL-03", Level: must, Requirements: []string{"AUZ-019", "TRN-045", "TRN-051", "TRN-053", "TRN-075"}, Features: needs,
 			Title: "a result that wins the race is kept: too_late, and the result is the outcome",
 			Run: func(t *T) {
 				w, _ := cancellable(t)
@@ -578,7 +604,7 @@ func cancelChecks() []*Check {
 
 func deadlineChecks() []*Check {
 	return []*Check{
-		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "TRN-094", "HDR-022", "HDR-054"}, Features: []string{FeatureInvoke},
+		{ID: "CNF-HDEADLINE-01", Level: must, Requirements: []string{"RUN-200", "TRN-110", "TRN-094", "TRN-095", "HDR-022", "HDR-054"}, Features: []string{FeatureInvoke},
 			Title: "a worker that never answers is contained within the deadline, reported Indeterminate: its whole process group is gone when the outcome comes",
 			Run: func(t *T) {
 				w := t.childSession()

@@ -232,6 +232,39 @@ func compChecks() []*Check {
 				t.Logf("recover refused with %s", o.Error)
 				third.expectSilence(150*time.Millisecond, "a lost input is never sent (HDR-050)")
 			}},
+		{ID: "CNF-HCOMP-06", Level: must, Requirements: []string{"WFL-025", "HDR-042", "HDR-043"}, Features: needs,
+			Title: "a compensation's answer that does not open (a tampered tag) or of another kind (operation_result) is refused and records nothing: the next recover sends the same compensation again",
+			Run: func(t *T) {
+				key := t.succeededStep(t.ledgerSession(), "req-1")
+				w := t.ledgerSession()
+				id := t.compensateCommand("cmp-req-1", key)
+				sent := recvCompensation(t, w, key, recoverWait)
+				w.write(tamper(w.forge(1, protocol.RoleWorker, w.boot.SessionID, w.compensated(sent))))
+				t.expectError(id, "the host refuses a compensation_result with a tampered tag: authenticate the answer before recording it"+t.Cite("WFL-025"))
+				for i, answer := range []func(w *fakeWorker, req protocol.OperationCompensationRequest){
+					func(w *fakeWorker, req protocol.OperationCompensationRequest) {
+						w.send(protocol.OperationResultMessage{Result: protocol.OperationReconcileResult{ProtocolVersion: protocol.ProtocolVersion,
+							SessionID: req.SessionID, RequestID: req.RequestID, Tool: req.Tool, OperationKey: req.OperationKey, Status: undone()}})
+					},
+					func(w *fakeWorker, req protocol.OperationCompensationRequest) { w.send(w.compensated(req)) },
+				} {
+					t.RenewDeadline()
+					w = t.ledgerSession()
+					id = t.recoverCommand(fmt.Sprintf("rec-%d", i+1))
+					again := recvCompensation(t, w, key, recoverWait)
+					if again.CompensationKey != sent.CompensationKey {
+						t.Failf("the compensation "+sent.CompensationKey+" again: the refused answers recorded nothing"+t.Cite("WFL-025", "WFL-026"), again.CompensationKey)
+					}
+					answer(w, again)
+					if i == 0 {
+						t.expectError(id, "the host refuses an operation_result as the answer to its compensate_operation: require a compensation_result"+t.Cite("WFL-025"))
+						continue
+					}
+					if o := t.await(id); !o.OK || string(o.Status) != string(undone().AppendJSON(nil)) {
+						t.Failf("the compensation's status as the outcome"+t.Cite("HDR-042"), string(o.Raw()))
+					}
+				}
+			}},
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 func muxChecks() []*Check {
 	needs := []string{FeatureInvoke, FeatureCancel}
 	return []*Check{
-		{ID: "CNF-HCANCEL-12", Level: must, Requirements: []string{"TRN-041", "HDR-028"}, Features: needs,
+		{ID: "CNF-HCANCEL-12", Level: must, Requirements: []string{"TRN-041", "TRN-050", "HDR-028"}, Features: needs,
 			Title: "a begin refused while an invocation is active, or by the host's authorizer, sends no invoke and changes nothing: the active invocation is still served and a later begin runs",
 			Run: func(t *T) {
 				w, _ := cancellable(t)

@@ -2,6 +2,8 @@ package host
 
 import (
 	"time"
+
+	"github.com/splashv5/conform/impl/protocol"
 )
 
 // otherPlan is the check's plan with its step's source edited: the same step ID, another plan
@@ -10,6 +12,26 @@ func (t *T) otherPlan() planCommand {
 	p := t.plan()
 	p.Steps[0].Source += "// edited\n"
 	return p
+}
+
+// nextStep is the second step of twoStepPlan.
+const nextStep = "notify"
+
+// twoStepPlan is the check's plan with a second step after planStep.
+func (t *T) twoStepPlan() planCommand {
+	p := t.plan()
+	p.Steps = append(p.Steps, planStepCommand{ID: nextStep, Source: "// the step after " + planStep + "\nlet sent = tool.call(\"conf.durable.record\", input);\n"})
+	return p
+}
+
+// stepKey is the operation key the spec derives (HDR-049) for an operation of the durable tool
+// with payload and nonce in step of plan p.
+func stepKey(t *T, p planCommand, step string, payload protocol.ToolPayload, nonce string) string {
+	input, err := protocol.CanonicalOperationInputBytes(payload)
+	if err != nil {
+		t.Internal(err)
+	}
+	return derivedKey("op-", "splash-workflow-operation-key-v1", []byte(p.planFingerprint()), []byte(step), []byte(durableTool), input, []byte(nonce))
 }
 
 func planChecks() []*Check {
@@ -25,6 +47,25 @@ func planChecks() []*Check {
 				t.expectError(id, "a step under a plan other than the ledger's is refused (HDR-049)")
 				again := t.ledgerSession()
 				t.succeededStep(again, "req-3")
+			}},
+		{ID: "CNF-HPLAN-03", Level: must, Requirements: []string{"WFL-005", "HDR-041", "HDR-049"}, Features: []string{FeatureInvoke, FeatureRecover},
+			Title: "a succeeded step is no approval of the next: under a plan of two steps, every step, also after others succeeded, is an operation of the first step, its key derived from the first step's ID",
+			Run: func(t *T) {
+				plan := t.twoStepPlan()
+				for _, requestID := range []string{"req-1", "req-2", "req-3"} {
+					t.RenewDeadline()
+					key := t.succeededStep(t.ledgerSessionWith(map[string]any{"plan": plan}), requestID)
+					want := stepKey(t, plan, planStep, jsonPayload(`{"value":1}`), operationNonce(requestID))
+					if key == want {
+						continue
+					}
+					got := key
+					if key == stepKey(t, plan, nextStep, jsonPayload(`{"value":1}`), operationNonce(requestID)) {
+						got += ", derived from the second step " + nextStep + ": a succeeded operation was taken for the approval of " + planStep +
+							"; stay on the current step until the host approves it, which the driver never does"
+					}
+					t.Failf("the operation key "+want+" of the first step "+planStep+" for "+requestID+t.Cite("WFL-005", "HDR-049"), got)
+				}
 			}},
 		{ID: "CNF-HPLAN-02", Level: must, Requirements: []string{"HDR-020", "WFL-020"}, Features: []string{FeatureInvoke},
 			Title: "a start whose scope is not an identifier token is refused, and no worker is started",

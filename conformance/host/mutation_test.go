@@ -41,7 +41,7 @@ var hostFaults = []hostFault{
 	{"manifest", "opens the session with a manifest that lacks the first grant", []string{"CNF-HOPEN-01"}},
 	{"opkey", "alters the operation key of a durable request", []string{"CNF-HDURABLE-01", "CNF-HDURABLE-04", "CNF-HSTATE-01"}},
 	{"cancel-id", "alters the cancellation id", []string{"CNF-HCANCEL-01"}},
-	{"finish-cancelled", "reports every cancelled-or-not invocation as cancelled", []string{"CNF-HCANCEL-03", "CNF-HCANCEL-06", "CNF-HCANCEL-07", "CNF-HCANCEL-09"}},
+	{"finish-cancelled", "reports every cancelled-or-not invocation as cancelled", []string{"CNF-HCANCEL-03", "CNF-HCANCEL-06", "CNF-HCANCEL-07", "CNF-HCANCEL-09", "CNF-HCANCEL-12"}},
 	{"refusal-contains", "stops the worker when a cancel is refused (cancel.go)", []string{"CNF-HCANCEL-07"}},
 	{"state-index", "reads a state tag given as a variant index as garbage (checkfaults_on.go)", []string{"CNF-HFRAME-09", "CNF-HSTATE-01"}},
 	{"budget-early", "charges a call before authorizing it (checkfaults_on.go)", []string{"CNF-HBUDGET-01"}},
@@ -74,6 +74,7 @@ var hostFaults = []hostFault{
 
 	// The plan and the start's fields (cmd/splash-host-driver/ledger.go, hostfaults_on.go).
 	{"plan-fixed", "keys its ledger by a fixed plan fingerprint instead of the one derived from the steps", []string{"CNF-HCOMP-04", "CNF-HPLAN-01"}},
+	{"advance", "takes a succeeded operation for the approval of its step, moving to the plan's next step (ledger.go)", []string{"CNF-HPLAN-03"}},
 	{"scope-any", "starts a worker for a scope that is not an identifier token", []string{"CNF-HPLAN-02"}},
 	{"rebind", "resends a lost compensation under the current scope's tenant instead of the recorded one", []string{"CNF-HTENANT-01"}},
 
@@ -107,6 +108,15 @@ var hostFaults = []hostFault{
 	{"contained-cancelled", "reports an invocation cancelled once its cancel passed the deadline and the worker was stopped", []string{"CNF-HCANCEL-15"}},
 	{"kind-ignore", "drops a worker frame of a kind other than result and cancellation_result instead of stopping the session", []string{"CNF-HCANCEL-16"}},
 	{"feature-extra", "declares in hello a feature this revision does not define (main.go)", []string{"CNF-HOPEN-08"}},
+	{"result-active", "keeps a cancellable session active after a result, refusing every later begin as Busy", []string{"CNF-HCANCEL-12"}},
+	{"close-kills", "ends an ordinary session by killing its worker instead of closing its input (main.go)", []string{"CNF-HOPEN-09", "CNF-HOPEN-02"}},
+	{"reclose-kills", "kills the worker on a repeated close of an ordinary session (main.go)", []string{"CNF-HOPEN-09"}},
+	{"swap-frames", "hands on a result that arrives while a cancel waits for its disposition only after the next frame", []string{"CNF-HCANCEL-03"}},
+
+	// Durable answers the step engine must open and record (steps.go, compensate.go, redispatch.go, hostfaults_on.go).
+	{"answer-unapplied", "reports the status a step's answer carries without the step engine opening and recording it", []string{"CNF-HRECOVER-03", "CNF-HRECOVER-04"}},
+	{"reconcile-unopened", "takes the status of any reconciliation answer that decodes, unopened and of any kind, and records it", []string{"CNF-HRECOVER-05"}},
+	{"compensation-unapplied", "reports the status a compensation's answer carries without the step engine opening and recording it", []string{"CNF-HCOMP-06"}},
 }
 
 // catchAll is the fault that fails nearly every check (no open_session); a check it alone fails
