@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -545,20 +547,33 @@ func DurableChecks() []*Check {
 	}
 }
 
-// fileDigest describes the contents of the file at path by its size and SHA-256, reading at
-// most maxJournalBytes of it; ok is false when it cannot be read.
+// fileDigest describes the contents at path by their size and SHA-256: a file's bytes, or, for
+// a worker that keeps its journal as a directory, the name, size and bytes of every regular file
+// under it in lexical order. It reads at most maxJournalBytes; ok is false when path cannot be
+// read.
 func fileDigest(path string) (digest string, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", false
-	}
-	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, maxJournalBytes))
+	var total int64
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rel, _ := filepath.Rel(path, p)
+		fmt.Fprintf(h, "%s\x00", rel)
+		n, err := io.Copy(h, io.LimitReader(f, maxJournalBytes-total))
+		total += n
+		fmt.Fprintf(h, "\x00%d\x00", n)
+		return err
+	})
 	if err != nil {
 		return "", false
 	}
-	return fmt.Sprintf("%d bytes, SHA-256 %x", n, h.Sum(nil)), true
+	return fmt.Sprintf("%d bytes, SHA-256 %x", total, h.Sum(nil)), true
 }
 
 // maxJournalBytes bounds how much of a journal file fileDigest reads.
