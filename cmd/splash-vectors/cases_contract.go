@@ -215,6 +215,10 @@ func contractCompileCases() []contractCompileRow {
 			`{"type":"object","properties":{"a":{"type":"x"}},"required":5}`, "InvalidKeyword", `$["a"]: invalid type: unsupported type "x"`),
 		row("a bad length is found before a bad enum", checks,
 			`{"type":"string","minLength":-1,"enum":5}`, "InvalidKeyword", "$: invalid minLength: must be a non-negative integer"),
+		row("a property name with a no-break space: not printable, so escaped in the path", []string{"StringEscape", "Unicode"},
+			"{\"properties\":{\"a\u00a0b\":{\"x\":1}}}", "UnsupportedKeyword", `$["a\u{a0}b"]: unsupported schema keyword x`),
+		row("a property name with a grapheme extender of category Mc is escaped in the path", []string{"StringEscape", "Unicode"},
+			"{\"properties\":{\"\u0995\u09be\":{\"type\":\"x\"}}}", "InvalidKeyword", "$[\"\u0995\\u{9be}\"]: invalid type: unsupported type \"x\""),
 	}
 }
 
@@ -283,5 +287,7 @@ func contractValidateCases() []contractValidateRow {
 		row("level 1.0 is not the enum's 1: numbers compare by their JSON text", nil, `{"title":"ab","tags":["bug"],"level":1.0}`, `$["level"]`, "value is not in enum"),
 		row("level is an object with one member more than the enum's", nil, `{"title":"ab","tags":["bug"],"level":{"k":[true],"m":0,"j":1}}`, `$["level"]`, "value is not in enum"),
 		row("level is the string HIGH", nil, `{"title":"ab","tags":["bug"],"level":"HIGH"}`, `$["level"]`, "value is not in enum"),
+		row("an extra member named with an ideographic space: escaped in the message", []string{"StringEscape", "Unicode"},
+			"{\"title\":\"ab\",\"tags\":[\"bug\"],\"\u3000\":1}", "$", `additional property "\u{3000}" is not allowed`),
 	}
 }
