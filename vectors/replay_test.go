@@ -44,21 +44,22 @@ func TestStructure(t *testing.T) {
 // TestTypedLoaders loads every file through its typed loader (which rejects unknown members).
 func TestTypedLoaders(t *testing.T) {
 	loaders := map[string]func() error{
-		vectorfmt.CanonicalJSONFile: func() error { _, err := vectors.CanonicalJSON(); return err },
-		vectorfmt.MessagesFile:      func() error { _, err := vectors.Messages(); return err },
-		vectorfmt.FramesSealFile:    func() error { _, err := vectors.FramesSeal(); return err },
-		vectorfmt.FramesOpenFile:    func() error { _, err := vectors.FramesOpen(); return err },
-		vectorfmt.BootstrapFile:     func() error { _, err := vectors.Bootstrap(); return err },
-		vectorfmt.ManifestsFile:     func() error { _, err := vectors.Manifests(); return err },
-		vectorfmt.AttenuationFile:   func() error { _, err := vectors.Attenuation(); return err },
-		vectorfmt.FingerprintsFile:  func() error { _, err := vectors.Fingerprints(); return err },
-		vectorfmt.AuthorizerFile:    func() error { _, err := vectors.Authorizer(); return err },
-		vectorfmt.JournalFile:       func() error { _, err := vectors.Journal(); return err },
-		vectorfmt.StorageFile:       func() error { _, err := vectors.Storage(); return err },
-		vectorfmt.HostScenariosFile: func() error { _, err := vectors.HostScenarioFile(); return err },
-		vectorfmt.LedgerFile:        func() error { _, err := vectors.LedgerVectors(); return err },
-		vectorfmt.SecretsFile:       func() error { _, err := vectors.SecretVectors(); return err },
-		vectorfmt.ScriptsFile:       func() error { _, err := vectors.ScriptVectors(); return err },
+		vectorfmt.CanonicalJSONFile:   func() error { _, err := vectors.CanonicalJSON(); return err },
+		vectorfmt.MessagesFile:        func() error { _, err := vectors.Messages(); return err },
+		vectorfmt.FramesSealFile:      func() error { _, err := vectors.FramesSeal(); return err },
+		vectorfmt.FramesOpenFile:      func() error { _, err := vectors.FramesOpen(); return err },
+		vectorfmt.BootstrapFile:       func() error { _, err := vectors.Bootstrap(); return err },
+		vectorfmt.ManifestsFile:       func() error { _, err := vectors.Manifests(); return err },
+		vectorfmt.AttenuationFile:     func() error { _, err := vectors.Attenuation(); return err },
+		vectorfmt.FingerprintsFile:    func() error { _, err := vectors.Fingerprints(); return err },
+		vectorfmt.AuthorizerFile:      func() error { _, err := vectors.Authorizer(); return err },
+		vectorfmt.JournalFile:         func() error { _, err := vectors.Journal(); return err },
+		vectorfmt.StorageFile:         func() error { _, err := vectors.Storage(); return err },
+		vectorfmt.HostScenariosFile:   func() error { _, err := vectors.HostScenarioFile(); return err },
+		vectorfmt.LedgerFile:          func() error { _, err := vectors.LedgerVectors(); return err },
+		vectorfmt.SecretsFile:         func() error { _, err := vectors.SecretVectors(); return err },
+		vectorfmt.ScriptsFile:         func() error { _, err := vectors.ScriptVectors(); return err },
+		vectorfmt.ContractSchemasFile: func() error { _, err := vectors.ContractSchemaVectors(); return err },
 	}
 	for _, name := range vectorfmt.FileNames {
 		if err := loaders[name](); err != nil {

@@ -17,6 +17,14 @@ var flagNotes = map[string]string{
 	"ScriptJSON":     "to_json and parse_json at the script's bounded JSON boundary.",
 	"ScriptLimit":    "An evaluation stopped by a bound of section 20.8.",
 
+	// JSON contract schemas (contract_schemas.json).
+	"ContractCompile": "A contract schema compiled on its own (RUN-020): accepted, or refused with the reference's " +
+		"SchemaError variant and its exact text.",
+	"ContractValidation": "A value validated against a compiled contract schema (RUN-021): it passes, or the first " +
+		"violation's path and message, rendered as a tool's input and output refusal.",
+	"SchemaKeyOrder": "A schema's keys are checked in byte order, not in the order of the text: the first offending " +
+		"key in byte order is the one reported.",
+
 	// Provenance.
 	"ReferenceAnchor": "Verbatim output recorded by running the Rust reference (serde_json 1.0.150, " +
 		"both feature modes); an anchor that does not come from the Go implementation. The anchors " +

@@ -65,6 +65,7 @@ var builders = []func(*checker) (string, any, *fileBuilder){
 	buildLedger,
 	buildSecrets,
 	buildScripts,
+	buildContractSchemas,
 }
 
 // run dispatches to the replay of the committed vectors or to the generator.

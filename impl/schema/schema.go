@@ -475,9 +475,10 @@ func (n *schemaNode) validateKind(v canonjson.Value, path string) *Violation {
 func propertyPath(path, key string) string { return path + "[" + rustDebugString(key) + "]" }
 
 // rustDebugString quotes s the way Rust's str Debug formatting does: \t \r \n \\ \" and \0
-// escaped, other control characters, non-printable and combining characters as \u{hex}.
-// (The printable test for non-ASCII characters follows Go's Unicode tables, which agree with
-// Rust's on every character a tool schema is expected to use.)
+// escaped; other control characters, characters that are not printable (separators other than
+// the ASCII space, format, private-use and unassigned characters) and grapheme extenders as
+// \u{hex}. (The tests follow Go's Unicode tables, which may lag Rust's on newly assigned
+// characters.)
 func rustDebugString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
@@ -497,7 +498,7 @@ func rustDebugString(s string) string {
 			b.WriteString(`\0`)
 		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
 			b.WriteString(`\u{fffd}`)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && (!unicode.IsGraphic(r) || unicode.In(r, unicode.Mn, unicode.Me))):
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && (!unicode.IsPrint(r) || unicode.In(r, unicode.Mn, unicode.Me, unicode.Other_Grapheme_Extend))):
 			b.WriteString(`\u{` + strconv.FormatInt(int64(r), 16) + `}`)
 		default:
 			b.WriteRune(r)

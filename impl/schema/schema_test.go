@@ -28,6 +28,17 @@ func TestPathsQuoteLikeRustDebug(t *testing.T) {
 		"é✓":        `"é✓"`,
 		"a\u0301":   `"a\u{301}"`,
 		"'":         `"'"`,
+		// Separators other than the ASCII space, format and private-use characters are not
+		// printable; grapheme extenders of every category are escaped, emoji modifiers are not.
+		"a\u00a0b":   `"a\u{a0}b"`,
+		"\u3000":     `"\u{3000}"`,
+		"\u2028":     `"\u{2028}"`,
+		"\u00ad":     `"\u{ad}"`,
+		"\u200c":     `"\u{200c}"`,
+		"\ue000":     `"\u{e000}"`,
+		"\u09be":     `"\u{9be}"`,
+		"\uff9e":     `"\u{ff9e}"`,
+		"\U0001f3fb": "\"\U0001f3fb\"",
 	}
 	for in, want := range cases {
 		if got := rustDebugString(in); got != want {

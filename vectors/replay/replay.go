@@ -80,21 +80,22 @@ func Run(fsys fs.FS) Report {
 
 // runners maps each file name to its replay function.
 var runners = map[string]func(fs.FS, *fileRun) error{
-	vectorfmt.CanonicalJSONFile: replayCanonicalJSON,
-	vectorfmt.MessagesFile:      replayMessages,
-	vectorfmt.FramesSealFile:    replayFramesSeal,
-	vectorfmt.FramesOpenFile:    replayFramesOpen,
-	vectorfmt.BootstrapFile:     replayBootstrap,
-	vectorfmt.ManifestsFile:     replayManifests,
-	vectorfmt.AttenuationFile:   replayAttenuation,
-	vectorfmt.FingerprintsFile:  replayFingerprints,
-	vectorfmt.AuthorizerFile:    replayAuthorizer,
-	vectorfmt.JournalFile:       replayJournal,
-	vectorfmt.StorageFile:       replayStorage,
-	"host_scenarios.json":       replayHostScenarios, // vectorfmt.HostScenariosFile
-	"ledger.json":               replayLedger,        // vectorfmt.LedgerFile
-	vectorfmt.SecretsFile:       replaySecrets,
-	vectorfmt.ScriptsFile:       replayScripts,
+	vectorfmt.CanonicalJSONFile:   replayCanonicalJSON,
+	vectorfmt.MessagesFile:        replayMessages,
+	vectorfmt.FramesSealFile:      replayFramesSeal,
+	vectorfmt.FramesOpenFile:      replayFramesOpen,
+	vectorfmt.BootstrapFile:       replayBootstrap,
+	vectorfmt.ManifestsFile:       replayManifests,
+	vectorfmt.AttenuationFile:     replayAttenuation,
+	vectorfmt.FingerprintsFile:    replayFingerprints,
+	vectorfmt.AuthorizerFile:      replayAuthorizer,
+	vectorfmt.JournalFile:         replayJournal,
+	vectorfmt.StorageFile:         replayStorage,
+	"host_scenarios.json":         replayHostScenarios, // vectorfmt.HostScenariosFile
+	"ledger.json":                 replayLedger,        // vectorfmt.LedgerFile
+	vectorfmt.SecretsFile:         replaySecrets,
+	vectorfmt.ScriptsFile:         replayScripts,
+	vectorfmt.ContractSchemasFile: replayContractSchemas,
 }
 
 // RunFile replays one vector file.

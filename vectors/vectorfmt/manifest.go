@@ -10,7 +10,7 @@ import (
 // Version is the version of the vector files as a set. It changes whenever a file's bytes
 // change (a test added, an output corrected), so that a port can pin the vectors it replays;
 // the generator writes it to VersionFile and covers it in ManifestFile.
-const Version = "1.2.0"
+const Version = "1.3.0"
 
 // Files that describe the vector files as a set.
 const (

@@ -60,6 +60,7 @@ var FileNames = []string{
 	LedgerFile,
 	SecretsFile,
 	ScriptsFile,
+	ContractSchemasFile,
 }
 
 // SchemaName returns the JSON Schema file name (in vectors/schema) for a vector file name.
