@@ -17,7 +17,7 @@ var releasedVectors = map[string]string{
 	"1.0.0": "33ee285d085c52a837929ee74d27a0ff1794afa1a2561f11b73594179b6e6b28",
 	"1.1.0": "bfab442198bd65b65cf342ab7f50750bbef0685161256390a3c8a71aace7045b",
 	"1.2.0": "d360acf921d91c725dd35cd109e2e57a6c36318ef792c5311773b71ee81cac60",
-	"1.3.0": "41887ae3607dd42d9fbb2c4fe866a2af8475403ad25feecac84487386c001616",
+	"1.3.0": "400e987cd90436974bc361145fd7f7ff00e32362fa0fe02aff48d575de0cdaa8",
 }
 
 // TestManifest checks VERSION and SHA256SUMS against the vector files on disk and the

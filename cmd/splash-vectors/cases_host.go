@@ -541,11 +541,62 @@ func hostRows() []hostRow {
 			claimS(1, invOf(1, "remote", "abc", 1, 1, 0)),
 			chunkS(1, "ab").chunk(1, "AB", 0).au(ev(1, 0, "remote", 2, 2, "streamed")).st("claimed"),
 		}}})
-	return append(rows, hostRow{hostCase: hostCase{meta: meta{"without a session nonce an external tool cannot be registered, and host-pump tools keep working",
+	rows = append(rows, hostRow{hostCase: hostCase{meta: meta{"without a session nonce an external tool cannot be registered, and host-pump tools keep working",
 		[]string{"Registration"}, []string{"RUN-006"}}, tools: []string{"local"},
 		steps: []hs{registerS(extTool("remote")).err("ExternalIdempotencyNonceUnavailable"),
 			startS("local", "a", 1).st("host_pump"),
 			pumpS(0).settles(okSettle(1, false, "echo:a")).au(ev(1, 0, "local", 1, 6, "allowed"))}}, noNonce: true})
+	return append(rows, entryPointRows()...)
+}
+
+// contractTool is extTool in format with a JSON contract: registering it goes through the
+// validated external JSON entry point, which requires a JSON policy (RUN-015).
+func contractTool(name, format string) vectorfmt.HostTool {
+	t := extTool(name)
+	t.Format, t.InputSchema, t.OutputSchema = format, `{"type":"object"}`, `{"type":"object"}`
+	return t
+}
+
+// entryPointRows register through the validated external JSON entry point with a text policy
+// and a second defect (the same registration with a JSON policy shows that defect's refusal),
+// and through the plain external entry point with either format (RUN-015).
+func entryPointRows() []hostRow {
+	return []hostRow{
+		{hostCase: hostCase{meta: meta{"the validated external JSON entry point refuses a text policy with InvalidPolicy before an active lease, a schema on a text tool and the registration checks that follow",
+			[]string{"Registration", "Lease"}, []string{"RUN-015", "RUN-011", "RUN-013", "RUN-036"}}, tools: []string{"local"},
+			steps: []hs{
+				issueLeaseS(grant("local", 1)), step(vectorfmt.HostOpActivateLease),
+				registerS(contractTool("checked", "text")).err("InvalidPolicy"),
+				registerS(contractTool("checked", "json")).err("ActiveCapabilityLease"),
+				step(vectorfmt.HostOpDeactivateLease),
+				registerS(contractTool("checked", "text")).err("InvalidPolicy"),
+				registerS(contractTool("checked", "json")),
+			}}},
+		{hostCase: hostCase{meta: meta{"the validated external JSON entry point refuses a text policy with InvalidPolicy before an invalid name, a duplicate name and the catalog tool limit",
+			[]string{"Registration"}, []string{"RUN-015", "RUN-011", "RUN-012", "RUN-014"}}, tools: []string{"doc"},
+			steps: []hs{
+				registerS(contractTool("bad name", "text")).err("InvalidPolicy"),
+				registerS(contractTool("bad name", "json")).err("InvalidName"),
+				registerS(contractTool("doc", "text")).err("InvalidPolicy"),
+				registerS(contractTool("doc", "json")).err("Duplicate"),
+				registerS(contractTool("extra", "text")).err("InvalidPolicy"),
+				registerS(contractTool("extra", "json")).err("CatalogToolLimitExceeded"),
+			}}, maxTools: 1},
+		{hostCase: hostCase{meta: meta{"without a session nonce the validated external JSON entry point still refuses a text policy with InvalidPolicy first",
+			[]string{"Registration"}, []string{"RUN-015", "RUN-011", "RUN-006"}}, tools: []string{},
+			steps: []hs{
+				registerS(contractTool("checked", "text")).err("InvalidPolicy"),
+				registerS(contractTool("checked", "json")).err("ExternalIdempotencyNonceUnavailable"),
+			}}, noNonce: true},
+		{hostCase: hostCase{meta: meta{"the plain external entry point accepts a text and a JSON policy; a duplicate of either is Duplicate, not InvalidPolicy",
+			[]string{"Registration"}, []string{"RUN-015", "RUN-011", "RUN-018"}}, tools: []string{},
+			steps: []hs{
+				registerS(extTool("notes")),
+				registerS(withTool(extTool("data"), func(t *vectorfmt.HostTool) { t.Format = "json" })),
+				registerS(withTool(extTool("notes"), func(t *vectorfmt.HostTool) { t.Format = "json" })).err("Duplicate"),
+				registerS(extTool("data")).err("Duplicate"),
+			}}},
+	}
 }
 
 // nextS reads the runtime's next deferred deadline: none, or at ms after the clock start.
