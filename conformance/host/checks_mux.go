@@ -103,12 +103,7 @@ func muxChecks() []*Check {
 				notCancelled(t, "an acknowledgement of a cancel the host never sent"+t.Cite("TRN-056", "TRN-062"))
 				// Active again after unsupported.
 				t.RenewDeadline()
-				w, _ = cancellable(t)
-				id, req := cancelRequest(t, w, "cancel-1")
-				w.send(w.disposition(req, protocol.OutcomeUnsupported))
-				if o := t.await(id); !o.OK || o.Disposition != "unsupported" {
-					t.Failf(`disposition "unsupported"`, string(o.Raw()))
-				}
+				w = unsupportedCancel(t)
 				unsolicited(w, "req-1", "unsolicited-3")
 				notCancelled(t, "an acknowledgement after unsupported, with no second cancel sent"+t.Cite("TRN-056", "TRN-062"))
 				// Closing.
@@ -201,12 +196,7 @@ func muxChecks() []*Check {
 				notCancelled(t, "the worker's stream ended while req-1 ran"+t.Cite("TRN-059", "TRN-062"))
 				// Active after unsupported.
 				t.RenewDeadline()
-				w, _ = cancellable(t)
-				id, req := cancelRequest(t, w, "cancel-1")
-				w.send(w.disposition(req, protocol.OutcomeUnsupported))
-				if o := t.await(id); !o.OK || o.Disposition != "unsupported" {
-					t.Failf(`disposition "unsupported"`, string(o.Raw()))
-				}
+				w = unsupportedCancel(t)
 				w.closeOutput()
 				notCancelled(t, "the worker's stream ended after unsupported"+t.Cite("TRN-059", "TRN-062"))
 				// A cancel awaiting its disposition: the end of the stream, then a garbage line.

@@ -28,12 +28,7 @@ func unsupportedChecks() []*Check {
 // unsupported, runs between (if set), then sends the ordinary result, which must be finish's
 // payload: the invocation stayed active (CAN-021, TRN-054).
 func afterUnsupported(t *T, between func(w *fakeWorker)) {
-	w, _ := cancellable(t)
-	id, req := cancelRequest(t, w, "cancel-1")
-	w.send(w.disposition(req, protocol.OutcomeUnsupported))
-	if o := t.await(id); !o.OK || o.Disposition != "unsupported" {
-		t.Failf(`disposition "unsupported"`, string(o.Raw()))
-	}
+	w := unsupportedCancel(t)
 	if between != nil {
 		between(w)
 	}
@@ -41,4 +36,16 @@ func afterUnsupported(t *T, between func(w *fakeWorker)) {
 	if o := t.finish(); !o.OK || o.Cancelled || string(o.Payload) != string(text("done").AppendJSON(nil)) {
 		t.Failf(`finish with the result "done": unsupported leaves the invocation active`, string(o.Raw()))
 	}
+}
+
+// unsupportedCancel begins req-1 on a cancellable session and has the worker answer its cancel
+// with unsupported, which the driver must report; req-1 stays active.
+func unsupportedCancel(t *T) *fakeWorker {
+	w, _ := cancellable(t)
+	id, req := cancelRequest(t, w, "cancel-1")
+	w.send(w.disposition(req, protocol.OutcomeUnsupported))
+	if o := t.await(id); !o.OK || o.Disposition != "unsupported" {
+		t.Failf(`disposition "unsupported"`, string(o.Raw()))
+	}
+	return w
 }
